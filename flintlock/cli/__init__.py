@@ -1,0 +1,1 @@
+"""The ``flintlock`` command line."""

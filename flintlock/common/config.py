@@ -1,0 +1,402 @@
+"""Typed configuration options and the ``Configuration`` object users and the runtime share.
+
+A ``ConfigOption`` is a key with a value type, a default and a description. Options register
+themselves in one process-wide registry when defined; every option module lives in
+``flintlock.common.options`` and is imported by ``all_options()``, so the registry is complete
+before any key is validated. Keys are Flink's names wherever Flink has the setting.
+
+``Configuration`` mirrors PyFlink's class (``set_string``, ``get_integer``, ``to_dict``, ...).
+Values are stored as given (strings from YAML or the CLI, native values from code) and parsed
+by the option's type on every typed read, so a bad value fails with an error naming the key
+and the expected type or allowed values. Setting a key that no option defines fails at once
+with the nearest valid keys as suggestions. Keys under ``spark.`` pass through untouched to
+the Spark launcher; they are Spark's to validate.
+
+Loading order (later wins): option defaults < ``flintlock-conf.yaml`` (from
+``$FLINTLOCK_CONF_DIR``, else the working directory) < values set in code or on the CLI.
+Nested YAML maps are flattened into dotted keys, as Flink's ``config.yaml`` allows.
+
+Thread ownership: a ``Configuration`` is not synchronised; it is built on one thread (the
+user's, or the driver's) and read-only once a job is submitted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar, cast
+
+from flintlock.common.errors import (
+    ConfigurationError,
+    InvalidConfigValueError,
+    UnknownConfigKeyError,
+)
+
+T = TypeVar("T")
+
+PASSTHROUGH_PREFIXES = ("spark.",)
+CONF_FILE_NAME = "flintlock-conf.yaml"
+CONF_DIR_ENV = "FLINTLOCK_CONF_DIR"
+
+_DURATION_UNITS_MS = {
+    "ms": 1.0, "milli": 1.0, "millis": 1.0, "millisecond": 1.0, "milliseconds": 1.0,
+    "s": 1000.0, "sec": 1000.0, "secs": 1000.0, "second": 1000.0, "seconds": 1000.0,
+    "min": 60_000.0, "mins": 60_000.0, "minute": 60_000.0, "minutes": 60_000.0, "m": 60_000.0,
+    "h": 3_600_000.0, "hour": 3_600_000.0, "hours": 3_600_000.0,
+    "d": 86_400_000.0, "day": 86_400_000.0, "days": 86_400_000.0,
+}
+_MEMORY_UNITS = {
+    "b": 1, "bytes": 1,
+    "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
+    "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20,
+    "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
+    "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40,
+}
+_QUANTITY = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+class OptionType(enum.Enum):
+    """How an option's raw value is parsed. DURATION values are milliseconds (int), MEMORY
+    values bytes (int), ENUM values one of the option's allowed strings (lower-cased)."""
+
+    STRING = "string"
+    INT = "int"
+    FLOAT = "float"
+    BOOLEAN = "boolean"
+    DURATION = "duration"
+    MEMORY = "memory size"
+    ENUM = "enum"
+    LIST = "list"
+
+
+def parse_duration_ms(raw: object) -> int:
+    """``100`` / ``"100"`` (ms), ``"100 ms"``, ``"10 s"``, ``"1 min"`` → milliseconds."""
+    if isinstance(raw, bool):
+        raise ValueError("a boolean is not a duration")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    match = _QUANTITY.match(str(raw))
+    if not match:
+        raise ValueError(f"not a duration: {raw!r}")
+    number, unit = match.groups()
+    factor = _DURATION_UNITS_MS.get(unit.lower() or "ms")
+    if factor is None:
+        raise ValueError(f"unknown duration unit {unit!r}")
+    return int(round(float(number) * factor))
+
+
+def parse_memory_bytes(raw: object) -> int:
+    """``32768``, ``"32kb"``, ``"64 mb"``, ``"1g"`` → bytes."""
+    if isinstance(raw, bool):
+        raise ValueError("a boolean is not a memory size")
+    if isinstance(raw, int):
+        return raw
+    match = _QUANTITY.match(str(raw))
+    if not match:
+        raise ValueError(f"not a memory size: {raw!r}")
+    number, unit = match.groups()
+    factor = _MEMORY_UNITS.get(unit.lower() or "b")
+    if factor is None:
+        raise ValueError(f"unknown memory unit {unit!r}")
+    return int(float(number) * factor)
+
+
+def _parse_bool(raw: object) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    raise ValueError(f"not a boolean: {raw!r}")
+
+
+def _parse_int(raw: object) -> int:
+    if isinstance(raw, bool):
+        raise ValueError("a boolean is not an integer")
+    if isinstance(raw, float):
+        if not raw.is_integer():
+            raise ValueError(f"not an integer: {raw!r}")
+        return int(raw)
+    return int(str(raw).strip()) if not isinstance(raw, int) else raw
+
+
+def _parse_list(raw: object) -> list[str]:
+    if isinstance(raw, (list, tuple)):
+        return [str(item) for item in raw]
+    return [part.strip() for part in str(raw).split(";") if part.strip()]
+
+
+_PARSERS: dict[OptionType, Callable[[object], Any]] = {
+    OptionType.STRING: str,
+    OptionType.INT: _parse_int,
+    OptionType.FLOAT: lambda raw: float(cast(Any, raw)),
+    OptionType.BOOLEAN: _parse_bool,
+    OptionType.DURATION: parse_duration_ms,
+    OptionType.MEMORY: parse_memory_bytes,
+    OptionType.LIST: _parse_list,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigOption(Generic[T]):
+    """One setting: its key, value type, default and description.
+
+    ``allowed`` lists the valid values of an ENUM option; ``minimum`` bounds numeric options;
+    ``deprecated_keys`` are older names still accepted when reading a configuration.
+    """
+
+    key: str
+    type: OptionType
+    default: T
+    description: str
+    allowed: tuple[str, ...] = ()
+    minimum: float | None = None
+    deprecated_keys: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        _register(self)
+
+    def parse(self, raw: object) -> T:
+        """Parse ``raw`` as this option's type, or raise ``InvalidConfigValueError``."""
+        if raw is None:
+            return self.default
+        if self.type is OptionType.ENUM:
+            text = (raw.value if isinstance(raw, enum.Enum) else str(raw)).strip().lower()
+            text = text.replace("_", "-") if text.replace("_", "-") in self.allowed else text
+            if text not in self.allowed:
+                raise InvalidConfigValueError(self.key, raw, f"one of {', '.join(self.allowed)}")
+            return cast(T, text)
+        try:
+            value = _PARSERS[self.type](raw)
+        except (TypeError, ValueError) as exc:
+            raise InvalidConfigValueError(self.key, raw, f"a {self.type.value}") from exc
+        if self.minimum is not None and value < self.minimum:
+            raise InvalidConfigValueError(self.key, raw, f"a {self.type.value} >= {self.minimum:g}")
+        return cast(T, value)
+
+
+_REGISTRY: dict[str, ConfigOption[Any]] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def _register(option: ConfigOption[Any]) -> None:
+    existing = _REGISTRY.get(option.key)
+    if existing is not None and existing != option:
+        raise ConfigurationError(f"configuration key {option.key!r} is defined twice")
+    _REGISTRY[option.key] = option
+    for old in option.deprecated_keys:
+        _ALIASES[old] = option.key
+
+
+def all_options() -> Mapping[str, ConfigOption[Any]]:
+    """Every defined option by key (imports every option module first)."""
+    import flintlock.common.options  # noqa: F401  (registers the options)
+
+    return _REGISTRY
+
+
+def lookup_option(key: str) -> ConfigOption[Any]:
+    """The option for ``key`` (or one of its deprecated names); raises with suggestions."""
+    options = all_options()
+    canonical = _ALIASES.get(key, key)
+    if canonical in options:
+        return options[canonical]
+    raise UnknownConfigKeyError(key, tuple(difflib.get_close_matches(key, list(options), n=2)))
+
+
+def is_passthrough(key: str) -> bool:
+    return key.startswith(PASSTHROUGH_PREFIXES)
+
+
+def _flatten(prefix: str, data: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    for name, value in data.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, Mapping) and not _is_leaf_map(key):
+            yield from _flatten(key + ".", value)
+        else:
+            yield key, value
+
+
+def _is_leaf_map(key: str) -> bool:
+    """A nested map whose key is itself an option is a value, not a subtree."""
+    return key in all_options()
+
+
+class Configuration:
+    """A mutable set of configuration values, with PyFlink's ``Configuration`` methods.
+
+    Every ``set_*`` and ``set`` validates the key (unknown keys fail with suggestions) and the
+    value's type (a bad value fails naming the key). ``get_*`` with a key return the stored
+    value or the option's default when the caller gives no default of their own.
+    """
+
+    def __init__(self, other_config: Configuration | Mapping[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = {}
+        if other_config is not None:
+            self.add_all(other_config)
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Configuration:
+        return cls(values)
+
+    @classmethod
+    def from_yaml_file(cls, path: str | os.PathLike[str]) -> Configuration:
+        """Read a ``flintlock-conf.yaml``; nested maps become dotted keys."""
+        import yaml
+
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = yaml.safe_load(handle) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigurationError(f"{path}: not valid YAML: {exc}") from exc
+        if not isinstance(data, Mapping):
+            raise ConfigurationError(f"{path}: expected a map of keys to values at the top level")
+        config = cls()
+        for key, value in _flatten("", data):
+            config._set_raw(str(key), value)
+        return config
+
+    @classmethod
+    def load(cls, conf_dir: str | os.PathLike[str] | None = None) -> Configuration:
+        """The file configuration: ``<conf_dir>/flintlock-conf.yaml`` if present, else empty.
+
+        ``conf_dir`` defaults to ``$FLINTLOCK_CONF_DIR``, then the working directory.
+        """
+        directory = Path(conf_dir or os.environ.get(CONF_DIR_ENV) or os.getcwd())
+        path = directory / CONF_FILE_NAME
+        return cls.from_yaml_file(path) if path.is_file() else cls()
+
+    # -- typed access by option (what the runtime uses) -------------------------------
+
+    def get(self, option: ConfigOption[T], default: T | None = None) -> T:
+        """The option's value parsed by its type; ``default`` (if given) before the option's."""
+        raw = self._values.get(option.key)
+        if raw is None:
+            for old in option.deprecated_keys:
+                if old in self._values:
+                    raw = self._values[old]
+                    break
+        if raw is None:
+            return option.default if default is None else default
+        return option.parse(raw)
+
+    def set(self, option: ConfigOption[T] | str, value: Any) -> Configuration:
+        key = option if isinstance(option, str) else option.key
+        return self._set_raw(key, value)
+
+    def _set_raw(self, key: str, value: Any) -> Configuration:
+        if not is_passthrough(key):
+            option = lookup_option(key)
+            option.parse(value)
+            key = option.key
+        self._values[key] = value
+        return self
+
+    # -- PyFlink's Configuration methods ----------------------------------------------
+
+    def _get_typed(self, key: str, default: Any, parser: Callable[[object], Any]) -> Any:
+        raw = self._values.get(key)
+        if is_passthrough(key):
+            return default if raw is None else parser(raw)
+        option = lookup_option(key)
+        if raw is None:
+            return option.default if default is None else default
+        if option.type is not OptionType.STRING:
+            return option.parse(raw)
+        try:
+            return parser(raw)
+        except (TypeError, ValueError) as exc:
+            raise InvalidConfigValueError(key, raw, "a value of the requested type") from exc
+
+    def get_string(self, key: str, default_value: str | None = None) -> str | None:
+        raw = self._values.get(key)
+        if raw is None:
+            if default_value is not None or is_passthrough(key):
+                return default_value
+            fallback = lookup_option(key).default
+            return None if fallback is None else _to_string(fallback)
+        return _to_string(raw)
+
+    def set_string(self, key: str, value: str) -> Configuration:
+        return self._set_raw(key, value)
+
+    def get_integer(self, key: str, default_value: int | None = None) -> int:
+        return cast(int, self._get_typed(key, default_value, _parse_int))
+
+    def set_integer(self, key: str, value: int) -> Configuration:
+        return self._set_raw(key, value)
+
+    def get_boolean(self, key: str, default_value: bool | None = None) -> bool:
+        return cast(bool, self._get_typed(key, default_value, _parse_bool))
+
+    def set_boolean(self, key: str, value: bool) -> Configuration:
+        return self._set_raw(key, value)
+
+    def get_float(self, key: str, default_value: float | None = None) -> float:
+        return cast(float, self._get_typed(key, default_value, lambda raw: float(cast(Any, raw))))
+
+    def set_float(self, key: str, value: float) -> Configuration:
+        return self._set_raw(key, value)
+
+    def keys_set(self) -> set[str]:
+        return set(self._values)
+
+    def contains_key(self, key: str) -> bool:
+        return key in self._values
+
+    def remove_config(self, key: str) -> bool:
+        return self._values.pop(key, None) is not None
+
+    def to_dict(self) -> dict[str, str]:
+        """Every explicitly set key with its value as a string (as PyFlink returns it)."""
+        return {key: _to_string(value) for key, value in self._values.items()}
+
+    def add_all(
+        self, other: Configuration | Mapping[str, Any], prefix: str | None = None
+    ) -> Configuration:
+        items: Iterable[tuple[str, Any]]
+        items = other._values.items() if isinstance(other, Configuration) else other.items()
+        for key, value in items:
+            self._set_raw(f"{prefix or ''}{key}", value)
+        return self
+
+    def add_all_to_dict(self, target: dict[str, Any]) -> None:
+        target.update(self.to_dict())
+
+    def merged(self, overrides: Configuration | Mapping[str, Any]) -> Configuration:
+        """A new configuration: this one with ``overrides`` applied on top."""
+        return Configuration(self).add_all(overrides)
+
+    def raw_items(self) -> dict[str, Any]:
+        """The stored values as given (for shipping to TaskManagers)."""
+        return dict(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Configuration) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:  # mutable: hash by identity
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"Configuration({self.to_dict()!r})"
+
+
+def _to_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, (list, tuple)):
+        return ";".join(str(item) for item in value)
+    return str(value)

@@ -1,0 +1,47 @@
+"""JobManager/TaskManager control-plane options: slots, heartbeats, RPC, REST, Spark."""
+
+from flintlock.common.config import ConfigOption, OptionType
+
+NUM_TASK_SLOTS = ConfigOption(
+    "taskmanager.numberOfTaskSlots", OptionType.INT, 1,
+    "Slots per TaskManager (one Spark barrier task each).", minimum=1,
+)
+HEARTBEAT_INTERVAL = ConfigOption(
+    "heartbeat.interval", OptionType.DURATION, 1_000,
+    "How often JobManager and TaskManagers send heartbeats.", minimum=1,
+)
+HEARTBEAT_TIMEOUT = ConfigOption(
+    "heartbeat.timeout", OptionType.DURATION, 15_000,
+    "Silence after which a peer is declared failed.", minimum=1,
+)
+JM_BIND_HOST = ConfigOption(
+    "jobmanager.bind-host", OptionType.STRING, "127.0.0.1",
+    "Address the JobManager's RPC endpoint binds to.",
+)
+JM_ADDRESS = ConfigOption(
+    "jobmanager.rpc.address", OptionType.STRING, None,
+    "Address TaskManagers use to reach the JobManager (defaults to the bind host, or "
+    "spark.driver.host on a cluster).",
+)
+JM_PORT = ConfigOption(
+    "jobmanager.rpc.port", OptionType.INT, 0,
+    "Port of the JobManager's RPC endpoint; 0 picks a free port.", minimum=0,
+)
+REST_BIND_HOST = ConfigOption(
+    "rest.bind-address", OptionType.STRING, "127.0.0.1", "Address of the REST/JSON endpoint.",
+)
+REST_PORT = ConfigOption(
+    "rest.port", OptionType.INT, 8081, "Port of the REST/JSON endpoint; 0 picks one.", minimum=0,
+)
+REGISTRATION_TIMEOUT = ConfigOption(
+    "taskmanager.registration.timeout", OptionType.DURATION, 120_000,
+    "How long the JobManager waits for all TaskManagers of an attempt to register.", minimum=1,
+)
+SPARK_MASTER = ConfigOption(
+    "flintlock.spark.master", OptionType.STRING, None,
+    "Spark master URL when no SparkSession is active; default local[N], N = slots needed.",
+)
+SPARK_UI = ConfigOption(
+    "flintlock.spark.ui.enabled", OptionType.BOOLEAN, False,
+    "Start the Spark UI of the embedded session.",
+)

@@ -1,0 +1,36 @@
+"""Job-level execution options: parallelism, buffer timeout, runtime mode, pipeline settings."""
+
+from flintlock.common.config import ConfigOption, OptionType
+
+PARALLELISM = ConfigOption(
+    "parallelism.default", OptionType.INT, 1,
+    "Default parallelism of operators that do not set their own.", minimum=1,
+)
+MAX_PARALLELISM = ConfigOption(
+    "pipeline.max-parallelism", OptionType.INT, 128,
+    "Number of key groups: the upper bound for rescaling keyed state.", minimum=1,
+)
+BUFFER_TIMEOUT = ConfigOption(
+    "execution.buffer-timeout", OptionType.DURATION, 100,
+    "How long a partly filled output buffer may wait before it is flushed: 0 flushes after "
+    "every record, -1 only when a buffer is full.", minimum=-1,
+)
+RUNTIME_MODE = ConfigOption(
+    "execution.runtime-mode", OptionType.ENUM, "streaming",
+    "STREAMING (pipelined exchanges) or BATCH (blocking exchanges).",
+    allowed=("streaming", "batch", "automatic"),
+)
+OPERATOR_CHAINING = ConfigOption(
+    "pipeline.operator-chaining.enabled", OptionType.BOOLEAN, True,
+    "Chain operators connected by forward edges into one subtask.",
+)
+NAME = ConfigOption("pipeline.name", OptionType.STRING, None, "The job's name.")
+CLASSLOADER_RESOLVE_ORDER = ConfigOption(
+    "classloader.resolve-order", OptionType.ENUM, "child-first",
+    "Whether a job's own modules shadow the TaskManager's (child-first) or not.",
+    allowed=("child-first", "parent-first"),
+)
+CLASSLOADER_PARENT_FIRST_PATTERNS = ConfigOption(
+    "classloader.parent-first-patterns.additional", OptionType.LIST, [],
+    "Module-name prefixes always resolved parent-first, besides flintlock's own.",
+)

@@ -1,0 +1,1 @@
+"""The PyFlink-compatible DataStream API (issue 5)."""

@@ -1,0 +1,1 @@
+"""Example jobs shipped with flintlock; ``make run`` runs ``word_count``."""

@@ -1,0 +1,1 @@
+"""Loading of a job's own modules, child-first or parent-first (DESIGN.md §2)."""
