@@ -1,0 +1,578 @@
+"""The checkpoint coordinator: decides when checkpoints start, complete and fail (DESIGN.md §5).
+
+An I/O-free decision core (STYLE.md §2): each public method takes one fact — a timer fired,
+a task acknowledged, a task declined, a task stopped running — and returns the list of
+``coordinator_actions`` the driver in the JobManager carries out in order. The only I/O done
+here is through the injected ``CheckpointStorage`` (creating a checkpoint's directory) and
+``CompletedCheckpointStore`` (writing ``_metadata``), both synchronous.
+
+Life of a checkpoint:
+
+1. A request (periodic tick, manual checkpoint, savepoint) enters a bounded priority queue
+   (``requests``): savepoints first. The head runs when, in this order, the coordinator is
+   not shut down; fewer than ``max-concurrent-checkpoints`` checkpoints are pending; at
+   least ``min-pause`` passed since the last completion; every task to trigger and to ack is
+   RUNNING. Savepoints skip the two middle checks. A request blocked by the concurrency
+   limit or the pause waits in the queue (the pause arms the trigger timer for when it
+   ends); one whose tasks are not running is refused with NOT_ALL_REQUIRED_TASKS_RUNNING.
+2. Trigger: a new id (strictly greater than every id used before, also by earlier
+   drivers: the store reports the highest), a ``PendingCheckpoint``, a timeout, and a
+   ``TriggerCheckpointOnTask`` for every source subtask.
+3. Acks collect states. Unknown/late acks have their state discarded; a decline, the
+   timeout, a task leaving RUNNING or a shutdown aborts the checkpoint (its states and
+   directory are discarded, every task is told).
+4. The last ack completes it: the ``CompletedCheckpoint`` is written (checkpoints into the
+   store, savepoints into their own directory); only then are older pending checkpoints
+   subsumed and every task notified complete — two-phase-commit sinks commit then.
+
+Counted failures go to the ``CheckpointFailureManager``; too many in a row → ``FailJob``.
+
+Tasks are ``TaskId`` (job vertex, subtask index) pairs, see ``pending``.
+
+Thread ownership: not synchronised. The driver calls every method from one thread (the
+JobManager's coordinator thread) and owns the timers.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from flintlock.common.checkpointing import CheckpointingMode
+from flintlock.common.clock import Clock
+from flintlock.common.config import Configuration
+from flintlock.common.ids import CheckpointId, JobId
+from flintlock.common.options import checkpointing as opts
+from flintlock.runtime.checkpoint.barriers import AlignmentType, CheckpointOptions, CheckpointType
+from flintlock.runtime.checkpoint.completed import (
+    CheckpointProperties,
+    CompletedCheckpoint,
+    JobTerminalStatus,
+    retention_from_config,
+)
+from flintlock.runtime.checkpoint.coordinator_actions import (
+    CompleteCheckpointRequest,
+    CompleteSavepointRequest,
+    CoordinatorAction,
+    FailCheckpointRequest,
+    FailJob,
+    FailSavepointRequest,
+    NotifyCheckpointAborted,
+    NotifyCheckpointComplete,
+    ScheduleNextTrigger,
+    ScheduleTimeout,
+    TriggerCheckpointOnTask,
+)
+from flintlock.runtime.checkpoint.failure import CheckpointError, CheckpointFailureReason
+from flintlock.runtime.checkpoint.failure_manager import CheckpointFailureManager
+from flintlock.runtime.checkpoint.metadata import write_metadata
+from flintlock.runtime.checkpoint.pending import (
+    AckResult,
+    PendingCheckpoint,
+    SubtaskState,
+    TaskId,
+    discard_quietly,
+)
+from flintlock.runtime.checkpoint.requests import (
+    DEFAULT_MAX_QUEUED_REQUESTS,
+    CheckpointRequest,
+    CheckpointRequestQueue,
+    RequestKind,
+)
+from flintlock.runtime.checkpoint.stats import (
+    NO_METRICS,
+    CheckpointStatistics,
+    CheckpointStatsTracker,
+    SubtaskCheckpointMetrics,
+)
+from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
+from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+
+log = logging.getLogger(__name__)
+
+Actions = list[CoordinatorAction]
+_REMEMBERED_COMPLETED = 16
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointTaskSets:
+    """Which subtasks are triggered (sources), must acknowledge, and are notified."""
+
+    to_trigger: frozenset[TaskId]
+    to_ack: frozenset[TaskId]
+    to_commit: frozenset[TaskId]
+
+    @staticmethod
+    def for_job(sources: Iterable[TaskId], all_tasks: Iterable[TaskId]) -> CheckpointTaskSets:
+        everyone = frozenset(all_tasks)
+        return CheckpointTaskSets(frozenset(sources), everyone, everyone)
+
+    def __post_init__(self) -> None:
+        if not self.to_trigger or not self.to_ack:
+            raise ValueError("a checkpoint needs tasks to trigger and tasks to acknowledge")
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorSettings:
+    """The checkpointing options the coordinator reads, parsed once."""
+
+    interval_ms: int
+    timeout_ms: int
+    min_pause_ms: int
+    max_concurrent: int
+    tolerable_failures: int
+    exactly_once: bool
+    unaligned: bool
+    aligned_timeout_ms: int
+    properties: CheckpointProperties
+
+    @property
+    def periodic(self) -> bool:
+        return self.interval_ms > 0
+
+    @staticmethod
+    def from_config(config: Configuration) -> CoordinatorSettings:
+        mode = CheckpointingMode.from_config(config.get(opts.MODE))
+        return CoordinatorSettings(
+            interval_ms=config.get(opts.INTERVAL),
+            timeout_ms=config.get(opts.TIMEOUT),
+            min_pause_ms=config.get(opts.MIN_PAUSE),
+            max_concurrent=config.get(opts.MAX_CONCURRENT),
+            tolerable_failures=config.get(opts.TOLERABLE_FAILURES),
+            exactly_once=mode is CheckpointingMode.EXACTLY_ONCE,
+            unaligned=config.get(opts.UNALIGNED),
+            aligned_timeout_ms=config.get(opts.ALIGNED_TIMEOUT),
+            properties=CheckpointProperties.for_checkpoint(
+                retention_from_config(config.get(opts.EXTERNALIZED))
+            ),
+        )
+
+    def options_for(self, savepoint: bool) -> CheckpointOptions:
+        kind = CheckpointType.SAVEPOINT if savepoint else CheckpointType.CHECKPOINT
+        if not self.exactly_once:
+            return CheckpointOptions(kind, AlignmentType.AT_LEAST_ONCE)
+        if savepoint or not self.unaligned:
+            return CheckpointOptions(kind, AlignmentType.ALIGNED)
+        if self.aligned_timeout_ms > 0:
+            return CheckpointOptions(kind, AlignmentType.ALIGNED, self.aligned_timeout_ms)
+        return CheckpointOptions(kind, AlignmentType.UNALIGNED)
+
+
+class CheckpointCoordinator:
+    """Triggers checkpoints, collects acks, completes or aborts (see module docstring)."""
+
+    def __init__(
+        self,
+        job_id: JobId,
+        config: Configuration,
+        tasks: CheckpointTaskSets,
+        storage: CheckpointStorage,
+        store: CompletedCheckpointStore,
+        clock: Clock,
+        rng: random.Random,
+        *,
+        last_checkpoint_id: int = 0,
+        max_queued_requests: int = DEFAULT_MAX_QUEUED_REQUESTS,
+    ) -> None:
+        self.job_id = job_id
+        self.settings = CoordinatorSettings.from_config(config)
+        self.tasks = tasks
+        self._storage = storage
+        self._store = store
+        self._clock = clock
+        self._rng = rng
+        self._failures = CheckpointFailureManager(self.settings.tolerable_failures)
+        self._stats = CheckpointStatsTracker(config.get(opts.STATS_HISTORY))
+        self._queue = CheckpointRequestQueue(max_queued_requests)
+        self._pending: dict[CheckpointId, PendingCheckpoint] = {}
+        self._locations: dict[CheckpointId, CheckpointStorageLocation] = {}
+        self._recently_completed: list[CheckpointId] = []
+        self._running: set[TaskId] = set()
+        self._next_id = max(last_checkpoint_id, store.highest_checkpoint_id) + 1
+        self._last_completion_ms: float | None = None
+        self._periodic_due_ms: float | None = None
+        self._timer_at: float | None = None
+        self._shut_down = False
+
+    # -- queries ------------------------------------------------------------------------
+
+    @property
+    def pending_checkpoints(self) -> dict[CheckpointId, PendingCheckpoint]:
+        return dict(self._pending)
+
+    @property
+    def next_checkpoint_id(self) -> CheckpointId:
+        return CheckpointId(self._next_id)
+
+    @property
+    def is_shut_down(self) -> bool:
+        return self._shut_down
+
+    @property
+    def queued_requests(self) -> int:
+        return len(self._queue)
+
+    def statistics(self) -> CheckpointStatistics:
+        return self._stats.snapshot()
+
+    def latest_completed(self) -> CompletedCheckpoint | None:
+        """The checkpoint a (re)start restores (also recorded in the statistics)."""
+        latest = self._store.latest()
+        if latest is not None:
+            self._stats.report_restored(latest.checkpoint_id)
+        return latest
+
+    # -- facts from the driver ----------------------------------------------------------
+
+    def start(self) -> Actions:
+        """Begin periodic checkpointing: the first one after a random delay in
+        [min-pause, interval] (so restarted jobs do not all checkpoint in step)."""
+        if not self.settings.periodic or self._shut_down:
+            return []
+        low = min(self.settings.min_pause_ms, self.settings.interval_ms)
+        delay = self._rng.randint(low, self.settings.interval_ms)
+        self._periodic_due_ms = self._clock.now_ms() + delay
+        return self._reschedule()
+
+    def on_periodic_tick(self) -> Actions:
+        """The trigger timer fired."""
+        self._timer_at = None
+        due = self._periodic_due_ms
+        actions: Actions = []
+        if due is not None and self._clock.now_ms() >= due and not self._queue.has_periodic:
+            actions += self._enqueue(self._queue.new_request(RequestKind.PERIODIC))
+        return actions + self._drain() + self._reschedule()
+
+    def trigger_checkpoint(self, manual: bool = True, request_id: str | None = None) -> Actions:
+        """Ask for a checkpoint now (``manual``) or as the periodic scheduler would."""
+        kind = RequestKind.MANUAL if manual else RequestKind.PERIODIC
+        actions = self._enqueue(self._queue.new_request(kind, request_id))
+        return actions + self._drain() + self._reschedule()
+
+    def trigger_savepoint(self, request_id: str, target_dir: str | None = None) -> Actions:
+        """Ask for a savepoint into ``target_dir`` (default: the configured savepoint dir)."""
+        request = self._queue.new_request(RequestKind.SAVEPOINT, request_id, target_dir)
+        return self._enqueue(request) + self._drain() + self._reschedule()
+
+    def on_task_state_changed(self, task: TaskId, running: bool) -> Actions:
+        """A task became RUNNING, or left it (finished, failed, cancelled)."""
+        if running:
+            self._running.add(task)
+            return self._drain() + self._reschedule()
+        self._running.discard(task)
+        actions: Actions = []
+        for pending in self._pending_in_order():
+            if task in pending.not_yet_acknowledged:
+                actions += self._abort(pending, CheckpointFailureReason.TASK_FAILURE, str(task))
+        return actions + self._drain() + self._reschedule()
+
+    def receive_acknowledge(
+        self,
+        task: TaskId,
+        checkpoint_id: CheckpointId,
+        subtask_state: SubtaskState | None,
+        metrics: SubtaskCheckpointMetrics = NO_METRICS,
+    ) -> Actions:
+        pending = self._pending.get(checkpoint_id)
+        if pending is None:
+            self._late_ack(task, checkpoint_id, subtask_state)
+            return []
+        result = pending.acknowledge(task, subtask_state)
+        if result is AckResult.DUPLICATE:
+            log.warning("duplicate ack from %s for checkpoint %d ignored", task, checkpoint_id)
+            return []
+        if result is not AckResult.SUCCESS:
+            log.warning("ack from %s for checkpoint %d: %s", task, checkpoint_id, result.name)
+            discard_quietly(subtask_state, f"{result.name} ack from {task}")
+            return []
+        size = subtask_state.state_size if subtask_state is not None else 0
+        self._stats.report_ack(checkpoint_id, task, self._clock.now_ms(), size, metrics)
+        if not pending.is_fully_acknowledged:
+            return []
+        return self._complete(pending) + self._drain() + self._reschedule()
+
+    def receive_decline(
+        self,
+        task: TaskId,
+        checkpoint_id: CheckpointId,
+        reason: CheckpointFailureReason = CheckpointFailureReason.CHECKPOINT_DECLINED,
+        cause: BaseException | str | None = None,
+    ) -> Actions:
+        pending = self._pending.get(checkpoint_id)
+        if pending is None:
+            log.info("decline from %s for checkpoint %d, which is not pending", task, checkpoint_id)
+            return []
+        detail = f"declined by {task}" + (f": {cause}" if cause is not None else "")
+        return self._abort(pending, reason, detail) + self._drain() + self._reschedule()
+
+    def on_timeout(self, checkpoint_id: CheckpointId) -> Actions:
+        pending = self._pending.get(checkpoint_id)
+        if pending is None:
+            return []
+        detail = f"after {self.settings.timeout_ms} ms"
+        actions = self._abort(pending, CheckpointFailureReason.CHECKPOINT_EXPIRED, detail)
+        return actions + self._drain() + self._reschedule()
+
+    def on_failover(self) -> Actions:
+        """The job is restarting: abort what is pending; tasks must report RUNNING again."""
+        actions: Actions = []
+        for pending in self._pending_in_order():
+            actions += self._abort(pending, CheckpointFailureReason.JOB_FAILOVER_REGION)
+        self._running.clear()
+        return actions
+
+    def shutdown(self, status: JobTerminalStatus | None = None) -> Actions:
+        """Stop for good: abort pending checkpoints, refuse queued requests; with a terminal
+        ``status`` also let the store delete what the retention policy allows."""
+        if self._shut_down:
+            return []
+        self._shut_down = True
+        reason = CheckpointFailureReason.CHECKPOINT_COORDINATOR_SHUTDOWN
+        actions: Actions = []
+        for pending in self._pending_in_order():
+            actions += self._abort(pending, reason)
+        for request in self._queue.drain():
+            actions += self._refuse(request, reason)
+        self._periodic_due_ms = None
+        if status is not None:
+            self._store.shutdown(status)
+        return actions
+
+    # -- requests and triggering --------------------------------------------------------
+
+    def _enqueue(self, request: CheckpointRequest) -> Actions:
+        if self._shut_down:
+            return self._refuse(request, CheckpointFailureReason.CHECKPOINT_COORDINATOR_SHUTDOWN)
+        refused = self._queue.offer(request)
+        if refused is None:
+            return []
+        return self._refuse(refused, CheckpointFailureReason.TOO_MANY_CHECKPOINT_REQUESTS)
+
+    def _drain(self) -> Actions:
+        actions: Actions = []
+        while (request := self._queue.peek()) is not None and not self._shut_down:
+            if not request.is_savepoint and self._blocked_until(request) is not None:
+                break
+            self._queue.poll()
+            actions += self._trigger(request)
+        return actions
+
+    def _blocked_until(self, request: CheckpointRequest) -> float | None:
+        """When a non-savepoint request may run: None = now; inf = after a completion."""
+        del request
+        if self._num_pending_checkpoints() >= self.settings.max_concurrent:
+            return float("inf")
+        if self._last_completion_ms is None:
+            return None
+        earliest = self._last_completion_ms + self.settings.min_pause_ms
+        return earliest if self._clock.now_ms() < earliest else None
+
+    def _num_pending_checkpoints(self) -> int:
+        return sum(1 for p in self._pending.values() if not p.is_savepoint)
+
+    def _trigger(self, request: CheckpointRequest) -> Actions:
+        now = self._clock.now_ms()
+        if request.is_periodic and self.settings.periodic:
+            self._periodic_due_ms = now + self.settings.interval_ms
+        missing = (self.tasks.to_trigger | self.tasks.to_ack) - self._running
+        if missing:
+            detail = f"{len(missing)} not running, e.g. {min(missing)}"
+            return self._refuse(request, CheckpointFailureReason.NOT_ALL_REQUIRED_TASKS_RUNNING,
+                                detail)
+        checkpoint_id = CheckpointId(self._next_id)
+        self._next_id += 1
+        self._store.note_checkpoint_id(checkpoint_id)
+        try:
+            location = self._init_location(checkpoint_id, request)
+        except Exception as exc:
+            log.warning("could not create the location of checkpoint %d", checkpoint_id,
+                        exc_info=True)
+            return self._refuse(request, CheckpointFailureReason.IO_EXCEPTION, repr(exc))
+        return self._start_pending(checkpoint_id, request, location, now)
+
+    def _init_location(
+        self, checkpoint_id: CheckpointId, request: CheckpointRequest
+    ) -> CheckpointStorageLocation:
+        if request.is_savepoint:
+            return self._storage.init_savepoint(checkpoint_id, request.target_dir)
+        return self._storage.init_checkpoint(checkpoint_id)
+
+    def _start_pending(
+        self, checkpoint_id: CheckpointId, request: CheckpointRequest,
+        location: CheckpointStorageLocation, now: float,
+    ) -> Actions:
+        timestamp = self._clock.wall_ms()
+        options = self.settings.options_for(request.is_savepoint)
+        pending = PendingCheckpoint(checkpoint_id, timestamp, now, options, self.tasks.to_ack,
+                                    request.request_id, request.is_periodic)
+        self._pending[checkpoint_id] = pending
+        self._locations[checkpoint_id] = location
+        self._stats.report_triggered(checkpoint_id, pending.is_savepoint, timestamp, now,
+                                     len(self.tasks.to_ack))
+        log.info("triggering %r at %s", pending, location.uri)
+        actions: Actions = [ScheduleTimeout(checkpoint_id, now + self.settings.timeout_ms)]
+        actions += [
+            TriggerCheckpointOnTask(task, checkpoint_id, timestamp, options, location.uri)
+            for task in sorted(self.tasks.to_trigger)
+        ]
+        return actions
+
+    def _refuse(
+        self, request: CheckpointRequest, reason: CheckpointFailureReason, detail: str = ""
+    ) -> Actions:
+        log.info("checkpoint request %s refused: %s %s", request.kind.name, reason.name, detail)
+        self._stats.report_refused(reason)
+        actions = self._fail_request(request.request_id, request.is_savepoint, reason, detail)
+        error = self._failures.on_failure(reason, None, request.is_savepoint)
+        return actions + ([FailJob(error)] if error is not None else [])
+
+    @staticmethod
+    def _fail_request(
+        request_id: str | None, savepoint: bool, reason: CheckpointFailureReason, detail: str
+    ) -> Actions:
+        if request_id is None:
+            return []
+        error = CheckpointError(reason, detail)
+        if savepoint:
+            return [FailSavepointRequest(request_id, error)]
+        return [FailCheckpointRequest(request_id, error)]
+
+    def _reschedule(self) -> Actions:
+        """Arm the trigger timer for the earliest moment something may need to start."""
+        if self._shut_down:
+            return []
+        wanted: list[float] = []
+        if self._periodic_due_ms is not None and not self._queue.has_periodic:
+            wanted.append(self._periodic_due_ms)
+        head = self._queue.peek()
+        if head is not None and not head.is_savepoint:
+            blocked = self._blocked_until(head)
+            if blocked is not None and blocked != float("inf"):
+                wanted.append(blocked)
+        at = min(wanted, default=None)
+        if at is None or at == self._timer_at:
+            return []
+        self._timer_at = at
+        return [ScheduleNextTrigger(at)]
+
+    # -- completion and abortion --------------------------------------------------------
+
+    def _complete(self, pending: PendingCheckpoint) -> Actions:
+        checkpoint_id = pending.checkpoint_id
+        location = self._locations.pop(checkpoint_id)
+        del self._pending[checkpoint_id]
+        states = pending.mark_completed()
+        completed = CompletedCheckpoint(
+            job_id=self.job_id,
+            checkpoint_id=checkpoint_id,
+            trigger_timestamp=pending.trigger_timestamp,
+            completion_timestamp=self._clock.wall_ms(),
+            task_states=states,
+            properties=self._properties_for(pending),
+            location=location.uri,
+            metadata_path=location.metadata_uri,
+        )
+        try:
+            self._persist(completed)
+        except Exception as exc:
+            log.error("could not store %s", completed, exc_info=True)
+            return self._finalize_failed(pending, completed, location, exc)
+        return self._completed(pending, completed)
+
+    def _properties_for(self, pending: PendingCheckpoint) -> CheckpointProperties:
+        if pending.is_savepoint:
+            return CheckpointProperties.for_savepoint()
+        props = self.settings.properties
+        if props.periodic == pending.periodic:
+            return props
+        return CheckpointProperties(
+            False, pending.periodic, props.discard_on_subsumed, props.discard_on_finished,
+            props.discard_on_cancelled, props.discard_on_failed, props.discard_on_suspended,
+        )
+
+    def _persist(self, completed: CompletedCheckpoint) -> None:
+        if completed.is_savepoint:
+            write_metadata(completed)
+        else:
+            self._store.add(completed)
+
+    def _completed(self, pending: PendingCheckpoint, completed: CompletedCheckpoint) -> Actions:
+        checkpoint_id = completed.checkpoint_id
+        now = self._clock.now_ms()
+        self._last_completion_ms = now
+        self._remember_completed(checkpoint_id)
+        self._stats.report_completed(checkpoint_id, now, completed.location)
+        log.info("completed %s (%d bytes)", completed, completed.state_size)
+        actions: Actions = []
+        if not completed.is_savepoint:
+            self._failures.on_success(checkpoint_id)
+            for older in self._pending_in_order():
+                if older.checkpoint_id < checkpoint_id and not older.is_savepoint:
+                    actions += self._abort(older, CheckpointFailureReason.CHECKPOINT_SUBSUMED)
+        commit = sorted(self.tasks.to_commit)
+        actions += [NotifyCheckpointComplete(t, checkpoint_id) for t in commit]
+        if pending.request_id is not None:
+            if completed.is_savepoint:
+                actions.append(CompleteSavepointRequest(pending.request_id, completed.location))
+            else:
+                actions.append(
+                    CompleteCheckpointRequest(pending.request_id, checkpoint_id, completed.location)
+                )
+        return actions
+
+    def _finalize_failed(
+        self, pending: PendingCheckpoint, completed: CompletedCheckpoint,
+        location: CheckpointStorageLocation, cause: Exception,
+    ) -> Actions:
+        for task, state in completed.task_states.items():
+            discard_quietly(state, f"unstored checkpoint {completed.checkpoint_id}, task {task}")
+        location.dispose()
+        reason = CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE
+        return self._failed(pending, reason, repr(cause))
+
+    def _abort(
+        self, pending: PendingCheckpoint, reason: CheckpointFailureReason, detail: str = ""
+    ) -> Actions:
+        checkpoint_id = pending.checkpoint_id
+        log.info("aborting %r: %s %s", pending, reason.name, detail)
+        pending.abort(reason)
+        del self._pending[checkpoint_id]
+        location = self._locations.pop(checkpoint_id)
+        try:
+            location.dispose()
+        except Exception:
+            log.warning("could not delete %s", location.uri, exc_info=True)
+        return self._failed(pending, reason, detail)
+
+    def _failed(
+        self, pending: PendingCheckpoint, reason: CheckpointFailureReason, detail: str
+    ) -> Actions:
+        checkpoint_id = pending.checkpoint_id
+        self._stats.report_failed(checkpoint_id, self._clock.now_ms(), reason, detail)
+        actions: Actions = [
+            NotifyCheckpointAborted(t, checkpoint_id, reason) for t in sorted(self.tasks.to_commit)
+        ]
+        actions += self._fail_request(pending.request_id, pending.is_savepoint, reason, detail)
+        error = self._failures.on_failure(reason, checkpoint_id, pending.is_savepoint)
+        return actions + ([FailJob(error)] if error is not None else [])
+
+    def _late_ack(
+        self, task: TaskId, checkpoint_id: CheckpointId, state: SubtaskState | None
+    ) -> None:
+        stored = any(c.checkpoint_id == checkpoint_id for c in self._store.checkpoints)
+        if stored or checkpoint_id in self._recently_completed:
+            log.warning("ack from %s for completed checkpoint %d ignored; its state is kept "
+                        "(it may be part of the completed checkpoint)", task, checkpoint_id)
+            return
+        log.info("late or unknown ack from %s for checkpoint %d: state discarded",
+                 task, checkpoint_id)
+        discard_quietly(state, f"late ack from {task} for checkpoint {checkpoint_id}")
+
+    def _remember_completed(self, checkpoint_id: CheckpointId) -> None:
+        self._recently_completed.append(checkpoint_id)
+        del self._recently_completed[:-_REMEMBERED_COMPLETED]
+
+    def _pending_in_order(self) -> list[PendingCheckpoint]:
+        return [self._pending[c] for c in sorted(self._pending)]

@@ -1,0 +1,283 @@
+"""Checkpoint storage: where checkpoints and savepoints are written, on any fsspec filesystem.
+
+Layout (``execution.checkpointing.dir`` = ``<dir>``, ``savepoint-dir`` = ``<sp>``)::
+
+    <dir>/<job-id>/chk-<n>/<state files>     one directory per checkpoint
+    <dir>/<job-id>/chk-<n>/_metadata         written last, atomically, by the store
+    <sp>/savepoint-<jobid6>-<random>/...     a savepoint: self-contained, owned by the user
+
+``<dir>`` is a local path or any fsspec URL (``file://``, ``memory://``, ``s3://``, ...);
+fsspec resolves it, a plain path is the local filesystem. A checkpoint's directory follows
+from the job id and the checkpoint id alone, so a TaskManager can build the same
+``CheckpointStorageLocation`` the coordinator created without being told.
+
+Every file is written to a temporary name and renamed into place, so a reader never sees half
+a file under its final name; on the local filesystem the data and the directory are fsynced.
+Each state file's SHA-256 and size go into its ``StreamStateHandle``; ``read_state`` verifies
+both and raises ``CorruptStateError`` naming the file for a missing, truncated or altered one.
+
+Who may write here: only the job's own processes (driver and TaskManagers). The checksums
+detect damage, not malice; anyone who can write the checkpoint directory can run code in the
+job (the metadata holds pickled state), exactly like the job's own code directory.
+
+Thread ownership: a location is used by one snapshot writer at a time; distinct names may be
+written from several threads (no shared mutable state besides the filesystem).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+import tempfile
+from typing import Any
+
+from fsspec import AbstractFileSystem
+from fsspec.core import url_to_fs
+from fsspec.implementations.local import LocalFileSystem
+
+from flintlock.common.config import Configuration
+from flintlock.common.errors import FlintlockError
+from flintlock.common.ids import CheckpointId, JobId
+from flintlock.common.options import checkpointing as opts
+from flintlock.runtime.checkpoint.handles import (
+    ByteStateHandle,
+    CorruptStateError,
+    StateHandle,
+    StreamStateHandle,
+)
+
+METADATA_FILE = "_metadata"
+CHECKPOINT_PREFIX = "chk-"
+_INPROGRESS = ".inprogress-"
+_VALID_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,200}$")
+
+
+class InvalidStateNameError(FlintlockError):
+    """A state file name is empty, has a path separator or is reserved."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+    def __str__(self) -> str:
+        return (
+            f"invalid state file name {self.name!r}: use letters, digits and ._=+- "
+            f"(not starting with one of ._=+-), no path separators, not {METADATA_FILE!r}"
+        )
+
+
+class StateFileExistsError(FlintlockError):
+    """Two writers used the same name in one checkpoint location."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(uri)
+        self.uri = uri
+
+    def __str__(self) -> str:
+        return f"state file {self.uri} already exists in this checkpoint"
+
+
+class NoSavepointDirectoryError(FlintlockError):
+    """A savepoint was requested without a target and no default savepoint dir is set."""
+
+    def __str__(self) -> str:
+        return (
+            f"no savepoint target directory given and {opts.SAVEPOINT_DIR.key!r} is not set"
+        )
+
+
+def to_uri(fs: AbstractFileSystem, path: str) -> str:
+    """A plain path for the local filesystem, a protocol URL for any other."""
+    if isinstance(fs, LocalFileSystem):
+        return path
+    return str(fs.unstrip_protocol(path))
+
+
+def join(uri: str, *names: str) -> str:
+    return "/".join([uri.rstrip("/"), *names])
+
+
+def resolve(uri: str) -> tuple[AbstractFileSystem, str]:
+    fs, path = url_to_fs(uri)
+    return fs, str(path)
+
+
+def atomic_write(uri: str, data: bytes | memoryview, token: str | None = None) -> None:
+    """Write ``data`` under ``uri``: temp file, flush + fsync, rename, fsync the directory."""
+    fs, path = resolve(uri)
+    tmp = f"{path}{_INPROGRESS}{token or os.urandom(6).hex()}"
+    try:
+        with fs.open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if isinstance(fs, LocalFileSystem):
+                os.fsync(handle.fileno())
+        fs.mv(tmp, path)
+    except BaseException:
+        _remove_quietly(fs, tmp)
+        raise
+    if isinstance(fs, LocalFileSystem):
+        _fsync_directory(os.path.dirname(path))
+
+
+def _fsync_directory(directory: str) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_quietly(fs: AbstractFileSystem, path: str) -> None:
+    try:
+        fs.rm(path)
+    except (FileNotFoundError, OSError):
+        pass
+
+
+def read_verified(uri: str, size: int | None, sha256: str | None) -> bytes:
+    """The bytes under ``uri``; ``CorruptStateError`` if missing or not the recorded ones."""
+    fs, path = resolve(uri)
+    try:
+        with fs.open(path, "rb") as handle:
+            data: bytes = handle.read()
+    except FileNotFoundError as exc:
+        raise CorruptStateError(uri, "the file is missing") from exc
+    if size is not None and len(data) != size:
+        raise CorruptStateError(uri, f"expected {size} bytes, found {len(data)} (truncated?)")
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise CorruptStateError(uri, "SHA-256 mismatch: the file was altered")
+    return data
+
+
+def read_state(handle: StateHandle) -> bytes:
+    """The bytes a state handle names, verified against its size and SHA-256."""
+    if isinstance(handle, ByteStateHandle):
+        return handle.data
+    return read_verified(handle.uri, handle.size, handle.sha256)
+
+
+def discard_state(handle: StateHandle) -> None:
+    """Delete the file a handle names; an already missing file is fine."""
+    if isinstance(handle, StreamStateHandle):
+        fs, path = resolve(handle.uri)
+        _remove_quietly(fs, path)
+
+
+def delete_directory(uri: str) -> None:
+    """Delete a checkpoint directory and everything in it; a missing one is fine."""
+    fs, path = resolve(uri)
+    try:
+        fs.rm(path, recursive=True)
+    except FileNotFoundError:
+        pass
+
+
+class CheckpointStorageLocation:
+    """The directory of one checkpoint or savepoint, where state writers put their files.
+
+    Picklable by its URI (the filesystem object is resolved again on the other side).
+    """
+
+    def __init__(self, uri: str, checkpoint_id: CheckpointId, is_savepoint: bool = False) -> None:
+        self.uri = uri.rstrip("/")
+        self.checkpoint_id = checkpoint_id
+        self.is_savepoint = is_savepoint
+        self._fs: AbstractFileSystem | None = None
+        self._path = ""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.uri, self.checkpoint_id, self.is_savepoint))
+
+    def __repr__(self) -> str:
+        return f"CheckpointStorageLocation({self.uri!r}, {self.checkpoint_id})"
+
+    @property
+    def metadata_uri(self) -> str:
+        return join(self.uri, METADATA_FILE)
+
+    def _resolved(self) -> tuple[AbstractFileSystem, str]:
+        if self._fs is None:
+            self._fs, self._path = resolve(self.uri)
+        return self._fs, self._path
+
+    def create(self) -> CheckpointStorageLocation:
+        fs, path = self._resolved()
+        fs.makedirs(path, exist_ok=True)
+        return self
+
+    def write_state(self, name: str, data: bytes | memoryview) -> StreamStateHandle:
+        """Write one state file (temp name, then rename); its handle records size and SHA-256."""
+        if not _VALID_NAME.match(name) or name == METADATA_FILE or _INPROGRESS in name:
+            raise InvalidStateNameError(name)
+        fs, path = self._resolved()
+        file_path = f"{path}/{name}"
+        uri = to_uri(fs, file_path)
+        if fs.exists(file_path):
+            raise StateFileExistsError(uri)
+        fs.makedirs(path, exist_ok=True)
+        atomic_write(uri, data)
+        view = memoryview(data)
+        return StreamStateHandle(uri, view.nbytes, hashlib.sha256(view).hexdigest())
+
+    def write_metadata(self, data: bytes) -> None:
+        """Write ``_metadata`` atomically: until the rename, the old state of the directory
+        (no metadata) is what a reader sees."""
+        self.create()
+        atomic_write(self.metadata_uri, data)
+
+    def dispose(self) -> None:
+        """Delete the directory with everything in it (an aborted checkpoint)."""
+        delete_directory(self.uri)
+
+
+def default_checkpoint_dir() -> str:
+    return os.path.join(tempfile.gettempdir(), "flintlock-checkpoints")
+
+
+class CheckpointStorage:
+    """Creates the locations of one job's checkpoints and savepoints."""
+
+    def __init__(
+        self,
+        checkpoint_dir: str,
+        job_id: JobId,
+        savepoint_dir: str | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.checkpoint_dir = checkpoint_dir.rstrip("/")
+        self.job_id = job_id
+        self.savepoint_dir = savepoint_dir.rstrip("/") if savepoint_dir else None
+        self._rng = rng or random.Random()
+
+    @classmethod
+    def from_config(
+        cls, config: Configuration, job_id: JobId, rng: random.Random | None = None
+    ) -> CheckpointStorage:
+        directory = config.get(opts.DIR) or default_checkpoint_dir()
+        return cls(directory, job_id, config.get(opts.SAVEPOINT_DIR), rng)
+
+    @property
+    def job_dir(self) -> str:
+        return join(self.checkpoint_dir, str(self.job_id))
+
+    def checkpoint_location(self, checkpoint_id: CheckpointId) -> CheckpointStorageLocation:
+        """``<dir>/<job-id>/chk-<n>`` (not created; any process can compute it)."""
+        uri = join(self.job_dir, f"{CHECKPOINT_PREFIX}{checkpoint_id}")
+        return CheckpointStorageLocation(uri, checkpoint_id)
+
+    def init_checkpoint(self, checkpoint_id: CheckpointId) -> CheckpointStorageLocation:
+        return self.checkpoint_location(checkpoint_id).create()
+
+    def init_savepoint(
+        self, checkpoint_id: CheckpointId, target_dir: str | None = None
+    ) -> CheckpointStorageLocation:
+        """A fresh ``<target>/savepoint-<jobid6>-<random>`` directory."""
+        base = (target_dir or self.savepoint_dir or "").rstrip("/")
+        if not base:
+            raise NoSavepointDirectoryError()
+        suffix = f"{self._rng.getrandbits(48):012x}"
+        uri = join(base, f"savepoint-{str(self.job_id)[:6]}-{suffix}")
+        return CheckpointStorageLocation(uri, checkpoint_id, is_savepoint=True).create()

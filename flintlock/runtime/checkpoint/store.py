@@ -1,0 +1,165 @@
+"""The completed-checkpoint store: the retained checkpoints a restore can start from.
+
+Keeps the newest ``execution.checkpointing.num-retained`` completed checkpoints. ``add``
+first writes the new checkpoint's ``_metadata`` atomically (temp file, fsync, rename), and
+only once that succeeded drops the oldest checkpoints beyond the retained count and deletes
+their files — so a crash at any point leaves at least the previous checkpoint readable.
+A savepoint in the store (e.g. the one a job was restored from) is dropped like any other
+entry but its files are never deleted: they belong to the user.
+
+A restarted driver calls ``CompletedCheckpointStore.recover(job_dir)``: it scans the
+``chk-<n>`` directories, loads every valid ``_metadata`` (newest first), skips an incomplete
+one (no ``_metadata``: the driver died before finishing it) and a corrupt one (logged as a
+warning, never used), and reports the highest checkpoint id ever used, so new ids never
+collide with an old directory.
+
+On shutdown the checkpoints' properties decide what is deleted (see ``completed``): a
+cancelled job keeps them only with RETAIN_ON_CANCELLATION, a failed job keeps externalized
+ones, a finished job deletes all but savepoints, a suspended driver deletes nothing.
+
+Thread ownership: owned by the coordinator's thread; not synchronised.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from flintlock.common.ids import CheckpointId
+from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
+from flintlock.runtime.checkpoint.handles import CorruptStateError
+from flintlock.runtime.checkpoint.metadata import read_metadata, write_metadata
+from flintlock.runtime.checkpoint.storage import (
+    CHECKPOINT_PREFIX,
+    METADATA_FILE,
+    delete_directory,
+    join,
+    resolve,
+)
+
+log = logging.getLogger(__name__)
+_CHECKPOINT_DIR = re.compile(rf"^{CHECKPOINT_PREFIX}(\d+)$")
+
+
+class CompletedCheckpointStore:
+    """The newest ``num_retained`` completed checkpoints, oldest first."""
+
+    def __init__(
+        self,
+        num_retained: int = 1,
+        job_dir: str | None = None,
+        highest_checkpoint_id: int = 0,
+        checkpoints: list[CompletedCheckpoint] | None = None,
+    ) -> None:
+        if num_retained < 1:
+            raise ValueError("num_retained must be at least 1")
+        self.num_retained = num_retained
+        self.job_dir = job_dir
+        self._checkpoints = sorted(checkpoints or [], key=lambda c: c.checkpoint_id)
+        self._highest_id = max(
+            [highest_checkpoint_id, *(c.checkpoint_id for c in self._checkpoints)]
+        )
+
+    # -- queries ------------------------------------------------------------------------
+
+    @property
+    def checkpoints(self) -> tuple[CompletedCheckpoint, ...]:
+        return tuple(self._checkpoints)
+
+    @property
+    def highest_checkpoint_id(self) -> int:
+        """The highest checkpoint id ever used (completed or not); new ids must exceed it."""
+        return self._highest_id
+
+    def latest(self) -> CompletedCheckpoint | None:
+        return self._checkpoints[-1] if self._checkpoints else None
+
+    # -- changes ------------------------------------------------------------------------
+
+    def add(self, checkpoint: CompletedCheckpoint) -> list[CompletedCheckpoint]:
+        """Store ``checkpoint`` durably, then drop (and discard) the oldest beyond the
+        retained count. Returns the dropped ones. If writing fails, nothing changed."""
+        latest = self.latest()
+        if latest is not None and checkpoint.checkpoint_id <= latest.checkpoint_id:
+            raise ValueError(
+                f"checkpoint {checkpoint.checkpoint_id} is not newer than {latest.checkpoint_id}"
+            )
+        write_metadata(checkpoint)
+        self._checkpoints.append(checkpoint)
+        self._highest_id = max(self._highest_id, checkpoint.checkpoint_id)
+        dropped = self._checkpoints[: -self.num_retained]
+        self._checkpoints = self._checkpoints[-self.num_retained :]
+        for old in dropped:
+            self._discard_subsumed(old)
+        return dropped
+
+    def note_checkpoint_id(self, checkpoint_id: CheckpointId) -> None:
+        """Record that ``checkpoint_id`` was used (triggered), completed or not."""
+        self._highest_id = max(self._highest_id, checkpoint_id)
+
+    def _discard_subsumed(self, checkpoint: CompletedCheckpoint) -> None:
+        if not checkpoint.properties.discard_on_subsumed:
+            log.info("%s left the store; its files are kept", checkpoint)
+            return
+        try:
+            checkpoint.discard()
+        except Exception:
+            log.warning("could not discard subsumed %s", checkpoint, exc_info=True)
+
+    def shutdown(self, status: JobTerminalStatus) -> None:
+        """The job ended (or the driver is going away): delete what the properties allow."""
+        kept = []
+        for checkpoint in self._checkpoints:
+            if checkpoint.properties.discard_on_shutdown(status):
+                checkpoint.discard()
+            else:
+                kept.append(checkpoint)
+        self._checkpoints = []
+        if status is not JobTerminalStatus.SUSPENDED and self.job_dir is not None:
+            if not any(c.location.startswith(self.job_dir) for c in kept):
+                delete_directory(self.job_dir)
+
+    # -- recovery -----------------------------------------------------------------------
+
+    @classmethod
+    def recover(cls, job_dir: str, num_retained: int = 1) -> CompletedCheckpointStore:
+        """The store as a previous driver left it in ``job_dir`` (see the module docstring)."""
+        ids = _checkpoint_ids(job_dir)
+        valid = [c for c in (_load(job_dir, n) for n in sorted(ids, reverse=True)) if c]
+        store = cls(num_retained, job_dir, max(ids, default=0), list(reversed(valid)))
+        latest = store.latest()
+        log.info(
+            "recovered %s: latest valid %s, highest id used %d",
+            job_dir, latest or "none", store.highest_checkpoint_id,
+        )
+        return store
+
+
+def _checkpoint_ids(job_dir: str) -> list[int]:
+    fs, path = resolve(job_dir)
+    if not fs.isdir(path):
+        return []
+    ids = []
+    for entry in fs.ls(path, detail=False):
+        match = _CHECKPOINT_DIR.match(str(entry).rstrip("/").rsplit("/", 1)[-1])
+        if match:
+            ids.append(int(match.group(1)))
+    return ids
+
+
+def _load(job_dir: str, checkpoint_id: int) -> CompletedCheckpoint | None:
+    metadata_uri = join(job_dir, f"{CHECKPOINT_PREFIX}{checkpoint_id}", METADATA_FILE)
+    fs, path = resolve(metadata_uri)
+    if not fs.exists(path):
+        log.info("checkpoint %d in %s never completed (no %s); skipped",
+                 checkpoint_id, job_dir, METADATA_FILE)
+        return None
+    try:
+        checkpoint = read_metadata(metadata_uri)
+    except CorruptStateError as exc:
+        log.warning("skipping damaged checkpoint %d: %s", checkpoint_id, exc)
+        return None
+    if checkpoint.checkpoint_id != checkpoint_id:
+        log.warning("skipping %s: it holds checkpoint %d", metadata_uri, checkpoint.checkpoint_id)
+        return None
+    return checkpoint
