@@ -40,7 +40,8 @@ class FailingState(CountingState):
 
 def pending(*tasks: TaskId, savepoint: bool = False) -> PendingCheckpoint:
     kind = CheckpointType.SAVEPOINT if savepoint else CheckpointType.CHECKPOINT
-    return PendingCheckpoint(CheckpointId(7), 1000, 1000.0, CheckpointOptions(kind), tasks or (A, B))
+    options = CheckpointOptions(kind)
+    return PendingCheckpoint(CheckpointId(7), 1000, 1000.0, options, tasks or (A, B))
 
 
 def test_counting_state_satisfies_the_protocol() -> None:
@@ -97,7 +98,7 @@ def test_completing_hands_over_the_states_and_forbids_abort() -> None:
 
 def test_cannot_complete_with_acks_outstanding_or_abort_twice() -> None:
     checkpoint = pending(A, B)
-    with pytest.raises(IllegalPendingTransitionError, match="1 acks outstanding|2 acks"):
+    with pytest.raises(IllegalPendingTransitionError, match="2 acks outstanding"):
         checkpoint.mark_completed()
     checkpoint.abort(CheckpointFailureReason.CHECKPOINT_EXPIRED)
     with pytest.raises(IllegalPendingTransitionError, match="aborted"):
