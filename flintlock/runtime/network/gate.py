@@ -1,0 +1,514 @@
+"""Input gates and input channels: a subtask's input for one job edge.
+
+A ``SingleInputGate`` has one ``InputChannel`` per consumed subpartition. Channels tell the
+gate when they have data (``notify_channel_non_empty``, from any thread); the gate keeps a
+FIFO of such channels (each at most once) and serves them round robin on the consuming task's
+thread: ``get_next`` returns ``(channel index, buffer)``, events included — end of partition
+too, after which the channel is finished; once every channel has finished and its end of
+partition was returned, ``get_next`` returns None.
+
+* A blocked channel (barrier alignment) keeps its data; the gate remembers it had some and
+  serves it again after ``resume_channel``.
+* A channel error (``set_error``) is raised on the consuming thread at its next read, as an
+  ``InputChannelError`` whose ``__cause__`` is the original error, even if the channel is
+  blocked.
+* ``close`` releases every channel and the gate's pool: no buffer stays outstanding.
+
+``LocalInputChannel`` reads a subpartition view of the same TaskManager directly: the
+producer's buffer is handed over without a copy and the consumer recycles it into the
+producer's pool, which is what makes a slow local consumer stall its producer. A partition
+not registered yet is requested again after ``taskmanager.network.request-backoff.initial``,
+doubling up to ``.max``, then fails with ``PartitionNotFoundError``.
+
+Threads: the gate's queue and flags are guarded by ``_cond``; ``get_next``/``poll_next``,
+``block_channel``/``resume_channel`` run on the consuming task thread only; channels'
+``get_next_buffer`` is called only from the task thread, outside the gate's lock.
+"""
+
+from __future__ import annotations
+
+import abc
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from flintlock.common.errors import FlintlockError
+from flintlock.common.ids import ChannelIndex, ResultPartitionId
+from flintlock.runtime.network.buffer import Buffer, DataType, LocalBufferPool
+from flintlock.runtime.network.events import is_end_of_partition
+from flintlock.runtime.network.partition import (
+    PartitionNotFoundError,
+    ResultPartitionManager,
+    ResultSubpartitionView,
+)
+
+
+class InputChannelError(FlintlockError):
+    """Reading a channel failed; ``__cause__`` holds the original error."""
+
+    def __init__(self, channel_index: int, message: str) -> None:
+        super().__init__(channel_index, message)
+        self.channel_index = channel_index
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"input channel {self.channel_index}: {self.message}"
+
+
+class ProducerFailedError(InputChannelError):
+    """The producing subtask failed; ``__cause__`` is its error."""
+
+
+class InputGateClosedError(FlintlockError):
+    """The gate was closed (the task is being cancelled) while a read was waiting."""
+
+
+@dataclass(frozen=True, slots=True)
+class BufferAndAvailability:
+    buffer: Buffer
+    more_available: bool
+    next_data_type: DataType | None
+    sequence_number: int
+
+
+@dataclass(frozen=True, slots=True)
+class InputChannelStatistics:
+    channel_index: int
+    buffers_received: int
+    bytes_received: int
+    queued_buffers: int
+    is_finished: bool
+    is_released: bool
+
+
+@dataclass(frozen=True, slots=True)
+class InputGateStatistics:
+    gate_index: int
+    num_channels: int
+    channels_with_data: int
+    blocked_channels: tuple[int, ...]
+    finished_channels: int
+    channels: tuple[InputChannelStatistics, ...]
+
+
+class Cancellable(Protocol):
+    def cancel(self) -> None: ...
+
+
+Scheduler = Callable[[float, Callable[[], None]], Cancellable]
+"""Runs a callback after a delay in seconds (on some other thread); returns a handle."""
+
+
+def timer_scheduler(delay_s: float, callback: Callable[[], None]) -> Cancellable:
+    """The default ``Scheduler``: a daemon ``threading.Timer``."""
+    timer = threading.Timer(delay_s, callback)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+class InputChannel(abc.ABC):
+    """One consumed subpartition, as seen by the consuming gate."""
+
+    def __init__(
+        self, gate: SingleInputGate, channel_index: ChannelIndex,
+        partition_id: ResultPartitionId, subpartition_index: int,
+    ) -> None:
+        self.gate = gate
+        self.channel_index = channel_index
+        self.partition_id = partition_id
+        self.subpartition_index = subpartition_index
+        self._error: BaseException | None = None  # set from any thread, read by the task
+        self.buffers_received = 0  # task thread
+        self.bytes_received = 0  # task thread
+        self.is_finished = False  # end of partition returned; task thread
+
+    @abc.abstractmethod
+    def request_subpartition(self) -> None: ...
+
+    @abc.abstractmethod
+    def get_next_buffer(self) -> BufferAndAvailability | None: ...
+
+    @abc.abstractmethod
+    def resume_consumption(self) -> None: ...
+
+    @abc.abstractmethod
+    def release(self) -> None: ...
+
+    @property
+    @abc.abstractmethod
+    def is_released(self) -> bool: ...
+
+    def notify_channel_non_empty(self) -> None:
+        self.gate.notify_channel_non_empty(self)
+
+    def set_error(self, cause: BaseException) -> None:
+        """Records ``cause`` (the first one wins); the gate raises it at the next read."""
+        if self._error is None:
+            self._error = cause
+        self.notify_channel_non_empty()
+
+    @property
+    def has_error(self) -> bool:
+        return self._error is not None
+
+    def check_error(self) -> None:
+        error = self._error
+        if error is None:
+            return
+        if isinstance(error, InputChannelError):
+            raise error
+        raise InputChannelError(self.channel_index, f"{type(error).__name__}: {error}") from error
+
+    def queued_buffers(self) -> int:
+        return 0
+
+    def statistics(self) -> InputChannelStatistics:
+        return InputChannelStatistics(
+            self.channel_index, self.buffers_received, self.bytes_received,
+            self.queued_buffers(), self.is_finished, self.is_released,
+        )
+
+
+class LocalInputChannel(InputChannel):
+    """Reads a subpartition of this TaskManager straight from its view (no copy, no credit)."""
+
+    def __init__(
+        self, gate: SingleInputGate, channel_index: ChannelIndex,
+        partition_id: ResultPartitionId, subpartition_index: int,
+        partition_manager: ResultPartitionManager, backoff_initial_ms: int = 100,
+        backoff_max_ms: int = 10_000, scheduler: Scheduler = timer_scheduler,
+    ) -> None:
+        super().__init__(gate, channel_index, partition_id, subpartition_index)
+        self._manager = partition_manager
+        self._backoff_ms = backoff_initial_ms
+        self._backoff_max_ms = backoff_max_ms
+        self._scheduler = scheduler
+        self._lock = threading.Lock()
+        self._view: ResultSubpartitionView | None = None  # guarded by _lock
+        self._retry: Cancellable | None = None  # guarded by _lock
+        self._released = False  # guarded by _lock
+
+    def request_subpartition(self) -> None:
+        """Creates the view, or schedules a retry while the partition is not registered."""
+        with self._lock:
+            if self._released or self._view is not None:
+                return
+            self._retry = None
+        try:
+            view = self._manager.create_subpartition_view(
+                self.partition_id, self.subpartition_index, self
+            )
+        except PartitionNotFoundError as exc:
+            self._retry_or_fail(exc)
+            return
+        with self._lock:
+            if not self._released:
+                self._view = view
+                return
+        view.release()
+
+    def _retry_or_fail(self, cause: PartitionNotFoundError) -> None:
+        with self._lock:
+            if self._released:
+                return
+            delay_ms = self._backoff_ms
+            if delay_ms <= 0 or delay_ms > self._backoff_max_ms:
+                retry = False
+            else:
+                retry = True
+                grown = min(delay_ms * 2, self._backoff_max_ms)
+                self._backoff_ms = grown if grown > delay_ms else self._backoff_max_ms + 1
+                self._retry = self._scheduler(delay_ms / 1000.0, self.request_subpartition)
+        if not retry:
+            self.set_error(cause)
+
+    def notify_data_available(self) -> None:
+        """The view's listener (producer's thread): tell the gate."""
+        self.notify_channel_non_empty()
+
+    def get_next_buffer(self) -> BufferAndAvailability | None:
+        view = self._view
+        if view is None:
+            return None
+        polled = view.poll_next()
+        if polled is None:
+            if view.is_released and not self.is_finished:
+                self._raise_released(view)
+            return None
+        buffer = polled.buffer
+        self.buffers_received += 1
+        self.bytes_received += buffer.size
+        if buffer.data_type is not DataType.DATA_BUFFER and is_end_of_partition(buffer):
+            view.release()
+        return BufferAndAvailability(
+            buffer, polled.next_data_type is not None, polled.next_data_type,
+            polled.sequence_number,
+        )
+
+    def _raise_released(self, view: ResultSubpartitionView) -> None:
+        cause = view.failure_cause
+        if cause is not None:
+            raise ProducerFailedError(
+                self.channel_index, f"producer of {self.partition_id} failed: {cause!r}"
+            ) from cause
+        raise InputChannelError(
+            self.channel_index, f"{self.partition_id} was released before its end"
+        )
+
+    def resume_consumption(self) -> None:
+        """Nothing to do locally: a blocked local channel only stops being read."""
+
+    def release(self) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+            view, self._view = self._view, None
+            retry, self._retry = self._retry, None
+        if retry is not None:
+            retry.cancel()
+        if view is not None:
+            view.release()
+
+    @property
+    def is_released(self) -> bool:
+        return self._released
+
+    def queued_buffers(self) -> int:
+        view = self._view
+        return 0 if view is None else view.get_backlog()
+
+
+class SingleInputGate:
+    """The channels of one job edge, read as one stream of (channel, buffer)."""
+
+    def __init__(self, gate_index: int = 0, buffer_pool: LocalBufferPool | None = None) -> None:
+        self.gate_index = gate_index
+        self._buffer_pool = buffer_pool
+        self._cond = threading.Condition(threading.Lock())
+        self._channels: list[InputChannel] = []
+        self._queue: deque[InputChannel] = deque()  # guarded by _cond
+        self._enqueued: list[bool] = []  # guarded by _cond
+        self._blocked: list[bool] = []  # task thread
+        self._blocked_with_data: set[int] = set()  # guarded by _cond
+        self._num_finished = 0  # task thread
+        self._requested = False  # task thread
+        self._closed = False
+        self._availability_listener: Callable[[], None] | None = None
+
+    @property
+    def buffer_pool(self) -> LocalBufferPool:
+        """The pool of floating buffers for remote channels."""
+        if self._buffer_pool is None:
+            raise FlintlockError(f"input gate {self.gate_index} has no buffer pool")
+        return self._buffer_pool
+
+    @property
+    def channels(self) -> Sequence[InputChannel]:
+        return self._channels
+
+    @property
+    def num_channels(self) -> int:
+        return len(self._channels)
+
+    def set_channels(self, channels: list[InputChannel]) -> None:
+        for position, channel in enumerate(channels):
+            if channel.channel_index != position:
+                raise ValueError(f"channel {channel.channel_index} given at position {position}")
+        with self._cond:
+            self._channels = list(channels)
+            self._enqueued = [False] * len(channels)
+            self._blocked = [False] * len(channels)
+
+    def set_availability_listener(self, callback: Callable[[], None]) -> None:
+        """Called (from any thread) whenever a channel reports data; used by union gates."""
+        self._availability_listener = callback
+
+    def request_partitions(self) -> None:
+        """Asks every channel to request its subpartition (once; done by the first read)."""
+        if self._requested:
+            return
+        self._requested = True
+        for channel in self._channels:
+            channel.request_subpartition()
+
+    # -- notifications (any thread) ------------------------------------------------------
+
+    def notify_channel_non_empty(self, channel: InputChannel) -> None:
+        index = channel.channel_index
+        with self._cond:
+            if self._closed or self._enqueued[index]:
+                return
+            self._enqueued[index] = True
+            self._queue.append(channel)
+            self._cond.notify()
+        listener = self._availability_listener
+        if listener is not None:
+            listener()
+
+    # -- reading (task thread) ------------------------------------------------------------
+
+    def get_next(self, timeout_s: float | None = None) -> tuple[ChannelIndex, Buffer] | None:
+        """The next buffer of any channel, waiting for one; None once every channel finished
+        (or when ``timeout_s`` passed without data)."""
+        return self._next(True, timeout_s)
+
+    def poll_next(self) -> tuple[ChannelIndex, Buffer] | None:
+        """The next buffer if one is ready now, else None."""
+        return self._next(False, None)
+
+    def _next(self, blocking: bool, timeout_s: float | None) -> tuple[ChannelIndex, Buffer] | None:
+        self.request_partitions()
+        while True:
+            channel = self._pop_channel(blocking, timeout_s)
+            if channel is None:
+                return None
+            channel.check_error()
+            result = channel.get_next_buffer()
+            if result is None:
+                continue
+            if result.more_available:
+                self.notify_channel_non_empty(channel)
+            if is_end_of_partition(result.buffer):
+                channel.is_finished = True
+                self._num_finished += 1
+            return channel.channel_index, result.buffer
+
+    def _pop_channel(self, blocking: bool, timeout_s: float | None) -> InputChannel | None:
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise InputGateClosedError(f"input gate {self.gate_index} is closed")
+                while self._queue:
+                    channel = self._queue.popleft()
+                    index = channel.channel_index
+                    self._enqueued[index] = False
+                    if self._blocked[index] and not channel.has_error:
+                        self._blocked_with_data.add(index)
+                        continue
+                    return channel
+                if self._num_finished == len(self._channels) or not blocking:
+                    return None
+                if not self._cond.wait(timeout_s):
+                    return None
+
+    def block_channel(self, index: int) -> None:
+        """Stop returning this channel's data (it stays queued in the channel)."""
+        self._blocked[index] = True
+
+    def resume_channel(self, index: int) -> None:
+        self._blocked[index] = False
+        with self._cond:
+            had_data = index in self._blocked_with_data
+            self._blocked_with_data.discard(index)
+        self._channels[index].resume_consumption()
+        if had_data:
+            self.notify_channel_non_empty(self._channels[index])
+
+    def is_blocked(self, index: int) -> bool:
+        return self._blocked[index]
+
+    @property
+    def is_finished(self) -> bool:
+        return self._num_finished == len(self._channels)
+
+    def close(self) -> None:
+        """Releases every channel and the pool; wakes a waiting reader to fail."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.clear()
+            self._cond.notify_all()
+        for channel in self._channels:
+            channel.release()
+        if self._buffer_pool is not None:
+            self._buffer_pool.destroy()
+
+    def statistics(self) -> InputGateStatistics:
+        with self._cond:
+            with_data = len(self._queue) + len(self._blocked_with_data)
+        blocked = tuple(i for i, flag in enumerate(self._blocked) if flag)
+        return InputGateStatistics(
+            self.gate_index, len(self._channels), with_data, blocked, self._num_finished,
+            tuple(channel.statistics() for channel in self._channels),
+        )
+
+
+class UnionInputGate:
+    """Several gates read as one; channel indices are global (gate offset + local index)."""
+
+    def __init__(self, gates: Sequence[SingleInputGate]) -> None:
+        if not gates:
+            raise ValueError("a union input gate needs at least one gate")
+        self.gates = list(gates)
+        self._offsets: list[int] = []
+        offset = 0
+        for gate in self.gates:
+            self._offsets.append(offset)
+            offset += gate.num_channels
+            gate.set_availability_listener(self._notify)
+        self._cond = threading.Condition(threading.Lock())
+        self._dirty = False  # a gate reported data since the last scan; guarded by _cond
+        self._next_gate = 0  # round-robin start; task thread
+
+    def _notify(self) -> None:
+        with self._cond:
+            self._dirty = True
+            self._cond.notify()
+
+    @property
+    def channels(self) -> list[InputChannel]:
+        return [channel for gate in self.gates for channel in gate.channels]
+
+    @property
+    def num_channels(self) -> int:
+        return sum(gate.num_channels for gate in self.gates)
+
+    def get_next(self, timeout_s: float | None = None) -> tuple[ChannelIndex, Buffer] | None:
+        while True:
+            with self._cond:
+                self._dirty = False
+            found = self.poll_next()
+            if found is not None or self.is_finished:
+                return found
+            with self._cond:
+                if not self._dirty and not self._cond.wait(timeout_s):
+                    return None
+
+    def poll_next(self) -> tuple[ChannelIndex, Buffer] | None:
+        count = len(self.gates)
+        for step in range(count):
+            position = (self._next_gate + step) % count
+            found = self.gates[position].poll_next()
+            if found is not None:
+                self._next_gate = (position + 1) % count
+                return ChannelIndex(self._offsets[position] + found[0]), found[1]
+        return None
+
+    def _locate(self, index: int) -> tuple[SingleInputGate, int]:
+        for position in range(len(self.gates) - 1, -1, -1):
+            if index >= self._offsets[position]:
+                return self.gates[position], index - self._offsets[position]
+        raise IndexError(f"no channel {index}")
+
+    def block_channel(self, index: int) -> None:
+        gate, local = self._locate(index)
+        gate.block_channel(local)
+
+    def resume_channel(self, index: int) -> None:
+        gate, local = self._locate(index)
+        gate.resume_channel(local)
+
+    @property
+    def is_finished(self) -> bool:
+        return all(gate.is_finished for gate in self.gates)
+
+    def close(self) -> None:
+        for gate in self.gates:
+            gate.close()
+        with self._cond:
+            self._cond.notify_all()

@@ -1,0 +1,320 @@
+"""Result partitions: one subtask's output for one intermediate data set, and their registry.
+
+A ``ResultPartition`` has one subpartition per consumer subtask. Its producer (through a
+``RecordWriter``) adds finished buffers and events to subpartitions, then ``finish``es it
+(end of partition on every subpartition) or ``fail``s it. Consumers read a subpartition
+through a view created by the TaskManager's ``ResultPartitionManager`` — directly for a local
+input channel, through the network I/O thread for a remote one.
+
+Partition types (DESIGN.md §1): PIPELINED_BOUNDED (streaming default; the pool is bounded, so
+a slow consumer stalls the producer), PIPELINED (the pool may borrow any free segment),
+BLOCKING (spilled to a file as written, readable only after finish, more than once; see
+``blocking``). Pool sizes: min = subpartitions (one current buffer per channel), max =
+subpartitions * ``buffers-per-channel`` + ``floating-buffers-per-gate`` when bounded;
+``max-buffers-per-channel`` caps one subpartition's share.
+
+States: PRODUCING → FINISHED | RELEASED, FINISHED → RELEASED; anything else raises
+``IllegalPartitionStateError``. ``fail(cause)`` is a release that hands ``cause`` to every
+view, whose consumer must then fail with it. A pipelined partition whose
+every subpartition has been consumed (its view released) releases itself.
+
+Threads: producer-side calls come from the producing task thread; ``release``/``fail`` may
+come from any thread (cancellation); the state is guarded by ``_lock``.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flintlock.common.config import Configuration
+from flintlock.common.ids import ResultPartitionId
+from flintlock.common.options.network import (
+    BUFFERS_PER_CHANNEL,
+    FLOATING_BUFFERS_PER_GATE,
+    MAX_BUFFERS_PER_CHANNEL,
+)
+from flintlock.runtime.checkpoint.barriers import END_OF_PARTITION
+from flintlock.runtime.network.blocking import BlockingSubpartition, SpillFile
+from flintlock.runtime.network.buffer import (
+    UNBOUNDED,
+    Buffer,
+    LocalBufferPool,
+    LocalBufferPoolStatistics,
+    NetworkBufferPool,
+    unpooled_buffer,
+)
+from flintlock.runtime.network.events import encode_event, event_bytes, event_data_type
+from flintlock.runtime.network.subpartition import (
+    BufferAndBacklog,
+    BufferAvailabilityListener,
+    IllegalPartitionStateError,
+    PartitionNotFoundError,
+    PipelinedSubpartition,
+    ResultSubpartitionView,
+    SubpartitionAlreadyConsumedError,
+    SubpartitionStatistics,
+)
+
+__all__ = [
+    "BufferAndBacklog",
+    "BufferAvailabilityListener",
+    "IllegalPartitionStateError",
+    "PartitionNotFoundError",
+    "PartitionState",
+    "ResultPartition",
+    "ResultPartitionManager",
+    "ResultPartitionStatistics",
+    "ResultPartitionType",
+    "ResultSubpartitionView",
+    "SubpartitionAlreadyConsumedError",
+    "create_partition_pool",
+]
+
+
+class ResultPartitionType(enum.Enum):
+    PIPELINED = "pipelined"
+    PIPELINED_BOUNDED = "pipelined_bounded"
+    BLOCKING = "blocking"
+
+    @property
+    def is_pipelined(self) -> bool:
+        return self is not ResultPartitionType.BLOCKING
+
+    @property
+    def is_bounded(self) -> bool:
+        return self is not ResultPartitionType.PIPELINED
+
+
+class PartitionState(enum.Enum):
+    PRODUCING = "producing"
+    FINISHED = "finished"
+    RELEASED = "released"
+    """Released by the consumers, the TaskManager, or the producer's failure (with a cause)."""
+
+
+_TRANSITIONS: dict[PartitionState, frozenset[PartitionState]] = {
+    PartitionState.PRODUCING: frozenset({PartitionState.FINISHED, PartitionState.RELEASED}),
+    PartitionState.FINISHED: frozenset({PartitionState.RELEASED}),
+    PartitionState.RELEASED: frozenset(),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ResultPartitionStatistics:
+    partition_id: ResultPartitionId
+    partition_type: ResultPartitionType
+    state: PartitionState
+    subpartitions: tuple[SubpartitionStatistics, ...]
+    pool: LocalBufferPoolStatistics
+
+
+def create_partition_pool(
+    network_pool: NetworkBufferPool, partition_type: ResultPartitionType,
+    num_subpartitions: int, config: Configuration,
+) -> LocalBufferPool:
+    """The local pool a partition of this type and width gets (see the module docstring)."""
+    per_channel = config.get(BUFFERS_PER_CHANNEL)
+    floating = config.get(FLOATING_BUFFERS_PER_GATE)
+    maximum = UNBOUNDED
+    if partition_type.is_bounded:
+        maximum = max(num_subpartitions, num_subpartitions * per_channel + floating)
+    return network_pool.create_buffer_pool(
+        num_subpartitions, maximum, num_subpartitions, config.get(MAX_BUFFERS_PER_CHANNEL)
+    )
+
+
+_Subpartition = PipelinedSubpartition | BlockingSubpartition
+
+
+class ResultPartition:
+    """One producer's output, split into subpartitions (see the module docstring)."""
+
+    def __init__(
+        self, partition_id: ResultPartitionId, partition_type: ResultPartitionType,
+        num_subpartitions: int, buffer_pool: LocalBufferPool, spill_dir: str | None = None,
+    ) -> None:
+        if num_subpartitions < 1:
+            raise ValueError("a result partition needs at least one subpartition")
+        self.partition_id = partition_id
+        self.partition_type = partition_type
+        self.num_subpartitions = num_subpartitions
+        self.buffer_pool = buffer_pool
+        self._lock = threading.Lock()
+        self._state = PartitionState.PRODUCING  # guarded by _lock
+        self._failure: BaseException | None = None
+        self._consumed: set[int] = set()  # subpartitions whose view was released
+        self._on_released: list[Callable[[ResultPartition], None]] = []
+        self._spill: SpillFile | None = None
+        self._subpartitions: list[_Subpartition]
+        if partition_type is ResultPartitionType.BLOCKING:
+            spill = self._spill = SpillFile(spill_dir)
+            self._subpartitions = [BlockingSubpartition(i, spill) for i in range(num_subpartitions)]
+        else:
+            self._subpartitions = [
+                PipelinedSubpartition(i, self._subpartition_consumed)
+                for i in range(num_subpartitions)
+            ]
+
+    # -- producer side ------------------------------------------------------------------------
+
+    def request_buffer_blocking(self, subpartition: int, timeout_s: float | None = None) -> Buffer:
+        """A buffer to fill for ``subpartition`` (blocks: backpressure)."""
+        return self.buffer_pool.request_buffer_blocking(timeout_s, subpartition)
+
+    def add_buffer(self, subpartition: int, buffer: Buffer) -> None:
+        """Queues a finished buffer (the caller gives up ownership)."""
+        if self._state is not PartitionState.PRODUCING:
+            buffer.recycle()
+            if self._state is PartitionState.FINISHED:
+                raise IllegalPartitionStateError(f"{self.partition_id}: buffer added after finish")
+            return
+        self._subpartitions[subpartition].add(buffer)
+
+    def add_event(self, subpartition: int, event: object) -> None:
+        self.add_buffer(subpartition, encode_event(event))
+
+    def broadcast_event(self, event: object) -> None:
+        """Adds ``event`` to every subpartition (encoded once)."""
+        data = bytearray(event_bytes(event))
+        data_type = event_data_type(event)
+        for index in range(self.num_subpartitions):
+            self.add_buffer(index, unpooled_buffer(data, data_type))
+
+    def finish(self) -> None:
+        """Appends end of partition to every subpartition; no more adds after this."""
+        self.broadcast_event(END_OF_PARTITION)
+        self._transition(PartitionState.FINISHED)
+        if self._spill is not None:
+            self._spill.finish()
+            for subpartition in self._subpartitions:
+                assert isinstance(subpartition, BlockingSubpartition)
+                subpartition.mark_finished()
+
+    def fail(self, cause: BaseException) -> None:
+        """The producer failed: every consumer must fail with ``cause``."""
+        self.release(cause)
+
+    def release(self, cause: BaseException | None = None) -> None:
+        """Drops all queued data, destroys the pool, deletes spill files. Idempotent."""
+        with self._lock:
+            if self._state is PartitionState.RELEASED:
+                return
+            self._state = PartitionState.RELEASED
+            self._failure = cause
+            callbacks, self._on_released = self._on_released, []
+        for subpartition in self._subpartitions:
+            subpartition.release(cause)
+        self.buffer_pool.destroy()
+        if self._spill is not None:
+            self._spill.delete()
+        for callback in callbacks:
+            callback(self)
+
+    def _transition(self, target: PartitionState) -> None:
+        with self._lock:
+            if target not in _TRANSITIONS[self._state]:
+                raise IllegalPartitionStateError(
+                    f"{self.partition_id}: cannot go from {self._state.name} to {target.name}"
+                )
+            self._state = target
+
+    # -- consumer side ------------------------------------------------------------------------
+
+    def create_subpartition_view(
+        self, index: int, listener: BufferAvailabilityListener
+    ) -> ResultSubpartitionView:
+        if not 0 <= index < self.num_subpartitions:
+            raise IndexError(f"{self.partition_id} has no subpartition {index}")
+        if self._state is PartitionState.RELEASED:
+            raise PartitionNotFoundError(self.partition_id)
+        return self._subpartitions[index].create_view(listener)
+
+    def _subpartition_consumed(self, index: int) -> None:
+        with self._lock:
+            self._consumed.add(index)
+            all_consumed = len(self._consumed) == self.num_subpartitions
+        if all_consumed:
+            self.release()
+
+    def add_release_callback(self, callback: Callable[[ResultPartition], None]) -> None:
+        self._on_released.append(callback)
+
+    @property
+    def state(self) -> PartitionState:
+        return self._state
+
+    @property
+    def is_released(self) -> bool:
+        return self._state is PartitionState.RELEASED
+
+    @property
+    def is_finished(self) -> bool:
+        return self._state is PartitionState.FINISHED
+
+    @property
+    def failure_cause(self) -> BaseException | None:
+        return self._failure
+
+    def statistics(self) -> ResultPartitionStatistics:
+        return ResultPartitionStatistics(
+            self.partition_id, self.partition_type, self._state,
+            tuple(sub.statistics() for sub in self._subpartitions), self.buffer_pool.statistics(),
+        )
+
+    def __repr__(self) -> str:
+        kind, state = self.partition_type.name, self._state.name
+        return f"ResultPartition({self.partition_id}, {kind}, {state})"
+
+
+class ResultPartitionManager:
+    """The TaskManager's registry of the partitions its subtasks produce. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._partitions: dict[ResultPartitionId, ResultPartition] = {}  # guarded by _lock
+
+    def register(self, partition: ResultPartition) -> None:
+        with self._lock:
+            if partition.partition_id in self._partitions:
+                raise IllegalPartitionStateError(f"{partition.partition_id} is already registered")
+            self._partitions[partition.partition_id] = partition
+        partition.add_release_callback(self._forget)
+
+    def create_subpartition_view(
+        self, partition_id: ResultPartitionId, index: int, listener: BufferAvailabilityListener
+    ) -> ResultSubpartitionView:
+        with self._lock:
+            partition = self._partitions.get(partition_id)
+        if partition is None:
+            raise PartitionNotFoundError(partition_id)
+        return partition.create_subpartition_view(index, listener)
+
+    def get(self, partition_id: ResultPartitionId) -> ResultPartition | None:
+        with self._lock:
+            return self._partitions.get(partition_id)
+
+    def release(self, partition_id: ResultPartitionId, cause: BaseException | None = None) -> None:
+        with self._lock:
+            partition = self._partitions.pop(partition_id, None)
+        if partition is not None:
+            partition.release(cause)
+
+    def release_all(self) -> None:
+        with self._lock:
+            partitions = list(self._partitions.values())
+            self._partitions.clear()
+        for partition in partitions:
+            partition.release()
+
+    @property
+    def partition_ids(self) -> list[ResultPartitionId]:
+        with self._lock:
+            return list(self._partitions)
+
+    def _forget(self, partition: ResultPartition) -> None:
+        with self._lock:
+            if self._partitions.get(partition.partition_id) is partition:
+                del self._partitions[partition.partition_id]

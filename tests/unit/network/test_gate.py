@@ -1,0 +1,254 @@
+import threading
+
+import pytest
+
+from flintlock.common.ids import ChannelIndex
+from flintlock.runtime.checkpoint.barriers import END_OF_PARTITION
+from flintlock.runtime.network.buffer import BufferRequestTimeoutError, NetworkBufferPool
+from flintlock.runtime.network.events import decode_event
+from flintlock.runtime.network.gate import (
+    InputChannelError,
+    InputGateClosedError,
+    ProducerFailedError,
+    UnionInputGate,
+)
+from flintlock.runtime.network.partition import PartitionNotFoundError, ResultPartitionManager
+
+from .test_partition_support import data_buffer, local_gate, make_partition, pid
+
+
+class ManualScheduler:
+    def __init__(self) -> None:
+        self.pending: list[tuple[float, object]] = []
+
+    def __call__(self, delay_s, callback):
+        handle = _Handle(callback)
+        self.pending.append((delay_s, handle))
+        return handle
+
+    def run_next(self) -> float:
+        delay, handle = self.pending.pop(0)
+        handle.callback()
+        return delay
+
+
+class _Handle:
+    def __init__(self, callback) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def two_producers(network, manager, n=1):
+    partitions = [make_partition(network, n, name=f"p{i}") for i in range(2)]
+    for partition in partitions:
+        manager.register(partition)
+    return partitions
+
+
+def read_all(gate):
+    out = []
+    while (item := gate.get_next(timeout_s=5)) is not None:
+        channel, buffer = item
+        out.append((channel, bytes(buffer.view()) if not buffer.is_event else decode_event(buffer)))
+        buffer.recycle()
+    return out
+
+
+def test_local_exchange_delivers_in_order_and_finishes():
+    network = NetworkBufferPool(16, 64)
+    manager = ResultPartitionManager()
+    producers = two_producers(network, manager)
+    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    for index in range(3):
+        for number, producer in enumerate(producers):
+            producer.add_buffer(0, data_buffer(producer, 0, f"{number}:{index}".encode()))
+    for producer in producers:
+        producer.finish()
+    out = read_all(gate)
+    for channel in (0, 1):
+        mine = [payload for c, payload in out if c == channel]
+        assert mine == [f"{channel}:{i}".encode() for i in range(3)] + [END_OF_PARTITION]
+    assert gate.is_finished and gate.get_next() is None and gate.poll_next() is None
+    assert manager.partition_ids == []
+    assert network.statistics().free_segments == 16
+
+
+def test_poll_next_returns_none_without_data():
+    network = NetworkBufferPool(16, 64)
+    manager = ResultPartitionManager()
+    producers = two_producers(network, manager)
+    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    assert gate.poll_next() is None and not gate.is_finished
+    assert gate.get_next(timeout_s=0.001) is None
+    gate.close()
+
+
+def test_blocked_channel_keeps_its_data_until_resumed():
+    network = NetworkBufferPool(16, 64)
+    manager = ResultPartitionManager()
+    producers = two_producers(network, manager)
+    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    gate.block_channel(0)
+    producers[0].add_buffer(0, data_buffer(producers[0], 0, b"held"))
+    producers[1].add_buffer(0, data_buffer(producers[1], 0, b"free"))
+    channel, buffer = gate.poll_next()
+    assert (channel, bytes(buffer.view())) == (1, b"free")
+    buffer.recycle()
+    assert gate.poll_next() is None
+    assert gate.statistics().blocked_channels == (0,)
+    gate.resume_channel(0)
+    channel, buffer = gate.poll_next()
+    assert (channel, bytes(buffer.view())) == (0, b"held")
+    buffer.recycle()
+    gate.close()
+
+
+def test_producer_failure_is_raised_with_its_cause():
+    network = NetworkBufferPool(16, 64)
+    manager = ResultPartitionManager()
+    producers = two_producers(network, manager)
+    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    assert gate.poll_next() is None
+    cause = RuntimeError("producer exploded")
+    producers[1].fail(cause)
+    with pytest.raises(ProducerFailedError) as info:
+        gate.get_next(timeout_s=5)
+    assert info.value.channel_index == 1 and info.value.__cause__ is cause
+    gate.close()
+    assert all(p.is_released for p in producers)
+    assert network.statistics().free_segments == 16
+
+
+def test_set_error_surfaces_even_on_a_blocked_channel():
+    network = NetworkBufferPool(16, 64)
+    manager = ResultPartitionManager()
+    producers = two_producers(network, manager)
+    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    gate.poll_next()
+    gate.block_channel(0)
+    cause = OSError("disk gone")
+    gate.channels[0].set_error(cause)
+    with pytest.raises(InputChannelError) as info:
+        gate.poll_next()
+    assert info.value.__cause__ is cause and "disk gone" in str(info.value)
+
+
+def test_partition_not_found_is_retried_with_backoff_then_succeeds():
+    network = NetworkBufferPool(16, 64)
+    manager = ResultPartitionManager()
+    scheduler = ManualScheduler()
+    gate = local_gate(manager, [pid("late")], 0, backoff_initial_ms=100,
+                      backoff_max_ms=1000, scheduler=scheduler)
+    assert gate.poll_next() is None
+    assert scheduler.run_next() == 0.1
+    assert scheduler.run_next() == 0.2
+    producer = make_partition(network, 1, name="late")
+    manager.register(producer)
+    producer.add_buffer(0, data_buffer(producer, 0, b"hello"))
+    assert scheduler.run_next() == 0.4
+    _, buffer = gate.get_next(timeout_s=5)
+    assert bytes(buffer.view()) == b"hello"
+    buffer.recycle()
+    assert scheduler.pending == []
+    gate.close()
+
+
+def test_partition_not_found_fails_after_the_maximum_backoff():
+    scheduler = ManualScheduler()
+    gate = local_gate(ResultPartitionManager(), [pid("never")], 0, backoff_initial_ms=100,
+                      backoff_max_ms=300, scheduler=scheduler)
+    gate.poll_next()
+    delays = []
+    while scheduler.pending:
+        delays.append(scheduler.run_next())
+    assert delays == [0.1, 0.2, 0.3]
+    with pytest.raises(InputChannelError) as info:
+        gate.poll_next()
+    assert isinstance(info.value.__cause__, PartitionNotFoundError)
+
+
+def test_release_cancels_a_pending_retry():
+    scheduler = ManualScheduler()
+    gate = local_gate(ResultPartitionManager(), [pid("never")], 0, scheduler=scheduler)
+    gate.poll_next()
+    (_, handle), = scheduler.pending
+    gate.close()
+    assert handle.cancelled
+
+
+def test_close_wakes_a_waiting_reader_and_leaves_no_buffer_outstanding():
+    network = NetworkBufferPool(16, 64)
+    manager = ResultPartitionManager()
+    producers = two_producers(network, manager)
+    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    producers[0].add_buffer(0, data_buffer(producers[0], 0, b"never read"))
+    gate.block_channel(0)
+    errors = []
+
+    def read() -> None:
+        try:
+            gate.get_next(timeout_s=10)
+        except InputGateClosedError as exc:
+            errors.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    gate.close()
+    reader.join(10)
+    assert len(errors) == 1
+    assert all(p.is_released for p in producers)
+    assert network.statistics().free_segments == 16
+
+
+def test_slow_consumer_backpressures_the_producer():
+    network = NetworkBufferPool(64, 64)
+    manager = ResultPartitionManager()
+    producer = make_partition(network, 1)
+    manager.register(producer)
+    gate = local_gate(manager, [producer.partition_id], 0)
+    capacity = producer.buffer_pool.max_buffers
+    for index in range(capacity):
+        producer.add_buffer(0, data_buffer(producer, 0, bytes([index])))
+    with pytest.raises(BufferRequestTimeoutError):
+        producer.request_buffer_blocking(0, timeout_s=0.01)
+    _, buffer = gate.get_next(timeout_s=5)
+    assert bytes(buffer.view()) == b"\x00"
+    buffer.recycle()
+    producer.request_buffer_blocking(0, timeout_s=5).recycle()
+    gate.close()
+
+
+def test_union_gate_uses_global_channel_indices():
+    network = NetworkBufferPool(32, 64)
+    manager = ResultPartitionManager()
+    producers = [make_partition(network, 1, name=f"u{i}") for i in range(3)]
+    for producer in producers:
+        manager.register(producer)
+    first = local_gate(manager, [producers[0].partition_id], 0)
+    second = local_gate(manager, [producers[1].partition_id, producers[2].partition_id], 0)
+    union = UnionInputGate([first, second])
+    assert union.num_channels == 3
+    union.block_channel(2)
+    for number, producer in enumerate(producers):
+        producer.add_buffer(0, data_buffer(producer, 0, bytes([number])))
+        producer.finish()
+    seen = read_until_blocked(union)
+    assert {(c, p) for c, p in seen if not isinstance(p, type(END_OF_PARTITION))} == {
+        (0, b"\x00"), (1, b"\x01")}
+    union.resume_channel(2)
+    rest = read_all(union)
+    assert rest == [(ChannelIndex(2), b"\x02"), (ChannelIndex(2), END_OF_PARTITION)]
+    assert union.is_finished and union.get_next() is None
+    assert network.statistics().free_segments == 32
+
+
+def read_until_blocked(gate):
+    out = []
+    while (item := gate.poll_next()) is not None:
+        channel, buffer = item
+        out.append((channel, bytes(buffer.view()) if not buffer.is_event else decode_event(buffer)))
+        buffer.recycle()
+    return out
