@@ -1,0 +1,541 @@
+"""CheckpointCoordinator scenarios: facts in, exact actions out (ManualClock, tmp_path storage)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flintlock.common.config import Configuration
+from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
+from flintlock.runtime.checkpoint.barriers import AlignmentType, CheckpointOptions, CheckpointType
+from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
+from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
+from flintlock.runtime.checkpoint.coordinator_actions import (
+    CompleteCheckpointRequest,
+    CompleteSavepointRequest,
+    CoordinatorAction,
+    FailCheckpointRequest,
+    FailJob,
+    FailSavepointRequest,
+    NotifyCheckpointAborted,
+    NotifyCheckpointComplete,
+    ScheduleNextTrigger,
+    ScheduleTimeout,
+    TriggerCheckpointOnTask,
+)
+from flintlock.runtime.checkpoint.failure import CheckpointFailureReason as R
+from flintlock.runtime.checkpoint.failure_manager import TooManyCheckpointFailuresError
+from flintlock.runtime.checkpoint.handles import StreamStateHandle
+from flintlock.runtime.checkpoint.metadata import resolve_savepoint
+from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
+from flintlock.runtime.checkpoint.storage import (
+    CheckpointStorage,
+    CheckpointStorageLocation,
+    discard_state,
+)
+from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.testing.clock import ManualClock
+
+JOB = JobId("c0ffee00job")
+SRC0 = TaskId(JobVertexId("src"), SubtaskIndex(0))
+SRC1 = TaskId(JobVertexId("src"), SubtaskIndex(1))
+SINK = TaskId(JobVertexId("sink"), SubtaskIndex(0))
+SOURCES = (SRC0, SRC1)
+ALL = (SINK, SRC0, SRC1)  # sorted order, as the coordinator emits per-task actions
+TIMEOUT = 10_000
+START = 1_000.0
+OPTS = CheckpointOptions(CheckpointType.CHECKPOINT, AlignmentType.ALIGNED)
+SP_OPTS = CheckpointOptions(CheckpointType.SAVEPOINT, AlignmentType.ALIGNED)
+
+
+class FileState:
+    """A task's state: one file in the checkpoint's directory; discarding deletes it."""
+
+    def __init__(self, handle: StreamStateHandle) -> None:
+        self.handle = handle
+
+    @property
+    def state_size(self) -> int:
+        return self.handle.size
+
+    def discard(self) -> None:
+        discard_state(self.handle)
+
+    @property
+    def exists(self) -> bool:
+        return Path(self.handle.uri).exists()
+
+
+class FailingStore(CompletedCheckpointStore):
+    def add(self, checkpoint: CompletedCheckpoint) -> list[CompletedCheckpoint]:
+        raise OSError("disk full")
+
+
+class Harness:
+    def __init__(self, tmp_path: Path, store: CompletedCheckpointStore | None = None,
+                 last_checkpoint_id: int = 0, max_queued: int = 1000, **options: Any) -> None:
+        self.tmp_path = tmp_path
+        settings = {"execution.checkpointing.timeout": TIMEOUT}
+        settings.update({f"execution.checkpointing.{k.replace('_', '-')}": v
+                         for k, v in options.items()})
+        self.config = Configuration(settings)
+        self.clock = ManualClock(START)
+        self.storage = CheckpointStorage(str(tmp_path / "chk"), JOB, str(tmp_path / "sp"),
+                                         random.Random(7))
+        self.store = store or CompletedCheckpointStore(
+            self.config.get_integer("execution.checkpointing.num-retained"), self.storage.job_dir)
+        self.coordinator = CheckpointCoordinator(
+            JOB, self.config, CheckpointTaskSets.for_job(SOURCES, ALL), self.storage, self.store,
+            self.clock, random.Random(11), last_checkpoint_id=last_checkpoint_id,
+            max_queued_requests=max_queued)
+        self.states: dict[tuple[int, TaskId], FileState] = {}
+
+    def all_running(self) -> None:
+        for task in ALL:
+            assert self.coordinator.on_task_state_changed(task, True) == []
+
+    def location(self, checkpoint_id: int) -> str:
+        return self.storage.checkpoint_location(CheckpointId(checkpoint_id)).uri
+
+    def state(self, checkpoint_id: int, task: TaskId, location: str | None = None) -> FileState:
+        where = CheckpointStorageLocation(location or self.location(checkpoint_id),
+                                          CheckpointId(checkpoint_id))
+        state = FileState(where.write_state(f"{task.vertex}-{task.subtask}-{len(self.states)}",
+                                            b"x" * 10))
+        self.states[(checkpoint_id, task)] = state
+        return state
+
+    def ack(self, checkpoint_id: int, task: TaskId, location: str | None = None,
+            metrics: SubtaskCheckpointMetrics | None = None) -> list[CoordinatorAction]:
+        state = self.state(checkpoint_id, task, location)
+        return self.coordinator.receive_acknowledge(
+            task, CheckpointId(checkpoint_id), state, metrics or SubtaskCheckpointMetrics())
+
+    def ack_all(self, checkpoint_id: int, location: str | None = None,
+                tasks: Sequence[TaskId] = ALL) -> list[CoordinatorAction]:
+        actions: list[CoordinatorAction] = []
+        for task in tasks:
+            actions += self.ack(checkpoint_id, task, location)
+        return actions
+
+
+def triggered(checkpoint_id: int, at: float, options: CheckpointOptions = OPTS,
+              location: str = "", timestamp: int | None = None) -> list[CoordinatorAction]:
+    ts = int(at) if timestamp is None else timestamp
+    return [ScheduleTimeout(CheckpointId(checkpoint_id), at + TIMEOUT)] + [
+        TriggerCheckpointOnTask(task, CheckpointId(checkpoint_id), ts, options, location)
+        for task in SOURCES
+    ]
+
+
+def completed(checkpoint_id: int) -> list[CoordinatorAction]:
+    return [NotifyCheckpointComplete(task, CheckpointId(checkpoint_id)) for task in ALL]
+
+
+def aborted(checkpoint_id: int, reason: R) -> list[CoordinatorAction]:
+    return [NotifyCheckpointAborted(task, CheckpointId(checkpoint_id), reason) for task in ALL]
+
+
+@pytest.fixture
+def h(tmp_path: Path) -> Harness:
+    harness = Harness(tmp_path, tolerable_failed_checkpoints=5)
+    harness.all_running()
+    return harness
+
+
+# -- trigger, ack, complete ------------------------------------------------------------------
+
+
+def test_trigger_ack_complete(h: Harness) -> None:
+    assert h.coordinator.trigger_checkpoint() == triggered(1, START, location=h.location(1))
+    assert Path(h.location(1)).is_dir()
+    assert h.ack(1, SRC0) == []
+    assert h.ack(1, SINK) == []
+    assert h.ack(1, SRC1) == completed(1)
+    latest = h.store.latest()
+    assert latest is not None and latest.checkpoint_id == 1
+    assert set(latest.task_states) == set(ALL)
+    assert h.coordinator.pending_checkpoints == {}
+
+
+def test_notify_complete_only_after_the_metadata_is_durable(h: Harness) -> None:
+    h.coordinator.trigger_checkpoint()
+    actions = h.ack_all(1)
+    assert actions == completed(1)
+    assert resolve_savepoint(h.location(1)).checkpoint_id == 1
+
+
+def test_a_failed_store_write_notifies_abort_not_complete(tmp_path: Path) -> None:
+    h = Harness(tmp_path, store=FailingStore(1), tolerable_failed_checkpoints=0)
+    h.all_running()
+    h.coordinator.trigger_checkpoint(request_id="r1")
+    actions = h.ack_all(1)
+    assert not any(isinstance(a, NotifyCheckpointComplete) for a in actions)
+    assert actions[:3] == aborted(1, R.FINALIZE_CHECKPOINT_FAILURE)
+    assert isinstance(actions[3], FailCheckpointRequest)
+    assert actions[3].error.reason is R.FINALIZE_CHECKPOINT_FAILURE
+    assert isinstance(actions[4], FailJob)
+    assert not any(s.exists for s in h.states.values())
+    assert not Path(h.location(1)).exists()
+
+
+def test_manual_request_is_answered(h: Harness) -> None:
+    h.coordinator.trigger_checkpoint(request_id="mine")
+    assert h.ack_all(1)[-1] == CompleteCheckpointRequest("mine", CheckpointId(1), h.location(1))
+
+
+def test_options_follow_the_configuration(tmp_path: Path) -> None:
+    cases = [
+        ({"mode": "at-least-once"}, AlignmentType.AT_LEAST_ONCE, None),
+        ({"unaligned.enabled": True}, AlignmentType.UNALIGNED, None),
+        ({"unaligned.enabled": True, "aligned-checkpoint-timeout": 30},
+         AlignmentType.ALIGNED, 30),
+    ]
+    for index, (options, alignment, timeout) in enumerate(cases):
+        h = Harness(tmp_path / str(index))
+        h.config.add_all({f"execution.checkpointing.{k}": v for k, v in options.items()})
+        h.coordinator = CheckpointCoordinator(
+            JOB, h.config, CheckpointTaskSets.for_job(SOURCES, ALL), h.storage, h.store,
+            h.clock, random.Random(1))
+        h.all_running()
+        trigger = h.coordinator.trigger_checkpoint()[1]
+        assert isinstance(trigger, TriggerCheckpointOnTask)
+        assert trigger.options == CheckpointOptions(CheckpointType.CHECKPOINT, alignment, timeout)
+        savepoint = h.coordinator.trigger_savepoint("s")[1]
+        assert isinstance(savepoint, TriggerCheckpointOnTask)
+        expected = AlignmentType.AT_LEAST_ONCE if "mode" in options else AlignmentType.ALIGNED
+        assert savepoint.options == CheckpointOptions(CheckpointType.SAVEPOINT, expected)
+
+
+# -- pre-flight checks -----------------------------------------------------------------------
+
+
+def test_tasks_not_running_refuse_without_counting(tmp_path: Path) -> None:
+    h = Harness(tmp_path, tolerable_failed_checkpoints=0)
+    h.coordinator.on_task_state_changed(SRC0, True)
+    actions = h.coordinator.trigger_checkpoint(request_id="r")
+    assert len(actions) == 1 and isinstance(actions[0], FailCheckpointRequest)
+    assert actions[0].error.reason is R.NOT_ALL_REQUIRED_TASKS_RUNNING
+    savepoint = h.coordinator.trigger_savepoint("s")
+    assert isinstance(savepoint[0], FailSavepointRequest)
+    assert h.coordinator.statistics().refused == {R.NOT_ALL_REQUIRED_TASKS_RUNNING: 2}
+    assert h.coordinator.next_checkpoint_id == 1
+    for task in (SRC1, SINK):
+        h.coordinator.on_task_state_changed(task, True)
+    assert h.coordinator.trigger_checkpoint() == triggered(1, START, location=h.location(1))
+
+
+def test_max_concurrent_queues_the_next_request_until_one_completes(h: Harness) -> None:
+    h.coordinator.trigger_checkpoint()
+    assert h.coordinator.trigger_checkpoint(request_id="second") == []
+    assert h.coordinator.queued_requests == 1
+    h.clock.advance(5)
+    actions = h.ack_all(1)
+    assert actions == completed(1) + triggered(2, START + 5, location=h.location(2))
+
+
+def test_two_concurrent_checkpoints_when_allowed(tmp_path: Path) -> None:
+    h = Harness(tmp_path, max_concurrent_checkpoints=2)
+    h.all_running()
+    h.coordinator.trigger_checkpoint()
+    assert h.coordinator.trigger_checkpoint() == triggered(2, START, location=h.location(2))
+    assert h.coordinator.trigger_checkpoint() == []
+    assert sorted(h.coordinator.pending_checkpoints) == [1, 2]
+
+
+def test_min_pause_delays_the_next_checkpoint(tmp_path: Path) -> None:
+    h = Harness(tmp_path, min_pause=500)
+    h.all_running()
+    h.coordinator.trigger_checkpoint()
+    h.clock.advance(100)
+    h.ack_all(1)
+    h.clock.advance(200)
+    assert h.coordinator.trigger_checkpoint() == [ScheduleNextTrigger(START + 600)]
+    h.clock.advance(299)
+    assert h.coordinator.on_periodic_tick() == [ScheduleNextTrigger(START + 600)]
+    h.clock.advance(1)
+    assert h.coordinator.on_periodic_tick() == triggered(2, START + 600, location=h.location(2))
+
+
+def test_savepoints_ignore_max_concurrent_and_min_pause(tmp_path: Path) -> None:
+    h = Harness(tmp_path, min_pause=10_000)
+    h.all_running()
+    h.coordinator.trigger_checkpoint()
+    h.ack_all(1)
+    h.coordinator.trigger_checkpoint()
+    assert h.coordinator.queued_requests == 1
+    actions = h.coordinator.trigger_savepoint("sp")
+    assert actions[0] == ScheduleTimeout(CheckpointId(2), START + TIMEOUT)
+    trigger = actions[1]
+    assert isinstance(trigger, TriggerCheckpointOnTask) and trigger.options == SP_OPTS
+    assert Path(trigger.location).parent == h.tmp_path / "sp"
+
+
+def test_periodic_triggering(tmp_path: Path) -> None:
+    h = Harness(tmp_path, interval=1000)
+    h.all_running()
+    start = h.coordinator.start()
+    assert len(start) == 1 and isinstance(start[0], ScheduleNextTrigger)
+    first_due = start[0].at_ms
+    assert START <= first_due <= START + 1000
+    assert h.coordinator.on_periodic_tick() == [ScheduleNextTrigger(first_due)]
+    h.clock.advance(first_due - START)
+    now = first_due
+    assert h.coordinator.on_periodic_tick() == [
+        *triggered(1, now, location=h.location(1)), ScheduleNextTrigger(now + 1000)]
+    h.clock.advance(1000)
+    assert h.coordinator.on_periodic_tick() == []  # checkpoint 1 still pending
+    h.clock.advance(10)
+    assert h.ack_all(1) == completed(1) + triggered(2, now + 1010, location=h.location(2)) + [
+        ScheduleNextTrigger(now + 2010)]
+
+
+def test_request_queue_overflow(tmp_path: Path) -> None:
+    h = Harness(tmp_path, max_queued=2)
+    h.all_running()
+    h.coordinator.trigger_checkpoint()
+    assert h.coordinator.trigger_checkpoint(request_id="a") == []
+    assert h.coordinator.trigger_checkpoint(request_id="b") == []
+    overflow = h.coordinator.trigger_checkpoint(request_id="c")
+    assert len(overflow) == 1 and isinstance(overflow[0], FailCheckpointRequest)
+    assert overflow[0].request_id == "c"
+    assert overflow[0].error.reason is R.TOO_MANY_CHECKPOINT_REQUESTS
+    assert h.coordinator.statistics().refused == {R.TOO_MANY_CHECKPOINT_REQUESTS: 1}
+
+
+# -- acks ------------------------------------------------------------------------------------
+
+
+def test_duplicate_unknown_and_late_acks(h: Harness) -> None:
+    h.coordinator.trigger_checkpoint()
+    first = h.state(1, SRC0)
+    assert h.coordinator.receive_acknowledge(SRC0, CheckpointId(1), first) == []
+    duplicate = h.state(1, SRC0)
+    assert h.coordinator.receive_acknowledge(SRC0, CheckpointId(1), duplicate) == []
+    assert first.exists and duplicate.exists
+    stranger = TaskId(JobVertexId("other"), SubtaskIndex(0))
+    unknown = h.state(1, stranger)
+    assert h.coordinator.receive_acknowledge(stranger, CheckpointId(1), unknown) == []
+    assert not unknown.exists
+    never = h.state(99, SINK)
+    assert h.coordinator.receive_acknowledge(SINK, CheckpointId(99), never) == []
+    assert not never.exists
+    h.coordinator.on_timeout(CheckpointId(1))
+    late = h.state(1, SINK, location=str(h.tmp_path / "late"))
+    assert h.coordinator.receive_acknowledge(SINK, CheckpointId(1), late) == []
+    assert not late.exists
+
+
+def test_an_ack_for_a_completed_checkpoint_keeps_its_state(h: Harness) -> None:
+    h.coordinator.trigger_checkpoint()
+    h.ack_all(1)
+    again = h.state(1, SRC0)
+    assert h.coordinator.receive_acknowledge(SRC0, CheckpointId(1), again) == []
+    assert again.exists
+
+
+# -- aborts ----------------------------------------------------------------------------------
+
+
+def test_timeout_aborts_and_discards(h: Harness) -> None:
+    h.coordinator.trigger_checkpoint()
+    h.ack(1, SRC0)
+    h.clock.advance(TIMEOUT)
+    assert h.coordinator.on_timeout(CheckpointId(1)) == aborted(1, R.CHECKPOINT_EXPIRED)
+    assert not any(s.exists for s in h.states.values())
+    assert not Path(h.location(1)).exists()
+    assert h.coordinator.on_timeout(CheckpointId(1)) == []
+    failed = h.coordinator.statistics().latest_failed
+    assert failed is not None and failed.failure_reason is R.CHECKPOINT_EXPIRED
+
+
+def test_decline_aborts(h: Harness) -> None:
+    h.coordinator.trigger_savepoint("sp")
+    actions = h.coordinator.receive_decline(SINK, CheckpointId(1), R.CHECKPOINT_DECLINED,
+                                            OSError("no space"))
+    assert actions[:3] == aborted(1, R.CHECKPOINT_DECLINED)
+    assert isinstance(actions[3], FailSavepointRequest)
+    assert "no space" in str(actions[3].error) and "sink[0]" in str(actions[3].error)
+    assert len(actions) == 4
+    assert h.coordinator.receive_decline(SINK, CheckpointId(1)) == []
+
+
+def test_task_leaving_running_aborts_what_waits_for_it(h: Harness) -> None:
+    h.coordinator.trigger_checkpoint()
+    h.ack(1, SINK)
+    assert h.coordinator.on_task_state_changed(SINK, False) == []
+    assert h.coordinator.on_task_state_changed(SRC0, False) == aborted(1, R.TASK_FAILURE)
+
+
+def test_tolerable_failures(tmp_path: Path) -> None:
+    h = Harness(tmp_path, tolerable_failed_checkpoints=1)
+    h.all_running()
+    h.coordinator.trigger_checkpoint()
+    assert h.coordinator.on_timeout(CheckpointId(1)) == aborted(1, R.CHECKPOINT_EXPIRED)
+    h.coordinator.trigger_checkpoint()
+    h.ack_all(2)  # success resets the count
+    h.coordinator.trigger_checkpoint()
+    assert not any(isinstance(a, FailJob) for a in h.coordinator.on_timeout(CheckpointId(3)))
+    h.coordinator.trigger_checkpoint()
+    actions = h.coordinator.receive_decline(SRC1, CheckpointId(4))
+    assert actions[:3] == aborted(4, R.CHECKPOINT_DECLINED)
+    assert isinstance(actions[3], FailJob)
+    assert isinstance(actions[3].cause, TooManyCheckpointFailuresError)
+
+
+def test_declines_that_do_not_count_never_fail_the_job(tmp_path: Path) -> None:
+    h = Harness(tmp_path, tolerable_failed_checkpoints=0)
+    h.all_running()
+    for n in (1, 2, 3):
+        h.coordinator.trigger_checkpoint()
+        actions = h.coordinator.receive_decline(SRC0, CheckpointId(n),
+                                                R.CHECKPOINT_DECLINED_TASK_NOT_READY)
+        assert actions == aborted(n, R.CHECKPOINT_DECLINED_TASK_NOT_READY)
+
+
+# -- subsumption and savepoints --------------------------------------------------------------
+
+
+def test_completion_subsumes_older_pending_checkpoints_but_never_savepoints(
+    tmp_path: Path,
+) -> None:
+    h = Harness(tmp_path, max_concurrent_checkpoints=3)
+    h.all_running()
+    h.coordinator.trigger_checkpoint()
+    h.coordinator.trigger_savepoint("sp")
+    h.coordinator.trigger_checkpoint()
+    h.ack(1, SRC0)
+    assert h.ack_all(3) == aborted(1, R.CHECKPOINT_SUBSUMED) + completed(3)
+    assert not h.states[(1, SRC0)].exists
+    assert sorted(h.coordinator.pending_checkpoints) == [2]
+
+
+def test_savepoint_completes_into_its_own_directory(h: Harness) -> None:
+    trigger = h.coordinator.trigger_savepoint("sp", str(h.tmp_path / "target"))[1]
+    assert isinstance(trigger, TriggerCheckpointOnTask)
+    actions = h.ack_all(1, location=trigger.location)
+    assert actions == [*completed(1), CompleteSavepointRequest("sp", trigger.location)]
+    savepoint = resolve_savepoint(trigger.location)
+    assert savepoint.is_savepoint and set(savepoint.task_states) == set(ALL)
+    assert h.store.latest() is None
+    h.coordinator.trigger_checkpoint()
+    h.ack_all(2)
+    assert Path(trigger.location, "_metadata").exists()
+
+
+def test_savepoint_jumps_the_queue(h: Harness) -> None:
+    h.coordinator.trigger_checkpoint()
+    h.coordinator.trigger_checkpoint(request_id="waiting")
+    actions = h.coordinator.trigger_savepoint("sp")
+    assert [a.checkpoint_id for a in actions if isinstance(a, TriggerCheckpointOnTask)] == [2, 2]
+    assert h.coordinator.queued_requests == 1
+
+
+# -- retention and restart -------------------------------------------------------------------
+
+
+def test_retained_count(tmp_path: Path) -> None:
+    h = Harness(tmp_path, num_retained=2)
+    h.all_running()
+    for n in (1, 2, 3):
+        h.coordinator.trigger_checkpoint()
+        h.ack_all(n)
+    assert [c.checkpoint_id for c in h.store.checkpoints] == [2, 3]
+    assert not Path(h.location(1)).exists()
+    assert Path(h.location(2), "_metadata").exists()
+
+
+def test_ids_keep_growing_across_a_coordinator_restart(tmp_path: Path) -> None:
+    h = Harness(tmp_path, max_concurrent_checkpoints=2)
+    h.all_running()
+    for n in (1, 2):
+        h.coordinator.trigger_checkpoint()
+        h.ack_all(n)
+    h.coordinator.trigger_checkpoint()  # 3 never completes: the driver dies
+    recovered = CompletedCheckpointStore.recover(h.storage.job_dir)
+    restarted = Harness(tmp_path, store=recovered, max_concurrent_checkpoints=2)
+    restarted.all_running()
+    latest = restarted.coordinator.latest_completed()
+    assert latest is not None and latest.checkpoint_id == 2
+    assert restarted.coordinator.statistics().restored_checkpoint_id == 2
+    assert restarted.coordinator.trigger_checkpoint() == triggered(
+        4, START, location=restarted.location(4))
+    told = Harness(tmp_path / "other", last_checkpoint_id=41)
+    told.all_running()
+    assert told.coordinator.trigger_checkpoint()[0] == ScheduleTimeout(CheckpointId(42),
+                                                                       START + TIMEOUT)
+
+
+def test_failover_aborts_pending_and_waits_for_running_tasks(h: Harness) -> None:
+    h.coordinator.trigger_checkpoint()
+    assert h.coordinator.on_failover() == aborted(1, R.JOB_FAILOVER_REGION)
+    refused = h.coordinator.trigger_checkpoint(request_id="r")
+    assert isinstance(refused[0], FailCheckpointRequest)
+    h.all_running()
+    assert h.coordinator.trigger_checkpoint() == triggered(2, START, location=h.location(2))
+
+
+# -- shutdown --------------------------------------------------------------------------------
+
+
+def test_shutdown_aborts_pending_and_refuses_queued_and_new_requests(h: Harness) -> None:
+    h.coordinator.trigger_savepoint("sp")
+    h.coordinator.trigger_checkpoint()
+    h.coordinator.trigger_checkpoint(request_id="queued")
+    h.ack(2, SRC0)
+    actions = h.coordinator.shutdown()
+    reason = R.CHECKPOINT_COORDINATOR_SHUTDOWN
+    assert actions[:3] == aborted(1, reason)
+    assert isinstance(actions[3], FailSavepointRequest)
+    assert actions[4:7] == aborted(2, reason)
+    assert isinstance(actions[7], FailCheckpointRequest) and actions[7].request_id == "queued"
+    assert len(actions) == 8
+    assert not any(isinstance(a, FailJob) for a in actions)
+    assert not h.states[(2, SRC0)].exists
+    late = h.coordinator.trigger_checkpoint(request_id="late")
+    assert isinstance(late[0], FailCheckpointRequest) and late[0].error.reason is reason
+    assert h.coordinator.on_periodic_tick() == []
+    assert h.coordinator.shutdown() == []
+
+
+@pytest.mark.parametrize(("retention", "kept"), [("retain-on-cancellation", True),
+                                                 ("delete-on-cancellation", False),
+                                                 ("no-externalized-checkpoints", False)])
+def test_cancel_applies_the_externalized_retention(
+    tmp_path: Path, retention: str, kept: bool
+) -> None:
+    h = Harness(tmp_path, externalized_checkpoint_retention=retention)
+    h.all_running()
+    h.coordinator.trigger_checkpoint()
+    h.ack_all(1)
+    h.coordinator.shutdown(JobTerminalStatus.CANCELED)
+    assert Path(h.location(1), "_metadata").exists() is kept
+
+
+# -- statistics ------------------------------------------------------------------------------
+
+
+def test_statistics_of_a_completed_checkpoint(h: Harness) -> None:
+    h.coordinator.trigger_checkpoint()
+    h.clock.advance(20)
+    h.ack(1, SRC0, metrics=SubtaskCheckpointMetrics(alignment_duration_ms=3, start_delay_ms=2))
+    h.clock.advance(30)
+    h.ack(1, SRC1)
+    h.ack(1, SINK, metrics=SubtaskCheckpointMetrics(alignment_duration_ms=8))
+    stats = h.coordinator.statistics()
+    assert (stats.num_triggered, stats.num_completed, stats.num_in_progress) == (1, 1, 0)
+    latest = stats.latest_completed
+    assert latest is not None
+    assert latest.end_to_end_duration_ms == 50
+    assert latest.state_size == 30
+    assert latest.alignment_duration_ms == 8
+    assert latest.start_delay_ms == 2
+    assert [(a.task, a.ack_ms) for a in latest.subtask_acks] == [
+        (SINK, 50.0), (SRC0, 20.0), (SRC1, 50.0)]
+    assert latest.trigger_timestamp == int(START)
+    assert latest.external_path == h.location(1)
