@@ -11,3 +11,8 @@ LOCAL_DIR = ConfigOption(
     "state.backend.local-dir", OptionType.STRING, None,
     "Working directory of the on-disk backend (defaults to the system temp dir).",
 )
+INLINE_THRESHOLD = ConfigOption(
+    "state.storage.fs.memory-threshold", OptionType.MEMORY, 20 * 1024,
+    "State blobs smaller than this are kept inline in the checkpoint metadata, not as files.",
+    minimum=0, deprecated_keys=("state.backend.fs.memory-threshold",),
+)

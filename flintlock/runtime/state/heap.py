@@ -1,0 +1,374 @@
+"""The ``hashmap`` keyed state backend: state as Python dicts on the heap (the default).
+
+Each state name owns one table, a dict ``key → stored value`` (the value, the list, the
+accumulator, or the dict of a map state). State objects hold their table and the backend, and
+read ``backend.current_key`` on every call, so ``set_current_key`` + ``value()`` + ``update()``
+costs a few dict operations. Key groups are not computed on access; they are computed when a
+snapshot is written (``format.group_by_key_group``) and restore keeps only owned groups.
+
+Snapshot design note (copy-on-write). The synchronous part shallow-copies every table
+(``dict.copy``: tens of nanoseconds per entry) and puts every state object into *guarded*
+mode; the asynchronous part groups and pickles the copies. Replacing or removing entries in
+the live tables cannot affect the copies, but user values may be mutable objects shared by
+both: the live list of a list state, a dict of a map state, a user object in a value state.
+In guarded mode the first access to a key (per state, per snapshot) replaces a non-immutable
+stored value by a private deep copy before anything reads or mutates it, so the snapshot keeps
+the object as it was. Guarded mode is a subclass whose methods do this first; a state object
+switches class (``__class__``) on entering and leaving it, so without an in-flight snapshot
+the hot path pays nothing. A state object's ``_copied`` set is reset at each snapshot (every
+stored object is then shared with the newest copy). A value the user keeps a reference to
+across records and mutates later is outside this protection, as in Flink's heap backend.
+
+Threads: tables and state objects belong to the task thread; ``_HeapSnapshot.write`` runs on
+an asynchronous thread and reads only its private copies; the guard counter is under a lock
+because snapshots are released from the asynchronous thread.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from flintlock.common.clock import SYSTEM_CLOCK, Clock
+from flintlock.common.state import (
+    AggregatingState,
+    AggregatingStateDescriptor,
+    ListState,
+    MapState,
+    ReducingState,
+    ReducingStateDescriptor,
+    State,
+    StateDescriptor,
+    StateKind,
+    ValueState,
+)
+from flintlock.runtime.state.backend import DEFAULT_INLINE_THRESHOLD, KeyedStateBackend
+from flintlock.runtime.state.errors import StateBackendDisposedError
+from flintlock.runtime.state.format import encode_blocks, group_by_key_group
+from flintlock.runtime.state.keygroups import KeyGroupRange
+from flintlock.runtime.state.restore import check_restored_handles
+from flintlock.runtime.state.snapshots import (
+    KeyGroupsStateHandle,
+    ReadState,
+    StateWriter,
+    write_blob,
+)
+
+_MISSING: Any = object()
+_IMMUTABLE = frozenset({int, float, complex, str, bytes, bool, type(None), frozenset, range})
+
+
+def _private_copy(value: Any) -> Any:
+    return pickle.loads(pickle.dumps(value, protocol=5))
+
+
+class _HeapState:
+    __slots__ = ("_backend", "_copied", "_table")
+
+    def __init__(self, backend: HeapKeyedStateBackend, table: dict[Any, Any]) -> None:
+        self._backend = backend
+        self._table = table
+        self._copied: set[Any] = set()
+
+    def clear(self) -> None:
+        self._table.pop(self._backend.current_key, None)
+
+
+class HeapValueState(_HeapState, ValueState[Any]):
+    __slots__ = ()
+
+    def value(self) -> Any:
+        return self._table.get(self._backend.current_key)
+
+    def update(self, value: Any) -> None:
+        if value is None:
+            self._table.pop(self._backend.current_key, None)
+        else:
+            self._table[self._backend.current_key] = value
+
+
+class HeapListState(_HeapState, ListState[Any]):
+    """``get()`` returns the stored list itself (like Flink's heap backend): do not modify it."""
+
+    __slots__ = ()
+
+    def get(self) -> list[Any]:
+        return self._table.get(self._backend.current_key) or []
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            raise ValueError("cannot add None to a list state")
+        stored = self._table.get(self._backend.current_key)
+        if stored is None:
+            self._table[self._backend.current_key] = [value]
+        else:
+            stored.append(value)
+
+    def add_all(self, values: list[Any]) -> None:
+        values = list(values or ())
+        if None in values:
+            raise ValueError("cannot add None to a list state")
+        if values:
+            self._table.setdefault(self._backend.current_key, []).extend(values)
+
+    def update(self, values: list[Any]) -> None:
+        values = list(values or ())
+        if None in values:
+            raise ValueError("cannot add None to a list state")
+        if values:
+            self._table[self._backend.current_key] = values
+        else:
+            self._table.pop(self._backend.current_key, None)
+
+
+class HeapMapState(_HeapState, MapState[Any, Any]):
+    __slots__ = ()
+
+    def _map(self) -> dict[Any, Any]:
+        return self._table.get(self._backend.current_key) or {}
+
+    def get(self, key: Any) -> Any:
+        return self._map().get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        stored = self._table.get(self._backend.current_key)
+        if stored is None:
+            self._table[self._backend.current_key] = {key: value}
+        else:
+            stored[key] = value
+
+    def put_all(self, dict_value: dict[Any, Any]) -> None:
+        if dict_value:
+            self._table.setdefault(self._backend.current_key, {}).update(dict_value)
+
+    def remove(self, key: Any) -> None:
+        stored = self._table.get(self._backend.current_key)
+        if stored is not None:
+            stored.pop(key, None)
+            if not stored:
+                del self._table[self._backend.current_key]
+
+    def contains(self, key: Any) -> bool:
+        return key in self._map()
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return list(self._map().items())
+
+    def keys(self) -> list[Any]:
+        return list(self._map())
+
+    def values(self) -> list[Any]:
+        return list(self._map().values())
+
+    def is_empty(self) -> bool:
+        return not self._map()
+
+
+class HeapReducingState(_HeapState, ReducingState[Any]):
+    __slots__ = ("_reduce",)
+
+    def __init__(
+        self, backend: HeapKeyedStateBackend, table: dict[Any, Any],
+        reduce: Callable[[Any, Any], Any],
+    ) -> None:
+        super().__init__(backend, table)
+        self._reduce = reduce
+
+    def get(self) -> Any:
+        return self._table.get(self._backend.current_key)
+
+    def add(self, value: Any) -> None:
+        key = self._backend.current_key
+        current = self._table.get(key, _MISSING)
+        self._table[key] = value if current is _MISSING else self._reduce(current, value)
+
+
+class HeapAggregatingState(_HeapState, AggregatingState[Any, Any]):
+    __slots__ = ("_function",)
+
+    def __init__(
+        self, backend: HeapKeyedStateBackend, table: dict[Any, Any], function: Any
+    ) -> None:
+        super().__init__(backend, table)
+        self._function = function
+
+    def get(self) -> Any:
+        accumulator = self._table.get(self._backend.current_key, _MISSING)
+        return None if accumulator is _MISSING else self._function.get_result(accumulator)
+
+    def add(self, value: Any) -> None:
+        key = self._backend.current_key
+        accumulator = self._table.get(key, _MISSING)
+        if accumulator is _MISSING:
+            accumulator = self._function.create_accumulator()
+        self._table[key] = self._function.add(value, accumulator)
+
+
+def _own_current_entry(state: _HeapState) -> None:
+    """Guarded mode: give the current key's entry a private copy once per snapshot."""
+    key = state._backend.current_key
+    if key not in state._copied:
+        state._copied.add(key)
+        stored = state._table.get(key, _MISSING)
+        if stored is not _MISSING and type(stored) not in _IMMUTABLE:
+            state._table[key] = _private_copy(stored)
+
+
+def _guarded_class(cls: type[_HeapState], methods: tuple[str, ...]) -> type[_HeapState]:
+    namespace: dict[str, Any] = {"__slots__": ()}
+    for name in methods:
+        base = getattr(cls, name)
+
+        def guarded(self: _HeapState, *args: Any, _base: Any = base) -> Any:
+            _own_current_entry(self)
+            return _base(self, *args)
+
+        guarded.__name__ = name
+        namespace[name] = guarded
+    return type(f"Guarded{cls.__name__}", (cls,), namespace)
+
+
+_FAST: dict[StateKind, type[_HeapState]] = {
+    StateKind.VALUE: HeapValueState,
+    StateKind.LIST: HeapListState,
+    StateKind.MAP: HeapMapState,
+    StateKind.REDUCING: HeapReducingState,
+    StateKind.AGGREGATING: HeapAggregatingState,
+}
+_METHODS: dict[StateKind, tuple[str, ...]] = {
+    StateKind.VALUE: ("value", "update", "clear"),
+    StateKind.LIST: ("get", "add", "add_all", "update", "clear"),
+    StateKind.MAP: (
+        "get", "put", "put_all", "remove", "contains", "items", "keys", "values", "is_empty",
+        "clear",
+    ),
+    StateKind.REDUCING: ("get", "add", "clear"),
+    StateKind.AGGREGATING: ("get", "add", "clear"),
+}
+_GUARDED: dict[type[_HeapState], type[_HeapState]] = {
+    cls: _guarded_class(cls, _METHODS[kind]) for kind, cls in _FAST.items()
+}
+_UNGUARDED = {guarded: fast for fast, guarded in _GUARDED.items()}
+
+
+class HeapKeyedStateBackend(KeyedStateBackend):
+    """Keyed state in dicts; see the module docstring for the snapshot design."""
+
+    def __init__(
+        self,
+        key_group_range: KeyGroupRange,
+        max_parallelism: int,
+        clock: Clock = SYSTEM_CLOCK,
+        inline_threshold: int = DEFAULT_INLINE_THRESHOLD,
+    ) -> None:
+        super().__init__(key_group_range, max_parallelism, clock, inline_threshold)
+        self._tables: dict[str, dict[Any, Any]] = {}  # task thread
+        self._heap_states: list[_HeapState] = []  # task thread
+        self._guard_lock = threading.Lock()
+        self._in_flight = 0  # snapshots not yet written or released; under _guard_lock
+        self._disposed = False
+
+    def _create_state(self, name: str, kind: StateKind, descriptor: StateDescriptor) -> State:
+        self._check_open()
+        table = self._tables.setdefault(name, {})
+        state: _HeapState
+        if kind is StateKind.REDUCING:
+            assert isinstance(descriptor, ReducingStateDescriptor)
+            state = HeapReducingState(self, table, descriptor.reduce)
+        elif kind is StateKind.AGGREGATING:
+            assert isinstance(descriptor, AggregatingStateDescriptor)
+            state = HeapAggregatingState(self, table, descriptor.agg_function)
+        else:
+            state = _FAST[kind](self, table)
+        with self._guard_lock:
+            if self._in_flight:
+                state.__class__ = _GUARDED[type(state)]
+        self._heap_states.append(state)
+        return state  # type: ignore[return-value]
+
+    def keys(self, name: str) -> Iterator[Any]:
+        return iter(list(self._tables.get(name, ())))
+
+    def snapshot(self) -> _HeapSnapshot:
+        self._check_open()
+        copies = {name: table.copy() for name, table in self._tables.items() if table}
+        with self._guard_lock:
+            self._in_flight += 1
+            for state in self._heap_states:
+                state._copied = set()
+                if type(state) in _GUARDED:
+                    state.__class__ = _GUARDED[type(state)]
+        filters = self.snapshot_filters()
+        return _HeapSnapshot(self, copies, filters, tuple(sorted(self._labels.items())))
+
+    def _release_snapshot(self) -> None:
+        with self._guard_lock:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                for state in self._heap_states:
+                    state.__class__ = _UNGUARDED.get(type(state), type(state))
+
+    def restore(self, handles: Sequence[KeyGroupsStateHandle], read_state: ReadState) -> None:
+        self._check_open()
+        for group_block in check_restored_handles(self, handles, read_state):
+            for name, entries in group_block:
+                self._tables.setdefault(name, {}).update(entries)
+
+    def dispose(self) -> None:
+        self._tables.clear()
+        self._heap_states.clear()
+        self._disposed = True
+
+    def _check_open(self) -> None:
+        if self._disposed:
+            raise StateBackendDisposedError("hashmap")
+
+
+class _HeapSnapshot:
+    """The copied tables of one snapshot, waiting for the asynchronous write."""
+
+    def __init__(
+        self,
+        backend: HeapKeyedStateBackend,
+        copies: dict[str, dict[Any, Any]],
+        filters: dict[str, Callable[[Any], Any]],
+        labels: tuple[tuple[str, str], ...],
+    ) -> None:
+        self._backend: HeapKeyedStateBackend | None = backend
+        self._copies = copies
+        self._filters = filters
+        self._labels = labels
+        self._lock = threading.Lock()
+
+    def write(self, writer: StateWriter, name: str) -> KeyGroupsStateHandle | None:
+        try:
+            backend = self._backend
+            if backend is None:
+                raise RuntimeError("the snapshot was released before it was written")
+            tables = {n: _filtered(t, self._filters.get(n)) for n, t in self._copies.items()}
+            if not any(tables.values()):
+                return None
+            blocks = group_by_key_group(tables, backend.max_parallelism)
+            data, offsets = encode_blocks(blocks, backend.key_group_range)
+            blob = write_blob(writer, name, data, backend.inline_threshold)
+            return KeyGroupsStateHandle(
+                backend.key_group_range, offsets, blob, backend.max_parallelism, self._labels
+            )
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        with self._lock:
+            backend, self._backend = self._backend, None
+            self._copies = {}
+        if backend is not None:
+            backend._release_snapshot()
+
+
+def _filtered(table: dict[Any, Any], keep: Callable[[Any], Any] | None) -> dict[Any, Any]:
+    if keep is None:
+        return table
+    kept = {key: keep(stored) for key, stored in table.items()}
+    return {key: stored for key, stored in kept.items() if stored is not None}

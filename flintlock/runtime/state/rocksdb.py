@@ -1,0 +1,262 @@
+"""The ``rocksdb`` keyed state backend: state in an embedded RocksDB (``rocksdict``), on disk.
+
+For state larger than memory. Chosen over SQLite by measurement (docs/internals/state.md).
+Each subtask's backend owns a private database directory under ``state.backend.local-dir``,
+deleted by ``dispose()``; it is a working copy, never the durable state (the WAL is off:
+recovery restores from checkpoints, as in Flink).
+
+Key layout (raw bytes, so that one key group is one contiguous key range)::
+
+    key group (2 bytes, big endian) | state id (2 bytes) | len(k) (4 bytes) | pickle(k)
+    [| pickle(user key)]
+
+The user-key suffix exists only for map state (one RocksDB entry per map entry). Values are
+pickles of the stored value (the value, the whole list, the accumulator, or the map entry's
+value). Unlike the heap backend, this backend hashes the key to its key group in
+``set_current_key`` (once per record), because the key group is part of every RocksDB key;
+the cost is small next to a RocksDB access. Equal keys must pickle to equal bytes (``1`` and
+``1.0`` are different keys here).
+
+Snapshots: the synchronous part opens a RocksDB iterator, which pins a consistent view of the
+database (memtables and SST files) as of that instant; the asynchronous part walks it in key
+order and writes the same per-key-group format as the heap backend, so either backend restores
+the other's snapshots. (``rocksdict.Snapshot`` iteration in rocksdict 0.3.29 sees later
+writes, so it is not used.) Snapshots are full, not incremental — see the docs for why.
+
+Threads: the database and state objects belong to the task thread; a snapshot's iterator is
+used only by the asynchronous thread that writes it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from rocksdict import Options, Rdict, WriteOptions
+
+from flintlock.common.clock import SYSTEM_CLOCK, Clock
+from flintlock.common.state import (
+    AggregatingStateDescriptor,
+    ReducingStateDescriptor,
+    State,
+    StateDescriptor,
+    StateKind,
+)
+from flintlock.runtime.state.backend import DEFAULT_INLINE_THRESHOLD, NO_KEY, KeyedStateBackend
+from flintlock.runtime.state.errors import NoCurrentKeyError, StateBackendDisposedError
+from flintlock.runtime.state.format import Block, encode_blocks
+from flintlock.runtime.state.keygroups import KeyGroupRange, assign_to_key_group
+from flintlock.runtime.state.restore import check_restored_handles
+from flintlock.runtime.state.rocksdb_states import (
+    RocksAggregatingState,
+    RocksListState,
+    RocksMapState,
+    RocksReducingState,
+    RocksValueState,
+    dumps,
+    loads,
+)
+from flintlock.runtime.state.snapshots import (
+    KeyGroupsStateHandle,
+    ReadState,
+    StateWriter,
+    write_blob,
+)
+
+
+class RocksDBKeyedStateBackend(KeyedStateBackend):
+    """Keyed state in a private RocksDB; see the module docstring."""
+
+    def __init__(
+        self,
+        key_group_range: KeyGroupRange,
+        max_parallelism: int,
+        clock: Clock = SYSTEM_CLOCK,
+        inline_threshold: int = DEFAULT_INLINE_THRESHOLD,
+        local_dir: str | None = None,
+    ) -> None:
+        super().__init__(key_group_range, max_parallelism, clock, inline_threshold)
+        self._directory = tempfile.mkdtemp(prefix="flintlock-rocksdb-", dir=local_dir)
+        options = Options(raw_mode=True)
+        options.create_if_missing(True)
+        # rocksdict's stubs are incomplete (``disable_wal`` is a property): keep it untyped
+        self.db: Any = Rdict(os.path.join(self._directory, "db"), options)
+        write_options: Any = WriteOptions()
+        write_options.disable_wal = True
+        self.db.set_write_options(write_options)
+        self._state_ids: dict[str, bytes] = {}  # name → 2-byte id; task thread
+        self._kinds: dict[str, StateKind] = {}  # name → storage kind
+        self.key_group_prefix = b""  # 2-byte key group of the current key
+        self.key_suffix = b""  # len + pickle of the current key
+
+    def set_current_key(self, key: Any) -> None:
+        self.current_key = key
+        encoded = dumps(key)
+        group = assign_to_key_group(key, self.max_parallelism)
+        self.key_group_prefix = group.to_bytes(2, "big")
+        self.key_suffix = len(encoded).to_bytes(4, "big") + encoded
+
+    def entry_key(self, state_id: bytes) -> bytes:
+        """The RocksDB key of the current key's entry in a state."""
+        if self.current_key is NO_KEY:
+            raise NoCurrentKeyError()
+        return self.key_group_prefix + state_id + self.key_suffix
+
+    def _state_id(self, name: str) -> bytes:
+        state_id = self._state_ids.get(name)
+        if state_id is None:
+            state_id = self._state_ids[name] = len(self._state_ids).to_bytes(2, "big")
+        return state_id
+
+    def _create_state(self, name: str, kind: StateKind, descriptor: StateDescriptor) -> State:
+        db = self._open_db()
+        state_id = self._state_id(name)
+        self._kinds[name] = kind
+        if kind is StateKind.VALUE:
+            return RocksValueState(self, db, state_id)
+        if kind is StateKind.LIST:
+            return RocksListState(self, db, state_id)
+        if kind is StateKind.MAP:
+            return RocksMapState(self, db, state_id)
+        if kind is StateKind.REDUCING:
+            assert isinstance(descriptor, ReducingStateDescriptor)
+            return RocksReducingState(self, db, state_id, descriptor.reduce)
+        assert isinstance(descriptor, AggregatingStateDescriptor)
+        return RocksAggregatingState(self, db, state_id, descriptor.agg_function)
+
+    def keys(self, name: str) -> Iterator[Any]:
+        state_id = self._state_ids.get(name)
+        if state_id is None:
+            return iter(())
+        db = self._open_db()
+        found: dict[bytes, None] = {}
+        for group in self.key_group_range:
+            start = group.to_bytes(2, "big") + state_id
+            for key, _ in db.items(from_key=start):
+                if not key.startswith(start):
+                    break
+                found[_key_bytes(key)] = None
+        return iter([loads(encoded) for encoded in found])
+
+    def snapshot(self) -> _RocksSnapshot:
+        db = self._open_db()
+        iterator = db.iter()  # pins a consistent view of the database as of now
+        return _RocksSnapshot(
+            self, iterator, {sid: name for name, sid in self._state_ids.items()},
+            dict(self._kinds), tuple(sorted(self._labels.items())),
+        )
+
+    def restore(self, handles: Sequence[KeyGroupsStateHandle], read_state: ReadState) -> None:
+        db = self._open_db()
+        previous = self.current_key
+        for block in check_restored_handles(self, handles, read_state):
+            for name, entries in block:
+                state_id = self._state_id(name)
+                is_map = self._labels[name].startswith(StateKind.MAP.value)
+                self._kinds.setdefault(name, StateKind.MAP if is_map else StateKind.VALUE)
+                for key, stored in entries:
+                    self.set_current_key(key)
+                    entry = self.entry_key(state_id)
+                    if is_map:
+                        for user_key, value in stored.items():
+                            db[entry + dumps(user_key)] = dumps(value)
+                    else:
+                        db[entry] = dumps(stored)
+        if previous is NO_KEY:
+            self.current_key = NO_KEY
+        else:
+            self.set_current_key(previous)
+
+    def dispose(self) -> None:
+        db, self.db = self.db, None
+        if db is not None:
+            db.close()
+        shutil.rmtree(self._directory, ignore_errors=True)
+
+    def _open_db(self) -> Any:
+        if self.db is None:
+            raise StateBackendDisposedError("rocksdb")
+        return self.db
+
+
+def _key_bytes(key: bytes) -> bytes:
+    length = int.from_bytes(key[4:8], "big")
+    return key[8 : 8 + length]
+
+
+class _RocksSnapshot:
+    """A pinned iterator over the database, waiting for the asynchronous write."""
+
+    def __init__(
+        self,
+        backend: RocksDBKeyedStateBackend,
+        iterator: Any,
+        names: dict[bytes, str],
+        kinds: dict[str, StateKind],
+        labels: tuple[tuple[str, str], ...],
+    ) -> None:
+        self._backend = backend
+        self._iterator: Any = iterator
+        self._names = names
+        self._kinds = kinds
+        self._labels = labels
+        self._filters = backend.snapshot_filters()
+        self._lock = threading.Lock()
+
+    def write(self, writer: StateWriter, name: str) -> KeyGroupsStateHandle | None:
+        try:
+            blocks = self._read_blocks()
+            if not any(blocks.values()):
+                return None
+            backend = self._backend
+            data, offsets = encode_blocks(blocks, backend.key_group_range)
+            blob = write_blob(writer, name, data, backend.inline_threshold)
+            return KeyGroupsStateHandle(
+                backend.key_group_range, offsets, blob, backend.max_parallelism, self._labels
+            )
+        finally:
+            self.release()
+
+    def _read_blocks(self) -> dict[int, Block]:
+        with self._lock:
+            iterator = self._iterator
+            if iterator is None:
+                raise RuntimeError("the snapshot was released before it was written")
+            tables: dict[int, dict[str, dict[bytes, Any]]] = {}
+            iterator.seek_to_first()
+            while iterator.valid():
+                self._collect(tables, iterator.key(), iterator.value())
+                iterator.next()
+        return {group: self._block(by_name) for group, by_name in tables.items()}
+
+    def _collect(
+        self, tables: dict[int, dict[str, dict[bytes, Any]]], key: bytes, value: bytes
+    ) -> None:
+        group = int.from_bytes(key[0:2], "big")
+        name = self._names[key[2:4]]
+        encoded_key = _key_bytes(key)
+        by_key = tables.setdefault(group, {}).setdefault(name, {})
+        if self._kinds[name] is StateKind.MAP:
+            user_key = loads(key[8 + len(encoded_key) :])
+            by_key.setdefault(encoded_key, {})[user_key] = loads(value)
+        else:
+            by_key[encoded_key] = loads(value)
+
+    def _block(self, by_name: dict[str, dict[bytes, Any]]) -> Block:
+        block: Block = []
+        for name, by_key in by_name.items():
+            keep = self._filters.get(name)
+            entries = [(loads(k), v if keep is None else keep(v)) for k, v in by_key.items()]
+            entries = [(k, v) for k, v in entries if v is not None]
+            if entries:
+                block.append((name, entries))
+        return block
+
+    def release(self) -> None:
+        with self._lock:
+            self._iterator = None
+

@@ -1,0 +1,188 @@
+"""State objects of the RocksDB backend: each call reads or writes the current key's entries.
+
+Every value is stored pickled; reads return fresh objects, so (unlike the heap backend) a
+value the user mutates without ``update`` does not change the state. List state keeps the
+whole list in one entry (read, append, write); map state keeps one entry per map key under
+the current key's prefix. Owned by the task thread.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from flintlock.common.state import AggregatingState, ListState, MapState, ReducingState, ValueState
+
+if TYPE_CHECKING:
+    from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
+
+
+def dumps(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=5)
+
+
+def loads(data: bytes) -> Any:
+    return pickle.loads(data)
+
+
+def prefix_end(prefix: bytes) -> bytes:
+    """The smallest key greater than every key starting with ``prefix``."""
+    data = bytearray(prefix)
+    while data and data[-1] == 0xFF:
+        data.pop()
+    if not data:
+        return b"\xff" * (len(prefix) + 1)
+    data[-1] += 1
+    return bytes(data)
+
+
+class _RocksState:
+    __slots__ = ("_backend", "_db", "_id")
+
+    def __init__(self, backend: RocksDBKeyedStateBackend, db: Any, state_id: bytes) -> None:
+        self._backend = backend
+        self._db = db
+        self._id = state_id
+
+    def _key(self) -> bytes:
+        return self._backend.entry_key(self._id)
+
+    def _load(self) -> Any:
+        data = self._db.get(self._key())
+        return None if data is None else loads(data)
+
+    def clear(self) -> None:
+        del self._db[self._key()]
+
+
+class RocksValueState(_RocksState, ValueState[Any]):
+    __slots__ = ()
+
+    def value(self) -> Any:
+        return self._load()
+
+    def update(self, value: Any) -> None:
+        if value is None:
+            self.clear()
+        else:
+            self._db[self._key()] = dumps(value)
+
+
+class RocksListState(_RocksState, ListState[Any]):
+    __slots__ = ()
+
+    def get(self) -> list[Any]:
+        return self._load() or []
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            raise ValueError("cannot add None to a list state")
+        self.add_all([value])
+
+    def add_all(self, values: list[Any]) -> None:
+        values = list(values or ())
+        if None in values:
+            raise ValueError("cannot add None to a list state")
+        if values:
+            key = self._key()
+            data = self._db.get(key)
+            self._db[key] = dumps(values if data is None else loads(data) + values)
+
+    def update(self, values: list[Any]) -> None:
+        values = list(values or ())
+        if None in values:
+            raise ValueError("cannot add None to a list state")
+        if values:
+            self._db[self._key()] = dumps(values)
+        else:
+            self.clear()
+
+
+class RocksReducingState(_RocksState, ReducingState[Any]):
+    __slots__ = ("_reduce",)
+
+    def __init__(
+        self, backend: RocksDBKeyedStateBackend, db: Any, state_id: bytes,
+        reduce: Callable[[Any, Any], Any],
+    ) -> None:
+        super().__init__(backend, db, state_id)
+        self._reduce = reduce
+
+    def get(self) -> Any:
+        return self._load()
+
+    def add(self, value: Any) -> None:
+        key = self._key()
+        data = self._db.get(key)
+        self._db[key] = dumps(value if data is None else self._reduce(loads(data), value))
+
+
+class RocksAggregatingState(_RocksState, AggregatingState[Any, Any]):
+    __slots__ = ("_function",)
+
+    def __init__(
+        self, backend: RocksDBKeyedStateBackend, db: Any, state_id: bytes, function: Any
+    ) -> None:
+        super().__init__(backend, db, state_id)
+        self._function = function
+
+    def get(self) -> Any:
+        data = self._db.get(self._key())
+        return None if data is None else self._function.get_result(loads(data))
+
+    def add(self, value: Any) -> None:
+        key = self._key()
+        data = self._db.get(key)
+        accumulator = self._function.create_accumulator() if data is None else loads(data)
+        self._db[key] = dumps(self._function.add(value, accumulator))
+
+
+class RocksMapState(_RocksState, MapState[Any, Any]):
+    __slots__ = ()
+
+    def get(self, key: Any) -> Any:
+        data = self._db.get(self._key() + dumps(key))
+        return None if data is None else loads(data)
+
+    def put(self, key: Any, value: Any) -> None:
+        self._db[self._key() + dumps(key)] = dumps(value)
+
+    def put_all(self, dict_value: dict[Any, Any]) -> None:
+        prefix = self._key()
+        for key, value in dict_value.items():
+            self._db[prefix + dumps(key)] = dumps(value)
+
+    def remove(self, key: Any) -> None:
+        del self._db[self._key() + dumps(key)]
+
+    def contains(self, key: Any) -> bool:
+        return self._db.get(self._key() + dumps(key)) is not None
+
+    def _entries(self) -> list[tuple[bytes, bytes]]:
+        prefix = self._key()
+        entries = []
+        for key, value in self._db.items(from_key=prefix):
+            if not key.startswith(prefix):
+                break
+            entries.append((key[len(prefix) :], value))
+        return entries
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return [(loads(k), loads(v)) for k, v in self._entries()]
+
+    def keys(self) -> list[Any]:
+        return [loads(k) for k, _ in self._entries()]
+
+    def values(self) -> list[Any]:
+        return [loads(v) for _, v in self._entries()]
+
+    def is_empty(self) -> bool:
+        prefix = self._key()
+        for key, _ in self._db.items(from_key=prefix):
+            return not key.startswith(prefix)
+        return True
+
+    def clear(self) -> None:
+        prefix = self._key()
+        self._db.delete_range(prefix, prefix_end(prefix))

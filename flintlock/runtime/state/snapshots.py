@@ -1,0 +1,197 @@
+"""What a snapshot of state produces: handles, per-operator and per-task snapshot results.
+
+A subtask's snapshot for checkpoint n is a ``TaskStateSnapshot``: for every operator of its
+chain an ``OperatorSubtaskState`` holding
+
+* keyed state as ``KeyGroupsStateHandle``s: one written blob plus the byte boundaries of each
+  key group in it, so a restore (after rescaling, too) deserialises only the groups it owns;
+* operator state as ``OperatorStateHandle``s: one blob plus, per state name, the offsets of
+  its elements and how they are redistributed on rescaling (even split or union);
+* channel state (unaligned checkpoints): opaque handles written by the barrier layer.
+
+Everything here is a frozen, picklable value: it travels with the ack to the JobManager and
+is stored in the checkpoint metadata. ``discard()`` deletes the files a snapshot wrote (through
+fsspec, tolerating files already gone); it is called by the coordinator for aborted or
+subsumed checkpoints, from the JobManager's thread.
+
+Writing goes through ``StateWriter.write_state(name, data) -> StreamStateHandle`` (the
+checkpoint storage location implements it); reading through an injected
+``read_state(handle) -> bytes`` that verifies the checksum and raises ``CorruptStateError``.
+Blobs under the inline threshold become ``ByteStateHandle``s kept in the metadata itself.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import NewType, Protocol
+
+import fsspec
+
+from flintlock.runtime.checkpoint.handles import ByteStateHandle, StateHandle, StreamStateHandle
+from flintlock.runtime.state.keygroups import KeyGroupRange
+
+OperatorId = NewType("OperatorId", str)
+
+ReadState = Callable[[StreamStateHandle], bytes]
+
+
+class StateWriter(Protocol):
+    """Where the asynchronous part of a snapshot writes (a checkpoint storage location)."""
+
+    def write_state(self, name: str, data: bytes) -> StreamStateHandle: ...
+
+
+def write_blob(writer: StateWriter, name: str, data: bytes, inline_threshold: int) -> StateHandle:
+    """Small blobs stay inline in the metadata; larger ones become a file."""
+    if len(data) < inline_threshold:
+        return ByteStateHandle(data)
+    return writer.write_state(name, data)
+
+
+def read_blob(handle: StateHandle, read_state: ReadState) -> bytes:
+    if isinstance(handle, ByteStateHandle):
+        return handle.data
+    return read_state(handle)
+
+
+def discard_handle(handle: StateHandle) -> None:
+    """Delete the file behind ``handle``; inline handles and missing files are fine."""
+    if not isinstance(handle, StreamStateHandle):
+        return
+    fs, path = fsspec.core.url_to_fs(handle.uri)
+    try:
+        fs.rm(path)
+    except FileNotFoundError:
+        return
+
+
+@dataclass(frozen=True, slots=True)
+class KeyGroupsStateHandle:
+    """Keyed state of the key groups in ``key_group_range``, inside ``handle``'s bytes.
+
+    ``offsets`` has ``len(key_group_range) + 1`` entries: group ``g``'s block is
+    ``data[offsets[i]:offsets[i + 1]]`` with ``i = g - key_group_range.start`` (an empty block:
+    nothing of that group). ``states`` lists the state names with their kind, as written.
+    """
+
+    key_group_range: KeyGroupRange
+    offsets: tuple[int, ...]
+    handle: StateHandle
+    max_parallelism: int = 128
+    states: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.offsets) != len(self.key_group_range) + 1:
+            raise ValueError(
+                f"{len(self.offsets)} offsets for {len(self.key_group_range)} key groups"
+            )
+
+    def block(self, key_group: int) -> tuple[int, int]:
+        """(start, end) of ``key_group``'s block in the blob."""
+        i = key_group - self.key_group_range.start
+        return self.offsets[i], self.offsets[i + 1]
+
+    def intersect(self, key_groups: KeyGroupRange) -> KeyGroupsStateHandle | None:
+        """The same blob restricted to ``key_groups``; None if they do not overlap."""
+        common = self.key_group_range.intersection(key_groups)
+        if len(common) == 0:
+            return None
+        first = common.start - self.key_group_range.start
+        offsets = self.offsets[first : first + len(common) + 1]
+        return KeyGroupsStateHandle(common, offsets, self.handle, self.max_parallelism, self.states)
+
+    @property
+    def state_size(self) -> int:
+        return self.offsets[-1] - self.offsets[0]
+
+
+class DistributionMode(enum.Enum):
+    """How operator list state is redistributed when the parallelism changes."""
+
+    SPLIT_DISTRIBUTE = "split"  # every element goes to exactly one new subtask (even split)
+    UNION = "union"  # every new subtask gets every element
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorStateMeta:
+    """Start offsets of one operator state's elements in the blob, and its mode."""
+
+    offsets: tuple[int, ...]
+    mode: DistributionMode
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorStateHandle:
+    """Operator list states of one subtask: name → element offsets and mode, in ``handle``."""
+
+    state_offsets: Mapping[str, OperatorStateMeta]
+    handle: StateHandle
+
+    @property
+    def state_size(self) -> int:
+        return self.handle.size
+
+
+def _handles_of(state: OperatorSubtaskState) -> Iterable[StateHandle]:
+    for keyed in state.managed_keyed_state:
+        yield keyed.handle
+    for operator in state.managed_operator_state:
+        yield operator.handle
+    yield from state.input_channel_state
+    yield from state.result_subpartition_state
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorSubtaskState:
+    """Everything one operator of one subtask snapshotted for one checkpoint."""
+
+    managed_keyed_state: tuple[KeyGroupsStateHandle, ...] = ()
+    managed_operator_state: tuple[OperatorStateHandle, ...] = ()
+    input_channel_state: tuple[StateHandle, ...] = ()
+    result_subpartition_state: tuple[StateHandle, ...] = ()
+
+    @property
+    def state_size(self) -> int:
+        return sum(
+            [h.state_size for h in self.managed_keyed_state]
+            + [h.state_size for h in self.managed_operator_state]
+            + [h.size for h in self.input_channel_state]
+            + [h.size for h in self.result_subpartition_state]
+        )
+
+    @property
+    def has_channel_state(self) -> bool:
+        return bool(self.input_channel_state or self.result_subpartition_state)
+
+    def is_empty(self) -> bool:
+        return not (
+            self.managed_keyed_state or self.managed_operator_state or self.has_channel_state
+        )
+
+    def discard(self) -> None:
+        """Delete every file this state wrote (each at most once)."""
+        seen: set[str] = set()
+        for handle in _handles_of(self):
+            if isinstance(handle, StreamStateHandle) and handle.uri not in seen:
+                seen.add(handle.uri)
+                discard_handle(handle)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStateSnapshot:
+    """A subtask's ack payload: operator id → its ``OperatorSubtaskState``."""
+
+    subtask_states: Mapping[OperatorId, OperatorSubtaskState] = field(default_factory=dict)
+
+    def get(self, operator_id: OperatorId) -> OperatorSubtaskState | None:
+        return self.subtask_states.get(operator_id)
+
+    @property
+    def state_size(self) -> int:
+        return sum(state.state_size for state in self.subtask_states.values())
+
+    def discard(self) -> None:
+        for state in self.subtask_states.values():
+            state.discard()
