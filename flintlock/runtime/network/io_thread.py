@@ -1,0 +1,165 @@
+"""The network I/O thread of a TaskManager: one selector loop that moves bytes, not records.
+
+Every socket of a TaskManager's data plane (the listening socket, connections being
+authenticated, authenticated connections) is registered with this loop's selector; every
+connection, server and client handler is owned by this thread. Other threads reach them only
+through ``call_soon`` (thread-safe: a deque plus a self-pipe to wake ``select``), for example a
+producer's ``notify_data_available`` or a consumer announcing credit.
+
+Invariants:
+
+- Work posted with ``call_soon`` runs in posting order, on this thread.
+- Timers (``call_later``) are for retries and handshake deadlines; they run on this thread.
+- ``flush_later(conn)`` batches writes: a connection asked to flush is flushed once, after the
+  current round of reads, tasks and timers, so many small frames share one ``sendmsg``.
+- ``stop()`` runs the registered closers, closes the selector and the wake-up pipe and joins
+  the thread: nothing is left behind.
+
+Who calls it: ``transport.TcpTransport`` and ``flintlock.testing.transport``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import selectors
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+Task = Callable[[], None]
+
+
+class Flushable(Protocol):
+    def flush(self) -> None: ...
+
+
+class IOThread:
+    """A selector loop on its own daemon thread."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self.selector.register(self._wake_r, selectors.EVENT_READ, self._drain_wakeups)
+        self._lock = threading.Lock()
+        self._tasks: deque[Task] = deque()  # guarded by _lock
+        self._woken = False  # a wake-up byte is in the pipe; guarded by _lock
+        self._timers: list[tuple[float, int, Task]] = []  # loop thread only
+        self._counter = itertools.count()
+        self._to_flush: dict[int, Flushable] = {}  # loop thread only
+        self._closers: list[Task] = []
+        self._running = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    # -- any thread ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._running = True
+        self._thread.start()
+
+    def in_loop(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def call_soon(self, task: Task) -> None:
+        with self._lock:
+            self._tasks.append(task)
+            if self._woken:
+                return
+            self._woken = True
+        try:
+            self._wake_w.send(b"\0")
+        except OSError:  # stopped, or the pipe is full (then it is awake anyway)
+            pass
+
+    def call_later(self, delay_s: float, task: Task) -> None:
+        due = time.monotonic() + max(0.0, delay_s)
+        self.call_soon(lambda: heapq.heappush(self._timers, (due, next(self._counter), task)))
+
+    def add_closer(self, closer: Task) -> None:
+        """Run ``closer`` on this thread when the loop stops (before the selector closes)."""
+        self._closers.append(closer)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        if not self._thread.is_alive():
+            self._close_resources()
+            return
+        self.call_soon(self._request_stop)
+        self._thread.join(timeout_s)
+
+    # -- loop thread --------------------------------------------------------------------------
+
+    def flush_later(self, conn: Flushable) -> None:
+        self._to_flush[id(conn)] = conn
+
+    def _request_stop(self) -> None:
+        self._running = False
+
+    def _drain_wakeups(self, mask: int) -> None:
+        try:
+            while self._wake_r.recv(4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _run(self) -> None:
+        try:
+            while self._running:
+                self._run_once()
+        finally:
+            for closer in self._closers:
+                try:
+                    closer()
+                except Exception:
+                    log.exception("closing %s", self.name)
+            self._close_resources()
+
+    def _run_once(self) -> None:
+        timeout = None
+        if self._timers:
+            timeout = max(0.0, self._timers[0][0] - time.monotonic())
+        with self._lock:
+            if self._tasks:
+                timeout = 0.0
+        for key, mask in self.selector.select(timeout):
+            self._guarded(key.data, mask)
+        self._run_tasks()
+        self._run_timers()
+        while self._to_flush:
+            pending, self._to_flush = self._to_flush, {}
+            for conn in pending.values():
+                conn.flush()
+
+    def _run_tasks(self) -> None:
+        with self._lock:
+            tasks, self._tasks = self._tasks, deque()
+            self._woken = False
+        for task in tasks:
+            self._guarded(task)
+
+    def _run_timers(self) -> None:
+        now = time.monotonic()
+        while self._timers and self._timers[0][0] <= now:
+            _, _, task = heapq.heappop(self._timers)
+            self._guarded(task)
+
+    def _guarded(self, fn: Callable[..., None], *args: int) -> None:
+        """Handlers fail their own connection on error; anything escaping is a bug, logged so
+        the loop (and every other connection) keeps running."""
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("unexpected error on %s", self.name)
+
+    def _close_resources(self) -> None:
+        self.selector.close()
+        self._wake_r.close()
+        self._wake_w.close()

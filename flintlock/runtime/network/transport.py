@@ -1,0 +1,274 @@
+"""The TCP data transport of a TaskManager: its data server, its connections, its I/O thread.
+
+``TcpTransport`` listens on ``taskmanager.host``:``taskmanager.data.port`` (127.0.0.1 and a
+free port by default) and serves the subpartitions registered in the TaskManager's
+``ResultPartitionManager`` to remote consumers; it opens one connection to each producer
+TaskManager its own remote input channels read from, shared by all of them (so between two
+TaskManagers there is at most one connection per direction, as in Flink).
+
+Invariants:
+
+- Every connection proves the job secret (``runtime.auth``, mutual HMAC, context DATA_PLANE)
+  before a single frame is read; on the server side the handshake runs non-blocking on the
+  I/O thread under ``flintlock.network.auth-timeout``. A wrong secret, garbage, a truncated
+  or oversized frame or a vanished peer fails that connection and the channels on it only.
+- One network I/O thread per transport does all socket work; see ``io_thread``.
+- ``close()`` closes every socket and joins the I/O thread: nothing is left behind.
+
+Who calls it: the TaskManager (creates it with the job secret, announces ``address`` to the
+JobManager, creates remote input channels through ``create_remote_channel``) and tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import selectors
+import socket
+import threading
+
+from flintlock.common.config import Configuration
+from flintlock.common.errors import FlintlockError
+from flintlock.common.ids import ChannelIndex, ResultPartitionId
+from flintlock.common.options.network import (
+    AUTH_TIMEOUT,
+    BIND_HOST,
+    BUFFERS_PER_CHANNEL,
+    CONNECT_TIMEOUT,
+    DATA_PORT,
+    MAX_FRAME_SIZE,
+    REQUEST_BACKOFF_INITIAL,
+    REQUEST_BACKOFF_MAX,
+    WRITE_HIGH_WATER_MARK,
+    WRITE_LOW_WATER_MARK,
+)
+from flintlock.runtime.auth import (
+    DATA_PLANE,
+    AuthenticationError,
+    ServerHandshake,
+    authenticate_client,
+)
+from flintlock.runtime.network.buffer import NetworkBufferPool
+from flintlock.runtime.network.client import ClientHandler, valid_data_type
+from flintlock.runtime.network.connection import SocketConnection
+from flintlock.runtime.network.gate import SingleInputGate
+from flintlock.runtime.network.io_thread import IOThread
+from flintlock.runtime.network.partition import ResultPartitionManager
+from flintlock.runtime.network.protocol import FrameDecoder
+from flintlock.runtime.network.remote_channel import DataAddress, RemoteInputChannel
+from flintlock.runtime.network.server import ServerHandler
+
+log = logging.getLogger(__name__)
+
+
+class TransportClosedError(FlintlockError):
+    """The transport was closed; no new connection or channel can be made."""
+
+
+class ConnectFailedError(FlintlockError, ConnectionError):
+    """Opening a data connection to a producer TaskManager failed."""
+
+    def __init__(self, address: DataAddress, detail: str) -> None:
+        super().__init__(address, detail)
+        self.address = address
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"cannot connect to data server {self.address[0]}:{self.address[1]}: {self.detail}"
+
+
+class TcpTransport:
+    """A TaskManager's data server and client connections over TCP."""
+
+    def __init__(
+        self, config: Configuration, secret: bytes, partitions: ResultPartitionManager,
+        network_pool: NetworkBufferPool, name: str = "taskmanager",
+    ) -> None:
+        self.config = config
+        self.name = name
+        self._secret = secret
+        self._partitions = partitions
+        self.network_pool = network_pool
+        self.io = IOThread(f"flintlock-network-{name}")
+        self._max_frame = config.get(MAX_FRAME_SIZE)
+        self._high = config.get(WRITE_HIGH_WATER_MARK)
+        self._low = config.get(WRITE_LOW_WATER_MARK)
+        self._auth_timeout_s = config.get(AUTH_TIMEOUT) / 1000.0
+        self._lock = threading.Lock()
+        self._clients: dict[DataAddress, ClientHandler] = {}  # guarded by _lock
+        self._connect_lock = threading.Lock()
+        self._listener: socket.socket | None = None
+        self._closed = False
+        self.address: DataAddress = ("", 0)
+        self.rejected_connections = 0  # I/O thread
+
+    def start(self) -> TcpTransport:
+        host, port = self.config.get(BIND_HOST), self.config.get(DATA_PORT)
+        listener = socket.create_server((host, port), backlog=128)
+        listener.setblocking(False)
+        self._listener = listener
+        self.address = (host, listener.getsockname()[1])
+        self.io.selector.register(listener, selectors.EVENT_READ, self._accept)
+        self.io.add_closer(listener.close)
+        self.io.start()
+        return self
+
+    # -- consumer side (any thread) -----------------------------------------------------------
+
+    def create_remote_channel(
+        self, gate: SingleInputGate, channel_index: ChannelIndex,
+        partition_id: ResultPartitionId, subpartition_index: int, producer_address: DataAddress,
+    ) -> RemoteInputChannel:
+        return RemoteInputChannel(
+            gate, channel_index, partition_id, subpartition_index, self, producer_address,
+            self.network_pool, self.config.get(BUFFERS_PER_CHANNEL),
+            self.config.get(REQUEST_BACKOFF_INITIAL), self.config.get(REQUEST_BACKOFF_MAX),
+        )
+
+    def client_for(self, address: DataAddress) -> ClientHandler:
+        """The connection to ``address``, opened and authenticated on first use (blocking)."""
+        address = (address[0], int(address[1]))
+        with self._connect_lock:
+            with self._lock:
+                if self._closed:
+                    raise TransportClosedError(f"transport {self.name} is closed")
+                client = self._clients.get(address)
+            if client is not None:
+                return client
+            client = self._connect(address)
+            with self._lock:
+                self._clients[address] = client
+            return client
+
+    def _connect(self, address: DataAddress) -> ClientHandler:
+        timeout_s = self.config.get(CONNECT_TIMEOUT) / 1000.0
+        try:
+            sock = socket.create_connection(address, timeout=timeout_s)
+        except OSError as exc:
+            raise ConnectFailedError(address, str(exc)) from exc
+        try:
+            authenticate_client(sock, self._secret, DATA_PLANE, self._auth_timeout_s)
+        except AuthenticationError:
+            sock.close()
+            raise
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setblocking(False)
+        peer = f"{address[0]}:{address[1]}"
+        client = ClientHandler(self.io, peer, self._forget_client)
+        decoder = FrameDecoder(self._max_frame, client, valid_data_type)
+        conn = SocketConnection(self.io, sock, decoder, self._high, self._low, peer)
+        client.attach(conn)
+        self.io.call_soon(lambda: conn.start(client))
+        return client
+
+    def _forget_client(self, client: ClientHandler) -> None:
+        with self._lock:
+            for address, known in list(self._clients.items()):
+                if known is client:
+                    del self._clients[address]
+
+    # -- server side (I/O thread) ---------------------------------------------------------------
+
+    def _accept(self, mask: int) -> None:
+        assert self._listener is not None
+        while True:
+            try:
+                sock, peer = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                log.warning("data server %s cannot accept: %s", self.name, exc)
+                return
+            _Authenticating(self, sock, f"{peer[0]}:{peer[1]}").begin()
+
+    def _authenticated(self, sock: socket.socket, peer: str) -> None:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        decoder = FrameDecoder(self._max_frame)
+        conn = SocketConnection(self.io, sock, decoder, self._high, self._low, peer)
+        conn.start(ServerHandler(self.io, conn, self._partitions))
+
+    def _rejected(self, sock: socket.socket, peer: str, cause: BaseException) -> None:
+        self.rejected_connections += 1
+        log.warning("data server %s rejected a connection from %s: %s", self.name, peer, cause)
+        sock.close()
+
+    # -- shutdown -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes every connection and the server, then joins the I/O thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._clients.clear()
+        self.io.stop()
+
+    def __enter__(self) -> TcpTransport:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class _Authenticating:
+    """A connection accepted but not yet authenticated (non-blocking, on the I/O thread)."""
+
+    def __init__(self, transport: TcpTransport, sock: socket.socket, peer: str) -> None:
+        self._transport = transport
+        self._sock = sock
+        self._peer = peer
+        self._handshake = ServerHandshake(transport._secret, DATA_PLANE)
+        self._received = bytearray()
+        self._done = False
+
+    def begin(self) -> None:
+        io = self._transport.io
+        self._sock.setblocking(False)
+        try:
+            self._sock.send(self._handshake.challenge())
+        except OSError as exc:
+            self._finish(exc)
+            return
+        io.selector.register(self._sock, selectors.EVENT_READ, self._on_ready)
+        io.add_closer(lambda: self._finish(TransportClosedError("transport closed")))
+        io.call_later(self._transport._auth_timeout_s, self._on_timeout)
+
+    def _on_timeout(self) -> None:
+        if not self._done:
+            self._finish(TimeoutError(f"no proof of the job secret from {self._peer} in time"))
+
+    def _on_ready(self, mask: int) -> None:
+        try:
+            chunk = self._sock.recv(self._handshake.bytes_expected - len(self._received))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._finish(exc)
+            return
+        if not chunk:
+            self._finish(ConnectionResetError(f"{self._peer} closed during authentication"))
+            return
+        self._received += chunk
+        if len(self._received) == self._handshake.bytes_expected:
+            self._respond()
+
+    def _respond(self) -> None:
+        confirm, error = self._handshake.receive_response(bytes(self._received))
+        try:
+            self._sock.send(confirm)
+        except OSError as exc:
+            self._finish(error or exc)
+            return
+        self._finish(error)
+
+    def _finish(self, error: BaseException | None) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            self._transport.io.selector.unregister(self._sock)
+        except (KeyError, ValueError):
+            pass
+        if error is None:
+            self._transport._authenticated(self._sock, self._peer)
+        else:
+            self._transport._rejected(self._sock, self._peer, error)

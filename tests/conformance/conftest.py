@@ -1,0 +1,133 @@
+"""Builds TaskManager-like network nodes on either transport for the conformance suite.
+
+Every test here takes the ``cluster`` fixture, which is parametrised over the TCP transport and
+the in-memory one: both must pass the same tests.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import psutil
+import pytest
+
+from flintlock.common.config import Configuration
+from flintlock.common.ids import (
+    ChannelIndex,
+    IntermediateDataSetId,
+    ResultPartitionId,
+    SubtaskIndex,
+)
+from flintlock.runtime.network.buffer import NetworkBufferPool
+from flintlock.runtime.network.gate import SingleInputGate
+from flintlock.runtime.network.partition import (
+    ResultPartition,
+    ResultPartitionManager,
+    ResultPartitionType,
+    create_partition_pool,
+)
+from flintlock.runtime.network.remote_channel import RemoteInputChannel
+from flintlock.runtime.network.transport import TcpTransport
+from flintlock.testing.transport import InMemoryNetwork, InMemoryTransport
+
+SECRET = b"conformance-secret-0123456789abc"
+SEGMENT = 4096
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """Bounded wait for another thread's progress (raises if it never comes)."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached within the bound")
+        time.sleep(0.002)
+
+
+@dataclass
+class Node:
+    config: Configuration
+    pool: NetworkBufferPool
+    partitions: ResultPartitionManager
+    transport: Any
+
+    def partition(self, name: str, subpartitions: int, register: bool = True) -> ResultPartition:
+        pid = ResultPartitionId(IntermediateDataSetId(name), SubtaskIndex(0))
+        kind = ResultPartitionType.PIPELINED_BOUNDED
+        pool = create_partition_pool(self.pool, kind, subpartitions, self.config)
+        partition = ResultPartition(pid, kind, subpartitions, pool)
+        if register:
+            self.partitions.register(partition)
+        return partition
+
+    def gate(
+        self, producer: Node, partition_id: ResultPartitionId, subpartitions: list[int],
+        floating: int = 4,
+    ) -> SingleInputGate:
+        gate = SingleInputGate(0, self.pool.create_buffer_pool(0, floating))
+        gate.set_channels([
+            self.transport.create_remote_channel(
+                gate, ChannelIndex(i), partition_id, sub, producer.transport.address
+            )
+            for i, sub in enumerate(subpartitions)
+        ])
+        return gate
+
+
+@dataclass
+class Cluster:
+    kind: str
+    network: InMemoryNetwork = field(default_factory=InMemoryNetwork)
+    nodes: list[Node] = field(default_factory=list)
+
+    def node(self, secret: bytes = SECRET, **options: object) -> Node:
+        config = Configuration()
+        config.set_string("taskmanager.network.request-backoff.initial", "5 ms")
+        config.set_string("taskmanager.network.request-backoff.max", "200 ms")
+        for key, value in options.items():
+            config.set_string(key, str(value))
+        pool = NetworkBufferPool(256, SEGMENT)
+        partitions = ResultPartitionManager()
+        transport: Any
+        name = f"tm{len(self.nodes)}"
+        if self.kind == "tcp":
+            transport = TcpTransport(config, secret, partitions, pool, name)
+        else:
+            transport = InMemoryTransport(self.network, config, secret, partitions, pool, name)
+        node = Node(config, pool, partitions, transport.start())
+        self.nodes.append(node)
+        return node
+
+    def close(self) -> None:
+        for node in self.nodes:
+            node.transport.close()
+
+
+@pytest.fixture(params=["tcp", "memory"])
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    before = set(threading.enumerate())
+    fds_before = psutil.Process().num_fds()
+    cluster = Cluster(request.param)
+    yield cluster
+    cluster.close()
+    assert psutil.Process().num_fds() <= fds_before  # every socket and wake-up pipe closed
+    leaked = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+    leaked = [t for t in leaked if t.name.startswith("flintlock-")]
+    assert leaked == []
+
+
+def write(partition: ResultPartition, subpartition: int, payload: bytes, timeout_s: float = 10.0
+          ) -> None:
+    buffer = partition.request_buffer_blocking(subpartition, timeout_s)
+    buffer.segment[: len(payload)] = payload
+    buffer.size = len(payload)
+    partition.add_buffer(subpartition, buffer)
+
+
+def remote(gate: SingleInputGate, index: int) -> RemoteInputChannel:
+    channel = gate.channels[index]
+    assert isinstance(channel, RemoteInputChannel)
+    return channel
