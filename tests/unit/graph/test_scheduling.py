@@ -132,3 +132,16 @@ def test_every_subtask_in_exactly_one_slot_respecting_sharing_groups(
             assert all(plan.location_of(v) == slot.location for v in slot.subtasks)
     assert plan.slots_needed == slots_needed(job)
     assert plan.num_task_managers == -(-slots_needed(job) // per_tm)
+
+
+def test_graphs_and_plan_survive_cloudpickle() -> None:
+    import cloudpickle
+
+    job = keyed_job("sinks")
+    execution = build_execution_graph(job)
+    plan = plan_allocation(execution, 2)
+    job_copy, execution_copy, plan_copy = pickle.loads(cloudpickle.dumps((job, execution, plan)))
+    assert [v.name for v in job_copy.vertices] == [v.name for v in job.vertices]
+    assert execution_copy.partitions == execution.partitions
+    assert plan_copy.locations == plan.locations
+    assert job_copy.vertices[1].inputs[0].partitioner.key_selector(7) == 7
