@@ -1,4 +1,39 @@
-"""Shared vocabulary of every layer: configuration, ids, errors (and, later, types and rows).
+"""Shared vocabulary of every layer: configuration, ids, errors, types and rows, time values,
+job results, operator descriptions.
 
-May import only the standard library and third-party packages; never another flintlock package.
+May import only the standard library and third-party packages; never another flintlock package
+outside ``flintlock.common``. Re-exports PyFlink's ``pyflink.common`` names, so user programs
+can write ``from flintlock.common import Types, Row, Duration, WatermarkStrategy``.
 """
+
+from flintlock.common.checkpointing import CheckpointingMode
+from flintlock.common.config import ConfigOption, Configuration
+from flintlock.common.execution_config import ExecutionConfig
+from flintlock.common.job_client import CloseableIterator, CompletableFuture, JobClient
+from flintlock.common.job_execution_result import JobExecutionResult
+from flintlock.common.job_status import JobStatus
+from flintlock.common.time import Duration, Instant, Time
+from flintlock.common.typeinfo import TypeInformation, Types
+from flintlock.common.types import Row, RowKind
+from flintlock.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
+
+__all__ = [
+    "CheckpointingMode",
+    "CloseableIterator",
+    "CompletableFuture",
+    "ConfigOption",
+    "Configuration",
+    "Duration",
+    "ExecutionConfig",
+    "Instant",
+    "JobClient",
+    "JobExecutionResult",
+    "JobStatus",
+    "Row",
+    "RowKind",
+    "Time",
+    "TimestampAssigner",
+    "TypeInformation",
+    "Types",
+    "WatermarkStrategy",
+]

@@ -1,0 +1,71 @@
+"""``JobClient`` (a handle on a submitted job) and ``CloseableIterator`` (the results of
+``DataStream.execute_and_collect``), as PyFlink names them.
+
+Both are interfaces here: the Spark executor (issue #4) implements them. Asynchronous answers
+are ``concurrent.futures.Future`` objects, which offer the methods of PyFlink's
+``CompletableFuture`` (``result()``, ``done()``, ``cancel()``, ``exception()``,
+``add_done_callback()``); ``CompletableFuture`` is exported as an alias.
+
+Thread ownership: a client is used from the user's thread; the executor completes its futures
+from its own threads.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator
+from concurrent.futures import Future
+from typing import Any
+
+from flintlock.common.job_execution_result import JobExecutionResult
+from flintlock.common.job_status import JobStatus
+
+CompletableFuture = Future
+
+
+class JobClient(abc.ABC):
+    """A submitted job: its id, status, result, and cancel / savepoint commands."""
+
+    @abc.abstractmethod
+    def get_job_id(self) -> str: ...
+
+    @abc.abstractmethod
+    def get_job_status(self) -> Future[JobStatus]: ...
+
+    @abc.abstractmethod
+    def cancel(self) -> Future[None]: ...
+
+    @abc.abstractmethod
+    def stop_with_savepoint(self, advance_to_end_of_event_time: bool = False,
+                            savepoint_directory: str | None = None) -> Future[str]:
+        """Take a savepoint, then stop the job; the future yields the savepoint's path."""
+
+    @abc.abstractmethod
+    def trigger_savepoint(self, savepoint_directory: str | None = None) -> Future[str]:
+        """Take a savepoint and keep running; the future yields the savepoint's path."""
+
+    @abc.abstractmethod
+    def get_accumulators(self) -> Future[dict[str, Any]]: ...
+
+    @abc.abstractmethod
+    def get_job_execution_result(self) -> Future[JobExecutionResult]: ...
+
+
+class CloseableIterator(Iterator[Any], abc.ABC):
+    """Records a running job sends back to the client; ``close()`` stops the job if it is
+    still running. Usable as a context manager."""
+
+    @abc.abstractmethod
+    def __next__(self) -> Any: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __iter__(self) -> CloseableIterator:
+        return self
+
+    def __enter__(self) -> CloseableIterator:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,266 @@
+"""Operator descriptions: what each node of a stream graph does, as plain picklable data.
+
+The DataStream API (``flintlock.datastream``) puts one ``OperatorSpec`` into every
+``StreamNode.operator``; the runtime reads it to instantiate the operator of that node. It
+lives here, in ``common``, so the runtime never imports the user-facing API. Specs are frozen
+and travel to the TaskManagers with cloudpickle (the user functions they carry are checked
+for picklability before submission).
+
+Kinds and their fields (``function`` is always normalised: a plain callable the user passed
+has been wrapped in the matching function class, see ``flintlock.datastream.functions``):
+
+=================  ========================================================================
+kind               fields and behaviour
+=================  ========================================================================
+SOURCE             ``source``: a ``CollectionSource`` (``from_collection``; the runtime
+                   emits ``elements`` in order and snapshots how many it emitted) or the
+                   user's ``Source`` object (``from_source``). ``watermark_strategy``: the
+                   ``WatermarkStrategy`` given to ``from_source`` (None for collections).
+MAP                ``function.map(value)`` → one output.
+FLAT_MAP           ``function.flat_map(value)`` → iterable of outputs, or None.
+FILTER             ``function.filter(value)`` → forward ``value`` if truthy.
+PROCESS            ``function.process_element(value, ctx)`` → iterable or None; ``ctx`` is a
+                   ``ProcessFunction.Context`` (``timestamp()``, ``timer_service()``).
+KEYED_PROCESS      ``function.process_element(value, ctx)`` and ``function.on_timer(ts,
+                   ctx)`` → iterable or None; ``ctx`` is a ``KeyedProcessFunction.Context``
+                   (``get_current_key()``, ``timestamp()``, ``timer_service()``); timers
+                   are per key.
+REDUCE             keyed: per key keep ``acc``; first value: ``acc = value``; later:
+                   ``acc = function.reduce(acc, value)``; emit ``acc`` after every record.
+AGGREGATION        keyed: like REDUCE with ``aggregation.reduce(acc, value)`` (sum, min,
+                   max, min_by, max_by of one field; see ``Aggregation``).
+CO_MAP             two inputs: ``function.map1(v)`` for input 0, ``map2`` for input 1.
+CO_FLAT_MAP        two inputs: ``function.flat_map1/flat_map2(v)`` → iterable or None.
+CO_PROCESS         two inputs: ``function.process_element1/2(v, ctx)`` → iterable or None.
+KEYED_CO_PROCESS   two keyed inputs: ``process_element1/2(v, ctx)`` and ``on_timer``.
+SINK               ``sink``: a ``PrintSink`` (write ``PrintSink.format(...)`` lines to
+                   stdout/stderr), a ``CollectSink`` (send records back to the client of
+                   ``execute_and_collect``, matched by ``collect_id``) or the user's ``Sink``
+                   object (``sink_to``). Sinks have no outputs.
+=================  ========================================================================
+
+Common fields:
+
+* ``keyed`` — the operator runs on a keyed stream: the stream node's ``key_selectors`` hold, per
+  input, the callable that extracts the key. Before calling the function for a record the
+  runtime sets that key as the current key of the keyed state backend. MAP, FLAT_MAP, FILTER
+  are keyed when applied to a ``KeyedStream`` (as in PyFlink, they may then use keyed state);
+  REDUCE, AGGREGATION, KEYED_PROCESS and KEYED_CO_PROCESS are always keyed. Call
+  ``check_key(key, operator_name)`` on the first record of each subtask (and whenever cheap,
+  e.g. on a state-backend miss) so an unhashable key fails with a clear error.
+* ``output_type`` — the declared ``TypeInformation`` of the outputs, or None when none was
+  declared (PICKLED_BYTE_ARRAY: any picklable object). When set, the runtime validates the
+  operator's outputs with ``output_type.validate(record, operator_name)``.
+
+Every function's ``open(runtime_context)`` is called before its first record and ``close()``
+after its last.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from flintlock.common.errors import FlintlockError
+from flintlock.common.typeinfo import RowTypeInfo, TypeInformation
+from flintlock.common.types import Row
+from flintlock.common.watermark_strategy import WatermarkStrategy
+
+
+class OperatorKind(enum.Enum):
+    SOURCE = "source"
+    MAP = "map"
+    FLAT_MAP = "flat_map"
+    FILTER = "filter"
+    PROCESS = "process"
+    KEYED_PROCESS = "keyed_process"
+    REDUCE = "reduce"
+    AGGREGATION = "aggregation"
+    CO_MAP = "co_map"
+    CO_FLAT_MAP = "co_flat_map"
+    CO_PROCESS = "co_process"
+    KEYED_CO_PROCESS = "keyed_co_process"
+    SINK = "sink"
+
+    @property
+    def num_inputs(self) -> int:
+        if self is OperatorKind.SOURCE:
+            return 0
+        return 2 if self in _TWO_INPUT else 1
+
+    @property
+    def always_keyed(self) -> bool:
+        return self in _ALWAYS_KEYED
+
+
+_TWO_INPUT = frozenset({OperatorKind.CO_MAP, OperatorKind.CO_FLAT_MAP, OperatorKind.CO_PROCESS,
+                        OperatorKind.KEYED_CO_PROCESS})
+_ALWAYS_KEYED = frozenset({OperatorKind.KEYED_PROCESS, OperatorKind.REDUCE,
+                           OperatorKind.AGGREGATION, OperatorKind.KEYED_CO_PROCESS})
+
+
+class UnhashableKeyError(FlintlockError, TypeError):
+    """A key selector returned a value that cannot be a key (it is not hashable)."""
+
+    def __init__(self, operator: str, key_repr: str, key_type: str) -> None:
+        super().__init__(operator, key_repr, key_type)
+        self.operator = operator
+        self.key_repr = key_repr
+        self.key_type = key_type
+
+    def __str__(self) -> str:
+        return (f"the key selector of operator {self.operator!r} returned {self.key_repr}, a "
+                f"{self.key_type}, which is not hashable; return a str, number, tuple or "
+                "another immutable value (e.g. tuple(list_value))")
+
+
+def check_key(key: Any, operator_name: str) -> Any:
+    """``key`` itself if it can be a key; raises ``UnhashableKeyError`` otherwise."""
+    try:
+        hash(key)
+    except TypeError:
+        raise UnhashableKeyError(operator_name, repr(key)[:200], type(key).__name__) from None
+    return key
+
+
+@dataclass(frozen=True)
+class CollectionSource:
+    """The elements of ``env.from_collection``, emitted in order by one subtask."""
+
+    elements: tuple[Any, ...]
+
+
+class AggregationKind(enum.Enum):
+    SUM = "sum"
+    MIN = "min"
+    MAX = "max"
+    MIN_BY = "min_by"
+    MAX_BY = "max_by"
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """A built-in keyed aggregation over one field, with Flink's semantics.
+
+    ``field`` is a position (tuples, lists, rows) or a name (rows with field names); position 0
+    on a scalar record means the record itself. SUM/MIN/MAX keep the other fields of the first
+    record of the key and replace the aggregated field; MIN_BY/MAX_BY keep the whole record
+    holding the extreme value (the earlier one on ties). Tuples yield new tuples; lists and
+    rows are copied, never mutated in place.
+    """
+
+    kind: AggregationKind
+    field: int | str = 0
+
+    def reduce(self, accumulator: Any, value: Any) -> Any:
+        current, new = _field(accumulator, self.field), _field(value, self.field)
+        if self.kind is AggregationKind.SUM:
+            return _with_field(accumulator, self.field, current + new)
+        if self.kind is AggregationKind.MIN:
+            return accumulator if not new < current else _with_field(
+                accumulator, self.field, new)
+        if self.kind is AggregationKind.MAX:
+            return accumulator if not new > current else _with_field(
+                accumulator, self.field, new)
+        if self.kind is AggregationKind.MIN_BY:
+            return value if new < current else accumulator
+        return value if new > current else accumulator
+
+
+def _is_composite(record: Any) -> bool:
+    return isinstance(record, (tuple, list, Row, dict))
+
+
+def _field(record: Any, position: int | str) -> Any:
+    if not _is_composite(record):
+        if position not in (0, "0"):
+            raise TypeError(f"field {position!r} selected on a scalar record {record!r}; only "
+                            "field 0 (the record itself) can be")
+        return record
+    return record[position]
+
+
+def _with_field(record: Any, position: int | str, value: Any) -> Any:
+    if not _is_composite(record):
+        return value
+    if isinstance(record, tuple):
+        items = list(record)
+        items[position] = value  # type: ignore[index]
+        return type(record)(items) if type(record) is tuple else type(record)(*items)
+    if isinstance(record, Row):
+        copy = Row(*record)
+        names = record.get_field_names()
+        if names is not None:
+            copy.set_field_names(names)
+        copy.set_row_kind(record.get_row_kind())
+        copy[position] = value
+        return copy
+    copied = record.copy()
+    copied[position] = value
+    return copied
+
+
+@dataclass(frozen=True)
+class PrintSink:
+    """``DataStream.print(sink_identifier)``: one line per record on stdout (or stderr)."""
+
+    identifier: str | None = None
+    to_stderr: bool = False
+
+    def format(self, value: Any, subtask_index: int, parallelism: int,
+               output_type: TypeInformation | None = None) -> str:
+        """Flink's print format: ``id:3> value`` / ``3> value`` / ``id> value`` / ``value``
+        (the subtask number is shown only when the sink runs with parallelism > 1)."""
+        prefix = self.identifier or ""
+        if parallelism > 1:
+            prefix = f"{prefix}:{subtask_index + 1}" if prefix else str(subtask_index + 1)
+        text = value.to_print_string() if (
+            isinstance(value, Row) and isinstance(output_type, RowTypeInfo)) else str(value)
+        return f"{prefix}> {text}" if prefix else text
+
+
+@dataclass(frozen=True)
+class CollectSink:
+    """``DataStream.execute_and_collect``: send records back to the client; ``collect_id``
+    tells the executor which sink's records the client's iterator yields."""
+
+    collect_id: str
+
+
+@dataclass(frozen=True)
+class OperatorSpec:
+    """What one stream node does (see the module docstring for each kind's fields)."""
+
+    kind: OperatorKind
+    function: Any = None
+    output_type: TypeInformation | None = None
+    keyed: bool = False
+    source: Any = None
+    watermark_strategy: WatermarkStrategy | None = None
+    aggregation: Aggregation | None = None
+    sink: Any = None
+
+    def __post_init__(self) -> None:
+        problem = _shape_problem(self)
+        if problem is not None:
+            raise ValueError(f"invalid {self.kind.name} operator description: {problem}")
+
+    @property
+    def num_inputs(self) -> int:
+        return self.kind.num_inputs
+
+
+def _shape_problem(spec: OperatorSpec) -> str | None:
+    kind = spec.kind
+    if kind.always_keyed and not spec.keyed:
+        return "this kind is always keyed"
+    if kind is OperatorKind.SOURCE:
+        return None if spec.source is not None else "a source needs `source`"
+    if kind is OperatorKind.SINK:
+        return None if spec.sink is not None else "a sink needs `sink`"
+    if kind is OperatorKind.AGGREGATION:
+        return None if spec.aggregation is not None else "needs `aggregation`"
+    if spec.function is None:
+        return "needs `function`"
+    return None

@@ -1,0 +1,580 @@
+"""PyFlink's type information: ``Types.INT()``, ``Types.ROW([...])`` and the classes behind them.
+
+A ``TypeInformation`` describes the values a stream carries. In PyFlink it picks the Java
+serializer; in flintlock records are Python objects end to end, so a type is used for two
+things:
+
+* **validation** — ``type_info.validate(value, operator_name)`` raises
+  ``RecordTypeMismatchError`` naming the operator, the declared type and the offending value
+  (with the path to it inside rows, tuples, lists and maps). The runtime calls it on the
+  outputs of operators whose output type was declared (``output_type=`` / ``type_info=``).
+* **serializer choice** — ``type_info.serializer_kind``: ``PICKLE`` when every value of the
+  type is a builtin or a flintlock value type (stdlib ``pickle`` round-trips it anywhere), or
+  ``CLOUDPICKLE`` for ``PICKLED_BYTE_ARRAY`` (any object, whose class may exist only in the
+  user's driver program). A stream without a declared type is ``PICKLED_BYTE_ARRAY``, as in
+  PyFlink.
+
+Nullability follows Flink's serializers: ``None`` is accepted as a field of a ``Row``, an
+element of a basic or object array and a map value; it is rejected as a top-level record of
+a declared type, a tuple field, a list element, a map key and a primitive array element.
+Numbers are range-checked (BYTE 8 bit, SHORT 16, INT 32, LONG 64); ``bool`` is not a number.
+
+Immutable value objects; no I/O; safe to share between threads.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import enum
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from flintlock.common.errors import FlintlockError
+from flintlock.common.time import Instant
+from flintlock.common.types import Row
+
+
+class RecordTypeMismatchError(FlintlockError, TypeError):
+    """A record does not match the type its operator declared."""
+
+    def __init__(self, operator: str, declared: str, value: str, detail: str) -> None:
+        super().__init__(operator, declared, value, detail)
+        self.operator = operator
+        self.declared = declared
+        self.value = value
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return (
+            f"operator {self.operator!r} declared output type {self.declared} but produced "
+            f"{self.value}: {self.detail}"
+        )
+
+
+class SerializerKind(enum.Enum):
+    """Which serializer fits the values of a type (see the module docstring)."""
+
+    PICKLE = "pickle"
+    CLOUDPICKLE = "cloudpickle"
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+class TypeInformation:
+    """Base of every type; subclasses implement ``_problem`` and ``__repr__``."""
+
+    __slots__ = ()
+
+    @property
+    def serializer_kind(self) -> SerializerKind:
+        return SerializerKind.PICKLE
+
+    def _problem(self, value: Any) -> str | None:
+        """Why ``value`` is not of this type (``None`` if it is); ``value`` is not None."""
+        raise NotImplementedError
+
+    def _problem_or_null(self, value: Any, nullable: bool) -> str | None:
+        if value is None:
+            return None if nullable else f"null is not allowed for {self!r}"
+        return self._problem(value)
+
+    def is_instance(self, value: Any) -> bool:
+        return value is not None and self._problem(value) is None
+
+    def validate(self, value: Any, operator_name: str = "<unnamed>") -> None:
+        """Raise ``RecordTypeMismatchError`` if ``value`` is not a record of this type."""
+        problem = self._problem_or_null(value, nullable=False)
+        if problem is not None:
+            raise RecordTypeMismatchError(operator_name, repr(self), _describe(value), problem)
+
+    # PyFlink's conversion hooks; records are Python objects end to end here.
+    def need_conversion(self) -> bool:
+        return False
+
+    def to_internal_type(self, obj: Any) -> Any:
+        return obj
+
+    def from_internal_type(self, obj: Any) -> Any:
+        return obj
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and repr(self) == repr(other)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+    def __str__(self) -> str:
+        return repr(self)
+
+
+class BasicType(enum.Enum):
+    STRING = "String"
+    BYTE = "Byte"
+    BOOLEAN = "Boolean"
+    SHORT = "Short"
+    INT = "Integer"
+    LONG = "Long"
+    FLOAT = "Float"
+    DOUBLE = "Double"
+    CHAR = "Char"
+    BIG_INT = "BigInteger"
+    BIG_DEC = "BigDecimal"
+    INSTANT = "Instant"
+
+
+def _int_in(bits: int) -> Callable[[Any], str | None]:
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return "expected an int"
+        if not low <= value <= high:
+            return f"{value} is out of the {bits}-bit range [{low}, {high}]"
+        return None
+
+    return check
+
+
+def _instance_of(kinds: type | tuple[type, ...], what: str,
+                 exclude: type | None = None) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if not isinstance(value, kinds) or (exclude is not None and isinstance(value, exclude)):
+            return f"expected {what}"
+        return None
+
+    return check
+
+
+def _char(value: Any) -> str | None:
+    if not isinstance(value, str) or len(value) != 1:
+        return "expected a str of length 1"
+    return None
+
+
+_BASIC_CHECKS: dict[BasicType, Callable[[Any], str | None]] = {
+    BasicType.STRING: _instance_of(str, "a str"),
+    BasicType.BYTE: _int_in(8),
+    BasicType.BOOLEAN: _instance_of(bool, "a bool"),
+    BasicType.SHORT: _int_in(16),
+    BasicType.INT: _int_in(32),
+    BasicType.LONG: _int_in(64),
+    BasicType.FLOAT: _instance_of((int, float), "a float", exclude=bool),
+    BasicType.DOUBLE: _instance_of((int, float), "a float", exclude=bool),
+    BasicType.CHAR: _char,
+    BasicType.BIG_INT: _instance_of(int, "an int", exclude=bool),
+    BasicType.BIG_DEC: _instance_of(decimal.Decimal, "a decimal.Decimal"),
+    BasicType.INSTANT: _instance_of(Instant, "a flintlock.common.time.Instant"),
+}
+_PRIMITIVES = frozenset({BasicType.BOOLEAN, BasicType.BYTE, BasicType.SHORT, BasicType.INT,
+                         BasicType.LONG, BasicType.FLOAT, BasicType.DOUBLE, BasicType.CHAR})
+
+
+class BasicTypeInfo(TypeInformation):
+    """A scalar: string, integers of a width, floats, bool, char, big int/decimal, instant."""
+
+    __slots__ = ("basic_type",)
+
+    def __init__(self, basic_type: BasicType) -> None:
+        self.basic_type = basic_type
+
+    def _problem(self, value: Any) -> str | None:
+        return _BASIC_CHECKS[self.basic_type](value)
+
+    def __repr__(self) -> str:
+        return f"Types.{self.basic_type.name}()"
+
+
+class SqlTimeType(enum.Enum):
+    DATE = "Date"
+    TIME = "Time"
+    TIMESTAMP = "Timestamp"
+    LOCAL_DATE = "LocalDate"
+    LOCAL_TIME = "LocalTime"
+    LOCAL_DATE_TIME = "LocalDateTime"
+
+
+def _date(value: Any) -> str | None:
+    if not isinstance(value, datetime.date) or isinstance(value, datetime.datetime):
+        return "expected a datetime.date"
+    return None
+
+
+_TIME_CHECKS: dict[SqlTimeType, tuple[Callable[[Any], str | None], str]] = {
+    SqlTimeType.DATE: (_date, "SQL_DATE"),
+    SqlTimeType.TIME: (_instance_of(datetime.time, "a datetime.time"), "SQL_TIME"),
+    SqlTimeType.TIMESTAMP: (
+        _instance_of(datetime.datetime, "a datetime.datetime"), "SQL_TIMESTAMP"),
+    SqlTimeType.LOCAL_DATE: (_date, "LOCAL_DATE"),
+    SqlTimeType.LOCAL_TIME: (_instance_of(datetime.time, "a datetime.time"), "LOCAL_TIME"),
+    SqlTimeType.LOCAL_DATE_TIME: (
+        _instance_of(datetime.datetime, "a datetime.datetime"), "LOCAL_DATE_TIME"),
+}
+
+
+class SqlTimeTypeInfo(TypeInformation):
+    """Dates, times and timestamps as ``datetime`` values."""
+
+    __slots__ = ("time_type",)
+
+    def __init__(self, time_type: SqlTimeType) -> None:
+        self.time_type = time_type
+
+    def _problem(self, value: Any) -> str | None:
+        return _TIME_CHECKS[self.time_type][0](value)
+
+    def __repr__(self) -> str:
+        return f"Types.{_TIME_CHECKS[self.time_type][1]}()"
+
+
+class PickledBytesTypeInfo(TypeInformation):
+    """Any picklable Python object (the default type of a stream without a declared type)."""
+
+    __slots__ = ()
+
+    @property
+    def serializer_kind(self) -> SerializerKind:
+        return SerializerKind.CLOUDPICKLE
+
+    def _problem(self, value: Any) -> str | None:
+        return None
+
+    def validate(self, value: Any, operator_name: str = "<unnamed>") -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "Types.PICKLED_BYTE_ARRAY()"
+
+
+def _fields_problem(types: Sequence[TypeInformation], values: Sequence[Any], label: str,
+                    names: Sequence[str] | None, nullable: bool) -> str | None:
+    if len(values) != len(types):
+        return f"expected {len(types)} fields, got {len(values)}"
+    for index, (field_type, field) in enumerate(zip(types, values, strict=True)):
+        problem = field_type._problem_or_null(field, nullable)
+        if problem is not None:
+            where = repr(names[index]) if names else str(index)
+            return f"{label} {where}: {problem}"
+    return None
+
+
+class RowTypeInfo(TypeInformation):
+    """A ``Row`` with the given field types (and names, default ``f0``, ``f1``, ...)."""
+
+    __slots__ = ("_field_names", "_field_types")
+
+    def __init__(self, field_types: Sequence[TypeInformation],
+                 field_names: Sequence[str] | None = None) -> None:
+        self._field_types = _types_list(field_types, "ROW")
+        if field_names is None:
+            field_names = [f"f{index}" for index in range(len(self._field_types))]
+        if len(field_names) != len(self._field_types):
+            raise ValueError(f"ROW_NAMED: {len(field_names)} names for "
+                             f"{len(self._field_types)} types")
+        if len(set(field_names)) != len(field_names):
+            raise ValueError(f"ROW_NAMED: duplicate field names in {list(field_names)}")
+        self._field_names = [str(name) for name in field_names]
+
+    @property
+    def serializer_kind(self) -> SerializerKind:
+        return _combined_kind(self._field_types)
+
+    def get_field_names(self) -> list[str]:
+        return list(self._field_names)
+
+    def get_field_index(self, field_name: str) -> int:
+        return self._field_names.index(field_name) if field_name in self._field_names else -1
+
+    def get_field_types(self) -> list[TypeInformation]:
+        return list(self._field_types)
+
+    def get_field_type(self, index_or_name: int | str) -> TypeInformation:
+        if isinstance(index_or_name, str):
+            return self._field_types[self._field_names.index(index_or_name)]
+        return self._field_types[index_or_name]
+
+    def get_arity(self) -> int:
+        return len(self._field_types)
+
+    def _problem(self, value: Any) -> str | None:
+        if not isinstance(value, Row):
+            return "expected a Row"
+        return _fields_problem(self._field_types, list(value), "field", self._field_names, True)
+
+    def __repr__(self) -> str:
+        names = ", ".join(repr(name) for name in self._field_names)
+        types = ", ".join(repr(kind) for kind in self._field_types)
+        return f"Types.ROW_NAMED([{names}], [{types}])"
+
+
+class TupleTypeInfo(TypeInformation):
+    """A Python ``tuple`` with the given field types."""
+
+    __slots__ = ("_field_types",)
+
+    def __init__(self, field_types: Sequence[TypeInformation]) -> None:
+        self._field_types = _types_list(field_types, "TUPLE")
+
+    @property
+    def serializer_kind(self) -> SerializerKind:
+        return _combined_kind(self._field_types)
+
+    def get_field_types(self) -> list[TypeInformation]:
+        return list(self._field_types)
+
+    def get_arity(self) -> int:
+        return len(self._field_types)
+
+    def _problem(self, value: Any) -> str | None:
+        if not isinstance(value, tuple):
+            return "expected a tuple"
+        return _fields_problem(self._field_types, value, "field", None, False)
+
+    def __repr__(self) -> str:
+        return "Types.TUPLE([{}])".format(", ".join(repr(kind) for kind in self._field_types))
+
+
+class _SequenceTypeInfo(TypeInformation):
+    """Shared by lists and arrays: a sequence whose elements are all of one type."""
+
+    __slots__ = ("element_type",)
+
+    label = "LIST"
+    accepted: tuple[type, ...] = (list,)
+    nullable_elements = False
+
+    def __init__(self, element_type: TypeInformation) -> None:
+        if not isinstance(element_type, TypeInformation):
+            raise TypeError(f"{self.label} needs a TypeInformation, got {element_type!r}")
+        self.element_type = element_type
+
+    @property
+    def serializer_kind(self) -> SerializerKind:
+        return self.element_type.serializer_kind
+
+    def get_element_type(self) -> TypeInformation:
+        return self.element_type
+
+    def _problem(self, value: Any) -> str | None:
+        if not isinstance(value, self.accepted):
+            return "expected a " + " or ".join(kind.__name__ for kind in self.accepted)
+        for index, element in enumerate(value):
+            problem = self.element_type._problem_or_null(element, self.nullable_elements)
+            if problem is not None:
+                return f"element {index}: {problem}"
+        return None
+
+    def __repr__(self) -> str:
+        return f"Types.{self.label}({self.element_type!r})"
+
+
+class ListTypeInfo(_SequenceTypeInfo):
+    __slots__ = ()
+
+
+class BasicArrayTypeInfo(_SequenceTypeInfo):
+    __slots__ = ()
+    label = "BASIC_ARRAY"
+    accepted = (list, tuple)
+    nullable_elements = True
+
+    def __init__(self, element_type: TypeInformation) -> None:
+        if not isinstance(element_type, BasicTypeInfo):
+            raise TypeError(f"BASIC_ARRAY needs a basic element type, got {element_type!r}")
+        super().__init__(element_type)
+
+
+class PrimitiveArrayTypeInfo(_SequenceTypeInfo):
+    __slots__ = ()
+    label = "PRIMITIVE_ARRAY"
+    accepted = (list, tuple)
+
+    def __init__(self, element_type: TypeInformation) -> None:
+        if not isinstance(element_type, BasicTypeInfo) or (
+                element_type.basic_type not in _PRIMITIVES):
+            raise TypeError(f"PRIMITIVE_ARRAY needs a primitive element type (BOOLEAN, BYTE, "
+                            f"SHORT, INT, LONG, FLOAT, DOUBLE, CHAR), got {element_type!r}")
+        super().__init__(element_type)
+
+    def _problem(self, value: Any) -> str | None:
+        assert isinstance(self.element_type, BasicTypeInfo)
+        if self.element_type.basic_type is BasicType.BYTE and isinstance(
+                value, (bytes, bytearray)):
+            return None
+        return super()._problem(value)
+
+
+class ObjectArrayTypeInfo(_SequenceTypeInfo):
+    __slots__ = ()
+    label = "OBJECT_ARRAY"
+    accepted = (list, tuple)
+    nullable_elements = True
+
+
+class MapTypeInfo(TypeInformation):
+    """A ``dict`` with keys of one type and values of another."""
+
+    __slots__ = ("key_type", "value_type")
+
+    def __init__(self, key_type: TypeInformation, value_type: TypeInformation) -> None:
+        _types_list([key_type, value_type], "MAP")
+        self.key_type = key_type
+        self.value_type = value_type
+
+    @property
+    def serializer_kind(self) -> SerializerKind:
+        return _combined_kind([self.key_type, self.value_type])
+
+    def get_key_type(self) -> TypeInformation:
+        return self.key_type
+
+    def get_value_type(self) -> TypeInformation:
+        return self.value_type
+
+    def _problem(self, value: Any) -> str | None:
+        if not isinstance(value, dict):
+            return "expected a dict"
+        for key, item in value.items():
+            problem = self.key_type._problem_or_null(key, False)
+            if problem is not None:
+                return f"key {key!r}: {problem}"
+            problem = self.value_type._problem_or_null(item, True)
+            if problem is not None:
+                return f"value of key {key!r}: {problem}"
+        return None
+
+    def __repr__(self) -> str:
+        return f"Types.MAP({self.key_type!r}, {self.value_type!r})"
+
+
+def _types_list(types: Sequence[TypeInformation], label: str) -> list[TypeInformation]:
+    result = list(types)
+    for index, kind in enumerate(result):
+        if not isinstance(kind, TypeInformation):
+            raise TypeError(f"{label}: field {index} is not a TypeInformation: {kind!r} "
+                            "(write Types.INT(), not Types.INT)")
+    return result
+
+
+def _combined_kind(types: Sequence[TypeInformation]) -> SerializerKind:
+    if any(kind.serializer_kind is SerializerKind.CLOUDPICKLE for kind in types):
+        return SerializerKind.CLOUDPICKLE
+    return SerializerKind.PICKLE
+
+
+class Types:
+    """Factories for every type, with PyFlink's names."""
+
+    @staticmethod
+    def STRING() -> TypeInformation:
+        return BasicTypeInfo(BasicType.STRING)
+
+    @staticmethod
+    def BYTE() -> TypeInformation:
+        return BasicTypeInfo(BasicType.BYTE)
+
+    @staticmethod
+    def BOOLEAN() -> TypeInformation:
+        return BasicTypeInfo(BasicType.BOOLEAN)
+
+    @staticmethod
+    def SHORT() -> TypeInformation:
+        return BasicTypeInfo(BasicType.SHORT)
+
+    @staticmethod
+    def INT() -> TypeInformation:
+        return BasicTypeInfo(BasicType.INT)
+
+    @staticmethod
+    def LONG() -> TypeInformation:
+        return BasicTypeInfo(BasicType.LONG)
+
+    @staticmethod
+    def FLOAT() -> TypeInformation:
+        return BasicTypeInfo(BasicType.FLOAT)
+
+    @staticmethod
+    def DOUBLE() -> TypeInformation:
+        return BasicTypeInfo(BasicType.DOUBLE)
+
+    @staticmethod
+    def CHAR() -> TypeInformation:
+        return BasicTypeInfo(BasicType.CHAR)
+
+    @staticmethod
+    def BIG_INT() -> TypeInformation:
+        return BasicTypeInfo(BasicType.BIG_INT)
+
+    @staticmethod
+    def BIG_DEC() -> TypeInformation:
+        return BasicTypeInfo(BasicType.BIG_DEC)
+
+    @staticmethod
+    def INSTANT() -> TypeInformation:
+        return BasicTypeInfo(BasicType.INSTANT)
+
+    @staticmethod
+    def SQL_DATE() -> TypeInformation:
+        return SqlTimeTypeInfo(SqlTimeType.DATE)
+
+    @staticmethod
+    def SQL_TIME() -> TypeInformation:
+        return SqlTimeTypeInfo(SqlTimeType.TIME)
+
+    @staticmethod
+    def SQL_TIMESTAMP() -> TypeInformation:
+        return SqlTimeTypeInfo(SqlTimeType.TIMESTAMP)
+
+    @staticmethod
+    def LOCAL_DATE() -> TypeInformation:
+        return SqlTimeTypeInfo(SqlTimeType.LOCAL_DATE)
+
+    @staticmethod
+    def LOCAL_TIME() -> TypeInformation:
+        return SqlTimeTypeInfo(SqlTimeType.LOCAL_TIME)
+
+    @staticmethod
+    def LOCAL_DATE_TIME() -> TypeInformation:
+        return SqlTimeTypeInfo(SqlTimeType.LOCAL_DATE_TIME)
+
+    @staticmethod
+    def PICKLED_BYTE_ARRAY() -> TypeInformation:
+        return PickledBytesTypeInfo()
+
+    @staticmethod
+    def ROW(field_types: Sequence[TypeInformation]) -> RowTypeInfo:
+        return RowTypeInfo(field_types)
+
+    @staticmethod
+    def ROW_NAMED(field_names: Sequence[str],
+                  field_types: Sequence[TypeInformation]) -> RowTypeInfo:
+        return RowTypeInfo(field_types, field_names)
+
+    @staticmethod
+    def TUPLE(field_types: Sequence[TypeInformation]) -> TupleTypeInfo:
+        return TupleTypeInfo(field_types)
+
+    @staticmethod
+    def PRIMITIVE_ARRAY(element_type: TypeInformation) -> PrimitiveArrayTypeInfo:
+        return PrimitiveArrayTypeInfo(element_type)
+
+    @staticmethod
+    def BASIC_ARRAY(element_type: TypeInformation) -> BasicArrayTypeInfo:
+        return BasicArrayTypeInfo(element_type)
+
+    @staticmethod
+    def OBJECT_ARRAY(element_type: TypeInformation) -> ObjectArrayTypeInfo:
+        return ObjectArrayTypeInfo(element_type)
+
+    @staticmethod
+    def MAP(key_type_info: TypeInformation, value_type_info: TypeInformation) -> MapTypeInfo:
+        return MapTypeInfo(key_type_info, value_type_info)
+
+    @staticmethod
+    def LIST(element_type_info: TypeInformation) -> ListTypeInfo:
+        return ListTypeInfo(element_type_info)
