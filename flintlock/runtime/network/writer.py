@@ -1,0 +1,288 @@
+"""The record writer: channel selection, per-channel batching, and the output flusher.
+
+``RecordWriter.emit(record)`` picks a channel with the edge's ``ChannelSelector`` and appends
+the record to that channel's pending list — nothing else on the hot path: no lock, no wrapper
+object, no syscall. When the list reaches the batch limit (``serialization.BatchSizer``) the
+whole list is serialised with one call and written as a chunk into the channel's current
+buffer (``write_chunk``); full buffers go to the result partition's subpartition.
+
+When partly filled buffers leave (``execution.buffer-timeout``):
+
+* ``0``: after every record (the batch limit is 1 and the buffer is flushed at once);
+* ``-1``: only when full, or on an event, ``flush_all`` or ``close``;
+* ``N`` ms: additionally every N ms, by an ``OutputFlusher`` thread calling ``flush_all``.
+
+Threads: ``emit``/``broadcast_emit`` run on the task thread only. Serialising a batch,
+writing buffers and flushing — from the task thread or the flusher thread — happen under the
+writer's lock, taken once per batch or flush, never per record. The pending lists are shared
+without the lock: the task thread only appends; a batch is taken as ``lst[:n]`` followed by
+``del lst[:n]``, so a record appended concurrently stays in the list for the next batch and
+order is kept. An error in the flusher thread is re-raised on the task thread at the next
+batch or flush.
+
+One flusher thread serves every writer of a task (pass one ``OutputFlusher`` to each); a
+writer given none creates its own. ``OutputFlusher.stop`` joins the thread: none leaks.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from flintlock.common.errors import FlintlockError
+from flintlock.runtime.network.buffer import Buffer
+from flintlock.runtime.network.channel_selector import ChannelSelector
+from flintlock.runtime.network.serialization import (
+    BatchSerializer,
+    BatchSizer,
+    PickleBatchSerializer,
+    write_chunk,
+)
+
+
+class OutputFlushFailedError(FlintlockError):
+    """The output flusher thread failed to flush; ``__cause__`` is why."""
+
+
+class WriterClosedError(FlintlockError):
+    """A record was emitted after the writer was closed."""
+
+
+class ResultPartitionWriter(Protocol):
+    """What a ``RecordWriter`` needs of a result partition."""
+
+    @property
+    def num_subpartitions(self) -> int: ...
+
+    @property
+    def segment_size(self) -> int: ...
+
+    def request_buffer_blocking(self, subpartition: int, timeout_s: float | None = None) -> Buffer:
+        ...
+
+    def add_buffer(self, subpartition: int, buffer: Buffer) -> None: ...
+
+    def broadcast_event(self, event: object) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RecordWriterStatistics:
+    records_out: int
+    buffers_out: int
+    bytes_out: int
+    pending_records: tuple[int, ...]
+    """Records waiting to be serialised, per channel."""
+    current_buffer_bytes: tuple[int, ...]
+    """Bytes in each channel's partly filled buffer."""
+    bytes_per_record: float
+
+
+class RecordWriter:
+    """Writes records of one output (job edge) into a result partition."""
+
+    def __init__(
+        self, partition: ResultPartitionWriter, selector: ChannelSelector,
+        serializer: BatchSerializer | None = None, buffer_timeout_ms: int = 100,
+        flusher: OutputFlusher | None = None, name: str = "record writer",
+    ) -> None:
+        if buffer_timeout_ms < -1:
+            raise ValueError(f"buffer timeout must be -1, 0 or positive, got {buffer_timeout_ms}")
+        self._partition = partition
+        self.num_channels = partition.num_subpartitions
+        self._selector = selector
+        selector.setup(self.num_channels)
+        self._select = selector.select_channel
+        self._serializer: BatchSerializer = serializer or PickleBatchSerializer()
+        self._lock = threading.Lock()
+        self._pending: list[list[Any]] = [[] for _ in range(self.num_channels)]
+        self._current: list[Buffer | None] = [None] * self.num_channels  # guarded by _lock
+        self._flush_always = buffer_timeout_ms == 0
+        self._limits = [1] * self.num_channels  # read unlocked by the task thread
+        self._sizer = BatchSizer(partition.segment_size)  # guarded by _lock
+        self._async_error: BaseException | None = None
+        self._closed = False
+        self._records_out = 0  # guarded by _lock (counted per batch)
+        self._buffers_out = 0
+        self._bytes_out = 0
+        self._own_flusher: OutputFlusher | None = None
+        self._flusher = flusher
+        if selector.is_broadcast:
+            self.emit = self.broadcast_emit  # type: ignore[method-assign]
+        if buffer_timeout_ms > 0:
+            if flusher is None:
+                flusher = self._own_flusher = OutputFlusher(buffer_timeout_ms, name)
+                self._flusher = flusher
+            flusher.register(self)
+
+    # -- task thread ----------------------------------------------------------------------
+
+    def emit(self, record: Any) -> None:
+        """Sends ``record`` to the channel the selector picks (hot path)."""
+        channel = self._select(record)
+        pending = self._pending[channel]
+        pending.append(record)
+        if len(pending) >= self._limits[channel]:
+            self._write_batch(channel)
+
+    def broadcast_emit(self, record: Any) -> None:
+        """Sends ``record`` to every channel."""
+        for channel in range(self.num_channels):
+            pending = self._pending[channel]
+            pending.append(record)
+            if len(pending) >= self._limits[channel]:
+                self._write_batch(channel)
+
+    def broadcast_event(self, event: object) -> None:
+        """Flushes everything pending (order is kept), then adds ``event`` to every channel."""
+        with self._lock:
+            self._check_error()
+            for channel in range(self.num_channels):
+                self._flush_channel_locked(channel)
+            self._partition.broadcast_event(event)
+
+    def flush_all(self) -> None:
+        """Serialises every pending record and hands every partly filled buffer over."""
+        with self._lock:
+            self._check_error()
+            for channel in range(self.num_channels):
+                self._flush_channel_locked(channel)
+
+    def flush(self, channel: int) -> None:
+        with self._lock:
+            self._check_error()
+            self._flush_channel_locked(channel)
+
+    def close(self, flush: bool = True) -> None:
+        """Stops the flusher (if this writer owns it) and, unless failing, flushes the rest."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._flusher is not None:
+            self._flusher.unregister(self)
+        if self._own_flusher is not None:
+            self._own_flusher.stop()
+        if flush:
+            self.flush_all()
+        else:
+            self._drop_current()
+
+    # -- under the lock -------------------------------------------------------------------
+
+    def _write_batch(self, channel: int) -> None:
+        with self._lock:
+            self._check_error()
+            self._serialize_locked(channel)
+            if self._flush_always:
+                self._emit_current_locked(channel)
+
+    def _serialize_locked(self, channel: int) -> None:
+        pending = self._pending[channel]
+        count = len(pending)
+        if count == 0:
+            return
+        batch = pending[:count]
+        del pending[:count]
+        data = self._serializer.dumps(batch)
+        current = write_chunk(
+            data, self._current[channel],
+            lambda: self._partition.request_buffer_blocking(channel),
+            lambda full: self._emit_buffer_locked(channel, full),
+        )
+        self._current[channel] = current
+        self._sizer.observe(count, memoryview(data).nbytes)
+        self._records_out += count
+        if not self._flush_always:
+            free = self._sizer.segment_size - (current.size if current is not None else 0)
+            self._limits[channel] = self._sizer.limit(free)
+
+    def _emit_buffer_locked(self, channel: int, buffer: Buffer) -> None:
+        self._buffers_out += 1
+        self._bytes_out += buffer.size
+        self._partition.add_buffer(channel, buffer)
+
+    def _emit_current_locked(self, channel: int) -> None:
+        current = self._current[channel]
+        if current is not None:
+            self._current[channel] = None
+            self._emit_buffer_locked(channel, current)
+
+    def _flush_channel_locked(self, channel: int) -> None:
+        self._serialize_locked(channel)
+        self._emit_current_locked(channel)
+
+    def _check_error(self) -> None:
+        error = self._async_error
+        if error is not None:
+            raise OutputFlushFailedError(f"output flusher failed: {error!r}") from error
+
+    def _drop_current(self) -> None:
+        with self._lock:
+            for channel in range(self.num_channels):
+                current, self._current[channel] = self._current[channel], None
+                self._pending[channel].clear()
+                if current is not None:
+                    current.recycle()
+
+    # -- flusher thread -------------------------------------------------------------------
+
+    def _flush_from_flusher(self) -> None:
+        if self._async_error is not None or self._closed:
+            return
+        try:
+            with self._lock:
+                for channel in range(self.num_channels):
+                    self._flush_channel_locked(channel)
+        except Exception as exc:
+            self._async_error = exc
+
+    def statistics(self) -> RecordWriterStatistics:
+        with self._lock:
+            return RecordWriterStatistics(
+                self._records_out, self._buffers_out, self._bytes_out,
+                tuple(len(p) for p in self._pending),
+                tuple(0 if b is None else b.size for b in self._current),
+                self._sizer.bytes_per_record,
+            )
+
+
+class OutputFlusher:
+    """A daemon thread flushing its writers every ``interval_ms`` (``execution.buffer-timeout``)."""
+
+    def __init__(self, interval_ms: int, name: str = "task") -> None:
+        if interval_ms <= 0:
+            raise ValueError("the output flusher needs a positive interval")
+        self.interval_s = interval_ms / 1000.0
+        self._writers: list[RecordWriter] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"output flusher for {name}", daemon=True
+        )
+        self._thread.start()
+
+    def register(self, writer: RecordWriter) -> None:
+        with self._lock:
+            self._writers.append(writer)
+
+    def unregister(self, writer: RecordWriter) -> None:
+        with self._lock:
+            if writer in self._writers:
+                self._writers.remove(writer)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            with self._lock:
+                writers = list(self._writers)
+            for writer in writers:
+                writer._flush_from_flusher()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stops and joins the thread (idempotent)."""
+        self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout_s)
+
+    @property
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()

@@ -1,0 +1,209 @@
+import random
+import threading
+
+import pytest
+
+from flintlock.common.ids import CheckpointId
+from flintlock.runtime.checkpoint.barriers import CancelCheckpointMarker
+from flintlock.runtime.network.buffer import NetworkBufferPool
+from flintlock.runtime.network.channel_selector import (
+    BroadcastSelector,
+    ChannelSelectorSetupError,
+    CustomPartitionerSelector,
+    ForwardSelector,
+    InvalidChannelError,
+    KeyGroupSelector,
+    RebalanceSelector,
+    RescaleSelector,
+)
+from flintlock.runtime.network.events import decode_event
+from flintlock.runtime.network.serialization import RecordDeserializer
+from flintlock.runtime.network.writer import OutputFlusher, OutputFlushFailedError, RecordWriter
+from flintlock.runtime.state.keygroups import assign_key_to_operator
+
+from .test_partition_support import Recorder, make_partition
+
+
+def setup(selector, n, buffer_timeout_ms=-1, segment=256, listener=None, **kwargs):
+    network = NetworkBufferPool(256, segment)
+    partition = make_partition(network, n)
+    views = [partition.create_subpartition_view(i, listener or Recorder()) for i in range(n)]
+    writer = RecordWriter(partition, selector, buffer_timeout_ms=buffer_timeout_ms, **kwargs)
+    return network, partition, views, writer
+
+
+def drain(view, deserializer):
+    out = []
+    while (item := view.poll_next()) is not None:
+        buffer = item.buffer
+        if buffer.is_event:
+            out.append(decode_event(buffer))
+        else:
+            out.extend(deserializer.deserialize(buffer.view()))
+        buffer.recycle()
+    return out
+
+
+def test_forward_needs_exactly_one_channel():
+    ForwardSelector().setup(1)
+    with pytest.raises(ChannelSelectorSetupError):
+        ForwardSelector().setup(2)
+
+
+def test_rebalance_is_round_robin_from_a_random_start():
+    selector = RebalanceSelector(random.Random(7))
+    selector.setup(4)
+    start = random.Random(7).randrange(4)
+    assert [selector.select_channel(None) for _ in range(6)] == [
+        (start + i) % 4 for i in range(6)]
+
+
+def test_rescale_is_round_robin_from_zero():
+    selector = RescaleSelector()
+    selector.setup(3)
+    assert [selector.select_channel(None) for _ in range(5)] == [0, 1, 2, 0, 1]
+
+
+def test_key_group_selector_matches_key_group_assignment_and_caches_boundedly():
+    selector = KeyGroupSelector(lambda record: record[0], max_parallelism=128, cache_size=4)
+    selector.setup(3)
+    for key in ["a", "b", 17, ("x", 1), None, "a", 17] * 3:
+        assert selector.select_channel((key, 0)) == assign_key_to_operator(key, 128, 3)
+    assert len(selector._cache) <= 4
+    assert selector.select_channel(([1, 2], 0)) == assign_key_to_operator([1, 2], 128, 3)
+    with pytest.raises(ChannelSelectorSetupError):
+        KeyGroupSelector(lambda r: r, 2).setup(3)
+
+
+def test_custom_partitioner_out_of_range_is_a_typed_error():
+    selector = CustomPartitionerSelector(lambda key, n: key % n, lambda record: record)
+    selector.setup(3)
+    assert selector.select_channel(7) == 1
+    bad = CustomPartitionerSelector(lambda key, n: n, lambda record: record)
+    bad.setup(3)
+    with pytest.raises(InvalidChannelError) as info:
+        bad.select_channel(1)
+    assert info.value.channel == 3 and "[0, 3)" in str(info.value)
+
+
+def test_records_reach_the_channel_the_selector_picks():
+    selector = KeyGroupSelector(lambda record: record % 10, 128)
+    _, _, views, writer = setup(selector, 3)
+    records = list(range(500))
+    for record in records:
+        writer.emit(record)
+    writer.close()
+    for channel, view in enumerate(views):
+        got = drain(view, RecordDeserializer())
+        assert got == [r for r in records if assign_key_to_operator(r % 10, 128, 3) == channel]
+
+
+def test_buffer_timeout_zero_flushes_every_record():
+    _, _, (view,), writer = setup(ForwardSelector(), 1, buffer_timeout_ms=0)
+    deserializer = RecordDeserializer()
+    for record in ("a", "b", "c"):
+        writer.emit(record)
+        item = view.poll_next()
+        assert item is not None and view.poll_next() is None
+        assert deserializer.deserialize(item.buffer.view()) == [record]
+        item.buffer.recycle()
+    writer.close()
+
+
+def test_buffer_timeout_minus_one_keeps_data_until_a_buffer_is_full():
+    _, _, (view,), writer = setup(ForwardSelector(), 1, segment=4096)
+    for record in range(10):
+        writer.emit(record)
+    assert view.poll_next() is None
+    writer.flush_all()
+    assert drain(view, RecordDeserializer()) == list(range(10))
+    for record in range(3000):
+        writer.emit(record)
+    assert view.get_backlog() >= 1
+    writer.close()
+
+
+def test_events_follow_the_records_emitted_before_them():
+    _, _, views, writer = setup(RescaleSelector(), 2)
+    for record in range(6):
+        writer.emit(record)
+    marker = CancelCheckpointMarker(CheckpointId(3))
+    writer.broadcast_event(marker)
+    writer.emit(6)
+    writer.close()
+    assert drain(views[0], RecordDeserializer()) == [0, 2, 4, marker, 6]
+    assert drain(views[1], RecordDeserializer()) == [1, 3, 5, marker]
+
+
+def test_broadcast_emit_sends_to_every_channel():
+    _, _, views, writer = setup(BroadcastSelector(), 3)
+    for record in ("x", "y"):
+        writer.emit(record)
+    writer.close()
+    assert [drain(v, RecordDeserializer()) for v in views] == [["x", "y"]] * 3
+
+
+def flusher_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("output flusher")]
+
+
+def test_flusher_thread_flushes_by_itself_and_stops_on_close():
+    before = len(flusher_threads())
+    listener_event = threading.Event()
+
+    class Listener:
+        def notify_data_available(self) -> None:
+            listener_event.set()
+
+    _, _, (view,), writer = setup(ForwardSelector(), 1, buffer_timeout_ms=1, name="t1",
+                                  listener=Listener())
+    writer.emit("lonely")
+    assert listener_event.wait(10)
+    assert drain(view, RecordDeserializer()) == ["lonely"]
+    assert len(flusher_threads()) == before + 1
+    writer.close()
+    assert len(flusher_threads()) == before
+
+
+def test_one_flusher_serves_several_writers():
+    flusher = OutputFlusher(1000, "task")
+    writers = [setup(ForwardSelector(), 1, buffer_timeout_ms=1000, flusher=flusher)[3]
+               for _ in range(2)]
+    for writer in writers:
+        writer.close()
+    assert flusher.is_alive
+    flusher.stop()
+    assert not flusher.is_alive
+
+
+def test_flusher_error_is_raised_on_the_task_thread():
+    _, partition, _, writer = setup(ForwardSelector(), 1)
+    writer.emit("x")
+    partition.finish()
+    writer._flush_from_flusher()
+    with pytest.raises(OutputFlushFailedError) as info:
+        writer.flush_all()
+    assert info.value.__cause__ is not None
+
+
+def test_close_without_flush_recycles_everything():
+    network, partition, _, writer = setup(ForwardSelector(), 1)
+    writer.emit("x")
+    writer.flush(0)
+    writer.emit("y")
+    writer._write_batch(0)
+    assert writer.statistics().current_buffer_bytes[0] > 0
+    writer.close(flush=False)
+    partition.release()
+    assert network.statistics().free_segments == 256
+
+
+def test_statistics_count_records_buffers_and_bytes():
+    _, _, _, writer = setup(RescaleSelector(), 2)
+    for record in range(10):
+        writer.emit(record)
+    writer.flush_all()
+    stats = writer.statistics()
+    assert stats.records_out == 10 and stats.buffers_out == 2 and stats.bytes_out > 0
+    assert stats.pending_records == (0, 0) and stats.bytes_per_record > 0
+    writer.close()
