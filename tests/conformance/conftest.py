@@ -6,6 +6,7 @@ the in-memory one: both must pass the same tests.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from flintlock.common.ids import (
     ResultPartitionId,
     SubtaskIndex,
 )
+from flintlock.runtime.auth import DATA_PLANE, authenticate_client
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.gate import SingleInputGate
 from flintlock.runtime.network.partition import (
@@ -30,6 +32,7 @@ from flintlock.runtime.network.partition import (
     ResultPartitionType,
     create_partition_pool,
 )
+from flintlock.runtime.network.protocol import PartitionRequest, encode
 from flintlock.runtime.network.remote_channel import RemoteInputChannel
 from flintlock.runtime.network.transport import TcpTransport
 from flintlock.testing.transport import InMemoryNetwork, InMemoryTransport
@@ -83,13 +86,13 @@ class Cluster:
     network: InMemoryNetwork = field(default_factory=InMemoryNetwork)
     nodes: list[Node] = field(default_factory=list)
 
-    def node(self, secret: bytes = SECRET, **options: object) -> Node:
+    def node(self, secret: bytes = SECRET, segments: int = 256, **options: object) -> Node:
         config = Configuration()
         config.set_string("taskmanager.network.request-backoff.initial", "5 ms")
         config.set_string("taskmanager.network.request-backoff.max", "200 ms")
         for key, value in options.items():
             config.set_string(key, str(value))
-        pool = NetworkBufferPool(256, SEGMENT)
+        pool = NetworkBufferPool(segments, SEGMENT)
         partitions = ResultPartitionManager()
         transport: Any
         name = f"tm{len(self.nodes)}"
@@ -131,3 +134,23 @@ def remote(gate: SingleInputGate, index: int) -> RemoteInputChannel:
     channel = gate.channels[index]
     assert isinstance(channel, RemoteInputChannel)
     return channel
+
+
+def raw_connection(address: tuple[str, int], secret: bytes = SECRET, rcvbuf: int | None = None
+                   ) -> socket.socket:
+    """A hand-driven client socket: connected, optionally authenticated, blocking."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    sock.settimeout(10)
+    sock.connect(address)
+    if secret:
+        authenticate_client(sock, secret, DATA_PLANE, 10)
+    return sock
+
+
+def request_frame(partition_id: ResultPartitionId, subpartition: int, receiver: int,
+                  credit: int) -> bytes:
+    return b"".join(
+        bytes(c) for c in encode(PartitionRequest(partition_id, subpartition, receiver, credit))
+    )

@@ -98,6 +98,7 @@ class SocketConnection:
         self.handler: ConnectionHandler | None = None
         self.bytes_sent = 0
         self.bytes_received = 0
+        self.max_queued_bytes = 0  # the most ever queued above the high mark (statistics)
 
     def start(self, handler: ConnectionHandler) -> None:
         self.handler = handler
@@ -127,6 +128,7 @@ class SocketConnection:
             self._completions.append((self._chunks_queued, on_sent))
         if self._queued_bytes > self._high:
             self._writable = False
+            self.max_queued_bytes = max(self.max_queued_bytes, self._queued_bytes)
         self.io.flush_later(self)
 
     def _queue(self, chunk: memoryview | bytes) -> None:

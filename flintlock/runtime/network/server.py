@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.network.buffer import DataType
@@ -92,6 +93,7 @@ class ServerHandler:
         self._readers: dict[ReceiverId, _Reader] = {}
         self._available: deque[_Reader] = deque()
         self._closed = False
+        self.on_close_callbacks: list[Callable[[], None]] = []
 
     # -- inbound ------------------------------------------------------------------------------
 
@@ -211,3 +213,5 @@ class ServerHandler:
                 reader.view.release()
         if cause is not None:
             log.info("data connection from %s closed: %s", self.wire.peer, cause)
+        for callback in self.on_close_callbacks:
+            callback()

@@ -25,6 +25,7 @@ import logging
 import selectors
 import socket
 import threading
+from dataclasses import dataclass
 
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
@@ -76,6 +77,23 @@ class ConnectFailedError(FlintlockError, ConnectionError):
         return f"cannot connect to data server {self.address[0]}:{self.address[1]}: {self.detail}"
 
 
+@dataclass(frozen=True, slots=True)
+class ConnectionStatistics:
+    peer: str
+    serving: bool
+    queued_bytes: int
+    max_queued_bytes: int
+    bytes_sent: int
+    bytes_received: int
+
+
+@dataclass(frozen=True, slots=True)
+class TransportStatistics:
+    address: DataAddress
+    connections: tuple[ConnectionStatistics, ...]
+    rejected_connections: int
+
+
 class TcpTransport:
     """A TaskManager's data server and client connections over TCP."""
 
@@ -95,6 +113,7 @@ class TcpTransport:
         self._auth_timeout_s = config.get(AUTH_TIMEOUT) / 1000.0
         self._lock = threading.Lock()
         self._clients: dict[DataAddress, ClientHandler] = {}  # guarded by _lock
+        self._connections: dict[int, tuple[SocketConnection, bool]] = {}  # guarded by _lock
         self._connect_lock = threading.Lock()
         self._listener: socket.socket | None = None
         self._closed = False
@@ -157,6 +176,7 @@ class TcpTransport:
         decoder = FrameDecoder(self._max_frame, client, valid_data_type)
         conn = SocketConnection(self.io, sock, decoder, self._high, self._low, peer)
         client.attach(conn)
+        self._track(conn, serving=False)
         self.io.call_soon(lambda: conn.start(client))
         return client
 
@@ -165,6 +185,31 @@ class TcpTransport:
             for address, known in list(self._clients.items()):
                 if known is client:
                     del self._clients[address]
+            if client.wire is not None:
+                self._connections.pop(id(client.wire), None)
+
+    def _track(self, conn: SocketConnection, serving: bool) -> None:
+        with self._lock:
+            self._connections[id(conn)] = (conn, serving)
+
+    def _untrack(self, conn: SocketConnection) -> None:
+        with self._lock:
+            self._connections.pop(id(conn), None)
+
+    def statistics(self) -> TransportStatistics:
+        with self._lock:
+            connections = list(self._connections.values())
+        return TransportStatistics(
+            self.address,
+            tuple(
+                ConnectionStatistics(
+                    c.peer, serving, c.queued_bytes, c.max_queued_bytes, c.bytes_sent,
+                    c.bytes_received,
+                )
+                for c, serving in connections
+            ),
+            self.rejected_connections,
+        )
 
     # -- server side (I/O thread) ---------------------------------------------------------------
 
@@ -184,7 +229,10 @@ class TcpTransport:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         decoder = FrameDecoder(self._max_frame)
         conn = SocketConnection(self.io, sock, decoder, self._high, self._low, peer)
-        conn.start(ServerHandler(self.io, conn, self._partitions))
+        handler = ServerHandler(self.io, conn, self._partitions)
+        handler.on_close_callbacks.append(lambda: self._untrack(conn))
+        self._track(conn, serving=True)
+        conn.start(handler)
 
     def _rejected(self, sock: socket.socket, peer: str, cause: BaseException) -> None:
         self.rejected_connections += 1

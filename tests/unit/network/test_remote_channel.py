@@ -1,0 +1,181 @@
+"""RemoteInputChannel driven directly, as the network I/O thread would (no sockets, no threads)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from flintlock.common.ids import (
+    ChannelIndex,
+    IntermediateDataSetId,
+    ResultPartitionId,
+    SubtaskIndex,
+)
+from flintlock.runtime.network.buffer import Buffer, DataType, NetworkBufferPool
+from flintlock.runtime.network.credit import CreditViolationError
+from flintlock.runtime.network.gate import InputChannelError, SingleInputGate
+from flintlock.runtime.network.partition import PartitionNotFoundError
+from flintlock.runtime.network.protocol import MalformedFrameError, PartitionRequest
+from flintlock.runtime.network.remote_channel import BufferReorderingError, RemoteInputChannel
+
+PID = ResultPartitionId(IntermediateDataSetId("ds"), SubtaskIndex(1))
+SEGMENT = 1024
+
+
+class FakeIO:
+    def __init__(self) -> None:
+        self.timers: list[tuple[float, Callable[[], None]]] = []
+
+    def call_later(self, delay_s: float, task: Callable[[], None]) -> None:
+        self.timers.append((delay_s, task))
+
+
+class FakeClient:
+    def __init__(self) -> None:
+        self.requests: list[PartitionRequest] = []
+        self.credit_notifications = 0
+        self.cancelled: list[int] = []
+
+    def request(self, channel: RemoteInputChannel) -> None:
+        self.requests.append(channel.partition_request())
+
+    def notify_credit(self, channel: RemoteInputChannel) -> None:
+        self.credit_notifications += 1
+
+    def cancel(self, channel: RemoteInputChannel) -> None:
+        self.cancelled.append(channel.receiver_id)
+
+
+class FakeConnections:
+    def __init__(self) -> None:
+        self.io = FakeIO()
+        self.client = FakeClient()
+
+    def client_for(self, address: tuple[str, int]) -> FakeClient:
+        return self.client
+
+
+def make(credit: int = 2, floating: int = 4, backoff: tuple[int, int] = (10, 40)):  # type: ignore[no-untyped-def]
+    pool = NetworkBufferPool(32, SEGMENT)
+    gate = SingleInputGate(0, pool.create_buffer_pool(0, floating))
+    connections = FakeConnections()
+    channel = RemoteInputChannel(
+        gate, ChannelIndex(0), PID, 3, connections, ("host", 1), pool, credit, *backoff  # type: ignore[arg-type]
+    )
+    gate.set_channels([channel])
+    channel.request_subpartition()
+    return pool, gate, connections, channel
+
+
+def deliver(channel: RemoteInputChannel, sequence: int, payload: bytes, backlog: int = 0,
+            data_type: DataType = DataType.DATA_BUFFER) -> Buffer:
+    target = channel.take_target(data_type, len(payload))
+    assert target is not None
+    view, buffer = target
+    view[: len(payload)] = payload
+    buffer.size = len(payload)
+    channel.on_buffer(buffer, sequence, backlog)
+    return buffer
+
+
+def test_request_announces_the_exclusive_buffers_as_initial_credit() -> None:
+    pool, _, connections, channel = make(credit=3)
+    assert connections.client.requests == [PartitionRequest(PID, 3, channel.receiver_id, 3)]
+    assert pool.statistics().exclusive_segments == 3
+
+
+def test_buffers_are_read_in_order_and_freed_buffers_become_credit() -> None:
+    _, gate, connections, channel = make(credit=2)
+    deliver(channel, 0, b"a")
+    deliver(channel, 1, b"b")
+    first = gate.poll_next()
+    second = gate.poll_next()
+    assert first is not None and second is not None
+    assert bytes(first[1].view()) == b"a" and bytes(second[1].view()) == b"b"
+    first[1].recycle()
+    second[1].recycle()
+    assert connections.client.credit_notifications == 1  # coalesced
+    assert channel.announce_credit() == 2
+
+
+def test_backlog_borrows_floating_buffers_and_announces_them() -> None:
+    _, gate, connections, channel = make(credit=2, floating=4)
+    deliver(channel, 0, b"a", backlog=3)  # wants 5 empty, holds 1
+    assert connections.client.credit_notifications == 1
+    assert channel.announce_credit() == 4
+    assert gate.buffer_pool.statistics().in_use == 4
+    statistics = channel.credit_statistics()
+    assert (statistics.empty_exclusive, statistics.empty_floating) == (1, 4)
+
+
+def test_a_sequence_gap_fails_the_channel() -> None:
+    _, gate, _, channel = make()
+    deliver(channel, 0, b"a")
+    deliver(channel, 2, b"c")
+    with pytest.raises(InputChannelError) as info:
+        for _ in range(3):
+            item = gate.poll_next()
+            if item is not None:
+                item[1].recycle()
+    assert isinstance(info.value.__cause__, BufferReorderingError)
+    assert info.value.__cause__.expected == 1
+
+
+def test_data_without_credit_is_a_protocol_violation() -> None:
+    _, _, _, channel = make(credit=1, floating=0)
+    deliver(channel, 0, b"a")
+    with pytest.raises(CreditViolationError):
+        channel.take_target(DataType.DATA_BUFFER, 1)
+
+
+def test_events_take_no_credit() -> None:
+    _, gate, _, channel = make(credit=0, floating=0)
+    deliver(channel, 0, b"\x00", data_type=DataType.EVENT_BUFFER)
+    item = gate.poll_next()
+    assert item is not None and item[1].data_type is DataType.EVENT_BUFFER
+
+
+def test_a_payload_larger_than_a_segment_is_malformed() -> None:
+    _, _, _, channel = make()
+    with pytest.raises(MalformedFrameError):
+        channel.take_target(DataType.DATA_BUFFER, SEGMENT + 1)
+
+
+def test_release_returns_every_segment_including_buffers_still_in_use() -> None:
+    pool, gate, connections, channel = make(credit=2, floating=4)
+    deliver(channel, 0, b"a", backlog=2)
+    deliver(channel, 1, b"b", backlog=0)
+    item = gate.poll_next()
+    assert item is not None
+    channel.release()
+    assert connections.client.cancelled == [channel.receiver_id]
+    item[1].recycle()  # the consumer finishes with it after the release
+    assert pool.statistics().exclusive_segments == 0
+    assert gate.buffer_pool.statistics().in_use == 0
+    assert channel.take_target(DataType.DATA_BUFFER, 1) is None  # late data is discarded
+
+
+def test_partition_not_found_backs_off_doubling_then_fails() -> None:
+    _, gate, connections, channel = make(backoff=(10, 40))
+    delays = []
+    for _ in range(3):
+        channel.on_partition_not_found(PartitionNotFoundError(PID))
+        delay, retry = connections.io.timers.pop()
+        delays.append(delay)
+        retry()
+    assert delays == [0.01, 0.02, 0.04]
+    assert len(connections.client.requests) == 4
+    channel.on_partition_not_found(PartitionNotFoundError(PID))
+    assert connections.io.timers == []
+    with pytest.raises(InputChannelError) as info:
+        gate.poll_next()
+    assert isinstance(info.value.__cause__, PartitionNotFoundError)
+
+
+def test_errors_after_end_of_partition_are_ignored() -> None:
+    _, gate, _, channel = make()
+    deliver(channel, 0, b"\x00", data_type=DataType.EVENT_BUFFER)  # tag 0 = end of partition
+    channel.on_error(ConnectionResetError("producer went away after finishing"))
+    item = gate.poll_next()
+    assert item is not None and gate.is_finished
