@@ -88,6 +88,18 @@ class ResumeChannel:
     channel: ChannelIndex
 
 
+@dataclass(frozen=True, slots=True)
+class BarrierHandlerStatistics:
+    """A handler's state as data, for logs, metrics and the REST API."""
+
+    latest_checkpoint_id: int
+    """The newest checkpoint id seen in a barrier or marker (-1 before any)."""
+    in_progress: tuple[int, ...]
+    """Checkpoints still collecting barriers (tracker: pending; aligner: at most one)."""
+    blocked_channels: tuple[int, ...]
+    finished_channels: tuple[int, ...]
+
+
 Action = TriggerCheckpoint | AbortCheckpoint | PersistInflight | BlockChannel | ResumeChannel
 
 
@@ -108,6 +120,10 @@ class BarrierHandler(Protocol):
 
     def on_barrier(self, channel: ChannelIndex, barrier: CheckpointBarrier) -> list[Action]: ...
 
+    def on_barrier_announced(
+        self, channel: ChannelIndex, barrier: CheckpointBarrier
+    ) -> list[Action]: ...
+
     def on_cancellation_marker(
         self, channel: ChannelIndex, marker: CancelCheckpointMarker
     ) -> list[Action]: ...
@@ -123,6 +139,8 @@ class BarrierHandler(Protocol):
     def alignment_deadline_ms(self) -> float | None: ...
 
     def is_capturing(self, checkpoint_id: CheckpointId) -> bool: ...
+
+    def statistics(self) -> BarrierHandlerStatistics: ...
 
 
 def buffer_size(buffer: object) -> int:

@@ -48,6 +48,7 @@ from flintlock.common.ids import ChannelIndex, CheckpointId
 from flintlock.runtime.checkpoint.actions import (
     AbortCheckpoint,
     Action,
+    BarrierHandlerStatistics,
     BlockChannel,
     CheckpointMetrics,
     PersistInflight,
@@ -223,6 +224,12 @@ class BarrierAligner:
         """Whether in-flight buffers of ``checkpoint_id`` may still come: its channel state
         is complete once this turns false (without an abort)."""
         return self._phase is Phase.CAPTURING and checkpoint_id == self._latest_id
+
+    def statistics(self) -> BarrierHandlerStatistics:
+        in_progress = () if self._phase is Phase.IDLE else (self._latest_id,)
+        return BarrierHandlerStatistics(
+            self._latest_id, in_progress, tuple(sorted(self._blocked)), self._channels.finished
+        )
 
     @property
     def phase(self) -> Phase:

@@ -44,6 +44,10 @@ class InputChannels:
         return channel in self._finished
 
     @property
+    def finished(self) -> tuple[ChannelIndex, ...]:
+        return tuple(sorted(self._finished))
+
+    @property
     def all_finished(self) -> bool:
         return len(self._finished) == self.num_channels
 

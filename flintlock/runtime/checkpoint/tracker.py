@@ -28,6 +28,7 @@ from flintlock.common.ids import ChannelIndex, CheckpointId
 from flintlock.runtime.checkpoint.actions import (
     AbortCheckpoint,
     Action,
+    BarrierHandlerStatistics,
     CheckpointMetrics,
     TriggerCheckpoint,
 )
@@ -79,6 +80,14 @@ class BarrierTracker:
         entry.seen.add(channel)
         return self._complete_newest()
 
+    def on_barrier_announced(
+        self, channel: ChannelIndex, barrier: CheckpointBarrier
+    ) -> list[Action]:
+        """Announcements only matter to unaligned checkpoints; the tracker waits for the
+        barrier itself."""
+        self._channels.check_open(channel)
+        return []
+
     def on_cancellation_marker(
         self, channel: ChannelIndex, marker: CancelCheckpointMarker
     ) -> list[Action]:
@@ -123,6 +132,11 @@ class BarrierTracker:
 
     def is_capturing(self, checkpoint_id: CheckpointId) -> bool:
         return False
+
+    def statistics(self) -> BarrierHandlerStatistics:
+        return BarrierHandlerStatistics(
+            self._latest_id, tuple(self.pending_checkpoint_ids), (), self._channels.finished
+        )
 
     @property
     def pending_checkpoint_ids(self) -> list[CheckpointId]:

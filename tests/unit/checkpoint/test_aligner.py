@@ -300,3 +300,15 @@ def test_no_timeout_without_unaligned() -> None:
     clock.advance(10_000)
     assert a.on_timer() == []
     assert blocked(a) == {0}
+
+
+def test_statistics_show_the_alignment_in_progress() -> None:
+    a = aligner(3)
+    a.on_end_of_partition(2)
+    a.on_barrier(1, barrier(4))
+    stats = a.statistics()
+    assert (stats.latest_checkpoint_id, stats.in_progress) == (4, (4,))
+    assert (stats.blocked_channels, stats.finished_channels) == ((1,), (2,))
+    a.on_barrier(0, barrier(4))
+    assert a.statistics().in_progress == ()
+    assert a.statistics().blocked_channels == ()

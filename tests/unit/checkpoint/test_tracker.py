@@ -208,3 +208,16 @@ def test_events_after_end_of_partition_and_unknown_channels_are_rejected() -> No
         t.on_barrier(2, barrier(1))
     with pytest.raises(UnknownChannelError):
         t.is_blocked(-1)
+
+
+def test_announcements_are_ignored_and_statistics_show_pending() -> None:
+    t = tracker(3)
+    assert t.on_barrier_announced(0, barrier(1)) == []
+    t.on_barrier(0, barrier(1))
+    t.on_barrier(0, barrier(2))
+    t.on_end_of_partition(2)
+    stats = t.statistics()
+    assert stats.latest_checkpoint_id == 2
+    assert stats.in_progress == (1, 2)
+    assert stats.blocked_channels == ()
+    assert stats.finished_channels == (2,)
