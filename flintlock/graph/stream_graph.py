@@ -9,7 +9,7 @@ Invariants, checked when a node or edge is added or by ``validate``:
 
 * node ids are unique, positive and assigned in insertion order;
 * an edge joins two existing nodes, never enters a source, and its ``input_index`` is below
-  the target's ``num_inputs``; every non-source has at least one input edge;
+  the target's ``num_inputs``; every input of every non-source has at least one edge;
 * the graph is acyclic (``validate``);
 * an *explicit* forward edge joins operators of equal parallelism (a missing partitioner is
   resolved later: forward if the parallelisms match, rebalance otherwise);
@@ -401,8 +401,11 @@ class StreamGraph:
         """
         for node in self._nodes.values():
             _check_node_shape(node)
-            if not node.is_source and not any(e.target_id == node.id for e in self._edges):
-                raise InvalidNodeError(str(node), "it is not a source and has no input")
+            connected = {e.input_index for e in self._edges if e.target_id == node.id}
+            missing = sorted(set(range(node.num_inputs)) - connected)
+            if missing:
+                raise InvalidNodeError(
+                    str(node), f"input {missing[0]} of {node.num_inputs} is not connected")
         self.topological_order()
         for node in self._nodes.values():
             self._check_parallelism(node, default_parallelism, max_parallelism)

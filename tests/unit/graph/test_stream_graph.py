@@ -247,5 +247,14 @@ class TestValidate:
     def test_non_source_without_input(self) -> None:
         graph = pipeline(1)
         graph.add_node("orphan", None)
-        with pytest.raises(InvalidNodeError, match="no input"):
+        with pytest.raises(InvalidNodeError, match="input 0 of 1 is not connected"):
             graph.validate()
+
+    def test_two_input_operator_with_one_input_unconnected(self) -> None:
+        graph = pipeline(1)
+        join = graph.add_node("join", None, num_inputs=2)
+        graph.add_edge(1, join.id, input_index=0)
+        with pytest.raises(InvalidNodeError, match="input 1 of 2 is not connected"):
+            graph.validate()
+        graph.add_edge(1, join.id, input_index=1)
+        graph.validate()
