@@ -1,1 +1,78 @@
-"""The PyFlink-compatible DataStream API (issue 5)."""
+"""The PyFlink-compatible DataStream API (issue #5): replace ``pyflink`` with ``flintlock`` in
+a job's imports. Builds stream graphs; nothing runs here.
+
+May import ``flintlock.common`` and ``flintlock.graph`` (the stream graph it builds); never the
+runtime or Spark, which ``execute()`` loads lazily.
+"""
+
+from flintlock.common.checkpointing import CheckpointingMode
+from flintlock.datastream.checkpoint_config import (
+    CheckpointConfig,
+    ExternalizedCheckpointCleanup,
+    ExternalizedCheckpointRetention,
+)
+from flintlock.datastream.checkpoint_storage import (
+    CheckpointStorage,
+    FileSystemCheckpointStorage,
+    JobManagerCheckpointStorage,
+)
+from flintlock.datastream.data_stream import (
+    ConnectedStreams,
+    DataStream,
+    DataStreamSink,
+    KeyedStream,
+)
+from flintlock.datastream.execution_mode import RuntimeExecutionMode
+from flintlock.datastream.functions import (
+    AggregateFunction,
+    AllWindowFunction,
+    BroadcastProcessFunction,
+    CoFlatMapFunction,
+    CoMapFunction,
+    CoProcessFunction,
+    FilterFunction,
+    FlatMapFunction,
+    KeyedBroadcastProcessFunction,
+    KeyedCoProcessFunction,
+    KeyedProcessFunction,
+    KeySelector,
+    MapFunction,
+    NullByteKeySelector,
+    Partitioner,
+    ProcessAllWindowFunction,
+    ProcessFunction,
+    ProcessWindowFunction,
+    ReduceFunction,
+    RuntimeContext,
+    SinkFunction,
+    SourceFunction,
+    TimeDomain,
+    TimerService,
+    WindowFunction,
+)
+from flintlock.datastream.state_backend import (
+    EmbeddedRocksDBStateBackend,
+    FsStateBackend,
+    HashMapStateBackend,
+    MemoryStateBackend,
+    RocksDBStateBackend,
+    StateBackend,
+)
+from flintlock.datastream.stream_execution_environment import StreamExecutionEnvironment
+from flintlock.datastream.time_characteristic import TimeCharacteristic
+
+__all__ = [
+    "AggregateFunction", "AllWindowFunction", "BroadcastProcessFunction", "CheckpointConfig",
+    "CheckpointStorage", "CheckpointingMode", "CoFlatMapFunction", "CoMapFunction",
+    "CoProcessFunction", "ConnectedStreams", "DataStream", "DataStreamSink",
+    "EmbeddedRocksDBStateBackend", "ExternalizedCheckpointCleanup",
+    "ExternalizedCheckpointRetention", "FileSystemCheckpointStorage", "FilterFunction",
+    "FlatMapFunction", "FsStateBackend", "HashMapStateBackend", "JobManagerCheckpointStorage",
+    "KeySelector", "KeyedBroadcastProcessFunction", "KeyedCoProcessFunction",
+    "KeyedProcessFunction", "KeyedStream", "MapFunction", "MemoryStateBackend",
+    "NullByteKeySelector", "Partitioner", "ProcessAllWindowFunction", "ProcessFunction",
+    "ProcessWindowFunction", "ReduceFunction", "RocksDBStateBackend", "RuntimeContext",
+    "RuntimeExecutionMode", "SinkFunction", "SourceFunction", "StateBackend",
+    "StreamExecutionEnvironment", "TimeCharacteristic", "TimeDomain", "TimerService",
+    "WindowFunction",
+]
