@@ -1,0 +1,1 @@
+"""Unit tests of checkpointing: barrier handlers, channel state, the coordinator."""
