@@ -11,7 +11,8 @@ the new job. Output: operator id → new subtask index → the ``OperatorSubtask
 * split-distribute operator list state: with an unchanged parallelism each subtask keeps its
   own elements; otherwise all elements (in old-subtask order) are split into ``p`` contiguous
   runs whose sizes differ by at most one.
-* union operator list state: every new subtask gets every element.
+* union operator list state: every new subtask gets every element, also with an unchanged
+  parallelism.
 * channel state (unaligned checkpoints) stays with its subtask when the parallelism is
   unchanged; otherwise ``ChannelStateRescaleError`` — Flink cannot rescale unaligned
   in-flight state either, because the channels it belongs to do not exist any more.
@@ -127,10 +128,7 @@ _Element = tuple[int, int]
 def _assign_operator_state(
     states: SubtaskStates, unchanged: bool, parallelism: int
 ) -> list[tuple[OperatorStateHandle, ...]]:
-    if unchanged:
-        return [
-            states[i].managed_operator_state if i in states else () for i in range(parallelism)
-        ]
+    owners = [i for i in sorted(states) for _ in states[i].managed_operator_state]
     handles = [h for i in sorted(states) for h in states[i].managed_operator_state]
     # per new subtask: handle index → state name → (offsets, mode)
     plan: list[dict[int, dict[str, OperatorStateMeta]]] = [{} for _ in range(parallelism)]
@@ -143,6 +141,8 @@ def _assign_operator_state(
         ]
         if mode is DistributionMode.UNION:
             shares = [elements] * parallelism
+        elif unchanged:
+            shares = [[e for e in elements if owners[e[0]] == i] for i in range(parallelism)]
         else:
             shares = [[elements[i] for i in run] for run in even_split(len(elements), parallelism)]
         for index, share in enumerate(shares):

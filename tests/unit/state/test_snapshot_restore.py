@@ -1,0 +1,284 @@
+"""Keyed snapshots: restore(snapshot(state)) == state, copy-on-write isolation, rescaling,
+corrupted files and discarding."""
+
+import hashlib
+import pickle
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flintlock.common.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    ValueStateDescriptor,
+)
+from flintlock.runtime.checkpoint.handles import (
+    ByteStateHandle,
+    CorruptStateError,
+    StreamStateHandle,
+)
+from flintlock.runtime.state.assignment import assign_states
+from flintlock.runtime.state.errors import MaxParallelismMismatchError, StateKindMismatchError
+from flintlock.runtime.state.heap import HeapKeyedStateBackend, HeapValueState
+from flintlock.runtime.state.keygroups import KeyGroupRange, assign_key_to_operator
+from flintlock.runtime.state.operator import OperatorStateBackend
+from flintlock.runtime.state.operator_snapshot import snapshot_operator
+from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
+from flintlock.runtime.state.snapshots import OperatorSubtaskState, TaskStateSnapshot
+
+
+class FileStorage:
+    """A checkpoint directory: writes files with their SHA-256, verifies on read."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def write_state(self, name, data):
+        path = self.directory / name
+        path.write_bytes(data)
+        return StreamStateHandle(str(path), len(data), hashlib.sha256(data).hexdigest())
+
+    def read_state(self, handle):
+        try:
+            with open(handle.uri, "rb") as file:
+                data = file.read()
+        except FileNotFoundError as missing:
+            raise CorruptStateError(handle.uri, "missing") from missing
+        if len(data) != handle.size or hashlib.sha256(data).hexdigest() != handle.sha256:
+            raise CorruptStateError(handle.uri, "checksum mismatch")
+        return data
+
+
+VALUE = ValueStateDescriptor("value")
+LIST = ListStateDescriptor("list")
+MAP = MapStateDescriptor("map")
+SUM = ReducingStateDescriptor("sum", lambda a, b: a + b)
+DESCRIPTORS = (VALUE, LIST, MAP, SUM)
+
+keys = st.one_of(
+    st.integers(-50, 50), st.text(max_size=3), st.tuples(st.integers(0, 3), st.text(max_size=2))
+)
+operations = st.lists(
+    st.tuples(
+        keys,
+        st.sampled_from(["value", "list", "map", "sum", "clear_value", "remove_map"]),
+        st.integers(0, 9),
+    ),
+    max_size=40,
+)
+
+
+def make_backend(kind, tmp_path, key_groups, max_parallelism, threshold=0):
+    if kind == "hashmap":
+        return HeapKeyedStateBackend(key_groups, max_parallelism, inline_threshold=threshold)
+    return RocksDBKeyedStateBackend(
+        key_groups, max_parallelism, inline_threshold=threshold, local_dir=str(tmp_path)
+    )
+
+
+def apply(backend, ops):
+    for key, op, number in ops:
+        backend.set_current_key(key)
+        if op == "value":
+            backend.get_partitioned_state(VALUE).update([number])
+        elif op == "list":
+            backend.get_partitioned_state(LIST).add(number)
+        elif op == "map":
+            backend.get_partitioned_state(MAP).put(number % 3, {"n": number})
+        elif op == "sum":
+            backend.get_partitioned_state(SUM).add(number)
+        elif op == "clear_value":
+            backend.get_partitioned_state(VALUE).clear()
+        else:
+            backend.get_partitioned_state(MAP).remove(number % 3)
+
+
+def contents(backend):
+    """Everything the backend holds, read through the state API."""
+    result = {}
+    for descriptor in DESCRIPTORS:
+        if descriptor.name not in backend.state_names():
+            continue
+        state = backend.get_partitioned_state(descriptor)
+        for key in backend.keys(descriptor.name):
+            backend.set_current_key(key)
+            if descriptor is VALUE:
+                result[(descriptor.name, key)] = state.value()
+            elif descriptor is LIST:
+                result[(descriptor.name, key)] = list(state.get())
+            elif descriptor is MAP:
+                result[(descriptor.name, key)] = dict(state.items())
+            else:
+                result[(descriptor.name, key)] = state.get()
+    return result
+
+
+PAIRS = [(a, b) for a in ("hashmap", "rocksdb") for b in ("hashmap", "rocksdb")]
+FIXTURE_OK = [HealthCheck.function_scoped_fixture]
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS)
+@settings(max_examples=15, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(ops=operations, threshold=st.sampled_from([0, 1 << 20]))
+def test_restore_of_snapshot_equals_state(tmp_path, source, target, ops, threshold):
+    storage = FileStorage(tmp_path / "chk")
+    full = KeyGroupRange(0, 15)
+    original = make_backend(source, tmp_path, full, 16, threshold)
+    restored = make_backend(target, tmp_path, full, 16)
+    try:
+        apply(original, ops)
+        expected = contents(original)
+        handle = original.snapshot().write(storage, f"keyed-{source}-{target}")
+        assert (handle is None) == (not expected)
+        restored.restore([handle] if handle else [], storage.read_state)
+        assert contents(restored) == expected
+    finally:
+        original.dispose()
+        restored.dispose()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(
+    ops=operations,
+    max_parallelism=st.integers(1, 12),
+    old=st.integers(1, 12),
+    new=st.integers(1, 12),
+)
+def test_rescaling_moves_every_key_to_exactly_its_subtask(tmp_path, ops, max_parallelism, old, new):
+    old, new = min(old, max_parallelism), min(new, max_parallelism)
+    storage = FileStorage(tmp_path / "rescale")
+    olds = [
+        HeapKeyedStateBackend(KeyGroupRange.for_subtask(max_parallelism, old, i), max_parallelism)
+        for i in range(old)
+    ]
+    reference = HeapKeyedStateBackend(KeyGroupRange(0, max_parallelism - 1), max_parallelism)
+    apply(reference, ops)
+    for op in ops:
+        apply(olds[assign_key_to_operator(op[0], max_parallelism, old)], [op])
+    states = {}
+    for index, backend in enumerate(olds):
+        handle = backend.snapshot().write(storage, f"old-{index}")
+        states[index] = OperatorSubtaskState(managed_keyed_state=(handle,) if handle else ())
+    assigned = assign_states({"op": states}, {"op": new}, {"op": max_parallelism})["op"]
+    union = {}
+    for index in range(new):
+        backend = HeapKeyedStateBackend(
+            KeyGroupRange.for_subtask(max_parallelism, new, index), max_parallelism
+        )
+        backend.restore(assigned[index].managed_keyed_state, storage.read_state)
+        mine = contents(backend)
+        for _, key in mine:
+            assert assign_key_to_operator(key, max_parallelism, new) == index
+        assert not union.keys() & mine.keys()
+        union.update(mine)
+    assert union == contents(reference)
+
+
+@pytest.mark.parametrize("kind", ["hashmap", "rocksdb"])
+def test_changes_after_the_synchronous_part_do_not_alter_the_snapshot(tmp_path, kind):
+    backend = make_backend(kind, tmp_path, KeyGroupRange(0, 7), 8)
+    apply(backend, [("a", "value", 1), ("a", "list", 2), ("a", "map", 3), ("b", "sum", 4)])
+    expected = contents(backend)
+    pending = backend.snapshot()
+    backend.set_current_key("a")
+    backend.get_partitioned_state(VALUE).value().append("mutated in place")
+    backend.get_partitioned_state(LIST).add(99)
+    backend.get_partitioned_state(MAP).get(0)["n"] = "mutated in place"
+    backend.get_partitioned_state(MAP).put(7, "new")
+    backend.set_current_key("b")
+    backend.get_partitioned_state(SUM).add(100)
+    backend.get_partitioned_state(VALUE).update(["new key"])
+    backend.set_current_key("a")
+    live = backend.get_partitioned_state(VALUE).value()
+    storage = FileStorage(tmp_path / "cow")
+    result = {}
+    writer = threading.Thread(target=lambda: result.update(h=pending.write(storage, "cow")))
+    writer.start()
+    writer.join(timeout=30)
+    assert not writer.is_alive()
+    restored = HeapKeyedStateBackend(KeyGroupRange(0, 7), 8)
+    restored.restore([result["h"]], storage.read_state)
+    assert contents(restored) == expected
+    # the heap backend hands out the stored object; RocksDB returns a fresh copy on every read
+    assert live == ([1, "mutated in place"] if kind == "hashmap" else [1])
+    backend.dispose()
+
+
+def test_heap_states_leave_guarded_mode_when_snapshots_finish(tmp_path):
+    backend = HeapKeyedStateBackend(KeyGroupRange(0, 7), 8)
+    state = backend.get_partitioned_state(VALUE)
+    backend.set_current_key("k")
+    state.update([1])
+    first, second = backend.snapshot(), backend.snapshot()
+    assert type(state) is not HeapValueState
+    first.write(FileStorage(tmp_path), "first")
+    assert type(state) is not HeapValueState
+    second.release()
+    second.release()
+    assert type(state) is HeapValueState
+    late = backend.get_partitioned_state(ListStateDescriptor("late"))
+    pending = backend.snapshot()
+    assert type(late).__name__.startswith("Guarded")
+    pending.release()
+    assert type(late).__name__ == "HeapListState"
+
+
+@pytest.mark.parametrize("kind", ["hashmap", "rocksdb"])
+def test_corrupted_state_file_raises_the_readers_error_naming_the_file(tmp_path, kind):
+    backend = make_backend(kind, tmp_path, KeyGroupRange(0, 7), 8)
+    apply(backend, [(i, "value", i) for i in range(20)])
+    storage = FileStorage(tmp_path / "corrupt")
+    handle = backend.snapshot().write(storage, "keyed-0")
+    path = tmp_path / "corrupt" / "keyed-0"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    restored = make_backend(kind, tmp_path, KeyGroupRange(0, 7), 8)
+    with pytest.raises(CorruptStateError) as caught:
+        restored.restore([handle], storage.read_state)
+    assert str(path) in str(caught.value)
+    backend.dispose()
+    restored.dispose()
+
+
+def test_restore_rejects_another_max_parallelism_and_another_kind(tmp_path):
+    backend = HeapKeyedStateBackend(KeyGroupRange(0, 7), 8)
+    apply(backend, [("a", "value", 1)])
+    handle = backend.snapshot().write(FileStorage(tmp_path), "k")
+    with pytest.raises(MaxParallelismMismatchError):
+        HeapKeyedStateBackend(KeyGroupRange(0, 15), 16).restore([handle], None)
+    restored = HeapKeyedStateBackend(KeyGroupRange(0, 7), 8)
+    restored.restore([handle], None)
+    with pytest.raises(StateKindMismatchError):
+        restored.get_partitioned_state(ListStateDescriptor("value"))
+
+
+def test_operator_snapshot_bundle_and_discard(tmp_path):
+    storage = FileStorage(tmp_path / "chk-1")
+    keyed = HeapKeyedStateBackend(KeyGroupRange(0, 7), 8, inline_threshold=0)
+    apply(keyed, [(i, "list", i) for i in range(10)])
+    operator = OperatorStateBackend(inline_threshold=0)
+    operator.get_list_state(ListStateDescriptor("offsets")).add(42)
+    state = snapshot_operator(keyed, operator).run(storage, "op-0")
+    assert len(state.managed_keyed_state) == 1 and len(state.managed_operator_state) == 1
+    snapshot = pickle.loads(pickle.dumps(TaskStateSnapshot({"op": state})))
+    files = sorted(p.name for p in (tmp_path / "chk-1").iterdir())
+    assert files == ["op-0-keyed", "op-0-operator"]
+    assert snapshot.state_size == sum(p.stat().st_size for p in (tmp_path / "chk-1").iterdir())
+    (tmp_path / "chk-1" / "op-0-operator").unlink()
+    snapshot.discard()
+    snapshot.discard()
+    assert list((tmp_path / "chk-1").iterdir()) == []
+
+
+def test_small_state_stays_inline_and_empty_state_writes_nothing(tmp_path):
+    backend = HeapKeyedStateBackend(KeyGroupRange(0, 7), 8)
+    assert backend.snapshot().write(FileStorage(tmp_path / "x"), "empty") is None
+    apply(backend, [("a", "value", 1)])
+    handle = backend.snapshot().write(FileStorage(tmp_path / "x"), "small")
+    assert isinstance(handle.handle, ByteStateHandle)
+    assert list((tmp_path / "x").iterdir()) == []
