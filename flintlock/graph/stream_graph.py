@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import enum
 import heapq
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -225,9 +225,9 @@ class StreamGraph:
     buffer_timeout_ms: int = 100
     checkpoint_config: object | None = None
     configuration: Configuration = field(default_factory=Configuration)
-    _nodes: dict[int, StreamNode] = field(default_factory=dict, repr=False)
-    _edges: list[StreamEdge] = field(default_factory=list, repr=False)
-    _next_id: int = field(default=1, repr=False)
+    _nodes: dict[int, StreamNode] = field(default_factory=dict, init=False, repr=False)
+    _edges: list[StreamEdge] = field(default_factory=list, init=False, repr=False)
+    _next_id: int = field(default=1, init=False, repr=False)
 
     # -- building ----------------------------------------------------------------------
 
@@ -453,7 +453,7 @@ def _check_node_shape(node: StreamNode) -> None:
         )
 
 
-def _check_unique_uids(nodes: Iterator[StreamNode] | Any) -> None:
+def _check_unique_uids(nodes: Iterable[StreamNode]) -> None:
     owners: dict[str, StreamNode] = {}
     for node in nodes:
         if node.uid is None:
