@@ -409,9 +409,9 @@ class FrameDecoder:
         return messages
 
     def close(self, peer: str) -> None:
-        """The stream ended. Raises ``ConnectionLostError`` if a frame was cut off."""
+        """The stream ended. Raises ``ConnectionLostError`` if a frame was cut off (then
+        ``abandon()`` hands back the payload buffer that was being filled)."""
         pending = self._pending_description()
-        self.abandon()
         if pending:
             raise ConnectionLostError(peer, pending)
 
