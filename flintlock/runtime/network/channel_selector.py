@@ -11,7 +11,8 @@ and are not shared between threads.
 * rescale — round robin from channel 0 over this producer's own consumers (the graph gives a
   rescaling producer only its local subset of consumers as channels).
 * key group — key selector → ``assign_to_key_group`` → ``operator_index_for_key_group``; the
-  channel of recently seen keys is cached in a bounded dict because hashing is per record.
+  channel of recently seen keys is cached in a bounded dict because hashing is per record
+  (the ``RecordWriter`` has an inlined fast path for this selector with its own cache).
 * broadcast — every channel (``is_broadcast``; the writer then broadcasts each record).
 * custom — a user partitioner ``(key, num_partitions) -> int``; an index out of range is a
   typed error naming the partitioner.
@@ -126,10 +127,10 @@ class KeyGroupSelector(ChannelSelector):
         self, key_selector: KeySelector, max_parallelism: int, cache_size: int = 65_536
     ) -> None:
         super().__init__()
-        self._key_selector = key_selector
+        self.key_selector = key_selector
         self.max_parallelism = max_parallelism
         self._cache: dict[Hashable, int] = {}
-        self._cache_size = cache_size
+        self.cache_size = cache_size
 
     def setup(self, num_channels: int) -> None:
         if num_channels > self.max_parallelism:
@@ -140,7 +141,7 @@ class KeyGroupSelector(ChannelSelector):
         self._cache.clear()
 
     def select_channel(self, record: Any) -> int:
-        key = self._key_selector(record)
+        key = self.key_selector(record)
         try:
             return self._cache[key]
         except KeyError:
@@ -148,7 +149,7 @@ class KeyGroupSelector(ChannelSelector):
         except TypeError:
             return self.channel_for_key(key)
         channel = self.channel_for_key(key)
-        if len(self._cache) >= self._cache_size:
+        if len(self._cache) >= self.cache_size:
             self._cache.clear()
         self._cache[key] = channel
         return channel

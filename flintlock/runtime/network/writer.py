@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.network.buffer import Buffer
-from flintlock.runtime.network.channel_selector import ChannelSelector
+from flintlock.runtime.network.channel_selector import ChannelSelector, KeyGroupSelector
 from flintlock.runtime.network.serialization import (
     BatchSerializer,
     BatchSizer,
@@ -78,6 +78,20 @@ class RecordWriterStatistics:
     bytes_per_record: float
 
 
+class _Pending(list[Any]):
+    """A channel's records waiting to be serialised, with the channel and its batch limit.
+
+    Carrying both lets the key-group fast path find everything with one dict lookup.
+    """
+
+    __slots__ = ("channel", "limit")
+
+    def __init__(self, channel: int) -> None:
+        super().__init__()
+        self.channel = channel
+        self.limit = 1  # written under the writer's lock, read unlocked by the task thread
+
+
 class RecordWriter:
     """Writes records of one output (job edge) into a result partition."""
 
@@ -95,10 +109,9 @@ class RecordWriter:
         self._select = selector.select_channel
         self._serializer: BatchSerializer = serializer or PickleBatchSerializer()
         self._lock = threading.Lock()
-        self._pending: list[list[Any]] = [[] for _ in range(self.num_channels)]
+        self._pending = [_Pending(channel) for channel in range(self.num_channels)]
         self._current: list[Buffer | None] = [None] * self.num_channels  # guarded by _lock
         self._flush_always = buffer_timeout_ms == 0
-        self._limits = [1] * self.num_channels  # read unlocked by the task thread
         self._sizer = BatchSizer(partition.segment_size)  # guarded by _lock
         self._async_error: BaseException | None = None
         self._closed = False
@@ -107,8 +120,14 @@ class RecordWriter:
         self._bytes_out = 0
         self._own_flusher: OutputFlusher | None = None
         self._flusher = flusher
+        self._key_cache: dict[Any, _Pending] = {}  # key -> its channel's pending list
         if selector.is_broadcast:
             self.emit = self.broadcast_emit  # type: ignore[method-assign]
+        elif isinstance(selector, KeyGroupSelector):
+            self._key_selector = selector.key_selector
+            self._channel_for_key = selector.channel_for_key
+            self._key_cache_size = selector.cache_size
+            self.emit = self._emit_keyed  # type: ignore[method-assign]
         if buffer_timeout_ms > 0:
             if flusher is None:
                 flusher = self._own_flusher = OutputFlusher(buffer_timeout_ms, name)
@@ -119,19 +138,37 @@ class RecordWriter:
 
     def emit(self, record: Any) -> None:
         """Sends ``record`` to the channel the selector picks (hot path)."""
-        channel = self._select(record)
-        pending = self._pending[channel]
+        pending = self._pending[self._select(record)]
         pending.append(record)
-        if len(pending) >= self._limits[channel]:
-            self._write_batch(channel)
+        if len(pending) >= pending.limit:
+            self._write_batch(pending.channel)
+
+    def _emit_keyed(self, record: Any) -> None:
+        """``emit`` for key-group hashing: one dict lookup from key to pending list."""
+        key = self._key_selector(record)
+        try:
+            pending = self._key_cache[key]
+        except KeyError:
+            pending = self._pending_for_new_key(key)
+        except TypeError:  # an unhashable key: hash it every time
+            pending = self._pending[self._channel_for_key(key)]
+        pending.append(record)
+        if len(pending) >= pending.limit:
+            self._write_batch(pending.channel)
+
+    def _pending_for_new_key(self, key: Any) -> _Pending:
+        cache = self._key_cache
+        if len(cache) >= self._key_cache_size:
+            cache.clear()
+        pending = cache[key] = self._pending[self._channel_for_key(key)]
+        return pending
 
     def broadcast_emit(self, record: Any) -> None:
         """Sends ``record`` to every channel."""
-        for channel in range(self.num_channels):
-            pending = self._pending[channel]
+        for pending in self._pending:
             pending.append(record)
-            if len(pending) >= self._limits[channel]:
-                self._write_batch(channel)
+            if len(pending) >= pending.limit:
+                self._write_batch(pending.channel)
 
     def broadcast_event(self, event: object) -> None:
         """Flushes everything pending (order is kept), then adds ``event`` to every channel."""
@@ -194,7 +231,7 @@ class RecordWriter:
         self._records_out += count
         if not self._flush_always:
             free = self._sizer.segment_size - (current.size if current is not None else 0)
-            self._limits[channel] = self._sizer.limit(free)
+            pending.limit = self._sizer.limit(free)
 
     def _emit_buffer_locked(self, channel: int, buffer: Buffer) -> None:
         self._buffers_out += 1
