@@ -98,6 +98,9 @@ _TRANSITIONS: dict[Phase, frozenset[Phase]] = {
 }
 
 
+_IDLE = Phase.IDLE  # on_buffer runs once per buffer: skip the enum class lookup
+
+
 class IllegalPhaseTransitionError(FlintlockError):
     """The handler tried a move its state machine forbids (a bug in the handler)."""
 
@@ -192,7 +195,7 @@ class BarrierAligner:
         return actions
 
     def on_buffer(self, channel: ChannelIndex, buffer: object) -> list[Action]:
-        if self._phase is Phase.IDLE:
+        if self._phase is _IDLE:
             return []
         actions = self._check_timeout()
         if self._phase is Phase.ALIGNING:
