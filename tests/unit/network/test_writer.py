@@ -207,3 +207,16 @@ def test_statistics_count_records_buffers_and_bytes():
     assert stats.records_out == 10 and stats.buffers_out == 2 and stats.bytes_out > 0
     assert stats.pending_records == (0, 0) and stats.bytes_per_record > 0
     writer.close()
+
+
+def test_keyed_fast_path_handles_unhashable_keys_and_bounds_its_cache():
+    selector = KeyGroupSelector(lambda record: record[0], 128, cache_size=3)
+    _, _, views, writer = setup(selector, 2)
+    records = [([i % 5], i) for i in range(20)] + [(i % 7, i) for i in range(20)]
+    for record in records:
+        writer.emit(record)
+    assert len(writer._key_cache) <= 3
+    writer.close()
+    for channel, view in enumerate(views):
+        expected = [r for r in records if assign_key_to_operator(r[0], 128, 2) == channel]
+        assert drain(view, RecordDeserializer()) == expected
