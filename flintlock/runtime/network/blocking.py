@@ -146,7 +146,12 @@ class BlockingSubpartition:
         if not self._finished or self._released or position >= len(self._entries):
             return None
         entry = self._entries[position]
-        data = self._file.read(entry.offset, entry.size)
+        try:
+            data = self._file.read(entry.offset, entry.size)
+        except (OSError, SpillFileError):
+            if self._released:  # released while this reader was at it: nothing more to read
+                return None
+            raise
         buffer = unpooled_buffer(data, entry.data_type)
         backlog = self._data_before[-1] - self._data_before[position + 1]
         return buffer, backlog, self.next_type(position + 1)

@@ -34,8 +34,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, ResultPartitionId
+from flintlock.common.options.network import REQUEST_BACKOFF_INITIAL, REQUEST_BACKOFF_MAX
 from flintlock.runtime.network.buffer import Buffer, DataType, LocalBufferPool
 from flintlock.runtime.network.events import is_end_of_partition
 from flintlock.runtime.network.partition import (
@@ -190,6 +192,17 @@ class LocalInputChannel(InputChannel):
         self._view: ResultSubpartitionView | None = None  # guarded by _lock
         self._retry: Cancellable | None = None  # guarded by _lock
         self._released = False  # guarded by _lock
+
+    @classmethod
+    def from_config(
+        cls, gate: SingleInputGate, channel_index: ChannelIndex, partition_id: ResultPartitionId,
+        subpartition_index: int, partition_manager: ResultPartitionManager, config: Configuration,
+    ) -> LocalInputChannel:
+        """A channel with the back-off of ``taskmanager.network.request-backoff.*``."""
+        return cls(
+            gate, channel_index, partition_id, subpartition_index, partition_manager,
+            config.get(REQUEST_BACKOFF_INITIAL), config.get(REQUEST_BACKOFF_MAX),
+        )
 
     def request_subpartition(self) -> None:
         """Creates the view, or schedules a retry while the partition is not registered."""

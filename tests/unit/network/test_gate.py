@@ -252,3 +252,15 @@ def read_until_blocked(gate):
         out.append((channel, bytes(buffer.view()) if not buffer.is_event else decode_event(buffer)))
         buffer.recycle()
     return out
+
+
+def test_local_channel_takes_its_backoff_from_the_configuration():
+    from flintlock.common.config import Configuration
+    from flintlock.runtime.network.gate import LocalInputChannel, SingleInputGate
+
+    config = Configuration({"taskmanager.network.request-backoff.initial": "50 ms",
+                            "taskmanager.network.request-backoff.max": "0.2 s"})
+    gate = SingleInputGate()
+    channel = LocalInputChannel.from_config(
+        gate, ChannelIndex(0), pid(), 0, ResultPartitionManager(), config)
+    assert (channel._backoff_ms, channel._backoff_max_ms) == (50, 200)

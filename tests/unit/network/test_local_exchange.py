@@ -5,6 +5,7 @@ import threading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flintlock.common.config import Configuration
 from flintlock.runtime.checkpoint.barriers import END_OF_PARTITION
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.channel_selector import KeyGroupSelector
@@ -57,15 +58,23 @@ class Consumers:
         buffer.recycle()
 
 
+# Pools large enough to hold everything a test may write, so the single-threaded test never
+# waits for its own consumer; the threaded test below covers bounded pools.
+ROOMY = Configuration({"taskmanager.network.memory.buffers-per-channel": 2000,
+                       "taskmanager.network.memory.max-buffers-per-channel": 2000})
+SEGMENTS = 4_000
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(STEP, max_size=25), st.sampled_from([4096, 8192]),
+@given(st.lists(STEP, max_size=25), st.sampled_from([64, 256, 4096]),
        st.integers(1, 2), st.integers(1, 3))
 def test_every_record_exactly_once_and_in_order_per_channel(
     steps, segment, producers_n, consumers_n
 ):
-    network = NetworkBufferPool(400, segment)
+    network = NetworkBufferPool(SEGMENTS, segment)
     manager = ResultPartitionManager()
-    producers = [make_partition(network, consumers_n, name=f"p{i}") for i in range(producers_n)]
+    producers = [make_partition(network, consumers_n, name=f"p{i}", config=ROOMY)
+                 for i in range(producers_n)]
     for producer in producers:
         manager.register(producer)
     writers = [RecordWriter(p, KeyGroupSelector(lambda r: r[0], 16)) for p in producers]
@@ -90,7 +99,7 @@ def test_every_record_exactly_once_and_in_order_per_channel(
     assert consumers.received == sent
     assert all(all(row) for row in consumers.ended)
     assert manager.partition_ids == []
-    assert network.statistics().free_segments == 400
+    assert network.statistics().free_segments == SEGMENTS
 
 
 def test_bounded_exchange_between_two_threads_under_backpressure():

@@ -189,3 +189,14 @@ def test_blocking_partition_is_readable_after_finish_more_than_once(tmp_path):
     assert os.listdir(tmp_path) == []
     assert spill.endswith(".spill")
     assert network.statistics().free_segments == 4
+
+
+def test_blocking_view_reads_nothing_after_release(tmp_path):
+    network = NetworkBufferPool(4, 64)
+    partition = make_partition(network, 1, ResultPartitionType.BLOCKING, spill_dir=str(tmp_path))
+    partition.add_buffer(0, data_buffer(partition, 0, b"abc"))
+    partition.finish()
+    view = partition.create_subpartition_view(0, Recorder())
+    partition.release(RuntimeError("cancelled"))
+    assert view.poll_next() is None
+    assert view.is_released and isinstance(view.failure_cause, RuntimeError)
