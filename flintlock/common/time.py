@@ -32,6 +32,7 @@ class Duration:
     """A span of time with nanosecond precision, as PyFlink's ``Duration``."""
 
     __slots__ = ("_nanos",)
+    _nanos: int
 
     def __init__(self, nanos: int) -> None:
         object.__setattr__(self, "_nanos", _whole(nanos, "Duration nanos"))
@@ -94,6 +95,7 @@ class Time:
     """A span of time in milliseconds, as PyFlink's ``Time`` (used by state TTL, windows)."""
 
     __slots__ = ("_millis",)
+    _millis: int
 
     def __init__(self, milliseconds: int) -> None:
         object.__setattr__(self, "_millis", _whole(milliseconds, "Time milliseconds"))
@@ -147,6 +149,8 @@ class Instant:
     """A point on the time line: seconds since the epoch plus nanoseconds (0 ≤ nanos < 1e9)."""
 
     __slots__ = ("_nanos", "_seconds")
+    _nanos: int
+    _seconds: int
 
     def __init__(self, seconds: int, nanos: int) -> None:
         extra, nanos = divmod(_whole(nanos, "nanos"), _NANOS_PER_SECOND)

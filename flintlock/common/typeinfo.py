@@ -28,7 +28,7 @@ import datetime
 import decimal
 import enum
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.time import Instant
@@ -363,7 +363,8 @@ class _SequenceTypeInfo(TypeInformation):
     def _problem(self, value: Any) -> str | None:
         if not isinstance(value, self.accepted):
             return "expected a " + " or ".join(kind.__name__ for kind in self.accepted)
-        for index, element in enumerate(value):
+        elements = cast(Sequence[Any], value)
+        for index, element in enumerate(elements):
             problem = self.element_type._problem_or_null(element, self.nullable_elements)
             if problem is not None:
                 return f"element {index}: {problem}"

@@ -5,12 +5,8 @@ May import ``flintlock.common`` and ``flintlock.graph`` (the stream graph it bui
 runtime or Spark, which ``execute()`` loads lazily.
 """
 
-from flintlock.common.checkpointing import CheckpointingMode
-from flintlock.datastream.checkpoint_config import (
-    CheckpointConfig,
-    ExternalizedCheckpointCleanup,
-    ExternalizedCheckpointRetention,
-)
+from flintlock.common.checkpointing import CheckpointingMode, ExternalizedCheckpointRetention
+from flintlock.datastream.checkpoint_config import CheckpointConfig, ExternalizedCheckpointCleanup
 from flintlock.datastream.checkpoint_storage import (
     CheckpointStorage,
     FileSystemCheckpointStorage,

@@ -194,7 +194,7 @@ class DataStream(OperatorSettings):
                          ) -> DataStream:
         custom = fn.wrap_partitioner(partitioner)
         selector = fn.wrap_key_selector(key_selector, "partition_custom")
-        return self._partitioned(Partitioner.custom(custom.partition, selector.get_key),
+        return self._partitioned(Partitioner.custom_partition(custom.partition, selector.get_key),
                                  "partition_custom()")
 
     # -- combining streams -------------------------------------------------------------------

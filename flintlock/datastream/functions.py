@@ -198,7 +198,7 @@ class KeyedContext(BaseContext):
     def get_current_key(self) -> Any: ...
 
 
-class OnTimerContext(KeyedContext):
+class TimerContext(KeyedContext):
     @abc.abstractmethod
     def time_domain(self) -> TimeDomain: ...
 
@@ -216,12 +216,12 @@ class KeyedProcessFunction(Function):
     """One record in, any number out, with keyed state and timers."""
 
     Context = KeyedContext
-    OnTimerContext = OnTimerContext
+    OnTimerContext = TimerContext
 
     @abc.abstractmethod
     def process_element(self, value: Any, ctx: KeyedContext) -> Iterable[Any] | None: ...
 
-    def on_timer(self, timestamp: int, ctx: OnTimerContext) -> Iterable[Any] | None:
+    def on_timer(self, timestamp: int, ctx: TimerContext) -> Iterable[Any] | None:
         """Called when a timer registered for the current key fires."""
         return None
 
@@ -238,7 +238,7 @@ class CoProcessFunction(Function):
 
 class KeyedCoProcessFunction(Function):
     Context = KeyedContext
-    OnTimerContext = OnTimerContext
+    OnTimerContext = TimerContext
 
     @abc.abstractmethod
     def process_element1(self, value: Any, ctx: KeyedContext) -> Iterable[Any] | None: ...
@@ -246,7 +246,7 @@ class KeyedCoProcessFunction(Function):
     @abc.abstractmethod
     def process_element2(self, value: Any, ctx: KeyedContext) -> Iterable[Any] | None: ...
 
-    def on_timer(self, timestamp: int, ctx: OnTimerContext) -> Iterable[Any] | None:
+    def on_timer(self, timestamp: int, ctx: TimerContext) -> Iterable[Any] | None:
         return None
 
 

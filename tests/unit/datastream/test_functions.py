@@ -92,7 +92,7 @@ def test_lifecycle_hooks_default_to_no_ops_and_on_timer_yields_nothing() -> None
     assert counter.close() is None
     assert counter.on_timer(1, None) is None  # type: ignore[arg-type]
     assert KeyedProcessFunction.Context is fn.KeyedContext
-    assert KeyedProcessFunction.OnTimerContext is fn.OnTimerContext
+    assert KeyedProcessFunction.OnTimerContext is fn.TimerContext
 
 
 def test_null_byte_key_selector_puts_everything_under_one_key() -> None:

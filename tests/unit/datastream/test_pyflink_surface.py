@@ -1,0 +1,100 @@
+"""Every PyFlink method of the environment and the stream classes exists: supported ones work
+(tested elsewhere), the others raise NotImplementedError naming class, method and feature —
+never AttributeError."""
+
+from typing import Any
+
+import pytest
+
+from flintlock.datastream import StreamExecutionEnvironment
+
+ENVIRONMENT = [
+    "get_config", "set_parallelism", "set_max_parallelism", "register_slot_sharing_group",
+    "get_parallelism", "get_max_parallelism", "set_runtime_mode", "set_buffer_timeout",
+    "get_buffer_timeout", "disable_operator_chaining", "is_chaining_enabled",
+    "is_chaining_of_operators_with_different_max_parallelism_enabled",
+    "get_checkpoint_config", "enable_checkpointing", "get_checkpoint_interval",
+    "get_checkpointing_mode", "get_state_backend", "set_state_backend",
+    "enable_changelog_state_backend", "is_changelog_state_backend_enabled",
+    "set_default_savepoint_directory", "get_default_savepoint_directory",
+    "set_restart_strategy", "get_restart_strategy", "add_default_kryo_serializer",
+    "register_type_with_kryo_serializer", "register_type", "set_stream_time_characteristic",
+    "get_stream_time_characteristic", "configure", "add_python_file",
+    "set_python_requirements", "add_python_archive", "set_python_executable", "add_jars",
+    "add_classpaths", "get_default_local_parallelism", "set_default_local_parallelism",
+    "execute", "execute_async", "get_execution_plan", "register_cached_file",
+    "get_execution_environment", "create_input", "add_source", "from_source",
+    "read_text_file", "from_collection", "close",
+]
+DATA_STREAM = [
+    "get_name", "name", "uid", "set_uid_hash", "set_parallelism", "set_max_parallelism",
+    "get_type", "get_execution_environment", "get_execution_config", "force_non_parallel",
+    "set_buffer_timeout", "start_new_chain", "disable_chaining", "slot_sharing_group",
+    "set_description", "map", "flat_map", "key_by", "filter", "window_all",
+    "count_window_all", "union", "connect", "shuffle", "project", "rescale", "rebalance",
+    "forward", "broadcast", "process", "assign_timestamps_and_watermarks", "partition_custom",
+    "add_sink", "sink_to", "execute_and_collect", "print", "get_side_output", "cache",
+]
+KEYED_STREAM = [
+    *DATA_STREAM, "reduce", "sum", "min", "max", "min_by", "max_by", "window", "count_window",
+]
+DATA_STREAM_SINK = ["name", "uid", "set_uid_hash", "set_parallelism", "set_description",
+                    "disable_chaining", "slot_sharing_group"]
+CONNECTED_STREAMS = ["key_by", "map", "flat_map", "process"]
+
+UNSUPPORTED = {
+    "StreamExecutionEnvironment": [
+        "register_slot_sharing_group", "enable_changelog_state_backend",
+        "set_restart_strategy", "get_restart_strategy", "add_default_kryo_serializer",
+        "register_type_with_kryo_serializer", "register_type", "add_python_file",
+        "set_python_requirements", "add_python_archive", "set_python_executable",
+        "add_jars", "add_classpaths", "get_default_local_parallelism",
+        "set_default_local_parallelism", "register_cached_file", "create_input",
+        "add_source", "read_text_file",
+    ],
+    "DataStream": ["set_uid_hash", "window_all", "count_window_all",
+                   "assign_timestamps_and_watermarks", "add_sink", "get_side_output", "cache"],
+    "KeyedStream": ["window", "count_window"],
+    "DataStreamSink": ["set_uid_hash"],
+}
+
+
+def objects(env: StreamExecutionEnvironment) -> dict[str, Any]:
+    stream = env.from_collection([1])
+    return {
+        "StreamExecutionEnvironment": env,
+        "DataStream": stream.map(str),
+        "KeyedStream": stream.key_by(lambda value: value),
+        "DataStreamSink": stream.print(),
+        "ConnectedStreams": stream.connect(env.from_collection([2])),
+    }
+
+
+@pytest.mark.parametrize(("owner", "methods"), [
+    ("StreamExecutionEnvironment", ENVIRONMENT), ("DataStream", DATA_STREAM),
+    ("KeyedStream", KEYED_STREAM), ("DataStreamSink", DATA_STREAM_SINK),
+    ("ConnectedStreams", CONNECTED_STREAMS),
+])
+def test_every_pyflink_method_exists(env: StreamExecutionEnvironment, owner: str,
+                                     methods: list[str]) -> None:
+    target = objects(env)[owner]
+    missing = [method for method in methods if not callable(getattr(target, method, None))]
+    assert missing == []
+
+
+@pytest.mark.parametrize(("owner", "method"), [
+    (owner, method) for owner, methods in UNSUPPORTED.items() for method in methods
+])
+def test_unsupported_methods_name_themselves(env: StreamExecutionEnvironment, owner: str,
+                                             method: str) -> None:
+    target = objects(env)[owner]
+    with pytest.raises(NotImplementedError) as caught:
+        getattr(target, method)("argument")
+    message = str(caught.value)
+    assert f"{owner}.{method}()" in message
+    assert "not supported yet (issue #" in message
+
+
+def test_unsupported_methods_also_raise_when_looked_up_on_the_class() -> None:
+    with pytest.raises(NotImplementedError, match=r"StreamExecutionEnvironment\.add_jars"):
+        StreamExecutionEnvironment.add_jars("x.jar")
