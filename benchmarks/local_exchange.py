@@ -93,6 +93,9 @@ class NullPartition:
     def __init__(self) -> None:
         self.pool = NetworkBufferPool(16, self.segment_size).create_buffer_pool(2, 16)
 
+    def request_buffer(self, subpartition: int) -> Buffer | None:
+        return self.pool.request_buffer()
+
     def request_buffer_blocking(self, subpartition: int, timeout_s: float | None = None) -> Buffer:
         return self.pool.request_buffer_blocking(timeout_s)
 

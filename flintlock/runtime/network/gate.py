@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, ResultPartitionId
@@ -92,6 +93,10 @@ class InputGateStatistics:
     channels_with_data: int
     blocked_channels: tuple[int, ...]
     finished_channels: int
+    idle_waits: int
+    """Times a reader found no data and waited."""
+    idle_ms: float
+    """Total time readers spent in those waits."""
     channels: tuple[InputChannelStatistics, ...]
 
 
@@ -298,8 +303,14 @@ class LocalInputChannel(InputChannel):
 class SingleInputGate:
     """The channels of one job edge, read as one stream of (channel, buffer)."""
 
-    def __init__(self, gate_index: int = 0, buffer_pool: LocalBufferPool | None = None) -> None:
+    def __init__(
+        self, gate_index: int = 0, buffer_pool: LocalBufferPool | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
         self.gate_index = gate_index
+        self._clock = clock
+        self._idle_waits = 0  # guarded by _cond
+        self._idle_ms = 0.0  # guarded by _cond
         self._buffer_pool = buffer_pool
         self._cond = threading.Condition(threading.Lock())
         self._channels: list[InputChannel] = []
@@ -405,7 +416,11 @@ class SingleInputGate:
                     return channel
                 if self._num_finished == len(self._channels) or not blocking:
                     return None
-                if not self._cond.wait(timeout_s):
+                start = self._clock.now_ms()
+                woken = self._cond.wait(timeout_s)
+                self._idle_waits += 1
+                self._idle_ms += self._clock.now_ms() - start
+                if not woken:
                     return None
 
     def block_channel(self, index: int) -> None:
@@ -444,10 +459,11 @@ class SingleInputGate:
     def statistics(self) -> InputGateStatistics:
         with self._cond:
             with_data = len(self._queue) + len(self._blocked_with_data)
+            idle_waits, idle_ms = self._idle_waits, self._idle_ms
         blocked = tuple(i for i, flag in enumerate(self._blocked) if flag)
         return InputGateStatistics(
             self.gate_index, len(self._channels), with_data, blocked, self._num_finished,
-            tuple(channel.statistics() for channel in self._channels),
+            idle_waits, idle_ms, tuple(channel.statistics() for channel in self._channels),
         )
 
 

@@ -164,6 +164,10 @@ class ResultPartition:
     def segment_size(self) -> int:
         return self.buffer_pool.segment_size
 
+    def request_buffer(self, subpartition: int) -> Buffer | None:
+        """A buffer to fill for ``subpartition`` if one is free now, else None."""
+        return self.buffer_pool.request_buffer(subpartition)
+
     def request_buffer_blocking(self, subpartition: int, timeout_s: float | None = None) -> Buffer:
         """A buffer to fill for ``subpartition`` (blocks: backpressure)."""
         return self.buffer_pool.request_buffer_blocking(timeout_s, subpartition)

@@ -30,6 +30,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.network.buffer import Buffer
 from flintlock.runtime.network.channel_selector import ChannelSelector, KeyGroupSelector
@@ -58,6 +59,8 @@ class ResultPartitionWriter(Protocol):
     @property
     def segment_size(self) -> int: ...
 
+    def request_buffer(self, subpartition: int) -> Buffer | None: ...
+
     def request_buffer_blocking(self, subpartition: int, timeout_s: float | None = None) -> Buffer:
         ...
 
@@ -69,6 +72,10 @@ class ResultPartitionWriter(Protocol):
 @dataclass(frozen=True, slots=True)
 class RecordWriterStatistics:
     records_out: int
+    backpressure_waits: int
+    """Times the writer found no free buffer and had to wait (backpressure)."""
+    backpressured_ms: float
+    """Total time spent in those waits."""
     buffers_out: int
     bytes_out: int
     pending_records: tuple[int, ...]
@@ -99,6 +106,7 @@ class RecordWriter:
         self, partition: ResultPartitionWriter, selector: ChannelSelector,
         serializer: BatchSerializer | None = None, buffer_timeout_ms: int = 100,
         flusher: OutputFlusher | None = None, name: str = "record writer",
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         if buffer_timeout_ms < -1:
             raise ValueError(f"buffer timeout must be -1, 0 or positive, got {buffer_timeout_ms}")
@@ -115,6 +123,9 @@ class RecordWriter:
         self._sizer = BatchSizer(partition.segment_size)  # guarded by _lock
         self._async_error: BaseException | None = None
         self._closed = False
+        self._clock = clock
+        self._backpressure_waits = 0  # guarded by _lock
+        self._backpressured_ms = 0.0  # guarded by _lock
         self._records_out = 0  # guarded by _lock (counted per batch)
         self._buffers_out = 0
         self._bytes_out = 0
@@ -223,7 +234,7 @@ class RecordWriter:
         data = self._serializer.dumps(batch)
         current = write_chunk(
             data, self._current[channel],
-            lambda: self._partition.request_buffer_blocking(channel),
+            lambda: self._request_buffer_locked(channel),
             lambda full: self._emit_buffer_locked(channel, full),
         )
         self._current[channel] = current
@@ -232,6 +243,17 @@ class RecordWriter:
         if not self._flush_always:
             free = self._sizer.segment_size - (current.size if current is not None else 0)
             pending.limit = self._sizer.limit(free)
+
+    def _request_buffer_locked(self, channel: int) -> Buffer:
+        buffer = self._partition.request_buffer(channel)
+        if buffer is not None:
+            return buffer
+        start = self._clock.now_ms()
+        try:
+            return self._partition.request_buffer_blocking(channel)
+        finally:
+            self._backpressure_waits += 1
+            self._backpressured_ms += self._clock.now_ms() - start
 
     def _emit_buffer_locked(self, channel: int, buffer: Buffer) -> None:
         self._buffers_out += 1
@@ -276,7 +298,8 @@ class RecordWriter:
     def statistics(self) -> RecordWriterStatistics:
         with self._lock:
             return RecordWriterStatistics(
-                self._records_out, self._buffers_out, self._bytes_out,
+                self._records_out, self._backpressure_waits, self._backpressured_ms,
+                self._buffers_out, self._bytes_out,
                 tuple(len(p) for p in self._pending),
                 tuple(0 if b is None else b.size for b in self._current),
                 self._sizer.bytes_per_record,

@@ -264,3 +264,13 @@ def test_local_channel_takes_its_backoff_from_the_configuration():
     channel = LocalInputChannel.from_config(
         gate, ChannelIndex(0), pid(), 0, ResultPartitionManager(), config)
     assert (channel._backoff_ms, channel._backoff_max_ms) == (50, 200)
+
+
+def test_gate_counts_the_times_its_reader_waited():
+    network = NetworkBufferPool(16, 64)
+    manager = ResultPartitionManager()
+    producers = two_producers(network, manager)
+    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    assert gate.get_next(timeout_s=0.001) is None
+    assert gate.statistics().idle_waits == 1
+    gate.close()

@@ -220,3 +220,39 @@ def test_keyed_fast_path_handles_unhashable_keys_and_bounds_its_cache():
     for channel, view in enumerate(views):
         expected = [r for r in records if assign_key_to_operator(r[0], 128, 2) == channel]
         assert drain(view, RecordDeserializer()) == expected
+
+
+def test_writer_waits_for_buffers_when_the_consumer_does_not_read():
+    from flintlock.common.config import Configuration
+    from flintlock.testing.clock import ManualClock
+
+    network = NetworkBufferPool(64, 256)
+    config = Configuration({"taskmanager.network.memory.buffers-per-channel": 2,
+                            "taskmanager.network.memory.floating-buffers-per-gate": 0})
+    partition = make_partition(network, 1, config=config)
+    (view,) = [partition.create_subpartition_view(0, Recorder())]
+    writer = RecordWriter(partition, ForwardSelector(), buffer_timeout_ms=0, clock=ManualClock())
+    writer.emit("a")
+    writer.emit("b")
+    assert partition.buffer_pool.statistics().in_use == 2
+    done = threading.Event()
+
+    def emit_third() -> None:
+        writer.emit("c")
+        done.set()
+
+    producer = threading.Thread(target=emit_third)
+    producer.start()
+    for _ in range(10_000):
+        if partition.buffer_pool.statistics().waiters:
+            break
+        threading.Event().wait(0.001)
+    assert partition.buffer_pool.statistics().waiters == 1 and not done.is_set()
+    item = view.poll_next()
+    item.buffer.recycle()
+    producer.join(10)
+    assert done.is_set()
+    stats = writer.statistics()
+    assert (stats.backpressure_waits, stats.backpressured_ms) == (1, 0.0)
+    writer.close()
+    assert drain(view, RecordDeserializer()) == ["b", "c"]
