@@ -1,0 +1,177 @@
+"""Runs a stream graph with a ``JobManager`` and a ``Launcher``: what ``env.execute()``,
+``execute_async()`` and ``execute_and_collect()`` come down to.
+
+``PipelineExecutor`` turns the stream graph into a job graph, starts a JobManager on a thread
+of its own, and gives the caller a ``JobClient`` (status, cancel, savepoints, the result) or a
+closeable iterator over the records of a collect sink. Which launcher starts the TaskManagers
+is the subclass's business (``flintlock.spark.executor`` uses a Spark barrier stage;
+``flintlock.testing`` threads).
+
+Threads: the JobManager thread per job; the collect iterator is read by the caller's thread
+and fed by the JobManager thread through a queue.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from flintlock.common.config import Configuration
+from flintlock.common.job_client import CloseableIterator, JobClient
+from flintlock.common.job_execution_result import JobExecutionResult
+from flintlock.common.job_status import JobStatus
+from flintlock.graph.job_graph import build_job_graph
+from flintlock.graph.stream_graph import StreamGraph
+from flintlock.runtime.jobmanager import JobManager, JobResult, Launcher
+
+_END = object()
+
+
+def print_to_console(text: str, to_stderr: bool) -> None:
+    stream = sys.stderr if to_stderr else sys.stdout
+    stream.write(text)
+    stream.flush()
+
+
+class JobHandle(JobClient):
+    """``JobClient`` of a job whose JobManager runs on a thread of this process."""
+
+    def __init__(self, jm: JobManager, on_done: Callable[[JobResult], None] | None = None) -> None:
+        self.jm = jm
+        self._result: Future[JobExecutionResult] = Future()
+        self._on_done = on_done
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"flintlock-jobmanager-{jm.job_id[:8]}")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            result = self.jm.run()
+        except BaseException as exc:  # surfaces through the result future
+            self._result.set_exception(exc)
+            if self._on_done is not None:
+                self._on_done(JobResult(self.jm.job_id, JobStatus.FAILED, 0, 0, exc))
+            return
+        if self._on_done is not None:
+            self._on_done(result)
+        if result.status is JobStatus.FINISHED:
+            self._result.set_result(JobExecutionResult(result.job_id, result.net_runtime_ms))
+        else:
+            self._result.set_exception(result.error or RuntimeError(result.status.name))
+
+    def get_job_id(self) -> str:
+        return self.jm.job_id
+
+    def get_job_status(self) -> Future[JobStatus]:
+        return _done(self.jm.get_status())
+
+    def cancel(self) -> Future[None]:
+        self.jm.cancel()
+        return _done(None)
+
+    def stop_with_savepoint(self, advance_to_end_of_event_time: bool = False,
+                            savepoint_directory: str | None = None) -> Future[str]:
+        return self.jm.stop_with_savepoint(savepoint_directory)
+
+    def trigger_savepoint(self, savepoint_directory: str | None = None) -> Future[str]:
+        return self.jm.trigger_savepoint(savepoint_directory)
+
+    def get_accumulators(self) -> Future[dict[str, Any]]:
+        return _done({})
+
+    def get_job_execution_result(self) -> Future[JobExecutionResult]:
+        return self._result
+
+    def wait(self, timeout_s: float | None = None) -> JobExecutionResult:
+        return self._result.result(timeout_s)
+
+
+def _done(value: Any) -> Future[Any]:
+    future: Future[Any] = Future()
+    future.set_result(value)
+    return future
+
+
+class CollectIterator(CloseableIterator):
+    """The records of one collect sink as the job produces them; ends when the job ends,
+    raises the job's failure, and cancels the job when closed early (or after ``limit``)."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._buffer: list[Any] = []
+        self._limit = limit
+        self._returned = 0
+        self.handle: JobHandle | None = None
+        self._error: BaseException | None = None
+
+    def offer(self, records: list[Any]) -> None:
+        self._queue.put(records)
+
+    def job_done(self, result: JobResult) -> None:
+        if result.status not in (JobStatus.FINISHED, JobStatus.CANCELED) and result.error:
+            self._error = result.error
+        self._queue.put(_END)
+
+    def __next__(self) -> Any:
+        if self._limit is not None and self._returned >= self._limit:
+            self.close()
+            raise StopIteration
+        while not self._buffer:
+            item = self._queue.get()
+            if item is _END:
+                self._queue.put(_END)
+                if self._error is not None:
+                    raise self._error
+                raise StopIteration
+            self._buffer = list(item)
+            self._buffer.reverse()
+        self._returned += 1
+        return self._buffer.pop()
+
+    def close(self) -> None:
+        if self.handle is not None and not self.handle.jm.get_status().is_globally_terminal_state():
+            self.handle.jm.cancel()
+
+
+class PipelineExecutor:
+    """Executes stream graphs; subclasses say how TaskManagers are launched."""
+
+    def create_launcher(self, configuration: Configuration, slots_needed: int) -> Launcher:
+        raise NotImplementedError
+
+    def _start(self, graph: StreamGraph, configuration: Configuration,
+               on_collect: Callable[[str, list[Any]], None] | None = None,
+               on_done: Callable[[JobResult], None] | None = None) -> JobHandle:
+        job_graph = build_job_graph(graph)
+        from flintlock.graph.execution_graph import build_execution_graph
+        from flintlock.graph.scheduling import plan_allocation_for
+
+        plan = plan_allocation_for(build_execution_graph(job_graph), configuration)
+        launcher = self.create_launcher(configuration, plan.slots_needed)
+        jm = JobManager(job_graph, configuration, launcher, console=print_to_console,
+                        on_collect=on_collect)
+        return JobHandle(jm, on_done)
+
+    def execute(self, graph: StreamGraph, configuration: Configuration,
+                job_name: str | None = None) -> JobExecutionResult:
+        return self._start(graph, configuration).wait()
+
+    def execute_async(self, graph: StreamGraph, configuration: Configuration,
+                      job_name: str | None = None) -> JobClient:
+        return self._start(graph, configuration)
+
+    def execute_and_collect(self, graph: StreamGraph, configuration: Configuration,
+                            job_name: str | None, collect_id: str,
+                            limit: int | None = None) -> CloseableIterator:
+        iterator = CollectIterator(limit)
+
+        def on_collect(sink_id: str, records: list[Any]) -> None:
+            if sink_id == collect_id:
+                iterator.offer(records)
+
+        iterator.handle = self._start(graph, configuration, on_collect, iterator.job_done)
+        return iterator

@@ -1,0 +1,615 @@
+"""The JobManager: runs one job from submission to its end (DESIGN.md §3, §5, §6).
+
+It lives in the driver process. For every job attempt it expands the job graph, plans the
+slots, computes what each subtask restores (the latest completed checkpoint, re-assigned to
+the current parallelism), has its ``Launcher`` start the TaskManagers (a Spark barrier stage,
+or threads in tests), waits for them to register, deploys, and then drives the attempt: task
+states, heartbeats, and the checkpoint coordinator's decisions. A failed attempt — a task
+failed, a TaskManager died or fell silent, the Spark job failed — is cancelled and the restart
+strategy decides whether a new attempt restores and runs, or the job fails.
+
+Job status: CREATED → RUNNING → FINISHED; RUNNING → FAILING → RESTARTING → RUNNING; FAILING →
+FAILED; RUNNING → CANCELLING → CANCELED.
+
+Threads: ``run()`` is the JobManager thread; it alone touches the attempt, the coordinator and
+the restart strategy. RPC threads only put events into ``_events``; ``cancel``,
+``trigger_savepoint`` and ``stop_with_savepoint`` may be called from any thread (they enqueue
+too and wait for the answer).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import cloudpickle
+
+from flintlock.common.clock import SYSTEM_CLOCK, Clock
+from flintlock.common.config import Configuration
+from flintlock.common.errors import FlintlockError
+from flintlock.common.ids import CheckpointId, SubtaskIndex, new_id
+from flintlock.common.job_status import JobStatus
+from flintlock.common.options import checkpointing as cp_options
+from flintlock.common.options import cluster as cluster_options
+from flintlock.graph.execution_graph import ExecutionGraph, build_execution_graph
+from flintlock.graph.job_graph import JobGraph
+from flintlock.graph.scheduling import AllocationPlan, plan_allocation_for
+from flintlock.runtime import messages as msg
+from flintlock.runtime.auth import new_job_secret
+from flintlock.runtime.checkpoint import coordinator_actions as actions
+from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
+from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
+from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
+from flintlock.runtime.checkpoint.storage import CheckpointStorage
+from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.runtime.restart import create_restart_strategy
+from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
+from flintlock.runtime.state.assignment import assign_states
+from flintlock.runtime.state.snapshots import OperatorId, OperatorSubtaskState, TaskStateSnapshot
+from flintlock.runtime.taskmanager import TaskManagerPayload
+
+log = logging.getLogger(__name__)
+
+
+class JobFailedError(FlintlockError):
+    """The job failed for good; ``__cause__`` is the failure that ended its last attempt."""
+
+    def __init__(self, job_name: str, detail: str) -> None:
+        super().__init__(job_name, detail)
+        self.job_name = job_name
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"job {self.job_name!r} failed: {self.detail}"
+
+
+class AttemptFailedError(FlintlockError):
+    """One attempt of the job failed (a task, a TaskManager, or the Spark job)."""
+
+
+class JobCancelledError(FlintlockError):
+    """The job was cancelled before it finished."""
+
+
+class AttemptHandle(Protocol):
+    """A running set of TaskManagers (one Spark job): polled by the JobManager thread."""
+
+    def failure(self) -> BaseException | None: ...
+
+    def done(self) -> bool: ...
+
+    def cancel(self) -> None: ...
+
+    def wait(self, timeout_s: float) -> bool: ...
+
+
+class Launcher(Protocol):
+    """Starts the TaskManagers of one attempt, all at once."""
+
+    def available_slots(self) -> int | None: ...
+
+    def launch(self, payloads: list[TaskManagerPayload], description: str) -> AttemptHandle: ...
+
+
+@dataclass
+class JobResult:
+    job_id: str
+    status: JobStatus
+    net_runtime_ms: int
+    attempts: int
+    error: BaseException | None = None
+
+
+@dataclass
+class _Attempt:
+    number: int
+    graph: ExecutionGraph
+    plan: AllocationPlan
+    handle: AttemptHandle | None = None
+    connections: dict[int, RpcConnection] = field(default_factory=dict)
+    addresses: dict[int, msg.DataAddress] = field(default_factory=dict)
+    last_heartbeat: dict[int, float] = field(default_factory=dict)
+    states: dict[TaskId, str] = field(default_factory=dict)
+    deployed: bool = False
+    failure: BaseException | None = None
+    started_ms: float = 0.0
+
+
+class JobManager:
+    def __init__(
+        self, job_graph: JobGraph, configuration: Configuration, launcher: Launcher, *,
+        clock: Clock = SYSTEM_CLOCK, rng: random.Random | None = None,
+        console: Callable[[str, bool], None] | None = None,
+        on_collect: Callable[[str, list[Any]], None] | None = None,
+    ) -> None:
+        self.job_graph = job_graph
+        self.job_id = str(job_graph.job_id)
+        self.config = configuration
+        self._launcher = launcher
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._console = console
+        self._on_collect = on_collect
+        self._secret = new_job_secret()
+        self._events: queue.Queue[tuple[Callable[[], None], str]] = queue.Queue()
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._timer_seq = 0
+        self.status = JobStatus.CREATED
+        self._status_lock = threading.Lock()
+        self._status_changed = threading.Condition(self._status_lock)
+        self._attempt: _Attempt | None = None
+        self._attempt_number = -1
+        self._cancel_requested = False
+        self._savepoint_requests: dict[str, Future[str]] = {}
+        self._stop_after_savepoint: set[str] = set()
+        self._delivered_collect: set[tuple[str, int, int]] = set()
+        self._checkpointing = configuration.get(cp_options.INTERVAL) > 0
+        self._restart = create_restart_strategy(
+            configuration, self._checkpointing, clock, self._rng)
+        self._graph_bytes = cloudpickle.dumps(job_graph)
+        self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
+        self._setup_checkpointing()
+
+    # -- public (any thread) -------------------------------------------------------------
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self._server.address
+
+    def get_status(self) -> JobStatus:
+        with self._status_lock:
+            return self.status
+
+    def wait_for_status(self, wanted: set[JobStatus], timeout_s: float) -> bool:
+        with self._status_lock:
+            return self._status_changed.wait_for(lambda: self.status in wanted, timeout_s)
+
+    def cancel(self) -> None:
+        self._enqueue(self._on_cancel_request, "cancel")
+
+    def trigger_savepoint(self, target_dir: str | None = None, stop: bool = False) -> Future[str]:
+        future: Future[str] = Future()
+        request_id = new_id(self._rng)
+
+        def request() -> None:
+            self._savepoint_requests[request_id] = future
+            if stop:
+                self._stop_after_savepoint.add(request_id)
+            self._apply(self._coordinator.trigger_savepoint(request_id, target_dir))
+
+        self._enqueue(request, "savepoint")
+        return future
+
+    def stop_with_savepoint(self, target_dir: str | None = None) -> Future[str]:
+        return self.trigger_savepoint(target_dir, stop=True)
+
+    # -- the JobManager thread -----------------------------------------------------------
+
+    def run(self) -> JobResult:
+        started = time.monotonic()
+        error: BaseException | None = None
+        try:
+            self._set_status(JobStatus.RUNNING)
+            error = self._run_attempts()
+        finally:
+            self._server.close()
+        runtime = int((time.monotonic() - started) * 1000)
+        return JobResult(self.job_id, self.status, runtime, self._attempt_number + 1, error)
+
+    def _run_attempts(self) -> BaseException | None:
+        while True:
+            outcome = self._run_attempt()
+            if outcome is None:
+                self._finish(JobStatus.FINISHED, JobTerminalStatus.FINISHED)
+                return None
+            if isinstance(outcome, JobCancelledError):
+                self._finish(JobStatus.CANCELED, JobTerminalStatus.CANCELED)
+                return outcome
+            self._set_status(JobStatus.FAILING)
+            decision = self._restart.on_failure(outcome)
+            if not decision.restart:
+                self._finish(JobStatus.FAILED, JobTerminalStatus.FAILED)
+                error = JobFailedError(self.job_graph.name, _describe(outcome))
+                error.__cause__ = outcome
+                return error
+            log.warning("job %s attempt %d failed (%s); restarting in %d ms (%s)",
+                        self.job_id, self._attempt_number, _describe(outcome),
+                        decision.delay_ms, decision.reason)
+            self._set_status(JobStatus.RESTARTING)
+            if self._sleep_unless_cancelled(decision.delay_ms / 1000.0):
+                self._finish(JobStatus.CANCELED, JobTerminalStatus.CANCELED)
+                return JobCancelledError(self.job_graph.name)
+            self._set_status(JobStatus.RUNNING)
+
+    def _run_attempt(self) -> BaseException | None:
+        """Runs one attempt to its end: None when the job finished, else why it did not."""
+        self._attempt_number += 1
+        graph = build_execution_graph(self.job_graph, self._attempt_number)
+        plan = plan_allocation_for(graph, self.config, self._launcher.available_slots())
+        attempt = self._attempt = _Attempt(self._attempt_number, graph, plan,
+                                           started_ms=self._clock.now_ms())
+        restored = self._restored_states(graph)
+        payloads = [
+            TaskManagerPayload(self.job_id, attempt.number, tm.index, *self.address,
+                               self._secret, self.config.raw_items())
+            for tm in plan.task_managers
+        ]
+        attempt.handle = self._launcher.launch(
+            payloads, f"flintlock job {self.job_graph.name} attempt {attempt.number}")
+        try:
+            return self._drive(attempt, restored)
+        finally:
+            self._end_attempt(attempt)
+
+    def _drive(
+        self, attempt: _Attempt, restored: Mapping[TaskId, Mapping[str, Any]]
+    ) -> BaseException | None:
+        heartbeat_timeout_ms = self.config.get(cluster_options.HEARTBEAT_TIMEOUT)
+        registration_ms = self.config.get(cluster_options.REGISTRATION_TIMEOUT)
+        while True:
+            if self._cancel_requested:
+                return JobCancelledError(self.job_graph.name)
+            if attempt.failure is not None:
+                return attempt.failure
+            if attempt.deployed and _all_finished(attempt):
+                return None
+            handle_failure = attempt.handle.failure() if attempt.handle else None
+            if handle_failure is not None:
+                return handle_failure
+            if attempt.handle is not None and attempt.handle.done() and not _all_finished(attempt):
+                return AttemptFailedError("the TaskManagers ended before the job finished")
+            if not attempt.deployed:
+                if len(attempt.addresses) == attempt.plan.num_task_managers:
+                    self._deploy(attempt, restored)
+                elif self._clock.now_ms() - attempt.started_ms > registration_ms:
+                    return AttemptFailedError(
+                        f"only {len(attempt.addresses)} of {attempt.plan.num_task_managers} "
+                        f"TaskManagers registered within {registration_ms} ms")
+            silent = self._silent_task_managers(attempt, heartbeat_timeout_ms)
+            if silent:
+                return AttemptFailedError(
+                    f"TaskManager {silent[0]} sent no heartbeat for {heartbeat_timeout_ms} ms "
+                    "(heartbeat.timeout)")
+            self._process_events(0.1)
+
+    def _process_events(self, max_wait_s: float) -> None:
+        now = self._clock.now_ms()
+        while self._timers and self._timers[0][0] <= now:
+            _, _, callback = heapq.heappop(self._timers)
+            callback()
+        wait = max_wait_s
+        if self._timers:
+            wait = min(wait, max(0.0, (self._timers[0][0] - now) / 1000.0))
+        try:
+            action, _ = self._events.get(timeout=wait)
+        except queue.Empty:
+            return
+        action()
+        while True:
+            try:
+                action, _ = self._events.get_nowait()
+            except queue.Empty:
+                return
+            action()
+
+    def _enqueue(self, action: Callable[[], None], description: str) -> None:
+        self._events.put((action, description))
+
+    def _schedule(self, at_ms: float, callback: Callable[[], None]) -> None:
+        self._timer_seq += 1
+        heapq.heappush(self._timers, (at_ms, self._timer_seq, callback))
+
+    def _sleep_unless_cancelled(self, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self._cancel_requested:
+                return True
+            self._process_events(min(0.1, max(0.0, deadline - time.monotonic())))
+        return self._cancel_requested
+
+    def _set_status(self, status: JobStatus) -> None:
+        with self._status_lock:
+            self.status = status
+            self._status_changed.notify_all()
+
+    def _finish(self, status: JobStatus, terminal: JobTerminalStatus) -> None:
+        self._apply(self._coordinator.shutdown(terminal))
+        for future in self._savepoint_requests.values():
+            if not future.done():
+                future.set_exception(JobCancelledError(f"job ended ({status.name})"))
+        self._set_status(status)
+
+    # -- attempts ------------------------------------------------------------------------
+
+    def _deploy(self, attempt: _Attempt, restored: Mapping[TaskId, Mapping[str, Any]]) -> None:
+        checkpoint_dir = self._storage.checkpoint_dir
+        for tm in attempt.plan.task_managers:
+            mine = {
+                TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index)): restored.get(
+                    TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index)), {})
+                for v in tm.subtasks
+            }
+            attempt.connections[tm.index].tell(msg.DeployTasks(
+                attempt.number, self._graph_bytes, attempt.plan, dict(attempt.addresses),
+                mine, checkpoint_dir))
+        for vertex in attempt.graph.vertices:
+            attempt.states[TaskId(vertex.job_vertex_id, vertex.subtask_index)] = "DEPLOYING"
+        attempt.deployed = True
+
+    def _end_attempt(self, attempt: _Attempt) -> None:
+        self._apply(self._coordinator.on_failover())
+        for connection in list(attempt.connections.values()):
+            try:
+                connection.tell(msg.CancelTasks(attempt.number))
+                connection.tell(msg.ReleaseTaskManager(attempt.number))
+            except FlintlockError:
+                pass
+        handle = attempt.handle
+        if handle is not None and not handle.wait(30.0):
+            handle.cancel()
+            handle.wait(30.0)
+        for connection in list(attempt.connections.values()):
+            connection.close()
+
+    def _silent_task_managers(self, attempt: _Attempt, timeout_ms: int) -> list[int]:
+        now = self._clock.now_ms()
+        return [index for index, seen in attempt.last_heartbeat.items()
+                if now - seen > timeout_ms and not _tm_finished(attempt, index)]
+
+    def _restored_states(self, graph: ExecutionGraph) -> dict[TaskId, dict[str, Any]]:
+        latest = self._coordinator.restore_latest_checkpoint() or self._initial_savepoint
+        if latest is None:
+            return {}
+        by_operator: dict[OperatorId, dict[int, OperatorSubtaskState]] = {}
+        for task, snapshot in latest.task_states.items():
+            if isinstance(snapshot, TaskStateSnapshot):
+                for operator_id, state in snapshot.subtask_states.items():
+                    by_operator.setdefault(operator_id, {})[int(task.subtask)] = state
+        job_graph = graph.job_graph
+        operators = [(OperatorId(op.operator_id), v) for v in job_graph.vertices
+                     for op in v.operators]
+        assigned = assign_states(
+            by_operator, {op: v.parallelism for op, v in operators},
+            {op: v.max_parallelism for op, v in operators})
+        restored: dict[TaskId, dict[str, Any]] = {}
+        for vertex in job_graph.vertices:
+            for index in range(vertex.parallelism):
+                restored[TaskId(vertex.id, SubtaskIndex(index))] = {
+                    op.operator_id: assigned[OperatorId(op.operator_id)][index]
+                    for op in vertex.operators}
+        log.info("job %s restores checkpoint %d", self.job_id, latest.checkpoint_id)
+        return restored
+
+    # -- checkpointing -------------------------------------------------------------------
+
+    def _setup_checkpointing(self) -> None:
+        self._initial_savepoint: CompletedCheckpoint | None = None
+        job_id = self.job_graph.job_id
+        storage = self._storage = CheckpointStorage.from_config(self.config, job_id, self._rng)
+        store = CompletedCheckpointStore.recover(
+            storage.job_dir, self.config.get(cp_options.NUM_RETAINED))
+        tasks = [TaskId(v.id, SubtaskIndex(i)) for v in self.job_graph.vertices
+                 for i in range(v.parallelism)]
+        sources = [TaskId(v.id, SubtaskIndex(i)) for v in self.job_graph.vertices
+                   if v.is_source for i in range(v.parallelism)]
+        self._coordinator = CheckpointCoordinator(
+            job_id, self.config, CheckpointTaskSets.for_job(sources, tasks), storage, store,
+            self._clock, self._rng)
+
+    def _apply(self, todo: list[Any]) -> None:
+        """Carries out the coordinator's actions; notifications go once per TaskManager
+        (which passes them to all its subtasks), not once per subtask."""
+        notified: set[tuple[type, int, int]] = set()
+        for action in todo:
+            if isinstance(action, (actions.NotifyCheckpointComplete,
+                                   actions.NotifyCheckpointAborted)):
+                self._notify(action, notified)
+            else:
+                self._apply_one(action)
+
+    def _notify(self, action: Any, notified: set[tuple[type, int, int]]) -> None:
+        attempt = self._attempt
+        if attempt is None or not attempt.deployed:
+            return
+        tm_index = self._task_manager_of(attempt, action.task)
+        key = (type(action), int(action.checkpoint_id), tm_index)
+        if key in notified:
+            return
+        notified.add(key)
+        kind = (msg.NotifyCheckpointComplete
+                if isinstance(action, actions.NotifyCheckpointComplete)
+                else msg.NotifyCheckpointAborted)
+        self._send(attempt, tm_index, kind(attempt.number, action.checkpoint_id))
+
+    def _apply_one(self, action: Any) -> None:
+        attempt = self._attempt
+        number = attempt.number if attempt else 0
+        coordinator = self._coordinator
+        if isinstance(action, actions.TriggerCheckpointOnTask):
+            if action.options.is_savepoint:
+                self._broadcast(msg.CheckpointLocation(
+                    number, action.checkpoint_id, action.location))
+            if attempt is not None and attempt.deployed:
+                self._send(attempt, self._task_manager_of(attempt, action.task),
+                           msg.TriggerCheckpoint(number, action.task, action.checkpoint_id,
+                                                 action.timestamp, action.options,
+                                                 action.location))
+        elif isinstance(action, actions.ScheduleTimeout):
+            cid = action.checkpoint_id
+            self._schedule(action.at_ms, lambda: self._apply(coordinator.on_timeout(cid)))
+        elif isinstance(action, actions.ScheduleNextTrigger):
+            self._schedule(action.at_ms, lambda: self._apply(coordinator.on_periodic_tick()))
+        elif isinstance(action, actions.FailJob):
+            if attempt is not None:
+                attempt.failure = action.cause
+        elif isinstance(action, actions.CompleteSavepointRequest):
+            self._complete_savepoint(action.request_id, action.path)
+        elif isinstance(action, actions.FailSavepointRequest):
+            future = self._savepoint_requests.pop(action.request_id, None)
+            self._stop_after_savepoint.discard(action.request_id)
+            if future is not None and not future.done():
+                future.set_exception(action.error)
+
+    def _complete_savepoint(self, request_id: str, path: str) -> None:
+        future = self._savepoint_requests.pop(request_id, None)
+        if future is not None and not future.done():
+            future.set_result(path)
+        if request_id in self._stop_after_savepoint:
+            self._stop_after_savepoint.discard(request_id)
+            self._cancel_requested = True
+
+    @staticmethod
+    def _task_manager_of(attempt: _Attempt, task: TaskId) -> int:
+        vertex = next(v for v in attempt.graph.vertices
+                      if v.job_vertex_id == task.vertex and v.subtask_index == task.subtask)
+        return attempt.plan.task_manager_of(vertex)
+
+    def _send(self, attempt: _Attempt, tm_index: int, message: object) -> None:
+        connection = attempt.connections.get(tm_index)
+        if connection is None:
+            return
+        try:
+            connection.tell(message)
+        except FlintlockError as exc:
+            log.warning("could not send %s to TaskManager %d: %s",
+                        type(message).__name__, tm_index, exc)
+
+    def _broadcast(self, message: object) -> None:
+        attempt = self._attempt
+        if attempt is None:
+            return
+        for connection in attempt.connections.values():
+            try:
+                connection.tell(message)
+            except FlintlockError:
+                pass
+
+    # -- RPC (dispatcher threads → events) ----------------------------------------------
+
+    def _dispatcher(self) -> MessageDispatcher:
+        d = MessageDispatcher()
+        d.register(msg.RegisterTaskManager, self._on_register)
+        for kind, handler in (
+            (msg.TaskStateUpdate, self._on_task_state),
+            (msg.AcknowledgeCheckpoint, self._on_ack),
+            (msg.DeclineCheckpoint, self._on_decline),
+            (msg.Heartbeat, self._on_heartbeat),
+            (msg.CollectBatch, self._on_collect_batch),
+            (msg.StdoutText, self._on_stdout),
+        ):
+            d.register(kind, self._deferred(handler))
+        return d
+
+    def _deferred(self, handler: Callable[[Any], None]) -> Callable[[RpcConnection, Any], None]:
+        def enqueue(connection: RpcConnection, message: Any) -> None:
+            self._enqueue(lambda: self._if_current(message, handler), type(message).__name__)
+        return enqueue
+
+    def _if_current(self, message: Any, handler: Callable[[Any], None]) -> None:
+        attempt = self._attempt
+        if attempt is not None and message.attempt == attempt.number:
+            handler(message)
+
+    def _on_register(
+        self, connection: RpcConnection, message: msg.RegisterTaskManager
+    ) -> msg.Registered:
+        done = threading.Event()
+        reply: list[msg.Registered] = []
+
+        def register() -> None:
+            attempt = self._attempt
+            if attempt is None or message.attempt != attempt.number:
+                reply.append(msg.Registered(False, f"attempt {message.attempt} is not current"))
+            else:
+                attempt.connections[message.tm_index] = connection
+                attempt.addresses[message.tm_index] = (message.host, message.data_port)
+                attempt.last_heartbeat[message.tm_index] = self._clock.now_ms()
+                reply.append(msg.Registered(True))
+            done.set()
+
+        self._enqueue(register, "register")
+        if not done.wait(30.0):
+            return msg.Registered(False, "the JobManager is busy")
+        return reply[0]
+
+    def _on_heartbeat(self, message: msg.Heartbeat) -> None:
+        self._attempt.last_heartbeat[message.tm_index] = self._clock.now_ms()  # type: ignore[union-attr]
+
+    def _on_task_state(self, message: msg.TaskStateUpdate) -> None:
+        attempt = self._attempt
+        assert attempt is not None
+        attempt.states[message.task] = message.state
+        coordinator = self._coordinator
+        if message.state == "RUNNING":
+            self._apply(coordinator.on_task_state_changed(message.task, True))
+            if all(s == "RUNNING" for s in attempt.states.values()):
+                self._apply(coordinator.start())
+        elif message.state == "FINISHED":
+            self._apply(_finished(coordinator, message.task))
+        elif message.state in ("FAILED", "CANCELED") and not self._cancel_requested:
+            cause = message.error.to_exception() if message.error else None
+            attempt.failure = cause or AttemptFailedError(f"task {message.task} {message.state}")
+
+    def _on_ack(self, message: msg.AcknowledgeCheckpoint) -> None:
+        m = message.metrics
+        metrics = SubtaskCheckpointMetrics(
+            alignment_duration_ms=float(m.get("alignment_duration_ms", 0.0)),
+            start_delay_ms=float(m.get("start_delay_ms", 0.0)),
+            bytes_persisted_during_alignment=int(m.get("bytes_processed_during_alignment", 0)),
+        )
+        self._apply(self._coordinator.receive_acknowledge(
+            message.task, CheckpointId(message.checkpoint_id), message.state, metrics))
+
+    def _on_decline(self, message: msg.DeclineCheckpoint) -> None:
+        cause = message.error.to_exception() if message.error else None
+        self._apply(self._coordinator.receive_decline(
+            message.task, CheckpointId(message.checkpoint_id), message.reason, cause))
+
+    def _on_collect_batch(self, message: msg.CollectBatch) -> None:
+        if message.token is not None:
+            key = (message.collect_id, *message.token)
+            if key in self._delivered_collect:
+                return
+            self._delivered_collect.add(key)
+        if self._on_collect is not None:
+            self._on_collect(message.collect_id, message.records)
+
+    def _on_stdout(self, message: msg.StdoutText) -> None:
+        if self._console is not None:
+            self._console(message.text, message.to_stderr)
+
+    def _on_cancel_request(self) -> None:
+        if self.status.is_globally_terminal_state():
+            return
+        self._cancel_requested = True
+        self._set_status(JobStatus.CANCELLING)
+
+
+def _finished(coordinator: CheckpointCoordinator, task: TaskId) -> list[Any]:
+    on_finished = getattr(coordinator, "on_task_finished", None)
+    if on_finished is not None:
+        return on_finished(task)  # type: ignore[no-any-return]
+    return coordinator.on_task_state_changed(task, False)
+
+
+def _all_finished(attempt: _Attempt) -> bool:
+    return bool(attempt.states) and all(s == "FINISHED" for s in attempt.states.values())
+
+
+def _tm_finished(attempt: _Attempt, tm_index: int) -> bool:
+    tm = attempt.plan.task_managers[tm_index]
+    return all(attempt.states.get(TaskId(v.job_vertex_id, v.subtask_index)) == "FINISHED"
+               for v in tm.subtasks)
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"

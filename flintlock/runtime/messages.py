@@ -1,0 +1,155 @@
+"""The control-plane messages between the JobManager and its TaskManagers (DESIGN.md §3).
+
+Frozen dataclasses, pickled by the RPC layer only after the connection proved the job secret.
+Every message a TaskManager sends names the job attempt it belongs to, so the JobManager can
+drop what a TaskManager of an earlier, failed attempt still had in flight.
+
+TaskManager → JobManager: ``RegisterTaskManager`` (call; the reply is ``Registered``),
+``TaskStateUpdate``, ``AcknowledgeCheckpoint``, ``DeclineCheckpoint``, ``Heartbeat``,
+``CollectBatch``, ``StdoutText``.
+JobManager → TaskManager: ``DeployTasks``, ``TriggerCheckpoint``, ``NotifyCheckpointComplete``,
+``NotifyCheckpointAborted``, ``CancelTasks``, ``ReleaseTaskManager``, ``Heartbeat``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flintlock.runtime.checkpoint.barriers import CheckpointOptions
+from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
+from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.rpc import RemoteFailure
+
+DataAddress = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterTaskManager:
+    attempt: int
+    tm_index: int
+    host: str
+    data_port: int
+    pid: int
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    accepted: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeployTasks:
+    """Everything a TaskManager needs to run its subtasks of one attempt.
+
+    ``job_graph`` is the cloudpickled ``JobGraph`` (user functions travel by value);
+    ``addresses`` the data server of every TaskManager by index; ``restored`` the state each
+    of this TaskManager's subtasks restores, by task and then operator id.
+    """
+
+    attempt: int
+    job_graph: bytes
+    plan: Any
+    addresses: Mapping[int, DataAddress]
+    restored: Mapping[TaskId, Mapping[str, Any]] = field(default_factory=dict)
+    checkpoint_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStateUpdate:
+    attempt: int
+    task: TaskId
+    state: str
+    error: RemoteFailure | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerCheckpoint:
+    attempt: int
+    task: TaskId
+    checkpoint_id: int
+    timestamp: int
+    options: CheckpointOptions
+    location: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointLocation:
+    """Where the tasks of a TaskManager write their state for a checkpoint or savepoint."""
+
+    attempt: int
+    checkpoint_id: int
+    location: str
+
+
+@dataclass(frozen=True, slots=True)
+class AcknowledgeCheckpoint:
+    attempt: int
+    task: TaskId
+    checkpoint_id: int
+    state: Any
+    metrics: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DeclineCheckpoint:
+    attempt: int
+    task: TaskId
+    checkpoint_id: int
+    reason: CheckpointFailureReason
+    error: RemoteFailure | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyCheckpointComplete:
+    attempt: int
+    checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyCheckpointAborted:
+    attempt: int
+    checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTasks:
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseTaskManager:
+    """The attempt is over: stop serving partitions and exit. A TaskManager whose subtasks
+    finished keeps its data server up until this arrives, because consumers on other
+    TaskManagers may still be reading its result partitions."""
+
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    attempt: int
+    tm_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class CollectBatch:
+    """Records of ``execute_and_collect``; ``token`` = (producing subtask, checkpoint id) makes
+    a re-sent batch recognisable (None: not checkpointed, never deduplicated)."""
+
+    attempt: int
+    collect_id: str
+    token: tuple[int, int] | None
+    records: list[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StdoutText:
+    """Text a TaskManager's tasks printed (``DataStream.print``), for the driver's console."""
+
+    attempt: int
+    tm_index: int
+    text: str
+    to_stderr: bool = False

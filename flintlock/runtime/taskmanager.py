@@ -1,0 +1,416 @@
+"""The TaskManager: one worker process (on Spark, one task of the barrier stage) that runs
+subtasks in slots (DESIGN.md §3).
+
+``TaskManager(payload).run()`` connects to the JobManager (authenticated RPC), starts its data
+server (TCP transport), registers, waits for its deployment, runs one thread per subtask and
+reports their state changes, checkpoint acks and declines. It returns when every subtask has
+ended (or the JobManager cancelled the attempt) and leaves nothing behind — no thread, socket
+or file — because Spark may run the next attempt in the same Python worker.
+
+It stops on its own when the JobManager falls silent for ``heartbeat.timeout``: a TaskManager
+must never outlive its job.
+
+Threads: the caller's thread runs ``run()`` (deployment and the wait); one thread per subtask;
+a heartbeat thread; the RPC connection's reader/dispatcher threads deliver JobManager messages
+(they only put mail into tasks or set events); a small pool runs the asynchronous parts of
+snapshots. Shared fields are guarded by ``_lock``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import cloudpickle
+
+from flintlock.common.checkpointing import CheckpointingMode
+from flintlock.common.config import Configuration
+from flintlock.common.errors import FlintlockError
+from flintlock.common.ids import CheckpointId, JobId, SubtaskIndex
+from flintlock.common.options import checkpointing as cp_options
+from flintlock.common.options import cluster as cluster_options
+from flintlock.common.options import network as network_options
+from flintlock.graph.execution_graph import build_execution_graph
+from flintlock.graph.job_graph import JobGraph
+from flintlock.graph.scheduling import AllocationPlan
+from flintlock.runtime import messages as msg
+from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
+from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
+from flintlock.runtime.checkpoint.storage import read_state as read_checkpoint_state
+from flintlock.runtime.network.buffer import NetworkBufferPool
+from flintlock.runtime.network.partition import ResultPartitionManager
+from flintlock.runtime.network.transport import TcpTransport
+from flintlock.runtime.rpc import MessageDispatcher, RemoteFailure, RpcClient, RpcConnection
+from flintlock.runtime.state.snapshots import StateWriter
+from flintlock.runtime.tasks.operators import create_operator
+from flintlock.runtime.tasks.stream_task import (
+    CheckpointingSettings,
+    ExecutionState,
+    StreamTask,
+    TaskSpec,
+)
+from flintlock.runtime.tasks.task_io import NetworkContext, build_task_io
+
+log = logging.getLogger(__name__)
+
+SAVEPOINT_LOCATION_WAIT_S = 60.0
+
+
+class TaskManagerError(FlintlockError):
+    """The TaskManager could not register, deploy or keep in touch with the JobManager."""
+
+
+@dataclass(frozen=True)
+class TaskManagerPayload:
+    """What a TaskManager process is started with (pickled into the Spark task)."""
+
+    job_id: str
+    attempt: int
+    tm_index: int
+    jm_host: str
+    jm_port: int
+    secret: bytes
+    configuration: Mapping[str, Any] = field(default_factory=dict)
+
+
+class TaskManager:
+    def __init__(self, payload: TaskManagerPayload,
+                 stdout_sink: Callable[[str, bool], None] | None = None) -> None:
+        self.payload = payload
+        self.config = Configuration(payload.configuration)
+        self._lock = threading.Lock()
+        self._deployed = threading.Event()
+        self._released = threading.Event()
+        self._done = threading.Event()
+        self._deployment: msg.DeployTasks | None = None
+        self._tasks: dict[TaskId, StreamTask] = {}  # guarded by _lock
+        self._threads: list[threading.Thread] = []
+        self._savepoint_locations: dict[int, str] = {}  # guarded by _lock
+        self._location_arrived = threading.Condition(self._lock)
+        self._last_jm_contact = time.monotonic()
+        self._connection: RpcConnection | None = None
+        self._transport: TcpTransport | None = None
+        self._snapshot_pool: ThreadPoolExecutor | None = None
+        self._partitions = ResultPartitionManager()
+        self._stdout_sink = stdout_sink
+        self.failure: BaseException | None = None
+
+    # -- main ------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Registers, runs the deployed subtasks to their end, cleans up. Raises only when
+        the TaskManager itself failed (not when a subtask failed: that is reported)."""
+        heartbeat: threading.Thread | None = None
+        try:
+            self._start_network()
+            self._connect_and_register()
+            heartbeat = threading.Thread(target=self._heartbeat_loop, daemon=True,
+                                         name=f"flintlock-tm{self.payload.tm_index}-heartbeat")
+            heartbeat.start()
+            self._await_deployment()
+            self._deploy()
+            self._await_tasks()
+        finally:
+            self._done.set()
+            if heartbeat is not None:
+                heartbeat.join()
+            self._shutdown()
+        if self.failure is not None:
+            raise self.failure
+
+    def _start_network(self) -> None:
+        config = self.config
+        segment = config.get(network_options.SEGMENT_SIZE)
+        self._pool = NetworkBufferPool.from_memory(
+            config.get(network_options.NETWORK_MEMORY), segment)
+        self._transport = TcpTransport(
+            config, self.payload.secret, self._partitions, self._pool,
+            name=f"tm{self.payload.tm_index}").start()
+        self._snapshot_pool = ThreadPoolExecutor(
+            max_workers=2, thread_name_prefix=f"flintlock-tm{self.payload.tm_index}-snapshot")
+
+    def _connect_and_register(self) -> None:
+        p = self.payload
+        dispatcher = (
+            MessageDispatcher()
+            .register(msg.DeployTasks, self._on_deploy)
+            .register(msg.TriggerCheckpoint, self._on_trigger)
+            .register(msg.CheckpointLocation, self._on_location)
+            .register(msg.NotifyCheckpointComplete, self._on_complete)
+            .register(msg.NotifyCheckpointAborted, self._on_aborted)
+            .register(msg.CancelTasks, self._on_cancel)
+            .register(msg.ReleaseTaskManager, self._on_release)
+            .register(msg.Heartbeat, self._on_heartbeat)
+            .on_disconnect(self._on_disconnected)
+        )
+        self._connection = RpcClient.connect(p.jm_host, p.jm_port, p.secret, dispatcher)
+        assert self._transport is not None
+        host, port = self._transport.address
+        reply = self._connection.call(
+            msg.RegisterTaskManager(p.attempt, p.tm_index, host, port, os.getpid()), 30.0)
+        if not isinstance(reply, msg.Registered) or not reply.accepted:
+            reason = getattr(reply, "reason", repr(reply))
+            raise TaskManagerError(f"JobManager refused TaskManager {p.tm_index}: {reason}")
+
+    def _await_deployment(self) -> None:
+        timeout_s = self.config.get(cluster_options.REGISTRATION_TIMEOUT) / 1000.0
+        deadline = time.monotonic() + timeout_s
+        while not self._deployed.wait(0.2):
+            if self._done.is_set() or self.failure is not None:
+                return
+            if time.monotonic() > deadline:
+                raise TaskManagerError(
+                    f"TaskManager {self.payload.tm_index} got no deployment within "
+                    f"{timeout_s:.0f} s (taskmanager.registration.timeout)")
+
+    # -- deployment ----------------------------------------------------------------------
+
+    def _on_deploy(self, connection: RpcConnection, message: msg.DeployTasks) -> None:
+        self._touch()
+        self._deployment = message
+        self._deployed.set()
+
+    def _deploy(self) -> None:
+        deployment = self._deployment
+        if deployment is None:
+            return
+        job_graph: JobGraph = cloudpickle.loads(deployment.job_graph)
+        graph = build_execution_graph(job_graph, deployment.attempt)
+        plan: AllocationPlan = deployment.plan
+        my_plan = plan.task_managers[self.payload.tm_index]
+        transport = self._transport
+        assert transport is not None
+        net = NetworkContext(
+            configuration=self.config, network_pool=self._pool,
+            partition_manager=self._partitions, flusher=None,
+            create_remote_channel=transport.create_remote_channel, rng=random.Random(),
+        )
+        self._storage = CheckpointStorage(
+            deployment.checkpoint_dir or CheckpointStorage.from_config(
+                self.config, JobId(self.payload.job_id)).checkpoint_dir,
+            JobId(self.payload.job_id))
+        settings = _checkpointing_settings(self.config)
+        for subtask in my_plan.subtasks:
+            task_id = TaskId(subtask.job_vertex_id, SubtaskIndex(subtask.subtask_index))
+            io = build_task_io(subtask, graph, plan, deployment.addresses,
+                               self.payload.tm_index, net)
+            spec = TaskSpec(
+                vertex=job_graph.vertex(subtask.job_vertex_id),
+                subtask_index=subtask.subtask_index, attempt_number=deployment.attempt,
+                configuration=self.config, checkpointing=settings,
+                restored=dict(deployment.restored.get(task_id, {})),
+                extra={"collect_send": self._send_collect},
+            )
+            task = StreamTask(spec, io, _Callbacks(self, task_id), _Snapshots(self),
+                              read_checkpoint_state, create_operator)
+            with self._lock:
+                self._tasks[task_id] = task
+        for task in list(self._tasks.values()):
+            thread = threading.Thread(target=task.run, daemon=True,
+                                      name=f"flintlock-task-{task.name}")
+            self._threads.append(thread)
+            thread.start()
+
+    def _await_tasks(self) -> None:
+        """Until the subtasks ended and the JobManager released this TaskManager (its
+        partitions may still be read after its own subtasks finished)."""
+        timeout_s = self.config.get(cluster_options.HEARTBEAT_TIMEOUT) / 1000.0
+        while not self._released.wait(0.2):
+            if self.failure is not None and not any(t.is_alive() for t in self._threads):
+                return
+            if time.monotonic() - self._last_jm_contact > timeout_s:
+                self._cancel_all()
+                self.failure = TaskManagerError(
+                    f"TaskManager {self.payload.tm_index} lost the JobManager: no message "
+                    f"for {timeout_s:.0f} s (heartbeat.timeout)")
+
+    # -- JobManager messages (RPC dispatcher thread) --------------------------------------
+
+    def _touch(self) -> None:
+        self._last_jm_contact = time.monotonic()
+
+    def _task(self, task_id: TaskId) -> StreamTask | None:
+        with self._lock:
+            return self._tasks.get(task_id)
+
+    def _on_trigger(self, connection: RpcConnection, message: msg.TriggerCheckpoint) -> None:
+        self._touch()
+        if message.options.is_savepoint:
+            self._on_location(connection, msg.CheckpointLocation(
+                message.attempt, message.checkpoint_id, message.location))
+        task = self._task(message.task)
+        if task is not None:
+            task.trigger_checkpoint(message.checkpoint_id, message.timestamp, message.options)
+
+    def _on_location(self, connection: RpcConnection, message: msg.CheckpointLocation) -> None:
+        self._touch()
+        with self._lock:
+            self._savepoint_locations[message.checkpoint_id] = message.location
+            self._location_arrived.notify_all()
+
+    def _on_complete(self, connection: RpcConnection,
+                     message: msg.NotifyCheckpointComplete) -> None:
+        self._touch()
+        for task in self._all_tasks():
+            task.notify_checkpoint_complete(message.checkpoint_id)
+
+    def _on_aborted(self, connection: RpcConnection, message: msg.NotifyCheckpointAborted) -> None:
+        self._touch()
+        for task in self._all_tasks():
+            task.notify_checkpoint_aborted(message.checkpoint_id)
+
+    def _on_cancel(self, connection: RpcConnection, message: msg.CancelTasks) -> None:
+        self._touch()
+        self._cancel_all()
+        self._deployed.set()
+
+    def _on_release(self, connection: RpcConnection, message: msg.ReleaseTaskManager) -> None:
+        self._touch()
+        self._cancel_all()
+        self._released.set()
+        self._deployed.set()
+
+    def _on_heartbeat(self, connection: RpcConnection, message: msg.Heartbeat) -> None:
+        self._touch()
+
+    def _on_disconnected(self, connection: RpcConnection, cause: BaseException | None) -> None:
+        if not self._done.is_set() and not self._released.is_set():
+            self._cancel_all()
+            self.failure = TaskManagerError(
+                f"TaskManager {self.payload.tm_index} lost its connection to the JobManager"
+                + (f": {cause}" if cause else ""))
+            self._deployed.set()
+            self._released.set()
+
+    def _all_tasks(self) -> list[StreamTask]:
+        with self._lock:
+            return list(self._tasks.values())
+
+    def _cancel_all(self) -> None:
+        for task in self._all_tasks():
+            task.cancel()
+
+    # -- to the JobManager (any thread) ---------------------------------------------------
+
+    def tell(self, message: object) -> None:
+        connection = self._connection
+        if connection is None:
+            return
+        try:
+            connection.tell(message)
+        except FlintlockError as exc:
+            log.warning("TaskManager %d could not send %s: %s",
+                        self.payload.tm_index, type(message).__name__, exc)
+
+    def _send_collect(self, collect_id: str, token: tuple[int, int] | None,
+                      records: list[Any]) -> None:
+        self.tell(msg.CollectBatch(self.payload.attempt, collect_id, token, records))
+
+    def forward_stdout(self, text: str, to_stderr: bool = False) -> None:
+        self.tell(msg.StdoutText(self.payload.attempt, self.payload.tm_index, text, to_stderr))
+
+    def _heartbeat_loop(self) -> None:
+        interval_s = self.config.get(cluster_options.HEARTBEAT_INTERVAL) / 1000.0
+        beat = msg.Heartbeat(self.payload.attempt, self.payload.tm_index)
+        while not self._done.wait(interval_s):
+            self.tell(beat)
+
+    def savepoint_location(self, checkpoint_id: int) -> str:
+        with self._lock:
+            ok = self._location_arrived.wait_for(
+                lambda: checkpoint_id in self._savepoint_locations, SAVEPOINT_LOCATION_WAIT_S)
+            if not ok:
+                raise TaskManagerError(f"no location arrived for savepoint {checkpoint_id}")
+            return self._savepoint_locations[checkpoint_id]
+
+    # -- shutdown ------------------------------------------------------------------------
+
+    def _shutdown(self) -> None:
+        self._cancel_all()
+        for thread in self._threads:
+            thread.join(30.0)
+        if self._snapshot_pool is not None:
+            self._snapshot_pool.shutdown(wait=True, cancel_futures=True)
+        self._partitions.release_all()
+        if self._transport is not None:
+            self._transport.close()
+        if self._connection is not None:
+            self._connection.close()
+
+
+class _Callbacks:
+    """Task → TaskManager → JobManager reports for one subtask."""
+
+    def __init__(self, tm: TaskManager, task_id: TaskId) -> None:
+        self._tm = tm
+        self._task_id = task_id
+
+    def task_state_changed(self, task: StreamTask, state: ExecutionState,
+                           error: BaseException | None) -> None:
+        failure = RemoteFailure.capture(error) if error is not None else None
+        self._tm.tell(msg.TaskStateUpdate(
+            self._tm.payload.attempt, self._task_id, state.value, failure))
+
+    def acknowledge_checkpoint(self, task: StreamTask, checkpoint_id: int, state: Any,
+                               metrics: Mapping[str, float]) -> None:
+        self._tm.tell(msg.AcknowledgeCheckpoint(
+            self._tm.payload.attempt, self._task_id, checkpoint_id, state, dict(metrics)))
+
+    def decline_checkpoint(self, task: StreamTask, checkpoint_id: int,
+                           reason: CheckpointFailureReason, error: BaseException | None) -> None:
+        failure = RemoteFailure.capture(error) if error is not None else None
+        self._tm.tell(msg.DeclineCheckpoint(
+            self._tm.payload.attempt, self._task_id, checkpoint_id, reason, failure))
+
+
+class _LazyLocation:
+    """A state writer that finds its checkpoint's directory on first write (a savepoint's
+    directory may arrive after the barrier did)."""
+
+    def __init__(self, tm: TaskManager, checkpoint_id: int, is_savepoint: bool) -> None:
+        self._tm = tm
+        self._checkpoint_id = checkpoint_id
+        self._is_savepoint = is_savepoint
+        self._location: CheckpointStorageLocation | None = None
+
+    def write_state(self, name: str, data: bytes) -> Any:
+        if self._location is None:
+            cid = CheckpointId(self._checkpoint_id)
+            if self._is_savepoint:
+                uri = self._tm.savepoint_location(self._checkpoint_id)
+                self._location = CheckpointStorageLocation(uri, cid, is_savepoint=True)
+            else:
+                self._location = self._tm._storage.checkpoint_location(cid)
+        return self._location.write_state(name, data)
+
+
+class _Snapshots:
+    def __init__(self, tm: TaskManager) -> None:
+        self._tm = tm
+
+    def state_writer(self, checkpoint_id: int, is_savepoint: bool = False) -> StateWriter:
+        return _LazyLocation(self._tm, checkpoint_id, is_savepoint)
+
+    def submit(self, work: Callable[[], None]) -> None:
+        pool = self._tm._snapshot_pool
+        assert pool is not None
+        pool.submit(work)
+
+
+def _checkpointing_settings(config: Configuration) -> CheckpointingSettings:
+    interval = config.get(cp_options.INTERVAL)
+    timeout = config.get(cp_options.ALIGNED_TIMEOUT)
+    return CheckpointingSettings(
+        enabled=interval > 0,
+        mode=CheckpointingMode.from_config(config.get(cp_options.MODE)),
+        unaligned=config.get(cp_options.UNALIGNED),
+        aligned_timeout_ms=timeout if timeout > 0 else None,
+    )

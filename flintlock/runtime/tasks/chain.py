@@ -1,0 +1,204 @@
+"""The operator chain of one subtask: its operators, wired by direct calls.
+
+Built from a job vertex's ``ChainedOperator`` tree (head first, topological order): each
+operator's output calls its chained successors' ``process_batch`` directly and feeds its
+non-chained outputs' record writers, so records cross a chain without being serialised.
+Records are handed on by reference: an operator must not modify a record after emitting it,
+nor one it received (documented in docs/decisions.md).
+
+The chain owns one operator state backend per operator and one keyed state backend per keyed
+operator; ``snapshot`` takes their synchronous parts (after each operator's own
+``snapshot_state`` hook) and returns what the asynchronous part writes.
+
+Everything belongs to the task thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flintlock.common.config import Configuration
+from flintlock.common.ids import IntermediateDataSetId
+from flintlock.graph.job_graph import ChainedOperator, JobVertex
+from flintlock.runtime.network.writer import RecordWriter
+from flintlock.runtime.state.backend import KeyedStateBackend, create_keyed_state_backend
+from flintlock.runtime.state.keygroups import KeyGroupRange
+from flintlock.runtime.state.operator import OperatorStateBackend
+from flintlock.runtime.state.operator_snapshot import (
+    OperatorSnapshotInProgress,
+    snapshot_operator,
+)
+from flintlock.runtime.state.snapshots import OperatorSubtaskState, ReadState
+from flintlock.runtime.tasks.operator import OperatorContext, Output, StreamOperator, TimerScheduler
+
+
+class _NoOutput:
+    __slots__ = ()
+
+    def collect_batch(self, records: list[Any]) -> None:
+        pass
+
+
+class _WriterOutput:
+    """Sends each record of a batch through a record writer (selector, pending lists)."""
+
+    __slots__ = ("_emit",)
+
+    def __init__(self, writer: RecordWriter) -> None:
+        self._emit = writer.emit
+
+    def collect_batch(self, records: list[Any]) -> None:
+        emit = self._emit
+        for record in records:
+            emit(record)
+
+
+class _ChainedOutput:
+    __slots__ = ("collect_batch",)
+
+    def __init__(self, operator: StreamOperator) -> None:
+        self.collect_batch = operator.process_batch
+
+
+class _FanOut:
+    __slots__ = ("_outputs",)
+
+    def __init__(self, outputs: Sequence[Output]) -> None:
+        self._outputs = tuple(outputs)
+
+    def collect_batch(self, records: list[Any]) -> None:
+        for output in self._outputs:
+            output.collect_batch(records)
+
+
+def _combine(outputs: list[Output]) -> Output:
+    if not outputs:
+        return _NoOutput()
+    return outputs[0] if len(outputs) == 1 else _FanOut(outputs)
+
+
+@dataclass(slots=True)
+class ChainMember:
+    spec: ChainedOperator
+    operator: StreamOperator
+    operator_backend: OperatorStateBackend
+    keyed_backend: KeyedStateBackend | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChainEnvironment:
+    """What the chain needs from its task to create its operators."""
+
+    task_name: str
+    subtask_index: int
+    attempt_number: int
+    configuration: Configuration
+    timers: TimerScheduler
+    extra: Mapping[str, Any]
+
+
+class OperatorChain:
+    def __init__(
+        self,
+        vertex: JobVertex,
+        writers: Mapping[IntermediateDataSetId, RecordWriter],
+        env: ChainEnvironment,
+        create_operator: Callable[[Any], StreamOperator],
+    ) -> None:
+        self.vertex = vertex
+        self._env = env
+        self._by_node: dict[int, ChainMember] = {}
+        for spec in reversed(vertex.operators):  # successors exist before their predecessors
+            self._by_node[spec.node_id] = self._build(spec, writers, create_operator)
+        self.members: list[ChainMember] = [self._by_node[s.node_id] for s in vertex.operators]
+        self.head = self.members[0].operator
+        self._ended_inputs: set[int] = set()
+
+    def _build(
+        self, spec: ChainedOperator, writers: Mapping[IntermediateDataSetId, RecordWriter],
+        create_operator: Callable[[Any], StreamOperator],
+    ) -> ChainMember:
+        outputs: list[Output] = [
+            _ChainedOutput(self._by_node[chained.target_node_id].operator)
+            for chained in spec.chained_outputs
+        ]
+        outputs += [_WriterOutput(writers[out.data_set]) for out in spec.non_chained_outputs]
+        operator = create_operator(spec.operator)
+        keyed = any(selector is not None for selector in spec.key_selectors) or bool(
+            getattr(spec.operator, "keyed", False))
+        vertex, env = self.vertex, self._env
+        keyed_backend = None
+        if keyed:
+            key_groups = KeyGroupRange.for_subtask(
+                vertex.max_parallelism, vertex.parallelism, env.subtask_index)
+            keyed_backend = create_keyed_state_backend(
+                env.configuration, key_groups, vertex.max_parallelism)
+        operator_backend = OperatorStateBackend()
+        context = OperatorContext(
+            task_name=vertex.name, operator_name=spec.name, operator_id=spec.operator_id,
+            subtask_index=env.subtask_index, parallelism=vertex.parallelism,
+            max_parallelism=vertex.max_parallelism, attempt_number=env.attempt_number,
+            timers=env.timers, keyed_backend=keyed_backend, operator_backend=operator_backend,
+            extra={**env.extra, "key_selectors": spec.key_selectors},
+        )
+        operator.setup(context, _combine(outputs))
+        return ChainMember(spec, operator, operator_backend, keyed_backend)
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    def initialize(self, restored: Mapping[str, OperatorSubtaskState], read: ReadState) -> None:
+        for member in self.members:
+            state = restored.get(member.spec.operator_id)
+            if state is not None:
+                if member.keyed_backend is not None and state.managed_keyed_state:
+                    member.keyed_backend.restore(state.managed_keyed_state, read)
+                if state.managed_operator_state:
+                    member.operator_backend.restore(state.managed_operator_state, read)
+            member.operator.initialize_state(state is not None)
+
+    def open(self) -> None:
+        for member in reversed(self.members):  # successors are ready before data reaches them
+            member.operator.open()
+
+    def end_input(self, input_index: int = 0) -> None:
+        """The head's input ``input_index`` ended; chained operators end after their input."""
+        self.head.end_input(input_index)
+        self._ended_inputs.add(input_index)
+        if len(self._ended_inputs) == max(1, self.vertex.head.num_inputs):
+            for member in self.members[1:]:
+                member.operator.end_input(0)
+
+    def close(self) -> list[BaseException]:
+        """Closes every operator and disposes the backends; returns (does not raise) errors."""
+        errors: list[BaseException] = []
+        for member in self.members:
+            steps = [member.operator.close, member.operator_backend.dispose]
+            if member.keyed_backend is not None:
+                steps.append(member.keyed_backend.dispose)
+            for step in steps:
+                try:
+                    step()
+                except Exception as exc:  # collected and reported by the task
+                    errors.append(exc)
+        return errors
+
+    # -- checkpoints ---------------------------------------------------------------------
+
+    def snapshot(self, checkpoint_id: int) -> dict[str, OperatorSnapshotInProgress]:
+        """Synchronous part of every operator's snapshot, by operator id."""
+        parts: dict[str, OperatorSnapshotInProgress] = {}
+        for member in self.members:
+            member.operator.snapshot_state(checkpoint_id)
+            parts[member.spec.operator_id] = snapshot_operator(
+                member.keyed_backend, member.operator_backend)
+        return parts
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        for member in self.members:
+            member.operator.notify_checkpoint_complete(checkpoint_id)
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        for member in self.members:
+            member.operator.notify_checkpoint_aborted(checkpoint_id)

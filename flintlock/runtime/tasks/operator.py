@@ -1,0 +1,95 @@
+"""The contract between a stream task and the operators of its chain.
+
+Records move through a chain in **batches** (Python lists), never one wrapper object per
+record: the deserializer yields one list per pickled chunk, each operator turns its input list
+into an output list and hands it to the next operator by a direct call. This is what keeps the
+per-record framework cost near a list comprehension (DESIGN.md §4, performance budget).
+
+Life cycle, all on the task thread (the mailbox makes sure of that):
+``setup`` → ``initialize_state`` → ``open`` → (``process_batch`` | ``on_processing_time`` |
+``snapshot_state`` | ``notify_checkpoint_complete`` | ``notify_checkpoint_aborted``)* →
+``end_input`` (bounded input finished) → ``close``.
+
+An operator never sees barriers: the task handles them, asks every operator of the chain to
+``snapshot_state`` in chain order, and then forwards the barrier downstream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class Output(Protocol):
+    """Where an operator sends its results: the next chained operator or a record writer."""
+
+    def collect_batch(self, records: list[Any]) -> None: ...
+
+
+class TimerScheduler(Protocol):
+    """Processing-time timers; ``callback(timestamp_ms)`` runs on the task thread."""
+
+    def now_ms(self) -> int: ...
+
+    def schedule(self, timestamp_ms: int, callback: Callable[[int], None]) -> None: ...
+
+
+@dataclass(slots=True)
+class OperatorContext:
+    """What an operator may know about where it runs."""
+
+    task_name: str
+    operator_name: str
+    operator_id: str
+    subtask_index: int
+    parallelism: int
+    max_parallelism: int
+    attempt_number: int
+    timers: TimerScheduler
+    keyed_backend: Any = None
+    """The subtask's keyed state backend, or None when the operator is not keyed."""
+    operator_backend: Any = None
+    """The operator state backend (list / union list state)."""
+    key_selector: Callable[[Any], Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class StreamOperator:
+    """Base class with do-nothing life-cycle hooks; subclasses override what they need."""
+
+    output: Output
+    context: OperatorContext
+
+    def setup(self, context: OperatorContext, output: Output) -> None:
+        self.context = context
+        self.output = output
+
+    def initialize_state(self, restored: Any) -> None:
+        """``restored`` is this operator's state from the checkpoint being restored, or None."""
+
+    def open(self) -> None:
+        pass
+
+    def process_batch(self, records: list[Any]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} takes no input")
+
+    def process_batch2(self, records: list[Any]) -> None:
+        """Second input of a two-input operator."""
+        raise NotImplementedError(f"{type(self).__name__} has no second input")
+
+    def end_input(self, input_index: int = 0) -> None:
+        pass
+
+    def snapshot_state(self, checkpoint_id: int) -> Any:
+        """Synchronous part of this operator's snapshot; None when it has no own state."""
+        return None
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        pass
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,299 @@
+"""The runtime operators: one class per ``OperatorKind`` of ``flintlock.common.operator_spec``.
+
+``create_operator(spec)`` turns the description a stream node carries into the operator that a
+subtask runs. Operators work on batches (see ``operator``): the common case of a stateless
+function is one list comprehension over the batch with the user's bound method, and the keyed
+ones set the current key of their state backend before each call into user code.
+
+Output declared with a type (``spec.output_type``) is validated record by record with the type's
+``validate``, so a function returning the wrong shape fails naming the operator. Keys are
+checked for hashability on the first record of a subtask (``check_key``).
+
+Sources and sinks live in ``sources`` and ``sinks``. All operators belong to the task thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from flintlock.common.operator_spec import OperatorKind, OperatorSpec, check_key
+from flintlock.common.state import ValueStateDescriptor
+from flintlock.runtime.tasks.contexts import (
+    KeyedTimerService,
+    NonKeyedTimerService,
+    ProcessContext,
+    RuntimeContextImpl,
+)
+from flintlock.runtime.tasks.operator import OperatorContext, Output, StreamOperator
+
+REDUCE_STATE = ValueStateDescriptor("_flintlock_reduce", None)
+
+
+class _ValidatingOutput:
+    """Checks every record against the declared output type before passing it on."""
+
+    __slots__ = ("_name", "_output", "_validate")
+
+    def __init__(self, output: Output, output_type: Any, operator_name: str) -> None:
+        self._output = output
+        self._validate = output_type.validate
+        self._name = operator_name
+
+    def collect_batch(self, records: list[Any]) -> None:
+        validate, name = self._validate, self._name
+        for record in records:
+            validate(record, name)
+        self._output.collect_batch(records)
+
+
+class FunctionOperator(StreamOperator):
+    """An operator around one user function: opens and closes it, validates outputs."""
+
+    def __init__(self, spec: OperatorSpec) -> None:
+        self.spec = spec
+        self.function = spec.function
+        self._key_checked = False
+
+    def setup(self, context: OperatorContext, output: Output) -> None:
+        if self.spec.output_type is not None and hasattr(self.spec.output_type, "validate"):
+            output = _ValidatingOutput(output, self.spec.output_type, context.operator_name)
+        super().setup(context, output)
+
+    def open(self) -> None:
+        opener = getattr(self.function, "open", None)
+        if opener is not None:
+            opener(RuntimeContextImpl(self.context))
+
+    def close(self) -> None:
+        closer = getattr(self.function, "close", None)
+        if closer is not None:
+            closer()
+
+    def _key_selector(self, index: int = 0) -> Callable[[Any], Any]:
+        selectors = self.context.extra.get("key_selectors") or ()
+        selector = selectors[index] if index < len(selectors) else None
+        if selector is None:
+            raise TypeError(f"operator {self.context.operator_name!r} is keyed but has no key")
+        return getattr(selector, "get_key", selector)  # type: ignore[no-any-return]
+
+    def _first_key(self, key: Any) -> None:
+        check_key(key, self.context.operator_name)
+        self._key_checked = True
+
+
+class MapOperator(FunctionOperator):
+    def process_batch(self, records: list[Any]) -> None:
+        f = self.function.map
+        self.output.collect_batch([f(r) for r in records])
+
+
+class FilterOperator(FunctionOperator):
+    def process_batch(self, records: list[Any]) -> None:
+        f = self.function.filter
+        kept = [r for r in records if f(r)]
+        if kept:
+            self.output.collect_batch(kept)
+
+
+def _extend(out: list[Any], produced: Iterable[Any] | None) -> None:
+    if produced is not None:
+        out.extend(produced)
+
+
+class FlatMapOperator(FunctionOperator):
+    def process_batch(self, records: list[Any]) -> None:
+        f = self.function.flat_map
+        out: list[Any] = []
+        for r in records:
+            _extend(out, f(r))
+        if out:
+            self.output.collect_batch(out)
+
+
+class KeyedFunctionOperator(FunctionOperator):
+    """MAP / FLAT_MAP / FILTER on a keyed stream: the key is set before each call, so the
+    function may use keyed state."""
+
+    def process_batch(self, records: list[Any]) -> None:
+        get_key = self._key_selector()
+        backend = self.context.keyed_backend
+        kind = self.spec.kind
+        out: list[Any] = []
+        for r in records:
+            key = get_key(r)
+            if not self._key_checked:
+                self._first_key(key)
+            backend.set_current_key(key)
+            if kind is OperatorKind.MAP:
+                out.append(self.function.map(r))
+            elif kind is OperatorKind.FILTER:
+                if self.function.filter(r):
+                    out.append(r)
+            else:
+                _extend(out, self.function.flat_map(r))
+        if out:
+            self.output.collect_batch(out)
+
+
+class ReduceOperator(FunctionOperator):
+    """REDUCE and AGGREGATION: per key ``acc = f(acc, value)``, emitting ``acc`` each time."""
+
+    def open(self) -> None:
+        super().open()
+        self._state = self.context.keyed_backend.get_partitioned_state(REDUCE_STATE)
+
+    def process_batch(self, records: list[Any]) -> None:
+        get_key = self._key_selector()
+        set_key = self.context.keyed_backend.set_current_key
+        state = self._state
+        value, update = state.value, state.update
+        reduce = (self.spec.aggregation or self.function).reduce
+        out: list[Any] = []
+        append = out.append
+        if not self._key_checked and records:
+            self._first_key(get_key(records[0]))
+        for r in records:
+            set_key(get_key(r))
+            acc = value()
+            acc = r if acc is None else reduce(acc, r)
+            update(acc)
+            append(acc)
+        self.output.collect_batch(out)
+
+
+class TimerOperator(FunctionOperator):
+    """An operator whose function has ``on_timer`` (keyed process functions)."""
+
+    _ctx: ProcessContext
+
+    def _on_timer(self, timestamp: int, key: Any) -> None:
+        from flintlock.datastream.functions import TimeDomain  # the user-facing enum
+
+        ctx = self._ctx
+        ctx.time_domain_value = TimeDomain.PROCESSING_TIME
+        ctx._timestamp = timestamp
+        try:
+            out: list[Any] = []
+            _extend(out, self.function.on_timer(timestamp, ctx))
+        finally:
+            ctx._timestamp = None
+            ctx.time_domain_value = None
+        if out:
+            self.output.collect_batch(out)
+
+
+class ProcessOperator(TimerOperator):
+    """PROCESS (non-keyed) and KEYED_PROCESS, with processing-time timers when keyed."""
+
+    def open(self) -> None:
+        backend = self.context.keyed_backend if self.spec.keyed else None
+        self._timers: KeyedTimerService | None = None
+        if backend is not None:
+            self._timers = KeyedTimerService(self.context, self._on_timer)
+            service: Any = self._timers
+        else:
+            service = NonKeyedTimerService(self.context)
+        self._ctx = ProcessContext(backend, service)
+        super().open()
+        if self._timers is not None:
+            self._timers.restore_timers()
+
+    def process_batch(self, records: list[Any]) -> None:
+        process, ctx = self.function.process_element, self._ctx
+        out: list[Any] = []
+        if self.spec.keyed:
+            get_key = self._key_selector()
+            set_key = self.context.keyed_backend.set_current_key
+            for r in records:
+                key = get_key(r)
+                if not self._key_checked:
+                    self._first_key(key)
+                set_key(key)
+                _extend(out, process(r, ctx))
+        else:
+            for r in records:
+                _extend(out, process(r, ctx))
+        if out:
+            self.output.collect_batch(out)
+
+class CoOperator(TimerOperator):
+    """CO_MAP, CO_FLAT_MAP, CO_PROCESS and KEYED_CO_PROCESS (two inputs)."""
+
+    def open(self) -> None:
+        keyed = self.spec.keyed
+        backend = self.context.keyed_backend if keyed else None
+        self._timers: KeyedTimerService | None = None
+        if backend is not None and self.spec.kind is OperatorKind.KEYED_CO_PROCESS:
+            self._timers = KeyedTimerService(self.context, self._on_timer)
+        service = self._timers or NonKeyedTimerService(self.context)
+        self._ctx = ProcessContext(backend, service)
+        super().open()
+        if self._timers is not None:
+            self._timers.restore_timers()
+
+    def _call(self, index: int) -> Callable[[Any], Iterable[Any] | None]:
+        f, kind = self.function, self.spec.kind
+        if kind is OperatorKind.CO_MAP:
+            m = f.map1 if index == 0 else f.map2
+            return lambda v: (m(v),)
+        if kind is OperatorKind.CO_FLAT_MAP:
+            return f.flat_map1 if index == 0 else f.flat_map2  # type: ignore[no-any-return]
+        p = f.process_element1 if index == 0 else f.process_element2
+        ctx = self._ctx
+        return lambda v: p(v, ctx)
+
+    def _process(self, records: list[Any], index: int) -> None:
+        call = self._call(index)
+        out: list[Any] = []
+        if self.spec.keyed:
+            get_key = self._key_selector(index)
+            set_key = self.context.keyed_backend.set_current_key
+            for r in records:
+                key = get_key(r)
+                if not self._key_checked:
+                    self._first_key(key)
+                set_key(key)
+                _extend(out, call(r))
+        else:
+            for r in records:
+                _extend(out, call(r))
+        if out:
+            self.output.collect_batch(out)
+
+    def process_batch(self, records: list[Any]) -> None:
+        self._process(records, 0)
+
+    def process_batch2(self, records: list[Any]) -> None:
+        self._process(records, 1)
+
+
+
+_FACTORIES: dict[OperatorKind, Callable[[OperatorSpec], StreamOperator]] = {
+    OperatorKind.MAP: MapOperator,
+    OperatorKind.FLAT_MAP: FlatMapOperator,
+    OperatorKind.FILTER: FilterOperator,
+    OperatorKind.PROCESS: ProcessOperator,
+    OperatorKind.KEYED_PROCESS: ProcessOperator,
+    OperatorKind.REDUCE: ReduceOperator,
+    OperatorKind.AGGREGATION: ReduceOperator,
+    OperatorKind.CO_MAP: CoOperator,
+    OperatorKind.CO_FLAT_MAP: CoOperator,
+    OperatorKind.CO_PROCESS: CoOperator,
+    OperatorKind.KEYED_CO_PROCESS: CoOperator,
+}
+
+
+def create_operator(spec: OperatorSpec) -> StreamOperator:
+    """The runtime operator for ``spec`` (sources and sinks included)."""
+    if spec.kind is OperatorKind.SOURCE:
+        from flintlock.runtime.tasks.sources import create_source_operator
+
+        return create_source_operator(spec)
+    if spec.kind is OperatorKind.SINK:
+        from flintlock.runtime.tasks.sinks import create_sink_operator
+
+        return create_sink_operator(spec)
+    if spec.keyed and spec.kind in (OperatorKind.MAP, OperatorKind.FLAT_MAP, OperatorKind.FILTER):
+        return KeyedFunctionOperator(spec)
+    return _FACTORIES[spec.kind](spec)

@@ -1,0 +1,140 @@
+"""Sink operators: print, collect (``execute_and_collect``) and connector sinks.
+
+**Print** writes Flink's print format to the TaskManager's stdout, which the TaskManager
+forwards to the driver's console.
+
+**Collect** is exactly once across restarts when checkpointing is on, by a two-phase commit
+towards the JobManager: records are held back until the checkpoint that covers them completes.
+At ``snapshot_state(n)`` the records since the last checkpoint are staged under ``n`` and the
+staged batches are written to operator state; at ``notify_checkpoint_complete(n)`` every
+staged batch up to ``n`` is sent with the token (collect id, producing subtask, checkpoint id).
+A restored subtask re-sends the batches in its restored state — they belong to a completed
+checkpoint — and the JobManager drops a token it has already delivered. Without checkpointing
+batches are sent as they come (a restart may then repeat records, as in Flink).
+
+**Connector sinks** (``sink_to``) implement this contract with the runtime:
+``sink.create_writer(subtask_index, parallelism) -> SinkWriter`` and on the writer ``restore(state:
+list)``, ``write(records: list)``, ``snapshot_state(checkpoint_id) -> list`` (pre-commit: e.g.
+close the in-progress file and remember it as pending), ``commit(checkpoint_id)`` (on
+notify-complete: publish what was pending up to that checkpoint), ``end_input()``, ``close()``.
+
+All of it belongs to the task thread; ``send`` hands batches to the TaskManager's RPC client.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from flintlock.common.operator_spec import CollectSink, OperatorSpec, PrintSink
+from flintlock.common.state import ListStateDescriptor
+from flintlock.runtime.tasks.operator import OperatorContext, Output, StreamOperator
+
+COLLECT_STATE = ListStateDescriptor("_flintlock_collect_staged", None)
+SINK_STATE = ListStateDescriptor("_flintlock_sink_writer", None)
+
+CollectSend = Callable[[str, tuple[int, int] | None, list[Any]], None]
+"""``send(collect_id, token, records)``; token = (producing subtask, checkpoint id) or None."""
+
+
+class PrintSinkOperator(StreamOperator):
+    def __init__(self, sink: PrintSink, output_type: Any) -> None:
+        self._sink = sink
+        self._output_type = output_type
+
+    def process_batch(self, records: list[Any]) -> None:
+        ctx = self.context
+        fmt, index, parallelism = self._sink.format, ctx.subtask_index, ctx.parallelism
+        text = "".join(
+            fmt(r, index, parallelism, self._output_type) + "\n" for r in records)
+        stream = sys.stderr if self._sink.to_stderr else sys.stdout
+        stream.write(text)
+
+    def end_input(self, input_index: int = 0) -> None:
+        (sys.stderr if self._sink.to_stderr else sys.stdout).flush()
+
+
+class CollectSinkOperator(StreamOperator):
+    def __init__(self, sink: CollectSink) -> None:
+        self._collect_id = sink.collect_id
+        self._pending: list[Any] = []
+        self._staged: dict[int, list[Any]] = {}
+
+    def setup(self, context: OperatorContext, output: Output) -> None:
+        super().setup(context, output)
+        self._send: CollectSend = context.extra["collect_send"]
+        self._exactly_once: bool = bool(context.extra.get("checkpointing"))
+
+    def initialize_state(self, restored: Any) -> None:
+        self._state = self.context.operator_backend.get_list_state(COLLECT_STATE)
+        for origin, checkpoint_id, records in self._state.get():
+            self._send(self._collect_id, (origin, checkpoint_id), list(records))
+        self._state.update([])
+
+    def process_batch(self, records: list[Any]) -> None:
+        if self._exactly_once:
+            self._pending.extend(records)
+        else:
+            self._send(self._collect_id, None, list(records))
+
+    def snapshot_state(self, checkpoint_id: int) -> Any:
+        if self._pending:
+            self._staged[checkpoint_id] = self._pending
+            self._pending = []
+        origin = self.context.subtask_index
+        self._state.update([(origin, cid, batch) for cid, batch in self._staged.items()])
+        return None
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        origin = self.context.subtask_index
+        for cid in sorted(c for c in self._staged if c <= checkpoint_id):
+            self._send(self._collect_id, (origin, cid), self._staged.pop(cid))
+
+    def end_input(self, input_index: int = 0) -> None:
+        if not self._exactly_once and self._pending:
+            self._send(self._collect_id, None, self._pending)
+            self._pending = []
+
+
+class WriterSinkOperator(StreamOperator):
+    """``sink_to(sink)``: drives the connector's ``SinkWriter``."""
+
+    def __init__(self, sink: Any) -> None:
+        self._sink = sink
+        self._writer: Any = None
+
+    def initialize_state(self, restored: Any) -> None:
+        ctx = self.context
+        self._writer = self._sink.create_writer(ctx.subtask_index, ctx.parallelism)
+        self._state = ctx.operator_backend.get_list_state(SINK_STATE)
+        self._writer.restore(list(self._state.get()))
+
+    def process_batch(self, records: list[Any]) -> None:
+        self._writer.write(records)
+
+    def snapshot_state(self, checkpoint_id: int) -> Any:
+        self._state.update(list(self._writer.snapshot_state(checkpoint_id)))
+        return None
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        self._writer.commit(checkpoint_id)
+
+    def end_input(self, input_index: int = 0) -> None:
+        self._writer.end_input()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+def create_sink_operator(spec: OperatorSpec) -> StreamOperator:
+    sink = spec.sink
+    if isinstance(sink, PrintSink):
+        return PrintSinkOperator(sink, spec.output_type)
+    if isinstance(sink, CollectSink):
+        return CollectSinkOperator(sink)
+    if not hasattr(sink, "create_writer"):
+        raise TypeError(f"{type(sink).__name__} is not a sink flintlock can run: it has no "
+                        "create_writer(subtask_index, parallelism)")
+    return WriterSinkOperator(sink)

@@ -1,0 +1,121 @@
+"""Source operators: the head of a source subtask, asked by the task for the next batch.
+
+The task thread calls ``emit_next(max_records)`` between mails; it returns an ``InputStatus``.
+A source's position lives in operator list state, written in ``snapshot_state`` — which the
+task calls from a mail, between two batches, right before it sends the checkpoint barrier — so
+every record before the barrier is covered by the snapshot and every record after it is not.
+After a restore, a source resumes from its snapshotted position (sources are rewindable).
+
+The contract a connector's ``Source`` object fulfils (``env.from_source``):
+
+* ``create_reader(subtask_index, parallelism) -> SourceReader`` — the split assignment is static:
+  the reader picks its share of the source's splits from its index;
+* ``SourceReader.restore(state: list)`` — the state it returned from a snapshot, redistributed
+  (operator list state, even split) when the parallelism changed;
+* ``SourceReader.poll(max_records) -> (records, finished)`` — up to ``max_records`` records;
+  ``finished`` when it will never produce more; ``([], False)`` when nothing is ready now;
+* ``SourceReader.snapshot_state(checkpoint_id) -> list`` — picklable entries describing its
+  position; ``notify_checkpoint_complete(checkpoint_id)`` and ``close()`` are optional.
+
+All of it belongs to the task thread.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from flintlock.common.operator_spec import CollectionSource, OperatorSpec
+from flintlock.common.state import ListStateDescriptor
+from flintlock.runtime.tasks.operator import StreamOperator
+
+POSITION_STATE = ListStateDescriptor("_flintlock_source_position", None)
+
+
+class InputStatus(enum.Enum):
+    MORE_AVAILABLE = 0
+    NOTHING_AVAILABLE = 1
+    END_OF_INPUT = 2
+
+
+class SourceOperator(StreamOperator):
+    """Base of source operators; ``emit_next`` replaces ``process_batch``."""
+
+    is_source = True
+
+    def emit_next(self, max_records: int) -> InputStatus:
+        raise NotImplementedError
+
+
+class CollectionSourceOperator(SourceOperator):
+    """``env.from_collection``: subtask i emits every p-th element starting at i, in order."""
+
+    def __init__(self, source: CollectionSource) -> None:
+        self._all = source.elements
+        self._offset = 0
+
+    def initialize_state(self, restored: Any) -> None:
+        ctx = self.context
+        self._elements = self._all[ctx.subtask_index::ctx.parallelism]
+        self._state = ctx.operator_backend.get_list_state(POSITION_STATE)
+        positions = self._state.get()
+        self._offset = max(positions) if positions else 0
+
+    def emit_next(self, max_records: int) -> InputStatus:
+        start = self._offset
+        batch = list(self._elements[start:start + max_records])
+        self._offset = start + len(batch)
+        if batch:
+            self.output.collect_batch(batch)
+        if self._offset >= len(self._elements):
+            return InputStatus.END_OF_INPUT
+        return InputStatus.MORE_AVAILABLE
+
+    def snapshot_state(self, checkpoint_id: int) -> Any:
+        self._state.update([self._offset])
+        return None
+
+
+class ReaderSourceOperator(SourceOperator):
+    """``env.from_source``: drives the connector's ``SourceReader``."""
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+        self._reader: Any = None
+
+    def initialize_state(self, restored: Any) -> None:
+        ctx = self.context
+        self._reader = self._source.create_reader(ctx.subtask_index, ctx.parallelism)
+        self._state = ctx.operator_backend.get_list_state(POSITION_STATE)
+        self._reader.restore(list(self._state.get()))
+
+    def emit_next(self, max_records: int) -> InputStatus:
+        records, finished = self._reader.poll(max_records)
+        if records:
+            self.output.collect_batch(list(records))
+        if finished:
+            return InputStatus.END_OF_INPUT
+        return InputStatus.MORE_AVAILABLE if records else InputStatus.NOTHING_AVAILABLE
+
+    def snapshot_state(self, checkpoint_id: int) -> Any:
+        self._state.update(list(self._reader.snapshot_state(checkpoint_id)))
+        return None
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        notify = getattr(self._reader, "notify_checkpoint_complete", None)
+        if notify is not None:
+            notify(checkpoint_id)
+
+    def close(self) -> None:
+        close = getattr(self._reader, "close", None)
+        if close is not None:
+            close()
+
+
+def create_source_operator(spec: OperatorSpec) -> SourceOperator:
+    if isinstance(spec.source, CollectionSource):
+        return CollectionSourceOperator(spec.source)
+    if not hasattr(spec.source, "create_reader"):
+        raise TypeError(f"{type(spec.source).__name__} is not a source flintlock can run: it "
+                        "has no create_reader(subtask_index, parallelism)")
+    return ReaderSourceOperator(spec.source)

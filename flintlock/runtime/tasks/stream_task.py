@@ -1,0 +1,491 @@
+"""The stream task: the main loop of one subtask (DESIGN.md §3, §5).
+
+One thread runs ``StreamTask.run()``: it restores state, opens the operator chain, then
+alternates between mail (checkpoint triggers, notifications, timers, cancel — see ``mailbox``)
+and input — the source's next batch, or the next buffer from the input gate, deserialised
+into a batch for the chain's head. Events from the gate go to the barrier handler of the
+checkpointing mode, whose actions the task carries out: block or resume a channel, trigger a
+checkpoint, abort one, persist an in-flight buffer.
+
+A checkpoint, on the task thread: each operator's ``snapshot_state`` hook and the
+synchronous part of every state backend's snapshot, then the barrier to every output, then
+the asynchronous part is handed to the TaskManager's snapshot executor, which writes the files
+and acknowledges to the JobManager. Barriers and snapshot happen between two batches, so
+nothing is half-processed.
+
+Ending, with checkpointing on (Flink's final checkpoint): a source that reached its end keeps
+running until a checkpoint it took after its last record has completed, and only then sends
+end of partition; every other task ends once all its inputs ended and the checkpoint of the
+last barrier it saw has completed. So the tail of a bounded job is committed by two-phase
+sinks before the job finishes. Without checkpointing tasks end as soon as their input does.
+
+Thread ownership: everything is owned by the task thread except the methods documented as
+callable from other threads (``trigger_checkpoint``, ``notify_*``, ``cancel``), which only put
+mail.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from flintlock.common.checkpointing import CheckpointingMode
+from flintlock.common.clock import SYSTEM_CLOCK, Clock
+from flintlock.common.config import Configuration
+from flintlock.common.errors import FlintlockError
+from flintlock.common.ids import ChannelIndex, CheckpointId, IntermediateDataSetId
+from flintlock.graph.job_graph import JobVertex
+from flintlock.runtime.checkpoint import alignment
+from flintlock.runtime.checkpoint.barriers import (
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    CheckpointOptions,
+    EndOfPartitionEvent,
+)
+from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
+from flintlock.runtime.network.buffer import DataType
+from flintlock.runtime.network.events import decode_event
+from flintlock.runtime.network.gate import SingleInputGate, UnionInputGate
+from flintlock.runtime.network.partition import ResultPartition
+from flintlock.runtime.network.serialization import RecordDeserializer
+from flintlock.runtime.network.writer import RecordWriter
+from flintlock.runtime.state.operator_snapshot import OperatorSnapshotInProgress
+from flintlock.runtime.state.snapshots import (
+    OperatorId,
+    OperatorSubtaskState,
+    ReadState,
+    StateWriter,
+    TaskStateSnapshot,
+)
+from flintlock.runtime.tasks.chain import ChainEnvironment, OperatorChain
+from flintlock.runtime.tasks.mailbox import Mailbox
+from flintlock.runtime.tasks.sources import InputStatus, SourceOperator
+
+log = logging.getLogger(__name__)
+
+SOURCE_BATCH = 1024
+IDLE_POLL_S = 0.05
+
+
+class ExecutionState(enum.Enum):
+    CREATED = "CREATED"
+    DEPLOYING = "DEPLOYING"
+    INITIALIZING = "INITIALIZING"
+    RUNNING = "RUNNING"
+    FINISHED = "FINISHED"
+    CANCELING = "CANCELING"
+    CANCELED = "CANCELED"
+    FAILED = "FAILED"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in (ExecutionState.FINISHED, ExecutionState.CANCELED, ExecutionState.FAILED)
+
+
+class TaskCancelledError(FlintlockError):
+    """Raised inside the task thread to unwind it after ``cancel()``."""
+
+
+class TaskCallbacks(Protocol):
+    """How a task reports to its TaskManager (which forwards to the JobManager)."""
+
+    def task_state_changed(
+        self, task: StreamTask, state: ExecutionState, error: BaseException | None
+    ) -> None: ...
+
+    def acknowledge_checkpoint(
+        self, task: StreamTask, checkpoint_id: int, state: Any, metrics: Mapping[str, float]
+    ) -> None: ...
+
+    def decline_checkpoint(
+        self, task: StreamTask, checkpoint_id: int, reason: CheckpointFailureReason,
+        error: BaseException | None,
+    ) -> None: ...
+
+
+class SnapshotWriting(Protocol):
+    """Where a checkpoint's files go and how the asynchronous part runs."""
+
+    def state_writer(self, checkpoint_id: int, is_savepoint: bool) -> StateWriter: ...
+
+    def submit(self, work: Callable[[], None]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointingSettings:
+    enabled: bool = False
+    mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
+    unaligned: bool = False
+    aligned_timeout_ms: int | None = None
+
+
+@dataclass(slots=True)
+class TaskIO:
+    """The network side of one subtask, created by the TaskManager."""
+
+    gates: Sequence[SingleInputGate]
+    gate_inputs: Sequence[int]
+    """For each gate, the head's input index it feeds (0 or 1)."""
+    writers: Mapping[IntermediateDataSetId, RecordWriter]
+    partitions: Sequence[ResultPartition]
+
+
+@dataclass(slots=True)
+class TaskSpec:
+    vertex: JobVertex
+    subtask_index: int
+    attempt_number: int
+    configuration: Configuration
+    checkpointing: CheckpointingSettings
+    restored: Mapping[str, OperatorSubtaskState] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class _TaskTimers:
+    """Processing-time timers of one task: a daemon ``threading.Timer`` per wake-up time
+    puts the callback into the mailbox; callbacks therefore run on the task thread."""
+
+    def __init__(self, mailbox: Mailbox, clock: Clock) -> None:
+        self._mailbox = mailbox
+        self._clock = clock
+        self._timers: list[threading.Timer] = []
+
+    def now_ms(self) -> int:
+        return self._clock.wall_ms()
+
+    def schedule(self, timestamp_ms: int, callback: Callable[[int], None]) -> None:
+        delay = max(0.0, (timestamp_ms - self.now_ms()) / 1000.0)
+
+        def fire() -> None:
+            if not self._mailbox.closed:
+                self._mailbox.put(lambda: callback(timestamp_ms), f"timer {timestamp_ms}")
+
+        timer = threading.Timer(delay, fire)
+        timer.daemon = True
+        self._timers = [t for t in self._timers if t.is_alive()]
+        self._timers.append(timer)
+        timer.start()
+
+    def cancel_all(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+
+
+class StreamTask:
+    def __init__(
+        self, spec: TaskSpec, io: TaskIO, callbacks: TaskCallbacks, snapshots: SnapshotWriting,
+        read_state: ReadState, create_operator: Callable[[Any], Any], clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self.spec = spec
+        self.io = io
+        self.name = f"{spec.vertex.name} ({spec.subtask_index + 1}/{spec.vertex.parallelism})"
+        self._callbacks = callbacks
+        self._snapshots = snapshots
+        self._read_state = read_state
+        self._create_operator = create_operator
+        self._clock = clock
+        self.mailbox = Mailbox()
+        self._timers = _TaskTimers(self.mailbox, clock)
+        self.state = ExecutionState.CREATED
+        self._cancelled = False
+        self._chain: OperatorChain | None = None
+        self._input_ended = False
+        self._last_barrier: int | None = None
+        self._completed_up_to = -1
+        self._final_checkpoint: int | None = None
+
+    # -- other threads -------------------------------------------------------------------
+
+    def trigger_checkpoint(self, checkpoint_id: int, timestamp: int,
+                           options: CheckpointOptions) -> None:
+        """A source task's checkpoint trigger from the JobManager."""
+        barrier = CheckpointBarrier(CheckpointId(checkpoint_id), timestamp, options)
+        self.mailbox.offer(lambda: self._on_source_trigger(barrier), f"trigger {checkpoint_id}",
+                           urgent=True)
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        self.mailbox.offer(lambda: self._on_complete(checkpoint_id), f"complete {checkpoint_id}")
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        self.mailbox.offer(lambda: self._on_aborted(checkpoint_id), f"aborted {checkpoint_id}")
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self.mailbox.offer(self._raise_cancelled, "cancel", urgent=True)
+
+    # -- the task thread -----------------------------------------------------------------
+
+    def run(self) -> None:
+        error: BaseException | None = None
+        final = ExecutionState.FINISHED
+        try:
+            self._transition(ExecutionState.INITIALIZING)
+            self._initialize()
+            self._transition(ExecutionState.RUNNING)
+            if self._is_source:
+                self._run_source()
+            else:
+                self._run_inputs()
+            self._finish()
+        except TaskCancelledError:
+            final = ExecutionState.CANCELED
+        except BaseException as exc:  # reported to the JobManager, never swallowed
+            if self._cancelled:
+                final = ExecutionState.CANCELED
+            else:
+                final, error = ExecutionState.FAILED, exc
+        finally:
+            close_errors = self._cleanup(error)
+            if error is None and close_errors and final is ExecutionState.FINISHED:
+                final, error = ExecutionState.FAILED, close_errors[0]
+        self._transition(final, error)
+
+    @property
+    def _is_source(self) -> bool:
+        return self._chain is not None and isinstance(self._chain.head, SourceOperator)
+
+    def _transition(self, state: ExecutionState, error: BaseException | None = None) -> None:
+        self.state = state
+        self._callbacks.task_state_changed(self, state, error)
+
+    def _initialize(self) -> None:
+        spec = self.spec
+        env = ChainEnvironment(
+            task_name=spec.vertex.name, subtask_index=spec.subtask_index,
+            attempt_number=spec.attempt_number, configuration=spec.configuration,
+            timers=self._timers,
+            extra={**spec.extra, "checkpointing": spec.checkpointing.enabled},
+        )
+        self._chain = OperatorChain(spec.vertex, self.io.writers, env, self._create_operator)
+        self._chain.initialize(spec.restored, self._read_state)
+        self._chain.open()
+        if self.io.gates:
+            self._setup_inputs()
+
+    def _raise_cancelled(self) -> None:
+        raise TaskCancelledError(self.name)
+
+    def _run_mail(self) -> None:
+        for mail in self.mailbox.take_all():
+            mail.action()
+
+    # -- sources -------------------------------------------------------------------------
+
+    def _run_source(self) -> None:
+        head = self._chain.head  # type: ignore[union-attr]
+        assert isinstance(head, SourceOperator)
+        while True:
+            self._run_mail()
+            if self._input_ended:
+                if self._may_finish_source():
+                    return
+                self.mailbox.wait(None)
+                continue
+            status = head.emit_next(SOURCE_BATCH)
+            if status is InputStatus.END_OF_INPUT:
+                self._end_input(0)
+            elif status is InputStatus.NOTHING_AVAILABLE:
+                self.mailbox.wait(IDLE_POLL_S)
+
+    def _may_finish_source(self) -> bool:
+        if not self.spec.checkpointing.enabled:
+            return True
+        final = self._final_checkpoint
+        return final is not None and self._completed_up_to >= final
+
+    def _on_source_trigger(self, barrier: CheckpointBarrier) -> None:
+        if self._input_ended and self._final_checkpoint is None:
+            self._final_checkpoint = barrier.checkpoint_id
+        self._perform_checkpoint(barrier, {})
+
+    # -- inputs --------------------------------------------------------------------------
+
+    def _setup_inputs(self) -> None:
+        gates = list(self.io.gates)
+        self._gate: SingleInputGate | UnionInputGate = (
+            gates[0] if len(gates) == 1 else UnionInputGate(gates))
+        self._channel_input: list[int] = []
+        self._input_open_channels: dict[int, int] = {}
+        for gate, input_index in zip(gates, self.io.gate_inputs, strict=True):
+            self._channel_input += [input_index] * gate.num_channels
+            self._input_open_channels[input_index] = (
+                self._input_open_channels.get(input_index, 0) + gate.num_channels)
+        self._deserializers = [RecordDeserializer() for _ in self._channel_input]
+        head = self._chain.head  # type: ignore[union-attr]
+        self._process = (head.process_batch, head.process_batch2)
+        cp = self.spec.checkpointing
+        mode = cp.mode if cp.enabled else CheckpointingMode.AT_LEAST_ONCE
+        self._handler = alignment.create_barrier_handler(
+            len(self._channel_input), mode, unaligned=cp.unaligned,
+            aligned_timeout_ms=cp.aligned_timeout_ms, clock=self._clock)
+        for gate in gates:
+            gate.set_availability_listener(self.mailbox.signal_input)
+        for gate in gates:
+            gate.request_partitions()
+
+    def _run_inputs(self) -> None:
+        poll = self._gate.poll_next
+        while True:
+            self._run_mail()
+            if self._input_ended:
+                if self._may_finish_after_input():
+                    return
+                self.mailbox.wait(None)
+                continue
+            item = poll()
+            if item is None:
+                self.mailbox.wait(IDLE_POLL_S)
+                continue
+            channel, buffer = item
+            if buffer.data_type is DataType.DATA_BUFFER:
+                self._on_data(channel, buffer)
+            else:
+                event = decode_event(buffer)
+                buffer.recycle()
+                self._on_event(channel, event)
+
+    def _on_data(self, channel: int, buffer: Any) -> None:
+        try:
+            actions = self._handler.on_buffer(ChannelIndex(channel), buffer)
+            if actions:
+                self._execute(actions)
+            records = self._deserializers[channel].deserialize(buffer.view())
+        finally:
+            buffer.recycle()
+        if records:
+            self._process[self._channel_input[channel]](records)
+
+    def _on_event(self, channel: int, event: object) -> None:
+        index = ChannelIndex(channel)
+        if isinstance(event, CheckpointBarrier):
+            self._last_barrier = max(self._last_barrier or 0, event.checkpoint_id)
+            self._execute(self._handler.on_barrier(index, event))
+        elif isinstance(event, CancelCheckpointMarker):
+            self._execute(self._handler.on_cancellation_marker(index, event))
+        elif isinstance(event, EndOfPartitionEvent):
+            self._deserializers[channel].check_complete()
+            self._execute(self._handler.on_end_of_partition(index))
+            input_index = self._channel_input[channel]
+            self._input_open_channels[input_index] -= 1
+            if self._input_open_channels[input_index] == 0:
+                self._chain.end_input(input_index)  # type: ignore[union-attr]
+            if not any(self._input_open_channels.values()):
+                self._input_ended = True
+                self._flush_outputs()
+        else:
+            raise FlintlockError(f"{self.name}: unexpected event {event!r} on channel {channel}")
+
+    def _may_finish_after_input(self) -> bool:
+        if not self.spec.checkpointing.enabled or self._last_barrier is None:
+            return True
+        return self._completed_up_to >= self._last_barrier
+
+    def _execute(self, actions: list[Any]) -> None:
+        for action in actions:
+            if isinstance(action, alignment.BlockChannel):
+                self._gate.block_channel(action.channel)
+            elif isinstance(action, alignment.ResumeChannel):
+                self._gate.resume_channel(action.channel)
+            elif isinstance(action, alignment.TriggerCheckpoint):
+                self._perform_checkpoint(action.barrier, _metrics_dict(action.metrics))
+            elif isinstance(action, alignment.AbortCheckpoint):
+                self._abort_checkpoint(action.checkpoint_id, action.reason)
+            elif isinstance(action, alignment.PersistInflight):
+                raise FlintlockError("unaligned checkpoints are not wired into tasks yet (#3)")
+
+    # -- checkpoints ---------------------------------------------------------------------
+
+    def _perform_checkpoint(self, barrier: CheckpointBarrier, metrics: dict[str, float]) -> None:
+        chain = self._chain
+        assert chain is not None
+        checkpoint_id = barrier.checkpoint_id
+        parts = chain.snapshot(checkpoint_id)
+        for writer in self.io.writers.values():
+            writer.broadcast_event(barrier)
+        writer_target = self._snapshots.state_writer(
+            checkpoint_id, barrier.options.is_savepoint)
+        prefix = f"{self.spec.vertex.id[:8]}-{self.spec.subtask_index}"
+        self._snapshots.submit(
+            lambda: self._write_snapshot(checkpoint_id, parts, writer_target, prefix, metrics))
+
+    def _write_snapshot(
+        self, checkpoint_id: int, parts: dict[str, OperatorSnapshotInProgress],
+        writer: StateWriter, prefix: str, metrics: dict[str, float],
+    ) -> None:
+        """The asynchronous part (snapshot executor thread): write, then acknowledge."""
+        try:
+            states = {
+                OperatorId(operator_id): part.run(writer, f"{prefix}-{operator_id[:8]}")
+                for operator_id, part in parts.items()
+            }
+        except Exception as exc:
+            for part in parts.values():
+                part.release()
+            self._callbacks.decline_checkpoint(
+                self, checkpoint_id, CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION, exc)
+            return
+        self._callbacks.acknowledge_checkpoint(
+            self, checkpoint_id, TaskStateSnapshot(states), metrics)
+
+    def _abort_checkpoint(self, checkpoint_id: int, reason: CheckpointFailureReason) -> None:
+        for writer in self.io.writers.values():
+            writer.broadcast_event(CancelCheckpointMarker(CheckpointId(checkpoint_id)))
+        self._callbacks.decline_checkpoint(self, checkpoint_id, reason, None)
+
+    def _on_complete(self, checkpoint_id: int) -> None:
+        if checkpoint_id <= self._completed_up_to:
+            return
+        self._completed_up_to = checkpoint_id
+        self._chain.notify_checkpoint_complete(checkpoint_id)  # type: ignore[union-attr]
+
+    def _on_aborted(self, checkpoint_id: int) -> None:
+        if self._final_checkpoint == checkpoint_id:
+            self._final_checkpoint = None
+        self._chain.notify_checkpoint_aborted(checkpoint_id)  # type: ignore[union-attr]
+
+    # -- ending --------------------------------------------------------------------------
+
+    def _end_input(self, input_index: int) -> None:
+        self._chain.end_input(input_index)  # type: ignore[union-attr]
+        self._input_ended = True
+        self._flush_outputs()
+
+    def _flush_outputs(self) -> None:
+        for writer in self.io.writers.values():
+            writer.flush_all()
+
+    def _finish(self) -> None:
+        for writer in self.io.writers.values():
+            writer.close(flush=True)
+        for partition in self.io.partitions:
+            partition.finish()
+
+    def _cleanup(self, error: BaseException | None) -> list[BaseException]:
+        self._timers.cancel_all()
+        self.mailbox.close()
+        errors: list[BaseException] = []
+        if self._chain is not None:
+            errors = self._chain.close()
+        if error is not None or self._cancelled:
+            for writer in self.io.writers.values():
+                writer.close(flush=False)
+            for partition in self.io.partitions:
+                partition.fail(error or TaskCancelledError(self.name))
+        for gate in self.io.gates:
+            gate.close()
+        for exc in errors:
+            log.warning("%s: error while closing: %r", self.name, exc)
+        return errors
+
+
+def _metrics_dict(metrics: Any) -> dict[str, float]:
+    if metrics is None:
+        return {}
+    fields = getattr(metrics, "__dataclass_fields__", {})
+    return {name: float(getattr(metrics, name)) for name in fields
+            if isinstance(getattr(metrics, name), (int, float))}
