@@ -1,0 +1,193 @@
+"""Keyed state backends: hot-path cost, snapshot cost, and the embedded-store choice.
+
+Run: ``.venv/bin/python benchmarks/state_backends.py [--keys N] [--records N] [--only NAME]``
+
+Sections (``--only`` picks one):
+
+* ``hotpath``   — ``set_current_key`` + ``value()`` + ``update()`` per record on the heap
+                  backend, against a bare dict doing the same update, with and without a
+                  snapshot in flight (guarded copy-on-write mode), and on RocksDB.
+* ``snapshot``  — heap snapshot of N keys: synchronous part (shallow table copy) and
+                  asynchronous part (group by key group, pickle, write); the deep-copy
+                  alternative for the synchronous part; the same for RocksDB.
+* ``stores``    — the raw embedded stores the on-disk backend could use: RocksDB (rocksdict)
+                  and SQLite, N puts, N gets and one full ordered scan.
+
+Figures and the decisions they support are in docs/internals/state.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rocksdict import Options, Rdict, WriteOptions
+
+from flintlock.common.state import ValueStateDescriptor
+from flintlock.runtime.checkpoint.handles import StreamStateHandle
+from flintlock.runtime.state.backend import KeyedStateBackend
+from flintlock.runtime.state.heap import HeapKeyedStateBackend
+from flintlock.runtime.state.keygroups import KeyGroupRange
+from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
+
+MAX_PARALLELISM = 128
+
+
+class NullWriter:
+    """Takes the bytes and drops them: measures serialisation, not the disk."""
+
+    def write_state(self, name: str, data: bytes) -> StreamStateHandle:
+        return StreamStateHandle(f"null://{name}", len(data), "")
+
+
+def timed(function: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def report(label: str, seconds: float, operations: int | None = None) -> None:
+    per = f"{seconds / operations * 1e6:8.3f} µs/op" if operations else ""
+    print(f"  {label:<58} {seconds:8.3f} s  {per}")
+
+
+def counting_loop(backend: KeyedStateBackend, records: int, keys: int) -> Callable[[], None]:
+    state = backend.get_partitioned_state(ValueStateDescriptor("count"))
+    set_key, value, update = backend.set_current_key, state.value, state.update
+
+    def run() -> None:
+        for i in range(records):
+            set_key(i % keys)
+            update((value() or 0) + 1)
+
+    return run
+
+
+def bench_hotpath(records: int, keys: int) -> None:
+    print(f"hot path: {records:,} records over {keys:,} keys")
+    table: dict[int, int] = {}
+
+    def bare() -> None:
+        get = table.get
+        for i in range(records):
+            key = i % keys
+            table[key] = (get(key) or 0) + 1
+
+    report("bare dict update", timed(bare), records)
+    heap = HeapKeyedStateBackend(KeyGroupRange(0, MAX_PARALLELISM - 1), MAX_PARALLELISM)
+    loop = counting_loop(heap, records, keys)
+    report("heap: set_current_key + value + update", timed(loop), records)
+    pending = heap.snapshot()
+    report("heap, snapshot in flight (guarded copy-on-write)", timed(loop), records)
+    pending.release()
+    report("heap, after the snapshot was released", timed(loop), records)
+    with tempfile.TemporaryDirectory() as directory:
+        rocks = RocksDBKeyedStateBackend(
+            KeyGroupRange(0, MAX_PARALLELISM - 1), MAX_PARALLELISM, local_dir=directory
+        )
+        few = min(records, 200_000)
+        report(f"rocksdb: same loop ({few:,} records)", timed(counting_loop(rocks, few, keys)), few)
+        rocks.dispose()
+
+
+def fill(backend: KeyedStateBackend, keys: int) -> None:
+    state = backend.get_partitioned_state(ValueStateDescriptor("v"))
+    for key in range(keys):
+        backend.set_current_key(key)
+        state.update([key, "payload"])
+
+
+def bench_snapshot(keys: int) -> None:
+    print(f"snapshot: {keys:,} keys with a small mutable value each")
+    heap = HeapKeyedStateBackend(KeyGroupRange(0, MAX_PARALLELISM - 1), MAX_PARALLELISM)
+    fill(heap, keys)
+    holder: list[Any] = []
+    report("heap sync part (shallow copy + guard)", timed(lambda: holder.append(heap.snapshot())))
+    report("heap async part (group, pickle)", timed(lambda: holder[0].write(NullWriter(), "h")))
+    table = heap._tables["v"]
+    report(
+        "alternative sync part: deep copy (pickle round trip)",
+        timed(lambda: pickle.loads(pickle.dumps(table, protocol=5))),
+    )
+    with tempfile.TemporaryDirectory() as directory:
+        rocks = RocksDBKeyedStateBackend(
+            KeyGroupRange(0, MAX_PARALLELISM - 1), MAX_PARALLELISM, local_dir=directory
+        )
+        report("rocksdb fill via state API", timed(lambda: fill(rocks, keys)), keys)
+        holder.clear()
+        report("rocksdb sync part (pinned iterator)", timed(lambda: holder.append(rocks.snapshot())))
+        report("rocksdb async part (scan, group, pickle)", timed(
+            lambda: holder[0].write(NullWriter(), "r")
+        ))
+        rocks.dispose()
+
+
+def bench_stores(keys: int) -> None:
+    print(f"embedded stores: {keys:,} puts, gets and one ordered scan (raw bytes)")
+    encoded = [b"\x00\x01\x00\x00" + pickle.dumps(i) for i in range(keys)]
+    value = pickle.dumps([1, "payload"])
+    with tempfile.TemporaryDirectory() as directory:
+        options = Options(raw_mode=True)
+        options.create_if_missing(True)
+        db: Any = Rdict(os.path.join(directory, "rocks"), options)
+        write_options: Any = WriteOptions()
+        write_options.disable_wal = True
+        db.set_write_options(write_options)
+
+        def rocks_put() -> None:
+            for key in encoded:
+                db[key] = value
+
+        def rocks_get() -> None:
+            for key in encoded:
+                db.get(key)
+
+        report("rocksdb put", timed(rocks_put), keys)
+        report("rocksdb get", timed(rocks_get), keys)
+        report("rocksdb ordered scan", timed(lambda: sum(1 for _ in db.items())), keys)
+        db.close()
+        sql = sqlite3.connect(os.path.join(directory, "sqlite.db"), isolation_level=None)
+        sql.execute("pragma journal_mode=wal")
+        sql.execute("pragma synchronous=off")
+        sql.execute("create table kv (k blob primary key, v blob) without rowid")
+
+        def sqlite_put() -> None:
+            sql.execute("begin")
+            for key in encoded:
+                sql.execute("insert or replace into kv values (?, ?)", (key, value))
+            sql.execute("commit")
+
+        def sqlite_get() -> None:
+            for key in encoded:
+                sql.execute("select v from kv where k = ?", (key,)).fetchone()
+
+        report("sqlite put (one transaction: its best case)", timed(sqlite_put), keys)
+        report("sqlite get", timed(sqlite_get), keys)
+        report("sqlite ordered scan", timed(
+            lambda: sum(1 for _ in sql.execute("select k, v from kv order by k"))
+        ), keys)
+        sql.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", type=int, default=1_000_000)
+    parser.add_argument("--records", type=int, default=2_000_000)
+    parser.add_argument("--only", choices=("hotpath", "snapshot", "stores"))
+    args = parser.parse_args()
+    if args.only in (None, "hotpath"):
+        bench_hotpath(args.records, min(args.keys, 10_000))
+    if args.only in (None, "snapshot"):
+        bench_snapshot(args.keys)
+    if args.only in (None, "stores"):
+        bench_stores(args.keys)
+
+
+if __name__ == "__main__":
+    main()
