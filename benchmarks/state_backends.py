@@ -121,7 +121,8 @@ def bench_snapshot(keys: int) -> None:
         )
         report("rocksdb fill via state API", timed(lambda: fill(rocks, keys)), keys)
         holder.clear()
-        report("rocksdb sync part (pinned iterator)", timed(lambda: holder.append(rocks.snapshot())))
+        sync = timed(lambda: holder.append(rocks.snapshot()))
+        report("rocksdb sync part (pinned iterator)", sync)
         report("rocksdb async part (scan, group, pickle)", timed(
             lambda: holder[0].write(NullWriter(), "r")
         ))
