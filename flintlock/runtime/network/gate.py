@@ -7,6 +7,8 @@ thread: ``get_next`` returns ``(channel index, buffer)``, events included — en
 too, after which the channel is finished; once every channel has finished and its end of
 partition was returned, ``get_next`` returns None.
 
+* A channel that received a priority event (an unaligned barrier) goes to the head of the
+  queue, so the barrier overtakes the data of other channels too, not only its own.
 * A blocked channel (barrier alignment) keeps its data; the gate remembers it had some and
   serves it again after ``resume_channel``.
 * A channel error (``set_error``) is raised on the consuming thread at its next read, as an
@@ -247,6 +249,10 @@ class LocalInputChannel(InputChannel):
         """The view's listener (producer's thread): tell the gate."""
         self.notify_channel_non_empty()
 
+    def notify_priority_event(self) -> None:
+        """A priority event (unaligned barrier) was queued: the gate serves this channel first."""
+        self.gate.notify_channel_non_empty(self, priority=True)
+
     def get_next_buffer(self) -> BufferAndAvailability | None:
         view = self._view
         if view is None:
@@ -361,13 +367,22 @@ class SingleInputGate:
 
     # -- notifications (any thread) ------------------------------------------------------
 
-    def notify_channel_non_empty(self, channel: InputChannel) -> None:
+    def notify_channel_non_empty(self, channel: InputChannel, priority: bool = False) -> None:
+        """``channel`` has data; with ``priority`` (a priority event arrived) it is served
+        before every other channel with data."""
         index = channel.channel_index
         with self._cond:
-            if self._closed or self._enqueued[index]:
+            if self._closed:
                 return
+            if self._enqueued[index]:
+                if not priority or self._queue[0] is channel:
+                    return
+                self._queue.remove(channel)
             self._enqueued[index] = True
-            self._queue.append(channel)
+            if priority:
+                self._queue.appendleft(channel)
+            else:
+                self._queue.append(channel)
             self._cond.notify()
         listener = self._availability_listener
         if listener is not None:

@@ -10,8 +10,10 @@ Invariants of a pipelined subpartition:
   which are placed after the priority events already at the head and so overtake every queued
   data buffer and ordinary event.
 * ``backlog`` counts the data buffers queued (events are not backlog: they need no credit).
-* The listener is told ``notify_data_available`` when the queue goes from empty to non-empty,
-  when a priority event arrives, and on release or failure; always outside the lock.
+* The listener is told ``notify_data_available`` when the queue goes from empty to non-empty
+  and on release or failure; when a priority event arrives it is told
+  ``notify_priority_event`` if it has that (optional) method, else ``notify_data_available``.
+  Always outside the lock.
 * After release every queued buffer has been recycled, and a buffer added later is recycled
   at once: nothing leaks when a consumer goes away.
 
@@ -132,7 +134,10 @@ class PipelinedSubpartition:
         if dropped:
             buffer.recycle()
         elif notify is not None:
-            notify.notify_data_available()
+            if buffer.data_type is DataType.PRIORITY_EVENT_BUFFER:
+                _notify_priority(notify)
+            else:
+                notify.notify_data_available()
 
     def _enqueue_locked(self, buffer: Buffer) -> BufferAvailabilityListener | None:
         was_empty = not self._queue
@@ -220,6 +225,15 @@ class PipelinedSubpartition:
                 self.index, len(self._queue), self._backlog, self._buffers_added,
                 self._bytes_added, self._released,
             )
+
+
+def _notify_priority(listener: BufferAvailabilityListener) -> None:
+    """Listeners may implement ``notify_priority_event`` (optional) to hear of priority events."""
+    priority = getattr(listener, "notify_priority_event", None)
+    if priority is not None:
+        priority()
+    else:
+        listener.notify_data_available()
 
 
 class ReleaseCallback(Protocol):

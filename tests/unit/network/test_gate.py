@@ -274,3 +274,25 @@ def test_gate_counts_the_times_its_reader_waited():
     assert gate.get_next(timeout_s=0.001) is None
     assert gate.statistics().idle_waits == 1
     gate.close()
+
+
+def test_a_priority_event_is_served_before_other_channels_data():
+    from flintlock.common.ids import CheckpointId
+    from flintlock.runtime.checkpoint.barriers import (
+        AlignmentType,
+        CheckpointBarrier,
+        CheckpointOptions,
+    )
+
+    network = NetworkBufferPool(16, 64)
+    manager = ResultPartitionManager()
+    producers = two_producers(network, manager)
+    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    gate.poll_next()
+    producers[0].add_buffer(0, data_buffer(producers[0], 0, b"first"))
+    producers[1].add_buffer(0, data_buffer(producers[1], 0, b"second"))
+    barrier = CheckpointBarrier(CheckpointId(1), 0, CheckpointOptions(
+        alignment=AlignmentType.UNALIGNED))
+    producers[1].add_event(0, barrier)
+    assert read_until_blocked(gate) == [(1, barrier), (0, b"first"), (1, b"second")]
+    gate.close()
