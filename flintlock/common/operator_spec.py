@@ -33,7 +33,8 @@ CO_MAP             two inputs: ``function.map1(v)`` for input 0, ``map2`` for in
 CO_FLAT_MAP        two inputs: ``function.flat_map1/flat_map2(v)`` → iterable or None.
 CO_PROCESS         two inputs: ``function.process_element1/2(v, ctx)`` → iterable or None.
 KEYED_CO_PROCESS   two keyed inputs: ``process_element1/2(v, ctx)`` and ``on_timer``.
-SINK               ``sink``: a ``PrintSink`` (write ``PrintSink.format(...)`` lines to
+SINK               ``output_type`` is the declared type of the records the sink receives.
+                   ``sink``: a ``PrintSink`` (write ``PrintSink.format(...)`` lines to
                    stdout/stderr), a ``CollectSink`` (send records back to the client of
                    ``execute_and_collect``, matched by ``collect_id``) or the user's ``Sink``
                    object (``sink_to``). Sinks have no outputs.
@@ -45,9 +46,12 @@ Common fields:
   input, the callable that extracts the key. Before calling the function for a record the
   runtime sets that key as the current key of the keyed state backend. MAP, FLAT_MAP, FILTER
   are keyed when applied to a ``KeyedStream`` (as in PyFlink, they may then use keyed state);
-  REDUCE, AGGREGATION, KEYED_PROCESS and KEYED_CO_PROCESS are always keyed. Call
-  ``check_key(key, operator_name)`` on the first record of each subtask (and whenever cheap,
-  e.g. on a state-backend miss) so an unhashable key fails with a clear error.
+  CO_MAP, CO_FLAT_MAP and CO_PROCESS when both connected streams are keyed; REDUCE,
+  AGGREGATION, KEYED_PROCESS and KEYED_CO_PROCESS always. Call ``check_key(key,
+  operator_name)`` on the first record of each subtask (and whenever cheap, e.g. on a
+  state-backend miss) so an unhashable key fails with a clear error. The runtime context of a
+  non-keyed operator raises ``KeyedStateOutsideKeyedContextError`` from ``get_state`` and the
+  other keyed-state getters.
 * ``output_type`` — the declared ``TypeInformation`` of the outputs, or None when none was
   declared (PICKLED_BYTE_ARRAY: any picklable object). When set, the runtime validates the
   operator's outputs with ``output_type.validate(record, operator_name)``.
@@ -113,6 +117,20 @@ class UnhashableKeyError(FlintlockError, TypeError):
         return (f"the key selector of operator {self.operator!r} returned {self.key_repr}, a "
                 f"{self.key_type}, which is not hashable; return a str, number, tuple or "
                 "another immutable value (e.g. tuple(list_value))")
+
+
+class KeyedStateOutsideKeyedContextError(FlintlockError, TypeError):
+    """A function of a non-keyed operator asked its runtime context for keyed state."""
+
+    def __init__(self, operator: str, state_name: str) -> None:
+        super().__init__(operator, state_name)
+        self.operator = operator
+        self.state_name = state_name
+
+    def __str__(self) -> str:
+        return (f"operator {self.operator!r} asked for keyed state {self.state_name!r}, but it "
+                "does not run on a keyed stream; keyed state is only available to operators "
+                "applied after key_by(...)")
 
 
 def check_key(key: Any, operator_name: str) -> Any:

@@ -442,7 +442,7 @@ class ConnectedStreams:
             return self._two_input("KeyedCoProcess", OperatorKind.KEYED_CO_PROCESS, function,
                                    output_type, True)
         return self._two_input("Co-Process", OperatorKind.CO_PROCESS, function, output_type,
-                               False)
+                               self._keyed)
 
 
 class _Projection(fn.MapFunction):

@@ -99,8 +99,11 @@ def test_connecting_two_keyed_streams_is_keyed(env: StreamExecutionEnvironment) 
     left = env.from_collection([1]).key_by(left_key)
     right = env.from_collection([(1, "x")]).key_by(right_key)
     left.connect(right).map(Tag()).print()
-    node = env.get_stream_graph().node(3)
-    assert node.operator.keyed and node.key_selectors == (left_key, right_key)
+    left.connect(right).process(Merge()).print()
+    graph = env.get_stream_graph()
+    for node_id in (3, 5):
+        node = graph.node(node_id)
+        assert node.operator.keyed and node.key_selectors == (left_key, right_key)
 
 
 def test_keyed_co_process_needs_both_sides_keyed(env: StreamExecutionEnvironment) -> None:
