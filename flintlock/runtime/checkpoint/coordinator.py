@@ -217,8 +217,9 @@ class CheckpointCoordinator:
     def statistics(self) -> CheckpointStatistics:
         return self._stats.snapshot()
 
-    def latest_completed(self) -> CompletedCheckpoint | None:
-        """The checkpoint a (re)start restores (also recorded in the statistics)."""
+    def restore_latest_checkpoint(self) -> CompletedCheckpoint | None:
+        """The checkpoint a (re)start restores from (the store's latest); recorded in the
+        statistics. The caller assigns its task states to the new execution attempt."""
         latest = self._store.latest()
         if latest is not None:
             self._stats.report_restored(latest.checkpoint_id)

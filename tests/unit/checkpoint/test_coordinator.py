@@ -460,7 +460,7 @@ def test_ids_keep_growing_across_a_coordinator_restart(tmp_path: Path) -> None:
     recovered = CompletedCheckpointStore.recover(h.storage.job_dir)
     restarted = Harness(tmp_path, store=recovered, max_concurrent_checkpoints=2)
     restarted.all_running()
-    latest = restarted.coordinator.latest_completed()
+    latest = restarted.coordinator.restore_latest_checkpoint()
     assert latest is not None and latest.checkpoint_id == 2
     assert restarted.coordinator.statistics().restored_checkpoint_id == 2
     assert restarted.coordinator.trigger_checkpoint() == triggered(
