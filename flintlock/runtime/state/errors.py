@@ -124,3 +124,15 @@ class StateBackendDisposedError(StateError):
 
     def __str__(self) -> str:
         return f"the {self.backend} state backend was already disposed"
+
+
+class SnapshotReleasedError(StateError):
+    """A snapshot's asynchronous part ran after the snapshot was released (checkpoint aborted
+    or backend disposed)."""
+
+    def __init__(self, backend: str) -> None:
+        super().__init__(backend)
+        self.backend = backend
+
+    def __str__(self) -> str:
+        return f"the {self.backend} snapshot was released before its asynchronous part finished"

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import pickle
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -45,7 +46,7 @@ from flintlock.common.state import (
     ValueState,
 )
 from flintlock.runtime.state.backend import DEFAULT_INLINE_THRESHOLD, KeyedStateBackend
-from flintlock.runtime.state.errors import StateBackendDisposedError
+from flintlock.runtime.state.errors import SnapshotReleasedError, StateBackendDisposedError
 from flintlock.runtime.state.format import encode_blocks, group_by_key_group
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.restore import check_restored_handles
@@ -268,6 +269,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         self._heap_states: list[_HeapState] = []  # task thread
         self._guard_lock = threading.Lock()
         self._in_flight = 0  # snapshots not yet written or released; under _guard_lock
+        self._snapshots: weakref.WeakSet[_HeapSnapshot] = weakref.WeakSet()  # task thread
         self._disposed = False
 
     def _create_state(self, name: str, kind: StateKind, descriptor: StateDescriptor) -> State:
@@ -301,7 +303,9 @@ class HeapKeyedStateBackend(KeyedStateBackend):
                 if type(state) in _GUARDED:
                     state.__class__ = _GUARDED[type(state)]
         filters = self.snapshot_filters()
-        return _HeapSnapshot(self, copies, filters, tuple(sorted(self._labels.items())))
+        snapshot = _HeapSnapshot(self, copies, filters, tuple(sorted(self._labels.items())))
+        self._snapshots.add(snapshot)
+        return snapshot
 
     def _release_snapshot(self) -> None:
         with self._guard_lock:
@@ -317,6 +321,9 @@ class HeapKeyedStateBackend(KeyedStateBackend):
                 self._tables.setdefault(name, {}).update(entries)
 
     def dispose(self) -> None:
+        """Drops all state; in-flight snapshots are released (writing one then raises)."""
+        for snapshot in list(self._snapshots):
+            snapshot.release()
         self._tables.clear()
         self._heap_states.clear()
         self._disposed = True
@@ -346,7 +353,7 @@ class _HeapSnapshot:
         try:
             backend = self._backend
             if backend is None:
-                raise RuntimeError("the snapshot was released before it was written")
+                raise SnapshotReleasedError("hashmap")
             tables = {n: _filtered(t, self._filters.get(n)) for n, t in self._copies.items()}
             if not any(tables.values()):
                 return None

@@ -33,6 +33,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -47,7 +48,11 @@ from flintlock.common.state import (
     StateKind,
 )
 from flintlock.runtime.state.backend import DEFAULT_INLINE_THRESHOLD, NO_KEY, KeyedStateBackend
-from flintlock.runtime.state.errors import NoCurrentKeyError, StateBackendDisposedError
+from flintlock.runtime.state.errors import (
+    NoCurrentKeyError,
+    SnapshotReleasedError,
+    StateBackendDisposedError,
+)
 from flintlock.runtime.state.format import Block, encode_blocks
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_to_key_group
 from flintlock.runtime.state.restore import check_restored_handles
@@ -90,6 +95,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self.db.set_write_options(write_options)
         self._state_ids: dict[str, bytes] = {}  # name → 2-byte id; task thread
         self._kinds: dict[str, StateKind] = {}  # name → storage kind
+        self._snapshots: weakref.WeakSet[_RocksSnapshot] = weakref.WeakSet()  # in flight
         self.key_group_prefix = b""  # 2-byte key group of the current key
         self.key_suffix = b""  # len + pickle of the current key
 
@@ -145,10 +151,12 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
     def snapshot(self) -> _RocksSnapshot:
         db = self._open_db()
         iterator = db.iter()  # pins a consistent view of the database as of now
-        return _RocksSnapshot(
+        snapshot = _RocksSnapshot(
             self, iterator, {sid: name for name, sid in self._state_ids.items()},
             dict(self._kinds), tuple(sorted(self._labels.items())),
         )
+        self._snapshots.add(snapshot)
+        return snapshot
 
     def restore(self, handles: Sequence[KeyGroupsStateHandle], read_state: ReadState) -> None:
         db = self._open_db()
@@ -172,6 +180,10 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             self.set_current_key(previous)
 
     def dispose(self) -> None:
+        """Stops in-flight snapshots (they raise ``SnapshotReleasedError``), then deletes the
+        database: an iterator must never outlive its database."""
+        for snapshot in list(self._snapshots):
+            snapshot.release()
         db, self.db = self.db, None
         if db is not None:
             db.close()
@@ -205,7 +217,8 @@ class _RocksSnapshot:
         self._kinds = kinds
         self._labels = labels
         self._filters = backend.snapshot_filters()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held while the iterator is in use
+        self._cancelled = False
 
     def write(self, writer: StateWriter, name: str) -> KeyGroupsStateHandle | None:
         try:
@@ -225,10 +238,12 @@ class _RocksSnapshot:
         with self._lock:
             iterator = self._iterator
             if iterator is None:
-                raise RuntimeError("the snapshot was released before it was written")
+                raise SnapshotReleasedError("rocksdb")
             tables: dict[int, dict[str, dict[bytes, Any]]] = {}
             iterator.seek_to_first()
             while iterator.valid():
+                if self._cancelled:
+                    raise SnapshotReleasedError("rocksdb")
                 self._collect(tables, iterator.key(), iterator.value())
                 iterator.next()
         return {group: self._block(by_name) for group, by_name in tables.items()}
@@ -257,6 +272,9 @@ class _RocksSnapshot:
         return block
 
     def release(self) -> None:
+        """Idempotent; from any thread. Stops a running write and waits until the iterator is
+        no longer in use, then drops it."""
+        self._cancelled = True
         with self._lock:
             self._iterator = None
 

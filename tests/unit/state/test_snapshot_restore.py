@@ -21,7 +21,11 @@ from flintlock.runtime.checkpoint.handles import (
     StreamStateHandle,
 )
 from flintlock.runtime.state.assignment import assign_states
-from flintlock.runtime.state.errors import MaxParallelismMismatchError, StateKindMismatchError
+from flintlock.runtime.state.errors import (
+    MaxParallelismMismatchError,
+    SnapshotReleasedError,
+    StateKindMismatchError,
+)
 from flintlock.runtime.state.heap import HeapKeyedStateBackend, HeapValueState
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_key_to_operator
 from flintlock.runtime.state.operator import OperatorStateBackend
@@ -282,3 +286,18 @@ def test_small_state_stays_inline_and_empty_state_writes_nothing(tmp_path):
     handle = backend.snapshot().write(FileStorage(tmp_path / "x"), "small")
     assert isinstance(handle.handle, ByteStateHandle)
     assert list((tmp_path / "x").iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["hashmap", "rocksdb"])
+def test_released_or_disposed_snapshot_refuses_to_write(tmp_path, kind):
+    backend = make_backend(kind, tmp_path, KeyGroupRange(0, 7), 8)
+    apply(backend, [("a", "value", 1)])
+    released = backend.snapshot()
+    released.release()
+    with pytest.raises(SnapshotReleasedError):
+        released.write(FileStorage(tmp_path / "r"), "released")
+    pending = backend.snapshot()
+    backend.dispose()
+    with pytest.raises(SnapshotReleasedError) as caught:
+        pending.write(FileStorage(tmp_path / "d"), "disposed")
+    assert pickle.loads(pickle.dumps(caught.value)).backend == kind
