@@ -67,3 +67,8 @@ AUTH_TIMEOUT = ConfigOption(
     "flintlock.network.auth-timeout", OptionType.DURATION, 10_000,
     "How long a new connection may take to prove the job secret.", minimum=1,
 )
+TMP_DIRS: ConfigOption[list[str]] = ConfigOption(
+    "io.tmp.dirs", OptionType.LIST, [],
+    "Directories for spilled BLOCKING result partitions (';'-separated); empty: the system "
+    "temporary directory. A partition's spill file goes to one of them, chosen by partition.",
+)

@@ -35,6 +35,7 @@ from flintlock.common.options.network import (
     BUFFERS_PER_CHANNEL,
     FLOATING_BUFFERS_PER_GATE,
     MAX_BUFFERS_PER_CHANNEL,
+    TMP_DIRS,
 )
 from flintlock.runtime.checkpoint.barriers import END_OF_PARTITION
 from flintlock.runtime.network.blocking import BlockingSubpartition, SpillFile
@@ -57,6 +58,7 @@ from flintlock.runtime.network.subpartition import (
     SubpartitionAlreadyConsumedError,
     SubpartitionStatistics,
 )
+from flintlock.runtime.state.keygroups import assign_to_key_group
 
 __all__ = [
     "BufferAndBacklog",
@@ -71,6 +73,7 @@ __all__ = [
     "ResultSubpartitionView",
     "SubpartitionAlreadyConsumedError",
     "create_partition_pool",
+    "create_result_partition",
 ]
 
 
@@ -124,6 +127,20 @@ def create_partition_pool(
     return network_pool.create_buffer_pool(
         num_subpartitions, maximum, num_subpartitions, config.get(MAX_BUFFERS_PER_CHANNEL)
     )
+
+
+def create_result_partition(
+    network_pool: NetworkBufferPool, partition_id: ResultPartitionId,
+    partition_type: ResultPartitionType, num_subpartitions: int, config: Configuration,
+) -> ResultPartition:
+    """A partition with the pool its type and width call for; BLOCKING ones spill to one of
+    ``io.tmp.dirs`` (chosen by the partition id, so partitions spread over the disks)."""
+    pool = create_partition_pool(network_pool, partition_type, num_subpartitions, config)
+    spill_dir = None
+    directories = config.get(TMP_DIRS)
+    if directories:
+        spill_dir = directories[assign_to_key_group(str(partition_id), len(directories))]
+    return ResultPartition(partition_id, partition_type, num_subpartitions, pool, spill_dir)
 
 
 _Subpartition = PipelinedSubpartition | BlockingSubpartition
@@ -194,6 +211,11 @@ class ResultPartition:
     def finish(self) -> None:
         """Appends end of partition to every subpartition; no more adds after this."""
         self.broadcast_event(END_OF_PARTITION)
+        with self._lock:
+            if self._state is PartitionState.RELEASED:
+                # Local consumers may read the end of partition and release every view
+                # before this line: the partition is then fully consumed already.
+                return
         self._transition(PartitionState.FINISHED)
         if self._spill is not None:
             self._spill.finish()

@@ -200,3 +200,23 @@ def test_blocking_view_reads_nothing_after_release(tmp_path):
     partition.release(RuntimeError("cancelled"))
     assert view.poll_next() is None
     assert view.is_released and isinstance(view.failure_cause, RuntimeError)
+
+
+def test_blocking_partitions_spill_into_the_configured_directories(tmp_path):
+    from flintlock.runtime.network.partition import create_result_partition
+
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    for directory in dirs:
+        directory.mkdir()
+    config = Configuration({"io.tmp.dirs": ";".join(str(d) for d in dirs)})
+    network = NetworkBufferPool(64, 64)
+    partitions = [create_result_partition(network, pid(f"ds{i}"), ResultPartitionType.BLOCKING,
+                                          2, config) for i in range(8)]
+    used = {d.name for d in dirs if os.listdir(d)}
+    assert used == {"a", "b"}
+    for partition in partitions:
+        partition.release()
+    assert all(os.listdir(d) == [] for d in dirs)
+    pipelined = create_result_partition(network, pid("p"), ResultPartitionType.PIPELINED_BOUNDED,
+                                        2, config)
+    assert pipelined.buffer_pool.min_buffers == 2
