@@ -53,8 +53,10 @@ Common fields:
   non-keyed operator raises ``KeyedStateOutsideKeyedContextError`` from ``get_state`` and the
   other keyed-state getters.
 * ``output_type`` — the declared ``TypeInformation`` of the outputs, or None when none was
-  declared (PICKLED_BYTE_ARRAY: any picklable object). When set, the runtime validates the
-  operator's outputs with ``output_type.validate(record, operator_name)``.
+  declared (PICKLED_BYTE_ARRAY: any picklable object). When set, the runtime converts each
+  output as PyFlink does (``record = output_type.coerce(record)`` when
+  ``output_type.need_conversion()``: a tuple returned for a ROW type becomes a ``Row``) and
+  validates it with ``output_type.validate(record, operator_name)``.
 
 Every function's ``open(runtime_context)`` is called before its first record and ``close()``
 after its last.

@@ -93,8 +93,15 @@ class TypeInformation:
         if problem is not None:
             raise RecordTypeMismatchError(operator_name, repr(self), _describe(value), problem)
 
-    # PyFlink's conversion hooks; records are Python objects end to end here.
+    def coerce(self, value: Any) -> Any:
+        """``value`` in this type's representation where PyFlink converts implicitly: a tuple,
+        list or dict given for a ROW becomes a ``Row`` (with the type's field names), a list
+        given for a TUPLE becomes a tuple, recursively. Anything else is returned unchanged
+        (``validate`` then reports it); values that need nothing are returned as they are."""
+        return value
+
     def need_conversion(self) -> bool:
+        """Whether ``coerce`` can change a value of this type (composite types only)."""
         return False
 
     def to_internal_type(self, obj: Any) -> Any:
@@ -301,6 +308,21 @@ class RowTypeInfo(TypeInformation):
     def get_arity(self) -> int:
         return len(self._field_types)
 
+    def need_conversion(self) -> bool:
+        return True
+
+    def coerce(self, value: Any) -> Any:
+        if isinstance(value, dict) and set(value) == set(self._field_names):
+            value = [value[name] for name in self._field_names]
+        if isinstance(value, (tuple, list)) and len(value) == len(self._field_types):
+            row = Row(*_coerce_all(self._field_types, value))
+            row.set_field_names(self._field_names)
+            return row
+        if isinstance(value, Row) and len(value) == len(self._field_types) and any(
+                kind.need_conversion() for kind in self._field_types):
+            return _coerced_row(value, _coerce_all(self._field_types, list(value)))
+        return value
+
     def _problem(self, value: Any) -> str | None:
         if not isinstance(value, Row):
             return "expected a Row"
@@ -329,6 +351,16 @@ class TupleTypeInfo(TypeInformation):
 
     def get_arity(self) -> int:
         return len(self._field_types)
+
+    def need_conversion(self) -> bool:
+        return True
+
+    def coerce(self, value: Any) -> Any:
+        if isinstance(value, (tuple, list)) and len(value) == len(self._field_types) and (
+                isinstance(value, list) or any(
+                    kind.need_conversion() for kind in self._field_types)):
+            return tuple(_coerce_all(self._field_types, value))
+        return value
 
     def _problem(self, value: Any) -> str | None:
         if not isinstance(value, tuple):
@@ -359,6 +391,14 @@ class _SequenceTypeInfo(TypeInformation):
 
     def get_element_type(self) -> TypeInformation:
         return self.element_type
+
+    def need_conversion(self) -> bool:
+        return self.element_type.need_conversion()
+
+    def coerce(self, value: Any) -> Any:
+        if isinstance(value, self.accepted) and self.element_type.need_conversion():
+            return type(value)(self.element_type.coerce(element) for element in value)
+        return value
 
     def _problem(self, value: Any) -> str | None:
         if not isinstance(value, self.accepted):
@@ -437,6 +477,15 @@ class MapTypeInfo(TypeInformation):
     def get_value_type(self) -> TypeInformation:
         return self.value_type
 
+    def need_conversion(self) -> bool:
+        return self.key_type.need_conversion() or self.value_type.need_conversion()
+
+    def coerce(self, value: Any) -> Any:
+        if isinstance(value, dict) and self.need_conversion():
+            return {self.key_type.coerce(key): self.value_type.coerce(item)
+                    for key, item in value.items()}
+        return value
+
     def _problem(self, value: Any) -> str | None:
         if not isinstance(value, dict):
             return "expected a dict"
@@ -460,6 +509,22 @@ def _types_list(types: Sequence[TypeInformation], label: str) -> list[TypeInform
             raise TypeError(f"{label}: field {index} is not a TypeInformation: {kind!r} "
                             "(write Types.INT(), not Types.INT)")
     return result
+
+
+def _coerce_all(types: Sequence[TypeInformation], values: Sequence[Any]) -> list[Any]:
+    return [kind.coerce(value) for kind, value in zip(types, values, strict=True)]
+
+
+def _coerced_row(row: Row, fields: list[Any]) -> Row:
+    """``row`` itself if no field changed, else a copy (names and kind kept) with ``fields``."""
+    if all(new is old for new, old in zip(fields, row, strict=True)):
+        return row
+    copy = Row(*fields)
+    names = row.get_field_names()
+    if names is not None:
+        copy.set_field_names(names)
+    copy.set_row_kind(row.get_row_kind())
+    return copy
 
 
 def _combined_kind(types: Sequence[TypeInformation]) -> SerializerKind:

@@ -228,7 +228,9 @@ class StreamExecutionEnvironment:
 
     def from_collection(self, collection: Any, type_info: TypeInformation | None = None
                         ) -> DataStream:
-        """A bounded, non-parallel source emitting the elements in order."""
+        """A bounded, non-parallel source emitting the elements in order. With a declared
+        ``type_info`` the elements are converted as PyFlink does (tuples given for a ROW
+        type become ``Row`` objects) and validated at once."""
         self._check_open("from_collection()")
         elements = tuple(collection)
         if not elements:
@@ -237,6 +239,7 @@ class StreamExecutionEnvironment:
             if not isinstance(type_info, TypeInformation):
                 raise TypeError(f"from_collection(): type_info must be a TypeInformation, got "
                                 f"{type_info!r}")
+            elements = tuple(type_info.coerce(element) for element in elements)
             for element in elements:
                 type_info.validate(element, "Collection Source")
         spec = OperatorSpec(OperatorKind.SOURCE, output_type=type_info,

@@ -157,3 +157,31 @@ def test_pyflink_conversion_hooks_are_identities() -> None:
     assert Types.ROW([Types.INT()]).to_internal_type(value) is value
     assert Types.ROW([Types.INT()]).from_internal_type(value) is value
     assert not Types.INT().need_conversion()
+
+
+def test_coerce_converts_where_pyflink_does() -> None:
+    row_type = Types.ROW_NAMED(["id", "tags"],
+                               [Types.INT(), Types.LIST(Types.ROW([Types.STRING()]))])
+    row = row_type.coerce((1, [("x",), ["y"]]))
+    assert row == Row(id=1, tags=[Row(f0="x"), Row(f0="y")])
+    assert row.tags[1].f0 == "y"
+    row_type.validate(row)
+    assert row_type.coerce({"tags": [], "id": 2}) == Row(id=2, tags=[])
+    assert Types.TUPLE([Types.INT(), Types.STRING()]).coerce([1, "a"]) == (1, "a")
+    assert Types.MAP(Types.STRING(), Types.ROW([Types.INT()])).coerce({"k": (1,)}) == {
+        "k": Row(f0=1)}
+
+
+def test_coerce_leaves_values_that_need_nothing_and_does_not_mutate() -> None:
+    value = (1, "a")
+    assert Types.TUPLE([Types.INT(), Types.STRING()]).coerce(value) is value
+    assert Types.INT().coerce("x") == "x"
+    assert Types.ROW([Types.INT()]).coerce((1, 2)) == (1, 2)
+    nested = Row(1, [(2,)])
+    nested_type = Types.ROW([Types.INT(), Types.LIST(Types.ROW([Types.INT()]))])
+    converted = nested_type.coerce(nested)
+    assert converted[1] == [Row(f0=2)] and nested[1] == [(2,)]
+    flat = Row(1, "a")
+    assert Types.ROW([Types.INT(), Types.STRING()]).coerce(flat) is flat
+    assert not Types.INT().need_conversion() and Types.ROW([Types.INT()]).need_conversion()
+    assert not Types.LIST(Types.INT()).need_conversion()

@@ -258,3 +258,10 @@ def test_execution_plan_is_flink_shaped_json(env: StreamExecutionEnvironment) ->
                                                  "side": "second"}]
     assert plan["nodes"][2]["predecessors"][0]["ship_strategy"] == "FORWARD"
     env.get_stream_graph()
+
+
+def test_from_collection_converts_tuples_for_a_row_type(env: StreamExecutionEnvironment) -> None:
+    env.from_collection([(1, "a")], Types.ROW_NAMED(["id", "name"],
+                                                    [Types.INT(), Types.STRING()])).print()
+    (element,) = env.get_stream_graph().node(1).operator.source.elements
+    assert element == Row(id=1, name="a") and element.name == "a"
