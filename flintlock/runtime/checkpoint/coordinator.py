@@ -258,10 +258,13 @@ class CheckpointCoordinator:
         return self._enqueue(request) + self._drain() + self._reschedule()
 
     def on_task_state_changed(self, task: TaskId, running: bool) -> Actions:
-        """A task became RUNNING, or left it (finished, failed, cancelled)."""
+        """A task became RUNNING, or left it (finished, failed, cancelled). Queued requests
+        are retried once every task is running again (not at the first one back)."""
         if running:
             self._running.add(task)
-            return self._drain() + self._reschedule()
+            if self._all_tasks_running():
+                return self._drain() + self._reschedule()
+            return []
         self._running.discard(task)
         actions: Actions = []
         for pending in self._pending_in_order():
@@ -369,6 +372,9 @@ class CheckpointCoordinator:
             return None
         earliest = self._last_completion_ms + self.settings.min_pause_ms
         return earliest if self._clock.now_ms() < earliest else None
+
+    def _all_tasks_running(self) -> bool:
+        return (self.tasks.to_trigger | self.tasks.to_ack) <= self._running
 
     def _num_pending_checkpoints(self) -> int:
         return sum(1 for p in self._pending.values() if not p.is_savepoint)

@@ -480,6 +480,22 @@ def test_failover_aborts_pending_and_waits_for_running_tasks(h: Harness) -> None
     assert h.coordinator.trigger_checkpoint() == triggered(2, START, location=h.location(2))
 
 
+def test_requests_queued_during_a_failover_run_once_every_task_is_back(
+    tmp_path: Path,
+) -> None:
+    h = Harness(tmp_path, min_pause=100)
+    h.all_running()
+    h.coordinator.trigger_checkpoint()
+    h.ack_all(1)
+    assert h.coordinator.trigger_checkpoint(request_id="r") == [ScheduleNextTrigger(START + 100)]
+    assert h.coordinator.on_failover() == []
+    h.clock.advance(100)
+    assert h.coordinator.on_task_state_changed(SRC0, True) == []
+    assert h.coordinator.on_task_state_changed(SRC1, True) == []
+    assert h.coordinator.on_task_state_changed(SINK, True) == triggered(
+        2, START + 100, location=h.location(2))
+
+
 # -- shutdown --------------------------------------------------------------------------------
 
 

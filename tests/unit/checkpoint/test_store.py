@@ -202,3 +202,32 @@ def test_shutdown_keeps_a_savepoint(tmp_path: Path) -> None:
     store.add(savepoint)
     store.shutdown(JobTerminalStatus.FINISHED)
     assert Path(savepoint.metadata_path).exists()
+
+
+def test_the_state_layers_task_snapshot_round_trips_and_discards(tmp_path: Path) -> None:
+    from flintlock.runtime.checkpoint.pending import SubtaskState
+    from flintlock.runtime.state.snapshots import (
+        DistributionMode,
+        OperatorId,
+        OperatorStateHandle,
+        OperatorStateMeta,
+        OperatorSubtaskState,
+        TaskStateSnapshot,
+    )
+
+    storage = make_storage(tmp_path)
+    location = storage.init_checkpoint(CheckpointId(1))
+    handle = location.write_state("op-0", b"\x00" * 16)
+    meta = OperatorStateMeta((0,), DistributionMode.UNION)
+    snapshot = TaskStateSnapshot({OperatorId("op"): OperatorSubtaskState(
+        managed_operator_state=(OperatorStateHandle({"offsets": meta}, handle),))})
+    assert isinstance(snapshot, SubtaskState)
+    checkpoint = CompletedCheckpoint(JOB, CheckpointId(1), 1, 2, {TASK: snapshot},
+                                     CheckpointProperties(), location.uri, location.metadata_uri)
+    store = CompletedCheckpointStore(1, storage.job_dir)
+    store.add(checkpoint)
+    restored = resolve_savepoint(location.uri)
+    assert restored.task_states[TASK] == snapshot
+    assert restored.state_size == 16
+    store.add(make_checkpoint(storage, 2))
+    assert not Path(handle.uri).exists()
