@@ -25,6 +25,7 @@ from __future__ import annotations
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
@@ -69,6 +70,16 @@ class _NoKey:
 
 
 NO_KEY: Any = _NoKey()
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedStateStatistics:
+    """What a keyed backend holds now (for metrics, logs and benchmarks)."""
+
+    backend: str
+    states: int  # registered or restored state names
+    entries: int  # key entries over all states (RocksDB: its estimate, map entries counted)
+    snapshots_in_flight: int
 
 
 class KeyedStateSnapshot(Protocol):
@@ -205,6 +216,10 @@ class KeyedStateBackend(ABC):
     @abstractmethod
     def restore(self, handles: Sequence[KeyGroupsStateHandle], read_state: ReadState) -> None:
         """Load the entries of the key groups this backend owns from ``handles``."""
+
+    @abstractmethod
+    def statistics(self) -> KeyedStateStatistics:
+        """A snapshot of the backend's size; task thread."""
 
     @abstractmethod
     def dispose(self) -> None:

@@ -45,7 +45,11 @@ from flintlock.common.state import (
     StateKind,
     ValueState,
 )
-from flintlock.runtime.state.backend import DEFAULT_INLINE_THRESHOLD, KeyedStateBackend
+from flintlock.runtime.state.backend import (
+    DEFAULT_INLINE_THRESHOLD,
+    KeyedStateBackend,
+    KeyedStateStatistics,
+)
 from flintlock.runtime.state.errors import SnapshotReleasedError, StateBackendDisposedError
 from flintlock.runtime.state.format import encode_blocks, group_by_key_group
 from flintlock.runtime.state.keygroups import KeyGroupRange
@@ -313,12 +317,18 @@ class HeapKeyedStateBackend(KeyedStateBackend):
             if self._in_flight == 0:
                 for state in self._heap_states:
                     state.__class__ = _UNGUARDED.get(type(state), type(state))
+                    state._copied = set()
 
     def restore(self, handles: Sequence[KeyGroupsStateHandle], read_state: ReadState) -> None:
         self._check_open()
         for group_block in check_restored_handles(self, handles, read_state):
             for name, entries in group_block:
                 self._tables.setdefault(name, {}).update(entries)
+
+    def statistics(self) -> KeyedStateStatistics:
+        return KeyedStateStatistics(
+            "hashmap", len(self._labels), sum(map(len, self._tables.values())), self._in_flight
+        )
 
     def dispose(self) -> None:
         """Drops all state; in-flight snapshots are released (writing one then raises)."""

@@ -33,7 +33,6 @@ import os
 import shutil
 import tempfile
 import threading
-import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -47,7 +46,12 @@ from flintlock.common.state import (
     StateDescriptor,
     StateKind,
 )
-from flintlock.runtime.state.backend import DEFAULT_INLINE_THRESHOLD, NO_KEY, KeyedStateBackend
+from flintlock.runtime.state.backend import (
+    DEFAULT_INLINE_THRESHOLD,
+    NO_KEY,
+    KeyedStateBackend,
+    KeyedStateStatistics,
+)
 from flintlock.runtime.state.errors import (
     NoCurrentKeyError,
     SnapshotReleasedError,
@@ -95,7 +99,8 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self.db.set_write_options(write_options)
         self._state_ids: dict[str, bytes] = {}  # name → 2-byte id; task thread
         self._kinds: dict[str, StateKind] = {}  # name → storage kind
-        self._snapshots: weakref.WeakSet[_RocksSnapshot] = weakref.WeakSet()  # in flight
+        self._snapshots: set[_RocksSnapshot] = set()  # in flight; under _snapshots_lock
+        self._snapshots_lock = threading.Lock()
         self.key_group_prefix = b""  # 2-byte key group of the current key
         self.key_suffix = b""  # len + pickle of the current key
 
@@ -155,8 +160,13 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             self, iterator, {sid: name for name, sid in self._state_ids.items()},
             dict(self._kinds), tuple(sorted(self._labels.items())),
         )
-        self._snapshots.add(snapshot)
+        with self._snapshots_lock:
+            self._snapshots.add(snapshot)
         return snapshot
+
+    def _forget_snapshot(self, snapshot: _RocksSnapshot) -> None:
+        with self._snapshots_lock:
+            self._snapshots.discard(snapshot)
 
     def restore(self, handles: Sequence[KeyGroupsStateHandle], read_state: ReadState) -> None:
         db = self._open_db()
@@ -179,10 +189,16 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         else:
             self.set_current_key(previous)
 
+    def statistics(self) -> KeyedStateStatistics:
+        entries = self._open_db().property_int_value("rocksdb.estimate-num-keys") or 0
+        return KeyedStateStatistics("rocksdb", len(self._labels), entries, len(self._snapshots))
+
     def dispose(self) -> None:
         """Stops in-flight snapshots (they raise ``SnapshotReleasedError``), then deletes the
         database: an iterator must never outlive its database."""
-        for snapshot in list(self._snapshots):
+        with self._snapshots_lock:
+            in_flight = list(self._snapshots)
+        for snapshot in in_flight:
             snapshot.release()
         db, self.db = self.db, None
         if db is not None:
@@ -277,4 +293,5 @@ class _RocksSnapshot:
         self._cancelled = True
         with self._lock:
             self._iterator = None
+        self._backend._forget_snapshot(self)
 

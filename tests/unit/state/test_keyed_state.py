@@ -204,3 +204,16 @@ def test_factory_follows_configuration(tmp_path):
     config.set_string(state_options.BACKEND.key, "sqlite")
     with pytest.raises(StateBackendUnavailableError, match="rocksdb"):
         create_keyed_state_backend(config, KeyGroupRange(0, 7), 8)
+
+
+def test_statistics_count_states_entries_and_snapshots(backend):
+    state = backend.get_partitioned_state(ValueStateDescriptor("v"))
+    backend.get_partitioned_state(ListStateDescriptor("l"))
+    for key in range(5):
+        backend.set_current_key(key)
+        state.update(key)
+    pending = backend.snapshot()
+    statistics = backend.statistics()
+    assert (statistics.states, statistics.entries, statistics.snapshots_in_flight) == (2, 5, 1)
+    pending.release()
+    assert backend.statistics().snapshots_in_flight == 0
