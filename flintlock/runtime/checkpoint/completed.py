@@ -30,11 +30,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from flintlock.common.checkpointing import ExternalizedCheckpointRetention
+from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId, JobId
 from flintlock.runtime.checkpoint.pending import SubtaskState, TaskId, discard_quietly
 from flintlock.runtime.checkpoint.storage import delete_directory
 
 log = logging.getLogger(__name__)
+
+
+class SavepointOwnedByUserError(FlintlockError):
+    """Something tried to delete a savepoint's files; only its user may."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(location)
+        self.location = location
+
+    def __str__(self) -> str:
+        return f"savepoint {self.location} belongs to the user; flintlock never deletes it"
 
 
 class JobTerminalStatus(enum.Enum):
@@ -127,7 +139,7 @@ class CompletedCheckpoint:
     def discard(self) -> None:
         """Delete every task state and the checkpoint directory (never a savepoint's)."""
         if self.is_savepoint:
-            raise PermissionError(f"savepoint {self.location} is owned by the user")
+            raise SavepointOwnedByUserError(self.location)
         for task, state in self.task_states.items():
             discard_quietly(state, f"checkpoint {self.checkpoint_id}, task {task}")
         delete_directory(self.location)

@@ -35,6 +35,7 @@ JobManager's coordinator thread) and owns the timers.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 from collections.abc import Iterable
@@ -357,15 +358,14 @@ class CheckpointCoordinator:
     def _drain(self) -> Actions:
         actions: Actions = []
         while (request := self._queue.peek()) is not None and not self._shut_down:
-            if not request.is_savepoint and self._blocked_until(request) is not None:
+            if not request.is_savepoint and self._blocked_until() is not None:
                 break
             self._queue.poll()
             actions += self._trigger(request)
         return actions
 
-    def _blocked_until(self, request: CheckpointRequest) -> float | None:
+    def _blocked_until(self) -> float | None:
         """When a non-savepoint request may run: None = now; inf = after a completion."""
-        del request
         if self._num_pending_checkpoints() >= self.settings.max_concurrent:
             return float("inf")
         if self._last_completion_ms is None:
@@ -455,7 +455,7 @@ class CheckpointCoordinator:
             wanted.append(self._periodic_due_ms)
         head = self._queue.peek()
         if head is not None and not head.is_savepoint:
-            blocked = self._blocked_until(head)
+            blocked = self._blocked_until()
             if blocked is not None and blocked != float("inf"):
                 wanted.append(blocked)
         at = min(wanted, default=None)
@@ -491,13 +491,7 @@ class CheckpointCoordinator:
     def _properties_for(self, pending: PendingCheckpoint) -> CheckpointProperties:
         if pending.is_savepoint:
             return CheckpointProperties.for_savepoint()
-        props = self.settings.properties
-        if props.periodic == pending.periodic:
-            return props
-        return CheckpointProperties(
-            False, pending.periodic, props.discard_on_subsumed, props.discard_on_finished,
-            props.discard_on_cancelled, props.discard_on_failed, props.discard_on_suspended,
-        )
+        return dataclasses.replace(self.settings.properties, periodic=pending.periodic)
 
     def _persist(self, completed: CompletedCheckpoint) -> None:
         if completed.is_savepoint:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import pickle
 import random
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from flintlock.runtime.checkpoint.completed import (
     CheckpointProperties,
     CompletedCheckpoint,
     JobTerminalStatus,
+    SavepointOwnedByUserError,
 )
 from flintlock.runtime.checkpoint.handles import StreamStateHandle
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint
@@ -91,8 +93,10 @@ def test_a_savepoints_files_are_never_deleted(tmp_path: Path) -> None:
     store.add(make_checkpoint(storage, 2))
     assert Path(savepoint.metadata_path).exists()
     assert read_state(savepoint.task_states[TASK].handle)  # type: ignore[union-attr]
-    with pytest.raises(PermissionError):
+    with pytest.raises(SavepointOwnedByUserError, match="belongs to the user"):
         savepoint.discard()
+    error = pickle.loads(pickle.dumps(SavepointOwnedByUserError("/sp/x")))
+    assert error.location == "/sp/x"
 
 
 def test_a_failed_write_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
