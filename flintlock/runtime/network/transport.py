@@ -14,6 +14,10 @@ Invariants:
   or oversized frame or a vanished peer fails that connection and the channels on it only.
 - One network I/O thread per transport does all socket work; see ``io_thread``.
 - ``close()`` closes every socket and joins the I/O thread: nothing is left behind.
+- ``start()`` lowers the interpreter's GIL switch interval to ``GIL_SWITCH_INTERVAL_S`` (never
+  raises it). With Python's default of 5 ms, the I/O thread waits up to 5 ms for the GIL each
+  time a busy task thread holds it, which caps every hop of the exchange; see
+  docs/internals/transport.md for the measurement.
 
 Who calls it: the TaskManager (creates it with the job secret, announces ``address`` to the
 JobManager, creates remote input channels through ``create_remote_channel``) and tests.
@@ -24,6 +28,7 @@ from __future__ import annotations
 import logging
 import selectors
 import socket
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -59,6 +64,8 @@ from flintlock.runtime.network.remote_channel import DataAddress, RemoteInputCha
 from flintlock.runtime.network.server import ServerHandler
 
 log = logging.getLogger(__name__)
+
+GIL_SWITCH_INTERVAL_S = 0.0005
 
 
 class TransportClosedError(FlintlockError):
@@ -126,6 +133,8 @@ class TcpTransport:
         listener.setblocking(False)
         self._listener = listener
         self.address = (host, listener.getsockname()[1])
+        if sys.getswitchinterval() > GIL_SWITCH_INTERVAL_S:
+            sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
         self.io.selector.register(listener, selectors.EVENT_READ, self._accept)
         self.io.add_closer(listener.close)
         self.io.start()

@@ -1,0 +1,208 @@
+"""Remote exchange throughput between two processes on loopback, next to a bare reference.
+
+flintlock: a spawned producer TaskManager (TcpTransport, PIPELINED_BOUNDED partition, one
+subpartition, ``RecordWriter`` with a forward selector) sends to this process, the consumer
+TaskManager (TcpTransport, one remote channel, ``RecordDeserializer``), which counts records.
+
+bare: the same two processes with no framework: the producer appends records to a list and,
+every batch of about one buffer (32 KiB), pickles it and ``sendall``s it length-prefixed on a
+raw socket; the consumer ``recv``s, unpickles and counts. No auth, no credit, no pools.
+
+Both run in the same invocation with the same record shapes: small ``(i, i)`` tuples and
+``(i, 1 KiB bytes)`` (a fresh bytes object per record, so pickle cannot share them).
+
+Run: ``.venv/bin/python benchmarks/exchange_throughput.py [--records N] [--repeat R]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import pickle
+import socket
+import struct
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from flintlock.common.config import Configuration
+from flintlock.common.ids import (
+    ChannelIndex,
+    IntermediateDataSetId,
+    ResultPartitionId,
+    SubtaskIndex,
+)
+from flintlock.runtime.auth import new_job_secret
+from flintlock.runtime.network.buffer import NetworkBufferPool
+from flintlock.runtime.network.channel_selector import ForwardSelector
+from flintlock.runtime.network.gate import SingleInputGate
+from flintlock.runtime.network.partition import (
+    ResultPartition,
+    ResultPartitionManager,
+    ResultPartitionType,
+    create_partition_pool,
+)
+from flintlock.runtime.network.serialization import RecordDeserializer
+from flintlock.runtime.network.transport import TcpTransport
+from flintlock.runtime.network.writer import RecordWriter
+
+PID = ResultPartitionId(IntermediateDataSetId("bench"), SubtaskIndex(0))
+SEGMENT = 32 * 1024
+NETWORK_MEMORY = 64 * 1024 * 1024
+LENGTH = struct.Struct("!I")
+
+
+def small(i: int) -> Any:
+    return (i, i)
+
+
+def kib(i: int) -> Any:
+    return (i, i.to_bytes(8, "little") * 128)
+
+
+SHAPES: dict[str, tuple[Callable[[int], Any], int]] = {
+    # name: (record factory, records per ~32 KiB batch for the bare reference)
+    "(int, int)": (small, 3000),
+    "(int, 1 KiB bytes)": (kib, 31),
+}
+
+
+# ------------------------------------------------------------------------------- flintlock
+
+
+def flintlock_producer(secret: bytes, pipe: Connection, shape: str, records: int) -> None:
+    make = SHAPES[shape][0]
+    config = Configuration()
+    pool = NetworkBufferPool.from_memory(NETWORK_MEMORY, SEGMENT)
+    partitions = ResultPartitionManager()
+    kind = ResultPartitionType.PIPELINED_BOUNDED
+    partition = ResultPartition(PID, kind, 1, create_partition_pool(pool, kind, 1, config))
+    partitions.register(partition)
+    with TcpTransport(config, secret, partitions, pool, "producer").start() as transport:
+        pipe.send(transport.address)
+        pipe.recv()  # the consumer is connected
+        writer = RecordWriter(partition, ForwardSelector(), buffer_timeout_ms=-1)
+        emit = writer.emit
+        pipe.send(time.monotonic())
+        for i in range(records):
+            emit(make(i))
+        writer.close()
+        partition.finish()
+        pipe.recv()
+
+
+def flintlock_run(shape: str, records: int) -> tuple[float, int]:
+    context = multiprocessing.get_context("spawn")
+    secret = new_job_secret()
+    parent, child = context.Pipe()
+    process = context.Process(target=flintlock_producer, args=(secret, child, shape, records))
+    process.start()
+    address = parent.recv()
+    pool = NetworkBufferPool.from_memory(NETWORK_MEMORY, SEGMENT)
+    with TcpTransport(Configuration(), secret, ResultPartitionManager(), pool, "consumer"
+                      ).start() as transport:
+        gate = SingleInputGate(0, pool.create_buffer_pool(0, 8))
+        gate.set_channels([transport.create_remote_channel(gate, ChannelIndex(0), PID, 0, address)])
+        gate.request_partitions()
+        parent.send("go")
+        started = parent.recv()
+        deserializer = RecordDeserializer()
+        received = 0
+        while (item := gate.get_next()) is not None:
+            buffer = item[1]
+            if not buffer.is_event:
+                for _ in deserializer.deserialize(buffer.view()):
+                    received += 1
+            buffer.recycle()
+        elapsed = time.monotonic() - started
+        wire_bytes = sum(c.bytes_received for c in transport.statistics().connections)
+        gate.close()
+    parent.send("done")
+    process.join()
+    assert received == records, (received, records)
+    return elapsed, wire_bytes
+
+
+# ------------------------------------------------------------------------------------ bare
+
+
+def bare_producer(port: int, pipe: Connection, shape: str, records: int) -> None:
+    make, batch_size = SHAPES[shape]
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    pipe.send(time.monotonic())
+    batch: list[Any] = []
+    for i in range(records):
+        batch.append(make(i))
+        if len(batch) >= batch_size:
+            data = pickle.dumps(batch, 5)
+            sock.sendall(LENGTH.pack(len(data)) + data)
+            batch = []
+    if batch:
+        data = pickle.dumps(batch, 5)
+        sock.sendall(LENGTH.pack(len(data)) + data)
+    sock.close()
+
+
+def recv_exactly(sock: socket.socket, size: int) -> bytearray | None:
+    data = bytearray(size)
+    view = memoryview(data)
+    filled = 0
+    while filled < size:
+        n = sock.recv_into(view[filled:])
+        if n == 0:
+            return None
+        filled += n
+    return data
+
+
+def bare_run(shape: str, records: int) -> tuple[float, int]:
+    context = multiprocessing.get_context("spawn")
+    listener = socket.create_server(("127.0.0.1", 0))
+    parent, child = context.Pipe()
+    port = listener.getsockname()[1]
+    process = context.Process(target=bare_producer, args=(port, child, shape, records))
+    process.start()
+    sock, _ = listener.accept()
+    started = parent.recv()
+    received, wire_bytes = 0, 0
+    while (header := recv_exactly(sock, LENGTH.size)) is not None:
+        (size,) = LENGTH.unpack(header)
+        data = recv_exactly(sock, size)
+        assert data is not None
+        for _ in pickle.loads(data):
+            received += 1
+        wire_bytes += LENGTH.size + size
+    elapsed = time.monotonic() - started
+    sock.close()
+    listener.close()
+    process.join()
+    assert received == records, (received, records)
+    return elapsed, wire_bytes
+
+
+def best(run: Callable[[str, int], tuple[float, int]], shape: str, records: int, repeat: int
+         ) -> tuple[float, int]:
+    return min(run(shape, records) for _ in range(repeat))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print("| records | path | records/s | MB/s on the wire | vs bare |")
+    print("|---|---|---:|---:|---:|")
+    for shape in SHAPES:
+        records = args.records if shape == "(int, int)" else args.records // 10
+        bare_s, bare_bytes = best(bare_run, shape, records, args.repeat)
+        ours_s, our_bytes = best(flintlock_run, shape, records, args.repeat)
+        for name, seconds, wire in (("bare", bare_s, bare_bytes), ("flintlock", ours_s, our_bytes)):
+            ratio = bare_s / seconds
+            print(f"| {records:,} x {shape} | {name} | {records / seconds / 1e6:.2f} M "
+                  f"| {wire / seconds / 1e6:.0f} | {ratio:.0%} |")
+
+
+if __name__ == "__main__":
+    main()
