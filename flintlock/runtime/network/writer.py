@@ -134,6 +134,8 @@ class RecordWriter:
         self._key_cache: dict[Any, _Pending] = {}  # key -> its channel's pending list
         if selector.is_broadcast:
             self.emit = self.broadcast_emit  # type: ignore[method-assign]
+        elif self.num_channels == 1:
+            self.emit = self._emit_single  # type: ignore[method-assign]
         elif isinstance(selector, KeyGroupSelector):
             self._key_selector = selector.key_selector
             self._channel_for_key = selector.channel_for_key
@@ -153,6 +155,13 @@ class RecordWriter:
         pending.append(record)
         if len(pending) >= pending.limit:
             self._write_batch(pending.channel)
+
+    def _emit_single(self, record: Any) -> None:
+        """``emit`` when there is one channel (forward, or any selector at parallelism 1)."""
+        pending = self._pending[0]
+        pending.append(record)
+        if len(pending) >= pending.limit:
+            self._write_batch(0)
 
     def _emit_keyed(self, record: Any) -> None:
         """``emit`` for key-group hashing: one dict lookup from key to pending list."""

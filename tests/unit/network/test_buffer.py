@@ -212,3 +212,33 @@ def test_pools_never_leak_a_segment(ops):
         pool.destroy()
     stats = network.statistics()
     assert (stats.free_segments, stats.reserved_segments, stats.exclusive_segments) == (8, 0, 0)
+
+
+def test_concurrent_requests_and_recycles_leak_nothing():
+    network = NetworkBufferPool(6, 16)
+    pools = [network.create_buffer_pool(1, 4), network.create_buffer_pool(2, UNBOUNDED)]
+    errors: list[BaseException] = []
+
+    def churn(pool, seed: int) -> None:
+        rng = __import__("random").Random(seed)
+        held: list[Buffer] = []
+        try:
+            for _ in range(500):
+                if held and (rng.random() < 0.5 or len(held) >= 2):
+                    held.pop(rng.randrange(len(held))).recycle()
+                else:
+                    held.append(pool.request_buffer_blocking(10))
+            for buffer in held:
+                buffer.recycle()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=churn, args=(pools[i % 2], i)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors and not any(t.is_alive() for t in threads)
+    for pool in pools:
+        pool.destroy()
+    assert network.statistics().free_segments == 6
