@@ -12,6 +12,7 @@ from flintlock.common.execution_config import ExecutionConfig
 from flintlock.common.job_client import CloseableIterator, CompletableFuture, JobClient
 from flintlock.common.job_execution_result import JobExecutionResult
 from flintlock.common.job_status import JobStatus
+from flintlock.common.restart_strategy import RestartStrategies
 from flintlock.common.time import Duration, Instant, Time
 from flintlock.common.typeinfo import TypeInformation, Types
 from flintlock.common.types import Row, RowKind
@@ -29,6 +30,7 @@ __all__ = [
     "JobClient",
     "JobExecutionResult",
     "JobStatus",
+    "RestartStrategies",
     "Row",
     "RowKind",
     "Time",

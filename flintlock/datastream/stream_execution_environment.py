@@ -21,6 +21,7 @@ import importlib
 import json
 from typing import TYPE_CHECKING, Any
 
+from flintlock.common import restart_strategy
 from flintlock.common.checkpointing import CheckpointingMode
 from flintlock.common.config import Configuration
 from flintlock.common.execution_config import ExecutionConfig
@@ -28,6 +29,7 @@ from flintlock.common.job_execution_result import JobExecutionResult
 from flintlock.common.operator_spec import CollectionSource, OperatorKind, OperatorSpec
 from flintlock.common.options import checkpointing as checkpoint_options
 from flintlock.common.options import execution
+from flintlock.common.restart_strategy import RestartStrategyConfiguration
 from flintlock.common.time import Duration
 from flintlock.common.typeinfo import TypeInformation
 from flintlock.common.watermark_strategy import WatermarkStrategy
@@ -217,6 +219,19 @@ class StreamExecutionEnvironment:
     def is_changelog_state_backend_enabled(self) -> bool:
         return False
 
+    def set_restart_strategy(self, restart_strategy_configuration: RestartStrategyConfiguration
+                             ) -> StreamExecutionEnvironment:
+        """Write the strategy as ``restart-strategy.*`` keys (validated)."""
+        if not isinstance(restart_strategy_configuration, RestartStrategyConfiguration):
+            raise TypeError("set_restart_strategy needs a RestartStrategies configuration, "
+                            f"e.g. RestartStrategies.no_restart(); got "
+                            f"{restart_strategy_configuration!r}")
+        restart_strategy_configuration.configure_into(self._configuration)
+        return self
+
+    def get_restart_strategy(self) -> RestartStrategyConfiguration:
+        return restart_strategy.from_configuration(self._configuration)
+
     def set_default_savepoint_directory(self, directory: str) -> StreamExecutionEnvironment:
         self._configuration.set(checkpoint_options.SAVEPOINT_DIR, directory)
         return self
@@ -346,10 +361,6 @@ class StreamExecutionEnvironment:
     register_slot_sharing_group = unsupported("slot sharing groups with resource specs "
                                               "(name a group with slot_sharing_group(str))")
     enable_changelog_state_backend = unsupported("the changelog state backend", "#3")
-    set_restart_strategy = unsupported("restart strategies in code (set the "
-                                       "restart-strategy.* keys with configure())", "#4")
-    get_restart_strategy = unsupported("restart strategies in code (read the "
-                                       "restart-strategy.* keys)", "#4")
     add_default_kryo_serializer = unsupported("Kryo serializers (records are Python objects)")
     register_type_with_kryo_serializer = unsupported("Kryo serializers (records are Python "
                                                      "objects)")

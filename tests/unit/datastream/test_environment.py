@@ -1,12 +1,21 @@
 """StreamExecutionEnvironment: settings under Flink's keys, sources, submission to the
 executor, closing."""
 
+import datetime
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from flintlock.common import Configuration, Row, Types, WatermarkStrategy
+from flintlock.common import (
+    Configuration,
+    Duration,
+    RestartStrategies,
+    Row,
+    Types,
+    WatermarkStrategy,
+)
 from flintlock.common.operator_spec import CollectionSource, OperatorKind
 from flintlock.common.typeinfo import RecordTypeMismatchError
 from flintlock.datastream import (
@@ -265,3 +274,48 @@ def test_from_collection_converts_tuples_for_a_row_type(env: StreamExecutionEnvi
                                                     [Types.INT(), Types.STRING()])).print()
     (element,) = env.get_stream_graph().node(1).operator.source.elements
     assert element == Row(id=1, name="a") and element.name == "a"
+
+
+@pytest.mark.parametrize(("strategy", "expected"), [
+    (RestartStrategies.no_restart(), {"restart-strategy.type": "none"}),
+    (RestartStrategies.fixed_delay_restart(3, 1000), {
+        "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": "3",
+        "restart-strategy.fixed-delay.delay": "1000"}),
+    (RestartStrategies.failure_rate_restart(2, datetime.timedelta(minutes=1),
+                                            Duration.of_seconds(5)), {
+        "restart-strategy.type": "failure-rate",
+        "restart-strategy.failure-rate.max-failures-per-interval": "2",
+        "restart-strategy.failure-rate.failure-rate-interval": "60000",
+        "restart-strategy.failure-rate.delay": "5000"}),
+    (RestartStrategies.exponential_delay_restart(10, 1000, 2.0, 60_000, 0.0), {
+        "restart-strategy.type": "exponential-delay",
+        "restart-strategy.exponential-delay.initial-backoff": "10",
+        "restart-strategy.exponential-delay.max-backoff": "1000",
+        "restart-strategy.exponential-delay.backoff-multiplier": "2.0",
+        "restart-strategy.exponential-delay.reset-backoff-threshold": "60000",
+        "restart-strategy.exponential-delay.jitter-factor": "0.0"}),
+])
+def test_restart_strategies_are_written_as_keys_and_read_back(
+        env: StreamExecutionEnvironment, strategy: Any, expected: dict[str, str]) -> None:
+    env.set_restart_strategy(strategy)
+    assert keys(env) == expected
+    assert env.get_restart_strategy() == strategy
+
+
+def test_fall_back_restart_unsets_the_type(env: StreamExecutionEnvironment) -> None:
+    env.set_restart_strategy(RestartStrategies.no_restart())
+    env.set_restart_strategy(RestartStrategies.fall_back_restart())
+    assert keys(env) == {}
+    assert env.get_restart_strategy() == RestartStrategies.fall_back_restart()
+    fixed = RestartStrategies.fixed_delay_restart(2, datetime.timedelta(seconds=3))
+    assert fixed.get_delay_between_attempts_interval() == datetime.timedelta(seconds=3)
+    assert fixed.get_restart_attempts() == 2
+
+
+def test_bad_restart_strategies_fail(env: StreamExecutionEnvironment) -> None:
+    with pytest.raises(ValueError, match=r"restart-strategy\.fixed-delay\.attempts"):
+        env.set_restart_strategy(RestartStrategies.fixed_delay_restart(-1, 10))
+    with pytest.raises(TypeError):
+        RestartStrategies.fixed_delay_restart(1, "10 s")
+    with pytest.raises(TypeError):
+        env.set_restart_strategy("none")  # type: ignore[arg-type]

@@ -45,7 +45,7 @@ CONNECTED_STREAMS = ["key_by", "map", "flat_map", "process"]
 UNSUPPORTED = {
     "StreamExecutionEnvironment": [
         "register_slot_sharing_group", "enable_changelog_state_backend",
-        "set_restart_strategy", "get_restart_strategy", "add_default_kryo_serializer",
+        "add_default_kryo_serializer",
         "register_type_with_kryo_serializer", "register_type", "add_python_file",
         "set_python_requirements", "add_python_archive", "set_python_executable",
         "add_jars", "add_classpaths", "get_default_local_parallelism",
