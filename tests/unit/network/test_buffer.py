@@ -1,4 +1,5 @@
 import pickle
+import random
 import threading
 
 import pytest
@@ -220,7 +221,7 @@ def test_concurrent_requests_and_recycles_leak_nothing():
     errors: list[BaseException] = []
 
     def churn(pool, seed: int) -> None:
-        rng = __import__("random").Random(seed)
+        rng = random.Random(seed)
         held: list[Buffer] = []
         try:
             for _ in range(500):
