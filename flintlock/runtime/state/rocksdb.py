@@ -13,9 +13,9 @@ Key layout (raw bytes, so that one key group is one contiguous key range)::
 The user-key suffix exists only for map state (one RocksDB entry per map entry). Values are
 pickles of the stored value (the value, the whole list, the accumulator, or the map entry's
 value). Unlike the heap backend, this backend hashes the key to its key group in
-``set_current_key`` (once per record), because the key group is part of every RocksDB key;
-the cost is small next to a RocksDB access. Equal keys must pickle to equal bytes (``1`` and
-``1.0`` are different keys here).
+``set_current_key``, because the key group is part of every RocksDB key; the encodings of
+recent str/int/bytes keys are cached (bounded), so a hot key is hashed and pickled once.
+Equal keys must pickle to equal bytes (``1`` and ``1.0`` are different keys here).
 
 Snapshots: the synchronous part opens a RocksDB iterator, which pins a consistent view of the
 database (memtables and SST files) as of that instant; the asynchronous part walks it in key
@@ -76,6 +76,11 @@ from flintlock.runtime.state.snapshots import (
     write_blob,
 )
 
+# Encoded keys are remembered for exact str/int/bytes keys only: a dict would treat 1, 1.0
+# and True as one key, while their pickles (and so their RocksDB keys) differ.
+_CACHEABLE_KEY_TYPES = frozenset({str, int, bytes})
+_KEY_CACHE_SIZE = 65_536
+
 
 class RocksDBKeyedStateBackend(KeyedStateBackend):
     """Keyed state in a private RocksDB; see the module docstring."""
@@ -103,13 +108,25 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self._snapshots_lock = threading.Lock()
         self.key_group_prefix = b""  # 2-byte key group of the current key
         self.key_suffix = b""  # len + pickle of the current key
+        self._key_cache: dict[Any, tuple[bytes, bytes]] = {}  # recent keys → encoding
 
     def set_current_key(self, key: Any) -> None:
         self.current_key = key
-        encoded = dumps(key)
+        cacheable = type(key) in _CACHEABLE_KEY_TYPES
+        encoded = self._key_cache.get(key) if cacheable else None
+        if encoded is None:
+            encoded = self._encode_key(key)
+            if cacheable:
+                if len(self._key_cache) >= _KEY_CACHE_SIZE:
+                    self._key_cache.clear()
+                self._key_cache[key] = encoded
+        self.key_group_prefix, self.key_suffix = encoded
+
+    def _encode_key(self, key: Any) -> tuple[bytes, bytes]:
+        """(2-byte key group, length-prefixed pickle) of ``key``."""
+        pickled = dumps(key)
         group = assign_to_key_group(key, self.max_parallelism)
-        self.key_group_prefix = group.to_bytes(2, "big")
-        self.key_suffix = len(encoded).to_bytes(4, "big") + encoded
+        return group.to_bytes(2, "big"), len(pickled).to_bytes(4, "big") + pickled
 
     def entry_key(self, state_id: bytes) -> bytes:
         """The RocksDB key of the current key's entry in a state."""

@@ -217,3 +217,18 @@ def test_statistics_count_states_entries_and_snapshots(backend):
     assert (statistics.states, statistics.entries, statistics.snapshots_in_flight) == (2, 5, 1)
     pending.release()
     assert backend.statistics().snapshots_in_flight == 0
+
+
+def test_rocksdb_keys_are_their_pickles_whatever_was_cached(tmp_path):
+    backend = RocksDBKeyedStateBackend(KeyGroupRange(0, 7), 8, local_dir=str(tmp_path))
+    state = backend.get_partitioned_state(ValueStateDescriptor("v"))
+    for key, value in ((1, "int"), (1.0, "float"), (True, "bool"), (1, "int again")):
+        backend.set_current_key(key)
+        state.update(value)
+    backend.set_current_key(1.0)
+    assert state.value() == "float"
+    backend.set_current_key(True)
+    assert state.value() == "bool"
+    backend.set_current_key(1)
+    assert state.value() == "int again"
+    backend.dispose()
