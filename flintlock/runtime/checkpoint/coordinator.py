@@ -396,7 +396,7 @@ class CheckpointCoordinator:
         except Exception as exc:
             log.warning("could not create the location of checkpoint %d", checkpoint_id,
                         exc_info=True)
-            return self._refuse(request, CheckpointFailureReason.IO_EXCEPTION, repr(exc))
+            return self._refuse(request, CheckpointFailureReason.IO_EXCEPTION, _describe(exc))
         return self._start_pending(checkpoint_id, request, location, now)
 
     def _init_location(
@@ -531,7 +531,7 @@ class CheckpointCoordinator:
             discard_quietly(state, f"unstored checkpoint {completed.checkpoint_id}, task {task}")
         location.dispose()
         reason = CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE
-        return self._failed(pending, reason, repr(cause))
+        return self._failed(pending, reason, _describe(cause))
 
     def _abort(
         self, pending: PendingCheckpoint, reason: CheckpointFailureReason, detail: str = ""
@@ -577,3 +577,7 @@ class CheckpointCoordinator:
 
     def _pending_in_order(self) -> list[PendingCheckpoint]:
         return [self._pending[c] for c in sorted(self._pending)]
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"

@@ -308,6 +308,45 @@ def test_request_queue_overflow(tmp_path: Path) -> None:
     assert h.coordinator.statistics().refused == {R.TOO_MANY_CHECKPOINT_REQUESTS: 1}
 
 
+class BrokenStorage(CheckpointStorage):
+    def init_checkpoint(self, checkpoint_id: CheckpointId) -> CheckpointStorageLocation:
+        raise OSError("read-only file system")
+
+
+def test_a_location_that_cannot_be_created_is_a_counted_failure(tmp_path: Path) -> None:
+    h = Harness(tmp_path, tolerable_failed_checkpoints=0)
+    h.storage = BrokenStorage(str(tmp_path / "ro"), JOB)
+    h.coordinator = CheckpointCoordinator(
+        JOB, h.config, CheckpointTaskSets.for_job(SOURCES, ALL), h.storage, h.store, h.clock,
+        random.Random(1))
+    h.all_running()
+    actions = h.coordinator.trigger_checkpoint(request_id="r")
+    assert isinstance(actions[0], FailCheckpointRequest)
+    assert actions[0].error.reason is R.IO_EXCEPTION and "read-only" in str(actions[0].error)
+    assert isinstance(actions[1], FailJob) and len(actions) == 2
+    assert h.coordinator.next_checkpoint_id == 2  # the id was used up, never reused
+
+
+def test_a_savepoint_without_a_directory_fails_only_the_request(tmp_path: Path) -> None:
+    h = Harness(tmp_path, tolerable_failed_checkpoints=0)
+    h.storage = CheckpointStorage(str(tmp_path / "chk"), JOB)
+    h.coordinator = CheckpointCoordinator(
+        JOB, h.config, CheckpointTaskSets.for_job(SOURCES, ALL), h.storage, h.store, h.clock,
+        random.Random(1))
+    h.all_running()
+    actions = h.coordinator.trigger_savepoint("sp")
+    assert len(actions) == 1 and isinstance(actions[0], FailSavepointRequest)
+    assert "savepoint-dir" in str(actions[0].error)
+
+
+def test_task_sets() -> None:
+    sets = CheckpointTaskSets.for_job(SOURCES, ALL)
+    assert sets.to_trigger == frozenset(SOURCES)
+    assert sets.to_ack == sets.to_commit == frozenset(ALL)
+    with pytest.raises(ValueError):
+        CheckpointTaskSets.for_job((), ALL)
+
+
 # -- acks ------------------------------------------------------------------------------------
 
 
