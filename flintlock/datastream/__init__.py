@@ -46,6 +46,7 @@ from flintlock.datastream.functions import (
     TimerService,
     WindowFunction,
 )
+from flintlock.datastream.slot_sharing_group import SlotSharingGroup
 from flintlock.datastream.state_backend import (
     EmbeddedRocksDBStateBackend,
     FsStateBackend,
@@ -68,7 +69,7 @@ __all__ = [
     "KeyedProcessFunction", "KeyedStream", "MapFunction", "MemoryStateBackend",
     "NullByteKeySelector", "Partitioner", "ProcessAllWindowFunction", "ProcessFunction",
     "ProcessWindowFunction", "ReduceFunction", "RocksDBStateBackend", "RuntimeContext",
-    "RuntimeExecutionMode", "SinkFunction", "SourceFunction", "StateBackend",
+    "RuntimeExecutionMode", "SinkFunction", "SlotSharingGroup", "SourceFunction", "StateBackend",
     "StreamExecutionEnvironment", "TimeCharacteristic", "TimeDomain", "TimerService",
     "WindowFunction",
 ]

@@ -38,6 +38,7 @@ from flintlock.datastream.connectors.base import Source
 from flintlock.datastream.data_stream import DataStream
 from flintlock.datastream.errors import EmptyJobError, EnvironmentClosedError
 from flintlock.datastream.execution_mode import RuntimeExecutionMode
+from flintlock.datastream.slot_sharing_group import SlotSharingGroup
 from flintlock.datastream.state_backend import StateBackend, backend_from_configuration
 from flintlock.datastream.time_characteristic import TimeCharacteristic
 from flintlock.datastream.transformations import (
@@ -78,6 +79,7 @@ class StreamExecutionEnvironment:
         self._next_id = 1
         self._closed = False
         self._time_characteristic = TimeCharacteristic.EventTime
+        self._slot_sharing_groups: dict[str, SlotSharingGroup] = {}
         self._execution_config = ExecutionConfig(self._configuration)
         self._checkpoint_config = CheckpointConfig(self._configuration)
 
@@ -181,6 +183,16 @@ class StreamExecutionEnvironment:
         if not isinstance(characteristic, TimeCharacteristic):
             raise TypeError(f"expected a TimeCharacteristic, got {characteristic!r}")
         self._time_characteristic = characteristic
+        return self
+
+    def register_slot_sharing_group(self, slot_sharing_group: SlotSharingGroup
+                                    ) -> StreamExecutionEnvironment:
+        """Accepted for compatibility: groups are matched by name and their resources are not
+        used for placement (see ``SlotSharingGroup``)."""
+        if not isinstance(slot_sharing_group, SlotSharingGroup):
+            raise TypeError(f"register_slot_sharing_group needs a SlotSharingGroup, got "
+                            f"{slot_sharing_group!r}")
+        self._slot_sharing_groups[slot_sharing_group.get_name()] = slot_sharing_group
         return self
 
     def get_stream_time_characteristic(self) -> TimeCharacteristic:
@@ -358,8 +370,6 @@ class StreamExecutionEnvironment:
 
     # -- not supported yet ------------------------------------------------------------------
 
-    register_slot_sharing_group = unsupported("slot sharing groups with resource specs "
-                                              "(name a group with slot_sharing_group(str))")
     enable_changelog_state_backend = unsupported("the changelog state backend", "#3")
     add_default_kryo_serializer = unsupported("Kryo serializers (records are Python objects)")
     register_type_with_kryo_serializer = unsupported("Kryo serializers (records are Python "

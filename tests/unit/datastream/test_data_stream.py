@@ -13,6 +13,7 @@ from flintlock.datastream import (
     KeyedProcessFunction,
     MapFunction,
     ProcessFunction,
+    SlotSharingGroup,
     StreamExecutionEnvironment,
 )
 from flintlock.datastream.connectors import Sink
@@ -174,13 +175,17 @@ def test_slot_sharing_group_is_inherited_only_when_all_inputs_agree(
                        7: "default", 8: "default"}
 
 
-def test_slot_sharing_group_accepts_objects_with_a_name(env: StreamExecutionEnvironment) -> None:
-    class Group:
-        def get_name(self) -> str:
-            return "green"
-
-    numbers(env).map(str).slot_sharing_group(Group()).print()
+def test_slot_sharing_group_objects_are_used_by_name(env: StreamExecutionEnvironment) -> None:
+    group = SlotSharingGroup.builder("green").set_cpu_cores(1.0).set_task_heap_memory_mb(
+        100).build()
+    assert group.resources == {"cpu_cores": 1.0, "task_heap_memory_mb": 100}
+    env.register_slot_sharing_group(group)
+    numbers(env).map(str).slot_sharing_group(group).print()
     assert env.get_stream_graph().node(2).slot_sharing_group == "green"
+    with pytest.raises(ValueError):
+        SlotSharingGroup("")
+    with pytest.raises(TypeError):
+        env.register_slot_sharing_group("green")  # type: ignore[arg-type]
 
 
 def test_get_name_and_name(env: StreamExecutionEnvironment) -> None:

@@ -44,7 +44,7 @@ CONNECTED_STREAMS = ["key_by", "map", "flat_map", "process"]
 
 UNSUPPORTED = {
     "StreamExecutionEnvironment": [
-        "register_slot_sharing_group", "enable_changelog_state_backend",
+        "enable_changelog_state_backend",
         "add_default_kryo_serializer",
         "register_type_with_kryo_serializer", "register_type", "add_python_file",
         "set_python_requirements", "add_python_archive", "set_python_executable",
