@@ -39,15 +39,25 @@ def group_by_key_group(
 
     Each distinct key is hashed once, however many states hold it.
     """
-    key_groups: dict[Any, int] = {}
-    groups: dict[int, dict[str, Entries]] = {}
+    known: dict[Any, int] = {}
+    remember = len(tables) > 1  # one table: every key is seen once anyway
+    groups: dict[int, Block] = {}
     for name, table in tables.items():
-        for key, value in table.items():
-            group = key_groups.get(key)
+        by_group: dict[int, Entries] = {}
+        for entry in table.items():
+            group = known.get(entry[0]) if remember else None
             if group is None:
-                group = key_groups[key] = assign_to_key_group(key, max_parallelism)
-            groups.setdefault(group, {}).setdefault(name, []).append((key, value))
-    return {group: list(by_name.items()) for group, by_name in groups.items()}
+                group = assign_to_key_group(entry[0], max_parallelism)
+                if remember:
+                    known[entry[0]] = group
+            bucket = by_group.get(group)
+            if bucket is None:
+                by_group[group] = [entry]
+            else:
+                bucket.append(entry)
+        for group, entries in by_group.items():
+            groups.setdefault(group, []).append((name, entries))
+    return groups
 
 
 def encode_blocks(
