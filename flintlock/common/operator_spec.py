@@ -51,7 +51,9 @@ Common fields:
   operator_name)`` on the first record of each subtask (and whenever cheap, e.g. on a
   state-backend miss) so an unhashable key fails with a clear error. The runtime context of a
   non-keyed operator raises ``KeyedStateOutsideKeyedContextError`` from ``get_state`` and the
-  other keyed-state getters.
+  other keyed-state getters. A key selector (or custom partitioner) the user gave as a
+  ``KeySelector`` (``Partitioner``) object appears as its bound ``get_key`` (``partition``):
+  its ``__self__`` has the ``open``/``close`` hooks PyFlink calls.
 * ``output_type`` — the declared ``TypeInformation`` of the outputs, or None when none was
   declared (PICKLED_BYTE_ARRAY: any picklable object). When set, the runtime converts each
   output as PyFlink does (``record = output_type.coerce(record)`` when

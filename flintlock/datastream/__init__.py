@@ -46,6 +46,7 @@ from flintlock.datastream.functions import (
     TimerService,
     WindowFunction,
 )
+from flintlock.datastream.output_tag import OutputTag
 from flintlock.datastream.slot_sharing_group import SlotSharingGroup
 from flintlock.datastream.state_backend import (
     EmbeddedRocksDBStateBackend,
@@ -67,9 +68,9 @@ __all__ = [
     "FlatMapFunction", "FsStateBackend", "HashMapStateBackend", "JobManagerCheckpointStorage",
     "KeySelector", "KeyedBroadcastProcessFunction", "KeyedCoProcessFunction",
     "KeyedProcessFunction", "KeyedStream", "MapFunction", "MemoryStateBackend",
-    "NullByteKeySelector", "Partitioner", "ProcessAllWindowFunction", "ProcessFunction",
-    "ProcessWindowFunction", "ReduceFunction", "RocksDBStateBackend", "RuntimeContext",
-    "RuntimeExecutionMode", "SinkFunction", "SlotSharingGroup", "SourceFunction", "StateBackend",
-    "StreamExecutionEnvironment", "TimeCharacteristic", "TimeDomain", "TimerService",
-    "WindowFunction",
+    "NullByteKeySelector", "OutputTag", "Partitioner", "ProcessAllWindowFunction",
+    "ProcessFunction", "ProcessWindowFunction", "ReduceFunction", "RocksDBStateBackend",
+    "RuntimeContext", "RuntimeExecutionMode", "SinkFunction", "SlotSharingGroup", "SourceFunction",
+    "StateBackend", "StreamExecutionEnvironment", "TimeCharacteristic", "TimeDomain",
+    "TimerService", "WindowFunction",
 ]

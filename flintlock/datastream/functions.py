@@ -192,6 +192,10 @@ class BaseContext(abc.ABC):
     @abc.abstractmethod
     def timer_service(self) -> TimerService: ...
 
+    def output(self, output_tag: Any, value: Any) -> None:
+        """Emit to a side output (PyFlink's ``ctx.output``)."""
+        raise NotImplementedError("ctx.output(): side outputs are not supported yet (issue #5)")
+
 
 class KeyedContext(BaseContext):
     @abc.abstractmethod

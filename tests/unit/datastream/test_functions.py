@@ -1,6 +1,8 @@
 """User function classes: callables are wrapped without overhead, instances pass through,
 anything else is rejected with the API's name; wrappers survive cloudpickle."""
 
+from typing import Any
+
 import cloudpickle
 import pytest
 
@@ -9,6 +11,7 @@ from flintlock.datastream import (
     KeyedProcessFunction,
     MapFunction,
     NullByteKeySelector,
+    OutputTag,
     ProcessFunction,
     SinkFunction,
     SourceFunction,
@@ -111,3 +114,19 @@ def test_function_names_for_error_messages() -> None:
     assert fn.function_name(fn.wrap_map(double)).endswith("test_functions.double")
     assert fn.function_name(Doubler()).endswith("Doubler")
     assert TimeDomain.PROCESSING_TIME.value == 1
+
+
+def test_side_outputs_are_declared_but_not_supported() -> None:
+    class Context(fn.BaseContext):
+        def timestamp(self) -> int | None:
+            return None
+
+        def timer_service(self) -> Any:
+            return None
+
+    tag = OutputTag("late", None)
+    assert tag == OutputTag("late")
+    with pytest.raises(NotImplementedError, match="side outputs"):
+        Context().output(tag, 1)
+    with pytest.raises(ValueError):
+        OutputTag("")
