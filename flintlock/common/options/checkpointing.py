@@ -59,7 +59,3 @@ INCREMENTAL = ConfigOption(
     "execution.checkpointing.incremental", OptionType.BOOLEAN, False,
     "Write only what changed since the last checkpoint, where the state backend can.",
 )
-STATS_HISTORY = ConfigOption(
-    "web.checkpoints.history", OptionType.INT, 10,
-    "Finished checkpoints kept in the checkpoint statistics history.", minimum=1,
-)

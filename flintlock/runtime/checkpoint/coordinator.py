@@ -83,6 +83,7 @@ from flintlock.runtime.checkpoint.requests import (
     RequestKind,
 )
 from flintlock.runtime.checkpoint.stats import (
+    DEFAULT_STATS_HISTORY,
     NO_METRICS,
     CheckpointStatistics,
     CheckpointStatsTracker,
@@ -176,6 +177,7 @@ class CheckpointCoordinator:
         *,
         last_checkpoint_id: int = 0,
         max_queued_requests: int = DEFAULT_MAX_QUEUED_REQUESTS,
+        stats_history_size: int = DEFAULT_STATS_HISTORY,
     ) -> None:
         self.job_id = job_id
         self.settings = CoordinatorSettings.from_config(config)
@@ -185,7 +187,7 @@ class CheckpointCoordinator:
         self._clock = clock
         self._rng = rng
         self._failures = CheckpointFailureManager(self.settings.tolerable_failures)
-        self._stats = CheckpointStatsTracker(config.get(opts.STATS_HISTORY))
+        self._stats = CheckpointStatsTracker(stats_history_size)
         self._queue = CheckpointRequestQueue(max_queued_requests)
         self._pending: dict[CheckpointId, PendingCheckpoint] = {}
         self._locations: dict[CheckpointId, CheckpointStorageLocation] = {}

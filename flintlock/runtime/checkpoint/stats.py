@@ -39,6 +39,7 @@ class SubtaskCheckpointMetrics:
 
 
 NO_METRICS = SubtaskCheckpointMetrics()
+DEFAULT_STATS_HISTORY = 10
 
 
 class CheckpointStatus(enum.Enum):
@@ -132,7 +133,7 @@ class _InProgress:
 class CheckpointStatsTracker:
     """Collects what the coordinator reports; ``snapshot()`` freezes it."""
 
-    def __init__(self, history_size: int = 10) -> None:
+    def __init__(self, history_size: int = DEFAULT_STATS_HISTORY) -> None:
         self._history: collections.deque[CheckpointStats] = collections.deque(
             maxlen=max(history_size, 1)
         )
