@@ -1,7 +1,8 @@
 """``JobClient`` (a handle on a submitted job) and ``CloseableIterator`` (the results of
-``DataStream.execute_and_collect``), as PyFlink names them.
+``DataStream.execute_and_collect``), as PyFlink names them, and ``JobExecutor``: what
+``env.execute()`` calls.
 
-Both are interfaces here: the Spark executor (issue #4) implements them. Asynchronous answers
+All three are interfaces here: the Spark executor (issue #4) implements them. Asynchronous answers
 are ``concurrent.futures.Future`` objects, which offer the methods of PyFlink's
 ``CompletableFuture`` (``result()``, ``done()``, ``cancel()``, ``exception()``,
 ``add_done_callback()``); ``CompletableFuture`` is exported as an alias.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterator
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Protocol
 
 from flintlock.common.job_execution_result import JobExecutionResult
 from flintlock.common.job_status import JobStatus
@@ -69,3 +70,24 @@ class CloseableIterator(Iterator[Any], abc.ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class JobExecutor(Protocol):
+    """What the environment calls to run a job: ``flintlock.spark.executor.SparkExecutor``.
+
+    ``stream_graph`` is a validated ``flintlock.graph.stream_graph.StreamGraph`` whose nodes
+    carry ``flintlock.common.operator_spec.OperatorSpec`` objects; ``configuration`` is a copy of
+    the environment's configuration (the executor may keep it); ``job_name`` is final.
+    """
+
+    def execute(self, stream_graph: Any, configuration: Any, job_name: str
+                ) -> JobExecutionResult:
+        """Run the job to its end (or failure, raised) and return its result."""
+
+    def execute_async(self, stream_graph: Any, configuration: Any, job_name: str) -> JobClient:
+        """Submit the job and return at once."""
+
+    def execute_and_collect(self, stream_graph: Any, configuration: Any, job_name: str,
+                            collect_id: str) -> CloseableIterator:
+        """Submit the job and iterate over the records of the sink whose ``CollectSink`` has
+        ``collect_id``; closing the iterator cancels the job if it still runs."""

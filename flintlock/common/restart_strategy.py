@@ -149,6 +149,13 @@ class ExponentialDelayRestartStrategyConfiguration(RestartStrategyConfiguration)
         configuration.set(options.EXP_JITTER, self.jitter_factor)
 
 
+_NoRestartStrategyConfiguration = NoRestartStrategyConfiguration
+_FallbackRestartStrategyConfiguration = FallbackRestartStrategyConfiguration
+_FixedDelayRestartStrategyConfiguration = FixedDelayRestartStrategyConfiguration
+_FailureRateRestartStrategyConfiguration = FailureRateRestartStrategyConfiguration
+_ExponentialDelayRestartStrategyConfiguration = ExponentialDelayRestartStrategyConfiguration
+
+
 class RestartStrategies:
     """Factories with PyFlink's names."""
 
@@ -160,22 +167,22 @@ class RestartStrategies:
     ExponentialDelayRestartStrategyConfiguration = ExponentialDelayRestartStrategyConfiguration
 
     @staticmethod
-    def no_restart() -> NoRestartStrategyConfiguration:
+    def no_restart() -> _NoRestartStrategyConfiguration:
         return NoRestartStrategyConfiguration()
 
     @staticmethod
-    def fall_back_restart() -> FallbackRestartStrategyConfiguration:
+    def fall_back_restart() -> _FallbackRestartStrategyConfiguration:
         return FallbackRestartStrategyConfiguration()
 
     @staticmethod
     def fixed_delay_restart(restart_attempts: int, delay_between_attempts: Any
-                            ) -> FixedDelayRestartStrategyConfiguration:
+                            ) -> _FixedDelayRestartStrategyConfiguration:
         return FixedDelayRestartStrategyConfiguration(
             restart_attempts, _millis(delay_between_attempts, "delay_between_attempts"))
 
     @staticmethod
     def failure_rate_restart(failure_rate: int, failure_interval: Any, delay_interval: Any
-                             ) -> FailureRateRestartStrategyConfiguration:
+                             ) -> _FailureRateRestartStrategyConfiguration:
         return FailureRateRestartStrategyConfiguration(
             failure_rate, _millis(failure_interval, "failure_interval"),
             _millis(delay_interval, "delay_interval"))
@@ -184,7 +191,7 @@ class RestartStrategies:
     def exponential_delay_restart(initial_backoff: Any, max_backoff: Any,
                                   backoff_multiplier: float, reset_backoff_threshold: Any,
                                   jitter_factor: float
-                                  ) -> ExponentialDelayRestartStrategyConfiguration:
+                                  ) -> _ExponentialDelayRestartStrategyConfiguration:
         return ExponentialDelayRestartStrategyConfiguration(
             _millis(initial_backoff, "initial_backoff"), _millis(max_backoff, "max_backoff"),
             float(backoff_multiplier),

@@ -397,7 +397,9 @@ class _SequenceTypeInfo(TypeInformation):
 
     def coerce(self, value: Any) -> Any:
         if isinstance(value, self.accepted) and self.element_type.need_conversion():
-            return type(value)(self.element_type.coerce(element) for element in value)
+            kind: Any = type(value)
+            elements = cast(Sequence[Any], value)
+            return kind(self.element_type.coerce(element) for element in elements)
         return value
 
     def _problem(self, value: Any) -> str | None:

@@ -52,21 +52,23 @@ from flintlock.datastream.unsupported import unsupported
 from flintlock.graph.stream_graph import ChainingStrategy, StreamGraph
 
 if TYPE_CHECKING:
-    from flintlock.common.job_client import CloseableIterator, JobClient
+    from flintlock.common.job_client import CloseableIterator, JobClient, JobExecutor
 
 DEFAULT_JOB_NAME = "Flink Streaming Job"
 EXECUTOR_MODULE = "flintlock.spark.executor"
 
 
-def load_executor() -> Any:
-    """A new ``SparkExecutor``; ``NotImplementedError`` while the runtime does not exist."""
+def load_executor() -> JobExecutor:
+    """A new ``SparkExecutor`` (a ``JobExecutor``); ``NotImplementedError`` while the runtime
+    does not exist."""
     try:
         module = importlib.import_module(EXECUTOR_MODULE)
     except ModuleNotFoundError as exc:
         if exc.name != EXECUTOR_MODULE:
             raise
         raise NotImplementedError("the Spark runtime is not available yet (issue #4)") from None
-    return module.SparkExecutor()
+    executor: JobExecutor = module.SparkExecutor()
+    return executor
 
 
 class StreamExecutionEnvironment:
@@ -332,22 +334,18 @@ class StreamExecutionEnvironment:
     def execute(self, job_name: str | None = None) -> JobExecutionResult:
         """Run the job and wait for it to finish."""
         graph = self.get_stream_graph(job_name, clear_transformations=True)
-        result: JobExecutionResult = load_executor().execute(
-            graph, Configuration(self._configuration), graph.job_name)
-        return result
+        return load_executor().execute(graph, Configuration(self._configuration), graph.job_name)
 
     def execute_async(self, job_name: str | None = None) -> JobClient:
         """Submit the job and return at once with a client for it."""
         graph = self.get_stream_graph(job_name, clear_transformations=True)
-        client: JobClient = load_executor().execute_async(
-            graph, Configuration(self._configuration), graph.job_name)
-        return client
+        return load_executor().execute_async(graph, Configuration(self._configuration),
+                                             graph.job_name)
 
     def _execute_and_collect(self, collect_id: str, job_name: str | None) -> CloseableIterator:
         graph = self.get_stream_graph(job_name, clear_transformations=True)
-        iterator: CloseableIterator = load_executor().execute_and_collect(
+        return load_executor().execute_and_collect(
             graph, Configuration(self._configuration), graph.job_name, collect_id)
-        return iterator
 
     def get_execution_plan(self) -> str:
         """The stream graph as JSON, in the shape of Flink's execution plan."""
