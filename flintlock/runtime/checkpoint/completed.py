@@ -94,6 +94,12 @@ class CheckpointProperties:
             discard_on_suspended=False,
         )
 
+    def not_owned(self) -> CheckpointProperties:
+        """The same kind, with files the job never deletes (what it was restored from:
+        another job's retained checkpoint or a savepoint belongs to its user)."""
+        return CheckpointProperties(self.is_savepoint, self.periodic, False, False, False, False,
+                                    False)
+
     def discard_on_shutdown(self, status: JobTerminalStatus) -> bool:
         return {
             JobTerminalStatus.FINISHED: self.discard_on_finished,

@@ -68,7 +68,7 @@ from flintlock.runtime.checkpoint.coordinator_actions import (
 )
 from flintlock.runtime.checkpoint.failure import CheckpointError, CheckpointFailureReason
 from flintlock.runtime.checkpoint.failure_manager import CheckpointFailureManager
-from flintlock.runtime.checkpoint.metadata import write_metadata
+from flintlock.runtime.checkpoint.metadata import resolve_savepoint, write_metadata
 from flintlock.runtime.checkpoint.pending import (
     AckResult,
     PendingCheckpoint,
@@ -227,6 +227,19 @@ class CheckpointCoordinator:
         if latest is not None:
             self._stats.report_restored(latest.checkpoint_id)
         return latest
+
+    def restore_savepoint(self, path: str) -> CompletedCheckpoint:
+        """Restore from a savepoint or retained checkpoint (its directory or ``_metadata``).
+
+        It joins the store (never deleted by it) so a failover before the first new
+        checkpoint restores it again, and new checkpoint ids continue after its id.
+        Raises ``CorruptStateError`` for a damaged or missing one.
+        """
+        checkpoint = resolve_savepoint(path)
+        self._store.add_restored(checkpoint)
+        self._next_id = max(self._next_id, checkpoint.checkpoint_id + 1)
+        self._stats.report_restored(checkpoint.checkpoint_id)
+        return checkpoint
 
     # -- facts from the driver ----------------------------------------------------------
 

@@ -91,6 +91,8 @@ def resolve_savepoint(path: str) -> CompletedCheckpoint:
     stripped = path.rstrip("/")
     if fs.isdir(fs_path):
         directory, metadata_uri = stripped, join(stripped, METADATA_FILE)
+    elif not fs.exists(fs_path):
+        raise CorruptStateError(path, "no savepoint or checkpoint here (no such directory)")
     else:
         metadata_uri = stripped
         directory = stripped.rsplit("/", 1)[0] if "/" in stripped else "."

@@ -22,6 +22,7 @@ Thread ownership: owned by the coordinator's thread; not synchronised.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 
@@ -92,6 +93,17 @@ class CompletedCheckpointStore:
         for old in dropped:
             self._discard_subsumed(old)
         return dropped
+
+    def add_restored(self, checkpoint: CompletedCheckpoint) -> None:
+        """Register a checkpoint or savepoint the job was restored from, without writing it
+        (its ``_metadata`` exists already, maybe in a directory the job must not write).
+        A failover before the first new checkpoint restores from it again. Its files are
+        never deleted by this store: they belong to whoever made them."""
+        if any(c.checkpoint_id == checkpoint.checkpoint_id for c in self._checkpoints):
+            return
+        restored = dataclasses.replace(checkpoint, properties=checkpoint.properties.not_owned())
+        self._checkpoints = sorted([*self._checkpoints, restored], key=lambda c: c.checkpoint_id)
+        self._highest_id = max(self._highest_id, checkpoint.checkpoint_id)
 
     def note_checkpoint_id(self, checkpoint_id: CheckpointId) -> None:
         """Record that ``checkpoint_id`` was used (triggered), completed or not."""

@@ -29,7 +29,7 @@ from flintlock.runtime.checkpoint.coordinator_actions import (
 )
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason as R
 from flintlock.runtime.checkpoint.failure_manager import TooManyCheckpointFailuresError
-from flintlock.runtime.checkpoint.handles import StreamStateHandle
+from flintlock.runtime.checkpoint.handles import CorruptStateError, StreamStateHandle
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
@@ -594,3 +594,40 @@ def test_statistics_of_a_completed_checkpoint(h: Harness) -> None:
         (SINK, 50.0), (SRC0, 20.0), (SRC1, 50.0)]
     assert latest.trigger_timestamp == int(START)
     assert latest.external_path == h.location(1)
+
+
+# -- restore from a savepoint or retained checkpoint -----------------------------------------
+
+
+def test_restore_from_a_retained_checkpoint_of_another_job(tmp_path: Path) -> None:
+    old = Harness(tmp_path / "old", externalized_checkpoint_retention="retain-on-cancellation",
+                  last_checkpoint_id=16)
+    old.all_running()
+    old.coordinator.trigger_checkpoint()
+    old.ack_all(17)
+    old.coordinator.shutdown(JobTerminalStatus.CANCELED)
+    h = Harness(tmp_path / "new")
+    h.all_running()
+    restored = h.coordinator.restore_savepoint(old.location(17))
+    assert restored.checkpoint_id == 17 and set(restored.task_states) == set(ALL)
+    assert h.coordinator.statistics().restored_checkpoint_id == 17
+    latest = h.coordinator.restore_latest_checkpoint()
+    assert latest is not None and latest.checkpoint_id == 17
+    assert h.coordinator.trigger_checkpoint()[0] == ScheduleTimeout(CheckpointId(18),
+                                                                   START + TIMEOUT)
+    h.ack_all(18)
+    h.coordinator.shutdown(JobTerminalStatus.FINISHED)
+    assert Path(old.location(17), "_metadata").exists()
+    assert all(s.exists for (n, _), s in old.states.items() if n == 17)
+    assert not Path(h.location(18)).exists()
+
+
+def test_restoring_a_missing_or_damaged_savepoint_fails_naming_the_file(h: Harness) -> None:
+    missing = str(h.tmp_path / "nothing-here")
+    with pytest.raises(CorruptStateError, match="nothing-here: no savepoint"):
+        h.coordinator.restore_savepoint(missing)
+    empty = h.tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(CorruptStateError, match="empty/_metadata: the file is missing"):
+        h.coordinator.restore_savepoint(str(empty))
+    assert h.coordinator.restore_latest_checkpoint() is None
