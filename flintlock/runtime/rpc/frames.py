@@ -5,10 +5,11 @@ Frame layout (big-endian)::
     magic "FR" (2) | kind (1) | correlation id (8) | payload length (4) | payload
 
 ``kind`` says what the payload is: a CALL expecting a REPLY or FAILURE with the same
-correlation id, or a one-way TELL. Payloads are pickled messages, but this module never
-unpickles: the decoder only splits bytes into frames, rejects a bad magic, an unknown kind or a
-length above the limit (before allocating anything), and reports bytes left pending when the
-stream ends. ``decode_payload`` unpickles, and is only ever called on an authenticated
+correlation id, or a one-way TELL. Payloads are messages pickled with cloudpickle (so a
+message may carry a function or a class shipped by value, as user code is), but this module
+never unpickles: the decoder only splits bytes into frames, rejects a bad magic, an unknown
+kind or a length above the limit (before allocating anything), and reports bytes left pending
+when the stream ends. ``decode_payload`` unpickles, and is only ever called on an authenticated
 connection.
 
 Thread ownership: a ``FrameDecoder`` belongs to the single reader thread of its connection.
@@ -21,6 +22,8 @@ import pickle
 import struct
 from dataclasses import dataclass
 from typing import Final
+
+import cloudpickle
 
 from flintlock.runtime.rpc.errors import FrameTooLargeError, MalformedFrameError
 
@@ -51,7 +54,7 @@ def encode_frame(kind: FrameKind, correlation_id: int, payload: bytes, max_size:
 
 
 def encode_message(kind: FrameKind, correlation_id: int, message: object, max_size: int) -> bytes:
-    return encode_frame(kind, correlation_id, pickle.dumps(message, protocol=5), max_size)
+    return encode_frame(kind, correlation_id, cloudpickle.dumps(message, protocol=5), max_size)
 
 
 def decode_payload(frame: Frame) -> object:

@@ -1,0 +1,251 @@
+"""The entry point of a TaskManager inside a Spark barrier task, and what it cleans up.
+
+``TaskManagerEntry`` is what ``mapPartitions`` runs on an executor. It is a module-level class
+holding a ``TaskManagerPayload`` (JM address, job secret, attempt, TM count, configuration,
+and the TaskManager main function cloudpickled), so it pickles by reference and the executor's
+Python worker imports this module. It finds its TM index (the barrier partition id), and
+``run_task_manager`` then:
+
+1. connects to the JobManager's RPC endpoint and proves the job secret;
+2. runs ``main(TaskManagerContext)`` with ``forward_stdout`` active, so what the TM prints
+   (``ds.print()``) travels to the driver as ``StdoutForwarded`` messages and is written to
+   the driver's console, in order, line by line;
+3. when ``main`` returns, calls ``TaskManagerFinished`` (its reply means the JM has written
+   every line this TM forwarded); if ``main`` raises, reports ``TaskManagerFailed`` (the
+   exception pickled plus its formatted traceback) with a ``call``, so the JM has it before
+   Spark aborts the stage, and re-raises so Spark fails the barrier stage;
+4. always cleans up, because Spark reuses Python workers (``spark.python.worker.reuse``):
+   restores ``sys.stdout`` and ``sys.path``, closes the RPC connection (joining its threads),
+   unloads modules first imported during the run that are not installed packages or the
+   standard library (the job's own modules), and joins threads the run started, warning
+   about any that outlive a bounded wait.
+
+A TaskManager main registers the functions for the messages the JM pushes on
+``context.dispatcher`` *before* it announces itself to the JM.
+
+Thread ownership: everything here runs on the Python worker's main thread, except
+``_ForwardingStream.write``, which any TM thread may call (guarded by its lock).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import cloudpickle
+
+from flintlock.common.config import Configuration
+from flintlock.runtime.rpc import (
+    MessageDispatcher,
+    RemoteFailure,
+    RpcClient,
+    RpcConnection,
+    RpcError,
+)
+
+LOG = logging.getLogger(__name__)
+THREAD_JOIN_BUDGET_S = 5.0
+_RUNTIME_PACKAGES = frozenset({"flintlock", "pyspark", "py4j", "cloudpickle"})
+REPORT_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class TaskManagerFailed:
+    """TM → JM: the TaskManager's main function raised ``failure``."""
+
+    attempt: int
+    tm_index: int
+    failure: RemoteFailure
+
+
+@dataclass(frozen=True, slots=True)
+class TaskManagerFinished:
+    """TM → JM (a call, after its last ``StdoutForwarded``): main returned normally. When the
+    reply arrives, the JM has processed everything this TM sent before."""
+
+    attempt: int
+    tm_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class StdoutForwarded:
+    """TM → JM: complete lines the TaskManager wrote to its stdout."""
+
+    attempt: int
+    tm_index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskManagerPayload:
+    """What every TaskManager of one attempt receives (the TM index comes from Spark)."""
+
+    jm_host: str
+    jm_port: int
+    secret: bytes
+    attempt: int
+    num_task_managers: int
+    config: dict[str, Any]
+    main: bytes
+    connect_timeout_s: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class TaskManagerContext:
+    """What a TaskManager main function is given."""
+
+    tm_index: int
+    attempt: int
+    num_task_managers: int
+    config: Configuration
+    jm: RpcConnection
+    dispatcher: MessageDispatcher
+    secret: bytes
+
+
+TaskManagerMain = Callable[[TaskManagerContext], object]
+
+
+class _ForwardingStream(io.TextIOBase):
+    """A text stream that sends each complete line to the JM; a partial line waits."""
+
+    def __init__(self, jm: RpcConnection, attempt: int, tm_index: int, fallback: Any) -> None:
+        self._jm = jm
+        self._attempt = attempt
+        self._tm_index = tm_index
+        self._fallback = fallback
+        self._lock = threading.Lock()
+        self._partial = ""  # guarded by _lock
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            pending = self._partial + text
+            cut = pending.rfind("\n") + 1
+            self._partial = pending[cut:]
+            if cut:
+                self._send(pending[:cut])
+        return len(text)
+
+    def drain(self) -> None:
+        """Send a trailing partial line (the run is over)."""
+        with self._lock:
+            if self._partial:
+                self._send(self._partial + "\n")
+                self._partial = ""
+
+    def _send(self, lines: str) -> None:
+        try:
+            self._jm.tell(StdoutForwarded(self._attempt, self._tm_index, lines))
+        except RpcError:
+            self._fallback.write(lines)
+
+
+@contextmanager
+def forward_stdout(jm: RpcConnection, attempt: int, tm_index: int) -> Iterator[None]:
+    """Send what this process prints to the driver for the duration of the block."""
+    original = sys.stdout
+    stream = _ForwardingStream(jm, attempt, tm_index, original)
+    sys.stdout = stream
+    try:
+        yield
+    finally:
+        sys.stdout = original
+        stream.drain()
+
+
+class _ProcessSnapshot:
+    """Interpreter state before a run, to restore or check afterwards (worker reuse)."""
+
+    def __init__(self) -> None:
+        self.threads = set(threading.enumerate())
+        self.modules = set(sys.modules)
+        self.path = list(sys.path)
+
+    def restore(self) -> None:
+        sys.path[:] = self.path
+        for name in [n for n in sys.modules if n not in self.modules]:
+            if _is_job_module(sys.modules.get(name)):
+                del sys.modules[name]
+        self._join_leftover_threads()
+
+    def _join_leftover_threads(self) -> None:
+        deadline = time.monotonic() + THREAD_JOIN_BUDGET_S
+        leftover = [t for t in threading.enumerate() if t not in self.threads]
+        for thread in leftover:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        alive = [t.name for t in leftover if t.is_alive()]
+        if alive:
+            LOG.warning("threads outlived the TaskManager in a reusable worker: %s", alive)
+
+
+def _is_job_module(module: object) -> bool:
+    """A module the job brought along: not stdlib, not installed, not flintlock or pyspark."""
+    top = getattr(module, "__name__", "").split(".")[0]
+    if top in sys.stdlib_module_names or top in _RUNTIME_PACKAGES:
+        return False
+    origin = getattr(module, "__file__", None)
+    if origin is None:
+        return False
+    origin = os.path.abspath(origin)
+    installed = ("site-packages", "dist-packages")
+    if any(part in origin.split(os.sep) for part in installed):
+        return False
+    return not origin.startswith(os.path.abspath(sys.base_prefix) + os.sep)
+
+
+def run_task_manager(payload: TaskManagerPayload, tm_index: int) -> object:
+    """Run one TaskManager to completion (see the module doc); returns what main returned."""
+    snapshot = _ProcessSnapshot()
+    try:
+        main: TaskManagerMain = cloudpickle.loads(payload.main)
+        dispatcher = MessageDispatcher()
+        jm = RpcClient.connect(payload.jm_host, payload.jm_port, payload.secret, dispatcher,
+                               timeout_s=payload.connect_timeout_s)
+        try:
+            context = TaskManagerContext(tm_index, payload.attempt, payload.num_task_managers,
+                                         Configuration(payload.config), jm, dispatcher,
+                                         payload.secret)
+            return _run_main(main, context)
+        finally:
+            jm.close()
+    finally:
+        snapshot.restore()
+
+
+def _run_main(main: TaskManagerMain, context: TaskManagerContext) -> object:
+    try:
+        with forward_stdout(context.jm, context.attempt, context.tm_index):
+            result = main(context)
+        context.jm.call(TaskManagerFinished(context.attempt, context.tm_index), REPORT_TIMEOUT_S)
+        return result
+    except BaseException as exc:
+        report = TaskManagerFailed(context.attempt, context.tm_index, RemoteFailure.capture(exc))
+        try:
+            context.jm.call(report, REPORT_TIMEOUT_S)
+        except Exception as report_error:
+            LOG.warning("could not report the TaskManager failure to the JM: %s", report_error)
+        raise
+
+
+class TaskManagerEntry:
+    """The picklable function a barrier stage's ``mapPartitions`` runs (one TM per task)."""
+
+    def __init__(self, payload: TaskManagerPayload) -> None:
+        self.payload = payload
+
+    def __call__(self, partition: Iterable[int]) -> Iterator[tuple[int, object]]:
+        from pyspark import BarrierTaskContext
+
+        tm_index = BarrierTaskContext.get().partitionId()
+        yield tm_index, run_task_manager(self.payload, tm_index)

@@ -1,0 +1,147 @@
+"""The SparkSession a job runs in, and how many TaskManagers it can run at once.
+
+``session_for_job`` uses the active SparkSession when there is one (``spark-submit``, a
+notebook, a user who built their own) and otherwise builds the *embedded* default:
+``local[N]`` with N = slots needed (or ``flintlock.spark.master``), driver bound to 127.0.0.1,
+Spark UI and console progress bar off unless ``flintlock.spark.ui.enabled``, log level WARN,
+and this interpreter for the Python workers (``PYSPARK_PYTHON``, which PySpark reads when the
+context starts, unless already set; also ``spark.pyspark.python``) so they import the same
+flintlock and cloudpickle. Every ``spark.*`` key of the flintlock configuration is passed to
+the builder.
+Building a session costs many seconds (a JVM starts), so a session is reused for as long as
+the process lives; only an embedded ``local[N]`` session that is too small is replaced.
+
+Slots (DESIGN.md §6): a barrier stage needs all of its tasks running at once, and Spark keeps
+retrying a barrier stage that does not fit (every 15 s, 40 times) instead of failing, so
+``check_capacity`` fails fast with ``InsufficientSlotsError``. Available slots are read with
+``SparkContext.maxNumConcurrentTasks(default resource profile)`` through Py4J: the very
+number Spark's own barrier check uses (executor cores / ``spark.task.cpus`` summed over
+registered executors; N for ``local[N]``). When that call is unavailable the fallback is the
+master URL for ``local[...]`` and ``defaultParallelism // spark.task.cpus`` otherwise.
+Executors of a cluster register after the session starts, so ``wait_for_slots`` polls
+(bounded) before giving up.
+
+Thread ownership: Spark's objects are thread-safe for these calls; this module keeps no
+state of its own (the session cache is Spark's: ``getOrCreate``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import time
+
+from pyspark import SparkContext
+from pyspark.sql import SparkSession
+
+from flintlock.common.config import Configuration
+from flintlock.common.options.cluster import SPARK_MASTER, SPARK_UI
+from flintlock.spark.errors import InsufficientSlotsError
+
+LOG = logging.getLogger(__name__)
+LOOPBACK = "127.0.0.1"
+EMBEDDED_APP_NAME = "flintlock"
+_LOCAL = re.compile(r"^local(?:\[(\d+|\*)(?:,\s*\d+)?\])?$")
+_LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
+
+
+def active_session() -> SparkSession | None:
+    """The session of this thread, else the process's default one, else None."""
+    session = SparkSession.getActiveSession()
+    if session is None and SparkContext._active_spark_context is not None:
+        session = SparkSession.builder.getOrCreate()
+    return session
+
+
+def _embedded_master(config: Configuration, slots_needed: int) -> str:
+    return config.get(SPARK_MASTER) or f"local[{max(1, slots_needed)}]"
+
+
+def _is_embedded(session: SparkSession) -> bool:
+    return session.sparkContext.appName == EMBEDDED_APP_NAME
+
+
+def build_embedded_session(config: Configuration, slots_needed: int) -> SparkSession:
+    """A new session configured for running flintlock on this machine (see module doc)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    ui = config.get(SPARK_UI)
+    builder = (
+        SparkSession.builder.appName(EMBEDDED_APP_NAME)
+        .master(_embedded_master(config, slots_needed))
+        .config("spark.driver.host", LOOPBACK)
+        .config("spark.driver.bindAddress", LOOPBACK)
+        .config("spark.ui.enabled", str(ui).lower())
+        .config("spark.ui.showConsoleProgress", str(ui).lower())
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.pyspark.driver.python", sys.executable)
+    )
+    for key, value in config.raw_items().items():
+        if key.startswith("spark."):
+            builder = builder.config(key, str(value))
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    return session
+
+
+def session_for_job(config: Configuration, slots_needed: int) -> SparkSession:
+    """The active session, or the embedded one sized for ``slots_needed`` (see module doc)."""
+    session = active_session()
+    if session is None:
+        return build_embedded_session(config, slots_needed)
+    if _is_embedded(session) and available_slots(session.sparkContext) < slots_needed:
+        if _LOCAL.match(str(session.sparkContext.master)):
+            LOG.info("replacing the embedded %s session: %d slots needed",
+                     session.sparkContext.master, slots_needed)
+            session.stop()
+            return build_embedded_session(config, slots_needed)
+    return session
+
+
+def _task_cpus(sc: SparkContext) -> int:
+    return max(1, int(sc.getConf().get("spark.task.cpus", "1") or "1"))
+
+
+def _slots_from_master(sc: SparkContext) -> int | None:
+    master = str(sc.master)
+    local = _LOCAL.match(master)
+    if local:
+        cores = local.group(1)
+        count = (os.cpu_count() or 1) if cores == "*" else int(cores or 1)
+        return count // _task_cpus(sc)
+    cluster = _LOCAL_CLUSTER.match(master)
+    if cluster:
+        return int(cluster.group(1)) * int(cluster.group(2)) // _task_cpus(sc)
+    return None
+
+
+def available_slots(sc: SparkContext) -> int:
+    """How many barrier tasks Spark can run at once right now (see module doc)."""
+    try:
+        jsc = sc._jsc.sc()
+        profile = jsc.resourceProfileManager().defaultResourceProfile()
+        return int(jsc.maxNumConcurrentTasks(profile))
+    except Exception as exc:
+        LOG.debug("maxNumConcurrentTasks unavailable (%s); estimating slots", exc)
+    from_master = _slots_from_master(sc)
+    if from_master is not None:
+        return from_master
+    return int(sc.defaultParallelism) // _task_cpus(sc)
+
+
+def check_capacity(sc: SparkContext, needed: int) -> None:
+    """Raise ``InsufficientSlotsError`` unless ``needed`` tasks can run at once."""
+    available = available_slots(sc)
+    if available < needed:
+        raise InsufficientSlotsError(needed, available, str(sc.master))
+
+
+def wait_for_slots(sc: SparkContext, needed: int, timeout_s: float) -> None:
+    """Poll until ``needed`` slots are available (executors still registering), at most
+    ``timeout_s``; then ``check_capacity`` decides."""
+    deadline = time.monotonic() + timeout_s
+    while available_slots(sc) < needed and time.monotonic() < deadline:
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+    check_capacity(sc, needed)
