@@ -11,7 +11,12 @@ raw socket; the consumer ``recv``s, unpickles and counts. No auth, no credit, no
 Both run in the same invocation with the same record shapes: small ``(i, i)`` tuples and
 ``(i, 1 KiB bytes)`` (a fresh bytes object per record, so pickle cannot share them).
 
-Run: ``.venv/bin/python benchmarks/exchange_throughput.py [--records N] [--repeat R]``
+Besides wall-clock rates (which swing with whatever else runs on the machine) it reports CPU
+seconds per record of each process while the records flow, and "vs bare (CPU)": bare's
+busier process over ours, i.e. the rate ratio two otherwise idle cores would show.
+
+Run: ``.venv/bin/python benchmarks/exchange_throughput.py [--records N] [--repeat R]
+[--set key=value ...]`` (``--set`` configures both TaskManagers, e.g. more credit).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -33,6 +39,7 @@ from flintlock.common.ids import (
     ResultPartitionId,
     SubtaskIndex,
 )
+from flintlock.common.options.network import FLOATING_BUFFERS_PER_GATE
 from flintlock.runtime.auth import new_job_secret
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.channel_selector import ForwardSelector
@@ -61,6 +68,19 @@ def kib(i: int) -> Any:
     return (i, i.to_bytes(8, "little") * 128)
 
 
+@dataclass(frozen=True, slots=True)
+class Result:
+    seconds: float  # first emit to last record received
+    wire_bytes: int
+    producer_cpu: float  # CPU seconds of the whole producer process (all threads)
+    consumer_cpu: float  # CPU seconds of the consumer side of this process
+
+    @property
+    def bottleneck_cpu(self) -> float:
+        """On two idle cores the busier process bounds the rate: the load-independent figure."""
+        return max(self.producer_cpu, self.consumer_cpu)
+
+
 SHAPES: dict[str, tuple[Callable[[int], Any], int]] = {
     # name: (record factory, records per ~32 KiB batch for the bare reference)
     "(int, int)": (small, 3000),
@@ -71,9 +91,18 @@ SHAPES: dict[str, tuple[Callable[[int], Any], int]] = {
 # ------------------------------------------------------------------------------- flintlock
 
 
-def flintlock_producer(secret: bytes, pipe: Connection, shape: str, records: int) -> None:
-    make = SHAPES[shape][0]
+def configuration(options: dict[str, str]) -> Configuration:
     config = Configuration()
+    for key, value in options.items():
+        config.set_string(key, value)
+    return config
+
+
+def flintlock_producer(
+    secret: bytes, pipe: Connection, shape: str, records: int, options: dict[str, str]
+) -> None:
+    make = SHAPES[shape][0]
+    config = configuration(options)
     pool = NetworkBufferPool.from_memory(NETWORK_MEMORY, SEGMENT)
     partitions = ResultPartitionManager()
     kind = ResultPartitionType.PIPELINED_BOUNDED
@@ -85,28 +114,36 @@ def flintlock_producer(secret: bytes, pipe: Connection, shape: str, records: int
         writer = RecordWriter(partition, ForwardSelector(), buffer_timeout_ms=-1)
         emit = writer.emit
         pipe.send(time.monotonic())
+        cpu_start = time.process_time()
         for i in range(records):
             emit(make(i))
         writer.close()
         partition.finish()
+        producer_cpu = time.process_time() - cpu_start
         pipe.recv()
+    pipe.send(producer_cpu)
 
 
-def flintlock_run(shape: str, records: int) -> tuple[float, int]:
+def flintlock_run(shape: str, records: int, options: dict[str, str]) -> Result:
     context = multiprocessing.get_context("spawn")
     secret = new_job_secret()
     parent, child = context.Pipe()
-    process = context.Process(target=flintlock_producer, args=(secret, child, shape, records))
+    process = context.Process(
+        target=flintlock_producer, args=(secret, child, shape, records, options)
+    )
     process.start()
     address = parent.recv()
     pool = NetworkBufferPool.from_memory(NETWORK_MEMORY, SEGMENT)
-    with TcpTransport(Configuration(), secret, ResultPartitionManager(), pool, "consumer"
+    config = configuration(options)
+    floating = config.get(FLOATING_BUFFERS_PER_GATE)
+    with TcpTransport(config, secret, ResultPartitionManager(), pool, "consumer"
                       ).start() as transport:
-        gate = SingleInputGate(0, pool.create_buffer_pool(0, 8))
+        gate = SingleInputGate(0, pool.create_buffer_pool(0, floating))
         gate.set_channels([transport.create_remote_channel(gate, ChannelIndex(0), PID, 0, address)])
         gate.request_partitions()
         parent.send("go")
         started = parent.recv()
+        cpu_start = time.process_time()
         deserializer = RecordDeserializer()
         received = 0
         while (item := gate.get_next()) is not None:
@@ -116,12 +153,14 @@ def flintlock_run(shape: str, records: int) -> tuple[float, int]:
                     received += 1
             buffer.recycle()
         elapsed = time.monotonic() - started
+        consumer_cpu = time.process_time() - cpu_start
         wire_bytes = sum(c.bytes_received for c in transport.statistics().connections)
         gate.close()
     parent.send("done")
+    producer_cpu = parent.recv()
     process.join()
     assert received == records, (received, records)
-    return elapsed, wire_bytes
+    return Result(elapsed, wire_bytes, producer_cpu, consumer_cpu)
 
 
 # ------------------------------------------------------------------------------------ bare
@@ -129,6 +168,7 @@ def flintlock_run(shape: str, records: int) -> tuple[float, int]:
 
 def bare_producer(port: int, pipe: Connection, shape: str, records: int) -> None:
     make, batch_size = SHAPES[shape]
+    cpu_start = time.process_time()
     sock = socket.create_connection(("127.0.0.1", port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     pipe.send(time.monotonic())
@@ -143,6 +183,7 @@ def bare_producer(port: int, pipe: Connection, shape: str, records: int) -> None
         data = pickle.dumps(batch, 5)
         sock.sendall(LENGTH.pack(len(data)) + data)
     sock.close()
+    pipe.send(time.process_time() - cpu_start)
 
 
 def recv_exactly(sock: socket.socket, size: int) -> bytearray | None:
@@ -157,7 +198,7 @@ def recv_exactly(sock: socket.socket, size: int) -> bytearray | None:
     return data
 
 
-def bare_run(shape: str, records: int) -> tuple[float, int]:
+def bare_run(shape: str, records: int, options: dict[str, str]) -> Result:
     context = multiprocessing.get_context("spawn")
     listener = socket.create_server(("127.0.0.1", 0))
     parent, child = context.Pipe()
@@ -165,6 +206,7 @@ def bare_run(shape: str, records: int) -> tuple[float, int]:
     process = context.Process(target=bare_producer, args=(port, child, shape, records))
     process.start()
     sock, _ = listener.accept()
+    cpu_start = time.process_time()
     started = parent.recv()
     received, wire_bytes = 0, 0
     while (header := recv_exactly(sock, LENGTH.size)) is not None:
@@ -175,33 +217,46 @@ def bare_run(shape: str, records: int) -> tuple[float, int]:
             received += 1
         wire_bytes += LENGTH.size + size
     elapsed = time.monotonic() - started
+    consumer_cpu = time.process_time() - cpu_start
     sock.close()
     listener.close()
+    producer_cpu = parent.recv()
     process.join()
     assert received == records, (received, records)
-    return elapsed, wire_bytes
+    return Result(elapsed, wire_bytes, producer_cpu, consumer_cpu)
 
 
-def best(run: Callable[[str, int], tuple[float, int]], shape: str, records: int, repeat: int
-         ) -> tuple[float, int]:
-    return min(run(shape, records) for _ in range(repeat))
+def best(
+    run: Callable[[str, int, dict[str, str]], Result], shape: str, records: int, repeat: int,
+    options: dict[str, str],
+) -> Result:
+    return min((run(shape, records, options) for _ in range(repeat)), key=lambda r: r.seconds)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a configuration option for both TaskManagers")
     args = parser.parse_args()
-    print("| records | path | records/s | MB/s on the wire | vs bare |")
-    print("|---|---|---:|---:|---:|")
+    options = dict(item.split("=", 1) for item in args.set)
+    print("| records | path | records/s | MB/s on the wire | vs bare (wall) "
+          "| CPU µs/record (producer / consumer) | vs bare (CPU) |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for shape in SHAPES:
         records = args.records if shape == "(int, int)" else args.records // 10
-        bare_s, bare_bytes = best(bare_run, shape, records, args.repeat)
-        ours_s, our_bytes = best(flintlock_run, shape, records, args.repeat)
-        for name, seconds, wire in (("bare", bare_s, bare_bytes), ("flintlock", ours_s, our_bytes)):
-            ratio = bare_s / seconds
-            print(f"| {records:,} x {shape} | {name} | {records / seconds / 1e6:.2f} M "
-                  f"| {wire / seconds / 1e6:.0f} | {ratio:.0%} |")
+        bare = best(bare_run, shape, records, args.repeat, options)
+        ours = best(flintlock_run, shape, records, args.repeat, options)
+        for name, result in (("bare", bare), ("flintlock", ours)):
+            print(
+                f"| {records:,} x {shape} | {name} | {records / result.seconds / 1e6:.2f} M "
+                f"| {result.wire_bytes / result.seconds / 1e6:.0f} "
+                f"| {bare.seconds / result.seconds:.0%} "
+                f"| {result.producer_cpu / records * 1e6:.2f} / "
+                f"{result.consumer_cpu / records * 1e6:.2f} "
+                f"| {bare.bottleneck_cpu / result.bottleneck_cpu:.0%} |"
+            )
 
 
 if __name__ == "__main__":
