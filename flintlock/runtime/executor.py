@@ -89,6 +89,11 @@ class JobHandle(JobClient):
     def wait(self, timeout_s: float | None = None) -> JobExecutionResult:
         return self._result.result(timeout_s)
 
+    def join(self, timeout_s: float | None = None) -> bool:
+        """Waits until the JobManager thread has ended (its RPC endpoint closed)."""
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
 
 def _done(value: Any) -> Future[Any]:
     future: Future[Any] = Future()

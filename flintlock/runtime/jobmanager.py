@@ -39,6 +39,7 @@ from flintlock.common.ids import CheckpointId, SubtaskIndex, new_id
 from flintlock.common.job_status import JobStatus
 from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import cluster as cluster_options
+from flintlock.common.options import execution as execution_options
 from flintlock.graph.execution_graph import ExecutionGraph, build_execution_graph
 from flintlock.graph.job_graph import JobGraph
 from flintlock.graph.scheduling import AllocationPlan, plan_allocation_for
@@ -47,6 +48,7 @@ from flintlock.runtime.auth import new_job_secret
 from flintlock.runtime.checkpoint import coordinator_actions as actions
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
 from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
+from flintlock.runtime.checkpoint.metadata import resolve_savepoint
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
 from flintlock.runtime.checkpoint.storage import CheckpointStorage
@@ -149,6 +151,7 @@ class JobManager:
         self._attempt: _Attempt | None = None
         self._attempt_number = -1
         self._cancel_requested = False
+        self._stop_requested = False
         self._savepoint_requests: dict[str, Future[str]] = {}
         self._stop_after_savepoint: set[str] = set()
         self._delivered_collect: set[tuple[str, int, int]] = set()
@@ -172,6 +175,16 @@ class JobManager:
     def wait_for_status(self, wanted: set[JobStatus], timeout_s: float) -> bool:
         with self._status_lock:
             return self._status_changed.wait_for(lambda: self.status in wanted, timeout_s)
+
+    def wait_until_running(self, timeout_s: float) -> bool:
+        """Waits until every subtask of the current attempt reported RUNNING."""
+        with self._status_lock:
+            return self._status_changed.wait_for(self._all_running, timeout_s)
+
+    def _all_running(self) -> bool:
+        attempt = self._attempt
+        return attempt is not None and attempt.deployed and all(
+            state == "RUNNING" for state in attempt.states.values())
 
     def cancel(self) -> None:
         self._enqueue(self._on_cancel_request, "cancel")
@@ -258,6 +271,8 @@ class JobManager:
         while True:
             if self._cancel_requested:
                 return JobCancelledError(self.job_graph.name)
+            if self._stop_requested:
+                return None
             if attempt.failure is not None:
                 return attempt.failure
             if attempt.deployed and _all_finished(attempt):
@@ -379,7 +394,8 @@ class JobManager:
                      for op in v.operators]
         assigned = assign_states(
             by_operator, {op: v.parallelism for op, v in operators},
-            {op: v.max_parallelism for op, v in operators})
+            {op: v.max_parallelism for op, v in operators},
+            allow_non_restored_state=self.config.get(execution_options.ALLOW_NON_RESTORED_STATE))
         restored: dict[TaskId, dict[str, Any]] = {}
         for vertex in job_graph.vertices:
             for index in range(vertex.parallelism):
@@ -393,6 +409,9 @@ class JobManager:
 
     def _setup_checkpointing(self) -> None:
         self._initial_savepoint: CompletedCheckpoint | None = None
+        recovery_path = self.config.get(execution_options.STATE_RECOVERY_PATH)
+        if recovery_path:
+            self._initial_savepoint = resolve_savepoint(recovery_path)
         job_id = self.job_graph.job_id
         storage = self._storage = CheckpointStorage.from_config(self.config, job_id, self._rng)
         store = CompletedCheckpointStore.recover(
@@ -465,7 +484,7 @@ class JobManager:
             future.set_result(path)
         if request_id in self._stop_after_savepoint:
             self._stop_after_savepoint.discard(request_id)
-            self._cancel_requested = True
+            self._stop_requested = True
 
     @staticmethod
     def _task_manager_of(attempt: _Attempt, task: TaskId) -> int:
@@ -547,7 +566,9 @@ class JobManager:
     def _on_task_state(self, message: msg.TaskStateUpdate) -> None:
         attempt = self._attempt
         assert attempt is not None
-        attempt.states[message.task] = message.state
+        with self._status_lock:
+            attempt.states[message.task] = message.state
+            self._status_changed.notify_all()
         coordinator = self._coordinator
         if message.state == "RUNNING":
             self._apply(coordinator.on_task_state_changed(message.task, True))
@@ -555,7 +576,8 @@ class JobManager:
                 self._apply(coordinator.start())
         elif message.state == "FINISHED":
             self._apply(_finished(coordinator, message.task))
-        elif message.state in ("FAILED", "CANCELED") and not self._cancel_requested:
+        elif message.state in ("FAILED", "CANCELED") and not (
+                self._cancel_requested or self._stop_requested):
             cause = message.error.to_exception() if message.error else None
             attempt.failure = cause or AttemptFailedError(f"task {message.task} {message.state}")
 

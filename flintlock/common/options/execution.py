@@ -34,3 +34,13 @@ CLASSLOADER_PARENT_FIRST_PATTERNS = ConfigOption(
     "classloader.parent-first-patterns.additional", OptionType.LIST, [],
     "Module-name prefixes always resolved parent-first, besides flintlock's own.",
 )
+STATE_RECOVERY_PATH = ConfigOption(
+    "execution.state-recovery.path", OptionType.STRING, None,
+    "A savepoint or retained checkpoint (its directory or _metadata file) the job restores "
+    "when it is submitted.", deprecated_keys=("execution.savepoint.path",),
+)
+ALLOW_NON_RESTORED_STATE = ConfigOption(
+    "execution.state-recovery.ignore-unclaimed-state", OptionType.BOOLEAN, False,
+    "Allow a restore that leaves state of operators the job no longer has unclaimed.",
+    deprecated_keys=("execution.savepoint.ignore-unclaimed-state",),
+)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import enum
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -67,8 +68,26 @@ from flintlock.runtime.tasks.sources import InputStatus, SourceOperator
 
 log = logging.getLogger(__name__)
 
-SOURCE_BATCH = 1024
 IDLE_POLL_S = 0.05
+MAX_BATCH = 4096
+BATCH_TARGET_S = 0.02
+"""A batch should take about this long, so mail (checkpoints, timers, cancel) waits little."""
+
+
+class AdaptiveBatch:
+    """How many records to hand the chain at once: doubles while a batch takes less than
+    ``BATCH_TARGET_S``, halves while it takes more than twice that (task thread only)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self) -> None:
+        self.size = 64
+
+    def observe(self, seconds: float) -> None:
+        if seconds < BATCH_TARGET_S and self.size < MAX_BATCH:
+            self.size *= 2
+        elif seconds > 2 * BATCH_TARGET_S and self.size > 1:
+            self.size //= 2
 
 
 class ExecutionState(enum.Enum):
@@ -198,6 +217,7 @@ class StreamTask:
         self._last_barrier: int | None = None
         self._completed_up_to = -1
         self._final_checkpoint: int | None = None
+        self._batch = AdaptiveBatch()
 
     # -- other threads -------------------------------------------------------------------
 
@@ -215,8 +235,13 @@ class StreamTask:
         self.mailbox.offer(lambda: self._on_aborted(checkpoint_id), f"aborted {checkpoint_id}")
 
     def cancel(self) -> None:
+        """Stops the task: mail for the loop, and failing its partitions wakes a task thread
+        blocked on a full output (backpressure) — Python threads cannot be interrupted."""
         self._cancelled = True
         self.mailbox.offer(self._raise_cancelled, "cancel", urgent=True)
+        if not self.state.is_terminal:
+            for partition in self.io.partitions:
+                partition.fail(TaskCancelledError(self.name))
 
     # -- the task thread -----------------------------------------------------------------
 
@@ -286,7 +311,9 @@ class StreamTask:
                     return
                 self.mailbox.wait(None)
                 continue
-            status = head.emit_next(SOURCE_BATCH)
+            started = time.perf_counter()
+            status = head.emit_next(self._batch.size)
+            self._batch.observe(time.perf_counter() - started)
             if status is InputStatus.END_OF_INPUT:
                 self._end_input(0)
             elif status is InputStatus.NOTHING_AVAILABLE:
@@ -358,7 +385,23 @@ class StreamTask:
         finally:
             buffer.recycle()
         if records:
-            self._process[self._channel_input[channel]](records)
+            self._process_sliced(self._process[self._channel_input[channel]], records)
+
+    def _process_sliced(self, process: Callable[[list[Any]], None], records: list[Any]) -> None:
+        """Hands ``records`` to the chain in slices of the adaptive batch size, running mail
+        between slices (a buffer of small records can hold thousands)."""
+        size = self._batch.size
+        if len(records) <= size:
+            started = time.perf_counter()
+            process(records)
+            self._batch.observe(time.perf_counter() - started)
+            return
+        for start in range(0, len(records), size):
+            began = time.perf_counter()
+            process(records[start:start + size])
+            self._batch.observe(time.perf_counter() - began)
+            if self.mailbox.has_mail():
+                self._run_mail()
 
     def _on_event(self, channel: int, event: object) -> None:
         index = ChannelIndex(channel)

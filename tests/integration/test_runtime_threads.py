@@ -1,0 +1,190 @@
+"""End-to-end jobs through the DataStream API, the JobManager and real TaskManagers (RPC and
+TCP between them), with the TaskManagers hosted as threads instead of Spark tasks."""
+
+import collections
+import os
+import threading
+
+import pytest
+
+from flintlock.common.config import Configuration
+from flintlock.common.job_status import JobStatus
+from flintlock.datastream import CheckpointingMode, StreamExecutionEnvironment
+from flintlock.datastream.functions import CoMapFunction
+from flintlock.testing.executor import use_thread_executor
+
+# Module-level, so user functions refer to them by reference (TaskManagers are threads here).
+STARTED = threading.Event()
+GATE = threading.Event()
+
+WORDS = ["to be or not to be", "that is the question", "be quick or be dead"] * 40
+
+
+@pytest.fixture
+def executor(monkeypatch):
+    return use_thread_executor(monkeypatch)
+
+
+def _env(tmp_path, parallelism=2, **conf):
+    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    config.set_string("restart-strategy.type", "fixed-delay")
+    config.set_string("restart-strategy.fixed-delay.delay", "50 ms")
+    config.set_string("restart-strategy.fixed-delay.attempts", "3")
+    for key, value in conf.items():
+        config.set_string(key.replace("_", "."), str(value))
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(parallelism)
+    return env
+
+
+def _word_counts(env):
+    return (env.from_collection(WORDS)
+            .flat_map(lambda line: line.split())
+            .map(lambda word: (word, 1))
+            .key_by(lambda pair: pair[0])
+            .reduce(lambda a, b: (a[0], a[1] + b[1])))
+
+
+def _final(results):
+    final = {}
+    for word, count in results:
+        final[word] = max(count, final.get(word, 0))
+    return final
+
+
+def test_keyed_running_count_at_parallelism_two(executor, tmp_path):
+    results = list(_word_counts(_env(tmp_path)).execute_and_collect())
+    expected = collections.Counter(w for line in WORDS for w in line.split())
+    assert _final(results) == dict(expected)
+    assert len(results) == sum(expected.values())
+
+
+class CrashOnce:
+    """Raises once, the first time it sees ``trigger`` (a marker file remembers it)."""
+
+    def __init__(self, marker, trigger):
+        self.marker = str(marker)
+        self.trigger = trigger
+
+    def __call__(self, value):
+        if value == self.trigger and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            raise RuntimeError("injected failure")
+        return value
+
+
+def _crashing_counts(env, marker, n=4000):
+    """Running count per key: order-independent, so every key must see exactly 1..n_k."""
+    return (env.from_collection(list(range(n)))
+            .map(CrashOnce(marker, n // 2))
+            .map(lambda x: (x % 7, 1))
+            .key_by(lambda p: p[0])
+            .reduce(lambda a, b: (a[0], a[1] + b[1])))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", [CheckpointingMode.EXACTLY_ONCE, CheckpointingMode.AT_LEAST_ONCE])
+def test_restart_after_a_crash_restores_the_latest_checkpoint(executor, tmp_path, mode):
+    env = _env(tmp_path)
+    env.enable_checkpointing(50, mode)
+    marker = tmp_path / "crashed"
+    results = list(_crashing_counts(env, marker).execute_and_collect())
+    assert marker.exists(), "the failure was never injected"
+    per_key = collections.Counter(x % 7 for x in range(4000))
+    expected = sorted((key, i) for key, n in per_key.items() for i in range(1, n + 1))
+    if mode is CheckpointingMode.EXACTLY_ONCE:
+        assert sorted(results) == expected
+    else:
+        assert set(results) == set(expected)
+    assert len(executor.launchers[-1].attempts) >= 2
+
+
+def test_a_failure_without_restarts_fails_the_job_with_the_user_error(executor, tmp_path):
+    env = _env(tmp_path, **{"restart-strategy.type": "none"})
+    env.from_collection([1, 2, 3]).map(lambda x: 1 // (x - 2)).print()
+    with pytest.raises(Exception) as info:
+        env.execute("divide")
+    text = str(info.value) + repr(info.value.__cause__)
+    assert "ZeroDivisionError" in text
+
+
+def test_connect_with_co_map_and_union(executor, tmp_path):
+    env = _env(tmp_path)
+    numbers = env.from_collection([1, 2, 3])
+    letters = env.from_collection(["a", "b"])
+
+    class Tag(CoMapFunction):
+        def map1(self, value):
+            return ("n", value)
+
+        def map2(self, value):
+            return ("s", value)
+
+    tagged = numbers.connect(letters).map(Tag())
+    merged = tagged.union(env.from_collection([("u", 0)]))
+    assert sorted(merged.execute_and_collect()) == [
+        ("n", 1), ("n", 2), ("n", 3), ("s", "a"), ("s", "b"), ("u", 0)]
+
+
+def test_cancel_ends_the_job_and_leaves_no_threads(executor, tmp_path):
+    before = {t.name for t in threading.enumerate()}
+    env = _env(tmp_path)
+    STARTED.clear()
+    env.from_collection(list(range(100_000))).map(_slow).print()
+    client = env.execute_async("slow job")
+    assert STARTED.wait(30)
+    client.cancel()
+    assert client.jm.wait_for_status({JobStatus.CANCELED}, 30)
+    assert client.join(30)
+    for launcher in executor.launchers:
+        for attempt in launcher.attempts:
+            assert attempt.wait(30)
+    leftover = {t.name for t in threading.enumerate()} - before
+    assert not {name for name in leftover if name.startswith("flintlock")}, leftover
+
+
+def _slow(x):
+    STARTED.set()
+    GATE.wait(0.01)
+    return x
+
+
+class SlowAfter:
+    """Passes records through; from ``limit`` on, 5 ms each until GATE opens (module-level,
+    so it is pickled by reference)."""
+
+    def __init__(self, limit):
+        self.limit = limit
+
+    def __call__(self, x):
+        if x >= self.limit:
+            STARTED.set()
+            GATE.wait(0.005)
+        return x
+
+
+@pytest.mark.slow
+def test_stop_with_savepoint_then_restore_at_another_parallelism(executor, tmp_path):
+    GATE.clear()
+    n = 3000
+    env = _env(tmp_path, parallelism=2)
+    env.enable_checkpointing(1000)
+    counts = (env.from_collection(list(range(n))).map(SlowAfter(n // 2))
+              .key_by(lambda x: x % 5).map(lambda x: (x % 5, 1))
+              .key_by(lambda p: p[0]).reduce(lambda a, b: (a[0], a[1] + b[1])))
+    counts.print()
+    STARTED.clear()
+    client = env.execute_async("first half")
+    assert STARTED.wait(60) and client.jm.wait_until_running(60)
+    path = client.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(60)
+    GATE.set()
+    assert client.jm.wait_for_status({JobStatus.FINISHED}, 60)
+    assert os.path.exists(os.path.join(path, "_metadata"))
+
+    env2 = _env(tmp_path / "second", parallelism=3,
+                **{"execution.state-recovery.path": path})
+    resumed = (env2.from_collection(list(range(2 * n))).map(SlowAfter(2 * n))
+               .key_by(lambda x: x % 5).map(lambda x: (x % 5, 1))
+               .key_by(lambda p: p[0]).reduce(lambda a, b: (a[0], a[1] + b[1])))
+    final = _final(list(resumed.execute_and_collect()))
+    assert final == {k: 2 * n // 5 for k in range(5)}
