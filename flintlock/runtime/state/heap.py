@@ -113,14 +113,14 @@ class HeapListState(_HeapState, ListState[Any]):
 
     def add_all(self, values: list[Any]) -> None:
         values = list(values or ())
-        if None in values:
+        if any(value is None for value in values):
             raise ValueError("cannot add None to a list state")
         if values:
             self._table.setdefault(self._backend.current_key, []).extend(values)
 
     def update(self, values: list[Any]) -> None:
         values = list(values or ())
-        if None in values:
+        if any(value is None for value in values):
             raise ValueError("cannot add None to a list state")
         if values:
             self._table[self._backend.current_key] = values

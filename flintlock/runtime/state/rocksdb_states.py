@@ -82,7 +82,7 @@ class RocksListState(_RocksState, ListState[Any]):
 
     def add_all(self, values: list[Any]) -> None:
         values = list(values or ())
-        if None in values:
+        if any(value is None for value in values):
             raise ValueError("cannot add None to a list state")
         if values:
             key = self._key()
@@ -91,7 +91,7 @@ class RocksListState(_RocksState, ListState[Any]):
 
     def update(self, values: list[Any]) -> None:
         values = list(values or ())
-        if None in values:
+        if any(value is None for value in values):
             raise ValueError("cannot add None to a list state")
         if values:
             self._db[self._key()] = dumps(values)

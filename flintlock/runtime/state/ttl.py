@@ -145,16 +145,21 @@ class TtlListState(_Ttl, ListState[Any]):
             self._inner.update(alive)
         return [value for value, _ in visible]
 
+    def _stamp_all(self, values: list[Any] | None) -> list[Stamped]:
+        now = self._now()
+        stamped = [(value, now) for value in values or ()]
+        if any(value is None for value, _ in stamped):
+            raise ValueError("cannot add None to a list state")
+        return stamped
+
     def add(self, value: Any) -> None:
-        self._inner.add((value, self._now()))
+        self._inner.add_all(self._stamp_all([value]))
 
     def add_all(self, values: list[Any]) -> None:
-        now = self._now()
-        self._inner.add_all([(value, now) for value in values])
+        self._inner.add_all(self._stamp_all(values))
 
     def update(self, values: list[Any]) -> None:
-        now = self._now()
-        self._inner.update([(value, now) for value in values or ()])
+        self._inner.update(self._stamp_all(values))
 
     def clear(self) -> None:
         self._inner.clear()

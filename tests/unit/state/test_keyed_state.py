@@ -84,6 +84,11 @@ def test_list_state(backend):
     assert list(state.get()) == []
     with pytest.raises(ValueError, match="None"):
         state.add(None)
+    with pytest.raises(ValueError, match="None"):
+        state.add_all([5, None])
+    with pytest.raises(ValueError, match="None"):
+        state.update([None])
+    assert list(state.get()) == []
 
 
 def test_map_state(backend):

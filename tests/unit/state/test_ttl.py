@@ -117,6 +117,11 @@ def test_list_elements_expire_individually(backend, clock):
     assert state.get() == []
     state.update(["d"])
     assert list(state) == ["d"]
+    with pytest.raises(ValueError, match="None"):
+        state.add(None)
+    with pytest.raises(ValueError, match="None"):
+        state.add_all(["e", None])
+    assert state.get() == ["d"]
 
 
 def test_map_entries_expire_individually(backend, clock):
