@@ -301,3 +301,37 @@ def test_released_or_disposed_snapshot_refuses_to_write(tmp_path, kind):
     with pytest.raises(SnapshotReleasedError) as caught:
         pending.write(FileStorage(tmp_path / "d"), "disposed")
     assert pickle.loads(pickle.dumps(caught.value)).backend == kind
+
+
+@pytest.mark.parametrize("kind", ["hashmap", "rocksdb"])
+def test_with_the_real_checkpoint_storage_round_trip_corruption_and_discard(tmp_path, kind):
+    from flintlock.runtime.checkpoint.storage import CheckpointStorage, read_state
+
+    location = CheckpointStorage(str(tmp_path / "chk"), "job").init_checkpoint(1)
+    backend = make_backend(kind, tmp_path, KeyGroupRange(0, 7), 8)
+    apply(backend, [(i, "map", i) for i in range(30)])
+    operator = OperatorStateBackend(inline_threshold=0)
+    operator.get_union_list_state(ListStateDescriptor("offsets")).add_all([1, 2])
+    state = snapshot_operator(backend, operator).run(location, f"op-{kind}")
+    assigned = assign_states({"op": {0: state}}, {"op": 2}, {"op": 8})["op"]
+    union = {}
+    for index in range(2):
+        restored = make_backend(
+            kind, tmp_path, KeyGroupRange.for_subtask(8, 2, index), 8
+        )
+        restored.restore(assigned[index].managed_keyed_state, read_state)
+        union.update(contents(restored))
+        restored.dispose()
+    assert union == contents(backend)
+    keyed_file = state.managed_keyed_state[0].handle
+    path = keyed_file.uri.removeprefix("file://")
+    with open(path, "r+b") as file:
+        file.truncate(keyed_file.size - 1)
+    with pytest.raises(CorruptStateError) as caught:
+        make_backend("hashmap", tmp_path, KeyGroupRange(0, 7), 8).restore(
+            state.managed_keyed_state, read_state
+        )
+    assert path in str(caught.value)
+    TaskStateSnapshot({"op": state}).discard()
+    assert [p.name for p in (tmp_path / "chk").rglob("op-*")] == []
+    backend.dispose()
