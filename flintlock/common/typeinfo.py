@@ -7,7 +7,10 @@ things:
 * **validation** — ``type_info.validate(value, operator_name)`` raises
   ``RecordTypeMismatchError`` naming the operator, the declared type and the offending value
   (with the path to it inside rows, tuples, lists and maps). The runtime calls it on the
-  outputs of operators whose output type was declared (``output_type=`` / ``type_info=``).
+  outputs of operators whose output type was declared (``output_type=`` / ``type_info=``);
+  per record it should use ``type_info.validator(operator_name)``, a closure over a
+  predicate compiled once per type (a type check and a range compare for an INT, unrolled
+  field checks for small rows and tuples); the detailed diagnosis runs only on failure.
 * **serializer choice** — ``type_info.serializer_kind``: ``PICKLE`` when every value of the
   type is a builtin or a flintlock value type (stdlib ``pickle`` round-trips it anywhere), or
   ``CLOUDPICKLE`` for ``PICKLED_BYTE_ARRAY`` (any object, whose class may exist only in the
@@ -27,6 +30,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import enum
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -67,9 +71,10 @@ def _describe(value: Any) -> str:
 
 
 class TypeInformation:
-    """Base of every type; subclasses implement ``_problem`` and ``__repr__``."""
+    """Base of every type; subclasses implement ``_problem`` and ``__repr__``, and may
+    override ``_compile`` with a faster predicate of the same meaning."""
 
-    __slots__ = ()
+    __slots__ = ("_compiled",)
 
     @property
     def serializer_kind(self) -> SerializerKind:
@@ -84,14 +89,49 @@ class TypeInformation:
             return None if nullable else f"null is not allowed for {self!r}"
         return self._problem(value)
 
+    def _compile(self) -> Callable[[Any], bool]:
+        """A predicate true exactly when ``_problem_or_null(value, False)`` is None."""
+        problem = self._problem
+        return lambda value: value is not None and problem(value) is None
+
+    def predicate(self) -> Callable[[Any], bool]:
+        """The fast membership test of this type (built once per type object)."""
+        try:
+            return self._compiled  # type: ignore[no-any-return]
+        except AttributeError:
+            self._compiled = self._compile()
+            return self._compiled  # type: ignore[no-any-return]
+
     def is_instance(self, value: Any) -> bool:
-        return value is not None and self._problem(value) is None
+        return self.predicate()(value)
 
     def validate(self, value: Any, operator_name: str = "<unnamed>") -> None:
         """Raise ``RecordTypeMismatchError`` if ``value`` is not a record of this type."""
-        problem = self._problem_or_null(value, nullable=False)
-        if problem is not None:
-            raise RecordTypeMismatchError(operator_name, repr(self), _describe(value), problem)
+        if not self.predicate()(value):
+            self._reject(value, operator_name)
+
+    def validator(self, operator_name: str) -> Callable[[Any], None]:
+        """``validate`` bound to one operator, for the per-record path of the runtime."""
+        check, reject = self.predicate(), self._reject
+
+        def validate(value: Any) -> None:
+            if not check(value):
+                reject(value, operator_name)
+
+        return validate
+
+    def _reject(self, value: Any, operator_name: str) -> None:
+        problem = self._problem_or_null(value, nullable=False) or "not a value of this type"
+        raise RecordTypeMismatchError(operator_name, repr(self), _describe(value), problem)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for klass in type(self).__mro__
+                for name in getattr(klass, "__slots__", ())
+                if name != "_compiled" and hasattr(self, name)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
 
     def coerce(self, value: Any) -> Any:
         """``value`` in this type's representation where PyFlink converts implicitly: a tuple,
@@ -178,6 +218,20 @@ _BASIC_CHECKS: dict[BasicType, Callable[[Any], str | None]] = {
     BasicType.BIG_DEC: _instance_of(decimal.Decimal, "a decimal.Decimal"),
     BasicType.INSTANT: _instance_of(Instant, "a flintlock.common.time.Instant"),
 }
+_INT_BITS = {BasicType.BYTE: 8, BasicType.SHORT: 16, BasicType.INT: 32, BasicType.LONG: 64}
+
+
+def _int_predicate(bits: int) -> Callable[[Any], bool]:
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def check(value: Any) -> bool:
+        if type(value) is int:
+            return low <= value <= high
+        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+    return check
+
+
 _PRIMITIVES = frozenset({BasicType.BOOLEAN, BasicType.BYTE, BasicType.SHORT, BasicType.INT,
                          BasicType.LONG, BasicType.FLOAT, BasicType.DOUBLE, BasicType.CHAR})
 
@@ -192,6 +246,19 @@ class BasicTypeInfo(TypeInformation):
 
     def _problem(self, value: Any) -> str | None:
         return _BASIC_CHECKS[self.basic_type](value)
+
+    def _compile(self) -> Callable[[Any], bool]:
+        kind = self.basic_type
+        if kind is BasicType.STRING:
+            return lambda value: isinstance(value, str)
+        if kind is BasicType.BOOLEAN:
+            return lambda value: value is True or value is False
+        if kind in (BasicType.FLOAT, BasicType.DOUBLE):
+            return lambda value: type(value) is float or (
+                isinstance(value, (int, float)) and not isinstance(value, bool))
+        if kind in _INT_BITS:
+            return _int_predicate(_INT_BITS[kind])
+        return super()._compile()
 
     def __repr__(self) -> str:
         return f"Types.{self.basic_type.name}()"
@@ -251,8 +318,14 @@ class PickledBytesTypeInfo(TypeInformation):
     def _problem(self, value: Any) -> str | None:
         return None
 
+    def _compile(self) -> Callable[[Any], bool]:
+        return lambda value: value is not None
+
     def validate(self, value: Any, operator_name: str = "<unnamed>") -> None:
         return None
+
+    def validator(self, operator_name: str) -> Callable[[Any], None]:
+        return lambda value: None
 
     def __repr__(self) -> str:
         return "Types.PICKLED_BYTE_ARRAY()"
@@ -323,6 +396,9 @@ class RowTypeInfo(TypeInformation):
             return _coerced_row(value, _coerce_all(self._field_types, list(value)))
         return value
 
+    def _compile(self) -> Callable[[Any], bool]:
+        return _fields_predicate(Row, [kind.predicate() for kind in self._field_types], True)
+
     def _problem(self, value: Any) -> str | None:
         if not isinstance(value, Row):
             return "expected a Row"
@@ -361,6 +437,9 @@ class TupleTypeInfo(TypeInformation):
                     kind.need_conversion() for kind in self._field_types)):
             return tuple(_coerce_all(self._field_types, value))
         return value
+
+    def _compile(self) -> Callable[[Any], bool]:
+        return _fields_predicate(tuple, [kind.predicate() for kind in self._field_types], False)
 
     def _problem(self, value: Any) -> str | None:
         if not isinstance(value, tuple):
@@ -401,6 +480,12 @@ class _SequenceTypeInfo(TypeInformation):
             elements = cast(Sequence[Any], value)
             return kind(self.element_type.coerce(element) for element in elements)
         return value
+
+    def _compile(self) -> Callable[[Any], bool]:
+        accepted, element = self.accepted, self.element_type.predicate()
+        if self.nullable_elements:
+            element = _nullable(element)
+        return lambda value: isinstance(value, accepted) and all(map(element, value))
 
     def _problem(self, value: Any) -> str | None:
         if not isinstance(value, self.accepted):
@@ -443,6 +528,13 @@ class PrimitiveArrayTypeInfo(_SequenceTypeInfo):
             raise TypeError(f"PRIMITIVE_ARRAY needs a primitive element type (BOOLEAN, BYTE, "
                             f"SHORT, INT, LONG, FLOAT, DOUBLE, CHAR), got {element_type!r}")
         super().__init__(element_type)
+
+    def _compile(self) -> Callable[[Any], bool]:
+        general = super()._compile()
+        assert isinstance(self.element_type, BasicTypeInfo)
+        if self.element_type.basic_type is not BasicType.BYTE:
+            return general
+        return lambda value: isinstance(value, (bytes, bytearray)) or general(value)
 
     def _problem(self, value: Any) -> str | None:
         assert isinstance(self.element_type, BasicTypeInfo)
@@ -488,6 +580,11 @@ class MapTypeInfo(TypeInformation):
                     for key, item in value.items()}
         return value
 
+    def _compile(self) -> Callable[[Any], bool]:
+        key, item = self.key_type.predicate(), _nullable(self.value_type.predicate())
+        return lambda value: isinstance(value, dict) and all(
+            key(k) and item(v) for k, v in value.items())
+
     def _problem(self, value: Any) -> str | None:
         if not isinstance(value, dict):
             return "expected a dict"
@@ -511,6 +608,49 @@ def _types_list(types: Sequence[TypeInformation], label: str) -> list[TypeInform
             raise TypeError(f"{label}: field {index} is not a TypeInformation: {kind!r} "
                             "(write Types.INT(), not Types.INT)")
     return result
+
+
+def _nullable(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or check(value)
+
+
+def _fields_predicate(kind: type, checks: Sequence[Callable[[Any], bool]], nullable: bool
+                      ) -> Callable[[Any], bool]:
+    """Membership in ``kind`` (tuple, or Row with nullable fields) with one check per field.
+    Arities 1 and 2 are unrolled, larger ones loop in C (``map``): this runs per record."""
+    arity, fields = len(checks), (_row_fields if kind is Row else _same)
+    if arity == 2:
+        first, second = checks
+
+        def check_two(value: Any) -> bool:
+            if not isinstance(value, kind):
+                return False
+            items = fields(value)
+            if len(items) != 2:
+                return False
+            one, two = items
+            if nullable:
+                return (one is None or first(one)) and (two is None or second(two))
+            return first(one) and second(two)
+
+        return check_two
+    wrapped = [_nullable(check) for check in checks] if nullable else list(checks)
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, kind):
+            return False
+        items = fields(value)
+        return len(items) == arity and all(map(operator.call, wrapped, items))
+
+    return check
+
+
+def _row_fields(row: Row) -> list[Any]:
+    return row._values
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _coerce_all(types: Sequence[TypeInformation], values: Sequence[Any]) -> list[Any]:

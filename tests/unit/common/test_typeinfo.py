@@ -6,9 +6,12 @@ import decimal
 import pickle
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flintlock.common import Instant, Row, Types
 from flintlock.common.typeinfo import (
+    PickledBytesTypeInfo,
     RecordTypeMismatchError,
     RowTypeInfo,
     SerializerKind,
@@ -185,3 +188,52 @@ def test_coerce_leaves_values_that_need_nothing_and_does_not_mutate() -> None:
     assert Types.ROW([Types.INT(), Types.STRING()]).coerce(flat) is flat
     assert not Types.INT().need_conversion() and Types.ROW([Types.INT()]).need_conversion()
     assert not Types.LIST(Types.INT()).need_conversion()
+
+
+scalar_types = st.sampled_from([
+    Types.STRING(), Types.BYTE(), Types.SHORT(), Types.INT(), Types.LONG(), Types.BIG_INT(),
+    Types.FLOAT(), Types.DOUBLE(), Types.BOOLEAN(), Types.CHAR(), Types.BIG_DEC(),
+    Types.SQL_DATE(), Types.PICKLED_BYTE_ARRAY(),
+])
+type_infos = st.recursive(scalar_types, lambda inner: st.one_of(
+    st.lists(inner, min_size=1, max_size=4).map(Types.ROW),
+    st.lists(inner, min_size=1, max_size=4).map(Types.TUPLE),
+    inner.map(Types.LIST),
+    inner.map(Types.OBJECT_ARRAY),
+    st.tuples(scalar_types, inner).map(lambda pair: Types.MAP(*pair)),
+    st.sampled_from([Types.INT(), Types.BYTE(), Types.BOOLEAN()]).map(Types.PRIMITIVE_ARRAY),
+), max_leaves=6)
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([127, 128, -129, 2**31, 2**63]), st.floats(allow_nan=False),
+    st.text(max_size=3), st.binary(max_size=3), st.just(datetime.date(2024, 1, 1)),
+    st.just(datetime.datetime(2024, 1, 1)), st.just(decimal.Decimal("1.5")),
+)
+values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.lists(inner, max_size=4).map(tuple),
+    st.lists(inner, max_size=4).map(lambda items: Row(*items)),
+    st.dictionaries(st.text(max_size=2), inner, max_size=3),
+), max_leaves=8)
+
+
+@given(type_infos, values)
+def test_the_fast_predicate_agrees_with_the_detailed_check(type_info, value) -> None:
+    expected = type_info._problem_or_null(value, nullable=False) is None
+    assert type_info.predicate()(value) is expected
+    if expected or isinstance(type_info, PickledBytesTypeInfo):
+        type_info.validate(value, "op")
+        type_info.validator("op")(value)
+    else:
+        with pytest.raises(RecordTypeMismatchError):
+            type_info.validate(value, "op")
+        with pytest.raises(RecordTypeMismatchError):
+            type_info.validator("op")(value)
+
+
+@given(type_infos)
+def test_types_pickle_without_their_compiled_predicate(type_info) -> None:
+    type_info.predicate()
+    copy = pickle.loads(pickle.dumps(type_info))
+    assert copy == type_info
+    assert not hasattr(copy, "_compiled")
+    assert copy.predicate()(None) is type_info.predicate()(None)
