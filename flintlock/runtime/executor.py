@@ -14,7 +14,6 @@ and fed by the JobManager thread through a queue.
 from __future__ import annotations
 
 import queue
-import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -29,12 +28,6 @@ from flintlock.graph.stream_graph import StreamGraph
 from flintlock.runtime.jobmanager import JobManager, JobResult, Launcher
 
 _END = object()
-
-
-def print_to_console(text: str, to_stderr: bool) -> None:
-    stream = sys.stderr if to_stderr else sys.stdout
-    stream.write(text)
-    stream.flush()
 
 
 class JobHandle(JobClient):
@@ -157,8 +150,7 @@ class PipelineExecutor:
 
         plan = plan_allocation_for(build_execution_graph(job_graph), configuration)
         launcher = self.create_launcher(configuration, plan.slots_needed)
-        jm = JobManager(job_graph, configuration, launcher, console=print_to_console,
-                        on_collect=on_collect)
+        jm = JobManager(job_graph, configuration, launcher, on_collect=on_collect)
         return JobHandle(jm, on_done)
 
     def execute(self, graph: StreamGraph, configuration: Configuration,

@@ -95,7 +95,8 @@ class AttemptHandle(Protocol):
 
 
 class Launcher(Protocol):
-    """Starts the TaskManagers of one attempt, all at once."""
+    """Starts the TaskManagers of one attempt, all at once. A launcher may also have
+    ``install(dispatcher)`` to receive messages of its own on the JobManager's endpoint."""
 
     def available_slots(self) -> int | None: ...
 
@@ -130,7 +131,6 @@ class JobManager:
     def __init__(
         self, job_graph: JobGraph, configuration: Configuration, launcher: Launcher, *,
         clock: Clock = SYSTEM_CLOCK, rng: random.Random | None = None,
-        console: Callable[[str, bool], None] | None = None,
         on_collect: Callable[[str, list[Any]], None] | None = None,
     ) -> None:
         self.job_graph = job_graph
@@ -139,7 +139,6 @@ class JobManager:
         self._launcher = launcher
         self._clock = clock
         self._rng = rng or random.Random()
-        self._console = console
         self._on_collect = on_collect
         self._secret = new_job_secret()
         self._events: queue.Queue[tuple[Callable[[], None], str]] = queue.Queue()
@@ -213,6 +212,9 @@ class JobManager:
         try:
             self._set_status(JobStatus.RUNNING)
             error = self._run_attempts()
+        except BaseException:
+            self._finish(JobStatus.FAILED, JobTerminalStatus.FAILED)
+            raise
         finally:
             self._server.close()
         runtime = int((time.monotonic() - started) * 1000)
@@ -523,9 +525,11 @@ class JobManager:
             (msg.DeclineCheckpoint, self._on_decline),
             (msg.Heartbeat, self._on_heartbeat),
             (msg.CollectBatch, self._on_collect_batch),
-            (msg.StdoutText, self._on_stdout),
         ):
             d.register(kind, self._deferred(handler))
+        install = getattr(self._launcher, "install", None)
+        if install is not None:
+            install(d)
         return d
 
     def _deferred(self, handler: Callable[[Any], None]) -> Callable[[RpcConnection, Any], None]:
@@ -604,10 +608,6 @@ class JobManager:
             self._delivered_collect.add(key)
         if self._on_collect is not None:
             self._on_collect(message.collect_id, message.records)
-
-    def _on_stdout(self, message: msg.StdoutText) -> None:
-        if self._console is not None:
-            self._console(message.text, message.to_stderr)
 
     def _on_cancel_request(self) -> None:
         if self.status.is_globally_terminal_state():

@@ -6,7 +6,7 @@ drop what a TaskManager of an earlier, failed attempt still had in flight.
 
 TaskManager → JobManager: ``RegisterTaskManager`` (call; the reply is ``Registered``),
 ``TaskStateUpdate``, ``AcknowledgeCheckpoint``, ``DeclineCheckpoint``, ``Heartbeat``,
-``CollectBatch``, ``StdoutText``.
+``CollectBatch``. (Printed output travels with the Spark bootstrap's own messages.)
 JobManager → TaskManager: ``DeployTasks``, ``TriggerCheckpoint``, ``NotifyCheckpointComplete``,
 ``NotifyCheckpointAborted``, ``CancelTasks``, ``ReleaseTaskManager``, ``Heartbeat``.
 """
@@ -143,13 +143,3 @@ class CollectBatch:
     collect_id: str
     token: tuple[int, int] | None
     records: list[Any]
-
-
-@dataclass(frozen=True, slots=True)
-class StdoutText:
-    """Text a TaskManager's tasks printed (``DataStream.print``), for the driver's console."""
-
-    attempt: int
-    tm_index: int
-    text: str
-    to_stderr: bool = False

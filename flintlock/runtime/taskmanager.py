@@ -82,9 +82,14 @@ class TaskManagerPayload:
 
 
 class TaskManager:
-    def __init__(self, payload: TaskManagerPayload,
-                 stdout_sink: Callable[[str, bool], None] | None = None) -> None:
+    """``connection`` and ``dispatcher``: an authenticated RPC connection to the JobManager
+    that the caller owns (the Spark bootstrap opens one per TaskManager process); without
+    them the TaskManager connects on its own."""
+
+    def __init__(self, payload: TaskManagerPayload, connection: RpcConnection | None = None,
+                 dispatcher: MessageDispatcher | None = None) -> None:
         self.payload = payload
+        self._given = (connection, dispatcher) if connection is not None else None
         self.config = Configuration(payload.configuration)
         self._lock = threading.Lock()
         self._deployed = threading.Event()
@@ -100,7 +105,6 @@ class TaskManager:
         self._transport: TcpTransport | None = None
         self._snapshot_pool: ThreadPoolExecutor | None = None
         self._partitions = ResultPartitionManager()
-        self._stdout_sink = stdout_sink
         self.failure: BaseException | None = None
 
     # -- main ------------------------------------------------------------------------------
@@ -140,7 +144,7 @@ class TaskManager:
     def _connect_and_register(self) -> None:
         p = self.payload
         dispatcher = (
-            MessageDispatcher()
+            (self._given[1] if self._given and self._given[1] else MessageDispatcher())
             .register(msg.DeployTasks, self._on_deploy)
             .register(msg.TriggerCheckpoint, self._on_trigger)
             .register(msg.CheckpointLocation, self._on_location)
@@ -151,7 +155,10 @@ class TaskManager:
             .register(msg.Heartbeat, self._on_heartbeat)
             .on_disconnect(self._on_disconnected)
         )
-        self._connection = RpcClient.connect(p.jm_host, p.jm_port, p.secret, dispatcher)
+        if self._given is not None:
+            self._connection = self._given[0]
+        else:
+            self._connection = RpcClient.connect(p.jm_host, p.jm_port, p.secret, dispatcher)
         assert self._transport is not None
         host, port = self._transport.address
         reply = self._connection.call(
@@ -314,9 +321,6 @@ class TaskManager:
                       records: list[Any]) -> None:
         self.tell(msg.CollectBatch(self.payload.attempt, collect_id, token, records))
 
-    def forward_stdout(self, text: str, to_stderr: bool = False) -> None:
-        self.tell(msg.StdoutText(self.payload.attempt, self.payload.tm_index, text, to_stderr))
-
     def _heartbeat_loop(self) -> None:
         interval_s = self.config.get(cluster_options.HEARTBEAT_INTERVAL) / 1000.0
         beat = msg.Heartbeat(self.payload.attempt, self.payload.tm_index)
@@ -342,7 +346,7 @@ class TaskManager:
         self._partitions.release_all()
         if self._transport is not None:
             self._transport.close()
-        if self._connection is not None:
+        if self._connection is not None and self._given is None:
             self._connection.close()
 
 

@@ -1,0 +1,101 @@
+"""``env.execute()`` on Spark: the JobManager on the driver, TaskManagers as barrier tasks.
+
+``SparkExecutor`` is what the DataStream API loads (``flintlock.datastream`` imports it by name,
+so the API never imports pyspark). ``SparkLauncher`` adapts the barrier-stage launcher to the
+JobManager's ``Launcher`` protocol: one Spark job per job attempt, sized and checked against the
+cluster's free slots; ``SparkTaskManagerMain`` is what each barrier task runs — the runtime's
+``TaskManager`` on the RPC connection the Spark bootstrap opened.
+
+Threads: the JobManager thread calls the launcher; each attempt's Spark job is collected on a
+driver thread of the launch handle.
+"""
+
+from __future__ import annotations
+
+from flintlock.common.config import Configuration
+from flintlock.runtime.executor import PipelineExecutor
+from flintlock.runtime.jobmanager import AttemptHandle
+from flintlock.runtime.rpc import MessageDispatcher
+from flintlock.runtime.taskmanager import TaskManager, TaskManagerPayload
+from flintlock.spark.bootstrap import TaskManagerContext
+from flintlock.spark.launcher import (
+    AttemptReports,
+    LaunchHandle,
+    LaunchSpec,
+    launch_task_managers,
+)
+from flintlock.spark.session import available_slots, session_for_job
+
+
+class SparkTaskManagerMain:
+    """The TaskManager main of a barrier task (picklable: a module-level class)."""
+
+    def __init__(self, job_id: str, jm_host: str, jm_port: int) -> None:
+        self.job_id = job_id
+        self.jm_host = jm_host
+        self.jm_port = jm_port
+
+    def __call__(self, context: TaskManagerContext) -> None:
+        payload = TaskManagerPayload(
+            self.job_id, context.attempt, context.tm_index, self.jm_host, self.jm_port,
+            context.secret, context.config.raw_items())
+        TaskManager(payload, connection=context.jm, dispatcher=context.dispatcher).run()
+
+
+class SparkAttempt:
+    """``AttemptHandle`` over the launch handle of one attempt's Spark job."""
+
+    def __init__(self, handle: LaunchHandle) -> None:
+        self._handle = handle
+
+    def failure(self) -> BaseException | None:
+        if not self._handle.done():
+            return None
+        try:
+            self._handle.wait(0)
+        except BaseException as exc:  # the translated Spark failure
+            return exc
+        return None
+
+    def done(self) -> bool:
+        return self._handle.done()
+
+    def cancel(self) -> None:
+        self._handle.cancel()
+
+    def wait(self, timeout_s: float) -> bool:
+        try:
+            self._handle.wait(timeout_s)
+        except TimeoutError:
+            return False
+        except BaseException:  # ended with a failure: still ended
+            return True
+        return True
+
+
+class SparkLauncher:
+    def __init__(self, configuration: Configuration, slots_needed: int) -> None:
+        self._config = configuration
+        self.session = session_for_job(configuration, slots_needed)
+        self.reports = AttemptReports()
+
+    def available_slots(self) -> int | None:
+        return available_slots(self.session.sparkContext)
+
+    def install(self, dispatcher: MessageDispatcher) -> None:
+        self.reports.install(dispatcher)
+
+    def launch(self, payloads: list[TaskManagerPayload], description: str) -> AttemptHandle:
+        first = payloads[0]
+        spec = LaunchSpec(
+            job_id=first.job_id, attempt=first.attempt, num_task_managers=len(payloads),
+            jm_host=first.jm_host, jm_port=first.jm_port, secret=first.secret,
+            main=SparkTaskManagerMain(first.job_id, first.jm_host, first.jm_port),
+            config=Configuration(first.configuration),
+        )
+        return SparkAttempt(launch_task_managers(self.session, spec, self.reports))
+
+
+class SparkExecutor(PipelineExecutor):
+    def create_launcher(self, configuration: Configuration, slots_needed: int) -> SparkLauncher:
+        return SparkLauncher(configuration, slots_needed)
