@@ -163,6 +163,8 @@ class MemoryWire:
         if self._closed:
             return
         self._closed = True
+        if self.closer is not None:
+            self.io.remove_closer(self.closer)
         other = self.other
         if other is not None:
             other.io.call_soon(lambda: other.close(None))
@@ -230,13 +232,13 @@ class InMemoryTransport:
         client.attach(client_end)
         client_end.handler = client
         server.io.call_soon(lambda: server.serve(server_end))
-        self.io.add_closer(lambda: client_end.close(None))
+        client_end.closer = self.io.add_closer(lambda: client_end.close(None))
         return client
 
     def serve(self, wire: MemoryWire) -> None:
         """On this transport's I/O thread: start serving a new incoming connection."""
         wire.handler = ServerHandler(self.io, wire, self.partitions)
-        self.io.add_closer(lambda: wire.close(None))
+        wire.closer = self.io.add_closer(lambda: wire.close(None))
 
     def _forget_client(self, client: ClientHandler) -> None:
         with self._lock:

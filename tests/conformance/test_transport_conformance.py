@@ -188,3 +188,23 @@ def test_a_wrong_secret_is_refused(cluster: Cluster) -> None:
     with pytest.raises(AuthenticationError):
         gate.request_partitions()
     gate.close()
+
+
+def test_a_channel_without_exclusive_buffers_borrows_floating_ones(cluster: Cluster) -> None:
+    producer = cluster.node()
+    consumer = cluster.node(**{"taskmanager.network.memory.buffers-per-channel": 0})
+    partition = producer.partition("floating only", 2)
+    gate = consumer.gate(producer, partition.partition_id, [0, 1], floating=3)
+    sent = {0: [bytes([i]) * 50 for i in range(40)], 1: [bytes([i]) * 70 for i in range(40)]}
+
+    def produce() -> None:
+        for i in range(40):
+            for sub in (0, 1):
+                write(partition, sub, sent[sub][i])
+        partition.finish()
+
+    thread = threading.Thread(target=produce)
+    thread.start()
+    assert read_all(gate) == sent
+    thread.join(10)
+    gate.close()

@@ -31,6 +31,7 @@ from flintlock.runtime.network.connection import Wire
 from flintlock.runtime.network.io_thread import IOThread
 from flintlock.runtime.network.protocol import (
     AddCredit,
+    BacklogAnnouncement,
     BufferResponse,
     CancelPartitionRequest,
     CloseRequest,
@@ -62,6 +63,8 @@ class ReceivingChannel(Protocol):
     def on_partition_not_found(self, cause: BaseException) -> None: ...
 
     def on_producer_failed(self, cause: BaseException) -> None: ...
+
+    def on_backlog(self, backlog: int) -> None: ...
 
     def announce_credit(self) -> int: ...
 
@@ -138,6 +141,10 @@ class ClientHandler:
             self._on_buffer(message)
         elif isinstance(message, ErrorResponse):
             self._on_error(message)
+        elif isinstance(message, BacklogAnnouncement):
+            channel = self._channels.get(message.receiver_id)
+            if channel is not None:
+                channel.on_backlog(message.backlog)
         else:
             assert self.wire is not None
             self.wire.close(MalformedFrameError(f"a server sent {type(message).__name__}"))

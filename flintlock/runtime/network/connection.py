@@ -96,6 +96,7 @@ class SocketConnection:
         self._want_write = False
         self._closed = False
         self.handler: ConnectionHandler | None = None
+        self._closer: int | None = None
         self.bytes_sent = 0
         self.bytes_received = 0
         self.max_queued_bytes = 0  # the most ever queued above the high mark (statistics)
@@ -103,7 +104,7 @@ class SocketConnection:
     def start(self, handler: ConnectionHandler) -> None:
         self.handler = handler
         self.io.selector.register(self._sock, selectors.EVENT_READ, self._on_ready)
-        self.io.add_closer(lambda: self.close(None))
+        self._closer = self.io.add_closer(lambda: self.close(None))
 
     @property
     def writable(self) -> bool:
@@ -235,6 +236,8 @@ class SocketConnection:
         if self._closed:
             return
         self._closed = True
+        if self._closer is not None:
+            self.io.remove_closer(self._closer)
         try:
             self.io.selector.unregister(self._sock)
         except (KeyError, ValueError):

@@ -56,7 +56,7 @@ class IOThread:
         self._timers: list[tuple[float, int, Task]] = []  # loop thread only
         self._counter = itertools.count()
         self._to_flush: dict[int, Flushable] = {}  # loop thread only
-        self._closers: list[Task] = []
+        self._closers: dict[int, Task] = {}  # loop thread (or before start)
         self._running = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -84,9 +84,15 @@ class IOThread:
         due = time.monotonic() + max(0.0, delay_s)
         self.call_soon(lambda: heapq.heappush(self._timers, (due, next(self._counter), task)))
 
-    def add_closer(self, closer: Task) -> None:
-        """Run ``closer`` on this thread when the loop stops (before the selector closes)."""
-        self._closers.append(closer)
+    def add_closer(self, closer: Task) -> int:
+        """Run ``closer`` on this thread when the loop stops (before the selector closes);
+        returns a token for ``remove_closer`` (called when the resource closed by itself)."""
+        token = next(self._counter)
+        self._closers[token] = closer
+        return token
+
+    def remove_closer(self, token: int) -> None:
+        self._closers.pop(token, None)
 
     def stop(self, timeout_s: float = 10.0) -> None:
         if not self._thread.is_alive():
@@ -115,7 +121,7 @@ class IOThread:
             while self._running:
                 self._run_once()
         finally:
-            for closer in self._closers:
+            for closer in list(self._closers.values()):
                 try:
                     closer()
                 except Exception:

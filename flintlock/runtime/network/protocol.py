@@ -18,6 +18,8 @@ unique on its connections):
                        pickled cause (the rest; may be empty)
     CANCEL_PARTITION   receiver u64
     CLOSE_REQUEST      (empty)
+    BACKLOG            receiver u64, backlog u32 (a sender with data but no credit says so,
+                       so a receiver without exclusive buffers can borrow floating ones)
 
 Invariants:
 
@@ -116,6 +118,7 @@ class MessageType(enum.IntEnum):
     ERROR_RESPONSE = 4
     CANCEL_PARTITION = 5
     CLOSE_REQUEST = 6
+    BACKLOG_ANNOUNCEMENT = 7
 
 
 class ErrorKind(enum.IntEnum):
@@ -193,9 +196,15 @@ class CloseRequest:
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class BacklogAnnouncement:
+    receiver_id: ReceiverId
+    backlog: int
+
+
 Message = (
     PartitionRequest | AddCredit | BufferResponse | ErrorResponse | CancelPartitionRequest
-    | CloseRequest
+    | CloseRequest | BacklogAnnouncement
 )
 
 
@@ -238,6 +247,9 @@ def encode_control(message: Message) -> bytes:
         return _frame(MessageType.CANCEL_PARTITION, _RECEIVER.pack(message.receiver_id))
     if isinstance(message, CloseRequest):
         return _frame(MessageType.CLOSE_REQUEST, b"")
+    if isinstance(message, BacklogAnnouncement):
+        body = _ADD_CREDIT.pack(message.receiver_id, message.backlog)
+        return _frame(MessageType.BACKLOG_ANNOUNCEMENT, body)
     raise TypeError(f"not a control message: {message!r}")
 
 
@@ -292,6 +304,8 @@ def _decode_fixed(kind: MessageType, body: memoryview) -> Message:
         return AddCredit(*_ADD_CREDIT.unpack_from(body))
     if kind is MessageType.CANCEL_PARTITION and len(body) == _RECEIVER.size:
         return CancelPartitionRequest(*_RECEIVER.unpack_from(body))
+    if kind is MessageType.BACKLOG_ANNOUNCEMENT and len(body) == _ADD_CREDIT.size:
+        return BacklogAnnouncement(*_ADD_CREDIT.unpack_from(body))
     if kind is MessageType.CLOSE_REQUEST and len(body) == 0:
         return CloseRequest()
     if kind is MessageType.PARTITION_REQUEST:

@@ -242,6 +242,10 @@ class RemoteInputChannel(InputChannel):
         if was_empty:
             self.notify_channel_non_empty()
 
+    def on_backlog(self, backlog: int) -> None:
+        """The sender has ``backlog`` data buffers and no credit (BACKLOG_ANNOUNCEMENT)."""
+        self._handle(BacklogAnnounced(backlog))
+
     def on_error(self, cause: BaseException) -> None:
         if not self._end_received and not self._released:
             self.set_error(cause)

@@ -41,6 +41,7 @@ from flintlock.runtime.network.partition import (
 )
 from flintlock.runtime.network.protocol import (
     AddCredit,
+    BacklogAnnouncement,
     BufferResponse,
     CancelPartitionRequest,
     CloseRequest,
@@ -69,7 +70,9 @@ class PartitionReleasedError(FlintlockError):
 class _Reader:
     """One served subpartition view. The listener side may be called from any thread."""
 
-    __slots__ = ("credit", "handler", "queued", "receiver_id", "sequence", "view")
+    __slots__ = (
+        "backlog_announced", "credit", "handler", "queued", "receiver_id", "sequence", "view",
+    )
 
     def __init__(self, handler: ServerHandler, receiver_id: ReceiverId, credit: int) -> None:
         self.handler = handler
@@ -77,6 +80,7 @@ class _Reader:
         self.credit = SenderCreditLedger(credit)
         self.sequence = 0
         self.queued = False
+        self.backlog_announced = False  # told the receiver about data it has no credit for
         self.view: ResultSubpartitionView | None = None
 
     def notify_data_available(self) -> None:
@@ -133,6 +137,7 @@ class ServerHandler:
         if reader is None:  # cancelled or finished meanwhile: the credit is moot
             return
         reader.credit.credit_added(message.credit)
+        reader.backlog_announced = False
         self.enqueue(reader)
 
     def _release(self, receiver_id: ReceiverId) -> None:
@@ -150,6 +155,7 @@ class ServerHandler:
         if view is None:
             return
         if not view.is_available(reader.credit.credit) and not view.is_released:
+            self._announce_backlog_if_starved(reader, view)
             return
         reader.queued = True
         self._available.append(reader)
@@ -192,6 +198,18 @@ class ServerHandler:
         elif view.is_available(reader.credit.credit) or view.is_released:
             reader.queued = True
             self._available.append(reader)
+        else:
+            self._announce_backlog_if_starved(reader, view)
+
+    def _announce_backlog_if_starved(self, reader: _Reader, view: ResultSubpartitionView) -> None:
+        """Data waits but the receiver gave no credit (it may have no exclusive buffers): say
+        how much, once per credit drought, so it can borrow floating buffers."""
+        if reader.credit.credit or reader.backlog_announced:
+            return
+        backlog = view.get_backlog()
+        if backlog > 0:
+            reader.backlog_announced = True
+            self.wire.send(BacklogAnnouncement(reader.receiver_id, backlog))
 
     def _on_view_released(self, reader: _Reader, view: ResultSubpartitionView) -> None:
         self._readers.pop(reader.receiver_id, None)

@@ -276,6 +276,7 @@ class _Authenticating:
         self._handshake = ServerHandshake(transport._secret, DATA_PLANE)
         self._received = bytearray()
         self._done = False
+        self._closer: int | None = None
 
     def begin(self) -> None:
         io = self._transport.io
@@ -286,7 +287,9 @@ class _Authenticating:
             self._finish(exc)
             return
         io.selector.register(self._sock, selectors.EVENT_READ, self._on_ready)
-        io.add_closer(lambda: self._finish(TransportClosedError("transport closed")))
+        self._closer = io.add_closer(
+            lambda: self._finish(TransportClosedError("transport closed"))
+        )
         io.call_later(self._transport._auth_timeout_s, self._on_timeout)
 
     def _on_timeout(self) -> None:
@@ -321,6 +324,8 @@ class _Authenticating:
         if self._done:
             return
         self._done = True
+        if self._closer is not None:
+            self._transport.io.remove_closer(self._closer)
         try:
             self._transport.io.selector.unregister(self._sock)
         except (KeyError, ValueError):

@@ -14,6 +14,7 @@ from flintlock.runtime.network.protocol import (
     HEADER,
     MAGIC,
     AddCredit,
+    BacklogAnnouncement,
     BufferResponse,
     CancelPartitionRequest,
     CloseRequest,
@@ -56,6 +57,7 @@ CONTROL: list[Message] = [
     AddCredit(7, 3),
     CancelPartitionRequest(2**63),
     CloseRequest(),
+    BacklogAnnouncement(4, 17),
     ErrorResponse(None, ErrorKind.OTHER, "text only"),
     ErrorResponse.of(9, ErrorKind.PRODUCER_FAILED, Boom("producer died")),
 ]
