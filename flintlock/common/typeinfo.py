@@ -75,6 +75,7 @@ class TypeInformation:
     override ``_compile`` with a faster predicate of the same meaning."""
 
     __slots__ = ("_compiled",)
+    _compiled: Callable[[Any], bool]
 
     @property
     def serializer_kind(self) -> SerializerKind:
@@ -97,10 +98,10 @@ class TypeInformation:
     def predicate(self) -> Callable[[Any], bool]:
         """The fast membership test of this type (built once per type object)."""
         try:
-            return self._compiled  # type: ignore[no-any-return]
+            return self._compiled
         except AttributeError:
             self._compiled = self._compile()
-            return self._compiled  # type: ignore[no-any-return]
+            return self._compiled
 
     def is_instance(self, value: Any) -> bool:
         return self.predicate()(value)
@@ -485,7 +486,8 @@ class _SequenceTypeInfo(TypeInformation):
         accepted, element = self.accepted, self.element_type.predicate()
         if self.nullable_elements:
             element = _nullable(element)
-        return lambda value: isinstance(value, accepted) and all(map(element, value))
+        return lambda value: isinstance(value, accepted) and all(
+            map(element, cast(Sequence[Any], value)))
 
     def _problem(self, value: Any) -> str | None:
         if not isinstance(value, self.accepted):
@@ -618,7 +620,8 @@ def _fields_predicate(kind: type, checks: Sequence[Callable[[Any], bool]], nulla
                       ) -> Callable[[Any], bool]:
     """Membership in ``kind`` (tuple, or Row with nullable fields) with one check per field.
     Arities 1 and 2 are unrolled, larger ones loop in C (``map``): this runs per record."""
-    arity, fields = len(checks), (_row_fields if kind is Row else _same)
+    arity = len(checks)
+    fields: Callable[[Any], Any] = _row_fields if kind is Row else _same
     if arity == 2:
         first, second = checks
 
@@ -645,8 +648,8 @@ def _fields_predicate(kind: type, checks: Sequence[Callable[[Any], bool]], nulla
     return check
 
 
-def _row_fields(row: Row) -> list[Any]:
-    return row._values
+def _row_fields(row: Any) -> list[Any]:
+    return cast(Row, row)._values
 
 
 def _same(value: Any) -> Any:
