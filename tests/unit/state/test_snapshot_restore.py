@@ -145,20 +145,17 @@ def test_restore_of_snapshot_equals_state(tmp_path, source, target, ops, thresho
         restored.dispose()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=FIXTURE_OK)
-@given(
-    ops=operations,
-    max_parallelism=st.integers(1, 12),
-    old=st.integers(1, 12),
-    new=st.integers(1, 12),
-)
-def test_rescaling_moves_every_key_to_exactly_its_subtask(tmp_path, ops, max_parallelism, old, new):
+def check_rescaling(tmp_path, kind, ops, max_parallelism, old, new):
+    """Snapshot ``old`` subtasks, restore ``new`` ones: each key lands exactly in its subtask
+    and the union is the original state."""
     old, new = min(old, max_parallelism), min(new, max_parallelism)
     storage = FileStorage(tmp_path / "rescale")
-    olds = [
-        HeapKeyedStateBackend(KeyGroupRange.for_subtask(max_parallelism, old, i), max_parallelism)
-        for i in range(old)
-    ]
+
+    def subtask(parallelism, index):
+        owned = KeyGroupRange.for_subtask(max_parallelism, parallelism, index)
+        return make_backend(kind, tmp_path, owned, max_parallelism)
+
+    olds = [subtask(old, i) for i in range(old)]
     reference = HeapKeyedStateBackend(KeyGroupRange(0, max_parallelism - 1), max_parallelism)
     apply(reference, ops)
     for op in ops:
@@ -167,19 +164,41 @@ def test_rescaling_moves_every_key_to_exactly_its_subtask(tmp_path, ops, max_par
     for index, backend in enumerate(olds):
         handle = backend.snapshot().write(storage, f"old-{index}")
         states[index] = OperatorSubtaskState(managed_keyed_state=(handle,) if handle else ())
+        backend.dispose()
     assigned = assign_states({"op": states}, {"op": new}, {"op": max_parallelism})["op"]
     union = {}
     for index in range(new):
-        backend = HeapKeyedStateBackend(
-            KeyGroupRange.for_subtask(max_parallelism, new, index), max_parallelism
-        )
+        backend = subtask(new, index)
         backend.restore(assigned[index].managed_keyed_state, storage.read_state)
         mine = contents(backend)
+        backend.dispose()
         for _, key in mine:
             assert assign_key_to_operator(key, max_parallelism, new) == index
         assert not union.keys() & mine.keys()
         union.update(mine)
     assert union == contents(reference)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(
+    ops=operations,
+    max_parallelism=st.integers(1, 12),
+    old=st.integers(1, 12),
+    new=st.integers(1, 12),
+)
+def test_rescaling_moves_every_key_to_exactly_its_subtask(tmp_path, ops, max_parallelism, old, new):
+    check_rescaling(tmp_path, "hashmap", ops, max_parallelism, old, new)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(
+    ops=operations,
+    max_parallelism=st.integers(1, 8),
+    old=st.integers(1, 3),
+    new=st.integers(1, 3),
+)
+def test_rescaling_rocksdb_subtasks(tmp_path, ops, max_parallelism, old, new):
+    check_rescaling(tmp_path, "rocksdb", ops, max_parallelism, old, new)
 
 
 @pytest.mark.parametrize("kind", ["hashmap", "rocksdb"])
