@@ -95,12 +95,13 @@ class OperatorSettings:
         return self
 
     def set_buffer_timeout(self, timeout_millis: int) -> Any:
-        """How long output may wait in a partly filled buffer (0: flush every record,
-        -1: only full buffers)."""
+        """How long this operator's output may wait in a partly filled buffer: 0 flushes
+        every record, N milliseconds, and -1 (as in PyFlink) means the job's default
+        (``execution.buffer-timeout``)."""
         operator = self._operator("set_buffer_timeout")
         if not _is_int(timeout_millis) or timeout_millis < -1:
             raise self._invalid("buffer timeout", timeout_millis, "it must be an int >= -1")
-        operator.buffer_timeout_ms = timeout_millis
+        operator.buffer_timeout_ms = None if timeout_millis == -1 else timeout_millis
         return self
 
     def start_new_chain(self) -> Any:

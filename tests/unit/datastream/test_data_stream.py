@@ -150,6 +150,12 @@ def test_settings_land_on_the_node(env: StreamExecutionEnvironment) -> None:
     assert env.get_stream_graph().node(3).slot_sharing_group == "red"
 
 
+def test_operator_buffer_timeout_minus_one_means_the_job_default(
+        env: StreamExecutionEnvironment) -> None:
+    numbers(env).map(str).set_buffer_timeout(5).set_buffer_timeout(-1).print()
+    assert env.get_stream_graph().node(2).buffer_timeout_ms is None
+
+
 def test_chaining_flags(env: StreamExecutionEnvironment) -> None:
     stream = numbers(env)
     stream.map(str).disable_chaining().print()
