@@ -71,7 +71,7 @@ class StandaloneCluster:
         self.master_port = free_port()
         self.master_ui_port = free_port()
         self._daemon_memory = daemon_memory
-        self._processes: list[subprocess.Popen[bytes]] = []
+        self._processes: dict[str, subprocess.Popen[bytes]] = {}
 
     @property
     def master_url(self) -> str:
@@ -105,7 +105,7 @@ class StandaloneCluster:
             )
         finally:
             log.close()
-        self._processes.append(process)
+        self._processes[name] = process
 
     def start(self) -> StandaloneCluster:
         """Start the master and the workers; wait until every worker is ALIVE."""
@@ -138,7 +138,7 @@ class StandaloneCluster:
     def _wait_until_registered(self) -> None:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
-            exited = [p.args[1] for p in self._processes if p.poll() is not None]
+            exited = [name for name, p in self._processes.items() if p.poll() is not None]
             if exited:
                 raise ClusterStartError(f"{exited} exited; logs in {self.base_dir}")
             if self.alive_workers() >= self.workers:
@@ -151,7 +151,7 @@ class StandaloneCluster:
 
     def stop(self, keep_logs: bool = False) -> None:
         """Stop workers, then the master (SIGTERM to each process group, then SIGKILL)."""
-        for process in reversed(self._processes):
+        for process in reversed(list(self._processes.values())):
             _stop_group(process)
         self._processes.clear()
         if not keep_logs:
