@@ -295,8 +295,10 @@ class RowTypeInfo(TypeInformation):
         return _fields_problem(self._field_types, list(value), "field", self._field_names, True)
 
     def __repr__(self) -> str:
-        names = ", ".join(repr(name) for name in self._field_names)
         types = ", ".join(repr(kind) for kind in self._field_types)
+        if self._field_names == [f"f{index}" for index in range(len(self._field_types))]:
+            return f"Types.ROW([{types}])"
+        names = ", ".join(repr(name) for name in self._field_names)
         return f"Types.ROW_NAMED([{names}], [{types}])"
 
 

@@ -124,6 +124,9 @@ def test_equality_hash_repr_and_pickling() -> None:
     assert hash(Types.INT()) == hash(Types.INT())
     assert Types.INT() != Types.LONG()
     assert repr(Types.LIST(Types.SQL_DATE())) == "Types.LIST(Types.SQL_DATE())"
+    assert repr(Types.ROW([Types.INT()])) == "Types.ROW([Types.INT()])"
+    assert repr(Types.ROW_NAMED(["a"], [Types.INT()])) == "Types.ROW_NAMED(['a'], [Types.INT()])"
+    assert Types.ROW([Types.INT()]) == Types.ROW_NAMED(["f0"], [Types.INT()])
     assert pickle.loads(pickle.dumps(row)) == row
 
 
