@@ -50,10 +50,11 @@ Common fields:
   AGGREGATION, KEYED_PROCESS and KEYED_CO_PROCESS always. Call ``check_key(key,
   operator_name)`` on the first record of each subtask (and whenever cheap, e.g. on a
   state-backend miss) so an unhashable key fails with a clear error. The runtime context of a
-  non-keyed operator raises ``KeyedStateOutsideKeyedContextError`` from ``get_state`` and the
-  other keyed-state getters. A key selector (or custom partitioner) the user gave as a
-  ``KeySelector`` (``Partitioner``) object appears as its bound ``get_key`` (``partition``):
-  its ``__self__`` has the ``open``/``close`` hooks PyFlink calls.
+  non-keyed operator rejects ``get_state`` and the other keyed-state getters with a typed
+  error naming the operator (``flintlock.runtime.tasks.contexts``). A key selector (or custom
+  partitioner) the user gave as a ``KeySelector`` (``Partitioner``) object appears as its
+  bound ``get_key`` (``partition``): its ``__self__`` has the ``open``/``close`` hooks PyFlink
+  calls.
 * ``output_type`` — the declared ``TypeInformation`` of the outputs, or None when none was
   declared (PICKLED_BYTE_ARRAY: any picklable object). When set, the runtime converts each
   output as PyFlink does (``record = output_type.coerce(record)`` when
@@ -121,20 +122,6 @@ class UnhashableKeyError(FlintlockError, TypeError):
         return (f"the key selector of operator {self.operator!r} returned {self.key_repr}, a "
                 f"{self.key_type}, which is not hashable; return a str, number, tuple or "
                 "another immutable value (e.g. tuple(list_value))")
-
-
-class KeyedStateOutsideKeyedContextError(FlintlockError, TypeError):
-    """A function of a non-keyed operator asked its runtime context for keyed state."""
-
-    def __init__(self, operator: str, state_name: str) -> None:
-        super().__init__(operator, state_name)
-        self.operator = operator
-        self.state_name = state_name
-
-    def __str__(self) -> str:
-        return (f"operator {self.operator!r} asked for keyed state {self.state_name!r}, but it "
-                "does not run on a keyed stream; keyed state is only available to operators "
-                "applied after key_by(...)")
 
 
 def check_key(key: Any, operator_name: str) -> Any:

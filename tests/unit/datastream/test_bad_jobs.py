@@ -7,11 +7,7 @@ from typing import Any
 import pytest
 
 from flintlock.common import Types
-from flintlock.common.operator_spec import (
-    KeyedStateOutsideKeyedContextError,
-    UnhashableKeyError,
-    check_key,
-)
+from flintlock.common.operator_spec import UnhashableKeyError, check_key
 from flintlock.datastream import MapFunction, StreamExecutionEnvironment
 from flintlock.datastream.errors import (
     EmptyJobError,
@@ -113,12 +109,6 @@ def test_unhashable_keys_are_caught_by_the_runtime_hook() -> None:
     message = str(caught.value)
     assert "'Keyed Reduce'" in message and "['a', 1]" in message and "a list" in message
     assert pickle.loads(pickle.dumps(caught.value)).key_type == "list"
-
-
-def test_keyed_state_outside_a_keyed_context_has_a_typed_error_for_the_runtime() -> None:
-    error = KeyedStateOutsideKeyedContextError("Map", "count")
-    assert "'Map'" in str(error) and "'count'" in str(error) and "key_by" in str(error)
-    assert str(pickle.loads(pickle.dumps(error))) == str(error)
 
 
 def test_union_of_different_types_fails(env: StreamExecutionEnvironment) -> None:
