@@ -17,8 +17,9 @@ value). Unlike the heap backend, this backend hashes the key to its key group in
 recent str/int/bytes keys are cached (bounded), so a hot key is hashed and pickled once.
 Equal keys must pickle to equal bytes (``1`` and ``1.0`` are different keys here).
 
-Snapshots: the synchronous part opens a RocksDB iterator, which pins a consistent view of the
-database (memtables and SST files) as of that instant; the asynchronous part walks it in key
+Snapshots: the synchronous part opens a RocksDB iterator (``Rdict.items()`` creates it at
+once), which pins a consistent view of the database (memtables and SST files) as of that
+instant; the asynchronous part walks it in key
 order and writes the same per-key-group format as the heap backend, so either backend restores
 the other's snapshots. (``rocksdict.Snapshot`` iteration in rocksdict 0.3.29 sees later
 writes, so it is not used.) Snapshots are full, not incremental — see the docs for why.
@@ -172,7 +173,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
 
     def snapshot(self) -> _RocksSnapshot:
         db = self._open_db()
-        iterator = db.iter()  # pins a consistent view of the database as of now
+        iterator = db.items()  # its RocksDB iterator pins the database as of now
         snapshot = _RocksSnapshot(
             self, iterator, {sid: name for name, sid in self._state_ids.items()},
             dict(self._kinds), tuple(sorted(self._labels.items())),
@@ -234,7 +235,8 @@ def _key_bytes(key: bytes) -> bytes:
 
 
 class _RocksSnapshot:
-    """A pinned iterator over the database, waiting for the asynchronous write."""
+    """A pinned iterator over the database (``Rdict.items()``), waiting for the asynchronous
+    write."""
 
     def __init__(
         self,
@@ -273,12 +275,10 @@ class _RocksSnapshot:
             if iterator is None:
                 raise SnapshotReleasedError("rocksdb")
             tables: dict[int, dict[str, dict[bytes, Any]]] = {}
-            iterator.seek_to_first()
-            while iterator.valid():
+            for key, value in iterator:
                 if self._cancelled:
                     raise SnapshotReleasedError("rocksdb")
-                self._collect(tables, iterator.key(), iterator.value())
-                iterator.next()
+                self._collect(tables, key, value)
         return {group: self._block(by_name) for group, by_name in tables.items()}
 
     def _collect(
