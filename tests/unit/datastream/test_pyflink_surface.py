@@ -2,6 +2,7 @@
 (tested elsewhere), the others raise NotImplementedError naming class, method and feature —
 never AttributeError."""
 
+import importlib
 from typing import Any
 
 import pytest
@@ -98,3 +99,66 @@ def test_unsupported_methods_name_themselves(env: StreamExecutionEnvironment, ow
 def test_unsupported_methods_also_raise_when_looked_up_on_the_class() -> None:
     with pytest.raises(NotImplementedError, match=r"StreamExecutionEnvironment\.add_jars"):
         StreamExecutionEnvironment.add_jars("x.jar")
+
+
+PYFLINK_IMPORTS = {
+    "flintlock.common": [
+        "Configuration", "Types", "TypeInformation", "Row", "RowKind", "Duration", "Time",
+        "Instant", "WatermarkStrategy", "JobExecutionResult", "JobClient", "JobStatus",
+        "ExecutionConfig", "RestartStrategies", "CompletableFuture",
+    ],
+    "flintlock.common.configuration": ["Configuration"],
+    "flintlock.common.typeinfo": [
+        "Types", "TypeInformation", "RowTypeInfo", "TupleTypeInfo", "BasicTypeInfo",
+        "ListTypeInfo", "MapTypeInfo", "PickledBytesTypeInfo", "PrimitiveArrayTypeInfo",
+        "BasicArrayTypeInfo", "ObjectArrayTypeInfo",
+    ],
+    "flintlock.common.types": ["Row", "RowKind"],
+    "flintlock.common.time": ["Duration", "Time", "Instant"],
+    "flintlock.common.watermark_strategy": ["WatermarkStrategy", "TimestampAssigner"],
+    "flintlock.common.restart_strategy": ["RestartStrategies"],
+    "flintlock.common.job_status": ["JobStatus"],
+    "flintlock.common.job_client": ["JobClient"],
+    "flintlock.common.job_execution_result": ["JobExecutionResult"],
+    "flintlock.common.execution_config": ["ExecutionConfig"],
+    "flintlock.datastream": [
+        "StreamExecutionEnvironment", "DataStream", "KeyedStream", "ConnectedStreams",
+        "DataStreamSink", "CheckpointingMode", "CheckpointConfig", "TimeCharacteristic",
+        "RuntimeExecutionMode", "TimeDomain", "HashMapStateBackend",
+        "EmbeddedRocksDBStateBackend", "FileSystemCheckpointStorage", "OutputTag",
+        "SlotSharingGroup", "MapFunction", "KeyedProcessFunction", "RuntimeContext",
+    ],
+    "flintlock.datastream.functions": [
+        "MapFunction", "FlatMapFunction", "FilterFunction", "ReduceFunction",
+        "AggregateFunction", "KeySelector", "Partitioner", "ProcessFunction",
+        "KeyedProcessFunction", "CoMapFunction", "CoFlatMapFunction", "CoProcessFunction",
+        "KeyedCoProcessFunction", "RuntimeContext", "TimerService",
+    ],
+    "flintlock.datastream.state": [
+        "ValueStateDescriptor", "ListStateDescriptor", "MapStateDescriptor",
+        "ReducingStateDescriptor", "AggregatingStateDescriptor", "StateTtlConfig",
+        "ValueState", "ListState", "MapState", "ReducingState", "AggregatingState",
+    ],
+    "flintlock.datastream.data_stream": [
+        "DataStream", "KeyedStream", "ConnectedStreams", "DataStreamSink",
+    ],
+    "flintlock.datastream.checkpointing_mode": ["CheckpointingMode"],
+    "flintlock.datastream.checkpoint_config": ["CheckpointConfig",
+                                               "ExternalizedCheckpointCleanup"],
+    "flintlock.datastream.execution_mode": ["RuntimeExecutionMode"],
+    "flintlock.datastream.time_characteristic": ["TimeCharacteristic"],
+    "flintlock.datastream.state_backend": ["HashMapStateBackend",
+                                           "EmbeddedRocksDBStateBackend"],
+    "flintlock.datastream.checkpoint_storage": ["FileSystemCheckpointStorage"],
+    "flintlock.datastream.connectors": ["Source", "Sink"],
+    "flintlock.datastream.slot_sharing_group": ["SlotSharingGroup"],
+    "flintlock.datastream.output_tag": ["OutputTag"],
+    "flintlock.datastream.stream_execution_environment": ["StreamExecutionEnvironment"],
+}
+
+
+@pytest.mark.parametrize("module_name", sorted(PYFLINK_IMPORTS))
+def test_pyflink_module_paths_export_pyflink_names(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    missing = [name for name in PYFLINK_IMPORTS[module_name] if not hasattr(module, name)]
+    assert missing == []
