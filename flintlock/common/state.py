@@ -92,6 +92,12 @@ class StateTtlConfig:
     def get_ttl_ms(self) -> int:
         return self.ttl_ms
 
+    def get_ttl(self) -> Any:
+        """The time to live as a ``Time`` (PyFlink's return type)."""
+        from flintlock.common.time import Time
+
+        return Time.milliseconds(self.ttl_ms)
+
     def get_update_type(self) -> StateTtlConfig.UpdateType:
         return self.update_type
 
@@ -165,7 +171,7 @@ class StateTtlConfig:
             return self
 
         def cleanup_in_rocksdb_compact_filter(
-            self, query_time_after_num_entries: int
+            self, query_time_after_num_entries: int, periodic_compaction_time: Any = None
         ) -> StateTtlConfig.Builder:
             """Accepted for compatibility; expired entries are removed when read."""
             return self

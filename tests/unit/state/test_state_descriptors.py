@@ -85,6 +85,7 @@ def test_ttl_builder_chain_as_pyflink_documents_it():
         .build()
     )
     assert config.get_ttl_ms() == 1000
+    assert config.get_ttl().to_milliseconds() == 1000
     assert config.get_update_type() is StateTtlConfig.UpdateType.OnReadAndWrite
     assert config.get_state_visibility() is StateTtlConfig.StateVisibility.NeverReturnExpired
     assert config.cleanup_full_snapshot and not config.cleanup_in_background
