@@ -1,0 +1,141 @@
+"""Jobs through the public API on embedded Spark: TaskManagers are barrier-stage tasks in
+Spark's Python workers, the JobManager runs on this (driver) process."""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import sys
+import time
+
+import cloudpickle
+import pytest
+
+from flintlock.common.config import Configuration
+from flintlock.common.job_status import JobStatus
+from flintlock.datastream import StreamExecutionEnvironment
+from flintlock.spark.session import active_session, available_slots
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+LINES = ["the quick brown fox", "jumps over the lazy dog", "the dog sleeps"] * 30
+
+
+def _env(tmp_path, parallelism=2, **conf):
+    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    config.set_string("restart-strategy.type", "fixed-delay")
+    config.set_string("restart-strategy.fixed-delay.delay", "100 ms")
+    config.set_string("restart-strategy.fixed-delay.attempts", "2")
+    for key, value in conf.items():
+        config.set_string(key, str(value))
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(parallelism)
+    return env
+
+
+class ExitOnce:
+    """Kills its own Python worker (``os._exit``) the first time it sees ``trigger``."""
+
+    def __init__(self, marker, trigger):
+        self.marker = str(marker)
+        self.trigger = trigger
+
+    def __call__(self, value):
+        if value == self.trigger and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            os._exit(3)
+        return value
+
+
+class FreezeOnce:
+    """Stops its own process (SIGSTOP: no thread runs, no heartbeat leaves) once."""
+
+    def __init__(self, marker, trigger):
+        self.marker = str(marker)
+        self.trigger = trigger
+
+    def __call__(self, value):
+        if value == self.trigger and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return value
+
+
+def _counts_per_key(env, function, n=2000):
+    """Running count per key after ``function``: each key must see exactly 1..n_k."""
+    return (env.from_collection(list(range(n))).map(function)
+            .map(lambda x: (x % 5, 1))
+            .key_by(lambda p: p[0])
+            .reduce(lambda a, b: (a[0], a[1] + b[1])))
+
+
+def _expected_counts(n=2000):
+    per_key = collections.Counter(x % 5 for x in range(n))
+    return sorted((k, i) for k, count in per_key.items() for i in range(1, count + 1))
+
+
+def test_three_vertex_keyed_job_at_parallelism_two(tmp_path):
+    env = _env(tmp_path)
+    counts = (env.from_collection(LINES)
+              .flat_map(lambda line: line.split())
+              .map(lambda word: (word, 1))
+              .key_by(lambda pair: pair[0])
+              .reduce(lambda a, b: (a[0], a[1] + b[1])))
+    final = {}
+    for word, count in counts.execute_and_collect("three vertices"):
+        final[word] = max(count, final.get(word, 0))
+    assert final == dict(collections.Counter(w for line in LINES for w in line.split()))
+
+
+def test_a_task_manager_that_dies_is_restarted_and_output_is_exactly_once(tmp_path):
+    env = _env(tmp_path)
+    env.enable_checkpointing(200)
+    marker = tmp_path / "died"
+    results = list(_counts_per_key(env, ExitOnce(marker, 1000)).execute_and_collect())
+    assert marker.exists(), "the TaskManager was never killed"
+    assert sorted(results) == _expected_counts()
+
+
+def test_a_task_manager_that_hangs_is_detected_by_heartbeat_and_restarted(tmp_path):
+    env = _env(tmp_path, **{"heartbeat.timeout": "3 s", "heartbeat.interval": "500 ms"})
+    env.enable_checkpointing(200)
+    marker = tmp_path / "froze"
+    started = time.monotonic()
+    results = list(_counts_per_key(env, FreezeOnce(marker, 1000)).execute_and_collect())
+    assert marker.exists(), "the TaskManager was never frozen"
+    assert sorted(results) == _expected_counts()
+    assert time.monotonic() - started < 120
+
+
+def _slow(x):
+    time.sleep(0.01)
+    return x
+
+
+def test_cancel_ends_the_spark_job_and_frees_every_slot(tmp_path):
+    env = _env(tmp_path)
+    env.from_collection(list(range(100_000))).map(_slow).print()
+    client = env.execute_async("to be cancelled")
+    assert client.jm.wait_until_running(120)
+    client.cancel()
+    assert client.jm.wait_for_status({JobStatus.CANCELED}, 60)
+    assert client.join(60)
+    sc = active_session().sparkContext
+    deadline = time.monotonic() + 30
+    while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not sc.statusTracker().getActiveJobsIds()
+    assert available_slots(sc) >= 2
+
+
+def test_a_job_that_needs_more_slots_than_spark_has_fails_fast(tmp_path):
+    env = _env(tmp_path, parallelism=3, **{"flintlock.spark.master": "local[2]"})
+    env.from_collection([1, 2, 3]).map(lambda x: x).print()
+    started = time.monotonic()
+    with pytest.raises(Exception) as info:
+        env.execute("too wide")
+    message = str(info.value)
+    assert "3" in message and "2" in message and "slot" in message.lower()
+    assert time.monotonic() - started < 60
