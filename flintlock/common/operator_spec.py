@@ -71,6 +71,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from flintlock.common.aggregation import Aggregation, AggregationKind
 from flintlock.common.errors import FlintlockError
 from flintlock.common.typeinfo import RowTypeInfo, TypeInformation
 from flintlock.common.types import Row
@@ -140,76 +141,6 @@ class CollectionSource:
     elements: tuple[Any, ...]
 
 
-class AggregationKind(enum.Enum):
-    SUM = "sum"
-    MIN = "min"
-    MAX = "max"
-    MIN_BY = "min_by"
-    MAX_BY = "max_by"
-
-
-@dataclass(frozen=True)
-class Aggregation:
-    """A built-in keyed aggregation over one field, with Flink's semantics.
-
-    ``field`` is a position (tuples, lists, rows) or a name (rows with field names); position 0
-    on a scalar record means the record itself. SUM/MIN/MAX keep the other fields of the first
-    record of the key and replace the aggregated field; MIN_BY/MAX_BY keep the whole record
-    holding the extreme value (the earlier one on ties). Tuples yield new tuples; lists and
-    rows are copied, never mutated in place.
-    """
-
-    kind: AggregationKind
-    field: int | str = 0
-
-    def reduce(self, accumulator: Any, value: Any) -> Any:
-        current, new = _field(accumulator, self.field), _field(value, self.field)
-        if self.kind is AggregationKind.SUM:
-            return _with_field(accumulator, self.field, current + new)
-        if self.kind is AggregationKind.MIN:
-            return accumulator if not new < current else _with_field(
-                accumulator, self.field, new)
-        if self.kind is AggregationKind.MAX:
-            return accumulator if not new > current else _with_field(
-                accumulator, self.field, new)
-        if self.kind is AggregationKind.MIN_BY:
-            return value if new < current else accumulator
-        return value if new > current else accumulator
-
-
-def _is_composite(record: Any) -> bool:
-    return isinstance(record, (tuple, list, Row, dict))
-
-
-def _field(record: Any, position: int | str) -> Any:
-    if not _is_composite(record):
-        if position not in (0, "0"):
-            raise TypeError(f"field {position!r} selected on a scalar record {record!r}; only "
-                            "field 0 (the record itself) can be")
-        return record
-    return record[position]
-
-
-def _with_field(record: Any, position: int | str, value: Any) -> Any:
-    if not _is_composite(record):
-        return value
-    if isinstance(record, tuple):
-        items = list(record)
-        items[position] = value  # type: ignore[index]
-        return type(record)(items) if type(record) is tuple else type(record)(*items)
-    if isinstance(record, Row):
-        copy = Row(*record)
-        names = record.get_field_names()
-        if names is not None:
-            copy.set_field_names(names)
-        copy.set_row_kind(record.get_row_kind())
-        copy[position] = value
-        return copy
-    copied = record.copy()
-    copied[position] = value
-    return copied
-
-
 @dataclass(frozen=True)
 class PrintSink:
     """``DataStream.print(sink_identifier)``: one line per record on stdout (or stderr)."""
@@ -273,3 +204,9 @@ def _shape_problem(spec: OperatorSpec) -> str | None:
     if spec.function is None:
         return "needs `function`"
     return None
+
+
+__all__ = [
+    "Aggregation", "AggregationKind", "CollectSink", "CollectionSource", "OperatorKind",
+    "OperatorSpec", "PrintSink", "UnhashableKeyError", "check_key",
+]

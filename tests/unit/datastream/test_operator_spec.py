@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flintlock.common import Row, RowKind, Types
+from flintlock.common.aggregation import _general_reduce
 from flintlock.common.operator_spec import (
     Aggregation,
     AggregationKind,
@@ -123,3 +124,36 @@ def test_rows_of_a_declared_row_type_print_with_their_kind() -> None:
     row = Row(1, "a")
     assert PrintSink().format(row, 0, 1, Types.ROW([Types.INT(), Types.STRING()])) == "+I[1, a]"
     assert PrintSink().format(row, 0, 1) == "<Row(1, 'a')>"
+
+
+@given(st.sampled_from(list(AggregationKind)),
+       st.lists(st.tuples(st.text(max_size=2), st.integers(-50, 50), st.integers(-50, 50)),
+                min_size=1, max_size=12),
+       st.integers(0, 2))
+def test_the_fast_tuple_and_scalar_paths_agree_with_the_general_path(
+        kind: AggregationKind, records: list[tuple[str, int, int]], position: int) -> None:
+    fast = Aggregation(kind, position)
+    general = functools.partial(_general_reduce, kind, position)
+    expected = run_with(general, records)
+    assert run(fast, records) == expected
+    assert all(type(item) is tuple for item in run(fast, records))
+    scalars = [record[1] for record in records]
+    assert run(Aggregation(kind, 0), scalars) == run_with(
+        functools.partial(_general_reduce, kind, 0), scalars)
+
+
+def run_with(reduce: Any, records: list[Any]) -> list[Any]:
+    outputs, accumulator = [], None
+    for index, record in enumerate(records):
+        accumulator = record if index == 0 else reduce(accumulator, record)
+        outputs.append(accumulator)
+    return outputs
+
+
+def test_an_aggregation_pickles_without_its_specialised_reducers() -> None:
+    import pickle
+
+    aggregation = Aggregation(AggregationKind.SUM, 1)
+    aggregation.reduce(("a", 1), ("a", 2))
+    copy = pickle.loads(pickle.dumps(aggregation))
+    assert copy == aggregation and copy.reduce(("a", 1), ("a", 2)) == ("a", 3)
