@@ -77,7 +77,8 @@ class StreamExecutionEnvironment:
     def __init__(self, configuration: Configuration | None = None) -> None:
         self._configuration = Configuration(configuration) if configuration is not None else (
             Configuration())
-        self._transformations: list[Transformation] = []
+        self._transformations: list[Transformation] = []  # defined since the last execute
+        self._known: dict[int, Transformation] = {}  # every transformation ever defined
         self._next_id = 1
         self._closed = False
         self._time_characteristic = TimeCharacteristic.EventTime
@@ -104,6 +105,7 @@ class StreamExecutionEnvironment:
         """Release the environment; later operations fail. Closing twice is harmless."""
         self._closed = True
         self._transformations.clear()
+        self._known.clear()
 
     def _add_transformation(self, name: str, spec: OperatorSpec,
                             inputs: list[tuple[StreamInput, int]],
@@ -120,6 +122,7 @@ class StreamExecutionEnvironment:
         )
         self._next_id += 1
         self._transformations.append(transformation)
+        self._known[transformation.id] = transformation
         return transformation
 
     # -- settings -----------------------------------------------------------------------------
@@ -313,7 +316,7 @@ class StreamExecutionEnvironment:
         """The validated stream graph of everything defined so far (internal: used by
         ``execute`` and by tests)."""
         self._check_open("execute()")
-        transformations = reachable(self._transformations)
+        transformations = reachable(self._transformations, self._known)
         if not transformations:
             raise EmptyJobError()
         explicit_max = self.get_max_parallelism()

@@ -23,7 +23,7 @@ Owned by the user's thread; the environment mutates transformations while the jo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,19 +87,20 @@ class JobSettings:
     checkpoint_config: object | None = None
 
 
-def reachable(transformations: Sequence[Transformation]) -> list[Transformation]:
-    """The transformations the job runs: every operator and everything it reads from."""
-    by_id = {transformation.id: transformation for transformation in transformations}
+def reachable(pending: Sequence[Transformation], known: Mapping[int, Transformation]
+              ) -> list[Transformation]:
+    """The transformations the job runs, in creation order: every pending operator and
+    everything it reads from (looked up in ``known``, which outlives ``execute``: a stream
+    built before one job may feed an operator of the next, as in Flink)."""
     keep: set[int] = set()
-    pending = [t.id for t in transformations if not t.is_source]
-    while pending:
-        current = pending.pop()
+    stack = [t.id for t in pending if not t.is_source]
+    while stack:
+        current = stack.pop()
         if current in keep:
             continue
         keep.add(current)
-        pending.extend(stream_input.transformation_id
-                       for stream_input, _ in by_id[current].inputs)
-    return [by_id[identifier] for identifier in sorted(keep)]
+        stack.extend(stream_input.transformation_id for stream_input, _ in known[current].inputs)
+    return [known[identifier] for identifier in sorted(keep)]
 
 
 def build_stream_graph(transformations: Iterable[Transformation],

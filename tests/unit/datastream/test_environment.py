@@ -212,6 +212,18 @@ def test_execute_clears_the_transformations(env: StreamExecutionEnvironment,
         env.execute()
 
 
+def test_streams_of_an_executed_job_can_feed_the_next_job(
+        env: StreamExecutionEnvironment, fake_executor) -> None:
+    source = env.from_collection([1, 2])
+    source.print()
+    env.execute("first")
+    source.map(str).print()
+    env.execute("second")
+    second = fake_executor.calls[1][1]
+    assert [node.name for node in second.topological_order()] == [
+        "Collection Source", "Map", "Print to Std. Out"]
+
+
 def test_job_name_defaults(env: StreamExecutionEnvironment, fake_executor) -> None:
     env.from_collection([1]).print()
     env.execute()
