@@ -103,6 +103,28 @@ class Launcher(Protocol):
     def launch(self, payloads: list[TaskManagerPayload], description: str) -> AttemptHandle: ...
 
 
+@dataclass(frozen=True)
+class TaskDescription:
+    vertex_name: str
+    vertex_id: str
+    subtask: int
+    state: str
+
+
+@dataclass(frozen=True)
+class JobDescription:
+    """What ``JobManager.describe`` returns; ``checkpoints`` is the coordinator's
+    ``CheckpointStatistics``."""
+
+    job_id: str
+    name: str
+    status: str
+    attempt: int
+    start_time_ms: int
+    tasks: tuple[TaskDescription, ...]
+    checkpoints: Any
+
+
 @dataclass
 class JobResult:
     job_id: str
@@ -158,6 +180,7 @@ class JobManager:
         self._restart = create_restart_strategy(
             configuration, self._checkpointing, clock, self._rng)
         self._graph_bytes = cloudpickle.dumps(job_graph)
+        self._start_wall_ms = clock.wall_ms()
         self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
         self._setup_checkpointing()
 
@@ -203,6 +226,28 @@ class JobManager:
 
     def stop_with_savepoint(self, target_dir: str | None = None) -> Future[str]:
         return self.trigger_savepoint(target_dir, stop=True)
+
+    def describe(self, timeout_s: float = 10.0) -> JobDescription:
+        """A consistent snapshot of the job for the REST endpoint and the CLI (taken on the
+        JobManager thread; once the job has ended, taken directly)."""
+        if self.status.is_globally_terminal_state():
+            return self._describe_now()
+        future: Future[JobDescription] = Future()
+        self._enqueue(lambda: future.set_result(self._describe_now()), "describe")
+        return future.result(timeout_s)
+
+    def _describe_now(self) -> JobDescription:
+        attempt = self._attempt
+        names = {v.id: v.name for v in self.job_graph.vertices}
+        tasks = tuple(
+            TaskDescription(names.get(task.vertex, str(task.vertex)), str(task.vertex),
+                            int(task.subtask), state)
+            for task, state in sorted((attempt.states if attempt else {}).items(),
+                                      key=lambda item: (str(item[0].vertex), item[0].subtask)))
+        return JobDescription(
+            job_id=self.job_id, name=self.job_graph.name, status=self.status.name,
+            attempt=self._attempt_number, start_time_ms=self._start_wall_ms, tasks=tasks,
+            checkpoints=self._coordinator.statistics())
 
     # -- the JobManager thread -----------------------------------------------------------
 
