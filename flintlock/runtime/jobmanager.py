@@ -35,7 +35,7 @@ import cloudpickle
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
-from flintlock.common.ids import CheckpointId, SubtaskIndex, new_id
+from flintlock.common.ids import CheckpointId, JobVertexId, SubtaskIndex, new_id
 from flintlock.common.job_status import JobStatus
 from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import cluster as cluster_options
@@ -53,6 +53,14 @@ from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
 from flintlock.runtime.checkpoint.storage import CheckpointStorage
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.runtime.enumerators import (
+    EnumeratorState,
+    SourceCoordinator,
+    SplitAssignment,
+    coordinator_task,
+    enumerated_sources,
+    is_coordinator_task,
+)
 from flintlock.runtime.restart import create_restart_strategy
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
 from flintlock.runtime.state.assignment import assign_states
@@ -145,11 +153,19 @@ class _Attempt:
     last_heartbeat: dict[int, float] = field(default_factory=dict)
     states: dict[TaskId, str] = field(default_factory=dict)
     deployed: bool = False
+    sources: dict[JobVertexId, SourceCoordinator] = field(default_factory=dict)
+    snapshotted: set[int] = field(default_factory=set)
     failure: BaseException | None = None
     started_ms: float = 0.0
 
 
 class JobManager:
+    _coordinator: CheckpointCoordinator
+    _storage: CheckpointStorage
+    _initial_savepoint: CompletedCheckpoint | None
+    _restored_checkpoint: CompletedCheckpoint | None = None
+    _enumerated: list[tuple[JobVertexId, str, Any, int]]
+
     def __init__(
         self, job_graph: JobGraph, configuration: Configuration, launcher: Launcher, *,
         clock: Clock = SYSTEM_CLOCK, rng: random.Random | None = None,
@@ -406,8 +422,36 @@ class JobManager:
         for vertex in attempt.graph.vertices:
             attempt.states[TaskId(vertex.job_vertex_id, vertex.subtask_index)] = "DEPLOYING"
         attempt.deployed = True
+        self._start_source_coordinators(attempt)
+
+    def _start_source_coordinators(self, attempt: _Attempt) -> None:
+        latest = self._restored_checkpoint
+        for vertex, operator_id, source, parallelism in self._enumerated:
+            coordinator = SourceCoordinator(
+                vertex, operator_id, source, parallelism, self._assignments_for(attempt),
+                self._schedule_for(attempt), self._clock.now_ms)
+            restored = latest.task_states.get(coordinator.task) if latest else None
+            coordinator.start(restored if isinstance(restored, EnumeratorState) else None)
+            attempt.sources[vertex] = coordinator
+            self._apply(self._coordinator.on_task_state_changed(coordinator.task, True))
+
+    def _schedule_for(self, attempt: _Attempt) -> Callable[[float, Callable[[], None]], None]:
+        """Timers that die with the attempt."""
+        def schedule(at_ms: float, callback: Callable[[], None]) -> None:
+            self._schedule(at_ms, lambda: callback() if self._attempt is attempt else None)
+        return schedule
+
+    def _assignments_for(self, attempt: _Attempt) -> Callable[[SplitAssignment], None]:
+        def send(assignment: SplitAssignment) -> None:
+            task = TaskId(assignment.vertex, SubtaskIndex(assignment.subtask))
+            self._send(attempt, self._task_manager_of(attempt, task), msg.AssignSplits(
+                attempt.number, task, assignment.operator_id, assignment.splits,
+                assignment.no_more_splits))
+        return send
 
     def _end_attempt(self, attempt: _Attempt) -> None:
+        for source in attempt.sources.values():
+            source.close()
         self._apply(self._coordinator.on_failover())
         for connection in list(attempt.connections.values()):
             try:
@@ -429,6 +473,7 @@ class JobManager:
 
     def _restored_states(self, graph: ExecutionGraph) -> dict[TaskId, dict[str, Any]]:
         latest = self._coordinator.restore_latest_checkpoint() or self._initial_savepoint
+        self._restored_checkpoint = latest
         if latest is None:
             return {}
         by_operator: dict[OperatorId, dict[int, OperatorSubtaskState]] = {}
@@ -455,7 +500,7 @@ class JobManager:
     # -- checkpointing -------------------------------------------------------------------
 
     def _setup_checkpointing(self) -> None:
-        self._initial_savepoint: CompletedCheckpoint | None = None
+        self._initial_savepoint = None
         recovery_path = self.config.get(execution_options.STATE_RECOVERY_PATH)
         if recovery_path:
             self._initial_savepoint = resolve_savepoint(recovery_path)
@@ -467,9 +512,12 @@ class JobManager:
                  for i in range(v.parallelism)]
         sources = [TaskId(v.id, SubtaskIndex(i)) for v in self.job_graph.vertices
                    if v.is_source for i in range(v.parallelism)]
+        self._enumerated = enumerated_sources(self.job_graph)
+        coordinators = [coordinator_task(vertex) for vertex, _, _, _ in self._enumerated]
+        everyone = frozenset(tasks + coordinators)
         self._coordinator = CheckpointCoordinator(
-            job_id, self.config, CheckpointTaskSets.for_job(sources, tasks), storage, store,
-            self._clock, self._rng)
+            job_id, self.config, CheckpointTaskSets(frozenset(sources), everyone, everyone),
+            storage, store, self._clock, self._rng)
 
     def _apply(self, todo: list[Any]) -> None:
         """Carries out the coordinator's actions; notifications go once per TaskManager
@@ -486,6 +534,11 @@ class JobManager:
         attempt = self._attempt
         if attempt is None or not attempt.deployed:
             return
+        if is_coordinator_task(action.task):
+            source = attempt.sources.get(action.task.vertex)
+            if source is not None and isinstance(action, actions.NotifyCheckpointComplete):
+                source.notify_checkpoint_complete(action.checkpoint_id)
+            return
         tm_index = self._task_manager_of(attempt, action.task)
         key = (type(action), int(action.checkpoint_id), tm_index)
         if key in notified:
@@ -501,6 +554,9 @@ class JobManager:
         number = attempt.number if attempt else 0
         coordinator = self._coordinator
         if isinstance(action, actions.TriggerCheckpointOnTask):
+            if attempt is not None and action.checkpoint_id not in attempt.snapshotted:
+                attempt.snapshotted.add(action.checkpoint_id)
+                self._snapshot_source_coordinators(attempt, action.checkpoint_id)
             if action.options.is_savepoint:
                 self._broadcast(msg.CheckpointLocation(
                     number, action.checkpoint_id, action.location))
@@ -524,6 +580,14 @@ class JobManager:
             self._stop_after_savepoint.discard(action.request_id)
             if future is not None and not future.done():
                 future.set_exception(action.error)
+
+    def _snapshot_source_coordinators(self, attempt: _Attempt, checkpoint_id: int) -> None:
+        """The enumerators' part of a checkpoint: taken, and acknowledged, right before the
+        first trigger goes out (see ``enumerators``)."""
+        for source in attempt.sources.values():
+            state = source.snapshot(checkpoint_id)
+            self._apply(self._coordinator.receive_acknowledge(
+                source.task, CheckpointId(checkpoint_id), state))
 
     def _complete_savepoint(self, request_id: str, path: str) -> None:
         future = self._savepoint_requests.pop(request_id, None)
@@ -620,6 +684,9 @@ class JobManager:
             self._status_changed.notify_all()
         coordinator = self._coordinator
         if message.state == "RUNNING":
+            source = attempt.sources.get(message.task.vertex)
+            if source is not None:
+                source.add_reader(int(message.task.subtask))
             self._apply(coordinator.on_task_state_changed(message.task, True))
             if all(s == "RUNNING" for s in attempt.states.values()):
                 self._apply(coordinator.start())

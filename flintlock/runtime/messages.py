@@ -7,8 +7,9 @@ drop what a TaskManager of an earlier, failed attempt still had in flight.
 TaskManager → JobManager: ``RegisterTaskManager`` (call; the reply is ``Registered``),
 ``TaskStateUpdate``, ``AcknowledgeCheckpoint``, ``DeclineCheckpoint``, ``Heartbeat``,
 ``CollectBatch``. (Printed output travels with the Spark bootstrap's own messages.)
-JobManager → TaskManager: ``DeployTasks``, ``TriggerCheckpoint``, ``NotifyCheckpointComplete``,
-``NotifyCheckpointAborted``, ``CancelTasks``, ``ReleaseTaskManager``, ``Heartbeat``.
+JobManager → TaskManager: ``DeployTasks``, ``AssignSplits``, ``TriggerCheckpoint``,
+``NotifyCheckpointComplete``, ``NotifyCheckpointAborted``, ``CancelTasks``,
+``ReleaseTaskManager``, ``Heartbeat``.
 """
 
 from __future__ import annotations
@@ -112,6 +113,17 @@ class NotifyCheckpointComplete:
 class NotifyCheckpointAborted:
     attempt: int
     checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class AssignSplits:
+    """Splits from a source's enumerator (in the JobManager) for one source subtask."""
+
+    attempt: int
+    task: TaskId
+    operator_id: str
+    splits: tuple[Any, ...] = ()
+    no_more_splits: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,6 +147,7 @@ class TaskManager:
             (self._given[1] if self._given and self._given[1] else MessageDispatcher())
             .register(msg.DeployTasks, self._on_deploy)
             .register(msg.TriggerCheckpoint, self._on_trigger)
+            .register(msg.AssignSplits, self._on_splits)
             .register(msg.CheckpointLocation, self._on_location)
             .register(msg.NotifyCheckpointComplete, self._on_complete)
             .register(msg.NotifyCheckpointAborted, self._on_aborted)
@@ -256,6 +257,12 @@ class TaskManager:
         task = self._task(message.task)
         if task is not None:
             task.trigger_checkpoint(message.checkpoint_id, message.timestamp, message.options)
+
+    def _on_splits(self, connection: RpcConnection, message: msg.AssignSplits) -> None:
+        self._touch()
+        task = self._task(message.task)
+        if task is not None:
+            task.assign_splits(message.operator_id, list(message.splits), message.no_more_splits)
 
     def _on_location(self, connection: RpcConnection, message: msg.CheckpointLocation) -> None:
         self._touch()

@@ -17,8 +17,10 @@ class CheckpointFailureReason(enum.Enum):
         self.counts_as_failure = counts
 
     PERIODIC_SCHEDULER_SHUTDOWN = ("periodic checkpoint scheduler is shut down", True, False)
-    TOO_MANY_CHECKPOINT_REQUESTS = ("the maximum number of queued checkpoint requests was exceeded", True, False)
-    MINIMUM_TIME_BETWEEN_CHECKPOINTS = ("the minimum time between checkpoints is still pending", True, False)
+    TOO_MANY_CHECKPOINT_REQUESTS = (
+        "the maximum number of queued checkpoint requests was exceeded", True, False)
+    MINIMUM_TIME_BETWEEN_CHECKPOINTS = (
+        "the minimum time between checkpoints is still pending", True, False)
     NOT_ALL_REQUIRED_TASKS_RUNNING = ("not all required tasks are currently running", True, False)
     IO_EXCEPTION = ("an exception occurred while triggering the checkpoint", True, True)
     BLOCKING_OUTPUT_EXIST = ("blocking outputs cannot be checkpointed", True, False)
@@ -27,11 +29,16 @@ class CheckpointFailureReason(enum.Enum):
     CHECKPOINT_EXPIRED = ("the checkpoint expired before completing", False, True)
     CHECKPOINT_SUBSUMED = ("the checkpoint was subsumed by a newer one", False, False)
     CHECKPOINT_DECLINED = ("the checkpoint was declined", False, True)
-    CHECKPOINT_DECLINED_TASK_NOT_READY = ("the checkpoint was declined: tasks not ready", False, False)
-    CHECKPOINT_DECLINED_TASK_CLOSING = ("the checkpoint was declined: a task is closing", False, False)
-    CHECKPOINT_DECLINED_SUBSUMED = ("the checkpoint was declined: a newer barrier arrived", False, False)
-    CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER = ("the checkpoint was declined: cancellation barrier received", False, False)
-    CHECKPOINT_DECLINED_INPUT_END_OF_STREAM = ("the checkpoint was declined: an input ended before its barrier", False, False)
+    CHECKPOINT_DECLINED_TASK_NOT_READY = (
+        "the checkpoint was declined: tasks not ready", False, False)
+    CHECKPOINT_DECLINED_TASK_CLOSING = (
+        "the checkpoint was declined: a task is closing", False, False)
+    CHECKPOINT_DECLINED_SUBSUMED = (
+        "the checkpoint was declined: a newer barrier arrived", False, False)
+    CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER = (
+        "the checkpoint was declined: cancellation barrier received", False, False)
+    CHECKPOINT_DECLINED_INPUT_END_OF_STREAM = (
+        "the checkpoint was declined: an input ended before its barrier", False, False)
     CHECKPOINT_ASYNC_EXCEPTION = ("the asynchronous part of a task's snapshot failed", False, True)
     FINALIZE_CHECKPOINT_FAILURE = ("the completed checkpoint could not be stored", False, True)
     TRIGGER_CHECKPOINT_FAILURE = ("a task failed to trigger the checkpoint", False, True)
@@ -49,7 +56,8 @@ class CheckpointError(FlintlockError):
         self.detail = detail
 
     def __str__(self) -> str:
-        return f"{self.reason.name}: {self.reason.message}" + (f" ({self.detail})" if self.detail else "")
+        suffix = f" ({self.detail})" if self.detail else ""
+        return f"{self.reason.name}: {self.reason.message}{suffix}"
 
 
 class StreamCorruptedError(FlintlockError):

@@ -73,7 +73,7 @@ def assign_key_to_operator(key: object, max_parallelism: int, parallelism: int) 
 
 @dataclass(frozen=True, slots=True)
 class KeyGroupRange:
-    """The key groups ``start..end`` (both inclusive) that one subtask owns; empty if end < start."""
+    """The key groups ``start..end`` (both inclusive) one subtask owns; empty if end < start."""
 
     start: int
     end: int

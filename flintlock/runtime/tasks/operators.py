@@ -31,19 +31,24 @@ REDUCE_STATE = ValueStateDescriptor("_flintlock_reduce", None)
 
 
 class _ValidatingOutput:
-    """Checks every record against the declared output type before passing it on."""
+    """Checks every record against the declared output type before passing it on; where
+    PyFlink converts implicitly (a tuple or dict returned for a ROW type), converts first."""
 
-    __slots__ = ("_name", "_output", "_validate")
+    __slots__ = ("_coerce", "_output", "_validate")
 
     def __init__(self, output: Output, output_type: Any, operator_name: str) -> None:
         self._output = output
-        self._validate = output_type.validate
-        self._name = operator_name
+        self._validate = output_type.validator(operator_name)
+        needs = getattr(output_type, "need_conversion", None)
+        self._coerce = output_type.coerce if needs is not None and needs() else None
 
     def collect_batch(self, records: list[Any]) -> None:
-        validate, name = self._validate, self._name
+        if self._coerce is not None:
+            coerce = self._coerce
+            records = [coerce(record) for record in records]
+        validate = self._validate
         for record in records:
-            validate(record, name)
+            validate(record)
         self._output.collect_batch(records)
 
 
@@ -56,7 +61,7 @@ class FunctionOperator(StreamOperator):
         self._key_checked = False
 
     def setup(self, context: OperatorContext, output: Output) -> None:
-        if self.spec.output_type is not None and hasattr(self.spec.output_type, "validate"):
+        if self.spec.output_type is not None and hasattr(self.spec.output_type, "validator"):
             output = _ValidatingOutput(output, self.spec.output_type, context.operator_name)
         super().setup(context, output)
 

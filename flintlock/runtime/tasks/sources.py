@@ -17,6 +17,12 @@ The contract a connector's ``Source`` object fulfils (``env.from_source``):
 * ``SourceReader.snapshot_state(checkpoint_id) -> list`` — picklable entries describing its
   position; ``notify_checkpoint_complete(checkpoint_id)`` and ``close()`` are optional.
 
+A source may instead have its splits enumerated in the JobManager (``runtime.enumerators``):
+then it also has ``create_enumerator(parallelism, restored_state) -> SplitEnumerator`` (with
+``start(context)``, ``add_reader(subtask)``, ``snapshot_state(checkpoint_id)``, optional
+``notify_checkpoint_complete`` and ``close``), and its readers get ``add_splits(splits)`` and
+``notify_no_more_splits()`` on the task thread, between polls.
+
 All of it belongs to the task thread.
 """
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from flintlock.common.errors import FlintlockError
 from flintlock.common.operator_spec import CollectionSource, OperatorSpec
 from flintlock.common.state import ListStateDescriptor
 from flintlock.runtime.tasks.operator import StreamOperator
@@ -45,6 +52,12 @@ class SourceOperator(StreamOperator):
 
     def emit_next(self, max_records: int) -> InputStatus:
         raise NotImplementedError
+
+    def add_splits(self, splits: list[Any]) -> None:
+        raise FlintlockError(f"{type(self).__name__} takes no splits")
+
+    def notify_no_more_splits(self) -> None:
+        raise FlintlockError(f"{type(self).__name__} takes no splits")
 
 
 class CollectionSourceOperator(SourceOperator):
@@ -100,6 +113,12 @@ class ReaderSourceOperator(SourceOperator):
     def snapshot_state(self, checkpoint_id: int) -> Any:
         self._state.update(list(self._reader.snapshot_state(checkpoint_id)))
         return None
+
+    def add_splits(self, splits: list[Any]) -> None:
+        self._reader.add_splits(splits)
+
+    def notify_no_more_splits(self) -> None:
+        self._reader.notify_no_more_splits()
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         notify = getattr(self._reader, "notify_checkpoint_complete", None)

@@ -228,6 +228,11 @@ class StreamTask:
         self.mailbox.offer(lambda: self._on_source_trigger(barrier), f"trigger {checkpoint_id}",
                            urgent=True)
 
+    def assign_splits(self, operator_id: str, splits: list[Any], no_more_splits: bool) -> None:
+        """Splits for a source operator of this task, from its enumerator in the JobManager."""
+        self.mailbox.offer(lambda: self._on_splits(operator_id, splits, no_more_splits),
+                           f"splits for {operator_id}")
+
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         self.mailbox.offer(lambda: self._on_complete(checkpoint_id), f"complete {checkpoint_id}")
 
@@ -324,6 +329,18 @@ class StreamTask:
             return True
         final = self._final_checkpoint
         return final is not None and self._completed_up_to >= final
+
+    def _on_splits(self, operator_id: str, splits: list[Any], no_more_splits: bool) -> None:
+        chain = self._chain
+        assert chain is not None
+        member = next(m for m in chain.members if m.spec.operator_id == operator_id)
+        operator = member.operator
+        if not isinstance(operator, SourceOperator):
+            raise FlintlockError(f"{self.name}: splits for {operator_id}, which is no source")
+        if splits:
+            operator.add_splits(splits)
+        if no_more_splits:
+            operator.notify_no_more_splits()
 
     def _on_source_trigger(self, barrier: CheckpointBarrier) -> None:
         if self._input_ended and self._final_checkpoint is None:
