@@ -131,8 +131,12 @@ def test_producer_failure_fails_the_consumer_with_the_producers_cause(cluster: C
     producer, consumer = cluster.node(), cluster.node()
     partition = producer.partition("failing", 2)
     gate = consumer.gate(producer, partition.partition_id, [0, 1])
-    gate.request_partitions()
-    wait_until(lambda: all(remote(gate, i).partition_requests for i in (0, 1)))
+    for sub in (0, 1):  # once both views exist and delivered, the producer fails
+        write(partition, sub, b"before the failure")
+    for _ in range(2):
+        item = gate.get_next(timeout_s=10)
+        assert item is not None
+        item[1].recycle()
     partition.fail(Boom("producer died"))
     with pytest.raises(ProducerFailedError) as info:
         for _ in range(10):

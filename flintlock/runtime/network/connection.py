@@ -149,8 +149,9 @@ class SocketConnection:
         for _ in range(_MAX_READS_PER_WAKEUP):
             if self._closed:
                 return
+            target = self._decoder.read_target()
             try:
-                n = self._sock.recv_into(self._decoder.read_target())
+                n = self._sock.recv_into(target)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:
@@ -165,6 +166,8 @@ class SocketConnection:
             except FlintlockError as exc:  # malformed input or a broken protocol rule
                 self._fail(exc)
                 return
+            if n < len(target):
+                return  # the socket is drained: spare the syscall that would say so
 
     def _dispatch(self, messages: list[Message]) -> None:
         assert self.handler is not None

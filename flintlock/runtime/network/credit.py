@@ -12,8 +12,11 @@ Receiver side (``ReceiverCreditLedger``, one per ``RemoteInputChannel``):
 - A data buffer arriving takes an empty buffer (floating first, so borrowed memory goes back to
   the pool soonest); if none is empty the sender broke the protocol (``CreditViolationError``).
 - Every buffer carries the sender's backlog. The channel wants ``backlog + initial_credit``
-  empty buffers; when it holds fewer it requests floating buffers from the gate's pool, and
-  when the pool is exhausted it waits for the pool's availability listener.
+  empty buffers; when a positive backlog arrives and it holds fewer, it requests floating
+  buffers from the gate's pool, and when the pool is exhausted it waits for the pool's
+  availability listener. A zero backlog requests nothing (as Flink >= 1.12): the sender has
+  nothing queued, and borrowing a buffer per arrival only to return it when an exclusive one
+  frees would churn the pool on every buffer.
 - A freed exclusive buffer becomes unannounced credit, unless the channel now holds more empty
   buffers than it wants and holds a floating one: then the floating one goes back to the pool
   instead (the number of empty buffers, and so the credit, is unchanged). Granted floating
@@ -211,7 +214,7 @@ class ReceiverCreditLedger:
         if backlog < 0:
             raise ValueError(f"backlog must be >= 0, got {backlog}")
         self._backlog = backlog
-        return self._request_if_short()
+        return self._request_if_short() if backlog else []
 
     def _request_if_short(self) -> list[CreditAction]:
         short = self._required() - self.empty_buffers

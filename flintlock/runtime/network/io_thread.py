@@ -110,9 +110,9 @@ class IOThread:
         self._running = False
 
     def _drain_wakeups(self, mask: int) -> None:
+        """One read suffices: at most one byte is written per round (``_woken``)."""
         try:
-            while self._wake_r.recv(4096):
-                pass
+            self._wake_r.recv(4096)
         except BlockingIOError:
             pass
 

@@ -54,6 +54,13 @@ def test_data_buffers_use_exclusive_buffers_and_backlog_requests_floating_ones()
     assert ledger.announce() == 0
 
 
+def test_a_zero_backlog_borrows_nothing() -> None:
+    ledger = ReceiverCreditLedger(2)
+    assert run(ledger, [DataBufferArrived(), BacklogAnnounced(0), ExclusiveBufferRecycled()]) == [
+        [EXCLUSIVE], [], [AnnounceCredit()],
+    ]
+
+
 def test_freed_exclusive_buffers_coalesce_into_one_announcement() -> None:
     ledger = ReceiverCreditLedger(3)
     assert run(ledger, [

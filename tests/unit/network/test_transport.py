@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import psutil
 import pytest
@@ -14,15 +15,14 @@ from tests.conformance.conftest import (
     Cluster,
     raw_connection,
     request_frame,
-    wait_until,
     write,
 )
 
 
 @pytest.fixture
-def tcp() -> Cluster:
+def tcp() -> Iterator[Cluster]:
     cluster = Cluster("tcp")
-    yield cluster  # type: ignore[misc]
+    yield cluster
     cluster.close()
 
 
@@ -103,4 +103,3 @@ def test_data_server_binds_loopback_and_picks_a_port(tcp: Cluster) -> None:
     node = tcp.node()
     host, port = node.transport.address
     assert host == "127.0.0.1" and port > 0
-    wait_until(lambda: True)
