@@ -43,6 +43,10 @@ from flintlock.spark.errors import InsufficientSlotsError
 LOG = logging.getLogger(__name__)
 LOOPBACK = "127.0.0.1"
 EMBEDDED_APP_NAME = "flintlock"
+_NOISY_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+)
 _LOCAL = re.compile(r"^local(?:\[(\d+|\*)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
 
@@ -83,7 +87,22 @@ def build_embedded_session(config: Configuration, slots_needed: int) -> SparkSes
             builder = builder.config(key, str(value))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
+    _quiet_task_failure_logs(session.sparkContext)
     return session
+
+
+def _quiet_task_failure_logs(sc: SparkContext) -> None:
+    """A failed TaskManager makes the executor and the task scheduler log the whole JVM
+    trace; flintlock translates that failure into a typed error (launcher.py), so in the
+    embedded session those two loggers only report fatal errors."""
+    try:
+        jvm = sc._jvm
+        level = jvm.org.apache.logging.log4j.Level.FATAL  # type: ignore[union-attr]
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator  # type: ignore[union-attr]
+        for logger in _NOISY_LOGGERS:
+            configurator.setLevel(logger, level)
+    except Exception as exc:
+        LOG.debug("could not quieten Spark's task failure logs: %s", exc)
 
 
 def session_for_job(config: Configuration, slots_needed: int) -> SparkSession:
