@@ -3,7 +3,7 @@
 import pickle
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flintlock.common.state import ListStateDescriptor, ValueStateDescriptor
@@ -63,6 +63,7 @@ def test_unchanged_parallelism_gives_each_subtask_its_own_elements():
     assert [b.get_list_state(OFFSETS).get() for b in restored] == [[1, 2, 3], [4], []]
 
 
+@settings(deadline=None)  # a shared, loaded machine: no per-example time limit
 @given(
     elements=st.lists(st.lists(st.integers(), max_size=6), min_size=1, max_size=5),
     new=st.integers(1, 8),
