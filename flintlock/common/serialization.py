@@ -1,0 +1,91 @@
+"""PyFlink's ``pyflink.common.serialization``: how records become bytes for connectors.
+
+``Encoder`` turns one record into the bytes a row-format ``FileSink`` appends to a part file
+(``Encoder.simple_string_encoder()``: ``str(record)`` in a charset plus a newline, as Flink's
+``SimpleStringEncoder``). ``SimpleStringSchema`` is the string (de)serialization schema that
+connectors taking a schema accept: ``serialize(str) -> bytes``, ``deserialize(bytes) -> str``.
+
+Both are immutable, picklable values (they travel inside the job to every TaskManager); the
+charset is checked when the value is created, so a typo fails in the user's program, not on
+an executor. No thread owns anything here.
+"""
+
+from __future__ import annotations
+
+import codecs
+from typing import Any
+
+from flintlock.common.errors import FlintlockError
+
+
+class UnknownCharsetError(FlintlockError, LookupError):
+    """A charset name Python's codecs do not know."""
+
+    def __init__(self, charset: str) -> None:
+        super().__init__(charset)
+        self.charset = charset
+
+    def __str__(self) -> str:
+        return f"unknown charset {self.charset!r} (use a Python codec name such as 'UTF-8')"
+
+
+def _checked_charset(charset: str) -> str:
+    try:
+        codecs.lookup(charset)
+    except (LookupError, TypeError):
+        raise UnknownCharsetError(charset) from None
+    return charset
+
+
+class Encoder:
+    """Writes one record as bytes (row formats of the ``FileSink``)."""
+
+    def __init__(self, charset_name: str = "UTF-8") -> None:
+        self._charset = _checked_charset(charset_name)
+
+    @staticmethod
+    def simple_string_encoder(charset_name: str = "UTF-8") -> Encoder:
+        """``str(record)`` encoded in ``charset_name``, followed by a newline."""
+        return Encoder(charset_name)
+
+    @property
+    def charset(self) -> str:
+        return self._charset
+
+    def encode(self, record: Any) -> bytes:
+        return (str(record) + "\n").encode(self._charset)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Encoder) and other._charset == self._charset
+
+    def __hash__(self) -> int:
+        return hash(("Encoder", self._charset))
+
+    def __repr__(self) -> str:
+        return f"Encoder.simple_string_encoder({self._charset!r})"
+
+
+class SimpleStringSchema:
+    """Strings to and from bytes in one charset (Flink's ``SimpleStringSchema``)."""
+
+    def __init__(self, charset: str = "UTF-8") -> None:
+        self._charset = _checked_charset(charset)
+
+    @property
+    def charset(self) -> str:
+        return self._charset
+
+    def serialize(self, value: str) -> bytes:
+        return value.encode(self._charset)
+
+    def deserialize(self, data: bytes) -> str:
+        return data.decode(self._charset)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SimpleStringSchema) and other._charset == self._charset
+
+    def __hash__(self) -> int:
+        return hash(("SimpleStringSchema", self._charset))
+
+    def __repr__(self) -> str:
+        return f"SimpleStringSchema({self._charset!r})"
