@@ -23,7 +23,7 @@ from typing import Any
 
 from flintlock.common.state import ListState, ListStateDescriptor
 from flintlock.runtime.state.backend import DEFAULT_INLINE_THRESHOLD
-from flintlock.runtime.state.errors import StateKindMismatchError
+from flintlock.runtime.state.errors import SnapshotReleasedError, StateKindMismatchError
 from flintlock.runtime.state.snapshots import (
     DistributionMode,
     OperatorStateHandle,
@@ -136,15 +136,18 @@ class OperatorStateSnapshot:
     def __init__(
         self, data: bytes, metas: dict[str, OperatorStateMeta], inline_threshold: int
     ) -> None:
-        self._data = data
+        self._data: bytes | None = data  # None once released
         self._metas = metas
         self._inline_threshold = inline_threshold
 
     def write(self, writer: StateWriter, name: str) -> OperatorStateHandle | None:
-        if not self._metas:
+        data, metas = self._data, self._metas
+        if data is None:
+            raise SnapshotReleasedError("operator")
+        if not metas:
             return None
-        blob = write_blob(writer, name, self._data, self._inline_threshold)
-        return OperatorStateHandle(dict(self._metas), blob)
+        blob = write_blob(writer, name, data, self._inline_threshold)
+        return OperatorStateHandle(dict(metas), blob)
 
     def release(self) -> None:
-        self._data = b""
+        self._data = None

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from flintlock.common.state import ListStateDescriptor, ValueStateDescriptor
 from flintlock.runtime.state.assignment import assign_states
-from flintlock.runtime.state.errors import StateKindMismatchError
+from flintlock.runtime.state.errors import SnapshotReleasedError, StateKindMismatchError
 from flintlock.runtime.state.operator import OperatorStateBackend
 from flintlock.runtime.state.snapshots import OperatorSubtaskState
 
@@ -99,3 +99,12 @@ def test_snapshot_is_taken_in_the_synchronous_part():
 
 def test_no_registered_state_writes_nothing():
     assert OperatorStateBackend().snapshot().write(writer=None, name="op") is None
+
+
+def test_released_snapshot_refuses_to_write():
+    backend = OperatorStateBackend()
+    backend.get_list_state(OFFSETS).add(1)
+    pending = backend.snapshot()
+    pending.release()
+    with pytest.raises(SnapshotReleasedError):
+        pending.write(writer=None, name="op")
