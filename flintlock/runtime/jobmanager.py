@@ -48,6 +48,7 @@ from flintlock.runtime.auth import new_job_secret
 from flintlock.runtime.checkpoint import coordinator_actions as actions
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
 from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
+from flintlock.runtime.checkpoint.finished import FinishedTaskState
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
@@ -164,6 +165,7 @@ class JobManager:
     _storage: CheckpointStorage
     _initial_savepoint: CompletedCheckpoint | None
     _restored_checkpoint: CompletedCheckpoint | None = None
+    _restored_finished: set[TaskId]
     _enumerated: list[tuple[JobVertexId, str, Any, int]]
 
     def __init__(
@@ -197,6 +199,7 @@ class JobManager:
             configuration, self._checkpointing, clock, self._rng)
         self._graph_bytes = cloudpickle.dumps(job_graph)
         self._start_wall_ms = clock.wall_ms()
+        self._restored_finished = set()
         self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
         self._setup_checkpointing()
 
@@ -418,7 +421,7 @@ class JobManager:
             }
             attempt.connections[tm.index].tell(msg.DeployTasks(
                 attempt.number, self._graph_bytes, attempt.plan, dict(attempt.addresses),
-                mine, checkpoint_dir))
+                mine, checkpoint_dir, frozenset(self._restored_finished & set(mine))))
         for vertex in attempt.graph.vertices:
             attempt.states[TaskId(vertex.job_vertex_id, vertex.subtask_index)] = "DEPLOYING"
         attempt.deployed = True
@@ -474,8 +477,10 @@ class JobManager:
     def _restored_states(self, graph: ExecutionGraph) -> dict[TaskId, dict[str, Any]]:
         latest = self._coordinator.restore_latest_checkpoint() or self._initial_savepoint
         self._restored_checkpoint = latest
+        self._restored_finished = set()
         if latest is None:
             return {}
+        self._restored_finished = _finished_tasks(latest, graph.job_graph)
         by_operator: dict[OperatorId, dict[int, OperatorSubtaskState]] = {}
         for task, snapshot in latest.task_states.items():
             if isinstance(snapshot, TaskStateSnapshot):
@@ -691,7 +696,7 @@ class JobManager:
             if all(s == "RUNNING" for s in attempt.states.values()):
                 self._apply(coordinator.start())
         elif message.state == "FINISHED":
-            self._apply(_finished(coordinator, message.task))
+            self._apply(coordinator.on_task_finished(message.task))
         elif message.state in ("FAILED", "CANCELED") and not (
                 self._cancel_requested or self._stop_requested):
             cause = message.error.to_exception() if message.error else None
@@ -728,11 +733,21 @@ class JobManager:
         self._set_status(JobStatus.CANCELLING)
 
 
-def _finished(coordinator: CheckpointCoordinator, task: TaskId) -> list[Any]:
-    on_finished = getattr(coordinator, "on_task_finished", None)
-    if on_finished is not None:
-        return on_finished(task)  # type: ignore[no-any-return]
-    return coordinator.on_task_state_changed(task, False)
+def _finished_tasks(checkpoint: CompletedCheckpoint, job_graph: JobGraph) -> set[TaskId]:
+    """The subtasks to deploy as finished. Unchanged parallelism: those recorded finished.
+    Rescaled: every subtask of a vertex all of whose old subtasks had finished, else none."""
+    finished: set[TaskId] = set()
+    for vertex in job_graph.vertices:
+        old = {task: state for task, state in checkpoint.task_states.items()
+               if task.vertex == vertex.id and task.subtask >= 0}
+        done = {task for task, state in old.items() if isinstance(state, FinishedTaskState)}
+        if not done:
+            continue
+        if len(old) == vertex.parallelism:
+            finished |= done
+        elif len(done) == len(old):
+            finished |= {TaskId(vertex.id, SubtaskIndex(i)) for i in range(vertex.parallelism)}
+    return finished
 
 
 def _all_finished(attempt: _Attempt) -> bool:

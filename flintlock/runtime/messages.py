@@ -56,6 +56,8 @@ class DeployTasks:
     addresses: Mapping[int, DataAddress]
     restored: Mapping[TaskId, Mapping[str, Any]] = field(default_factory=dict)
     checkpoint_dir: str | None = None
+    finished: frozenset[TaskId] = frozenset()
+    """Subtasks the restored checkpoint recorded as finished: they run, but end at once."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -215,6 +215,7 @@ class TaskManager:
                 subtask_index=subtask.subtask_index, attempt_number=deployment.attempt,
                 configuration=self.config, checkpointing=settings,
                 restored=dict(deployment.restored.get(task_id, {})),
+                finished_on_restore=task_id in deployment.finished,
                 extra={"collect_send": self._send_collect},
             )
             task = StreamTask(spec, io, _Callbacks(self, task_id), _Snapshots(self),

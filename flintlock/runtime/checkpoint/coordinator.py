@@ -68,6 +68,7 @@ from flintlock.runtime.checkpoint.coordinator_actions import (
 )
 from flintlock.runtime.checkpoint.failure import CheckpointError, CheckpointFailureReason
 from flintlock.runtime.checkpoint.failure_manager import CheckpointFailureManager
+from flintlock.runtime.checkpoint.finished import FINISHED_TASK
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint, write_metadata
 from flintlock.runtime.checkpoint.pending import (
     AckResult,
@@ -193,6 +194,7 @@ class CheckpointCoordinator:
         self._locations: dict[CheckpointId, CheckpointStorageLocation] = {}
         self._recently_completed: list[CheckpointId] = []
         self._running: set[TaskId] = set()
+        self._finished: set[TaskId] = set()
         self._next_id = max(last_checkpoint_id, store.highest_checkpoint_id) + 1
         self._last_completion_ms: float | None = None
         self._periodic_due_ms: float | None = None
@@ -288,6 +290,18 @@ class CheckpointCoordinator:
                 actions += self._abort(pending, CheckpointFailureReason.TASK_FAILURE, str(task))
         return actions + self._drain() + self._reschedule()
 
+    def on_task_finished(self, task: TaskId) -> Actions:
+        """``task`` ended for good, after its final checkpoint (see ``finished``): later
+        checkpoints neither trigger it nor wait for it, and record it as finished; pending
+        checkpoints it has not acknowledged take the finished marker as its ack."""
+        self._finished.add(task)
+        self._running.discard(task)
+        actions: Actions = []
+        for pending in self._pending_in_order():
+            if task in pending.not_yet_acknowledged:
+                actions += self.receive_acknowledge(task, pending.checkpoint_id, FINISHED_TASK)
+        return actions + self._drain() + self._reschedule()
+
     def receive_acknowledge(
         self,
         task: TaskId,
@@ -341,6 +355,7 @@ class CheckpointCoordinator:
         for pending in self._pending_in_order():
             actions += self._abort(pending, CheckpointFailureReason.JOB_FAILOVER_REGION)
         self._running.clear()
+        self._finished.clear()
         return actions
 
     def shutdown(self, status: JobTerminalStatus | None = None) -> Actions:
@@ -389,7 +404,7 @@ class CheckpointCoordinator:
         return earliest if self._clock.now_ms() < earliest else None
 
     def _all_tasks_running(self) -> bool:
-        return (self.tasks.to_trigger | self.tasks.to_ack) <= self._running
+        return (self.tasks.to_trigger | self.tasks.to_ack) <= self._running | self._finished
 
     def _num_pending_checkpoints(self) -> int:
         return sum(1 for p in self._pending.values() if not p.is_savepoint)
@@ -398,9 +413,10 @@ class CheckpointCoordinator:
         now = self._clock.now_ms()
         if request.is_periodic and self.settings.periodic:
             self._periodic_due_ms = now + self.settings.interval_ms
-        missing = (self.tasks.to_trigger | self.tasks.to_ack) - self._running
-        if missing:
-            detail = f"{len(missing)} not running, e.g. {min(missing)}"
+        missing = (self.tasks.to_trigger | self.tasks.to_ack) - self._running - self._finished
+        if missing or self.tasks.to_trigger <= self._finished:
+            detail = (f"{len(missing)} not running, e.g. {min(missing)}" if missing
+                      else "every source task has finished")
             return self._refuse(request, CheckpointFailureReason.NOT_ALL_REQUIRED_TASKS_RUNNING,
                                 detail)
         checkpoint_id = CheckpointId(self._next_id)
@@ -429,6 +445,8 @@ class CheckpointCoordinator:
         options = self.settings.options_for(request.is_savepoint)
         pending = PendingCheckpoint(checkpoint_id, timestamp, now, options, self.tasks.to_ack,
                                     request.request_id, request.is_periodic)
+        for task in self._finished & self.tasks.to_ack:
+            pending.acknowledge(task, FINISHED_TASK)
         self._pending[checkpoint_id] = pending
         self._locations[checkpoint_id] = location
         self._stats.report_triggered(checkpoint_id, pending.is_savepoint, timestamp, now,
@@ -437,7 +455,7 @@ class CheckpointCoordinator:
         actions: Actions = [ScheduleTimeout(checkpoint_id, now + self.settings.timeout_ms)]
         actions += [
             TriggerCheckpointOnTask(task, checkpoint_id, timestamp, options, location.uri)
-            for task in sorted(self.tasks.to_trigger)
+            for task in sorted(self.tasks.to_trigger - self._finished)
         ]
         return actions
 

@@ -162,6 +162,9 @@ class TaskSpec:
     checkpointing: CheckpointingSettings
     restored: Mapping[str, OperatorSubtaskState] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    finished_on_restore: bool = False
+    """The restored checkpoint recorded this subtask as finished (see checkpoint.finished):
+    it takes no state and ends at once (a source emits nothing)."""
 
 
 class _TaskTimers:
@@ -292,7 +295,8 @@ class StreamTask:
             extra={**spec.extra, "checkpointing": spec.checkpointing.enabled},
         )
         self._chain = OperatorChain(spec.vertex, self.io.writers, env, self._create_operator)
-        self._chain.initialize(spec.restored, self._read_state)
+        self._chain.initialize({} if spec.finished_on_restore else spec.restored,
+                               self._read_state)
         self._chain.open()
         if self.io.gates:
             self._setup_inputs()
@@ -309,6 +313,8 @@ class StreamTask:
     def _run_source(self) -> None:
         head = self._chain.head  # type: ignore[union-attr]
         assert isinstance(head, SourceOperator)
+        if self.spec.finished_on_restore:
+            self._end_input(0)
         while True:
             self._run_mail()
             if self._input_ended:
