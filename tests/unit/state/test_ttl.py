@@ -1,6 +1,8 @@
 """State time to live on both backends, driven by a ManualClock."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flintlock.common.state import (
     AggregatingStateDescriptor,
@@ -168,3 +170,61 @@ def test_full_snapshot_cleanup_drops_expired_entries(backend, clock):
     restored = HeapKeyedStateBackend(KeyGroupRange(0, 15), 16, clock)
     restored.restore([handle], read_state=None)
     assert list(restored.keys("v")) == ["new"]
+
+
+class TtlModel:
+    """What a TTL value state must show, written independently of the implementation."""
+
+    def __init__(self, on_read, return_expired):
+        self.on_read, self.return_expired = on_read, return_expired
+        self.entry = None  # (value, last access)
+
+    def update(self, value, now):
+        self.entry = (value, now)
+
+    def read(self, now):
+        if self.entry is None:
+            return None
+        value, stamp = self.entry
+        if stamp + TTL <= now:
+            self.entry = None
+            return value if self.return_expired else None
+        if self.on_read:
+            self.entry = (value, now)
+        return value
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("update"), st.integers(0, 5)),
+            st.tuples(st.just("read"), st.just(0)),
+            st.tuples(st.just("advance"), st.integers(0, 2 * TTL)),
+        ),
+        max_size=30,
+    ),
+    on_read=st.booleans(),
+    return_expired=st.booleans(),
+)
+def test_ttl_value_state_agrees_with_a_model(steps, on_read, return_expired):
+    clock = ManualClock(0)
+    backend = HeapKeyedStateBackend(KeyGroupRange(0, 3), 4, clock)
+    backend.set_current_key("k")
+    update = (
+        StateTtlConfig.UpdateType.OnReadAndWrite if on_read
+        else StateTtlConfig.UpdateType.OnCreateAndWrite
+    )
+    state = backend.get_partitioned_state(
+        with_ttl(ValueStateDescriptor("v"), ttl(update, return_expired))
+    )
+    model = TtlModel(on_read, return_expired)
+    for action, number in steps:
+        if action == "update":
+            state.update(number)
+            model.update(number, clock.wall_ms())
+        elif action == "read":
+            assert state.value() == model.read(clock.wall_ms())
+        else:
+            clock.advance(number)
+    assert state.value() == model.read(clock.wall_ms())
