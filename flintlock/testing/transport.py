@@ -11,6 +11,8 @@ so credit and backpressure behave as over TCP; queued bytes count against the sa
 Use it in tests of anything above the transport (tasks, gates, checkpoints) that should not
 open sockets; ``tests/conformance`` checks that both transports behave the same.
 
+No sockets at all: the I/O thread is the socket-free kind (``IOThread(sockets=False)``).
+
 Threads: each transport has its own network I/O thread (``IOThread``), like a TaskManager;
 a wire belongs to its transport's I/O thread; the queued-bytes counter is shared by both ends
 of a wire under its lock.
@@ -185,7 +187,7 @@ class InMemoryTransport:
         self.secret = secret
         self.network_pool = network_pool
         self.partitions = partitions
-        self.io = IOThread(f"flintlock-memory-network-{name}")
+        self.io = IOThread(f"flintlock-memory-network-{name}", sockets=False)
         self._network = network
         self._lock = threading.Lock()
         self._clients: dict[DataAddress, ClientHandler] = {}  # guarded by _lock

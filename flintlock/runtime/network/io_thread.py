@@ -41,24 +41,33 @@ class Flushable(Protocol):
 
 
 class IOThread:
-    """A selector loop on its own daemon thread."""
+    """A selector loop on its own daemon thread; ``sockets=False`` makes a socket-free loop
+    (tasks and timers only, woken by a condition) for the in-memory transport."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, sockets: bool = True) -> None:
         self.name = name
-        self.selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)
-        self.selector.register(self._wake_r, selectors.EVENT_READ, self._drain_wakeups)
-        self._lock = threading.Lock()
-        self._tasks: deque[Task] = deque()  # guarded by _lock
-        self._woken = False  # a wake-up byte is in the pipe; guarded by _lock
+        self._selector = selectors.DefaultSelector() if sockets else None
+        self._wake: tuple[socket.socket, socket.socket] | None = None
+        if self._selector is not None:
+            self._wake = socket.socketpair()
+            for end in self._wake:
+                end.setblocking(False)
+            self._selector.register(self._wake[0], selectors.EVENT_READ, self._drain_wakeups)
+        self._cond = threading.Condition(threading.Lock())
+        self._tasks: deque[Task] = deque()  # guarded by _cond
+        self._woken = False  # a wake-up is pending; guarded by _cond
         self._timers: list[tuple[float, int, Task]] = []  # loop thread only
         self._counter = itertools.count()
         self._to_flush: dict[int, Flushable] = {}  # loop thread only
         self._closers: dict[int, Task] = {}  # loop thread (or before start)
         self._running = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    @property
+    def selector(self) -> selectors.BaseSelector:
+        if self._selector is None:
+            raise RuntimeError(f"I/O thread {self.name} serves no sockets")
+        return self._selector
 
     # -- any thread ---------------------------------------------------------------------------
 
@@ -70,13 +79,16 @@ class IOThread:
         return threading.current_thread() is self._thread
 
     def call_soon(self, task: Task) -> None:
-        with self._lock:
+        with self._cond:
             self._tasks.append(task)
             if self._woken:
                 return
             self._woken = True
+            if self._wake is None:
+                self._cond.notify()
+                return
         try:
-            self._wake_w.send(b"\0")
+            self._wake[1].send(b"\0")
         except OSError:  # stopped, or the pipe is full (then it is awake anyway)
             pass
 
@@ -111,8 +123,9 @@ class IOThread:
 
     def _drain_wakeups(self, mask: int) -> None:
         """One read suffices: at most one byte is written per round (``_woken``)."""
+        assert self._wake is not None
         try:
-            self._wake_r.recv(4096)
+            self._wake[0].recv(4096)
         except BlockingIOError:
             pass
 
@@ -132,11 +145,16 @@ class IOThread:
         timeout = None
         if self._timers:
             timeout = max(0.0, self._timers[0][0] - time.monotonic())
-        with self._lock:
-            if self._tasks:
-                timeout = 0.0
-        for key, mask in self.selector.select(timeout):
-            self._guarded(key.data, mask)
+        if self._selector is None:
+            with self._cond:
+                if not self._tasks:
+                    self._cond.wait(timeout)
+        else:
+            with self._cond:
+                if self._tasks:
+                    timeout = 0.0
+            for key, mask in self._selector.select(timeout):
+                self._guarded(key.data, mask)
         self._run_tasks()
         self._run_timers()
         while self._to_flush:
@@ -145,7 +163,7 @@ class IOThread:
                 conn.flush()
 
     def _run_tasks(self) -> None:
-        with self._lock:
+        with self._cond:
             tasks, self._tasks = self._tasks, deque()
             self._woken = False
         for task in tasks:
@@ -166,6 +184,7 @@ class IOThread:
             log.exception("unexpected error on %s", self.name)
 
     def _close_resources(self) -> None:
-        self.selector.close()
-        self._wake_r.close()
-        self._wake_w.close()
+        if self._selector is not None:
+            self._selector.close()
+        for end in self._wake or ():
+            end.close()

@@ -103,3 +103,18 @@ def test_data_server_binds_loopback_and_picks_a_port(tcp: Cluster) -> None:
     node = tcp.node()
     host, port = node.transport.address
     assert host == "127.0.0.1" and port > 0
+
+
+def test_the_in_memory_transport_opens_no_file_descriptor() -> None:
+    before = psutil.Process().num_fds()
+    cluster = Cluster("memory")
+    producer, consumer = cluster.node(), cluster.node()
+    partition = producer.partition("p", 1)
+    gate = consumer.gate(producer, partition.partition_id, [0])
+    write(partition, 0, b"x")
+    item = gate.get_next(timeout_s=10)
+    assert item is not None
+    assert psutil.Process().num_fds() == before
+    item[1].recycle()
+    gate.close()
+    cluster.close()
