@@ -29,7 +29,8 @@ class UnknownCharsetError(FlintlockError, LookupError):
         return f"unknown charset {self.charset!r} (use a Python codec name such as 'UTF-8')"
 
 
-def _checked_charset(charset: str) -> str:
+def checked_charset(charset: str) -> str:
+    """``charset`` if Python knows it, else ``UnknownCharsetError``."""
     try:
         codecs.lookup(charset)
     except (LookupError, TypeError):
@@ -41,7 +42,7 @@ class Encoder:
     """Writes one record as bytes (row formats of the ``FileSink``)."""
 
     def __init__(self, charset_name: str = "UTF-8") -> None:
-        self._charset = _checked_charset(charset_name)
+        self._charset = checked_charset(charset_name)
 
     @staticmethod
     def simple_string_encoder(charset_name: str = "UTF-8") -> Encoder:
@@ -54,6 +55,12 @@ class Encoder:
 
     def encode(self, record: Any) -> bytes:
         return (str(record) + "\n").encode(self._charset)
+
+    def encode_all(self, records: list[Any]) -> bytes:
+        """The concatenated encodings of ``records`` (one call per batch)."""
+        if not records:
+            return b""
+        return ("\n".join(map(str, records)) + "\n").encode(self._charset)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Encoder) and other._charset == self._charset
@@ -69,7 +76,7 @@ class SimpleStringSchema:
     """Strings to and from bytes in one charset (Flink's ``SimpleStringSchema``)."""
 
     def __init__(self, charset: str = "UTF-8") -> None:
-        self._charset = _checked_charset(charset)
+        self._charset = checked_charset(charset)
 
     @property
     def charset(self) -> str:

@@ -1,0 +1,277 @@
+"""The ``FileSink`` writer: exactly-once part files by two-phase commit.
+
+A part file goes through three states, in this order only:
+
+1. **in progress** — open for appending under a hidden name in its bucket directory,
+   ``.<prefix>-<subtask>-<counter><suffix>.inprogress.<uuid>``; readers that skip hidden files
+   (a ``FileSource``, Spark, Hive) never see it;
+2. **pending** — closed (rolled by the rolling policy, or at a checkpoint's ``snapshot_state``)
+   and recorded with its final name; pending files rolled since the last checkpoint belong to
+   the next one, and the writer's state lists every pending file not yet committed;
+3. **committed** — renamed to ``<prefix>-<subtask>-<counter><suffix>`` once the checkpoint
+   it belongs to is complete (``commit(n)`` commits everything pending up to ``n``).
+
+Recovery: ``restore(state)`` commits every pending file of the restored checkpoint (it is
+complete, whether or not its notification arrived before the failure). The commit is
+idempotent: a file already renamed is recognised by its final name and left alone. In-progress
+files written after the checkpoint are never committed; a writer that gets its own state back
+(same subtask index and parallelism) deletes them when it first writes into their bucket.
+
+Counters: the counter continues from the checkpointed one; in addition, the first time the
+writer writes into a bucket it lists the directory and continues past every counter of its
+subtask already there (committed or hidden), so a rerun into the same directory or a rescaled
+restore never reuses a name. Without checkpointing, files are committed at ``end_input``.
+
+Everything here belongs to the sink subtask's task thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import re
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any, BinaryIO
+
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
+from flintlock.common.clock import SYSTEM_CLOCK, Clock
+from flintlock.common.errors import FlintlockError
+from flintlock.common.serialization import Encoder
+from flintlock.datastream.connectors._buckets import BucketAssigner, OutputFileConfig
+from flintlock.datastream.connectors._rolling import PartFileInfo, RollingPolicy
+
+log = logging.getLogger(__name__)
+
+
+class PartFileCollisionError(FlintlockError):
+    """A pending file's final name is taken by a different file."""
+
+    def __init__(self, final_path: str) -> None:
+        super().__init__(final_path)
+        self.final_path = final_path
+
+    def __str__(self) -> str:
+        return f"FileSink: cannot commit {self.final_path!r}: a different file has that name"
+
+
+class PartFileClosedError(FlintlockError):
+    """Bytes were written to a part file after it was closed (a writer bug)."""
+
+    def __init__(self, hidden_path: str) -> None:
+        super().__init__(hidden_path)
+        self.hidden_path = hidden_path
+
+
+@dataclass(frozen=True, slots=True)
+class FileSinkSettings:
+    base_path: str
+    encoder: Encoder
+    rolling_policy: RollingPolicy
+    bucket_assigner: BucketAssigner
+    output_config: OutputFileConfig
+
+
+@dataclass(frozen=True, slots=True)
+class PendingFile:
+    """A closed part file waiting for its checkpoint (None: not in a checkpoint yet)."""
+
+    checkpoint_id: int | None
+    hidden: str
+    final: str
+
+
+@dataclass(frozen=True, slots=True)
+class PartCounter:
+    """The next counter of a writer, checkpointed with the subtask and parallelism it had."""
+
+    subtask: int
+    parallelism: int
+    next: int
+
+
+def commit_file(fs: Any, pending: PendingFile) -> None:
+    """Renames a pending file to its final name; idempotent."""
+    if fs.exists(pending.hidden):
+        if fs.exists(pending.final):
+            if fs.size(pending.final) != fs.size(pending.hidden):
+                raise PartFileCollisionError(pending.final)
+            fs.rm(pending.hidden)  # an interrupted copy-and-delete move: finish it
+            return
+        fs.mv(pending.hidden, pending.final)
+    elif not fs.exists(pending.final):
+        log.warning("FileSink: pending file %s is gone and %s does not exist; was the output "
+                    "directory changed by someone else?", pending.hidden, pending.final)
+
+
+class _InProgressPart:
+    """An open part file (state 1). ``close()`` moves it to pending (state 2)."""
+
+    __slots__ = ("_file", "_local", "final", "hidden", "info")
+
+    def __init__(self, fs: Any, hidden: str, final: str, info: PartFileInfo) -> None:
+        self._local = isinstance(fs, LocalFileSystem)
+        self._file: BinaryIO | None = open(hidden, "wb") if self._local else fs.open(hidden, "wb")
+        self.hidden = hidden
+        self.final = final
+        self.info = info
+
+    def write(self, data: bytes, now_ms: float) -> None:
+        if self._file is None:
+            raise PartFileClosedError(self.hidden)
+        self._file.write(data)
+        self.info.size += len(data)
+        self.info.last_updated_ms = now_ms
+
+    def close(self) -> PendingFile:
+        file, self._file = self._file, None
+        if file is None:
+            raise PartFileClosedError(self.hidden)
+        file.flush()
+        if self._local:
+            os.fsync(file.fileno())
+        file.close()
+        return PendingFile(None, self.hidden, self.final)
+
+    def abandon(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class FileSinkWriter:
+    """One subtask's writer (the runtime's ``SinkWriter``); see the module docstring."""
+
+    def __init__(self, settings: FileSinkSettings, subtask_index: int, parallelism: int,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
+        self._settings = settings
+        self._subtask = subtask_index
+        self._parallelism = parallelism
+        self._clock = clock
+        self._fs, self._base = fsspec.core.url_to_fs(settings.base_path)
+        self._open: dict[str, _InProgressPart] = {}  # bucket id -> its in-progress part
+        self._rolled: list[PendingFile] = []  # pending, not in a checkpoint yet
+        self._pending: dict[int, list[PendingFile]] = {}  # checkpoint -> its pending files
+        self._counter = 0
+        self._prepared: set[str] = set()  # buckets listed since this writer started
+        self._owns_orphans = False  # restored with its own state: stale hidden files are ours
+
+    # -- the runtime's SinkWriter contract -------------------------------------------------
+
+    def restore(self, state: list[Any]) -> None:
+        own = [e.next for e in state if isinstance(e, PartCounter)
+               and (e.subtask, e.parallelism) == (self._subtask, self._parallelism)]
+        self._counter = max(own, default=0)
+        self._owns_orphans = bool(own)
+        for entry in state:
+            if isinstance(entry, PendingFile):
+                commit_file(self._fs, entry)
+
+    def write(self, records: list[Any]) -> None:
+        if not records:
+            return
+        now = self._clock.now_ms()
+        self._roll_expired(now)
+        bucket = self._settings.bucket_assigner.get_bucket_id(records[0], self._clock.wall_ms())
+        limit = self._settings.rolling_policy.part_size
+        part = self._part(bucket, now)
+        data = self._settings.encoder.encode_all(records)
+        if limit is None or part.info.size + len(data) < limit:
+            part.write(data, now)
+        else:
+            self._write_one_by_one(bucket, records, now)
+
+    def snapshot_state(self, checkpoint_id: int) -> list[Any]:
+        for bucket in list(self._open):
+            self._roll(bucket)
+        if self._rolled:
+            self._pending[checkpoint_id] = [replace(p, checkpoint_id=checkpoint_id)
+                                            for p in self._rolled]
+            self._rolled = []
+        state: list[Any] = [p for files in self._pending.values() for p in files]
+        state.append(PartCounter(self._subtask, self._parallelism, self._counter))
+        return state
+
+    def commit(self, checkpoint_id: int) -> None:
+        for cid in sorted(c for c in self._pending if c <= checkpoint_id):
+            for pending in self._pending[cid]:
+                commit_file(self._fs, pending)
+            del self._pending[cid]
+
+    def end_input(self) -> None:
+        """Commits what no checkpoint covers: everything, when checkpointing is off; nothing,
+        when it is on (the final checkpoint's barrier came after the last record)."""
+        for bucket in list(self._open):
+            self._roll(bucket)
+        rolled, self._rolled = self._rolled, []
+        for pending in rolled:
+            commit_file(self._fs, pending)
+
+    def close(self) -> None:
+        for part in self._open.values():
+            part.abandon()
+        self._open.clear()
+
+    # -- rolling -----------------------------------------------------------------------------
+
+    def _write_one_by_one(self, bucket: str, records: list[Any], now: float) -> None:
+        policy, encode = self._settings.rolling_policy, self._settings.encoder.encode
+        for record in records:
+            data = encode(record)
+            part = self._part(bucket, now)
+            if policy.should_roll_on_event(part.info, len(data)):
+                self._roll(bucket)
+                part = self._part(bucket, now)
+            part.write(data, now)
+
+    def _roll_expired(self, now: float) -> None:
+        policy = self._settings.rolling_policy
+        for bucket, part in list(self._open.items()):
+            if policy.should_roll_on_processing_time(part.info, now):
+                self._roll(bucket)
+
+    def _roll(self, bucket: str) -> None:
+        self._rolled.append(self._open.pop(bucket).close())
+
+    def _part(self, bucket: str, now: float) -> _InProgressPart:
+        part = self._open.get(bucket)
+        if part is None:
+            part = self._open[bucket] = self._new_part(bucket, now)
+        return part
+
+    def _new_part(self, bucket: str, now: float) -> _InProgressPart:
+        directory = posixpath.join(self._base, bucket) if bucket else self._base
+        if bucket not in self._prepared:
+            self._prepare(directory)
+            self._prepared.add(bucket)
+        config = self._settings.output_config
+        name = (f"{config.get_part_prefix()}-{self._subtask}-{self._counter}"
+                f"{config.get_part_suffix()}")
+        self._counter += 1
+        hidden = posixpath.join(directory, f".{name}.inprogress.{uuid.uuid4().hex}")
+        final = posixpath.join(directory, name)
+        return _InProgressPart(self._fs, hidden, final, PartFileInfo(bucket, now, now))
+
+    def _prepare(self, directory: str) -> None:
+        """First write into a bucket: create it, continue past existing counters, and (with our
+        own state restored) delete our in-progress files that no checkpoint covers."""
+        self._fs.makedirs(directory, exist_ok=True)
+        final_re, hidden_re = self._name_patterns()
+        for path in self._fs.ls(directory, detail=False):
+            name = posixpath.basename(path)
+            match = final_re.match(name) or hidden_re.match(name)
+            if match is None:
+                continue
+            self._counter = max(self._counter, int(match.group(1)) + 1)
+            if self._owns_orphans and name.startswith("."):
+                log.info("FileSink: discarding in-progress file %s (after the checkpoint)", path)
+                self._fs.rm(path)
+
+    def _name_patterns(self) -> tuple[re.Pattern[str], re.Pattern[str]]:
+        config = self._settings.output_config
+        stem = (f"{re.escape(config.get_part_prefix())}-{self._subtask}-(\\d+)"
+                f"{re.escape(config.get_part_suffix())}")
+        return re.compile(stem + "$"), re.compile(r"\." + stem + r"\.inprogress\.[0-9a-f]+$")
