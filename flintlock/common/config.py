@@ -22,6 +22,7 @@ user's, or the driver's) and read-only once a job is submitted.
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import enum
 import os
@@ -349,8 +350,8 @@ class Configuration:
     def set_float(self, key: str, value: float) -> Configuration:
         return self._set_raw(key, value)
 
-    def keys_set(self) -> set[str]:
-        return set(self._values)
+    def keys_set(self) -> builtins.set[str]:
+        return builtins.set(self._values)
 
     def contains_key(self, key: str) -> bool:
         return key in self._values

@@ -30,7 +30,7 @@ CLASSLOADER_RESOLVE_ORDER = ConfigOption(
     "Whether a job's own modules shadow the TaskManager's (child-first) or not.",
     allowed=("child-first", "parent-first"),
 )
-CLASSLOADER_PARENT_FIRST_PATTERNS = ConfigOption(
+CLASSLOADER_PARENT_FIRST_PATTERNS: ConfigOption[list[str]] = ConfigOption(
     "classloader.parent-first-patterns.additional", OptionType.LIST, [],
     "Module-name prefixes always resolved parent-first, besides flintlock's own.",
 )
