@@ -41,6 +41,7 @@ from flintlock.runtime.network.buffer import (
     Buffer,
     BufferPoolDestroyedError,
     DataType,
+    LocalBufferPool,
     NetworkBufferPool,
 )
 from flintlock.runtime.network.client import ClientHandler
@@ -314,16 +315,25 @@ class RemoteInputChannel(InputChannel):
         for effect in effects:
             effect()
 
+    def _floating_pool(self) -> LocalBufferPool | None:
+        """The gate's pool; a gate built without one simply has no floating buffers."""
+        try:
+            return self.gate.buffer_pool
+        except FlintlockError:
+            return None
+
     def _request_floating(self, count: int) -> None:
-        pool = self.gate.buffer_pool
+        pool = self._floating_pool()
         granted: list[Buffer] = []
         try:
-            while len(granted) < count:
+            while pool is not None and len(granted) < count:
                 buffer = pool.request_buffer()
                 if buffer is None:
                     break
                 granted.append(buffer)
         except BufferPoolDestroyedError:
+            pool = None
+        if pool is None:  # nothing will ever become available: do not wait for it
             count = len(granted)
         with self._lock:
             self._floating.extend(granted)
@@ -332,8 +342,11 @@ class RemoteInputChannel(InputChannel):
         self._run(effects)
 
     def _await_floating(self) -> None:
+        pool = self._floating_pool()
+        if pool is None:
+            return
         try:
-            self.gate.buffer_pool.add_availability_listener(
+            pool.add_availability_listener(
                 lambda: self._handle(FloatingBufferAvailable())
             )
         except BufferPoolDestroyedError:

@@ -179,3 +179,21 @@ def test_errors_after_end_of_partition_are_ignored() -> None:
     channel.on_error(ConnectionResetError("producer went away after finishing"))
     item = gate.poll_next()
     assert item is not None and gate.is_finished
+
+
+def test_a_gate_without_a_pool_just_has_no_floating_buffers() -> None:
+    pool = NetworkBufferPool(8, SEGMENT)
+    gate = SingleInputGate(0)
+    connections = FakeConnections()
+    channel = RemoteInputChannel(
+        gate, ChannelIndex(0), PID, 0, connections, ("host", 1), pool, 1  # type: ignore[arg-type]
+    )
+    gate.set_channels([channel])
+    channel.request_subpartition()
+    deliver(channel, 0, b"a", backlog=5)  # wants floating buffers, there is no pool
+    statistics = channel.credit_statistics()
+    assert statistics.empty_floating == 0 and not statistics.waiting_for_floating
+    item = gate.poll_next()
+    assert item is not None
+    item[1].recycle()
+    assert channel.announce_credit() == 1
