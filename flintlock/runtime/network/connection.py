@@ -99,7 +99,7 @@ class SocketConnection:
         self._closer: int | None = None
         self.bytes_sent = 0
         self.bytes_received = 0
-        self.max_queued_bytes = 0  # the most ever queued above the high mark (statistics)
+        self.max_queued_bytes = 0  # the most bytes ever queued at once (statistics)
 
     def start(self, handler: ConnectionHandler) -> None:
         self.handler = handler
@@ -127,9 +127,10 @@ class SocketConnection:
             self._queue(encode_control(message))
         if on_sent is not None:
             self._completions.append((self._chunks_queued, on_sent))
+        if self._queued_bytes > self.max_queued_bytes:
+            self.max_queued_bytes = self._queued_bytes
         if self._queued_bytes > self._high:
             self._writable = False
-            self.max_queued_bytes = max(self.max_queued_bytes, self._queued_bytes)
         self.io.flush_later(self)
 
     def _queue(self, chunk: memoryview | bytes) -> None:
