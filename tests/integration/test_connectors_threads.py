@@ -1,0 +1,186 @@
+"""Connector jobs end to end through the DataStream API, the JobManager (with the split
+enumerators) and real TaskManagers hosted as threads."""
+
+import glob
+import os
+import threading
+import time
+
+import pytest
+
+from flintlock.common import Duration, WatermarkStrategy
+from flintlock.common.config import Configuration
+from flintlock.common.serialization import Encoder
+from flintlock.datastream import CheckpointingMode, StreamExecutionEnvironment
+from flintlock.datastream.connectors.file_system import (
+    BucketAssigner,
+    FileSink,
+    FileSource,
+    OutputFileConfig,
+    RollingPolicy,
+    StreamFormat,
+)
+from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+from flintlock.testing.executor import use_thread_executor
+
+NEW_FILE_SEEN = threading.Event()
+
+
+@pytest.fixture
+def executor(monkeypatch):
+    return use_thread_executor(monkeypatch)
+
+
+def _env(tmp_path, parallelism=2):
+    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    config.set_string("restart-strategy.type", "fixed-delay")
+    config.set_string("restart-strategy.fixed-delay.delay", "50 ms")
+    config.set_string("restart-strategy.fixed-delay.attempts", "3")
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(parallelism)
+    return env
+
+
+class CrashAfter:
+    """Passes records through, a little slowed down; raises once (a marker file remembers it),
+    at the first check after a file matching ``pattern`` exists — a completed checkpoint, or
+    committed output — so the restart happens in the middle of the job, never before the
+    first checkpoint."""
+
+    def __init__(self, marker, pattern, every=50):
+        self.marker = str(marker)
+        self.pattern = str(pattern)
+        self.every = every
+        self.seen = 0
+
+    def __call__(self, value):
+        self.seen += 1
+        if self.seen % self.every == 0 and not os.path.exists(self.marker):
+            time.sleep(0.002)
+            if glob.glob(self.pattern):
+                open(self.marker, "w").close()
+                raise RuntimeError("injected failure")
+        return value
+
+
+def _committed_lines(root):
+    lines = []
+    for directory, _, names in os.walk(root):
+        for name in names:
+            if not name.startswith("."):
+                with open(os.path.join(directory, name), encoding="utf-8") as f:
+                    lines.extend(f.read().splitlines())
+    return lines
+
+
+def _write_inputs(root, files=4, lines=500):
+    expected = []
+    root.mkdir(parents=True, exist_ok=True)
+    for n in range(files):
+        rows = [f"file{n} line{i} ü" for i in range(lines)]
+        (root / f"in{n}.txt").write_text("".join(r + "\n" for r in rows), encoding="utf-8")
+        expected.extend(rows)
+    return expected
+
+
+def _file_source(*paths):
+    return FileSource.for_record_stream_format(StreamFormat.text_line_format(), *paths).build()
+
+
+def _file_sink(path, part_size=4096):
+    config = OutputFileConfig.builder().with_part_suffix(".txt").build()
+    return (FileSink.for_row_format(str(path), Encoder.simple_string_encoder())
+            .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+            .with_rolling_policy(RollingPolicy.default_rolling_policy(part_size=part_size))
+            .with_output_file_config(config)
+            .build())
+
+
+def test_number_sequence_at_parallelism_three(executor, tmp_path):
+    env = _env(tmp_path, 3)
+    numbers = env.from_source(NumberSequenceSource(1, 5000), WatermarkStrategy.no_watermarks(),
+                              "numbers")
+    assert sorted(numbers.execute_and_collect()) == list(range(1, 5001))
+
+
+def test_number_sequence_restart_is_exactly_once(executor, tmp_path):
+    env = _env(tmp_path)
+    env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
+    marker = tmp_path / "crashed"
+    numbers = env.from_source(NumberSequenceSource(0, 19_999),
+                              WatermarkStrategy.no_watermarks(), "numbers")
+    crash = CrashAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata")
+    results = list(numbers.map(crash).execute_and_collect())
+    assert marker.exists(), "the failure was never injected"
+    assert sorted(results) == list(range(20_000))
+
+
+def test_file_to_file_without_checkpointing_commits_at_the_end(executor, tmp_path):
+    expected = _write_inputs(tmp_path / "in", files=3, lines=200)
+    env = _env(tmp_path)
+    lines = env.from_source(_file_source(str(tmp_path / "in")),
+                            WatermarkStrategy.no_watermarks(), "files")
+    lines.sink_to(_file_sink(tmp_path / "out"))
+    env.execute("copy")
+    assert sorted(_committed_lines(tmp_path / "out")) == sorted(expected)
+
+
+def test_file_to_file_restart_in_the_middle_is_exactly_once(executor, tmp_path):
+    expected = _write_inputs(tmp_path / "in", files=4, lines=1500)
+    env = _env(tmp_path)
+    env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
+    marker = tmp_path / "crashed"
+    lines = env.from_source(_file_source(str(tmp_path / "in")),
+                            WatermarkStrategy.no_watermarks(), "files")
+    crash = CrashAfter(marker, tmp_path / "out" / "part-*")
+    lines.map(crash).sink_to(_file_sink(tmp_path / "out"))
+    env.execute("copy with a crash")
+    assert marker.exists(), "the failure was never injected"
+    assert len(executor.launchers[-1].attempts) >= 2
+    committed = _committed_lines(tmp_path / "out")
+    assert sorted(committed) == sorted(expected)
+    assert all(name.endswith(".txt") for name in os.listdir(tmp_path / "out")
+               if not name.startswith("."))
+
+
+def _wait_for(condition, timeout_s=30.0):
+    """Polls ``condition`` until it holds (True) or the timeout passes (False)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+class SignalNewFile:
+    def __init__(self, text):
+        self.text = text
+
+    def __call__(self, value):
+        if value == self.text:
+            NEW_FILE_SEEN.set()
+        return value
+
+
+def test_continuous_file_source_picks_up_a_file_added_while_running(executor, tmp_path):
+    source_dir = tmp_path / "watched"
+    _write_inputs(source_dir, files=1, lines=3)
+    NEW_FILE_SEEN.clear()
+    env = _env(tmp_path, 1)
+    source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(),
+                                                  str(source_dir))
+              .monitor_continuously(Duration.of_millis(50)).build())
+    lines = env.from_source(source, WatermarkStrategy.no_watermarks(), "watched")
+    lines.map(SignalNewFile("late arrival")).sink_to(_file_sink(tmp_path / "out"))
+    env.enable_checkpointing(30)
+    client = env.execute_async("watch")
+    try:
+        (source_dir / ".late.tmp").write_text("late arrival\n")
+        os.rename(source_dir / ".late.tmp", source_dir / "late.txt")
+        assert NEW_FILE_SEEN.wait(30), "the new file was never read"
+        assert _wait_for(lambda: "late arrival" in _committed_lines(tmp_path / "out")), \
+            "the line of the new file was never committed"
+    finally:
+        client.cancel()
+        client.join(30)
