@@ -212,3 +212,24 @@ def test_a_channel_without_exclusive_buffers_borrows_floating_ones(cluster: Clus
     assert read_all(gate) == sent
     thread.join(10)
     gate.close()
+
+
+def test_a_retry_due_after_release_is_not_sent(cluster: Cluster) -> None:
+    producer = cluster.node()
+    consumer = cluster.node(**{
+        "taskmanager.network.request-backoff.initial": "50 ms",
+        "taskmanager.network.request-backoff.max": "50 ms",
+    })
+    partition = producer.partition("released while waiting", 1, register=False)
+    gate = consumer.gate(producer, partition.partition_id, [0])
+    gate.request_partitions()
+    channel = remote(gate, 0)
+    wait_until(lambda: channel.retries_scheduled == 1)
+    producer.partitions.register(partition)
+    gate.close()  # the retry timer is already set; it must not request for a released channel
+    done = threading.Event()
+    consumer.transport.io.call_later(0.2, done.set)  # after the retry would have fired
+    assert done.wait(10)
+    assert channel.partition_requests == 1
+    assert not partition.is_released  # nobody holds a view onto it
+    partition.release()

@@ -52,6 +52,9 @@ class ReceivingChannel(Protocol):
 
     receiver_id: ReceiverId
 
+    @property
+    def is_released(self) -> bool: ...
+
     def partition_request(self) -> PartitionRequest: ...
 
     def take_target(self, data_type: DataType, size: int) -> tuple[memoryview, Buffer] | None: ...
@@ -106,6 +109,8 @@ class ClientHandler:
     # -- I/O thread ---------------------------------------------------------------------------
 
     def _request(self, channel: ReceivingChannel) -> None:
+        if channel.is_released:  # e.g. a retry timer firing after the task let go
+            return
         if self._closed or self.wire is None:
             channel.on_error(self._closed_cause or ConnectionLostError(self.peer))
             return

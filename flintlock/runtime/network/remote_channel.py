@@ -134,6 +134,7 @@ class RemoteInputChannel(InputChannel):
         self._end_received = False  # I/O thread
         self._recycler = _ExclusiveRecycler(self)
         self.partition_requests = 0  # requests sent so far; I/O thread
+        self.retries_scheduled = 0  # PARTITION_NOT_FOUND answers that led to a retry; I/O
 
     # -- task thread --------------------------------------------------------------------------
 
@@ -271,6 +272,7 @@ class RemoteInputChannel(InputChannel):
         self._backoff_ms = grown if grown > delay_ms else self._backoff_max_ms + 1
         client = self._client
         assert client is not None
+        self.retries_scheduled += 1
         self._connections.io.call_later(delay_ms / 1000.0, lambda: client.request(self))
 
     # -- recycling and the ledger's actions -----------------------------------------------------

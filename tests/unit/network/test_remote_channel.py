@@ -38,7 +38,8 @@ class FakeClient:
         self.cancelled: list[int] = []
 
     def request(self, channel: RemoteInputChannel) -> None:
-        self.requests.append(channel.partition_request())
+        if not channel.is_released:
+            self.requests.append(channel.partition_request())
 
     def notify_credit(self, channel: RemoteInputChannel) -> None:
         self.credit_notifications += 1
