@@ -9,7 +9,8 @@ context starts, unless already set; also ``spark.pyspark.python``) so they impor
 flintlock and cloudpickle. Every ``spark.*`` key of the flintlock configuration is passed to
 the builder.
 Building a session costs many seconds (a JVM starts), so a session is reused for as long as
-the process lives; only an embedded ``local[N]`` session that is too small is replaced.
+the process lives; only an embedded ``local[N]`` session that is too small, and runs no
+Spark job at the moment, is replaced (a busy one is kept; the capacity check then fails).
 
 Slots (DESIGN.md §6): a barrier stage needs all of its tasks running at once, and Spark keeps
 retrying a barrier stage that does not fit (every 15 s, 40 times) instead of failing, so
@@ -43,6 +44,7 @@ from flintlock.spark.errors import InsufficientSlotsError
 LOG = logging.getLogger(__name__)
 LOOPBACK = "127.0.0.1"
 EMBEDDED_APP_NAME = "flintlock"
+_EMBEDDED_MARK = "spark.flintlock.embedded"
 _NOISY_LOGGERS = (
     "org.apache.spark.executor.Executor",
     "org.apache.spark.scheduler.TaskSetManager",
@@ -64,7 +66,11 @@ def _embedded_master(config: Configuration, slots_needed: int) -> str:
 
 
 def _is_embedded(session: SparkSession) -> bool:
-    return session.sparkContext.appName == EMBEDDED_APP_NAME
+    return session.sparkContext.getConf().get(_EMBEDDED_MARK) == "true"
+
+
+def _is_idle(session: SparkSession) -> bool:
+    return not session.sparkContext.statusTracker().getActiveJobsIds()
 
 
 def build_embedded_session(config: Configuration, slots_needed: int) -> SparkSession:
@@ -81,6 +87,7 @@ def build_embedded_session(config: Configuration, slots_needed: int) -> SparkSes
         .config("spark.ui.showConsoleProgress", str(ui).lower())
         .config("spark.pyspark.python", sys.executable)
         .config("spark.pyspark.driver.python", sys.executable)
+        .config(_EMBEDDED_MARK, "true")
     )
     for key, value in config.raw_items().items():
         if key.startswith("spark."):
@@ -111,7 +118,7 @@ def session_for_job(config: Configuration, slots_needed: int) -> SparkSession:
     if session is None:
         return build_embedded_session(config, slots_needed)
     if _is_embedded(session) and available_slots(session.sparkContext) < slots_needed:
-        if _LOCAL.match(str(session.sparkContext.master)):
+        if _LOCAL.match(str(session.sparkContext.master)) and _is_idle(session):
             LOG.info("replacing the embedded %s session: %d slots needed",
                      session.sparkContext.master, slots_needed)
             session.stop()

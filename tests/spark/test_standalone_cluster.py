@@ -9,8 +9,15 @@ import pytest
 
 from flintlock.common.config import Configuration
 from flintlock.runtime.auth import new_job_secret
+from flintlock.spark.errors import InsufficientSlotsError
 from flintlock.spark.launcher import launch_task_managers, make_spec
-from flintlock.spark.session import active_session, session_for_job, wait_for_slots
+from flintlock.spark.session import (
+    active_session,
+    available_slots,
+    check_capacity,
+    session_for_job,
+    wait_for_slots,
+)
 from flintlock.testing.spark_cluster import StandaloneCluster
 from tests.spark import tm_mains
 from tests.spark.tm_mains import WAIT_S, FakeJobManager
@@ -51,3 +58,9 @@ def test_task_managers_on_two_executors_exchange_a_message(cluster_session):
     assert [r["index"] for r in results] == [0, 1]
     assert results[1]["received"] == "hello from TM 0"
     assert results[0]["cwd"] != results[1]["cwd"], "both TaskManagers ran in one executor"
+
+
+def test_slots_are_the_executor_cores_of_the_cluster(cluster_session):
+    assert available_slots(cluster_session.sparkContext) == 2
+    with pytest.raises(InsufficientSlotsError, match=r"needs 3 task slots .* offers 2"):
+        check_capacity(cluster_session.sparkContext, 3)

@@ -198,7 +198,7 @@ class RpcConnection:
             if thread.ident is not None and thread is not current:
                 thread.join()
         if self._reader.ident is None:
-            self._sock.close()
+            self._close_socket()
             self.closed.set()
 
     @property
@@ -262,9 +262,19 @@ class RpcConnection:
         for call in pending:
             call.error = error
             call.done.set()
-        self._sock.close()
+        self._close_socket()
         self._inbox.put((None, None if closing else error))
         self.closed.set()
+
+    def _close_socket(self) -> None:
+        """Shut down first (a sender blocked on a full socket wakes with an error), then close
+        under the send lock, so no sender ever writes to a closed, possibly reused, fd."""
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        with self._send_lock:
+            self._sock.close()
 
     # -- dispatcher thread ------------------------------------------------------------
 

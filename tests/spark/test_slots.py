@@ -1,0 +1,54 @@
+"""Counting slots when Spark's own count is unavailable (no JVM: a stand-in context)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from flintlock.spark.errors import InsufficientSlotsError
+from flintlock.spark.session import available_slots, check_capacity
+
+
+class StandInConf:
+    def __init__(self, task_cpus: str | None) -> None:
+        self._task_cpus = task_cpus
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self._task_cpus if key == "spark.task.cpus" and self._task_cpus else default
+
+
+class StandInContext:
+    """Has no ``_jsc``, so ``available_slots`` must fall back to the master URL."""
+
+    def __init__(self, master: str, task_cpus: str | None = None, parallelism: int = 2) -> None:
+        self.master = master
+        self.defaultParallelism = parallelism
+        self._conf = StandInConf(task_cpus)
+
+    def getConf(self) -> StandInConf:
+        return self._conf
+
+
+@pytest.mark.parametrize(
+    ("master", "task_cpus", "parallelism", "slots"),
+    [
+        ("local", None, 1, 1),
+        ("local[3]", None, 3, 3),
+        ("local[4]", "2", 4, 2),
+        ("local[2, 3]", None, 2, 2),
+        ("local[*]", None, 1, os.cpu_count() or 1),
+        ("local-cluster[2, 3, 1024]", None, 6, 6),
+        ("spark://127.0.0.1:7077", None, 8, 8),
+        ("yarn", "2", 8, 4),
+    ],
+)
+def test_fallback_slot_count(master: str, task_cpus: str | None, parallelism: int, slots: int):
+    assert available_slots(StandInContext(master, task_cpus, parallelism)) == slots
+
+
+def test_the_capacity_check_names_needed_and_available():
+    check_capacity(StandInContext("local[2]"), 2)
+    with pytest.raises(InsufficientSlotsError) as info:
+        check_capacity(StandInContext("local[2]"), 5)
+    assert (info.value.needed, info.value.available, info.value.master) == (5, 2, "local[2]")
