@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+import redis
 
 from flintlock.common import Duration, WatermarkStrategy
 from flintlock.common.config import Configuration
@@ -21,7 +22,13 @@ from flintlock.datastream.connectors.file_system import (
     StreamFormat,
 )
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+from flintlock.datastream.connectors.redis import (
+    DeliveryGuarantee,
+    RedisStreamSink,
+    RedisStreamSource,
+)
 from flintlock.testing.executor import use_thread_executor
+from tests.unit.connectors.redis_server import redis_server
 
 NEW_FILE_SEEN = threading.Event()
 
@@ -184,3 +191,40 @@ def test_continuous_file_source_picks_up_a_file_added_while_running(executor, tm
     finally:
         client.cancel()
         client.join(30)
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.mark.parametrize("guarantee", [DeliveryGuarantee.AT_LEAST_ONCE,
+                                       DeliveryGuarantee.EXACTLY_ONCE])
+def test_redis_to_redis_with_a_crash_loses_nothing(executor, tmp_path, redis_url, guarantee):
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    client.flushdb()
+    expected = []
+    for stream in ("in-a", "in-b", "in-c"):
+        pipe = client.pipeline(transaction=False)
+        for i in range(2000):
+            pipe.xadd(stream, {"value": f"{stream}:{i}"})
+            expected.append(f"{stream}:{i}")
+        pipe.execute()
+    env = _env(tmp_path)
+    env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
+    source = (RedisStreamSource.builder().set_url(redis_url).set_streams("in-a", "in-b", "in-c")
+              .set_bounded().set_value_field("value").build())
+    sink = (RedisStreamSink.builder().set_url(redis_url).set_stream("out")
+            .set_delivery_guarantee(guarantee).build())
+    marker = tmp_path / "crashed"
+    crash = CrashAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata")
+    env.from_source(source, WatermarkStrategy.no_watermarks(), "redis").map(crash).sink_to(sink)
+    env.execute("redis copy with a crash")
+    assert marker.exists(), "the failure was never injected"
+    written = [fields["value"] for _, fields in client.xrange("out")]
+    client.close()
+    if guarantee is DeliveryGuarantee.EXACTLY_ONCE:
+        assert sorted(written) == sorted(expected)
+    else:
+        assert set(written) == set(expected)

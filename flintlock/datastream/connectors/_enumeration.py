@@ -9,11 +9,12 @@ cursor; restored at another parallelism, the pending splits are dealt again from
 
 **Enumerator** (``DealingEnumerator``): runs on the JobManager thread. A fresh start asks the
 connector's ``SplitDiscovery`` for its ``initial()`` splits; a continuous source also asks for
-``discover()`` every interval. ``add_reader(i)`` (after every (re)start of reader i) assigns
-i's pending splits and, for a bounded source, signals no more splits. Splits assigned before
-a snapshot are in the readers' snapshots (the runtime guarantees it), so the enumerator's
-snapshot only keeps what is not assigned yet, plus the discovery's own state (e.g. the files
-seen so far).
+``discover()`` every interval (without an interval, the initial splits are all there is, but
+the readers never hear "no more splits"). ``add_reader(i)`` (after every (re)start of reader
+i) assigns i's pending splits and, for a bounded source, signals no more splits. Splits
+assigned before a snapshot are in the readers' snapshots (the runtime guarantees it), so the
+enumerator's snapshot only keeps what is not assigned yet, plus the discovery's own state
+(e.g. the files seen so far).
 
 **Reader** (``SplitQueueReader``): owned by the task thread. Holds its splits in order, each
 carrying its own position (splits are immutable values; reading returns the advanced split).
@@ -113,8 +114,6 @@ class DealingEnumerator:
     def __init__(self, parallelism: int, restored: EnumeratorSnapshot | None,
                  discovery: SplitDiscovery, *, bounded: bool,
                  discovery_interval_ms: int | None = None) -> None:
-        if not bounded and not discovery_interval_ms:
-            raise ValueError("a continuous enumerator needs a discovery interval")
         self._dealer = SplitDealer(parallelism, restored.dealer if restored else None)
         self._fresh = restored is None
         self._discovery = discovery

@@ -109,9 +109,14 @@ def test_continuous_enumerator_discovers_periodically_and_never_ends():
     assert ctx.no_more == set()
 
 
-def test_continuous_enumerator_needs_an_interval():
-    with pytest.raises(ValueError):
-        DealingEnumerator(1, None, ListDiscovery([]), bounded=False)
+def test_unbounded_enumerator_without_interval_deals_the_initial_splits_only():
+    ctx = FakeEnumeratorContext(1)
+    discovery = ListDiscovery(["s0"], later=["never"])
+    enumerator = DealingEnumerator(1, None, discovery, bounded=False)
+    enumerator.start(ctx)
+    enumerator.add_reader(0)
+    assert ctx.actions == [("assign", 0, ("s0",))]
+    assert ctx.periodic == [] and discovery.discovered == 0
 
 
 class CountdownReader(SplitQueueReader):
