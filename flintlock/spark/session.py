@@ -38,7 +38,7 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from flintlock.common.config import Configuration
-from flintlock.common.options.cluster import SPARK_MASTER, SPARK_UI
+from flintlock.common.options.cluster import JM_ADDRESS, SPARK_MASTER, SPARK_UI
 from flintlock.spark.errors import InsufficientSlotsError
 
 LOG = logging.getLogger(__name__)
@@ -171,3 +171,15 @@ def wait_for_slots(sc: SparkContext, needed: int, timeout_s: float) -> None:
     while available_slots(sc) < needed and time.monotonic() < deadline:
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
     check_capacity(sc, needed)
+
+
+def jobmanager_address(config: Configuration, sc: SparkContext, bound_host: str) -> str:
+    """The host TaskManagers dial to reach the JM's RPC endpoint bound on ``bound_host``:
+    ``jobmanager.rpc.address`` if set; else the bound host, unless it is a wildcard, in which
+    case ``spark.driver.host`` (the address executors already use to reach the driver)."""
+    configured = config.get(JM_ADDRESS)
+    if configured:
+        return str(configured)
+    if bound_host not in ("0.0.0.0", "::", ""):
+        return bound_host
+    return str(sc.getConf().get("spark.driver.host") or LOOPBACK)

@@ -6,8 +6,9 @@ import os
 
 import pytest
 
+from flintlock.common.config import Configuration
 from flintlock.spark.errors import InsufficientSlotsError
-from flintlock.spark.session import available_slots, check_capacity
+from flintlock.spark.session import available_slots, check_capacity, jobmanager_address
 
 
 class StandInConf:
@@ -15,6 +16,8 @@ class StandInConf:
         self._task_cpus = task_cpus
 
     def get(self, key: str, default: str | None = None) -> str | None:
+        if key == "spark.driver.host":
+            return "10.0.0.5"
         return self._task_cpus if key == "spark.task.cpus" and self._task_cpus else default
 
 
@@ -52,3 +55,11 @@ def test_the_capacity_check_names_needed_and_available():
     with pytest.raises(InsufficientSlotsError) as info:
         check_capacity(StandInContext("local[2]"), 5)
     assert (info.value.needed, info.value.available, info.value.master) == (5, 2, "local[2]")
+
+
+def test_task_managers_dial_the_configured_bound_or_driver_address():
+    sc = StandInContext("spark://10.0.0.1:7077")
+    configured = Configuration({"jobmanager.rpc.address": "jm.example"})
+    assert jobmanager_address(configured, sc, "0.0.0.0") == "jm.example"
+    assert jobmanager_address(Configuration(), sc, "127.0.0.1") == "127.0.0.1"
+    assert jobmanager_address(Configuration(), sc, "0.0.0.0") == "10.0.0.5"

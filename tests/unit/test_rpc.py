@@ -64,6 +64,11 @@ class AskBack:
     text: str
 
 
+@dataclass(frozen=True)
+class Goodbye:
+    pass
+
+
 class Unpicklable(Exception):
     def __reduce__(self):
         raise TypeError("not picklable")
@@ -83,6 +88,7 @@ class Recorder:
             .register(Fail, self._fail)
             .register(Block, lambda conn, msg: self.released.wait(WAIT_S))
             .register(AskBack, lambda conn, msg: conn.call(Echo(msg.text), WAIT_S))
+            .register(Goodbye, lambda conn, msg: conn.close())
             .on_disconnect(lambda conn, cause: self.disconnects.put(cause))
         )
 
@@ -307,3 +313,13 @@ def test_the_endpoint_binds_loopback_from_the_configuration(recorder: Recorder, 
 
 def test_header_layout_is_fixed():
     assert HEADER.size == struct.calcsize("!2sBQI") == 15
+
+
+def test_a_handler_may_close_its_own_connection(server: RpcServer, recorder: Recorder):
+    client = connect(server)
+    client.tell(Goodbye())
+    assert recorder.disconnects.get(timeout=WAIT_S) is None
+    assert client.closed.wait(WAIT_S)
+    with pytest.raises(ConnectionLostError):
+        client.call(Echo("anyone?"), WAIT_S)
+    client.close()
