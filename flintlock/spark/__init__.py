@@ -1,1 +1,11 @@
-"""Runs a job graph on Spark; the only package that imports pyspark (DESIGN.md §6)."""
+"""Runs a job graph on Spark; the only package that imports pyspark (DESIGN.md §6).
+
+- ``session``: the active or embedded SparkSession, slot counting, the JM's address for TMs;
+- ``launcher``: one job attempt's TaskManagers as a barrier stage, and failure translation;
+- ``bootstrap``: what runs inside each barrier task (RPC connect, stdout forwarding, cleanup);
+- ``errors``: typed errors; ``executor``: the DataStream API's entry to all of the above;
+- ``startup_probe``: ``python -m flintlock.spark.startup_probe`` measures start-up costs.
+
+May import ``flintlock.common``, ``flintlock.graph`` and ``flintlock.runtime``; nothing imports
+it except ``flintlock.datastream`` by name (so the API does not import pyspark).
+"""
