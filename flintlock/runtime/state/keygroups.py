@@ -1,10 +1,12 @@
 """Key groups: the unit of keyed state and of rescaling (DESIGN.md §1, §5).
 
 A key maps to one of ``max_parallelism`` key groups through a hash that is the same in every
-process and across restarts. Python's ``hash()`` is salted per process for ``str`` and
-``bytes`` (and anything containing them), so it must never decide a key group: ``stable_hash``
-uses CRC-32 for text and bytes, the (unsalted) built-in hash for numbers, and combines the
-parts of tuples. A subtask owns a contiguous range of key groups, computed the way Flink does,
+process, across restarts and across Python versions (savepoints depend on it). Python's
+``hash()`` is salted per process for ``str`` and ``bytes`` (and anything containing them), so
+it must never decide a key group: ``stable_hash`` is CRC-32 over a canonical byte form of the
+key (cheap: it runs in C), then one multiplicative xor-shift round so that keys differing in
+a single character still spread over the low bits the modulo keeps.
+A subtask owns a contiguous range of key groups, computed the way Flink does,
 so that rescaling moves whole groups and any parallelism up to ``max_parallelism`` works.
 
 Pure functions; no state, safe from any thread.
@@ -15,47 +17,71 @@ from __future__ import annotations
 import datetime
 import decimal
 import pickle
+import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from flintlock.common.ids import KeyGroup, SubtaskIndex
 
-_MASK64 = (1 << 64) - 1
+_crc32 = zlib.crc32
 
 
-def _mix(value: int) -> int:
-    """Murmur3's 64-bit finaliser: spreads the bits of a hash so ``% n`` is uniform."""
-    value &= _MASK64
-    value ^= value >> 33
-    value = (value * 0xFF51AFD7ED558CCD) & _MASK64
-    value ^= value >> 33
-    value = (value * 0xC4CEB9FE1A85EC53) & _MASK64
-    value ^= value >> 33
-    return value
+_pack_int64 = struct.Struct("<q").pack
+_INT64 = range(-(2**63), 2**63)
 
 
-def stable_hash(key: object) -> int:
-    """A non-negative hash of ``key`` that does not depend on the process or PYTHONHASHSEED."""
-    if isinstance(key, str):
-        return zlib.crc32(key.encode("utf-8", "surrogatepass"))
-    if isinstance(key, (int, float, decimal.Decimal)) or key is None:
-        return hash(key) & _MASK64
+def _int_bytes(value: int) -> bytes:
+    """Eight little-endian bytes for 64-bit integers, the minimal two's complement beyond."""
+    if value in _INT64:
+        return _pack_int64(value)
+    return value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)
+
+
+def stable_hash(key: object, seed: int = 0) -> int:
+    """A 32-bit hash of ``key`` that does not depend on the process or PYTHONHASHSEED.
+
+    CRC-32 (in C) over a canonical byte form: UTF-8 for text, the bytes themselves, two's
+    complement for integers, ``repr`` for floats, decimals and dates; the parts of a tuple or
+    list are chained through the CRC; anything else hashes its pickle. Equal keys of these
+    types always hash alike; ``True == 1`` hash alike as in Python."""
+    kind = type(key)
+    if kind is str:
+        return _crc32(key.encode("utf-8", "surrogatepass"), seed)  # type: ignore[attr-defined]
+    if kind is int or kind is bool:
+        return _crc32(_int_bytes(int(key)), seed)  # type: ignore[call-overload]
+    if kind is tuple or kind is list or isinstance(key, (tuple, list)):
+        crc = _crc32(b"(", seed)
+        for part in key:  # type: ignore[attr-defined]
+            crc = stable_hash(part, crc)
+        return crc
     if isinstance(key, (bytes, bytearray, memoryview)):
-        return zlib.crc32(key)
-    if isinstance(key, (tuple, list)):
-        combined = 0x345678
-        for part in key:
-            combined = (combined * 1_000_003) ^ stable_hash(part)
-        return (combined ^ len(key)) & _MASK64
-    if isinstance(key, (datetime.date, datetime.time, datetime.timedelta)):
-        return zlib.crc32(repr(key).encode())
-    return zlib.crc32(pickle.dumps(key, protocol=5))
+        return _crc32(key, seed)
+    if key is None:
+        return _crc32(b"\x00", seed)
+    if isinstance(key, float) and key.is_integer():
+        return _crc32(_int_bytes(int(key)), seed)
+    if isinstance(key, (float, decimal.Decimal, datetime.date, datetime.time,
+                        datetime.timedelta)):
+        return _crc32(repr(key).encode(), seed)
+    if isinstance(key, int):  # int subclasses (e.g. IntEnum)
+        return _crc32(_int_bytes(int(key)), seed)
+    if isinstance(key, str):
+        return _crc32(str(key).encode("utf-8", "surrogatepass"), seed)
+    return _crc32(pickle.dumps(key, protocol=5), seed)
+
+
+def _spread(value: int) -> int:
+    """CRC-32 is linear: keys that differ in one character can share their low bits. One
+    multiply between two xor-shifts spreads every input bit over the low bits the modulo
+    keeps (measured: ~3x cheaper than Murmur3's finaliser in Python)."""
+    value = ((value ^ (value >> 16)) * 0x45D9F3B) & 0xFFFFFFFF
+    return value ^ (value >> 16)
 
 
 def assign_to_key_group(key: object, max_parallelism: int) -> KeyGroup:
     """The key group of ``key`` among ``max_parallelism`` groups."""
-    return KeyGroup(_mix(stable_hash(key)) % max_parallelism)
+    return KeyGroup(_spread(stable_hash(key)) % max_parallelism)
 
 
 def operator_index_for_key_group(

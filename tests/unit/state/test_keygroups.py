@@ -1,3 +1,4 @@
+import collections
 import os
 import subprocess
 import sys
@@ -52,3 +53,18 @@ def test_keys_spread_over_operators():
     for i in range(4000):
         counts[assign_key_to_operator(f"word-{i}", 128, 4)] += 1
     assert min(counts) > 700
+
+
+def test_keys_differing_in_one_character_do_not_share_a_group():
+    groups = {assign_to_key_group(f"ds{i}#0.0", 2) for i in range(8)}
+    assert groups == {0, 1}
+
+
+def test_multiples_of_the_max_parallelism_spread():
+    counts = collections.Counter(assign_to_key_group(i * 128, 128) for i in range(12_800))
+    assert len(counts) == 128 and max(counts.values()) < 2 * 100
+
+
+def test_equal_numbers_of_different_types_share_a_group():
+    assert assign_to_key_group(7, 128) == assign_to_key_group(7.0, 128)
+    assert assign_to_key_group(1, 128) == assign_to_key_group(True, 128)
