@@ -105,7 +105,7 @@ def jm() -> Iterator[FakeJobManager]:
 
 def payload_for(jm: FakeJobManager, main: object, attempt: int = 0) -> TaskManagerPayload:
     host, port = jm.server.address
-    return TaskManagerPayload(host, port, jm.server._secret, attempt, 1, {},
+    return TaskManagerPayload(host, port, jm.secret, attempt, 1, {},
                               cloudpickle.dumps(main))
 
 
@@ -121,7 +121,7 @@ def test_stdout_reaches_the_driver_in_order_before_the_run_ends(jm: FakeJobManag
     assert run_task_manager(payload_for(jm, main), tm_index=0) == "done"
     assert sys.stdout is original
     expected = "".join(f"line {index}\n" for index in range(100)) + "partial\n"
-    assert jm.reports._stdout.getvalue() == expected
+    assert jm.stdout.getvalue() == expected
     assert jm.reports.finished(0) == {0}
 
 

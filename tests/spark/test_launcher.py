@@ -41,7 +41,7 @@ def jm() -> Iterator[FakeJobManager]:
 def launch(session: object, jm: FakeJobManager, main: object, count: int = 2,
            secret: bytes | None = None) -> LaunchHandle:
     spec = make_spec("test", next(_attempts), count, jm.server.address,
-                     secret or jm.server._secret, main)  # type: ignore[arg-type]
+                     secret or jm.secret, main)  # type: ignore[arg-type]
     return launch_task_managers(session, spec, jm.reports)  # type: ignore[arg-type]
 
 
@@ -59,7 +59,7 @@ def test_task_managers_register_print_to_the_driver_and_return(session, jm):
     assert [r["index"] for r in results] == [0, 1]
     registered = {jm.registered.get(timeout=WAIT_S).tm_index for _ in range(2)}
     assert registered == {0, 1}
-    output = jm.reports._stdout.getvalue()
+    output = jm.stdout.getvalue()
     assert "hello from TM 0\n" in output and "hello from TM 1\n" in output
     assert output.count("no newline at the end\n") == 2
 

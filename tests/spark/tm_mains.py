@@ -40,6 +40,8 @@ class FakeJobManager:
     """An RpcServer that records registrations and answers peer look-ups."""
 
     def __init__(self, secret: bytes, stdout: Any = None) -> None:
+        self.secret = secret
+        self.stdout = stdout
         self.reports = AttemptReports(stdout)
         self.registered: queue.Queue[Registered] = queue.Queue()
         self._peers: dict[int, tuple[str, int]] = {}
