@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pytest
 
 from flintlock.runtime.auth import (
+    CHALLENGE_SIZE,
     CONTROL_PLANE,
     RESPONSE_SIZE,
     AuthenticationError,
@@ -323,3 +324,16 @@ def test_a_handler_may_close_its_own_connection(server: RpcServer, recorder: Rec
     with pytest.raises(ConnectionLostError):
         client.call(Echo("anyone?"), WAIT_S)
     client.close()
+
+
+def test_a_silent_client_neither_blocks_others_nor_the_close(recorder: Recorder,
+                                                            leak_check: None):
+    rpc_server = RpcServer(recorder.dispatcher, SECRET, handshake_timeout_s=3600)
+    silent = socket.create_connection(rpc_server.address, timeout=WAIT_S)
+    assert len(silent.recv(64)) == CHALLENGE_SIZE
+    client = connect(rpc_server)
+    assert client.call(Echo("not blocked"), WAIT_S) == "echo:not blocked"
+    client.close()
+    rpc_server.close()
+    assert silent.recv(64) == b""
+    silent.close()

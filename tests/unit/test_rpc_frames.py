@@ -79,3 +79,15 @@ def test_a_truncated_frame_stays_pending():
 def test_a_payload_that_does_not_unpickle_is_malformed():
     with pytest.raises(MalformedFrameError, match="unpickle"):
         decode_payload(Frame(FrameKind.TELL, 0, b"\x80\x05garbage"))
+
+
+@given(st.binary(min_size=1, max_size=300))
+def test_garbage_is_malformed_or_exactly_the_frames_it_encodes(garbage: bytes):
+    decoder = FrameDecoder(max_frame_size=64)
+    try:
+        frames = decoder.feed(garbage)
+    except MalformedFrameError:
+        return
+    consumed = len(garbage) - decoder.pending_bytes
+    encoded = b"".join(encode_frame(f.kind, f.correlation_id, f.payload, 64) for f in frames)
+    assert encoded == garbage[:consumed]

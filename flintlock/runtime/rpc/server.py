@@ -12,8 +12,9 @@ unaffected.
 and returns a started ``RpcConnection`` whose handler receives what the server pushes.
 
 Thread ownership: ``_connections`` and ``_handshakes`` are guarded by ``_lock`` (acceptor,
-handshake threads and ``close()`` touch them). ``close()`` stops the acceptor, closes every
-connection and joins every thread this server started: nothing is left running.
+handshake threads and ``close()`` touch them). ``close()`` stops the acceptor, wakes
+handshakes still waiting for their client, closes every connection and joins every thread
+this server started: nothing is left running.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ class RpcServer:
         self._handshake_timeout_s = handshake_timeout_s
         self._lock = threading.Lock()
         self._connections: list[RpcConnection] = []  # guarded by _lock
-        self._handshakes: set[threading.Thread] = set()  # guarded by _lock
+        # handshakes in progress and their sockets; guarded by _lock
+        self._handshakes: dict[threading.Thread, socket.socket] = {}
         self._closed = False  # guarded by _lock
         self._listener = socket.create_server((host, port), backlog=128)
         self._wake_r, self._wake_w = socket.socketpair()
@@ -111,7 +113,7 @@ class RpcServer:
             if self._closed:
                 sock.close()
                 return
-            self._handshakes.add(thread)
+            self._handshakes[thread] = sock
         thread.start()
 
     def _handshake(self, sock: socket.socket, peer: str) -> None:
@@ -128,7 +130,7 @@ class RpcServer:
 
     def _handshake_done(self, connection: RpcConnection | None) -> None:
         with self._lock:
-            self._handshakes.discard(threading.current_thread())
+            self._handshakes.pop(threading.current_thread(), None)
             if connection is not None and not self._closed:
                 self._connections = [c for c in self._connections if not c.finished]
                 self._connections.append(connection)
@@ -145,12 +147,13 @@ class RpcServer:
             if self._closed:
                 return
             self._closed = True
-            handshakes = list(self._handshakes)
+            handshakes = dict(self._handshakes)
         self._wake_w.send(b"x")
         self._acceptor.join()
         for sock in (self._listener, self._wake_r, self._wake_w):
             sock.close()
-        for thread in handshakes:
+        for thread, sock in handshakes.items():
+            _shutdown(sock)
             thread.join()
         with self._lock:
             connections, self._connections = self._connections, []
@@ -162,6 +165,14 @@ class RpcServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _shutdown(sock: socket.socket) -> None:
+    """Wake a thread blocked reading ``sock`` (a handshake still waiting for its client)."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 class RpcClient:
