@@ -7,6 +7,9 @@ closeable iterator over the records of a collect sink. Which launcher starts the
 is the subclass's business (``flintlock.spark.executor`` uses a Spark barrier stage;
 ``flintlock.testing`` threads).
 
+Each job gets a REST endpoint (``flintlock.runtime.rest``), started with its JobManager and
+closed by the JobManager thread when the job has ended, before the result is handed out.
+
 Threads: the JobManager thread per job; the collect iterator is read by the caller's thread
 and fed by the JobManager thread through a queue.
 """
@@ -26,6 +29,7 @@ from flintlock.common.job_status import JobStatus
 from flintlock.graph.job_graph import build_job_graph
 from flintlock.graph.stream_graph import StreamGraph
 from flintlock.runtime.jobmanager import JobManager, JobResult, Launcher
+from flintlock.runtime.rest.server import RestEndpoint
 
 _END = object()
 
@@ -33,8 +37,10 @@ _END = object()
 class JobHandle(JobClient):
     """``JobClient`` of a job whose JobManager runs on a thread of this process."""
 
-    def __init__(self, jm: JobManager, on_done: Callable[[JobResult], None] | None = None) -> None:
+    def __init__(self, jm: JobManager, on_done: Callable[[JobResult], None] | None = None,
+                 rest_endpoint: RestEndpoint | None = None) -> None:
         self.jm = jm
+        self.rest_endpoint = rest_endpoint
         self._result: Future[JobExecutionResult] = Future()
         self._on_done = on_done
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -45,16 +51,22 @@ class JobHandle(JobClient):
         try:
             result = self.jm.run()
         except BaseException as exc:  # surfaces through the result future
+            self._close_rest_endpoint()
             self._result.set_exception(exc)
             if self._on_done is not None:
                 self._on_done(JobResult(self.jm.job_id, JobStatus.FAILED, 0, 0, exc))
             return
+        self._close_rest_endpoint()
         if self._on_done is not None:
             self._on_done(result)
         if result.status is JobStatus.FINISHED:
             self._result.set_result(JobExecutionResult(result.job_id, result.net_runtime_ms))
         else:
             self._result.set_exception(result.error or RuntimeError(result.status.name))
+
+    def _close_rest_endpoint(self) -> None:
+        if self.rest_endpoint is not None:
+            self.rest_endpoint.close()
 
     def get_job_id(self) -> str:
         return self.jm.job_id
@@ -150,8 +162,13 @@ class PipelineExecutor:
 
         plan = plan_allocation_for(build_execution_graph(job_graph), configuration)
         launcher = self.create_launcher(configuration, plan.slots_needed)
-        jm = JobManager(job_graph, configuration, launcher, on_collect=on_collect)
-        return JobHandle(jm, on_done)
+        rest_endpoint = RestEndpoint.bind(configuration)
+        try:
+            jm = JobManager(job_graph, configuration, launcher, on_collect=on_collect)
+        except BaseException:
+            rest_endpoint.close()
+            raise
+        return JobHandle(jm, on_done, rest_endpoint.serve(jm))
 
     def execute(self, graph: StreamGraph, configuration: Configuration,
                 job_name: str | None = None) -> JobExecutionResult:

@@ -1,0 +1,116 @@
+"""How the CLI reaches a running job: find its job file (by id or unique id prefix) and call
+its REST endpoint with the job's bearer token.
+
+Every failure becomes a ``CliError`` with a hint; an endpoint that refuses connections
+becomes ``EndpointGoneError`` — on a per-job endpoint that means the job has just ended,
+which ``cancel`` and ``stop`` treat as success rather than failure.
+
+Requests never go through an HTTP proxy (the endpoint is local, and a proxy would see the
+token). Owned by the CLI's one thread.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from flintlock.cli.errors import CliError
+from flintlock.runtime.rest.jobfiles import JobFile, jobs_dir, read_job_files
+
+Json = dict[str, Any]
+
+LIST_HINT = "`flintlock list` shows running jobs"
+
+
+class EndpointGoneError(CliError):
+    """The job's REST endpoint refuses connections: the job has ended (or its driver died)."""
+
+
+class RestCallError(CliError):
+    """The endpoint answered with an HTTP error; ``status`` is its code."""
+
+    def __init__(self, message: str, hint: str = "", status: int = 0) -> None:
+        super().__init__(message, hint)
+        self.status = status
+        self.args = (message, hint, status)
+
+
+def resolve_job(job_id: str, jobs: list[JobFile] | None = None) -> JobFile:
+    """The running job whose id is ``job_id`` or starts with it (the prefix must be unique)."""
+    jobs = read_job_files() if jobs is None else jobs
+    wanted = job_id.strip().lower()
+    exact = [job for job in jobs if job.job_id == wanted]
+    if exact:
+        return exact[0]
+    matches = [job for job in jobs if wanted and job.job_id.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise CliError(f"no running job with id {job_id!r} (looked in {jobs_dir()})", LIST_HINT)
+    names = ", ".join(job.job_id for job in matches)
+    raise CliError(f"job id prefix {job_id!r} is ambiguous: it matches {names}",
+                   "give more characters of the job id")
+
+
+class RestClient:
+    """Calls one job's REST endpoint."""
+
+    def __init__(self, job: JobFile, timeout_s: float = 10.0) -> None:
+        self.job = job
+        self._timeout_s = timeout_s
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def get(self, path: str) -> Json:
+        return self._call("GET", path)
+
+    def post(self, path: str, body: Json) -> Json:
+        return self._call("POST", path, body)
+
+    def patch(self, path: str) -> Json:
+        return self._call("PATCH", path)
+
+    def _call(self, method: str, path: str, body: Json | None = None) -> Json:
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(
+            self.job.url + path, data=data, method=method,
+            headers={"Authorization": f"Bearer {self.job.token}",
+                     "Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with self._opener.open(request, timeout=self._timeout_s) as response:
+                return _decode(response.read())
+        except urllib.error.HTTPError as error:
+            raise self._http_error(method, path, error) from error
+        except (urllib.error.URLError, OSError) as error:
+            raise self._unreachable(error) from error
+
+    def _http_error(self, method: str, path: str, error: urllib.error.HTTPError) -> CliError:
+        try:
+            messages = _decode(error.read()).get("errors") or [error.reason]
+        except CliError:
+            messages = [str(error.reason)]
+        hint = ("the job file's token does not match; the job file may belong to another job"
+                if error.code == 401 else LIST_HINT)
+        detail = "; ".join(map(str, messages))
+        return RestCallError(f"{method} {path} failed ({error.code}): {detail}", hint, error.code)
+
+    def _unreachable(self, error: BaseException) -> CliError:
+        reason = getattr(error, "reason", error)
+        if isinstance(reason, ConnectionRefusedError):
+            return EndpointGoneError(
+                f"job {self.job.job_id} does not answer at {self.job.url}: it has ended", LIST_HINT)
+        return CliError(f"cannot reach job {self.job.job_id} at {self.job.url}: {reason}",
+                        "is the job's driver process still running? " + LIST_HINT)
+
+
+def _decode(raw: bytes) -> Json:
+    try:
+        value = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CliError(f"the REST endpoint answered with something that is not JSON: {exc}",
+                       "is another program listening on the job's port?") from exc
+    if not isinstance(value, dict):
+        raise CliError("the REST endpoint answered with JSON that is not an object",
+                       "is another program listening on the job's port?")
+    return value

@@ -1,0 +1,147 @@
+"""The ``flintlock`` command: ``run`` a job script; ``list``, ``cancel``, ``savepoint`` and
+``stop`` running jobs (see docs/cli.md).
+
+``main(argv)`` parses the arguments, runs one command and returns the exit code; it is the
+console-script entry point (``flintlock = "flintlock.cli.main:main"``) and also runs as
+``python -m flintlock.cli.main``. A failure is printed as ``error: ...`` and ``hint: ...`` on
+stderr with a non-zero exit code — a traceback only with ``--verbose``. Usage mistakes take
+the same shape (exit code 2).
+
+Owned by the calling thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import NoReturn, TextIO
+
+from flintlock.cli import jobs
+from flintlock.cli import run as run_command
+from flintlock.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
+
+Command = Callable[[argparse.Namespace, TextIO], int]
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors become a ``CliError`` (one line and a hint) instead of usage + exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CliError(message, f"`{self.prog} --help` shows the usage", EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    verbose = _Parser(add_help=False)
+    verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                         help="show tracebacks and debug logging")
+    parser = _Parser(prog="flintlock", parents=[verbose],
+                     description="Run and operate flintlock streaming jobs.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_run(commands, verbose)
+    listing = commands.add_parser("list", parents=[verbose], help="list the running jobs",
+                                  description="List the jobs running on this machine.")
+    listing.set_defaults(handler=jobs.list_jobs)
+    _job_command(commands, verbose, "cancel", "cancel a running job", jobs.cancel_job, 60)
+    savepoint = _job_command(commands, verbose, "savepoint", "take a savepoint of a running job",
+                             jobs.trigger_savepoint, 600)
+    savepoint.add_argument("directory", nargs="?", default=None, metavar="DIR",
+                           help="target directory (default: execution.checkpointing."
+                                "savepoint-dir of the job)")
+    stop = _job_command(commands, verbose, "stop", "stop a job with a final savepoint",
+                        jobs.stop_job, 600)
+    stop.add_argument("--savepoint", nargs="?", const="", default="", metavar="DIR",
+                      help="where the final savepoint goes (default: execution.checkpointing."
+                           "savepoint-dir of the job)")
+    return parser
+
+
+def _add_run(commands: argparse._SubParsersAction[_Parser], verbose: _Parser
+             ) -> None:
+    run = commands.add_parser(
+        "run", parents=[verbose], help="run a Python job script",
+        description="Run a Python job script with these settings applied to every "
+                    "StreamExecutionEnvironment it creates.")
+    run.add_argument("-p", "--parallelism", type=_positive_int, metavar="N",
+                     help="default parallelism (parallelism.default)")
+    run.add_argument("-m", "--master", metavar="URL",
+                     help="Spark master, e.g. local[4] or spark://host:7077 "
+                          "(flintlock.spark.master)")
+    run.add_argument("-s", "--from-savepoint", metavar="PATH",
+                     help="restore from this savepoint (execution.state-recovery.path)")
+    run.add_argument("-D", "--conf", action="append", metavar="KEY=VALUE",
+                     help="any configuration setting; repeat for more")
+    run.add_argument("-d", "--detached", action="store_true",
+                     help="run in a background process; print the job id and return")
+    run.add_argument("--startup-timeout", type=float, metavar="SECONDS",
+                     default=run_command.DETACHED_STARTUP_TIMEOUT_S,
+                     help="with --detached: how long to wait for the job to start")
+    run.add_argument("script", metavar="SCRIPT", help="the job's Python file")
+    run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
+                     help="arguments for the script")
+    run.set_defaults(handler=run_command.run)
+
+
+def _job_command(commands: argparse._SubParsersAction[_Parser],
+                 verbose: _Parser, name: str, summary: str, handler: Command,
+                 timeout_s: float) -> argparse.ArgumentParser:
+    command = commands.add_parser(name, parents=[verbose], help=summary,
+                                  description=summary[0].upper() + summary[1:] + ".")
+    command.add_argument("job_id", metavar="JOB_ID", help="job id, or a unique prefix of one")
+    command.add_argument("--timeout", type=float, default=timeout_s, metavar="SECONDS",
+                         help=f"how long to wait for the outcome (default {timeout_s:g})")
+    command.set_defaults(handler=handler)
+    return command
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, not {value}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Runs one ``flintlock`` command; returns its exit code."""
+    out = out or sys.stdout
+    verbose = False
+    try:
+        args = build_parser().parse_args(None if argv is None else list(argv))
+        verbose = bool(getattr(args, "verbose", False))
+        _configure_logging(verbose)
+        if not hasattr(args, "handler"):
+            raise CliError("no command given", "`flintlock --help` lists the commands",
+                           EXIT_USAGE)
+        handler: Command = args.handler
+        return handler(args, out)
+    except CliError as error:
+        return _report(error, verbose, error.exit_code)
+    except Exception as error:
+        return _report(error, verbose, EXIT_FAILURE)
+
+
+def _report(error: BaseException, verbose: bool, exit_code: int) -> int:
+    if verbose:
+        traceback.print_exception(error, file=sys.stderr)
+    message = error.message if isinstance(error, CliError) else (
+        f"unexpected {type(error).__name__}: {error}")
+    print(f"error: {message}", file=sys.stderr)
+    hint = error.hint if isinstance(error, CliError) else "rerun with --verbose for the traceback"
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
+    return exit_code
+
+
+def _configure_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("flintlock.runtime.rest.server").setLevel(logging.INFO)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

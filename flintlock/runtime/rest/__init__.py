@@ -1,0 +1,27 @@
+"""The REST/JSON endpoint of a job (Flink's paths and JSON) and job discovery for the CLI.
+
+``server.RestEndpoint`` is started with each job by ``flintlock.runtime.executor`` and serves
+``api.RestApi`` (authenticated with a per-job bearer token) built from ``views``; the job's
+``jobfiles.JobFile`` tells the ``flintlock`` command where to find it. ``triggers`` keeps the
+savepoint operations started over REST.
+
+May import ``flintlock.common`` and ``flintlock.runtime`` (the JobManager's public API); is
+imported by ``flintlock.runtime.executor`` and ``flintlock.cli``.
+"""
+
+from flintlock.runtime.rest.api import HttpError, JobControl, RestApi, RestRequest, RestResponse
+from flintlock.runtime.rest.jobfiles import JobFile, jobs_dir, read_job_files
+from flintlock.runtime.rest.server import RestEndpoint, RestEndpointError
+
+__all__ = [
+    "HttpError",
+    "JobControl",
+    "JobFile",
+    "RestApi",
+    "RestEndpoint",
+    "RestEndpointError",
+    "RestRequest",
+    "RestResponse",
+    "jobs_dir",
+    "read_job_files",
+]

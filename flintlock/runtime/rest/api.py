@@ -1,0 +1,296 @@
+"""The REST/JSON API of one job, without the HTTP server: request in, response out.
+
+``RestApi.handle`` checks the bearer token first — a request without the job's token gets
+401 and nothing else happens: no routing, no body read, no JobManager call. Then it routes
+Flink's paths to the JobManager's public API:
+
+=======  ===================================  =============================================
+GET      /jobs                                ids and statuses
+GET      /jobs/overview                       name, state, start time, task counts
+GET      /jobs/:jobid                         status, attempt, vertices with subtask states
+PATCH    /jobs/:jobid?mode=cancel             cancel (202)
+GET      /jobs/:jobid/checkpoints             counts, summary, latest, history
+POST     /jobs/:jobid/savepoints              {"target-directory", "cancel-job"} → request-id
+GET      /jobs/:jobid/savepoints/:triggerid   IN_PROGRESS / COMPLETED with location or cause
+POST     /jobs/:jobid/stop                    {"targetDirectory"} → request-id
+=======  ===================================  =============================================
+
+Errors use Flink's shape ``{"errors": ["..."]}``: 401 bad token, 404 unknown path, job or
+trigger, 405 wrong method, 400 a body that is not the JSON the path expects (naming the
+problem), 413 a body over 64 KiB, 409 a savepoint on a job that has ended.
+
+Thread ownership: ``handle`` runs on the HTTP server's request threads, concurrently. It
+keeps one mutable field, ``_last_description`` (a reference swap, atomic under the GIL), the
+fallback when the JobManager thread is busy (deploying, or ending an attempt) — the
+last description with the current status, or before the first one, the job's id, name and
+status with no tasks yet; everything else is the JobManager's own
+thread-safe API and the synchronised ``SavepointTriggers``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hmac
+import json
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from flintlock.common.errors import FlintlockError
+from flintlock.common.job_status import JobStatus
+from flintlock.runtime.jobmanager import JobDescription
+from flintlock.runtime.rest import views
+from flintlock.runtime.rest.triggers import (
+    DuplicateTriggerError,
+    SavepointTriggers,
+    TriggerState,
+    UnknownTriggerError,
+)
+
+Json = dict[str, Any]
+
+
+class JobControl(Protocol):
+    """What the API needs of a JobManager (``flintlock.runtime.jobmanager.JobManager``)."""
+
+    job_id: str
+
+    def describe(self, timeout_s: float = 10.0) -> JobDescription: ...
+
+    def get_status(self) -> JobStatus: ...
+
+    def cancel(self) -> None: ...
+
+    def trigger_savepoint(self, target_dir: str | None = None, stop: bool = False
+                          ) -> Future[str]: ...
+
+    def stop_with_savepoint(self, target_dir: str | None = None) -> Future[str]: ...
+
+
+class HttpError(FlintlockError):
+    """A request the API refuses; ``status`` is the HTTP status code."""
+
+    def __init__(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()
+                 ) -> None:
+        super().__init__(status, message, headers)
+        self.status = status
+        self.message = message
+        self.headers = headers
+
+    def __str__(self) -> str:
+        return f"{self.status}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class RestRequest:
+    """One HTTP request; the body is read only if the route needs it (after auth)."""
+
+    method: str
+    path: str
+    query: Mapping[str, list[str]]
+    authorization: str | None
+    read_body: Callable[[], bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class RestResponse:
+    status: int
+    body: Json
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+_SAVEPOINT_FIELDS: Mapping[str, tuple[type, ...]] = {
+    "target-directory": (str, type(None)), "cancel-job": (bool,),
+    "triggerId": (str, type(None)), "formatType": (str,),
+}
+_STOP_FIELDS: Mapping[str, tuple[type, ...]] = {
+    "targetDirectory": (str, type(None)), "drain": (bool,),
+    "triggerId": (str, type(None)), "formatType": (str,),
+}
+_TYPE_NAMES = {str: "a string", bool: "a boolean", type(None): "null"}
+
+
+class RestApi:
+    """Routes authenticated requests for one job to its JobManager."""
+
+    def __init__(self, job: JobControl, token: str, triggers: SavepointTriggers, *,
+                 job_name: str = "", start_time_ms: int = 0,
+                 wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+                 describe_timeout_s: float = 2.0) -> None:
+        self._job = job
+        self._fallback = JobDescription(job.job_id, job_name, "", -1, start_time_ms, (), None)
+        self._token = token.encode()
+        self._triggers = triggers
+        self._wall_ms = wall_ms
+        self._describe_timeout_s = describe_timeout_s
+        self._last_description = self._fallback
+
+    def handle(self, request: RestRequest) -> RestResponse:
+        if not self._authorized(request.authorization):
+            return _error(401, "missing or wrong bearer token (Authorization: Bearer <token>)",
+                          (("WWW-Authenticate", 'Bearer realm="flintlock"'),))
+        try:
+            return self._route(request)
+        except HttpError as error:
+            return _error(error.status, error.message, error.headers)
+
+    def _authorized(self, header: str | None) -> bool:
+        scheme, _, credentials = (header or "").strip().partition(" ")
+        given = credentials.strip().encode("utf-8", "surrogateescape")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given, self._token)
+
+    # -- routing -------------------------------------------------------------------------
+
+    def _route(self, request: RestRequest) -> RestResponse:
+        parts = [part for part in request.path.split("/") if part]
+        if parts == ["jobs"]:
+            return self._only(request, "GET", self._jobs)
+        if parts == ["jobs", "overview"]:
+            return self._only(request, "GET", self._overview)
+        if len(parts) < 2 or parts[0] != "jobs":
+            raise HttpError(404, f"not found: {request.path}")
+        self._check_job(parts[1])
+        rest = parts[2:]
+        if not rest:
+            if request.method == "PATCH":
+                return self._cancel(request)
+            return self._only(request, "GET", self._details, allow="GET, PATCH")
+        if rest == ["checkpoints"]:
+            return self._only(request, "GET", self._checkpoints)
+        if rest == ["savepoints"]:
+            return self._only(request, "POST", lambda: self._savepoint(request))
+        if len(rest) == 2 and rest[0] == "savepoints":
+            return self._only(request, "GET", lambda: self._savepoint_status(rest[1]))
+        if rest == ["stop"]:
+            return self._only(request, "POST", lambda: self._stop(request))
+        raise HttpError(404, f"not found: {request.path}")
+
+    @staticmethod
+    def _only(request: RestRequest, method: str, handler: Callable[[], RestResponse],
+              allow: str | None = None) -> RestResponse:
+        if request.method != method:
+            raise HttpError(405, f"method {request.method} not allowed on {request.path}",
+                            (("Allow", allow or method),))
+        return handler()
+
+    def _check_job(self, job_id: str) -> None:
+        if job_id != self._job.job_id:
+            raise HttpError(404, f"Job {job_id} not found")
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def _describe(self) -> JobDescription:
+        try:
+            description = self._job.describe(self._describe_timeout_s)
+        except TimeoutError:
+            if self._job.get_status().is_globally_terminal_state():
+                description = self._job.describe(self._describe_timeout_s)
+            else:
+                description = dataclasses.replace(
+                    self._last_description, status=self._job.get_status().name)
+        self._last_description = description
+        return description
+
+    def _jobs(self) -> RestResponse:
+        return RestResponse(200, {"jobs": [views.job_id_and_status(self._describe())]})
+
+    def _overview(self) -> RestResponse:
+        return RestResponse(200, {"jobs": [views.job_overview(self._describe(), self._wall_ms())]})
+
+    def _details(self) -> RestResponse:
+        return RestResponse(200, views.job_details(self._describe(), self._wall_ms()))
+
+    def _checkpoints(self) -> RestResponse:
+        return RestResponse(200, views.checkpoints(self._describe().checkpoints))
+
+    # -- actions -------------------------------------------------------------------------
+
+    def _cancel(self, request: RestRequest) -> RestResponse:
+        mode = request.query.get("mode", ["cancel"])[-1]
+        if mode != "cancel":
+            raise HttpError(400, f"unsupported mode {mode!r} (expected 'cancel'; "
+                                 "use POST /jobs/:jobid/stop to stop with a savepoint)")
+        self._job.cancel()
+        return RestResponse(202, {})
+
+    def _savepoint(self, request: RestRequest) -> RestResponse:
+        body = _json_object(request, _SAVEPOINT_FIELDS)
+        self._check_running()
+        future = self._job.trigger_savepoint(body.get("target-directory"))
+        if body.get("cancel-job", False):
+            future.add_done_callback(self._cancel_after)
+        return self._accepted(future, body.get("triggerId"))
+
+    def _cancel_after(self, future: Future[str]) -> None:
+        if future.exception() is None:
+            self._job.cancel()
+
+    def _stop(self, request: RestRequest) -> RestResponse:
+        body = _json_object(request, _STOP_FIELDS)
+        if body.get("drain", False):
+            raise HttpError(400, "field 'drain': draining (advancing to the end of event "
+                                 "time) is not supported; omit it or pass false")
+        self._check_running()
+        future = self._job.stop_with_savepoint(body.get("targetDirectory"))
+        return self._accepted(future, body.get("triggerId"))
+
+    def _check_running(self) -> None:
+        status = self._job.get_status()
+        if status.is_globally_terminal_state() or status is JobStatus.CANCELLING:
+            raise HttpError(409, f"job {self._job.job_id} is {status.name}; "
+                                 "no savepoint can be taken")
+
+    def _accepted(self, future: Future[str], trigger_id: str | None) -> RestResponse:
+        try:
+            trigger_id = self._triggers.add(future, trigger_id)
+        except DuplicateTriggerError as error:
+            raise HttpError(409, str(error)) from None
+        return RestResponse(202, {"request-id": trigger_id})
+
+    def _savepoint_status(self, trigger_id: str) -> RestResponse:
+        try:
+            status = self._triggers.status(trigger_id)
+        except UnknownTriggerError as error:
+            raise HttpError(404, str(error)) from None
+        body: Json = {"status": {"id": status.state.value}}
+        if status.state is TriggerState.COMPLETED:
+            body["operation"] = ({"location": status.location} if status.failure is None
+                                 else {"failure-cause": _failure_cause(status.failure)})
+        return RestResponse(200, body)
+
+
+def _json_object(request: RestRequest, fields: Mapping[str, tuple[type, ...]]) -> Json:
+    raw = request.read_body()
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise HttpError(400, f"request body is not UTF-8: {exc.reason}") from None
+    except json.JSONDecodeError as exc:
+        raise HttpError(400, f"request body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise HttpError(400, f"request body must be a JSON object, not {type(body).__name__}")
+    for key, value in body.items():
+        if key not in fields:
+            raise HttpError(400, f"unknown field {key!r} (expected {', '.join(fields)})")
+        if not isinstance(value, fields[key]):
+            expected = " or ".join(_TYPE_NAMES[t] for t in fields[key])
+            raise HttpError(400, f"field {key!r} must be {expected}, not {json.dumps(value)}")
+    return body
+
+
+def _failure_cause(error: BaseException) -> Json:
+    return {
+        "class": f"{type(error).__module__}.{type(error).__qualname__}",
+        "message": str(error),
+        "stack-trace": "".join(traceback.format_exception_only(type(error), error)).strip(),
+    }
+
+
+def _error(status: int, message: str, headers: tuple[tuple[str, str], ...] = ()
+           ) -> RestResponse:
+    return RestResponse(status, {"errors": [message]}, headers)
