@@ -85,7 +85,8 @@ def consume(address: tuple[str, int], secret: bytes) -> dict[int, list[Any]]:
             buffer.recycle()
         assert gate.is_finished
         gate.close()
-        assert pool.statistics().free_segments == pool.total_segments
+    # the I/O thread is joined now: every segment must be home
+    assert pool.statistics().free_segments == pool.total_segments
     return received
 
 
