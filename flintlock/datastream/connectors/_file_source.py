@@ -3,8 +3,8 @@ reader in each source subtask.
 
 **Splits** are whole files (``FileSplit``): a text file is read from start to end by one
 reader, as Flink's ``TextLineInputFormat`` (not splittable). A split carries its ``position``:
-where the next line starts, as the reader's ``tell()`` (for UTF-8 and other byte-oriented
-charsets, the byte offset). A reader's snapshot is its unfinished splits with positions, so a
+where the next line starts (for UTF-8 and other byte-oriented charsets the byte offset, see
+``_line_cursors``). A reader's snapshot is its unfinished splits with positions, so a
 restore reopens the file and seeks there — mid-file, without repeating or skipping a line.
 
 **Discovery** (``FileDiscovery``) lists the given paths with fsspec (local paths or any fsspec
@@ -21,15 +21,19 @@ task's thread.
 
 from __future__ import annotations
 
-import io
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import fsspec
 
 from flintlock.common.errors import FlintlockError
 from flintlock.datastream.connectors._enumeration import SplitQueueReader
+from flintlock.datastream.connectors._line_cursors import (
+    ByteLineCursor,
+    TextLineCursor,
+    open_cursor,
+)
 
 log = logging.getLogger(__name__)
 
@@ -106,23 +110,20 @@ class FileDiscovery:
 
 class TextLineReader(SplitQueueReader):
     """Reads its files line by line (``\\n``, ``\\r\\n`` and ``\\r`` end a line; the line
-    terminator is not part of the record)."""
+    terminator is not part of the record); see ``_line_cursors``."""
 
     def __init__(self, charset: str) -> None:
         super().__init__()
         self._charset = charset
         self._open_path: str | None = None
-        self._file: io.TextIOWrapper | None = None  # the head split's file; task thread
+        self._file: BinaryIO | None = None  # the head split's file; task thread
+        self._cursor: ByteLineCursor | TextLineCursor | None = None
 
     def read_split(self, split: Any, budget: int, out: list[Any]) -> tuple[Any, bool]:
-        file = self._file_for(split)
-        readline = file.readline
-        for _ in range(budget):
-            line = readline()
-            if not line:
-                return split, True
-            out.append(line[:-1] if line.endswith("\n") else line)
-        return FileSplit(split.path, file.tell()), False
+        cursor = self._cursor_for(split)
+        if cursor.read(budget, out):
+            return split, True
+        return FileSplit(split.path, cursor.position), False
 
     def split_finished(self, split: Any) -> None:
         self._close_file()
@@ -130,17 +131,15 @@ class TextLineReader(SplitQueueReader):
     def close(self) -> None:
         self._close_file()
 
-    def _file_for(self, split: FileSplit) -> io.TextIOWrapper:
-        if self._file is None or self._open_path != split.path:
+    def _cursor_for(self, split: FileSplit) -> ByteLineCursor | TextLineCursor:
+        if self._cursor is None or self._open_path != split.path:
             self._close_file()
-            raw = fsspec.open(split.path, "rb").open()
-            self._file = io.TextIOWrapper(raw, encoding=self._charset, newline=None)
+            self._file = fsspec.open(split.path, "rb").open()
+            self._cursor = open_cursor(self._file, split.position, self._charset)
             self._open_path = split.path
-            if split.position:
-                self._file.seek(split.position)
-        return self._file
+        return self._cursor
 
     def _close_file(self) -> None:
         if self._file is not None:
             self._file.close()
-        self._file, self._open_path = None, None
+        self._file, self._cursor, self._open_path = None, None, None

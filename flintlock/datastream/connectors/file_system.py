@@ -196,6 +196,9 @@ class RowFormatBuilder:
                                          self._assigner, self._output_config))
 
 
+_RowFormatBuilder = RowFormatBuilder
+
+
 class FileSink(Sink):
     """Writes records as lines into part files under a base path, exactly once."""
 
@@ -205,8 +208,8 @@ class FileSink(Sink):
         self._settings = settings
 
     @staticmethod
-    def for_row_format(base_path: str, encoder: Encoder) -> RowFormatBuilder:
-        return RowFormatBuilder(base_path, encoder)
+    def for_row_format(base_path: str, encoder: Encoder) -> _RowFormatBuilder:
+        return _RowFormatBuilder(base_path, encoder)
 
     for_bulk_format = unsupported("bulk formats (only row formats with an Encoder)")
 
