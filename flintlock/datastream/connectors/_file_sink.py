@@ -20,7 +20,11 @@ files written after the checkpoint are never committed; a writer that gets its o
 Counters: the counter continues from the checkpointed one; in addition, the first time the
 writer writes into a bucket it lists the directory and continues past every counter of its
 subtask already there (committed or hidden), so a rerun into the same directory or a rescaled
-restore never reuses a name. Without checkpointing, files are committed at ``end_input``.
+restore never reuses a name.
+
+End of the input: ``end_input`` closes the in-progress parts. With checkpointing on they are
+committed by the final checkpoint that follows; without, they are committed right away (see
+``EndOfInputRule`` for how the writer knows which).
 
 Everything here belongs to the sink subtask's task thread.
 """
@@ -42,6 +46,7 @@ from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.errors import FlintlockError
 from flintlock.common.serialization import Encoder
 from flintlock.datastream.connectors._buckets import BucketAssigner, OutputFileConfig
+from flintlock.datastream.connectors._delivery import EndOfInputRule
 from flintlock.datastream.connectors._rolling import PartFileInfo, RollingPolicy
 
 log = logging.getLogger(__name__)
@@ -158,10 +163,17 @@ class FileSinkWriter:
         self._counter = 0
         self._prepared: set[str] = set()  # buckets listed since this writer started
         self._owns_orphans = False  # restored with its own state: stale hidden files are ours
+        self._end_rule = EndOfInputRule()
 
     # -- the runtime's SinkWriter contract -------------------------------------------------
 
+    def set_checkpointing(self, enabled: bool) -> None:
+        """Told by the runtime: whether checkpoints (and a final one) will come."""
+        self._end_rule.set_checkpointing(enabled)
+
     def restore(self, state: list[Any]) -> None:
+        if state:
+            self._end_rule.saw_checkpoint()
         own = [e.next for e in state if isinstance(e, PartCounter)
                and (e.subtask, e.parallelism) == (self._subtask, self._parallelism)]
         self._counter = max(own, default=0)
@@ -185,6 +197,7 @@ class FileSinkWriter:
             self._write_one_by_one(bucket, records, now)
 
     def snapshot_state(self, checkpoint_id: int) -> list[Any]:
+        self._end_rule.saw_checkpoint()
         for bucket in list(self._open):
             self._roll(bucket)
         if self._rolled:
@@ -202,13 +215,14 @@ class FileSinkWriter:
             del self._pending[cid]
 
     def end_input(self) -> None:
-        """Commits what no checkpoint covers: everything, when checkpointing is off; nothing,
-        when it is on (the final checkpoint's barrier came after the last record)."""
+        """Closes the in-progress parts; without checkpointing, commits everything (with
+        checkpointing, the final checkpoint commits them)."""
         for bucket in list(self._open):
             self._roll(bucket)
-        rolled, self._rolled = self._rolled, []
-        for pending in rolled:
-            commit_file(self._fs, pending)
+        if self._end_rule.publish_at_end():
+            rolled, self._rolled = self._rolled, []
+            for pending in rolled:
+                commit_file(self._fs, pending)
 
     def close(self) -> None:
         for part in self._open.values():

@@ -14,7 +14,8 @@ appended in one ``MULTI``/``EXEC`` transaction together with a marker key
 marker exists was appended before, so committing it again — after a restore, which commits the
 restored staged batches — appends nothing. Records reach the stream only when their checkpoint
 completes (latency = checkpoint interval); without checkpointing they are appended at
-``end_input``. The guarantee holds as long as a restore happens within the marker's TTL.
+``end_input`` (``EndOfInputRule``). The guarantee holds as long as a restore happens within
+the marker's TTL.
 
 Server-generated ids were chosen over deterministic explicit ids because several subtasks
 append to one stream and Redis requires ids to grow with every append: ids derived from
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+
+from flintlock.datastream.connectors._delivery import EndOfInputRule
 
 DEFAULT_VALUE_FIELD = "value"
 DEFAULT_MARKER_PREFIX = "flintlock:redis-sink:committed:"
@@ -111,8 +114,15 @@ class ExactlyOnceWriter(_RedisWriter):
         super().__init__(settings)
         self._buffer: list[Any] = []  # since the last checkpoint
         self._staged: list[StagedBatch] = []  # waiting for their checkpoints
+        self._end_rule = EndOfInputRule()
+
+    def set_checkpointing(self, enabled: bool) -> None:
+        """Told by the runtime: whether checkpoints (and a final one) will come."""
+        self._end_rule.set_checkpointing(enabled)
 
     def restore(self, state: list[Any]) -> None:
+        if state:
+            self._end_rule.saw_checkpoint()
         for batch in state:
             self._append_once(batch)
 
@@ -120,6 +130,7 @@ class ExactlyOnceWriter(_RedisWriter):
         self._buffer.extend(records)
 
     def snapshot_state(self, checkpoint_id: int) -> list[Any]:
+        self._end_rule.saw_checkpoint()
         if self._buffer:
             self._staged.append(StagedBatch(checkpoint_id, uuid.uuid4().hex,
                                             tuple(self._buffer)))
@@ -134,8 +145,9 @@ class ExactlyOnceWriter(_RedisWriter):
         self._staged = [b for b in self._staged if b not in ready]
 
     def end_input(self) -> None:
-        """Appends what no checkpoint covers (everything when checkpointing is off)."""
-        if self._buffer:
+        """Without checkpointing, appends everything; with checkpointing, the final
+        checkpoint does."""
+        if self._buffer and self._end_rule.publish_at_end():
             self._append_once(StagedBatch(None, uuid.uuid4().hex, tuple(self._buffer)))
             self._buffer = []
 

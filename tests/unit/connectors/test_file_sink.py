@@ -108,6 +108,40 @@ def test_end_input_leaves_files_of_an_incomplete_checkpoint_pending(tmp_path):
     assert _lines(tmp_path) == ["a"]
 
 
+def test_with_checkpointing_end_input_leaves_the_tail_to_the_final_checkpoint(tmp_path):
+    writer = _writer(_sink(tmp_path))
+    writer.set_checkpointing(True)
+    writer.write(["tail"])
+    writer.end_input()
+    assert _visible(tmp_path) == {} and len(_hidden(tmp_path)) == 1
+    writer.snapshot_state(1)
+    writer.commit(1)
+    assert _visible(tmp_path) == {"part-0-0": "tail\n"}
+
+
+def test_told_nothing_a_writer_that_saw_a_checkpoint_leaves_the_tail_to_the_next(tmp_path):
+    writer = _writer(_sink(tmp_path))
+    writer.write(["a"])
+    writer.snapshot_state(1)
+    writer.write(["tail"])
+    writer.end_input()
+    assert _visible(tmp_path) == {}
+    writer.snapshot_state(2)
+    writer.commit(2)
+    assert _lines(tmp_path) == ["a", "tail"]
+
+
+def test_told_checkpointing_is_off_a_restored_writer_commits_at_the_end(tmp_path):
+    writer = _writer(_sink(tmp_path))
+    writer.write(["a"])
+    state = writer.snapshot_state(1)
+    again = _writer(_sink(tmp_path), state=state)
+    again.set_checkpointing(False)
+    again.write(["b"])
+    again.end_input()
+    assert _lines(tmp_path) == ["a", "b"]
+
+
 def test_restore_commits_the_pending_files_of_the_checkpoint(tmp_path):
     writer = _writer(_sink(tmp_path))
     writer.write(["a"])
@@ -137,7 +171,8 @@ def test_in_progress_files_after_the_checkpoint_are_discarded(tmp_path):
     assert len(_hidden(tmp_path)) == 2
     again = _writer(_sink(tmp_path), state=state)
     again.write(["b"])
-    again.end_input()
+    again.snapshot_state(2)
+    again.commit(2)
     assert _visible(tmp_path) == {"part-0-0": "a\n", "part-0-2": "b\n"}
     assert _hidden(tmp_path) == []
 
@@ -163,7 +198,8 @@ def test_a_rescaled_writer_keeps_other_subtasks_pending_files(tmp_path):
     assert _lines(tmp_path) == ["w0", "w1"]
     assert len(_hidden(tmp_path)) == 1
     new.write(["x"])
-    new.end_input()
+    new.snapshot_state(2)
+    new.commit(2)
     assert _lines(tmp_path) == ["w0", "w1", "x"]
     assert "part-0-1" in _visible(tmp_path)
 

@@ -215,6 +215,33 @@ def test_exactly_once_without_checkpoints_appends_at_end_input(server, client):
     assert _values(client, "out") == ["a"]
 
 
+def test_exactly_once_with_checkpointing_leaves_the_tail_to_the_final_checkpoint(server,
+                                                                                   client):
+    writer = _sink(server, True).create_writer(0, 1)
+    writer.set_checkpointing(True)
+    writer.restore([])
+    writer.write(["tail"])
+    writer.end_input()
+    assert _values(client, "out") == []
+    writer.snapshot_state(1)
+    writer.commit(1)
+    assert _values(client, "out") == ["tail"]
+    writer.close()
+
+
+def test_exactly_once_told_nothing_after_a_checkpoint_leaves_the_tail(server, client):
+    writer = _sink(server, True).create_writer(0, 1)
+    writer.restore([])
+    writer.snapshot_state(1)
+    writer.write(["tail"])
+    writer.end_input()
+    assert _values(client, "out") == []
+    writer.snapshot_state(2)
+    writer.commit(2)
+    assert _values(client, "out") == ["tail"]
+    writer.close()
+
+
 def test_builder_validation(server):
     with pytest.raises(ValueError):
         RedisStreamSink.builder().build()
