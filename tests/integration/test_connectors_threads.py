@@ -11,6 +11,7 @@ import redis
 
 from flintlock.common import Duration, WatermarkStrategy
 from flintlock.common.config import Configuration
+from flintlock.common.job_status import JobStatus
 from flintlock.common.serialization import Encoder
 from flintlock.datastream import CheckpointingMode, StreamExecutionEnvironment
 from flintlock.datastream.connectors.file_system import (
@@ -31,6 +32,8 @@ from flintlock.testing.executor import use_thread_executor
 from tests.unit.connectors.redis_server import redis_server
 
 NEW_FILE_SEEN = threading.Event()
+SLOWED = threading.Event()
+GATE = threading.Event()
 
 
 @pytest.fixture
@@ -38,8 +41,10 @@ def executor(monkeypatch):
     return use_thread_executor(monkeypatch)
 
 
-def _env(tmp_path, parallelism=2):
+def _env(tmp_path, parallelism=2, **conf):
     config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    for key, value in conf.items():
+        config.set_string(key, str(value))
     config.set_string("restart-strategy.type", "fixed-delay")
     config.set_string("restart-strategy.fixed-delay.delay", "50 ms")
     config.set_string("restart-strategy.fixed-delay.attempts", "3")
@@ -228,3 +233,52 @@ def test_redis_to_redis_with_a_crash_loses_nothing(executor, tmp_path, redis_url
         assert sorted(written) == sorted(expected)
     else:
         assert set(written) == set(expected)
+
+
+class SlowAfterCommit:
+    """Passes records through; once ``pattern`` matches a file (committed output), 2 ms per
+    record until GATE opens (module-level, so it is pickled by reference)."""
+
+    def __init__(self, pattern):
+        self.pattern = str(pattern)
+        self.seen = 0
+
+    def __call__(self, value):
+        self.seen += 1
+        if not GATE.is_set() and (SLOWED.is_set() or (self.seen % 100 == 0
+                                                      and glob.glob(self.pattern))):
+            SLOWED.set()
+            GATE.wait(0.002)
+        return value
+
+
+def _sequence_to_files(env, n, out):
+    numbers = env.from_source(NumberSequenceSource(0, n - 1), WatermarkStrategy.no_watermarks(),
+                              "numbers")
+    numbers.map(SlowAfterCommit(out / "part-*")).sink_to(_file_sink(out, part_size=2048))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("new_parallelism", [3, 1])
+def test_stop_with_savepoint_and_resume_at_another_parallelism_is_exactly_once(
+        executor, tmp_path, new_parallelism):
+    n, out = 30_000, tmp_path / "out"
+    GATE.clear()
+    SLOWED.clear()
+    env = _env(tmp_path, parallelism=2)
+    env.enable_checkpointing(30)
+    _sequence_to_files(env, n, out)
+    client = env.execute_async("first part")
+    assert SLOWED.wait(60) and client.jm.wait_until_running(60)
+    path = client.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(60)
+    GATE.set()
+    assert client.jm.wait_for_status({JobStatus.FINISHED}, 60)
+    first_part = len(_committed_lines(out))
+    assert 0 < first_part < n
+
+    env2 = _env(tmp_path / "second", parallelism=new_parallelism,
+                **{"execution.state-recovery.path": path})
+    env2.enable_checkpointing(30)
+    _sequence_to_files(env2, n, out)
+    env2.execute("second part")
+    assert sorted(map(int, _committed_lines(out))) == list(range(n))
