@@ -21,12 +21,14 @@ import sys
 import tempfile
 import time
 
+import cloudpickle
+
 from flintlock.common import WatermarkStrategy
 from flintlock.common.config import Configuration
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors import Sink, Source
 
-KEYS = 1_000
+KEYS = 1_000  # --keys changes it (before the job is built, so the functions see it)
 
 
 class GeneratorSource(Source):
@@ -104,7 +106,7 @@ def _key(pair: tuple[int, int]) -> int:
 
 
 def _pair(x: int) -> tuple[int, int]:
-    return (x % KEYS, 1)
+    return (x % KEYS, 1)  # KEYS is read at call time: pickled by value with the function
 
 
 def _add(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
@@ -160,14 +162,19 @@ def run_job(n: int, parallelism: int, mode: str, checkpoint_ms: int) -> dict[str
 
 
 def main(argv: list[str] | None = None) -> int:
+    global KEYS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--parallelism", type=int, default=2)
     parser.add_argument("--mode", choices=("spark", "threads"), default="spark")
     parser.add_argument("--checkpoint-ms", type=int, default=0)
+    parser.add_argument("--keys", type=int, default=KEYS)
     parser.add_argument("--warmup", action="store_true",
                         help="run a small job first so Spark's start-up is not measured")
     args = parser.parse_args(argv)
+    KEYS = args.keys
+    # Ship this module's functions by value, so the workers see KEYS as set here.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
     bare = reference(min(args.records, 2_000_000))
     if args.warmup:
         run_job(100_000, args.parallelism, args.mode, 0)
