@@ -350,3 +350,24 @@ def test_committed_output_is_exactly_the_input_under_any_crash(tmp_path_factory,
     writer.commit(checkpoint_id)
     expected = max(position + 5, 0)
     assert sorted(map(int, _lines(root))) == list(range(expected))
+
+
+def test_an_fsspec_url_as_base_path():
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    try:
+        writer = _writer(_sink("memory://k1-sink/out"))
+        writer.write(["a", "b"])
+        state = writer.snapshot_state(1)
+        writer.write(["c"])
+        writer.close()
+        again = _writer(_sink("memory://k1-sink/out"), state=state)
+        again.set_checkpointing(False)
+        again.write(["d"])
+        again.end_input()
+        visible = {p.rsplit("/", 1)[1]: fs.cat(p) for p in fs.find("/k1-sink/out")
+                   if not p.rsplit("/", 1)[1].startswith(".")}
+        assert visible == {"part-0-0": b"a\nb\n", "part-0-2": b"d\n"}
+    finally:
+        fs.rm("/k1-sink", recursive=True)
