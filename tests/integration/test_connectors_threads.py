@@ -282,3 +282,30 @@ def test_stop_with_savepoint_and_resume_at_another_parallelism_is_exactly_once(
     _sequence_to_files(env2, n, out)
     env2.execute("second part")
     assert sorted(map(int, _committed_lines(out))) == list(range(n))
+
+
+def test_unbounded_redis_source_delivers_entries_added_while_running(executor, tmp_path,
+                                                                   redis_url):
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    client.flushdb()
+    client.xadd("live", {"value": "before"})
+    env = _env(tmp_path, 1)
+    env.enable_checkpointing(30)
+    source = (RedisStreamSource.builder().set_url(redis_url).set_streams("live")
+              .set_value_field("value").build())
+    sink = RedisStreamSink.builder().set_url(redis_url).set_stream("echo").build()
+    env.from_source(source, WatermarkStrategy.no_watermarks(), "live").sink_to(sink)
+    client_job = env.execute_async("live")
+
+    def echoed():
+        return [fields["value"] for _, fields in client.xrange("echo")]
+
+    try:
+        assert _wait_for(lambda: echoed() == ["before"])
+        client.xadd("live", {"value": "during"})
+        assert _wait_for(lambda: echoed() == ["before", "during"])
+        assert client_job.jm.wait_until_running(30)
+    finally:
+        client_job.cancel()
+        client_job.join(30)
+        client.close()
