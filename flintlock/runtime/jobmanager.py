@@ -482,16 +482,23 @@ class JobManager:
             return {}
         self._restored_finished = _finished_tasks(latest, graph.job_graph)
         by_operator: dict[OperatorId, dict[int, OperatorSubtaskState]] = {}
+        subtasks_per_vertex: dict[JobVertexId, int] = {}
+        vertex_of: dict[OperatorId, JobVertexId] = {}
         for task, snapshot in latest.task_states.items():
+            if task.subtask < 0:
+                continue
+            subtasks_per_vertex[task.vertex] = subtasks_per_vertex.get(task.vertex, 0) + 1
             if isinstance(snapshot, TaskStateSnapshot):
                 for operator_id, state in snapshot.subtask_states.items():
                     by_operator.setdefault(operator_id, {})[int(task.subtask)] = state
+                    vertex_of[operator_id] = task.vertex
+        old_parallelism = {op: subtasks_per_vertex[vertex] for op, vertex in vertex_of.items()}
         job_graph = graph.job_graph
         operators = [(OperatorId(op.operator_id), v) for v in job_graph.vertices
                      for op in v.operators]
         assigned = assign_states(
             by_operator, {op: v.parallelism for op, v in operators},
-            {op: v.max_parallelism for op, v in operators},
+            {op: v.max_parallelism for op, v in operators}, old_parallelism,
             allow_non_restored_state=self.config.get(execution_options.ALLOW_NON_RESTORED_STATE))
         restored: dict[TaskId, dict[str, Any]] = {}
         for vertex in job_graph.vertices:
