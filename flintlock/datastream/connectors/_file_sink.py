@@ -31,6 +31,7 @@ Everything here belongs to the sink subtask's task thread.
 
 from __future__ import annotations
 
+import enum
 import logging
 import os
 import posixpath
@@ -63,12 +64,26 @@ class PartFileCollisionError(FlintlockError):
         return f"FileSink: cannot commit {self.final_path!r}: a different file has that name"
 
 
-class PartFileClosedError(FlintlockError):
-    """Bytes were written to a part file after it was closed (a writer bug)."""
+class PartState(enum.Enum):
+    IN_PROGRESS = "in progress"
+    PENDING = "pending"
+    DISCARDED = "discarded"
 
-    def __init__(self, hidden_path: str) -> None:
-        super().__init__(hidden_path)
+
+_MOVES = {(PartState.IN_PROGRESS, PartState.PENDING), (PartState.IN_PROGRESS, PartState.DISCARDED)}
+
+
+class IllegalPartMoveError(FlintlockError):
+    """A part file was used in a state that does not allow it (a writer bug)."""
+
+    def __init__(self, hidden_path: str, state: str, action: str) -> None:
+        super().__init__(hidden_path, state, action)
         self.hidden_path = hidden_path
+        self.state = state
+        self.action = action
+
+    def __str__(self) -> str:
+        return f"FileSink: cannot {self.action} part file {self.hidden_path!r}: it is {self.state}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,38 +128,43 @@ def commit_file(fs: Any, pending: PendingFile) -> None:
 
 
 class _InProgressPart:
-    """An open part file (state 1). ``close()`` moves it to pending (state 2)."""
+    """An open part file: in progress until ``close()`` (pending) or ``abandon()``."""
 
-    __slots__ = ("_file", "_local", "final", "hidden", "info")
+    __slots__ = ("_file", "_local", "final", "hidden", "info", "state")
 
     def __init__(self, fs: Any, hidden: str, final: str, info: PartFileInfo) -> None:
         self._local = isinstance(fs, LocalFileSystem)
-        self._file: BinaryIO | None = open(hidden, "wb") if self._local else fs.open(hidden, "wb")
+        self._file: BinaryIO = open(hidden, "wb") if self._local else fs.open(hidden, "wb")
         self.hidden = hidden
         self.final = final
         self.info = info
+        self.state = PartState.IN_PROGRESS
 
     def write(self, data: bytes, now_ms: float) -> None:
-        if self._file is None:
-            raise PartFileClosedError(self.hidden)
+        if self.state is not PartState.IN_PROGRESS:
+            raise IllegalPartMoveError(self.hidden, self.state.value, "write to")
         self._file.write(data)
         self.info.size += len(data)
         self.info.last_updated_ms = now_ms
 
     def close(self) -> PendingFile:
-        file, self._file = self._file, None
-        if file is None:
-            raise PartFileClosedError(self.hidden)
-        file.flush()
+        self._move(PartState.PENDING)
+        self._file.flush()
         if self._local:
-            os.fsync(file.fileno())
-        file.close()
+            os.fsync(self._file.fileno())
+        self._file.close()
         return PendingFile(None, self.hidden, self.final)
 
     def abandon(self) -> None:
-        if self._file is not None:
+        """Closes the file without making it pending: it will never be committed."""
+        if self.state is PartState.IN_PROGRESS:
+            self._move(PartState.DISCARDED)
             self._file.close()
-            self._file = None
+
+    def _move(self, target: PartState) -> None:
+        if (self.state, target) not in _MOVES:
+            raise IllegalPartMoveError(self.hidden, self.state.value, f"make {target.value}")
+        self.state = target
 
 
 class FileSinkWriter:

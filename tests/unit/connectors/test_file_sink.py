@@ -371,3 +371,26 @@ def test_an_fsspec_url_as_base_path():
         assert visible == {"part-0-0": b"a\nb\n", "part-0-2": b"d\n"}
     finally:
         fs.rm("/k1-sink", recursive=True)
+
+
+def test_a_part_file_moves_only_forward(tmp_path):
+    import fsspec
+
+    from flintlock.datastream.connectors._file_sink import (
+        IllegalPartMoveError,
+        PartState,
+        _InProgressPart,
+    )
+    from flintlock.datastream.connectors._rolling import PartFileInfo
+
+    part = _InProgressPart(fsspec.filesystem("file"), str(tmp_path / ".p"), str(tmp_path / "p"),
+                           PartFileInfo("", 0, 0))
+    part.write(b"x", 1)
+    assert part.close() == PendingFile(None, str(tmp_path / ".p"), str(tmp_path / "p"))
+    with pytest.raises(IllegalPartMoveError) as info:
+        part.write(b"y", 2)
+    assert "pending" in str(pickle.loads(pickle.dumps(info.value)))
+    with pytest.raises(IllegalPartMoveError):
+        part.close()
+    part.abandon()
+    assert part.state is PartState.PENDING
