@@ -90,7 +90,7 @@ def parse_duration_ms(raw: object) -> int:
     factor = _DURATION_UNITS_MS.get(unit.lower() or "ms")
     if factor is None:
         raise ValueError(f"unknown duration unit {unit!r}")
-    return int(round(float(number) * factor))
+    return round(float(number) * factor)
 
 
 def parse_memory_bytes(raw: object) -> int:

@@ -23,14 +23,14 @@ def _default_text(option: ConfigOption[Any]) -> str:
     if option.type is OptionType.BOOLEAN:
         return "true" if value else "false"
     if option.type is OptionType.LIST:
-        return ";".join(value) or "(empty)"
+        return ";".join(str(item) for item in value) or "(empty)"
     return str(value)
 
 
 def _type_text(option: ConfigOption[Any]) -> str:
     if option.type is OptionType.ENUM:
         return "one of " + ", ".join(f"`{v}`" for v in option.allowed)
-    return option.type.value
+    return str(option.type.value)
 
 
 def render_markdown() -> str:
@@ -49,7 +49,8 @@ def render_markdown() -> str:
         "Unknown keys are refused; keys starting with `spark.` are passed to Spark unchanged.",
     ]
     for area in sorted(groups):
-        lines += ["", f"## {area}", "", "| key | type | default | description |", "|---|---|---|---|"]
+        lines += ["", f"## {area}", "", "| key | type | default | description |",
+                  "|---|---|---|---|"]
         for option in sorted(groups[area], key=lambda o: o.key):
             lines.append(
                 f"| `{option.key}` | {_type_text(option)} | {_default_text(option)} "

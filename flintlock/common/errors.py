@@ -40,4 +40,5 @@ class InvalidConfigValueError(ConfigurationError):
         self.expected = expected
 
     def __str__(self) -> str:
-        return f"invalid value {self.value!r} for configuration key {self.key!r}: expected {self.expected}"
+        return (f"invalid value {self.value!r} for configuration key {self.key!r}: "
+                f"expected {self.expected}")

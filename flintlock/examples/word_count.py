@@ -63,12 +63,11 @@ def main() -> int:
     started = time.monotonic()
     final: dict[str, int] = {}
     updates = 0
-    with counts.execute_and_collect("word count") as results:
-        for word, count in results:
-            updates += 1
-            final[word] = max(count, final.get(word, 0))
-            if updates % 5000 == 0:
-                print(f"  ... {updates} updates so far, e.g. {word!r}: {count}")
+    for word, count in counts.execute_and_collect("word count"):
+        updates += 1
+        final[word] = max(count, final.get(word, 0))
+        if updates % 5000 == 0:
+            print(f"  ... {updates} updates so far, e.g. {word!r}: {count}")
     elapsed = time.monotonic() - started
 
     expected = collections.Counter(w for line in lines for w in split_words(line))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
@@ -84,6 +85,7 @@ class MemoryWire:
         self.peer = peer
         self.other: MemoryWire | None = None
         self.handler: ConnectionHandler | None = None
+        self.closer: Any = None  # the I/O thread's closer token, once registered
         self._allocator = allocator
         self._high = high
         self._low = min(low, high)
