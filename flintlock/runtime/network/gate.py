@@ -9,6 +9,9 @@ partition was returned, ``get_next`` returns None.
 
 * A channel that received a priority event (an unaligned barrier) goes to the head of the
   queue, so the barrier overtakes the data of other channels too, not only its own.
+* A channel that queues received buffers itself (remote) lets a priority event overtake them
+  too; ``InputChannel.take_overtaken`` then returns copies of what it overtook (the in-flight
+  data of an unaligned checkpoint on the receiver side).
 * A blocked channel (barrier alignment) keeps its data; the gate remembers it had some and
   serves it again after ``resume_channel``.
 * A channel error (``set_error``) is raised on the consuming thread at its next read, as an
@@ -173,6 +176,12 @@ class InputChannel(abc.ABC):
 
     def queued_buffers(self) -> int:
         return 0
+
+    def take_overtaken(self) -> tuple[bytes, ...]:
+        """Copies of the data buffers the priority event just returned by
+        ``get_next_buffer`` overtook in this channel's own queue (task thread). A local
+        channel has no queue of its own: its producer's subpartition did the overtaking."""
+        return ()
 
     def statistics(self) -> InputChannelStatistics:
         return InputChannelStatistics(

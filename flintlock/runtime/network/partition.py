@@ -13,6 +13,11 @@ BLOCKING (spilled to a file as written, readable only after finish, more than on
 subpartitions * ``buffers-per-channel`` + ``floating-buffers-per-gate`` when bounded;
 ``max-buffers-per-channel`` caps one subpartition's share.
 
+Unaligned checkpoints: broadcasting a priority barrier makes every pipelined subpartition put
+it ahead of its queued data; copies of the data buffers it overtook are kept per checkpoint
+until the producing task takes them (``take_overtaken``) to store as output channel state.
+``restore_buffer`` puts a restored output buffer back (before any new output).
+
 States: PRODUCING → FINISHED | RELEASED, FINISHED → RELEASED; anything else raises
 ``IllegalPartitionStateError``. ``fail(cause)`` is a release that hands ``cause`` to every
 view, whose consumer must then fail with it. A pipelined partition whose
@@ -37,11 +42,12 @@ from flintlock.common.options.network import (
     MAX_BUFFERS_PER_CHANNEL,
     TMP_DIRS,
 )
-from flintlock.runtime.checkpoint.barriers import END_OF_PARTITION
+from flintlock.runtime.checkpoint.barriers import END_OF_PARTITION, CheckpointBarrier
 from flintlock.runtime.network.blocking import BlockingSubpartition, SpillFile
 from flintlock.runtime.network.buffer import (
     UNBOUNDED,
     Buffer,
+    DataType,
     LocalBufferPool,
     LocalBufferPoolStatistics,
     NetworkBufferPool,
@@ -165,6 +171,7 @@ class ResultPartition:
         self._consumed: set[int] = set()  # subpartitions whose view was released
         self._on_released: list[Callable[[ResultPartition], None]] = []
         self._spill: SpillFile | None = None
+        self._overtaken: dict[int, dict[int, tuple[bytes, ...]]] = {}  # producer thread
         self._subpartitions: list[_Subpartition]
         if partition_type is ResultPartitionType.BLOCKING:
             spill = self._spill = SpillFile(spill_dir)
@@ -189,14 +196,30 @@ class ResultPartition:
         """A buffer to fill for ``subpartition`` (blocks: backpressure)."""
         return self.buffer_pool.request_buffer_blocking(timeout_s, subpartition)
 
-    def add_buffer(self, subpartition: int, buffer: Buffer) -> None:
-        """Queues a finished buffer (the caller gives up ownership)."""
+    def add_buffer(self, subpartition: int, buffer: Buffer) -> tuple[bytes, ...]:
+        """Queues a finished buffer (the caller gives up ownership); for a priority event,
+        returns copies of the data buffers it overtook in that subpartition."""
         if self._state is not PartitionState.PRODUCING:
             buffer.recycle()
             if self._state is PartitionState.FINISHED:
                 raise IllegalPartitionStateError(f"{self.partition_id}: buffer added after finish")
-            return
-        self._subpartitions[subpartition].add(buffer)
+            return ()
+        return self._subpartitions[subpartition].add(buffer) or ()
+
+    def restore_buffer(
+        self, subpartition: int, data: bytes, timeout_s: float | None = None
+    ) -> None:
+        """Queues restored output channel state ``data`` as a data buffer (blocks for a free
+        buffer: the consumer drains the restored data like any other)."""
+        if len(data) > self.segment_size:
+            raise ValueError(
+                f"{self.partition_id}: restored buffer of {len(data)} bytes exceeds the "
+                f"segment size {self.segment_size}"
+            )
+        buffer = self.request_buffer_blocking(subpartition, timeout_s)
+        buffer.segment[: len(data)] = data
+        buffer.size = len(data)
+        self.add_buffer(subpartition, buffer)
 
     def add_event(self, subpartition: int, event: object) -> None:
         self.add_buffer(subpartition, encode_event(event))
@@ -205,8 +228,22 @@ class ResultPartition:
         """Adds ``event`` to every subpartition (encoded once)."""
         data = bytearray(event_bytes(event))
         data_type = event_data_type(event)
+        priority = data_type is DataType.PRIORITY_EVENT_BUFFER
+        overtaken: dict[int, tuple[bytes, ...]] = {}
         for index in range(self.num_subpartitions):
-            self.add_buffer(index, unpooled_buffer(data, data_type))
+            copies = self.add_buffer(index, unpooled_buffer(data, data_type))
+            if copies:
+                overtaken[index] = copies
+        if priority and isinstance(event, CheckpointBarrier):
+            self._overtaken[event.checkpoint_id] = overtaken
+
+    def take_overtaken(self, checkpoint_id: int) -> dict[int, tuple[bytes, ...]]:
+        """Copies of the data buffers the priority barrier of ``checkpoint_id`` overtook, by
+        subpartition, in queue order (forgotten once taken; older ones are dropped too)."""
+        found = self._overtaken.pop(checkpoint_id, {})
+        for older in [cid for cid in self._overtaken if cid < checkpoint_id]:
+            del self._overtaken[older]
+        return found
 
     def finish(self) -> None:
         """Appends end of partition to every subpartition; no more adds after this."""

@@ -13,6 +13,13 @@ Invariants:
   both change together under ``_lock``.
 - Buffers arrive with consecutive sequence numbers from 0; a gap or reorder fails the channel
   (``BufferReorderingError``).
+- A priority event (unaligned barrier) is queued after the priority events already at the
+  head of ``_received``, overtaking every buffer received before it; the number of data
+  buffers it overtook is recorded at arrival (under ``_lock``, on the I/O thread). When the
+  task takes it, exactly those buffers — the first that many data buffers queued, since
+  nothing behind a priority head is consumed before it — are copied for ``take_overtaken``
+  (task thread). Buffers arriving after the barrier are never counted. The overtaken buffers
+  stay queued and are consumed as usual after the barrier.
 - PARTITION_NOT_FOUND is retried after ``request-backoff.initial``, doubling up to ``.max``;
   then the channel fails with ``PartitionNotFoundError``. A failed producer fails the channel
   with ``ProducerFailedError`` whose ``__cause__`` is the producer's error.
@@ -124,6 +131,9 @@ class RemoteInputChannel(InputChannel):
         self._exclusive: deque[bytearray] = deque()  # empty exclusive segments; _lock
         self._floating: deque[Buffer] = deque()  # empty floating buffers; _lock
         self._received: deque[Buffer] = deque()  # _lock
+        self._num_priority = 0  # priority events at the head of _received; _lock
+        self._overtaken_counts: deque[int] = deque()  # per queued priority event; _lock
+        self._overtaken: tuple[bytes, ...] = ()  # of the priority event last taken; task
         self._expected_sequence = 0  # I/O thread
         self._consumed = 0  # task thread
         self._backoff_ms = backoff_initial_ms  # I/O thread
@@ -156,6 +166,9 @@ class RemoteInputChannel(InputChannel):
             if not self._received:
                 return None
             buffer = self._received.popleft()
+            if buffer.data_type is DataType.PRIORITY_EVENT_BUFFER:
+                self._num_priority -= 1
+                self._overtaken = self._copy_overtaken_locked(self._overtaken_counts.popleft())
             more = bool(self._received)
             next_type = self._received[0].data_type if more else None
         sequence = self._consumed
@@ -163,6 +176,21 @@ class RemoteInputChannel(InputChannel):
         self.buffers_received += 1
         self.bytes_received += buffer.size
         return BufferAndAvailability(buffer, more, next_type, sequence)
+
+    def _copy_overtaken_locked(self, count: int) -> tuple[bytes, ...]:
+        if count == 0:
+            return ()
+        copies: list[bytes] = []
+        for queued in self._received:
+            if queued.data_type is DataType.DATA_BUFFER:
+                copies.append(bytes(queued.view()))
+                if len(copies) == count:
+                    break
+        return tuple(copies)
+
+    def take_overtaken(self) -> tuple[bytes, ...]:
+        overtaken, self._overtaken = self._overtaken, ()
+        return overtaken
 
     def resume_consumption(self) -> None:
         """Nothing to send: a blocked channel's data simply waits in ``_received``."""
@@ -174,6 +202,8 @@ class RemoteInputChannel(InputChannel):
             self._released = True
             received = list(self._received)
             self._received.clear()
+            self._num_priority = 0
+            self._overtaken_counts.clear()
             effects = self._apply_locked(self._ledger.handle(ChannelReleased()))
         self._run(effects)
         for buffer in received:
@@ -228,10 +258,14 @@ class RemoteInputChannel(InputChannel):
         with self._lock:
             released = self._released
             in_order = sequence_number == self._expected_sequence
+            priority = buffer.data_type is DataType.PRIORITY_EVENT_BUFFER
             if not released and in_order:
                 self._expected_sequence += 1
                 was_empty = not self._received
-                self._received.append(buffer)
+                if priority:
+                    self._enqueue_priority_locked(buffer)
+                else:
+                    self._received.append(buffer)
                 effects = self._apply_locked(self._ledger.handle(BacklogAnnounced(backlog)))
         if released or not in_order:
             buffer.recycle()
@@ -241,8 +275,20 @@ class RemoteInputChannel(InputChannel):
         if buffer.data_type is not DataType.DATA_BUFFER and is_end_of_partition(buffer):
             self._end_received = True
         self._run(effects)
-        if was_empty:
+        if priority:
+            self.gate.notify_channel_non_empty(self, priority=True)
+        elif was_empty:
             self.notify_channel_non_empty()
+
+    def _enqueue_priority_locked(self, buffer: Buffer) -> None:
+        """Puts a priority event ahead of everything but earlier priority events and
+        records how many data buffers it overtook."""
+        overtaken = sum(
+            1 for queued in self._received if queued.data_type is DataType.DATA_BUFFER
+        )
+        self._received.insert(self._num_priority, buffer)
+        self._num_priority += 1
+        self._overtaken_counts.append(overtaken)
 
     def on_backlog(self, backlog: int) -> None:
         """The sender has ``backlog`` data buffers and no credit (BACKLOG_ANNOUNCEMENT)."""

@@ -8,7 +8,11 @@ Invariants of a pipelined subpartition:
 
 * Buffers leave in the order they were added, except priority events (unaligned barriers),
   which are placed after the priority events already at the head and so overtake every queued
-  data buffer and ordinary event.
+  data buffer and ordinary event. ``add`` of a priority event returns copies of the data
+  buffers it overtook, in queue order (Flink's in-flight buffers of the subpartition): the
+  producing task stores them as output channel state of the barrier's checkpoint. They are
+  still delivered as usual, after the barrier. Copies are taken under the lock, so a buffer
+  is either overtaken (and copied) or already handed to the consumer, never both.
 * ``backlog`` counts the data buffers queued (events are not backlog: they need no credit).
 * The listener is told ``notify_data_available`` when the queue goes from empty to non-empty
   and on release or failure; when a priority event arrives it is told
@@ -122,14 +126,19 @@ class PipelinedSubpartition:
         self._bytes_added = 0
         self._on_view_released = on_view_released
 
-    def add(self, buffer: Buffer) -> None:
-        """Queues a finished buffer (producer thread); recycles it if already released."""
+    def add(self, buffer: Buffer) -> tuple[bytes, ...]:
+        """Queues a finished buffer (producer thread); recycles it if already released.
+
+        Returns copies of the data buffers a priority event overtook (empty otherwise)."""
+        overtaken: tuple[bytes, ...] = ()
         with self._lock:
             if self._released:
                 notify: BufferAvailabilityListener | None = None
                 dropped = True
             else:
                 dropped = False
+                if buffer.data_type is DataType.PRIORITY_EVENT_BUFFER:
+                    overtaken = self._overtaken_locked()
                 notify = self._enqueue_locked(buffer)
         if dropped:
             buffer.recycle()
@@ -138,6 +147,16 @@ class PipelinedSubpartition:
                 _notify_priority(notify)
             else:
                 notify.notify_data_available()
+        return overtaken
+
+    def _overtaken_locked(self) -> tuple[bytes, ...]:
+        """Copies of the queued data buffers behind the priority head, in order."""
+        if not self._backlog:
+            return ()
+        return tuple(
+            bytes(queued.view()) for queued in self._queue
+            if queued.data_type is DataType.DATA_BUFFER
+        )
 
     def _enqueue_locked(self, buffer: Buffer) -> BufferAvailabilityListener | None:
         was_empty = not self._queue

@@ -13,6 +13,15 @@ the asynchronous part is handed to the TaskManager's snapshot executor, which wr
 and acknowledges to the JobManager. Barriers and snapshot happen between two batches, so
 nothing is half-processed.
 
+Unaligned checkpoints (``channel_state_io``): a priority barrier's trigger opens the
+checkpoint's channel state with each input deserializer's leftover bytes, the barrier's
+broadcast adds the output buffers it overtook, ``PersistInflight`` actions and the buffers a
+priority barrier overtook in a remote channel add input buffers; the asynchronous part is
+submitted once the handler stops capturing (``is_capturing``), the task processing on
+meanwhile. A restored task re-emits its output channel state before anything else and replays
+its input channel state before reading new input. With an alignment timeout
+(alternating checkpoints) a timer mail calls the handler's ``on_timer`` at its deadline.
+
 Ending, with checkpointing on (Flink's final checkpoint): a source that reached its end keeps
 running until a checkpoint it took after its last record has completed, and only then sends
 end of partition; every other task ends once all its inputs ended and the checkpoint of the
@@ -47,12 +56,12 @@ from flintlock.runtime.checkpoint.barriers import (
     CheckpointOptions,
     EndOfPartitionEvent,
 )
+from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, RecoveredInput
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.network.buffer import DataType
 from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.gate import SingleInputGate, UnionInputGate
 from flintlock.runtime.network.partition import ResultPartition
-from flintlock.runtime.network.serialization import RecordDeserializer
 from flintlock.runtime.network.writer import RecordWriter
 from flintlock.runtime.state.operator_snapshot import OperatorSnapshotInProgress
 from flintlock.runtime.state.snapshots import (
@@ -63,6 +72,14 @@ from flintlock.runtime.state.snapshots import (
     TaskStateSnapshot,
 )
 from flintlock.runtime.tasks.chain import ChainEnvironment, OperatorChain
+from flintlock.runtime.tasks.channel_state_io import (
+    ChannelStateCapture,
+    CheckpointableDeserializer,
+    collect_overtaken,
+    read_channel_state,
+    reemit_outputs,
+    write_channel_state,
+)
 from flintlock.runtime.tasks.mailbox import Mailbox
 from flintlock.runtime.tasks.sources import InputStatus, SourceOperator
 
@@ -221,6 +238,10 @@ class StreamTask:
         self._completed_up_to = -1
         self._final_checkpoint: int | None = None
         self._batch = AdaptiveBatch()
+        self._capture = ChannelStateCapture()
+        self._restored_channels: ChannelStateSnapshot | None = None
+        self._alignment_timer: threading.Timer | None = None
+        self._alignment_deadline: float | None = None
 
     # -- other threads -------------------------------------------------------------------
 
@@ -295,11 +316,16 @@ class StreamTask:
             extra={**spec.extra, "checkpointing": spec.checkpointing.enabled},
         )
         self._chain = OperatorChain(spec.vertex, self.io.writers, env, self._create_operator)
-        self._chain.initialize({} if spec.finished_on_restore else spec.restored,
-                               self._read_state)
+        restored = {} if spec.finished_on_restore else spec.restored
+        self._chain.initialize(restored, self._read_state)
+        head_id = spec.vertex.operators[0].operator_id
+        self._restored_channels = read_channel_state(restored.get(head_id), self._read_state)
+        if self._restored_channels is not None:
+            reemit_outputs(self._restored_channels, self.io.partitions)
         self._chain.open()
         if self.io.gates:
             self._setup_inputs()
+            self._replay_restored_input()
 
     def _raise_cancelled(self) -> None:
         raise TaskCancelledError(self.name)
@@ -365,7 +391,8 @@ class StreamTask:
             self._channel_input += [input_index] * gate.num_channels
             self._input_open_channels[input_index] = (
                 self._input_open_channels.get(input_index, 0) + gate.num_channels)
-        self._deserializers = [RecordDeserializer() for _ in self._channel_input]
+        self._deserializers = [CheckpointableDeserializer() for _ in self._channel_input]
+        self._input_channels = self._gate.channels
         head = self._chain.head  # type: ignore[union-attr]
         self._process = (head.process_batch, head.process_batch2)
         cp = self.spec.checkpointing
@@ -377,6 +404,21 @@ class StreamTask:
             gate.set_availability_listener(self.mailbox.signal_input)
         for gate in gates:
             gate.request_partitions()
+
+    def _replay_restored_input(self) -> None:
+        """Restored in-flight input, per channel through its deserializer, before any new
+        input (the channels were requested, but nothing is read before this returns)."""
+        snapshot = self._restored_channels
+        if snapshot is None:
+            return
+        recovered = RecoveredInput(snapshot)
+        for channel in recovered.pending_channels:
+            process = self._process[self._channel_input[channel]]
+            for data in recovered.drain(channel):
+                records = self._deserializers[channel].deserialize(data)
+                if records:
+                    self._process_sliced(process, records)
+        self._restored_channels = None
 
     def _run_inputs(self) -> None:
         poll = self._gate.poll_next
@@ -431,11 +473,16 @@ class StreamTask:
         if isinstance(event, CheckpointBarrier):
             self._last_barrier = max(self._last_barrier or 0, event.checkpoint_id)
             self._execute(self._handler.on_barrier(index, event))
+            if event.is_priority:
+                overtaken = self._input_channels[channel].take_overtaken()
+                self._capture.add_overtaken_input(event.checkpoint_id, channel, overtaken)
+            self._capture.finish_ready(self._handler.is_capturing)
         elif isinstance(event, CancelCheckpointMarker):
             self._execute(self._handler.on_cancellation_marker(index, event))
         elif isinstance(event, EndOfPartitionEvent):
             self._deserializers[channel].check_complete()
             self._execute(self._handler.on_end_of_partition(index))
+            self._capture.finish_ready(self._handler.is_capturing)
             input_index = self._channel_input[channel]
             self._input_open_channels[input_index] -= 1
             if self._input_open_channels[input_index] == 0:
@@ -462,7 +509,37 @@ class StreamTask:
             elif isinstance(action, alignment.AbortCheckpoint):
                 self._abort_checkpoint(action.checkpoint_id, action.reason)
             elif isinstance(action, alignment.PersistInflight):
-                raise FlintlockError("unaligned checkpoints are not wired into tasks yet (#3)")
+                self._capture.add_input(action.checkpoint_id, action.channel, action.buffer)
+        self._arm_alignment_timer()
+
+    def _arm_alignment_timer(self) -> None:
+        """Alternating checkpoints: a mail calls ``on_timer`` at the alignment deadline."""
+        deadline = self._handler.alignment_deadline_ms()
+        if deadline == self._alignment_deadline:
+            return
+        if self._alignment_timer is not None:
+            self._alignment_timer.cancel()
+            self._alignment_timer = None
+        self._alignment_deadline = deadline
+        if deadline is None:
+            return
+        delay_s = max(0.0, (deadline - self._clock.now_ms()) / 1000.0)
+        mailbox = self.mailbox
+
+        def fire() -> None:
+            if not mailbox.closed:
+                mailbox.put(self._on_alignment_timer, "alignment timeout")
+
+        timer = threading.Timer(delay_s, fire)
+        timer.daemon = True
+        self._alignment_timer = timer
+        timer.start()
+
+    def _on_alignment_timer(self) -> None:
+        self._alignment_deadline = None
+        self._alignment_timer = None
+        self._execute(self._handler.on_timer())
+        self._capture.finish_ready(self._handler.is_capturing)
 
     # -- checkpoints ---------------------------------------------------------------------
 
@@ -470,21 +547,54 @@ class StreamTask:
         chain = self._chain
         assert chain is not None
         checkpoint_id = barrier.checkpoint_id
+        unaligned = barrier.is_priority
+        if unaligned:
+            self._capture.start(checkpoint_id, self._leftovers())
         parts = chain.snapshot(checkpoint_id)
         for writer in self.io.writers.values():
             writer.broadcast_event(barrier)
         writer_target = self._snapshots.state_writer(
             checkpoint_id, barrier.options.is_savepoint)
         prefix = f"{self.spec.vertex.id[:8]}-{self.spec.subtask_index}"
-        self._snapshots.submit(
-            lambda: self._write_snapshot(checkpoint_id, parts, writer_target, prefix, metrics))
+        if not unaligned:
+            self._snapshots.submit(lambda: self._write_snapshot(
+                checkpoint_id, parts, writer_target, prefix, metrics, None))
+            return
+        self._capture.add_outputs(checkpoint_id, collect_overtaken(self.io.partitions,
+                                                                   checkpoint_id))
+        metrics = {**metrics, "unaligned": 1.0}
+
+        def submit(channels: ChannelStateSnapshot) -> None:
+            metrics["channel_state_bytes"] = float(channels.size)
+            self._snapshots.submit(lambda: self._write_snapshot(
+                checkpoint_id, parts, writer_target, prefix, metrics, channels))
+
+        def release() -> None:
+            for part in parts.values():
+                part.release()
+
+        handler = getattr(self, "_handler", None)
+        if handler is not None and handler.is_capturing(checkpoint_id):
+            self._capture.defer(checkpoint_id, submit, release)
+        else:
+            submit(self._capture.finish(checkpoint_id))
+
+    def _leftovers(self) -> dict[int, bytes]:
+        """Each input channel's bytes of a chunk begun but not finished."""
+        deserializers = getattr(self, "_deserializers", ())
+        return {ch: d.leftover() for ch, d in enumerate(deserializers) if d.has_partial_chunk}
 
     def _write_snapshot(
         self, checkpoint_id: int, parts: dict[str, OperatorSnapshotInProgress],
         writer: StateWriter, prefix: str, metrics: dict[str, float],
+        channels: ChannelStateSnapshot | None,
     ) -> None:
         """The asynchronous part (snapshot executor thread): write, then acknowledge."""
         try:
+            if channels is not None and not channels.is_empty:
+                head = parts[self.spec.vertex.operators[0].operator_id]
+                head.input_channel_state, head.result_subpartition_state = (
+                    write_channel_state(channels, writer, f"{prefix}-channels"))
             states = {
                 OperatorId(operator_id): part.run(writer, f"{prefix}-{operator_id[:8]}")
                 for operator_id, part in parts.items()
@@ -499,6 +609,7 @@ class StreamTask:
             self, checkpoint_id, TaskStateSnapshot(states), metrics)
 
     def _abort_checkpoint(self, checkpoint_id: int, reason: CheckpointFailureReason) -> None:
+        self._capture.abort(checkpoint_id)
         for writer in self.io.writers.values():
             writer.broadcast_event(CancelCheckpointMarker(CheckpointId(checkpoint_id)))
         self._callbacks.decline_checkpoint(self, checkpoint_id, reason, None)
@@ -510,6 +621,7 @@ class StreamTask:
         self._chain.notify_checkpoint_complete(checkpoint_id)  # type: ignore[union-attr]
 
     def _on_aborted(self, checkpoint_id: int) -> None:
+        self._capture.abort(checkpoint_id)
         if self._final_checkpoint == checkpoint_id:
             self._final_checkpoint = None
         self._chain.notify_checkpoint_aborted(checkpoint_id)  # type: ignore[union-attr]
@@ -533,6 +645,9 @@ class StreamTask:
 
     def _cleanup(self, error: BaseException | None) -> list[BaseException]:
         self._timers.cancel_all()
+        if self._alignment_timer is not None:
+            self._alignment_timer.cancel()
+        self._capture.abort_all()
         self.mailbox.close()
         errors: list[BaseException] = []
         if self._chain is not None:

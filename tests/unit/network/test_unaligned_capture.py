@@ -1,0 +1,184 @@
+"""Which buffers a priority (unaligned) barrier overtakes, on the sender side (the
+subpartition queue) and on the receiver side (a remote channel's queue): exactly those queued
+ahead of it when it arrived, copied, and still delivered after the barrier."""
+
+from __future__ import annotations
+
+from flintlock.common.ids import CheckpointId
+from flintlock.runtime.checkpoint.barriers import (
+    AlignmentType,
+    CheckpointBarrier,
+    CheckpointOptions,
+)
+from flintlock.runtime.network.buffer import DataType, NetworkBufferPool
+from flintlock.runtime.network.events import encode_event, event_bytes
+
+from .test_partition_support import Recorder, data_buffer, make_partition
+from .test_remote_channel import deliver, make
+
+
+def unaligned(checkpoint_id: int) -> CheckpointBarrier:
+    options = CheckpointOptions(alignment=AlignmentType.UNALIGNED)
+    return CheckpointBarrier(CheckpointId(checkpoint_id), 0, options)
+
+
+ALIGNED = CheckpointBarrier(CheckpointId(5), 0)
+
+
+def drain(view):  # type: ignore[no-untyped-def]
+    out = []
+    while (item := view.poll_next()) is not None:
+        out.append(item.buffer)
+    return out
+
+
+# -- sender side -------------------------------------------------------------------------
+
+
+def test_priority_barrier_returns_copies_of_the_queued_data_buffers_per_subpartition() -> None:
+    network = NetworkBufferPool(32, 64)
+    partition = make_partition(network, n=3)
+    views = [partition.create_subpartition_view(i, Recorder()) for i in range(3)]
+    partition.add_buffer(0, data_buffer(partition, 0, b"a0"))
+    partition.add_buffer(0, data_buffer(partition, 0, b"a1"))
+    partition.add_event(0, ALIGNED)  # an ordinary event is overtaken but is no channel state
+    partition.add_buffer(0, data_buffer(partition, 0, b"a2"))
+    partition.add_buffer(2, data_buffer(partition, 2, b"c0"))
+    partition.broadcast_event(unaligned(7))
+    assert partition.take_overtaken(7) == {0: (b"a0", b"a1", b"a2"), 2: (b"c0",)}
+    assert partition.take_overtaken(7) == {}  # taken once
+    first = drain(views[0])
+    assert [b.data_type for b in first] == [
+        DataType.PRIORITY_EVENT_BUFFER, DataType.DATA_BUFFER, DataType.DATA_BUFFER,
+        DataType.EVENT_BUFFER, DataType.DATA_BUFFER,
+    ]
+    assert [bytes(b.view()) for b in first if not b.is_event] == [b"a0", b"a1", b"a2"]
+    assert [b.data_type for b in drain(views[1])] == [DataType.PRIORITY_EVENT_BUFFER]
+
+
+def test_buffers_already_polled_or_added_after_the_barrier_are_not_overtaken() -> None:
+    network = NetworkBufferPool(32, 64)
+    partition = make_partition(network, n=1)
+    view = partition.create_subpartition_view(0, Recorder())
+    partition.add_buffer(0, data_buffer(partition, 0, b"sent"))
+    polled = view.poll_next()
+    assert polled is not None
+    partition.add_buffer(0, data_buffer(partition, 0, b"queued"))
+    partition.broadcast_event(unaligned(1))
+    partition.add_buffer(0, data_buffer(partition, 0, b"after"))
+    assert partition.take_overtaken(1) == {0: (b"queued",)}
+    polled.buffer.recycle()
+    for buffer in drain(view):
+        buffer.recycle()
+
+
+def test_copies_survive_the_consumer_recycling_the_originals() -> None:
+    network = NetworkBufferPool(32, 64)
+    partition = make_partition(network, n=1)
+    view = partition.create_subpartition_view(0, Recorder())
+    partition.add_buffer(0, data_buffer(partition, 0, b"data"))
+    partition.broadcast_event(unaligned(3))
+    for buffer in drain(view):
+        buffer.segment[:4] = b"XXXX"
+        buffer.recycle()
+    assert partition.take_overtaken(3) == {0: (b"data",)}
+
+
+def test_an_aligned_barrier_overtakes_nothing() -> None:
+    network = NetworkBufferPool(32, 64)
+    partition = make_partition(network, n=1)
+    partition.create_subpartition_view(0, Recorder())
+    partition.add_buffer(0, data_buffer(partition, 0, b"data"))
+    partition.broadcast_event(ALIGNED)
+    assert partition.take_overtaken(ALIGNED.checkpoint_id) == {}
+
+
+def test_taking_a_newer_checkpoint_drops_older_unclaimed_copies() -> None:
+    network = NetworkBufferPool(32, 64)
+    partition = make_partition(network, n=1)
+    partition.create_subpartition_view(0, Recorder())
+    partition.add_buffer(0, data_buffer(partition, 0, b"x"))
+    partition.broadcast_event(unaligned(1))
+    partition.broadcast_event(unaligned(2))
+    assert partition.take_overtaken(2) == {0: (b"x",)}
+    assert partition.take_overtaken(1) == {}
+
+
+def test_restored_output_is_queued_as_data_buffers_in_order() -> None:
+    network = NetworkBufferPool(32, 64)
+    partition = make_partition(network, n=2)
+    view = partition.create_subpartition_view(1, Recorder())
+    partition.restore_buffer(1, b"r0")
+    partition.restore_buffer(1, b"r1")
+    partition.add_buffer(1, data_buffer(partition, 1, b"new"))
+    items = drain(view)
+    assert [bytes(b.view()) for b in items] == [b"r0", b"r1", b"new"]
+    assert all(b.data_type is DataType.DATA_BUFFER for b in items)
+
+
+# -- receiver side -----------------------------------------------------------------------
+
+
+def deliver_event(channel, sequence: int, event: object):  # type: ignore[no-untyped-def]
+    return deliver(channel, sequence, event_bytes(event), data_type=encode_event(event).data_type)
+
+
+def test_remote_priority_barrier_overtakes_exactly_the_buffers_queued_at_its_arrival() -> None:
+    _, gate, _, channel = make(credit=4, floating=4)
+    deliver(channel, 0, b"consumed")
+    item = gate.poll_next()
+    assert item is not None and bytes(item[1].view()) == b"consumed"
+    item[1].recycle()
+    deliver(channel, 1, b"q1")
+    deliver(channel, 2, b"q2")
+    deliver_event(channel, 3, unaligned(4))
+    deliver(channel, 4, b"after")  # arrives after the barrier: not in-flight data of 4
+    first = gate.poll_next()
+    assert first is not None and first[1].data_type is DataType.PRIORITY_EVENT_BUFFER
+    assert channel.take_overtaken() == (b"q1", b"q2")
+    assert channel.take_overtaken() == ()
+    rest = []
+    while (item := gate.poll_next()) is not None:
+        rest.append(bytes(item[1].view()))
+        item[1].recycle()
+    assert rest == [b"q1", b"q2", b"after"]
+
+
+def test_remote_priority_barrier_on_an_empty_queue_overtakes_nothing() -> None:
+    _, gate, _, channel = make()
+    deliver_event(channel, 0, unaligned(1))
+    item = gate.poll_next()
+    assert item is not None and item[1].data_type is DataType.PRIORITY_EVENT_BUFFER
+    assert channel.take_overtaken() == ()
+
+
+def test_two_priority_barriers_keep_their_order_and_their_own_counts() -> None:
+    _, gate, _, channel = make(credit=4, floating=4)
+    deliver(channel, 0, b"a")
+    deliver_event(channel, 1, unaligned(1))
+    deliver(channel, 2, b"b")
+    deliver_event(channel, 3, unaligned(2))
+    first = gate.poll_next()
+    assert first is not None and first[1].data_type is DataType.PRIORITY_EVENT_BUFFER
+    assert channel.take_overtaken() == (b"a",)
+    second = gate.poll_next()
+    assert second is not None and second[1].data_type is DataType.PRIORITY_EVENT_BUFFER
+    assert channel.take_overtaken() == (b"a", b"b")
+
+
+def test_priority_barrier_moves_its_channel_to_the_head_of_the_gate() -> None:
+    from flintlock.common.ids import ChannelIndex
+    from flintlock.runtime.network.remote_channel import RemoteInputChannel
+
+    pool, gate, connections, first = make(credit=4, floating=4)
+    second = RemoteInputChannel(
+        gate, ChannelIndex(1), first.partition_id, 0, connections,  # type: ignore[arg-type]
+        ("host", 1), pool, 2,
+    )
+    gate.set_channels([first, second])
+    second.request_subpartition()
+    deliver(first, 0, b"other")
+    deliver_event(second, 0, unaligned(1))
+    item = gate.poll_next()
+    assert item is not None and item[0] == 1
+    assert item[1].data_type is DataType.PRIORITY_EVENT_BUFFER
