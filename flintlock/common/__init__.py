@@ -13,6 +13,7 @@ from flintlock.common.job_client import CloseableIterator, CompletableFuture, Jo
 from flintlock.common.job_execution_result import JobExecutionResult
 from flintlock.common.job_status import JobStatus
 from flintlock.common.restart_strategy import RestartStrategies
+from flintlock.common.serialization import Encoder, SimpleStringSchema
 from flintlock.common.time import Duration, Instant, Time
 from flintlock.common.typeinfo import TypeInformation, Types
 from flintlock.common.types import Row, RowKind
@@ -25,6 +26,7 @@ __all__ = [
     "ConfigOption",
     "Configuration",
     "Duration",
+    "Encoder",
     "ExecutionConfig",
     "Instant",
     "JobClient",
@@ -33,6 +35,7 @@ __all__ = [
     "RestartStrategies",
     "Row",
     "RowKind",
+    "SimpleStringSchema",
     "Time",
     "TimestampAssigner",
     "TypeInformation",

@@ -16,7 +16,9 @@ batches are sent as they come (a restart may then repeat records, as in Flink).
 ``sink.create_writer(subtask_index, parallelism) -> SinkWriter`` and on the writer ``restore(state:
 list)``, ``write(records: list)``, ``snapshot_state(checkpoint_id) -> list`` (pre-commit: e.g.
 close the in-progress file and remember it as pending), ``commit(checkpoint_id)`` (on
-notify-complete: publish what was pending up to that checkpoint), ``end_input()``, ``close()``.
+notify-complete: publish what was pending up to that checkpoint), ``end_input()``, ``close()``;
+optionally ``set_checkpointing(enabled)``, called right after ``create_writer``: with
+checkpointing on, a final checkpoint follows ``end_input`` and its commit publishes the tail.
 
 All of it belongs to the task thread; ``send`` hands batches to the TaskManager's RPC client.
 """
@@ -107,6 +109,9 @@ class WriterSinkOperator(StreamOperator):
     def initialize_state(self, restored: Any) -> None:
         ctx = self.context
         self._writer = self._sink.create_writer(ctx.subtask_index, ctx.parallelism)
+        set_checkpointing = getattr(self._writer, "set_checkpointing", None)
+        if set_checkpointing is not None:
+            set_checkpointing(bool(ctx.extra.get("checkpointing")))
         self._state = ctx.operator_backend.get_list_state(SINK_STATE)
         self._writer.restore(list(self._state.get()))
 
