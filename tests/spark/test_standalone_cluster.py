@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import collections
+import os
+import sys
 from collections.abc import Iterator
 
 import cloudpickle
 import pytest
 
 from flintlock.common.config import Configuration
+from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.runtime.auth import new_job_secret
 from flintlock.spark.errors import InsufficientSlotsError
 from flintlock.spark.launcher import launch_task_managers, make_spec
@@ -24,6 +28,7 @@ from tests.spark.tm_mains import WAIT_S, FakeJobManager
 
 pytestmark = pytest.mark.spark
 cloudpickle.register_pickle_by_value(tm_mains)
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +69,29 @@ def test_slots_are_the_executor_cores_of_the_cluster(cluster_session):
     assert available_slots(cluster_session.sparkContext) == 2
     with pytest.raises(InsufficientSlotsError, match=r"needs 3 task slots .* offers 2"):
         check_capacity(cluster_session.sparkContext, 3)
+
+
+def _word_pairs(line):
+    return [(word, os.getpid()) for word in line.split()]
+
+
+def test_a_keyed_job_runs_across_two_executors(cluster_session, tmp_path):
+    """A flintlock job submitted with master spark://...: its two TaskManagers run in two
+    executors and the keyed exchange between them crosses TCP."""
+    lines = ["a b c d", "b c d e", "c d e f"] * 50
+    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(2)
+    env.enable_checkpointing(300)
+    counts = (env.from_collection(lines)
+              .flat_map(_word_pairs)
+              .key_by(lambda pair: pair[0])
+              .map(lambda pair: (pair[0], 1, pair[1], os.getpid()))
+              .key_by(lambda t: t[0])
+              .reduce(lambda a, b: (a[0], a[1] + b[1], a[2], a[3])))
+    final, consumers = {}, set()
+    for word, count, _, consumer_pid in counts.execute_and_collect("across executors"):
+        final[word] = max(count, final.get(word, 0))
+        consumers.add(consumer_pid)
+    assert final == dict(collections.Counter(w for line in lines for w in line.split()))
+    assert len(consumers) == 2, "the keyed operators did not run in two processes"
