@@ -91,3 +91,13 @@ def test_process_alive(dead_pid):
     assert jobfiles.process_alive(os.getpid())
     assert not jobfiles.process_alive(dead_pid)
     assert not jobfiles.process_alive(0)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs Linux /proc")
+def test_an_ended_but_unreaped_process_is_not_alive():
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # ended, left unreaped
+        assert not jobfiles.process_alive(child.pid)
+    finally:
+        child.wait(30)

@@ -116,7 +116,8 @@ def remove_job_file(job_id: str, directory: Path | None = None) -> None:
 
 
 def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists (a process of another user counts as alive)."""
+    """Whether a process with this id runs (one of another user counts; a zombie — ended,
+    not yet reaped by its parent — does not)."""
     if pid <= 0:
         return False
     try:
@@ -125,7 +126,16 @@ def process_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """Linux only (``/proc``); elsewhere a zombie counts as alive until it is reaped."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def _parse(path: Path) -> JobFile | None:
