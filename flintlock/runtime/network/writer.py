@@ -141,6 +141,7 @@ class RecordWriter:
             self._channel_for_key = selector.channel_for_key
             self._key_cache_size = selector.cache_size
             self.emit = self._emit_keyed  # type: ignore[method-assign]
+            self.emit_batch = self._emit_batch_keyed  # type: ignore[method-assign]
         if buffer_timeout_ms > 0:
             if flusher is None:
                 flusher = self._own_flusher = OutputFlusher(buffer_timeout_ms, name)
@@ -155,6 +156,27 @@ class RecordWriter:
         pending.append(record)
         if len(pending) >= pending.limit:
             self._write_batch(pending.channel)
+
+    def emit_batch(self, records: list[Any]) -> None:
+        """``emit`` for each record of a batch (the chain hands records on in batches)."""
+        emit = self.emit
+        for record in records:
+            emit(record)
+
+    def _emit_batch_keyed(self, records: list[Any]) -> None:
+        """``_emit_keyed`` inlined over a batch: no method call per record."""
+        key_selector, cache = self._key_selector, self._key_cache
+        for record in records:
+            key = key_selector(record)
+            try:
+                pending = cache[key]
+            except KeyError:
+                pending = self._pending_for_new_key(key)
+            except TypeError:  # an unhashable key: hash it every time
+                pending = self._pending[self._channel_for_key(key)]
+            pending.append(record)
+            if len(pending) >= pending.limit:
+                self._write_batch(pending.channel)
 
     def _emit_single(self, record: Any) -> None:
         """``emit`` when there is one channel (forward, or any selector at parallelism 1)."""

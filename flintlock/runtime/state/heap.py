@@ -297,6 +297,21 @@ class HeapKeyedStateBackend(KeyedStateBackend):
     def keys(self, name: str) -> Iterator[Any]:
         return iter(list(self._tables.get(name, ())))
 
+    def direct_table(self, descriptor: StateDescriptor) -> dict[Any, Any] | None:
+        """The dict behind a value state without TTL, for operators whose per-record work is
+        a plain get/put by key (keyed reduce). Only to be used while ``snapshot_in_flight``
+        is False — an in-flight snapshot needs the copy-on-write guard of the state object —
+        and None when the state is not a plain value state."""
+        state = self.get_partitioned_state(descriptor)
+        if descriptor.ttl_config is not None or not isinstance(state, HeapValueState):
+            return None
+        return state._table
+
+    @property
+    def snapshot_in_flight(self) -> bool:
+        """A snapshot's asynchronous part may still read the tables (task thread reads it)."""
+        return self._in_flight > 0
+
     def snapshot(self) -> _HeapSnapshot:
         self._check_open()
         copies = {name: table.copy() for name, table in self._tables.items() if table}

@@ -42,17 +42,12 @@ class _NoOutput:
 
 
 class _WriterOutput:
-    """Sends each record of a batch through a record writer (selector, pending lists)."""
+    """Sends a batch through a record writer (selector, pending lists)."""
 
-    __slots__ = ("_emit",)
+    __slots__ = ("collect_batch",)
 
     def __init__(self, writer: RecordWriter) -> None:
-        self._emit = writer.emit
-
-    def collect_batch(self, records: list[Any]) -> None:
-        emit = self._emit
-        for record in records:
-            emit(record)
+        self.collect_batch = writer.emit_batch
 
 
 class _ChainedOutput:

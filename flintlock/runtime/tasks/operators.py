@@ -142,29 +142,62 @@ class KeyedFunctionOperator(FunctionOperator):
 
 
 class ReduceOperator(FunctionOperator):
-    """REDUCE and AGGREGATION: per key ``acc = f(acc, value)``, emitting ``acc`` each time."""
+    """REDUCE and AGGREGATION: per key ``acc = f(acc, value)``, emitting ``acc`` each time.
+
+    On the heap backend, while no snapshot is in flight, the accumulators are read and written
+    in the state's dict directly (no per-record state calls); during a snapshot the state
+    object's copy-on-write path is used, so a reduce function that mutates its accumulator
+    cannot change what the snapshot writes."""
 
     def open(self) -> None:
         super().open()
-        self._state = self.context.keyed_backend.get_partitioned_state(REDUCE_STATE)
+        backend = self.context.keyed_backend
+        self._state = backend.get_partitioned_state(REDUCE_STATE)
+        direct = getattr(backend, "direct_table", None)
+        self._table = direct(REDUCE_STATE) if direct is not None else None
 
     def process_batch(self, records: list[Any]) -> None:
         get_key = self._key_selector()
-        set_key = self.context.keyed_backend.set_current_key
-        state = self._state
-        value, update = state.value, state.update
+        backend = self.context.keyed_backend
         reduce = (self.spec.aggregation or self.function).reduce
-        out: list[Any] = []
-        append = out.append
         if not self._key_checked and records:
             self._first_key(get_key(records[0]))
+        table = self._table
+        if table is not None and not backend.snapshot_in_flight:
+            out = self._reduce_direct(records, get_key, reduce, table)
+        else:
+            out = self._reduce_through_state(records, get_key, reduce, backend)
+        self.output.collect_batch(out)
+
+    @staticmethod
+    def _reduce_direct(records: list[Any], get_key: Callable[[Any], Any],
+                       reduce: Callable[[Any, Any], Any], table: dict[Any, Any]) -> list[Any]:
+        out: list[Any] = []
+        append, get = out.append, table.get
+        for r in records:
+            key = get_key(r)
+            acc = get(key)
+            acc = r if acc is None else reduce(acc, r)
+            if acc is None:  # as ValueState.update(None): the entry goes
+                table.pop(key, None)
+            else:
+                table[key] = acc
+            append(acc)
+        return out
+
+    def _reduce_through_state(self, records: list[Any], get_key: Callable[[Any], Any],
+                              reduce: Callable[[Any, Any], Any], backend: Any) -> list[Any]:
+        set_key = backend.set_current_key
+        value, update = self._state.value, self._state.update
+        out: list[Any] = []
+        append = out.append
         for r in records:
             set_key(get_key(r))
             acc = value()
             acc = r if acc is None else reduce(acc, r)
             update(acc)
             append(acc)
-        self.output.collect_batch(out)
+        return out
 
 
 class TimerOperator(FunctionOperator):
