@@ -51,6 +51,7 @@ from flintlock.common.ids import ChannelIndex, CheckpointId, IntermediateDataSet
 from flintlock.graph.job_graph import JobVertex
 from flintlock.runtime.checkpoint import alignment
 from flintlock.runtime.checkpoint.barriers import (
+    AlignmentType,
     CancelCheckpointMarker,
     CheckpointBarrier,
     CheckpointOptions,
@@ -58,7 +59,7 @@ from flintlock.runtime.checkpoint.barriers import (
 )
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, RecoveredInput
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
-from flintlock.runtime.network.buffer import DataType
+from flintlock.runtime.network.buffer import BufferPoolDestroyedError, DataType
 from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.gate import SingleInputGate, UnionInputGate
 from flintlock.runtime.network.partition import ResultPartition
@@ -93,7 +94,9 @@ BATCH_TARGET_S = 0.02
 
 class AdaptiveBatch:
     """How many records to hand the chain at once: doubles while a batch takes less than
-    ``BATCH_TARGET_S``, halves while it takes more than twice that (task thread only)."""
+    ``BATCH_TARGET_S``; one that took more than twice that scales the size down in
+    proportion (a batch stalled by backpressure shrinks at once, so mail and checkpoint
+    triggers wait for about one target time; task thread only)."""
 
     __slots__ = ("size",)
 
@@ -104,7 +107,7 @@ class AdaptiveBatch:
         if seconds < BATCH_TARGET_S and self.size < MAX_BATCH:
             self.size *= 2
         elif seconds > 2 * BATCH_TARGET_S and self.size > 1:
-            self.size //= 2
+            self.size = max(1, int(self.size * BATCH_TARGET_S / seconds))
 
 
 class ExecutionState(enum.Enum):
@@ -348,6 +351,8 @@ class StreamTask:
                     return
                 self.mailbox.wait(None)
                 continue
+            if self._wait_for_output():
+                continue
             started = time.perf_counter()
             status = head.emit_next(self._batch.size)
             self._batch.observe(time.perf_counter() - started)
@@ -355,6 +360,24 @@ class StreamTask:
                 self._end_input(0)
             elif status is InputStatus.NOTHING_AVAILABLE:
                 self.mailbox.wait(IDLE_POLL_S)
+
+    def _wait_for_output(self) -> bool:
+        """Backpressure without blocking inside a batch (Flink's output availability): if an
+        output pool has no free buffer, restart the batch at one record and wait for mail or a
+        free buffer,
+        so checkpoint triggers are not held up behind a full output. True if it waited."""
+        for partition in self.io.partitions:
+            pool = partition.buffer_pool
+            if pool.is_destroyed or pool.num_available:
+                continue
+            self._batch.size = 1  # grows back by doubling once batches are quick again
+            try:
+                pool.add_availability_listener(self.mailbox.signal_input)
+            except BufferPoolDestroyedError:
+                return False
+            self.mailbox.wait(IDLE_POLL_S)
+            return True
+        return False
 
     def _may_finish_source(self) -> bool:
         if not self.spec.checkpointing.enabled:
@@ -375,8 +398,14 @@ class StreamTask:
             operator.notify_no_more_splits()
 
     def _on_source_trigger(self, barrier: CheckpointBarrier) -> None:
-        if self._input_ended and self._final_checkpoint is None:
-            self._final_checkpoint = barrier.checkpoint_id
+        if self._input_ended:
+            # The final checkpoint must not overtake the last records: downstream two-phase
+            # sinks commit what precedes it and no later checkpoint follows (FLIP-147).
+            options = barrier.options
+            barrier = barrier.with_options(CheckpointOptions(
+                options.checkpoint_type, AlignmentType.FORCED_ALIGNED, None))
+            if self._final_checkpoint is None:
+                self._final_checkpoint = barrier.checkpoint_id
         self._perform_checkpoint(barrier, {})
 
     # -- inputs --------------------------------------------------------------------------
