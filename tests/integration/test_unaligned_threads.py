@@ -5,20 +5,56 @@ buffers); the output must equal the failure-free one exactly."""
 
 import collections
 import os
+import threading
 import time
 
 import pytest
 
+from flintlock.common import WatermarkStrategy
 from flintlock.common.config import Configuration
 from flintlock.datastream import CheckpointingMode, StreamExecutionEnvironment
+from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+from flintlock.runtime.tasks import channel_state_io, stream_task
 from flintlock.testing.executor import use_thread_executor
 
 N = 4000
 KEYS = 7
 
+# Module-level, so user functions refer to them by reference (TaskManagers are threads here).
+WRITTEN: list[tuple[int, int, int]] = []
+"""(checkpoint id, input bytes, output bytes) of every channel state written."""
+RESTORED: list[tuple[int, int, int]] = []
+"""The same, of every channel state a restored subtask read."""
+LOCK = threading.Lock()
+
+
 @pytest.fixture
 def executor(monkeypatch):
+    WRITTEN.clear()
+    RESTORED.clear()
+    monkeypatch.setattr(stream_task, "write_channel_state", _recording_write)
+    monkeypatch.setattr(stream_task, "read_channel_state", _recording_read)
     return use_thread_executor(monkeypatch)
+
+
+def _sizes(snapshot):
+    inputs = sum(len(b) for bs in snapshot.inputs.values() for b in bs)
+    outputs = sum(len(b) for bs in snapshot.outputs.values() for b in bs)
+    return snapshot.checkpoint_id, inputs, outputs
+
+
+def _recording_write(snapshot, writer, name):
+    with LOCK:
+        WRITTEN.append(_sizes(snapshot))
+    return channel_state_io.write_channel_state(snapshot, writer, name)
+
+
+def _recording_read(state, read):
+    snapshot = channel_state_io.read_channel_state(state, read)
+    if snapshot is not None:
+        with LOCK:
+            RESTORED.append(_sizes(snapshot))
+    return snapshot
 
 
 class CrashOnce:
@@ -47,7 +83,7 @@ class Slow:
 
 
 def _pad(x):
-    return (x % KEYS, 1, f"{x:0200d}")  # distinct strings: about 200 bytes each on the wire
+    return (x % KEYS, 1, f"{x:02000d}")  # distinct strings: about 2 KB each on the wire
 
 
 def _count(a, b):
@@ -78,13 +114,14 @@ def _env(tmp_path, **conf):
 
 
 def _job(env, marker):
-    return (env.from_collection(list(range(N)))
+    return (env.from_source(NumberSequenceSource(0, N - 1), WatermarkStrategy.no_watermarks(),
+                            "numbers")
             .map(_pad)
             .key_by(lambda r: r[0])
             .reduce(_count)
             .map(Slow(0.001))
             .map(_key_and_count)
-            .map(CrashOnce(marker, (0, N // KEYS - 20))))
+            .map(CrashOnce(marker, (0, N // KEYS // 2))))
 
 
 def _expected():
@@ -99,6 +136,8 @@ def test_unaligned_checkpoints_under_backpressure_are_exactly_once(executor, tmp
     assert marker.exists(), "the failure was never injected"
     assert len(executor.launchers[-1].attempts) >= 2
     assert sorted(results) == _expected()
+    assert any(inputs and outputs for _, inputs, outputs in WRITTEN), WRITTEN
+    assert any(inputs or outputs for _, inputs, outputs in RESTORED), RESTORED
 
 
 @pytest.mark.slow
@@ -108,3 +147,4 @@ def test_alternating_checkpoints_switch_and_stay_exactly_once(executor, tmp_path
     results = list(_job(env, marker).execute_and_collect())
     assert marker.exists(), "the failure was never injected"
     assert sorted(results) == _expected()
+    assert any(inputs and outputs for _, inputs, outputs in WRITTEN), WRITTEN
