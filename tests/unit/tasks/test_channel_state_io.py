@@ -1,0 +1,177 @@
+"""The task side of unaligned checkpoints without threads or sockets: which bytes go into a
+checkpoint's channel state, in which order, when its asynchronous part is released, and that
+restoring replays exactly what was captured."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flintlock.common.ids import CheckpointId
+from flintlock.runtime.checkpoint.barriers import (
+    AlignmentType,
+    CheckpointBarrier,
+    CheckpointOptions,
+)
+from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot
+from flintlock.runtime.checkpoint.handles import StreamStateHandle
+from flintlock.runtime.network.buffer import NetworkBufferPool
+from flintlock.runtime.network.serialization import PickleBatchSerializer, write_chunk
+from flintlock.runtime.state.snapshots import OperatorSubtaskState
+from flintlock.runtime.tasks.channel_state_io import (
+    ChannelStateCapture,
+    CheckpointableDeserializer,
+    collect_overtaken,
+    read_channel_state,
+    reemit_outputs,
+    write_channel_state,
+)
+from tests.unit.network.test_partition_support import Recorder, data_buffer, make_partition
+
+C1 = CheckpointId(1)
+C2 = CheckpointId(2)
+
+
+class MemoryWriter:
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+
+    def write_state(self, name: str, data: bytes) -> StreamStateHandle:
+        self.files[name] = data
+        return StreamStateHandle(f"memory://{name}", len(data), "")
+
+    def read(self, handle: StreamStateHandle) -> bytes:
+        return self.files[handle.uri.removeprefix("memory://")]
+
+
+def chunks(records: list[object], segment: int) -> list[bytes]:
+    """The buffers a writer fills with ``records`` serialised as one chunk."""
+    filled: list[bytes] = []
+    network = NetworkBufferPool(256, segment)
+    pool = network.create_buffer_pool(1, 256)
+
+    def emit(buffer):  # type: ignore[no-untyped-def]
+        filled.append(bytes(buffer.view()))
+        buffer.recycle()
+
+    data = PickleBatchSerializer().dumps(records)
+    last = write_chunk(data, None, pool.request_buffer_blocking, emit)
+    if last is not None:
+        emit(last)
+    return filled
+
+
+# -- deserializer leftovers -------------------------------------------------------------
+
+
+def test_no_leftover_between_chunks() -> None:
+    deserializer = CheckpointableDeserializer()
+    [buffer] = chunks([1, 2, 3], 4096)
+    assert deserializer.deserialize(buffer) == [1, 2, 3]
+    assert not deserializer.has_partial_chunk and deserializer.leftover() == b""
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(max_size=60), min_size=1, max_size=80), st.data())
+def test_leftover_plus_the_rest_gives_a_fresh_deserializer_the_same_records(records, data):  # type: ignore[no-untyped-def]
+    """Cutting a chunk's buffers anywhere: a restored deserializer fed the leftover and then
+    the remaining buffers yields exactly the records the live one still had to yield."""
+    buffers = chunks(records, 256)
+    cut = data.draw(st.integers(1, len(buffers)))
+    live = CheckpointableDeserializer()
+    before = [r for b in buffers[:cut] for r in live.deserialize(b)]
+    restored = CheckpointableDeserializer()
+    after = list(restored.deserialize(live.leftover())) if live.has_partial_chunk else []
+    after += [r for b in buffers[cut:] for r in restored.deserialize(b)]
+    assert before + after == records
+
+
+# -- capture bookkeeping ----------------------------------------------------------------
+
+
+def test_input_state_is_leftover_then_inflight_then_overtaken_per_channel() -> None:
+    capture = ChannelStateCapture()
+    capture.start(C1, {0: b"L0", 1: b""})
+    capture.add_input(C1, 1, b"b1")
+    capture.add_input(C1, 0, b"b0")
+    capture.add_overtaken_input(C1, 0, (b"o0", b"o1"))
+    capture.add_outputs(C1, {3: (b"out",)})
+    snapshot = capture.finish(C1)
+    assert dict(snapshot.inputs) == {0: (b"L0", b"b0", b"o0", b"o1"), 1: (b"b1",)}
+    assert dict(snapshot.outputs) == {3: (b"out",)}
+
+
+def test_buffers_for_a_checkpoint_that_is_not_open_are_dropped() -> None:
+    capture = ChannelStateCapture()
+    capture.add_input(C1, 0, b"stale")
+    capture.add_overtaken_input(C2, 0, (b"stale",))
+    capture.start(C2, {})
+    assert capture.finish(C2).is_empty
+
+
+def test_asynchronous_part_waits_until_capture_ends() -> None:
+    capture = ChannelStateCapture()
+    submitted: list[ChannelStateSnapshot] = []
+    capturing = {C1}
+    capture.start(C1, {})
+    capture.defer(C1, submitted.append, lambda: None)
+    capture.add_input(C1, 0, b"x")
+    capture.finish_ready(lambda cid: cid in capturing)
+    assert submitted == [] and capture.waiting == [C1]
+    capturing.clear()
+    capture.finish_ready(lambda cid: cid in capturing)
+    assert [dict(s.inputs) for s in submitted] == [{0: (b"x",)}]
+    assert capture.waiting == []
+
+
+def test_abort_releases_the_held_back_snapshot_and_drops_its_buffers() -> None:
+    capture = ChannelStateCapture()
+    released: list[int] = []
+    submitted: list[ChannelStateSnapshot] = []
+    capture.start(C1, {0: b"L"})
+    capture.defer(C1, submitted.append, lambda: released.append(1))
+    capture.abort(C1)
+    capture.add_input(C1, 0, b"late")
+    capture.finish_ready(lambda cid: False)
+    assert released == [1] and submitted == []
+
+
+# -- writing, reading, re-emitting ------------------------------------------------------
+
+
+def test_written_state_reads_back_merged_and_empty_parts_are_not_written() -> None:
+    writer = MemoryWriter()
+    capture = ChannelStateCapture()
+    capture.start(C1, {2: b"L"})
+    capture.add_outputs(C1, {0: (b"a", b"b")})
+    inputs, outputs = write_channel_state(capture.finish(C1), writer, "t")
+    assert len(inputs) == 1 and len(outputs) == 1 and len(writer.files) == 2
+    state = OperatorSubtaskState(input_channel_state=inputs, result_subpartition_state=outputs)
+    restored = read_channel_state(state, writer.read)  # type: ignore[arg-type]
+    assert restored is not None
+    assert dict(restored.inputs) == {2: (b"L",)} and dict(restored.outputs) == {0: (b"a", b"b")}
+    only_inputs = ChannelStateSnapshot(C2, {1: (b"x",)})
+    assert write_channel_state(only_inputs, writer, "u")[1] == ()
+    assert read_channel_state(OperatorSubtaskState(), writer.read) is None  # type: ignore[arg-type]
+
+
+def test_overtaken_output_is_numbered_across_partitions_and_reemitted_in_place() -> None:
+    network = NetworkBufferPool(64, 64)
+    first = make_partition(network, n=2, name="a")
+    second = make_partition(network, n=2, name="b")
+    views = [p.create_subpartition_view(i, Recorder()) for p in (first, second) for i in (0, 1)]
+    first.add_buffer(1, data_buffer(first, 1, b"a1"))
+    second.add_buffer(0, data_buffer(second, 0, b"b0"))
+    barrier = CheckpointBarrier(C1, 0, CheckpointOptions(alignment=AlignmentType.UNALIGNED))
+    first.broadcast_event(barrier)
+    second.broadcast_event(barrier)
+    overtaken = collect_overtaken([first, second], C1)
+    assert overtaken == {1: (b"a1",), 2: (b"b0",)}
+    for view in views:
+        while (item := view.poll_next()) is not None:
+            item.buffer.recycle()
+    restored = ChannelStateSnapshot(C1, outputs=overtaken)
+    assert reemit_outputs(restored, [first, second]) == 2
+    got = [(i, bytes(item.buffer.view())) for i, view in enumerate(views)
+           if (item := view.poll_next()) is not None]
+    assert got == [(1, b"a1"), (2, b"b0")]
