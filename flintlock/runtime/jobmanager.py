@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import pickle
 import queue
 import random
 import threading
@@ -67,6 +68,7 @@ from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
 from flintlock.runtime.state.assignment import assign_states
 from flintlock.runtime.state.snapshots import OperatorId, OperatorSubtaskState, TaskStateSnapshot
 from flintlock.runtime.taskmanager import TaskManagerPayload
+from flintlock.usercode.shipping import shipped_by_value
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,21 @@ class JobFailedError(FlintlockError):
 
     def __str__(self) -> str:
         return f"job {self.job_name!r} failed: {self.detail}"
+
+
+class JobNotPicklableError(FlintlockError):
+    """The job graph could not be pickled for the TaskManagers (with its own modules)."""
+
+    def __init__(self, job_name: str, detail: str) -> None:
+        super().__init__(job_name, detail)
+        self.job_name = job_name
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return (f"job {self.job_name!r} cannot be shipped to the TaskManagers: {self.detail}; "
+                "hint: create unpicklable resources (locks, connections, files) in a function's "
+                "open(), or set classloader.resolve-order: parent-first and install the job's "
+                "modules on the cluster")
 
 
 class AttemptFailedError(FlintlockError):
@@ -197,7 +214,8 @@ class JobManager:
         self._checkpointing = configuration.get(cp_options.INTERVAL) > 0
         self._restart = create_restart_strategy(
             configuration, self._checkpointing, clock, self._rng)
-        self._graph_bytes = cloudpickle.dumps(job_graph)
+        self._graph_bytes = _pickle_job_graph(
+            job_graph, configuration, getattr(launcher, "ships_code", True))
         self._start_wall_ms = clock.wall_ms()
         self._restored_finished = set()
         self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
@@ -755,6 +773,18 @@ def _finished_tasks(checkpoint: CompletedCheckpoint, job_graph: JobGraph) -> set
         elif len(done) == len(old):
             finished |= {TaskId(vertex.id, SubtaskIndex(i)) for i in range(vertex.parallelism)}
     return finished
+
+
+def _pickle_job_graph(job_graph: JobGraph, config: Configuration, ship_code: bool) -> bytes:
+    """The job graph for the TaskManagers; with ``ship_code``, the job's own modules travel
+    by value inside it (``flintlock.usercode.shipping``)."""
+    try:
+        if not ship_code:
+            return bytes(cloudpickle.dumps(job_graph))
+        with shipped_by_value(config):
+            return bytes(cloudpickle.dumps(job_graph))
+    except (TypeError, AttributeError, pickle.PicklingError) as exc:
+        raise JobNotPicklableError(job_graph.name, f"{type(exc).__name__}: {exc}") from exc
 
 
 def _all_finished(attempt: _Attempt) -> bool:

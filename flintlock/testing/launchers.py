@@ -55,7 +55,10 @@ class ThreadAttempt:
 
 
 class ThreadLauncher:
-    """``Launcher`` for tests: every attempt's TaskManagers run as threads here."""
+    """``Launcher`` for tests: every attempt's TaskManagers run as threads here. The code is
+    already here, so the job's modules are not shipped by value (``ships_code``)."""
+
+    ships_code = False
 
     def __init__(self, slots: int | None = None,
                  on_start: Callable[[TaskManager], None] | None = None) -> None:

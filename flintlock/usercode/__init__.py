@@ -1,1 +1,5 @@
-"""Loading of a job's own modules, child-first or parent-first (DESIGN.md §2)."""
+"""The job's own code: which modules travel with a job to its TaskManagers (child-first or
+parent-first, Flink's user-code class loading; see ``shipping``).
+
+May import ``flintlock.common`` only.
+"""

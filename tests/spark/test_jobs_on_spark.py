@@ -139,3 +139,16 @@ def test_a_job_that_needs_more_slots_than_spark_has_fails_fast(tmp_path):
     message = str(info.value)
     assert "3" in message and "2" in message and "slot" in message.lower()
     assert time.monotonic() - started < 60
+
+
+def test_the_jobs_own_modules_travel_to_the_task_managers(tmp_path, monkeypatch):
+    """child-first (the default): a helper module only the driver can import still runs in
+    the TaskManagers, shipped by value inside the job graph."""
+    helper = "def shout(word):\n    return word.upper() + '!'\n"
+    (tmp_path / "driver_only_helpers.py").write_text(helper)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import driver_only_helpers
+
+    env = _env(tmp_path)
+    shouted = env.from_collection(["a", "b"]).map(driver_only_helpers.shout)
+    assert sorted(shouted.execute_and_collect("shipped")) == ["A!", "B!"]

@@ -1,0 +1,94 @@
+"""Which of the job's modules travel with it to the TaskManagers (Flink's user-code class
+loading, DESIGN.md §2; ``classloader.resolve-order``).
+
+A job graph reaches the TaskManagers cloudpickled. cloudpickle pickles a function of an
+importable module *by reference* (module and name), so a TaskManager on another machine —
+a Spark executor — fails to load a job whose functions live in the user's own helper modules:
+they are not installed there. Flink solves this with the job's jar and a child-first class
+loader; flintlock ships the job's own modules *by value* inside the pickled job graph:
+
+* ``child-first`` (the default): every *job module* — loaded from a file that is neither in
+  the standard library nor in an installed package (site-/dist-packages), and not part of
+  flintlock, pyspark, py4j or cloudpickle — is pickled by value, so the TaskManager runs
+  exactly the code the driver has, even if a different version of that module is importable
+  there;
+* ``parent-first``: nothing is shipped; the TaskManager imports modules itself (they must be
+  installed there, e.g. with ``spark-submit --py-files``);
+* ``classloader.parent-first-patterns.additional``: module-name prefixes that always stay
+  parent-first (a shared library the cluster provides), on top of flintlock's own.
+
+``shipped_by_value(config)`` registers the job modules with cloudpickle for the duration of a
+``with`` block (the JobManager pickles the job graph inside it) and unregisters them after,
+so nothing leaks into later pickling in the same driver.
+
+Called on the driver thread that submits a job; no state outlives the ``with`` block.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import ModuleType
+
+import cloudpickle
+
+from flintlock.common.config import Configuration
+from flintlock.common.options import execution as execution_options
+
+ALWAYS_PARENT_FIRST = ("flintlock", "pyspark", "py4j", "cloudpickle", "_pytest", "pytest",
+                       "pluggy", "hypothesis")
+_INSTALLED = ("site-packages", "dist-packages")
+
+
+def _library_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {os.path.abspath(paths[key]) for key in ("stdlib", "platstdlib") if key in paths}
+    return tuple(sorted(roots))
+
+
+def is_job_module(module: ModuleType, parent_first: tuple[str, ...] = ()) -> bool:
+    """Whether ``module`` is the job's own code (see the module docstring)."""
+    name = getattr(module, "__name__", "")
+    if name == "__main__" or not name:
+        return False  # cloudpickle already ships __main__ by value
+    if any(name == p or name.startswith(p + ".") for p in ALWAYS_PARENT_FIRST + parent_first):
+        return False
+    if name.split(".")[0] in sys.stdlib_module_names:
+        return False
+    origin = getattr(module, "__file__", None)
+    if not origin:
+        return False
+    origin = os.path.abspath(origin)
+    if any(part in _INSTALLED for part in origin.split(os.sep)):
+        return False
+    return not any(origin.startswith(root + os.sep) for root in _library_roots())
+
+
+def job_modules(config: Configuration) -> list[ModuleType]:
+    """The modules ``shipped_by_value`` would register under ``config``."""
+    if config.get(execution_options.CLASSLOADER_RESOLVE_ORDER) == "parent-first":
+        return []
+    patterns: list[str] = config.get(execution_options.CLASSLOADER_PARENT_FIRST_PATTERNS)
+    parent_first = tuple(patterns)
+    return [module for module in list(sys.modules.values())
+            if module is not None and is_job_module(module, parent_first)]
+
+
+@contextmanager
+def shipped_by_value(config: Configuration) -> Iterator[list[ModuleType]]:
+    """Registers the job modules for pickling by value inside the block (see above)."""
+    registered = []
+    for module in job_modules(config):
+        try:
+            cloudpickle.register_pickle_by_value(module)
+        except ValueError:  # already registered (e.g. by the user): leave it as it is
+            continue
+        registered.append(module)
+    try:
+        yield registered
+    finally:
+        for module in registered:
+            cloudpickle.unregister_pickle_by_value(module)
