@@ -1,0 +1,111 @@
+"""The parity harness: runs a PyFlink example program on flintlock, unchanged but for its imports.
+
+A program under ``tests/parity/programs/`` is written once, against PyFlink. ``port_source``
+rewrites ``pyflink`` to ``flintlock`` in its import statements and nowhere else (found with
+``ast``, so a docstring or a string that mentions pyflink stays as it is), and refuses a
+program that names ``pyflink`` anywhere else in its code: such a program could not be ported
+by changing its imports alone. ``run_ported`` executes the ported source as ``__main__`` in
+this process, as ``python program.py`` would (its functions are pickled by value, as a user
+script's are), with ``sys.argv`` set to the program's path; the caller captures stdout.
+
+``Expected`` loads what real PyFlink printed for the program (``tests/parity/expected``, written
+by ``generate_expected.py``) and compares it with flintlock's output: line by line where the
+program's output order is defined, as sorted lines where it is not (several print sinks, or
+several sources, interleave).
+
+Used by ``test_parity.py`` only; owns no state beyond the files it reads.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import sys
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+PARITY_DIR = Path(__file__).resolve().parent
+PROGRAMS_DIR = PARITY_DIR / "programs"
+EXPECTED_DIR = PARITY_DIR / "expected"
+
+_MODULE_WORD = re.compile(r"\bpyflink\b")
+
+
+class NotPortableError(Exception):
+    """The program names ``pyflink`` outside its import statements."""
+
+    def __init__(self, program: str, line: int) -> None:
+        super().__init__(program, line)
+        self.program = program
+        self.line = line
+
+    def __str__(self) -> str:
+        return f"{self.program}:{self.line} names pyflink outside an import statement"
+
+
+def program_path(name: str) -> Path:
+    return PROGRAMS_DIR / f"{name}.py"
+
+
+def _import_lines(tree: ast.Module) -> set[int]:
+    """1-based numbers of the lines that belong to an import of a pyflink module."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        if any(name == "pyflink" or name.startswith("pyflink.") for name in names):
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
+def _check_no_other_use(source: str, import_lines: set[int], program: str) -> None:
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    for token in tokens:
+        if (token.type == tokenize.NAME and token.string == "pyflink"
+                and token.start[0] not in import_lines):
+            raise NotPortableError(program, token.start[0])
+
+
+def port_source(source: str, program: str = "<program>") -> str:
+    """The program with ``pyflink`` replaced by ``flintlock`` in its import statements only."""
+    import_lines = _import_lines(ast.parse(source))
+    _check_no_other_use(source, import_lines, program)
+    lines = source.splitlines(keepends=True)
+    for number in import_lines:
+        lines[number - 1] = _MODULE_WORD.sub("flintlock", lines[number - 1])
+    return "".join(lines)
+
+
+def run_ported(name: str, argv: list[str] | None = None) -> None:
+    """Runs the ported program as ``__main__``; its output goes to the current ``sys.stdout``."""
+    path = program_path(name)
+    ported = port_source(path.read_text(encoding="utf-8"), path.name)
+    code = compile(ported, str(path), "exec")
+    saved_argv = sys.argv
+    sys.argv = [str(path), *(argv or [])]
+    try:
+        exec(code, {"__name__": "__main__", "__file__": str(path), "__builtins__": __builtins__})
+    finally:
+        sys.argv = saved_argv
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What PyFlink printed for one program, and how to compare flintlock's output with it."""
+
+    name: str
+    ordered: bool
+
+    def lines(self) -> list[str]:
+        text = (EXPECTED_DIR / f"{self.name}.txt").read_text(encoding="utf-8")
+        return self.normalize(text)
+
+    def normalize(self, text: str) -> list[str]:
+        lines = [line for line in text.splitlines() if line.strip()]
+        return lines if self.ordered else sorted(lines)
