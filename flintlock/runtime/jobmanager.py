@@ -135,6 +135,8 @@ class TaskDescription:
     vertex_id: str
     subtask: int
     state: str
+    time: Any = None
+    """The latest ``TaskTimeStatistics`` (busy / backpressured / idle ms per second)."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,7 @@ class _Attempt:
     addresses: dict[int, msg.DataAddress] = field(default_factory=dict)
     last_heartbeat: dict[int, float] = field(default_factory=dict)
     states: dict[TaskId, str] = field(default_factory=dict)
+    times: dict[TaskId, Any] = field(default_factory=dict)
     deployed: bool = False
     sources: dict[JobVertexId, SourceCoordinator] = field(default_factory=dict)
     snapshotted: set[int] = field(default_factory=set)
@@ -276,9 +279,10 @@ class JobManager:
     def _describe_now(self) -> JobDescription:
         attempt = self._attempt
         names = {v.id: v.name for v in self.job_graph.vertices}
+        times = attempt.times if attempt else {}
         tasks = tuple(
             TaskDescription(names.get(task.vertex, str(task.vertex)), str(task.vertex),
-                            int(task.subtask), state)
+                            int(task.subtask), state, times.get(task))
             for task, state in sorted((attempt.states if attempt else {}).items(),
                                       key=lambda item: (str(item[0].vertex), item[0].subtask)))
         return JobDescription(
@@ -704,7 +708,10 @@ class JobManager:
         return reply[0]
 
     def _on_heartbeat(self, message: msg.Heartbeat) -> None:
-        self._attempt.last_heartbeat[message.tm_index] = self._clock.now_ms()  # type: ignore[union-attr]
+        attempt = self._attempt
+        assert attempt is not None
+        attempt.last_heartbeat[message.tm_index] = self._clock.now_ms()
+        attempt.times.update(message.tasks)
 
     def _on_task_state(self, message: msg.TaskStateUpdate) -> None:
         attempt = self._attempt

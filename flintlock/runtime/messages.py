@@ -144,8 +144,12 @@ class ReleaseTaskManager:
 
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
+    """Sent both ways; from a TaskManager it carries each running subtask's time split
+    (``TaskTimeStatistics``: busy / backpressured / idle ms per second) since the last one."""
+
     attempt: int
     tm_index: int
+    tasks: Mapping[TaskId, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -331,9 +331,13 @@ class TaskManager:
 
     def _heartbeat_loop(self) -> None:
         interval_s = self.config.get(cluster_options.HEARTBEAT_INTERVAL) / 1000.0
-        beat = msg.Heartbeat(self.payload.attempt, self.payload.tm_index)
         while not self._done.wait(interval_s):
-            self.tell(beat)
+            with self._lock:
+                tasks = dict(self._tasks)
+            samples = {task_id: sample() for task_id, task in tasks.items()
+                       if task.state is ExecutionState.RUNNING
+                       and (sample := getattr(task, "time_statistics", None)) is not None}
+            self.tell(msg.Heartbeat(self.payload.attempt, self.payload.tm_index, samples))
 
     def savepoint_location(self, checkpoint_id: int) -> str:
         with self._lock:
