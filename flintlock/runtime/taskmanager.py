@@ -216,7 +216,8 @@ class TaskManager:
                 configuration=self.config, checkpointing=settings,
                 restored=dict(deployment.restored.get(task_id, {})),
                 finished_on_restore=task_id in deployment.finished,
-                extra={"collect_send": self._send_collect},
+                extra={"collect_send": self._send_collect,
+                       "batch": job_graph.runtime_mode == "batch"},
             )
             task = StreamTask(spec, io, _Callbacks(self, task_id), _Snapshots(self),
                               read_checkpoint_state, create_operator)

@@ -33,6 +33,8 @@ from flintlock.runtime.tasks.operator import OperatorContext
 
 TIMER_STATE = MapStateDescriptor("_flintlock_processing_timers", None, None)
 MIN_WATERMARK = -(2**63)
+NO_TIMESTAMP = -(2**63)
+"""``ctx.timestamp()`` of a record without one: Long.MIN_VALUE, as PyFlink returns it."""
 
 
 class StateOutsideKeyedContextError(FlintlockError):
@@ -196,10 +198,10 @@ class ProcessContext:
     def __init__(self, backend: Any, service: Any) -> None:
         self._backend = backend
         self._service = service
-        self._timestamp: int | None = None
+        self._timestamp: int = NO_TIMESTAMP
         self.time_domain_value: Any = None
 
-    def timestamp(self) -> int | None:
+    def timestamp(self) -> int:
         return self._timestamp
 
     def timer_service(self) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec, check_key
 from flintlock.common.state import ValueStateDescriptor
 from flintlock.runtime.tasks.contexts import (
+    NO_TIMESTAMP,
     KeyedTimerService,
     NonKeyedTimerService,
     ProcessContext,
@@ -142,7 +143,8 @@ class KeyedFunctionOperator(FunctionOperator):
 
 
 class ReduceOperator(FunctionOperator):
-    """REDUCE and AGGREGATION: per key ``acc = f(acc, value)``, emitting ``acc`` each time.
+    """REDUCE and AGGREGATION: per key ``acc = f(acc, value)``, emitting ``acc`` each time —
+    or, in BATCH execution (as Flink), only each key's final value when the input ends.
 
     On the heap backend, while no snapshot is in flight, the accumulators are read and written
     in the state's dict directly (no per-record state calls); during a snapshot the state
@@ -152,6 +154,7 @@ class ReduceOperator(FunctionOperator):
     def open(self) -> None:
         super().open()
         backend = self.context.keyed_backend
+        self._batch = bool(self.context.extra.get("batch"))
         self._state = backend.get_partitioned_state(REDUCE_STATE)
         direct = getattr(backend, "direct_table", None)
         self._table = direct(REDUCE_STATE) if direct is not None else None
@@ -167,7 +170,20 @@ class ReduceOperator(FunctionOperator):
             out = self._reduce_direct(records, get_key, reduce, table)
         else:
             out = self._reduce_through_state(records, get_key, reduce, backend)
-        self.output.collect_batch(out)
+        if not self._batch:
+            self.output.collect_batch(out)
+
+    def end_input(self, input_index: int = 0) -> None:
+        """In BATCH execution a keyed reduction emits only its final value per key."""
+        if not self._batch:
+            return
+        backend = self.context.keyed_backend
+        finals = []
+        for key in backend.keys(REDUCE_STATE.name):
+            backend.set_current_key(key)
+            finals.append(self._state.value())
+        if finals:
+            self.output.collect_batch(finals)
 
     @staticmethod
     def _reduce_direct(records: list[Any], get_key: Callable[[Any], Any],
@@ -215,7 +231,7 @@ class TimerOperator(FunctionOperator):
             out: list[Any] = []
             _extend(out, self.function.on_timer(timestamp, ctx))
         finally:
-            ctx._timestamp = None
+            ctx._timestamp = NO_TIMESTAMP
             ctx.time_domain_value = None
         if out:
             self.output.collect_batch(out)
