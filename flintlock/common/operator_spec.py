@@ -73,8 +73,8 @@ from typing import Any
 
 from flintlock.common.aggregation import Aggregation, AggregationKind
 from flintlock.common.errors import FlintlockError
-from flintlock.common.typeinfo import RowTypeInfo, TypeInformation
-from flintlock.common.types import Row
+from flintlock.common.print_format import java_string
+from flintlock.common.typeinfo import TypeInformation
 from flintlock.common.watermark_strategy import WatermarkStrategy
 
 
@@ -155,8 +155,7 @@ class PrintSink:
         prefix = self.identifier or ""
         if parallelism > 1:
             prefix = f"{prefix}:{subtask_index + 1}" if prefix else str(subtask_index + 1)
-        text = value.to_print_string() if (
-            isinstance(value, Row) and isinstance(output_type, RowTypeInfo)) else str(value)
+        text = java_string(value, output_type) if output_type is not None else str(value)
         return f"{prefix}> {text}" if prefix else text
 
 

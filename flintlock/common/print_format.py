@@ -1,0 +1,82 @@
+"""How ``DataStream.print()`` shows a record of a *declared* type: as PyFlink does, with the
+Java value's ``toString`` — PyFlink hands declared types to Java before printing.
+
+``(k1,1)`` for a TUPLE, ``+I[n1,2]`` for a ROW, ``{k1=1}`` for a MAP, ``[1, 2]`` for a LIST,
+``true``/``false`` for a BOOLEAN, ``null`` for None, floats as Java's ``Double.toString``.
+Records of no declared type (pickled objects) print with Python's ``str``, as in PyFlink.
+
+Pure functions over values and ``TypeInformation``; no state.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+from typing import Any
+
+from flintlock.common.typeinfo import (
+    BasicTypeInfo,
+    MapTypeInfo,
+    RowTypeInfo,
+    TupleTypeInfo,
+    TypeInformation,
+    _SequenceTypeInfo,
+)
+from flintlock.common.types import Row
+
+
+def java_string(value: Any, type_info: TypeInformation | None) -> str:
+    """``value`` as Java would print it for ``type_info`` (``str`` when not declared)."""
+    if value is None:
+        return "null"
+    if type_info is None:
+        return str(value)
+    if isinstance(type_info, RowTypeInfo):
+        return _row(value, type_info)
+    if isinstance(type_info, TupleTypeInfo):
+        types = type_info.get_field_types()
+        return "(" + ",".join(java_string(v, t) for v, t in zip(value, types, strict=False)) + ")"
+    if isinstance(type_info, MapTypeInfo):
+        return "{" + ", ".join(
+            f"{java_string(k, type_info.key_type)}={java_string(v, type_info.value_type)}"
+            for k, v in value.items()) + "}"
+    if isinstance(type_info, _SequenceTypeInfo):
+        return "[" + ", ".join(java_string(v, type_info.element_type) for v in value) + "]"
+    if isinstance(type_info, BasicTypeInfo):
+        return _scalar(value)
+    return str(value)
+
+
+def _row(value: Any, type_info: RowTypeInfo) -> str:
+    types = type_info.get_field_types()
+    kind = value.get_row_kind().short_string() if isinstance(value, Row) else "+I"
+    fields = list(value) if not isinstance(value, dict) else list(value.values())
+    return f"{kind}[" + ",".join(
+        java_string(v, t) for v, t in zip(fields, types, strict=False)) + "]"
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_double(value)
+    return str(value)
+
+
+def _java_double(value: float) -> str:
+    """Java's Double.toString: the shortest digits, in plain notation for magnitudes in
+    [1e-3, 1e7) (``1.0``, ``1.5``) and in computerized scientific notation otherwise
+    (``1.0E20``, ``1.2345678E7``, ``1.0E-5``), ``NaN``, ``Infinity``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    magnitude = abs(value)
+    if magnitude == 0 or 1e-3 <= magnitude < 1e7:
+        text = repr(value)
+        return text if "." in text else text + ".0"
+    shortest = decimal.Decimal(repr(value)).normalize()
+    sign, digits, _ = shortest.as_tuple()
+    text = "".join(map(str, digits))
+    mantissa = text[0] + "." + (text[1:] or "0")
+    return f"{'-' if sign else ''}{mantissa}E{shortest.adjusted()}"

@@ -1,0 +1,24 @@
+"""Declared types print as Java's toString, as PyFlink prints them."""
+
+from flintlock.common import Row, Types
+from flintlock.common.print_format import java_string
+
+
+def test_composite_types_print_as_java_does():
+    assert java_string(("k1", 1), Types.TUPLE([Types.STRING(), Types.INT()])) == "(k1,1)"
+    assert java_string(Row(1, "v 1"), Types.ROW([Types.INT(), Types.STRING()])) == "+I[1,v 1]"
+    assert java_string({"k1": 1}, Types.MAP(Types.STRING(), Types.INT())) == "{k1=1}"
+    assert java_string([1, 2], Types.LIST(Types.INT())) == "[1, 2]"
+    assert java_string(False, Types.BOOLEAN()) == "false"
+    assert java_string(None, Types.STRING()) == "null"
+
+
+def test_doubles_print_as_javas_double_to_string():
+    cases = {1.0: "1.0", 1.5: "1.5", 1e20: "1.0E20", 12345678.0: "1.2345678E7",
+             1e-5: "1.0E-5", -2.5e-7: "-2.5E-7", 0.001: "0.001", float("nan"): "NaN"}
+    for value, text in cases.items():
+        assert java_string(value, Types.DOUBLE()) == text
+
+
+def test_undeclared_values_print_with_python_str():
+    assert java_string(("k1", 1), None) == "('k1', 1)"
