@@ -236,7 +236,7 @@ def _fields_problem(types: Sequence[TypeInformation], values: Sequence[Any], lab
 class RowTypeInfo(TypeInformation):
     """A ``Row`` with the given field types (and names, default ``f0``, ``f1``, ...)."""
 
-    __slots__ = ("_field_names", "_field_types")
+    __slots__ = ("_field_names", "_field_types", "_named")
 
     def __init__(self, field_types: Sequence[TypeInformation],
                  field_names: Sequence[str] | None = None) -> None:
@@ -249,6 +249,7 @@ class RowTypeInfo(TypeInformation):
         if len(set(field_names)) != len(field_names):
             raise ValueError(f"ROW_NAMED: duplicate field names in {list(field_names)}")
         self._field_names = [str(name) for name in field_names]
+        self._named = self._field_names != [f"f{i}" for i in range(len(self._field_types))]
 
     @property
     def serializer_kind(self) -> SerializerKind:
@@ -281,9 +282,14 @@ class RowTypeInfo(TypeInformation):
             row = Row(*_coerce_all(self._field_types, value))
             row.set_field_names(self._field_names)
             return row
-        if isinstance(value, Row) and len(value) == len(self._field_types) and any(
-                kind.need_conversion() for kind in self._field_types):
-            return _coerced_row(value, _coerce_all(self._field_types, list(value)))
+        if isinstance(value, Row) and len(value) == len(self._field_types):
+            if value.get_field_names() is None and self._named:  # takes ROW_NAMED's names
+                row = Row(*_coerce_all(self._field_types, list(value)))
+                row.set_field_names(self._field_names)
+                row.set_row_kind(value.get_row_kind())
+                return row
+            if any(kind.need_conversion() for kind in self._field_types):
+                return _coerced_row(value, _coerce_all(self._field_types, list(value)))
         return value
 
     def _compile(self) -> Callable[[Any], bool]:

@@ -22,3 +22,8 @@ def test_doubles_print_as_javas_double_to_string():
 
 def test_undeclared_values_print_with_python_str():
     assert java_string(("k1", 1), None) == "('k1', 1)"
+
+
+def test_a_positional_row_returned_for_row_named_takes_the_types_names():
+    row = Types.ROW_NAMED(["shop", "n"], [Types.STRING(), Types.INT()]).coerce(Row("a", 1))
+    assert row.shop == "a" and row.n == 1
