@@ -27,6 +27,7 @@ writer given none creates its own. ``OutputFlusher.stop`` joins the thread: none
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -163,8 +164,9 @@ class RecordWriter:
         for record in records:
             emit(record)
 
-    def _emit_batch_keyed(self, records: list[Any]) -> None:
-        """``_emit_keyed`` inlined over a batch: no method call per record."""
+    def _emit_batch_keyed(self, records: Sequence[Any]) -> None:
+        """Key-group hashing over a batch: one dict lookup from key to the channel's pending
+        list per record, no method call per record."""
         key_selector, cache = self._key_selector, self._key_cache
         for record in records:
             key = key_selector(record)
@@ -186,17 +188,8 @@ class RecordWriter:
             self._write_batch(0)
 
     def _emit_keyed(self, record: Any) -> None:
-        """``emit`` for key-group hashing: one dict lookup from key to pending list."""
-        key = self._key_selector(record)
-        try:
-            pending = self._key_cache[key]
-        except KeyError:
-            pending = self._pending_for_new_key(key)
-        except TypeError:  # an unhashable key: hash it every time
-            pending = self._pending[self._channel_for_key(key)]
-        pending.append(record)
-        if len(pending) >= pending.limit:
-            self._write_batch(pending.channel)
+        """``emit`` for key-group hashing (the chain's hot path is ``emit_batch``)."""
+        self._emit_batch_keyed((record,))
 
     def _pending_for_new_key(self, key: Any) -> _Pending:
         cache = self._key_cache
