@@ -333,6 +333,7 @@ class SingleInputGate:
         self._enqueued: list[bool] = []  # guarded by _cond
         self._blocked: list[bool] = []  # task thread
         self._blocked_with_data: set[int] = set()  # guarded by _cond
+        self._priority: set[int] = set()  # queued at the head for a priority event; _cond
         self._num_finished = 0  # task thread
         self._requested = False  # task thread
         self._closed = False
@@ -389,6 +390,7 @@ class SingleInputGate:
                 self._queue.remove(channel)
             self._enqueued[index] = True
             if priority:
+                self._priority.add(index)
                 self._queue.appendleft(channel)
             else:
                 self._queue.append(channel)
@@ -408,22 +410,44 @@ class SingleInputGate:
         """The next buffer if one is ready now, else None."""
         return self._next(False, None)
 
+    def poll_priority(self) -> tuple[ChannelIndex, Buffer] | None:
+        """The priority event at the head of the queue, if one is there now (and its channel
+        is not blocked): a task whose output is full still takes unaligned barriers."""
+        with self._cond:
+            if self._closed:
+                raise InputGateClosedError(f"input gate {self.gate_index} is closed")
+            if not self._queue:
+                return None
+            channel = self._queue[0]
+            index = channel.channel_index
+            if index not in self._priority or self._blocked[index]:
+                return None
+            self._queue.popleft()
+            self._enqueued[index] = False
+            self._priority.discard(index)
+        return self._take(channel)
+
     def _next(self, blocking: bool, timeout_s: float | None) -> tuple[ChannelIndex, Buffer] | None:
         self.request_partitions()
         while True:
             channel = self._pop_channel(blocking, timeout_s)
             if channel is None:
                 return None
-            channel.check_error()
-            result = channel.get_next_buffer()
-            if result is None:
-                continue
-            if result.more_available:
-                self.notify_channel_non_empty(channel)
-            if is_end_of_partition(result.buffer):
-                channel.is_finished = True
-                self._num_finished += 1
-            return channel.channel_index, result.buffer
+            taken = self._take(channel)
+            if taken is not None:
+                return taken
+
+    def _take(self, channel: InputChannel) -> tuple[ChannelIndex, Buffer] | None:
+        channel.check_error()
+        result = channel.get_next_buffer()
+        if result is None:
+            return None
+        if result.more_available:
+            self.notify_channel_non_empty(channel)
+        if is_end_of_partition(result.buffer):
+            channel.is_finished = True
+            self._num_finished += 1
+        return channel.channel_index, result.buffer
 
     def _pop_channel(self, blocking: bool, timeout_s: float | None) -> InputChannel | None:
         with self._cond:
@@ -434,6 +458,7 @@ class SingleInputGate:
                     channel = self._queue.popleft()
                     index = channel.channel_index
                     self._enqueued[index] = False
+                    self._priority.discard(index)
                     if self._blocked[index] and not channel.has_error:
                         self._blocked_with_data.add(index)
                         continue
@@ -539,6 +564,13 @@ class UnionInputGate:
             found = self.gates[position].poll_next()
             if found is not None:
                 self._next_gate = (position + 1) % count
+                return ChannelIndex(self._offsets[position] + found[0]), found[1]
+        return None
+
+    def poll_priority(self) -> tuple[ChannelIndex, Buffer] | None:
+        for position, gate in enumerate(self.gates):
+            found = gate.poll_priority()
+            if found is not None:
                 return ChannelIndex(self._offsets[position] + found[0]), found[1]
         return None
 

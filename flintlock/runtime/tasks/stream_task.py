@@ -59,7 +59,7 @@ from flintlock.runtime.checkpoint.barriers import (
 )
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, RecoveredInput
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
-from flintlock.runtime.network.buffer import BufferPoolDestroyedError, DataType
+from flintlock.runtime.network.buffer import BufferPoolDestroyedError, DataType, LocalBufferPool
 from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.gate import SingleInputGate, UnionInputGate
 from flintlock.runtime.network.partition import ResultPartition
@@ -364,20 +364,25 @@ class StreamTask:
     def _wait_for_output(self) -> bool:
         """Backpressure without blocking inside a batch (Flink's output availability): if an
         output pool has no free buffer, restart the batch at one record and wait for mail or a
-        free buffer,
-        so checkpoint triggers are not held up behind a full output. True if it waited."""
+        free buffer, so checkpoint triggers and unaligned barriers are not held up behind a
+        full output. True if it waited."""
+        pool = self._exhausted_output()
+        if pool is None:
+            return False
+        self._batch.size = 1  # grows back by doubling once batches are quick again
+        try:
+            pool.add_availability_listener(self.mailbox.signal_input)
+        except BufferPoolDestroyedError:
+            return False
+        self.mailbox.wait(IDLE_POLL_S)
+        return True
+
+    def _exhausted_output(self) -> LocalBufferPool | None:
         for partition in self.io.partitions:
             pool = partition.buffer_pool
-            if pool.is_destroyed or pool.num_available:
-                continue
-            self._batch.size = 1  # grows back by doubling once batches are quick again
-            try:
-                pool.add_availability_listener(self.mailbox.signal_input)
-            except BufferPoolDestroyedError:
-                return False
-            self.mailbox.wait(IDLE_POLL_S)
-            return True
-        return False
+            if not pool.is_destroyed and not pool.num_available:
+                return pool
+        return None
 
     def _may_finish_source(self) -> bool:
         if not self.spec.checkpointing.enabled:
@@ -458,7 +463,13 @@ class StreamTask:
                     return
                 self.mailbox.wait(None)
                 continue
-            item = poll()
+            if self._exhausted_output() is not None:
+                item = self._gate.poll_priority()
+                if item is None:
+                    self._wait_for_output()
+                    continue
+            else:
+                item = poll()
             if item is None:
                 self.mailbox.wait(IDLE_POLL_S)
                 continue
