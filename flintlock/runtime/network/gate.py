@@ -385,7 +385,10 @@ class SingleInputGate:
             if self._closed:
                 return
             if self._enqueued[index]:
-                if not priority or self._queue[0] is channel:
+                if not priority:
+                    return
+                if self._queue[0] is channel:
+                    self._priority.add(index)
                     return
                 self._queue.remove(channel)
             self._enqueued[index] = True

@@ -182,3 +182,27 @@ def test_priority_barrier_moves_its_channel_to_the_head_of_the_gate() -> None:
     item = gate.poll_next()
     assert item is not None and item[0] == 1
     assert item[1].data_type is DataType.PRIORITY_EVENT_BUFFER
+
+
+def test_poll_priority_takes_only_a_priority_event_at_the_head() -> None:
+    from flintlock.runtime.network.partition import ResultPartitionManager
+
+    from .test_partition_support import local_gate
+
+    network = NetworkBufferPool(32, 64)
+    manager = ResultPartitionManager()
+    partition = make_partition(network, n=1)
+    manager.register(partition)
+    gate = local_gate(manager, [partition.partition_id], 0)
+    gate.request_partitions()
+    partition.add_buffer(0, data_buffer(partition, 0, b"data"))
+    assert gate.poll_priority() is None  # data is there, but no priority event
+    partition.broadcast_event(unaligned(1))
+    gate.block_channel(0)
+    assert gate.poll_priority() is None  # a blocked channel keeps even its priority events
+    gate.resume_channel(0)
+    item = gate.poll_priority()
+    assert item is not None and item[1].data_type is DataType.PRIORITY_EVENT_BUFFER
+    assert gate.poll_priority() is None
+    rest = gate.poll_next()
+    assert rest is not None and bytes(rest[1].view()) == b"data"
