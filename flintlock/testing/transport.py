@@ -27,11 +27,7 @@ from typing import Any
 
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
-from flintlock.common.ids import ChannelIndex, ResultPartitionId
 from flintlock.common.options.network import (
-    BUFFERS_PER_CHANNEL,
-    REQUEST_BACKOFF_INITIAL,
-    REQUEST_BACKOFF_MAX,
     WRITE_HIGH_WATER_MARK,
     WRITE_LOW_WATER_MARK,
 )
@@ -39,13 +35,16 @@ from flintlock.runtime.auth import AuthenticationError, AuthFailure
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.client import ClientHandler
 from flintlock.runtime.network.connection import ConnectionHandler
-from flintlock.runtime.network.gate import SingleInputGate
 from flintlock.runtime.network.io_thread import IOThread
 from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.protocol import BufferResponse, Message, PayloadAllocator
-from flintlock.runtime.network.remote_channel import DataAddress, RemoteInputChannel
+from flintlock.runtime.network.remote_channel import DataAddress
 from flintlock.runtime.network.server import ServerHandler
-from flintlock.runtime.network.transport import ConnectFailedError, TransportClosedError
+from flintlock.runtime.network.transport import (
+    ConnectFailedError,
+    RemoteChannelFactory,
+    TransportClosedError,
+)
 
 Completion = Callable[[], None]
 _FRAME_OVERHEAD = 32  # roughly what a frame header would cost, so control messages count
@@ -176,7 +175,7 @@ class MemoryWire:
             self.handler.on_closed(cause)
 
 
-class InMemoryTransport:
+class InMemoryTransport(RemoteChannelFactory):
     """A TaskManager's transport over an ``InMemoryNetwork`` (same interface as TcpTransport)."""
 
     def __init__(
@@ -200,16 +199,6 @@ class InMemoryTransport:
         self.address = self._network.register(self)
         self.io.start()
         return self
-
-    def create_remote_channel(
-        self, gate: SingleInputGate, channel_index: ChannelIndex,
-        partition_id: ResultPartitionId, subpartition_index: int, producer_address: DataAddress,
-    ) -> RemoteInputChannel:
-        return RemoteInputChannel(
-            gate, channel_index, partition_id, subpartition_index, self, producer_address,
-            self.network_pool, self.config.get(BUFFERS_PER_CHANNEL),
-            self.config.get(REQUEST_BACKOFF_INITIAL), self.config.get(REQUEST_BACKOFF_MAX),
-        )
 
     def client_for(self, address: DataAddress) -> ClientHandler:
         with self._lock:

@@ -101,7 +101,29 @@ class TransportStatistics:
     rejected_connections: int
 
 
-class TcpTransport:
+class RemoteChannelFactory:
+    """``create_remote_channel`` for a transport with ``config``, ``network_pool`` and
+    ``client_for`` (shared by the TCP and the in-memory transport)."""
+
+    config: Configuration
+    network_pool: NetworkBufferPool
+    io: IOThread
+
+    def client_for(self, address: DataAddress) -> ClientHandler:
+        raise NotImplementedError
+
+    def create_remote_channel(
+        self, gate: SingleInputGate, channel_index: ChannelIndex,
+        partition_id: ResultPartitionId, subpartition_index: int, producer_address: DataAddress,
+    ) -> RemoteInputChannel:
+        return RemoteInputChannel(
+            gate, channel_index, partition_id, subpartition_index, self, producer_address,
+            self.network_pool, self.config.get(BUFFERS_PER_CHANNEL),
+            self.config.get(REQUEST_BACKOFF_INITIAL), self.config.get(REQUEST_BACKOFF_MAX),
+        )
+
+
+class TcpTransport(RemoteChannelFactory):
     """A TaskManager's data server and client connections over TCP."""
 
     def __init__(
@@ -141,16 +163,6 @@ class TcpTransport:
         return self
 
     # -- consumer side (any thread) -----------------------------------------------------------
-
-    def create_remote_channel(
-        self, gate: SingleInputGate, channel_index: ChannelIndex,
-        partition_id: ResultPartitionId, subpartition_index: int, producer_address: DataAddress,
-    ) -> RemoteInputChannel:
-        return RemoteInputChannel(
-            gate, channel_index, partition_id, subpartition_index, self, producer_address,
-            self.network_pool, self.config.get(BUFFERS_PER_CHANNEL),
-            self.config.get(REQUEST_BACKOFF_INITIAL), self.config.get(REQUEST_BACKOFF_MAX),
-        )
 
     def client_for(self, address: DataAddress) -> ClientHandler:
         """The connection to ``address``, opened and authenticated on first use (blocking)."""
