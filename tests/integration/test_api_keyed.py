@@ -196,7 +196,7 @@ def test_keyed_process_function_timers_fire_per_key(executor, tmp_path):
     out = list(elements.union(end).key_by(lambda r: r[0]).process(TimerPerKey())
                .execute_and_collect())
     assert sorted(r for r in out if r[0] == "element") == sorted(
-        ("element", k, n, None) for k, n in data)
+        ("element", k, n, -(2**63)) for k, n in data)  # no timestamp: Long.MIN_VALUE
     assert sorted(r for r in out if r[0] == "timer") == [
         ("timer", k, True, True, True) for k in ["a", "b", "c"]]
     assert sorted(FIRED) == ["a", "b", "c"]
