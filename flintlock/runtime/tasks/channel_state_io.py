@@ -9,8 +9,10 @@ Design note — which buffer ends up where. Take an unaligned checkpoint n of a 
   consumed after it, so they are copied into the *output* channel state (indexed by a global
   subpartition number: the partition's offset in the task's partition list plus the
   subpartition index) and still delivered as usual.
-* Input side, per channel c, in replay order: (1) the bytes c's deserializer holds at the
-  trigger (the first part of a chunk spanning buffers); (2) the buffers the handler marks
+* Input side, per channel c, in replay order: (1) the bytes c still holds at the trigger:
+  the records of its current buffer not yet processed when a priority barrier was taken
+  mid-buffer (re-serialised), then the first part of a chunk spanning buffers that its
+  deserializer holds; (2) the buffers the handler marks
   ``PersistInflight`` — consumed after the trigger, before c's barrier; (3) for a remote
   channel whose queue a priority barrier jumped, the buffers queued ahead of it at its
   arrival (``InputChannel.take_overtaken``). A local channel's queue is the producer's
@@ -37,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, ChannelStateWriter
@@ -65,6 +68,13 @@ class CheckpointableDeserializer(RecordDeserializer):
         if partial is None:
             return b""
         return CHUNK_HEADER.pack(len(partial)) + bytes(partial[: self._filled])
+
+    def encode(self, records: list[Any]) -> bytes:
+        """``records`` as one chunk this deserializer (or a fresh one) reads back."""
+        if not records:
+            return b""
+        data = bytes(self._serializer.dumps(records))
+        return CHUNK_HEADER.pack(len(data)) + data
 
 
 @dataclass(slots=True)

@@ -245,6 +245,8 @@ class StreamTask:
         self._restored_channels: ChannelStateSnapshot | None = None
         self._alignment_timer: threading.Timer | None = None
         self._alignment_deadline: float | None = None
+        self._remainder: tuple[int, list[Any], int] | None = None
+        """While a priority event is handled mid-buffer: (channel, records, first unprocessed)."""
 
     # -- other threads -------------------------------------------------------------------
 
@@ -473,13 +475,15 @@ class StreamTask:
             if item is None:
                 self.mailbox.wait(IDLE_POLL_S)
                 continue
-            channel, buffer = item
-            if buffer.data_type is DataType.DATA_BUFFER:
-                self._on_data(channel, buffer)
-            else:
-                event = decode_event(buffer)
-                buffer.recycle()
-                self._on_event(channel, event)
+            self._dispatch(*item)
+
+    def _dispatch(self, channel: int, buffer: Any) -> None:
+        if buffer.data_type is DataType.DATA_BUFFER:
+            self._on_data(channel, buffer)
+        else:
+            event = decode_event(buffer)
+            buffer.recycle()
+            self._on_event(channel, event)
 
     def _on_data(self, channel: int, buffer: Any) -> None:
         try:
@@ -490,11 +494,15 @@ class StreamTask:
         finally:
             buffer.recycle()
         if records:
-            self._process_sliced(self._process[self._channel_input[channel]], records)
+            self._process_sliced(self._process[self._channel_input[channel]], records, channel)
 
-    def _process_sliced(self, process: Callable[[list[Any]], None], records: list[Any]) -> None:
+    def _process_sliced(
+        self, process: Callable[[list[Any]], None], records: list[Any], channel: int = -1,
+    ) -> None:
         """Hands ``records`` to the chain in slices of the adaptive batch size, running mail
-        between slices (a buffer of small records can hold thousands)."""
+        between slices (a buffer of small records can hold thousands); with the ``channel``
+        they came from, priority events (unaligned barriers) are taken between slices too,
+        the records still to process counting as that channel's in-flight data."""
         size = self._batch.size
         if len(records) <= size:
             started = time.perf_counter()
@@ -507,6 +515,19 @@ class StreamTask:
             self._batch.observe(time.perf_counter() - began)
             if self.mailbox.has_mail():
                 self._run_mail()
+            if channel >= 0 and start + size < len(records):
+                self._take_priority_events(channel, records, start + size)
+
+    def _take_priority_events(self, channel: int, records: list[Any], position: int) -> None:
+        """Unaligned barriers waiting in the gate, handled in the middle of a buffer: a
+        checkpoint they trigger stores ``records[position:]`` as ``channel``'s first
+        in-flight data (Flink snapshots the unconsumed part of the current buffer)."""
+        while (item := self._gate.poll_priority()) is not None:
+            self._remainder = (channel, records, position)
+            try:
+                self._dispatch(*item)
+            finally:
+                self._remainder = None
 
     def _on_event(self, channel: int, event: object) -> None:
         index = ChannelIndex(channel)
@@ -620,9 +641,15 @@ class StreamTask:
             submit(self._capture.finish(checkpoint_id))
 
     def _leftovers(self) -> dict[int, bytes]:
-        """Each input channel's bytes of a chunk begun but not finished."""
+        """Each input channel's unprocessed bytes at a trigger: the rest of the buffer being
+        processed (re-serialised), then the chunk its deserializer has begun."""
         deserializers = getattr(self, "_deserializers", ())
-        return {ch: d.leftover() for ch, d in enumerate(deserializers) if d.has_partial_chunk}
+        found = {ch: d.leftover() for ch, d in enumerate(deserializers) if d.has_partial_chunk}
+        if self._remainder is not None:
+            channel, records, position = self._remainder
+            rest = deserializers[channel].encode(records[position:])
+            found[channel] = rest + found.get(channel, b"")
+        return found
 
     def _write_snapshot(
         self, checkpoint_id: int, parts: dict[str, OperatorSnapshotInProgress],

@@ -175,3 +175,21 @@ def test_overtaken_output_is_numbered_across_partitions_and_reemitted_in_place()
     got = [(i, bytes(item.buffer.view())) for i, view in enumerate(views)
            if (item := view.poll_next()) is not None]
     assert got == [(1, b"a1"), (2, b"b0")]
+
+
+def test_unprocessed_rest_of_a_buffer_then_the_leftover_replays_in_order() -> None:
+    """A priority barrier taken mid-buffer: the records not yet processed are re-encoded
+    ahead of the chunk the deserializer has begun; replay yields both, in order."""
+    first = chunks(list(range(10)), 4096)[0]
+    second = chunks(["tail", "end"], 4096)[0]
+    stream = first + second
+    cut = len(first) + 12  # the second chunk begins in the first buffer
+    live = CheckpointableDeserializer()
+    records = live.deserialize(stream[:cut])
+    assert records == list(range(10)) and live.has_partial_chunk
+    processed = 3
+    saved = live.encode(records[processed:]) + live.leftover()
+    restored = CheckpointableDeserializer()
+    replayed = restored.deserialize(saved) + restored.deserialize(stream[cut:])
+    assert replayed == [*range(3, 10), "tail", "end"]
+    assert live.encode([]) == b""
