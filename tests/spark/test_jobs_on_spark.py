@@ -144,11 +144,20 @@ def test_a_job_that_needs_more_slots_than_spark_has_fails_fast(tmp_path):
 def test_the_jobs_own_modules_travel_to_the_task_managers(tmp_path, monkeypatch):
     """child-first (the default): a helper module only the driver can import still runs in
     the TaskManagers, shipped by value inside the job graph."""
-    helper = "def shout(word):\n    return word.upper() + '!'\n"
+    helper = (
+        "import dataclasses\n"
+        "@dataclasses.dataclass\n"
+        "class Shout:\n"
+        "    word: str\n"
+        "def shout(word):\n"
+        "    return Shout(word.upper() + '!')\n"
+    )
     (tmp_path / "driver_only_helpers.py").write_text(helper)
     monkeypatch.syspath_prepend(str(tmp_path))
     import driver_only_helpers
 
     env = _env(tmp_path)
-    shouted = env.from_collection(["a", "b"]).map(driver_only_helpers.shout)
-    assert sorted(shouted.execute_and_collect("shipped")) == ["A!", "B!"]
+    shouted = (env.from_collection(["a", "b", "c", "d"]).map(driver_only_helpers.shout)
+               .key_by(lambda s: s.word)  # instances of Shout cross TaskManagers
+               .map(lambda s: s.word))
+    assert sorted(shouted.execute_and_collect("shipped")) == ["A!", "B!", "C!", "D!"]

@@ -30,6 +30,8 @@ import struct
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import cloudpickle
+
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.network.buffer import Buffer
 
@@ -55,7 +57,12 @@ class BatchSerializer(Protocol):
 
 
 class PickleBatchSerializer:
-    """The default: any picklable record, one ``pickle`` call per batch."""
+    """The default: any picklable record, one ``pickle`` call per batch.
+
+    A record whose class exists only in the job's code — defined in the job's script, or in a
+    module shipped by value — cannot be pickled by reference inside a TaskManager (the class
+    is not importable there). Such a batch is pickled with cloudpickle instead, which carries
+    the class by value; ``loads`` reads both (cloudpickle writes standard pickle streams)."""
 
     __slots__ = ("protocol",)
 
@@ -63,7 +70,10 @@ class PickleBatchSerializer:
         self.protocol = protocol
 
     def dumps(self, records: list[Any]) -> bytes:
-        return pickle.dumps(records, self.protocol)
+        try:
+            return pickle.dumps(records, self.protocol)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            return bytes(cloudpickle.dumps(records, self.protocol))
 
     def loads(self, data: memoryview | bytes | bytearray) -> list[Any]:
         records = pickle.loads(data)
