@@ -6,6 +6,7 @@ restart from a checkpoint.
 
 import glob
 import os
+import threading
 import time
 
 import pytest
@@ -17,6 +18,7 @@ from flintlock.datastream import (
     CheckpointingMode,
     EmbeddedRocksDBStateBackend,
     HashMapStateBackend,
+    KeyedProcessFunction,
     MapFunction,
     StreamExecutionEnvironment,
 )
@@ -288,3 +290,63 @@ def test_keyed_state_survives_a_restart_exactly_once(executor, tmp_path, backend
         values = [x for x in range(n) if x % 5 == key]
         expected += [(key, i + 1, i + 1, sum(values[:i + 1])) for i in range(len(values))]
     assert sorted(out) == sorted(expected)
+
+
+FIRED: list = []
+FIRED_LOCK = threading.Lock()
+
+
+class TimerLater(KeyedProcessFunction):
+    """Registers one processing-time timer per element, 1.5 s ahead; ``on_timer`` emits the
+    key and notes (attempt, key)."""
+
+    def open(self, runtime_context):
+        self.attempt = runtime_context.get_attempt_number()
+
+    def process_element(self, value, ctx):
+        if value[0] != "tick":
+            service = ctx.timer_service()
+            service.register_processing_time_timer(service.current_processing_time() + 1500)
+
+    def on_timer(self, timestamp, ctx):
+        with FIRED_LOCK:
+            FIRED.append((self.attempt, ctx.get_current_key()))
+        yield ("fired", ctx.get_current_key())
+
+
+class TicksUntilTimersFired(MapFunction):
+    """Keeps the input open: 2 ms a tick; raises once after a checkpoint completed; after
+    the restart, ticks on until ``count`` timers fired in a later attempt (bounded)."""
+
+    def __init__(self, marker, pattern, count):
+        self.marker = str(marker)
+        self.pattern = str(pattern)
+        self.count = count
+
+    def map(self, value):
+        if not os.path.exists(self.marker):
+            time.sleep(0.002)
+            if glob.glob(self.pattern):
+                open(self.marker, "w").close()
+                raise RuntimeError("injected failure")
+        else:
+            with FIRED_LOCK:
+                fired = sum(1 for attempt, _ in FIRED if attempt > 0)
+            if fired < self.count:
+                time.sleep(0.002)
+        return ("tick", value)
+
+
+def test_processing_time_timers_survive_a_restart(executor, tmp_path):
+    FIRED.clear()
+    env = _env(tmp_path)
+    env.enable_checkpointing(20)
+    marker = tmp_path / "crashed"
+    pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
+    elements = env.from_collection([("a", 1), ("b", 2)])
+    ticks = env.from_collection(list(range(15_000))).map(
+        TicksUntilTimersFired(marker, pattern, 2)).set_parallelism(1)
+    out = list(elements.union(ticks).key_by(lambda r: r[0]).process(TimerLater())
+               .execute_and_collect())
+    assert marker.exists(), "the failure was never injected"
+    assert sorted(out) == [("fired", "a"), ("fired", "b")]
