@@ -73,6 +73,7 @@ class OptionType(enum.Enum):
     MEMORY = "memory size"
     ENUM = "enum"
     LIST = "list"
+    MAP = "map"
 
 
 def parse_duration_ms(raw: object) -> int:
@@ -136,6 +137,21 @@ def _parse_list(raw: object) -> list[str]:
     return [part.strip() for part in str(raw).split(";") if part.strip()]
 
 
+def _parse_map(raw: object) -> dict[str, str]:
+    """A dict, or Flink's text form ``key1:value1,key2:value2``."""
+    if isinstance(raw, Mapping):
+        return {str(key): str(value) for key, value in raw.items()}
+    entries: dict[str, str] = {}
+    for part in str(raw).split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition(":")
+        if not sep:
+            raise ValueError(f"not a key:value pair: {part!r}")
+        entries[key.strip()] = value.strip()
+    return entries
+
+
 _PARSERS: dict[OptionType, Callable[[object], Any]] = {
     OptionType.STRING: str,
     OptionType.INT: _parse_int,
@@ -144,6 +160,7 @@ _PARSERS: dict[OptionType, Callable[[object], Any]] = {
     OptionType.DURATION: parse_duration_ms,
     OptionType.MEMORY: parse_memory_bytes,
     OptionType.LIST: _parse_list,
+    OptionType.MAP: _parse_map,
 }
 
 
@@ -400,4 +417,6 @@ def _to_string(value: Any) -> str:
         return str(value.value)
     if isinstance(value, (list, tuple)):
         return ";".join(str(item) for item in value)
+    if isinstance(value, Mapping):
+        return ",".join(f"{key}:{item}" for key, item in value.items())
     return str(value)

@@ -50,6 +50,17 @@ class ExecutionConfig:
     def is_object_reuse_enabled(self) -> bool:
         return self._object_reuse
 
+    def set_global_job_parameters(self, global_job_parameters_dict: dict[str, str]
+                                  ) -> ExecutionConfig:
+        """Parameters every function reads with ``RuntimeContext.get_job_parameter``."""
+        self._configuration.set(execution.GLOBAL_JOB_PARAMETERS,
+                                {str(k): str(v) for k, v in global_job_parameters_dict.items()})
+        return self
+
+    def get_global_job_parameters(self) -> dict[str, str]:
+        parameters: dict[str, str] = self._configuration.get(execution.GLOBAL_JOB_PARAMETERS)
+        return dict(parameters)
+
     def __getattr__(self, name: str) -> Any:
         if name in _UNSUPPORTED:
             raise NotImplementedError(f"ExecutionConfig.{name}: {_UNSUPPORTED[name]} is not "
@@ -66,8 +77,6 @@ _UNSUPPORTED = {
     "get_task_cancellation_interval": "task cancellation settings",
     "set_task_cancellation_timeout": "task cancellation settings",
     "get_task_cancellation_timeout": "task cancellation settings",
-    "set_global_job_parameters": "global job parameters",
-    "get_global_job_parameters": "global job parameters",
     "set_restart_strategy": "restart strategies in code (use restart-strategy.* keys)",
     "get_restart_strategy": "restart strategies in code (use restart-strategy.* keys)",
     "set_execution_mode": "the DataSet execution mode",

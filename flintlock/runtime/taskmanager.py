@@ -36,6 +36,7 @@ from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId, JobId, SubtaskIndex
 from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import cluster as cluster_options
+from flintlock.common.options import execution as execution_options
 from flintlock.common.options import network as network_options
 from flintlock.graph.execution_graph import build_execution_graph
 from flintlock.graph.job_graph import JobGraph
@@ -217,7 +218,8 @@ class TaskManager:
                 restored=dict(deployment.restored.get(task_id, {})),
                 finished_on_restore=task_id in deployment.finished,
                 extra={"collect_send": self._send_collect,
-                       "batch": job_graph.runtime_mode == "batch"},
+                       "batch": job_graph.runtime_mode == "batch",
+                       "job_parameters": self.config.get(execution_options.GLOBAL_JOB_PARAMETERS)},
             )
             task = StreamTask(spec, io, _Callbacks(self, task_id), _Snapshots(self),
                               read_checkpoint_state, create_operator)

@@ -44,3 +44,8 @@ ALLOW_NON_RESTORED_STATE = ConfigOption(
     "Allow a restore that leaves state of operators the job no longer has unclaimed.",
     deprecated_keys=("execution.savepoint.ignore-unclaimed-state",),
 )
+GLOBAL_JOB_PARAMETERS: ConfigOption[dict[str, str]] = ConfigOption(
+    "pipeline.global-job-parameters", OptionType.MAP, {},
+    "Key/value parameters every function can read with RuntimeContext.get_job_parameter "
+    "(text form: key1:value1,key2:value2).",
+)

@@ -101,8 +101,9 @@ def test_execution_config_is_a_view_on_the_same_values(env: StreamExecutionEnvir
     assert env.get_config().get_max_parallelism() == 16
     env.get_config().enable_object_reuse()
     assert env.get_config().is_object_reuse_enabled()
-    with pytest.raises(NotImplementedError, match="global job parameters"):
-        env.get_config().set_global_job_parameters({"a": "b"})
+    env.get_config().set_global_job_parameters({"a": "b", "n": 1})
+    assert env.get_config().get_global_job_parameters() == {"a": "b", "n": "1"}
+    assert env._configuration.get_string("pipeline.global-job-parameters") == "a:b,n:1"
 
 
 def test_configure_applies_keys(env: StreamExecutionEnvironment) -> None:
