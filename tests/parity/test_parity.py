@@ -38,6 +38,9 @@ PROGRAMS = {
     "aggregations": True,
     "file_sink": True,
     "aggregating_state": True,
+    "keyed_functions": True,
+    "failing_job": True,
+    "job_client": False,
 }
 
 GAPS = {
