@@ -21,7 +21,7 @@ from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-N = 3000
+N = 2000
 KEYS = 5
 
 
