@@ -355,8 +355,13 @@ class JobManager:
         self, attempt: _Attempt, restored: Mapping[TaskId, Mapping[str, Any]]
     ) -> BaseException | None:
         heartbeat_timeout_ms = self.config.get(cluster_options.HEARTBEAT_TIMEOUT)
+        heartbeat_interval_ms = self.config.get(cluster_options.HEARTBEAT_INTERVAL)
         registration_ms = self.config.get(cluster_options.REGISTRATION_TIMEOUT)
+        last_beat_ms = self._clock.now_ms()
         while True:
+            if self._clock.now_ms() - last_beat_ms >= heartbeat_interval_ms:
+                last_beat_ms = self._clock.now_ms()
+                self._broadcast(msg.Heartbeat(attempt.number, -1))
             if self._cancel_requested:
                 return JobCancelledError(self.job_graph.name)
             if self._stop_requested:
