@@ -78,6 +78,9 @@ class CheckpointConfig:
         return self
 
     def get_checkpointing_mode(self) -> CheckpointingMode:
+        """As Flink: AT_LEAST_ONCE while checkpointing is disabled, else the configured mode."""
+        if not self.is_checkpointing_enabled():
+            return CheckpointingMode.AT_LEAST_ONCE
         return CheckpointingMode.from_config(self._configuration.get(options.MODE))
 
     def set_checkpointing_mode(self, checkpointing_mode: CheckpointingMode) -> CheckpointConfig:
@@ -156,7 +159,10 @@ class CheckpointConfig:
     # -- unaligned checkpoints -----------------------------------------------------------
 
     def is_unaligned_checkpoints_enabled(self) -> bool:
-        return self._configuration.get(options.UNALIGNED)
+        """As Flink: unaligned checkpoints exist only in exactly-once mode."""
+        if self.get_checkpointing_mode() is not CheckpointingMode.EXACTLY_ONCE:
+            return False
+        return bool(self._configuration.get(options.UNALIGNED))
 
     def enable_unaligned_checkpoints(self, enabled: bool = True) -> CheckpointConfig:
         self._configuration.set(options.UNALIGNED, bool(enabled))

@@ -254,7 +254,11 @@ class StreamExecutionEnvironment:
         return self
 
     def get_default_savepoint_directory(self) -> str | None:
-        return self._configuration.get(checkpoint_options.SAVEPOINT_DIR)
+        """As PyFlink shows it (Java's Path): ``file:///tmp/x`` reads back as ``file:/tmp/x``."""
+        directory: str | None = self._configuration.get(checkpoint_options.SAVEPOINT_DIR)
+        if directory is not None and directory.startswith("file:///"):
+            return "file:/" + directory[len("file:///"):]
+        return directory
 
     # -- sources ----------------------------------------------------------------------------
 

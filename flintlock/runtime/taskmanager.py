@@ -427,9 +427,12 @@ class _Snapshots:
 def _checkpointing_settings(config: Configuration) -> CheckpointingSettings:
     interval = config.get(cp_options.INTERVAL)
     timeout = config.get(cp_options.ALIGNED_TIMEOUT)
+    mode = CheckpointingMode.from_config(config.get(cp_options.MODE))
+    enabled = interval > 0
+    # As Flink: unaligned checkpoints exist only for exactly-once checkpointing.
+    unaligned = enabled and mode is CheckpointingMode.EXACTLY_ONCE and config.get(
+        cp_options.UNALIGNED)
     return CheckpointingSettings(
-        enabled=interval > 0,
-        mode=CheckpointingMode.from_config(config.get(cp_options.MODE)),
-        unaligned=config.get(cp_options.UNALIGNED),
-        aligned_timeout_ms=timeout if timeout > 0 else None,
+        enabled=enabled, mode=mode, unaligned=unaligned,
+        aligned_timeout_ms=timeout if timeout > 0 and unaligned else None,
     )

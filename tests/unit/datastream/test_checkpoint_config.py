@@ -28,9 +28,20 @@ def test_disabled_by_default(env: StreamExecutionEnvironment) -> None:
     config = env.get_checkpoint_config()
     assert not config.is_checkpointing_enabled()
     assert config.get_checkpoint_interval() == -1
-    assert config.get_checkpointing_mode() is CheckpointingMode.EXACTLY_ONCE
+    # as real PyFlink reports it (tests/parity/expected/environment_settings.txt)
+    assert config.get_checkpointing_mode() is CheckpointingMode.AT_LEAST_ONCE
     assert not config.is_unaligned_checkpoints_enabled()
     assert not config.is_externalized_checkpoints_enabled()
+
+
+def test_unaligned_counts_only_for_exactly_once(env: StreamExecutionEnvironment) -> None:
+    config = env.get_checkpoint_config()
+    config.enable_unaligned_checkpoints()
+    assert not config.is_unaligned_checkpoints_enabled()  # checkpointing is off
+    env.enable_checkpointing(100, CheckpointingMode.AT_LEAST_ONCE)
+    assert not config.is_unaligned_checkpoints_enabled()
+    config.set_checkpointing_mode(CheckpointingMode.EXACTLY_ONCE)
+    assert config.is_unaligned_checkpoints_enabled()
 
 
 def test_enable_checkpointing_writes_interval_and_mode(env: StreamExecutionEnvironment) -> None:
