@@ -31,6 +31,7 @@ import datetime
 import decimal
 import enum
 import operator
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -150,8 +151,22 @@ class BasicTypeInfo(TypeInformation):
             return _int_predicate(_INT_BITS[kind])
         return super()._compile()
 
+    def need_conversion(self) -> bool:
+        return self.basic_type is BasicType.FLOAT
+
+    def coerce(self, value: Any) -> Any:
+        """A FLOAT is a Java float in PyFlink: a value comes back rounded to 32 bits
+        (``0.1`` → ``0.10000000149011612``)."""
+        if self.basic_type is BasicType.FLOAT and type(value) is float:
+            return _unpack_float32(_pack_float32(value))[0]
+        return value
+
     def __repr__(self) -> str:
         return f"Types.{self.basic_type.name}()"
+
+
+_float32 = struct.Struct("<f")
+_pack_float32, _unpack_float32 = _float32.pack, _float32.unpack
 
 
 class SqlTimeType(enum.Enum):

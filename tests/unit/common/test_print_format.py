@@ -27,3 +27,8 @@ def test_undeclared_values_print_with_python_str():
 def test_a_positional_row_returned_for_row_named_takes_the_types_names():
     row = Types.ROW_NAMED(["shop", "n"], [Types.STRING(), Types.INT()]).coerce(Row("a", 1))
     assert row.shop == "a" and row.n == 1
+
+
+def test_a_float_output_is_rounded_to_32_bits_as_pyflink_does():
+    assert Types.FLOAT().coerce(0.1) == 0.10000000149011612
+    assert Types.DOUBLE().coerce(0.1) == 0.1
