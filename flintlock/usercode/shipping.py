@@ -81,11 +81,11 @@ def job_modules(config: Configuration) -> list[ModuleType]:
 def shipped_by_value(config: Configuration) -> Iterator[list[ModuleType]]:
     """Registers the job modules for pickling by value inside the block (see above)."""
     registered = []
+    already = set(cloudpickle.list_registry_pickle_by_value())
     for module in job_modules(config):
-        try:
-            cloudpickle.register_pickle_by_value(module)
-        except ValueError:  # already registered (e.g. by the user): leave it as it is
+        if module.__name__ in already:  # registered by the user: theirs to unregister
             continue
+        cloudpickle.register_pickle_by_value(module)
         registered.append(module)
     try:
         yield registered

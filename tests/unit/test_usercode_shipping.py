@@ -65,3 +65,16 @@ def test_registration_ends_with_the_block():
         assert all(m in job_modules(config) for m in registered)
     with pytest.raises(ValueError):  # no longer registered
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def test_a_module_the_user_registered_stays_registered():
+    import cloudpickle
+
+    module = sys.modules[__name__]
+    cloudpickle.register_pickle_by_value(module)
+    try:
+        with shipped_by_value(Configuration()) as registered:
+            assert module not in registered
+        assert module.__name__ in cloudpickle.list_registry_pickle_by_value()
+    finally:
+        cloudpickle.unregister_pickle_by_value(module)
