@@ -39,6 +39,7 @@ from flintlock.runtime.network.serialization import (
     BatchSerializer,
     BatchSizer,
     PickleBatchSerializer,
+    RecordTooLargeError,
     write_chunk,
 )
 
@@ -256,11 +257,18 @@ class RecordWriter:
         batch = pending[:count]
         del pending[:count]
         data = self._serializer.dumps(batch)
-        current = write_chunk(
-            data, self._current[channel],
-            lambda: self._request_buffer_locked(channel),
-            lambda full: self._emit_buffer_locked(channel, full),
-        )
+        # write_chunk may hand the current buffer on and then fail to get the next one (the
+        # pool is destroyed on cancel): the writer must not hold a buffer it gave away.
+        current, self._current[channel] = self._current[channel], None
+        try:
+            current = write_chunk(
+                data, current,
+                lambda: self._request_buffer_locked(channel),
+                lambda full: self._emit_buffer_locked(channel, full),
+            )
+        except RecordTooLargeError:  # raised before any buffer was touched
+            self._current[channel] = current
+            raise
         self._current[channel] = current
         self._sizer.observe(count, memoryview(data).nbytes)
         self._records_out += count

@@ -30,3 +30,27 @@ def test_a_batch_plain_pickle_cannot_handle_goes_by_value():
 def test_ordinary_batches_stay_plain_pickle():
     data = PickleBatchSerializer().dumps([(1, "a"), {"k": [1.5]}])
     assert data == pickle.dumps([(1, "a"), {"k": [1.5]}], 5)
+
+
+def test_a_writer_whose_pool_is_destroyed_mid_batch_never_recycles_a_buffer_twice():
+    import pytest
+
+    from flintlock.common.ids import IntermediateDataSetId, ResultPartitionId, SubtaskIndex
+    from flintlock.runtime.network.buffer import NetworkBufferPool
+    from flintlock.runtime.network.channel_selector import ForwardSelector
+    from flintlock.runtime.network.partition import ResultPartition, ResultPartitionType
+    from flintlock.runtime.network.writer import RecordWriter
+
+    network = NetworkBufferPool(8, 4096)
+    partition = ResultPartition(
+        ResultPartitionId(IntermediateDataSetId("ds"), SubtaskIndex(0)),
+        ResultPartitionType.PIPELINED_BOUNDED, 1, network.create_buffer_pool(1, 2))
+    writer = RecordWriter(partition, ForwardSelector(), buffer_timeout_ms=-1)
+    writer.emit_batch([b"x" * 1000])
+    writer.flush_all()
+    writer.emit_batch([b"x" * 1000] * 4)
+    partition.fail(RuntimeError("cancelled"))  # destroys the pool
+    with pytest.raises(Exception):  # noqa: B017 - whichever typed error the pool raises
+        writer.emit_batch([b"y" * 3000] * 8)
+        writer.flush_all()
+    writer.close(flush=False)  # closing must then not recycle a buffer twice
