@@ -105,6 +105,16 @@ def decode_event(buffer: Buffer | memoryview | bytes) -> object:
     raise UnknownEventTagError(tag)
 
 
+def barrier_id(buffer: Buffer) -> int | None:
+    """The checkpoint id if ``buffer`` holds a checkpoint barrier, else None (reads the tag
+    and the id only)."""
+    if buffer.data_type is DataType.DATA_BUFFER or buffer.size != _BARRIER.size:
+        return None
+    if buffer.segment[0] != TAG_BARRIER:
+        return None
+    return int(_BARRIER.unpack_from(buffer.segment, 0)[1])
+
+
 def is_end_of_partition(buffer: Buffer) -> bool:
     """Whether ``buffer`` holds the end-of-partition event (looks at the tag byte only)."""
     return (

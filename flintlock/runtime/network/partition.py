@@ -237,6 +237,30 @@ class ResultPartition:
         if priority and isinstance(event, CheckpointBarrier):
             self._overtaken[event.checkpoint_id] = overtaken
 
+    def convert_barrier_to_priority(
+        self, barrier: CheckpointBarrier
+    ) -> dict[int, tuple[bytes, ...]]:
+        """Alignment timed out: the aligned barrier of ``barrier.checkpoint_id`` still queued
+        in a subpartition is replaced by ``barrier`` (a priority one) at its head. Returns, per
+        converted subpartition, copies of the data buffers it then overtook."""
+        data = bytearray(event_bytes(barrier))
+        data_type = event_data_type(barrier)
+        converted: dict[int, tuple[bytes, ...]] = {}
+        for index, subpartition in enumerate(self._subpartitions):
+            if isinstance(subpartition, PipelinedSubpartition):
+                copies = subpartition.convert_to_priority(
+                    barrier.checkpoint_id, unpooled_buffer(data, data_type))
+                if copies is not None:
+                    converted[index] = copies
+        return converted
+
+    def has_queued_barrier(self, checkpoint_id: int) -> bool:
+        """Whether some subpartition still queues the barrier of ``checkpoint_id``."""
+        return any(
+            isinstance(sub, PipelinedSubpartition) and sub.has_queued_barrier(checkpoint_id)
+            for sub in self._subpartitions
+        )
+
     def take_overtaken(self, checkpoint_id: int) -> dict[int, tuple[bytes, ...]]:
         """Copies of the data buffers the priority barrier of ``checkpoint_id`` overtook, by
         subpartition, in queue order (forgotten once taken; older ones are dropped too)."""

@@ -13,6 +13,9 @@ Invariants of a pipelined subpartition:
   producing task stores them as output channel state of the barrier's checkpoint. They are
   still delivered as usual, after the barrier. Copies are taken under the lock, so a buffer
   is either overtaken (and copied) or already handed to the consumer, never both.
+* An aligned barrier still queued can be converted into a priority one
+  (``convert_to_priority``, alternating checkpoints whose alignment timed out): it moves to
+  the head, and copies of the data buffers it then overtook are returned the same way.
 * ``backlog`` counts the data buffers queued (events are not backlog: they need no credit).
 * The listener is told ``notify_data_available`` when the queue goes from empty to non-empty
   and on release or failure; when a priority event arrives it is told
@@ -36,6 +39,7 @@ from typing import Protocol
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ResultPartitionId
 from flintlock.runtime.network.buffer import Buffer, DataType
+from flintlock.runtime.network.events import barrier_id
 
 
 class PartitionNotFoundError(FlintlockError):
@@ -148,6 +152,43 @@ class PipelinedSubpartition:
             else:
                 notify.notify_data_available()
         return overtaken
+
+    def convert_to_priority(self, checkpoint_id: int, priority: Buffer) -> tuple[bytes, ...] | None:
+        """If the barrier of ``checkpoint_id`` is still queued, replace it with ``priority``
+        at the head and return copies of the data buffers ahead of it; else None (it was
+        sent already) and ``priority`` is recycled."""
+        with self._lock:
+            position = self._queued_barrier_locked(checkpoint_id)
+            if position is None or self._released:
+                notify = None
+                overtaken = None
+            else:
+                ahead = list(self._queue)[self._num_priority:position]
+                overtaken = tuple(
+                    bytes(b.view()) for b in ahead if b.data_type is DataType.DATA_BUFFER
+                )
+                old = self._queue[position]
+                del self._queue[position]
+                self._queue.insert(self._num_priority, priority)
+                self._num_priority += 1
+                notify = self._listener
+        if overtaken is None:
+            priority.recycle()
+            return None
+        old.recycle()
+        if notify is not None:
+            _notify_priority(notify)
+        return overtaken
+
+    def _queued_barrier_locked(self, checkpoint_id: int) -> int | None:
+        for position in range(self._num_priority, len(self._queue)):
+            if barrier_id(self._queue[position]) == checkpoint_id:
+                return position
+        return None
+
+    def has_queued_barrier(self, checkpoint_id: int) -> bool:
+        with self._lock:
+            return self._queued_barrier_locked(checkpoint_id) is not None
 
     def _overtaken_locked(self) -> tuple[bytes, ...]:
         """Copies of the queued data buffers behind the priority head, in order."""

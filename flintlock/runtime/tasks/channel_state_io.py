@@ -136,6 +136,13 @@ class ChannelStateCapture:
                 deferred = self._deferred.pop(checkpoint_id)
                 deferred.submit(self._writer.finish(checkpoint_id))
 
+    def submit_now(self, checkpoint_id: CheckpointId) -> None:
+        """Finish a deferred checkpoint now, whatever the handler says (its capture was of
+        output buffers only: timeoutable barriers)."""
+        deferred = self._deferred.pop(checkpoint_id, None)
+        if deferred is not None:
+            deferred.submit(self._writer.finish(checkpoint_id))
+
     def abort(self, checkpoint_id: int) -> None:
         """Discard ``checkpoint_id``'s channel state and release its held-back snapshot."""
         cid = CheckpointId(checkpoint_id)

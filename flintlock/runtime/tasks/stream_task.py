@@ -83,6 +83,7 @@ from flintlock.runtime.tasks.channel_state_io import (
 )
 from flintlock.runtime.tasks.mailbox import Mailbox
 from flintlock.runtime.tasks.sources import InputStatus, SourceOperator
+from flintlock.runtime.tasks.timeoutable import TimeoutableBarriers, is_timeoutable
 
 log = logging.getLogger(__name__)
 
@@ -242,6 +243,8 @@ class StreamTask:
         self._final_checkpoint: int | None = None
         self._batch = AdaptiveBatch()
         self._capture = ChannelStateCapture()
+        self._timeoutable = TimeoutableBarriers(
+            io.partitions, self._capture, clock, self._schedule_mail)
         self._restored_channels: ChannelStateSnapshot | None = None
         self._alignment_timer: threading.Timer | None = None
         self._alignment_deadline: float | None = None
@@ -609,21 +612,24 @@ class StreamTask:
         assert chain is not None
         checkpoint_id = barrier.checkpoint_id
         unaligned = barrier.is_priority
-        if unaligned:
-            self._capture.start(checkpoint_id, self._leftovers())
+        timeoutable = not unaligned and self._may_time_out(barrier)
+        if unaligned or timeoutable:
+            self._capture.start(checkpoint_id, self._leftovers() if unaligned else {})
         parts = chain.snapshot(checkpoint_id)
         for writer in self.io.writers.values():
             writer.broadcast_event(barrier)
         writer_target = self._snapshots.state_writer(
             checkpoint_id, barrier.options.is_savepoint)
         prefix = f"{self.spec.vertex.id[:8]}-{self.spec.subtask_index}"
-        if not unaligned:
+        if not unaligned and not timeoutable:
             self._snapshots.submit(lambda: self._write_snapshot(
                 checkpoint_id, parts, writer_target, prefix, metrics, None))
             return
-        self._capture.add_outputs(checkpoint_id, collect_overtaken(self.io.partitions,
-                                                                   checkpoint_id))
-        metrics = {**metrics, "unaligned": 1.0}
+        metrics = dict(metrics)
+        if unaligned:
+            self._capture.add_outputs(checkpoint_id, collect_overtaken(self.io.partitions,
+                                                                       checkpoint_id))
+            metrics["unaligned"] = 1.0
 
         def submit(channels: ChannelStateSnapshot) -> None:
             metrics["channel_state_bytes"] = float(channels.size)
@@ -634,11 +640,30 @@ class StreamTask:
             for part in parts.values():
                 part.release()
 
+        if timeoutable:
+            self._capture.defer(checkpoint_id, submit, release)
+            self._timeoutable.watch(barrier, metrics)
+            return
         handler = getattr(self, "_handler", None)
         if handler is not None and handler.is_capturing(checkpoint_id):
             self._capture.defer(checkpoint_id, submit, release)
         else:
             submit(self._capture.finish(checkpoint_id))
+
+    def _may_time_out(self, barrier: CheckpointBarrier) -> bool:
+        """An aligned barrier with an alignment timeout, sent into pipelined outputs."""
+        return (self.spec.checkpointing.unaligned and is_timeoutable(barrier)
+                and any(p.partition_type.is_pipelined for p in self.io.partitions))
+
+    def _schedule_mail(self, delay_s: float, action: Callable[[], None]) -> None:
+        mailbox = self.mailbox
+
+        def fire() -> None:
+            mailbox.offer(action, "timeoutable barrier check")
+
+        timer = threading.Timer(delay_s, fire)
+        timer.daemon = True
+        timer.start()
 
     def _leftovers(self) -> dict[int, bytes]:
         """Each input channel's unprocessed bytes at a trigger: the rest of the buffer being

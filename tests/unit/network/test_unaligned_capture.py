@@ -206,3 +206,48 @@ def test_poll_priority_takes_only_a_priority_event_at_the_head() -> None:
     assert gate.poll_priority() is None
     rest = gate.poll_next()
     assert rest is not None and bytes(rest[1].view()) == b"data"
+
+
+# -- timeoutable aligned barriers ---------------------------------------------------------
+
+
+def aligned_with_timeout(checkpoint_id: int) -> CheckpointBarrier:
+    options = CheckpointOptions(alignment=AlignmentType.ALIGNED, alignment_timeout_ms=10)
+    return CheckpointBarrier(CheckpointId(checkpoint_id), 0, options)
+
+
+def test_a_queued_aligned_barrier_converts_to_priority_and_overtakes_what_was_ahead() -> None:
+    network = NetworkBufferPool(32, 64)
+    partition = make_partition(network, n=2)
+    views = [partition.create_subpartition_view(i, Recorder()) for i in range(2)]
+    partition.add_buffer(0, data_buffer(partition, 0, b"a0"))
+    partition.add_buffer(0, data_buffer(partition, 0, b"a1"))
+    barrier = aligned_with_timeout(3)
+    partition.broadcast_event(barrier)
+    partition.add_buffer(0, data_buffer(partition, 0, b"after"))
+    assert partition.has_queued_barrier(3)
+    sent = drain(views[1])  # subpartition 1 already sent its barrier
+    assert [b.data_type for b in sent] == [DataType.EVENT_BUFFER]
+    unaligned_form = barrier.with_options(barrier.options.to_unaligned())
+    assert partition.convert_barrier_to_priority(unaligned_form) == {0: (b"a0", b"a1")}
+    assert not partition.has_queued_barrier(3)
+    first = drain(views[0])
+    assert [b.data_type for b in first] == [
+        DataType.PRIORITY_EVENT_BUFFER, DataType.DATA_BUFFER, DataType.DATA_BUFFER,
+        DataType.DATA_BUFFER,
+    ]
+    from flintlock.runtime.network.events import decode_event
+
+    assert decode_event(first[0]) == unaligned_form
+    assert [bytes(b.view()) for b in first[1:]] == [b"a0", b"a1", b"after"]
+
+
+def test_a_barrier_already_sent_is_not_converted() -> None:
+    network = NetworkBufferPool(32, 64)
+    partition = make_partition(network, n=1)
+    view = partition.create_subpartition_view(0, Recorder())
+    barrier = aligned_with_timeout(1)
+    partition.broadcast_event(barrier)
+    drain(view)
+    assert partition.convert_barrier_to_priority(
+        barrier.with_options(barrier.options.to_unaligned())) == {}

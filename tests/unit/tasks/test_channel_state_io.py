@@ -193,3 +193,53 @@ def test_unprocessed_rest_of_a_buffer_then_the_leftover_replays_in_order() -> No
     replayed = restored.deserialize(saved) + restored.deserialize(stream[cut:])
     assert replayed == [*range(3, 10), "tail", "end"]
     assert live.encode([]) == b""
+
+
+# -- timeoutable barriers ---------------------------------------------------------------
+
+
+def _timeoutable_setup(timeout_ms: int):  # type: ignore[no-untyped-def]
+    from flintlock.runtime.tasks.timeoutable import TimeoutableBarriers
+    from flintlock.testing.clock import ManualClock
+
+    network = NetworkBufferPool(64, 64)
+    partition = make_partition(network, n=1)
+    view = partition.create_subpartition_view(0, Recorder())
+    capture = ChannelStateCapture()
+    clock = ManualClock(0)
+    scheduled: list[tuple[float, object]] = []
+    watcher = TimeoutableBarriers(
+        [partition], capture, clock, lambda delay, action: scheduled.append((delay, action)))
+    options = CheckpointOptions(alignment=AlignmentType.ALIGNED, alignment_timeout_ms=timeout_ms)
+    barrier = CheckpointBarrier(C1, int(clock.wall_ms()), options)
+    partition.add_buffer(0, data_buffer(partition, 0, b"queued"))
+    partition.broadcast_event(barrier)
+    submitted: list[ChannelStateSnapshot] = []
+    capture.start(C1, {})
+    capture.defer(C1, submitted.append, lambda: None)
+    metrics: dict[str, float] = {}
+    watcher.watch(barrier, metrics)
+    return view, clock, scheduled, submitted, metrics
+
+
+def test_a_barrier_that_leaves_in_time_releases_an_aligned_snapshot() -> None:
+    view, clock, scheduled, submitted, metrics = _timeoutable_setup(100)
+    assert submitted == [] and len(scheduled) == 1
+    while (item := view.poll_next()) is not None:
+        item.buffer.recycle()
+    clock.advance(10)
+    scheduled.pop()[1]()  # type: ignore[operator]
+    assert len(submitted) == 1 and submitted[0].is_empty and metrics == {}
+
+
+def test_a_barrier_still_queued_at_the_deadline_is_converted_and_its_overtaken_data_kept() -> None:
+    view, clock, scheduled, submitted, metrics = _timeoutable_setup(20)
+    clock.advance(10)
+    scheduled.pop()[1]()  # type: ignore[operator]
+    assert submitted == [] and len(scheduled) == 1
+    clock.advance(10)
+    scheduled.pop()[1]()  # type: ignore[operator]
+    assert [dict(s.outputs) for s in submitted] == [{0: (b"queued",)}]
+    assert metrics == {"unaligned": 1.0} and scheduled == []
+    first = view.poll_next()
+    assert first is not None and first.buffer.is_event
