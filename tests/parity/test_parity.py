@@ -41,27 +41,23 @@ PROGRAMS = {
     "keyed_functions": True,
     "failing_job": True,
     "job_client": False,
+    "recovery": True,
+    "print_formats": False,
+    "batch_word_count": False,
+    "row_field_names": True,
+    "context_timestamps": True,
+    "types_roundtrip": True,
+    "job_parameters": True,
+    "environment_settings": True,
 }
 
 GAPS = {
-    "print_formats": "the print sink shows values of a declared TUPLE, ROW/ROW_NAMED, MAP or "
-                     "BOOLEAN type in Python's notation, PyFlink in Java's",
-    "batch_word_count": "RuntimeExecutionMode.BATCH: a keyed reduce emits every running value "
-                        "instead of one final value per key",
-    "row_field_names": "a positional Row given for a ROW_NAMED type does not get the type's "
-                       "field names (row.shop raises AttributeError)",
-    "context_timestamps": "ctx.timestamp() of a record without a timestamp is None, PyFlink "
-                          "gives Long.MIN_VALUE (-9223372036854775808)",
-    "types_roundtrip": "a Types.FLOAT() field keeps its double value (0.1); PyFlink rounds it to "
-                       "32-bit precision (0.10000000149011612)",
-    "job_parameters": "ExecutionConfig.set_global_job_parameters raises NotImplementedError; "
-                      "RuntimeContext.get_job_parameter always returns the default",
     "side_outputs": "DataStream.get_side_output raises NotImplementedError (side outputs are "
                     "not supported)",
-    "environment_settings": "with checkpointing off get_checkpointing_mode() is EXACTLY_ONCE "
-                            "(PyFlink: AT_LEAST_ONCE); unaligned checkpoints report enabled in "
-                            "AT_LEAST_ONCE mode (PyFlink: False); savepoint directory not "
-                            "normalized (file:///tmp/x, PyFlink: file:/tmp/x)",
+    "count_windows": "no flintlock.datastream.window module (CountWindow) and "
+                     "KeyedStream.count_window raises NotImplementedError",
+    "broadcast_state": "DataStream.broadcast(MapStateDescriptor) raises NotImplementedError "
+                       "(broadcast state is not supported)",
 }
 
 
