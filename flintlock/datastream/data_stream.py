@@ -262,7 +262,19 @@ class DataStream(OperatorSettings):
     assign_timestamps_and_watermarks = unsupported("event time (timestamps and watermarks)")
     window_all = unsupported("windows")
     count_window_all = unsupported("windows")
-    get_side_output = unsupported("side outputs")
+    def get_side_output(self, output_tag: Any) -> DataStream:
+        """The values this operator's process function emitted with ``ctx.output(tag, ...)``."""
+        from flintlock.datastream.output_tag import OutputTag
+
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"get_side_output() takes an OutputTag, got {output_tag!r}")
+        transformation = self._transformation
+        if transformation is None or len(self._inputs) != 1 or (
+                self._inputs[0].transformation_id != transformation.id):
+            raise TypeError("get_side_output() is only available on the stream an operator "
+                            "returned (e.g. the result of process())")
+        side = StreamInput(transformation.id, None, output_tag.tag_id)
+        return DataStream(self._env, (side,), output_tag.type_info)
     cache = unsupported("cached streams")
     set_uid_hash = unsupported("user-provided operator hashes (use uid)")
 

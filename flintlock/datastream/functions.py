@@ -193,8 +193,9 @@ class BaseContext(abc.ABC):
     def timer_service(self) -> TimerService: ...
 
     def output(self, output_tag: Any, value: Any) -> None:
-        """Emit to a side output (PyFlink's ``ctx.output``)."""
-        raise NotImplementedError("ctx.output(): side outputs are not supported yet (issue #5)")
+        """Emit ``value`` to the side output ``output_tag`` (PyFlink's ``ctx.output``);
+        the runtime's contexts implement it."""
+        raise NotImplementedError("ctx.output() is implemented by the runtime's contexts")
 
 
 class KeyedContext(BaseContext):

@@ -44,9 +44,11 @@ class StreamInput:
 
     transformation_id: int
     partitioner: Partitioner | None = None
+    output_tag: str | None = None
+    """Read the upstream operator's side output of this tag instead of its main output."""
 
     def with_partitioner(self, partitioner: Partitioner | None) -> StreamInput:
-        return StreamInput(self.transformation_id, partitioner)
+        return StreamInput(self.transformation_id, partitioner, self.output_tag)
 
 
 @dataclass(eq=False)
@@ -130,7 +132,8 @@ def build_stream_graph(transformations: Iterable[Transformation],
         node_ids[transformation.id] = node.id
         for stream_input, input_index in transformation.inputs:
             graph.add_edge(node_ids[stream_input.transformation_id], node.id,
-                           stream_input.partitioner, input_index)
+                           stream_input.partitioner, input_index,
+                           output_tag=stream_input.output_tag)
     return graph
 
 

@@ -115,11 +115,14 @@ class OperatorChain:
         self, spec: ChainedOperator, writers: Mapping[IntermediateDataSetId, RecordWriter],
         create_operator: Callable[[Any], StreamOperator],
     ) -> ChainMember:
-        outputs: list[Output] = [
-            _ChainedOutput(self._by_node[chained.target_node_id].operator)
-            for chained in spec.chained_outputs
-        ]
-        outputs += [_WriterOutput(writers[out.data_set]) for out in spec.non_chained_outputs]
+        by_tag: dict[str | None, list[Output]] = {}
+        for chained in spec.chained_outputs:
+            by_tag.setdefault(chained.output_tag, []).append(
+                _ChainedOutput(self._by_node[chained.target_node_id].operator))
+        for out in spec.non_chained_outputs:
+            by_tag.setdefault(out.output_tag, []).append(_WriterOutput(writers[out.data_set]))
+        outputs = by_tag.pop(None, [])
+        side_outputs = {tag: _combine(targets) for tag, targets in by_tag.items() if tag}
         operator = create_operator(spec.operator)
         keyed = any(selector is not None for selector in spec.key_selectors) or bool(
             getattr(spec.operator, "keyed", False))
@@ -137,6 +140,7 @@ class OperatorChain:
             max_parallelism=vertex.max_parallelism, attempt_number=env.attempt_number,
             timers=env.timers, keyed_backend=keyed_backend, operator_backend=operator_backend,
             extra={**env.extra, "key_selectors": spec.key_selectors},
+            side_outputs=side_outputs,
         )
         operator.setup(context, _combine(outputs))
         return ChainMember(spec, operator, operator_backend, keyed_backend)

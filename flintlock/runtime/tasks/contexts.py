@@ -193,13 +193,32 @@ class KeyedTimerService:
 class ProcessContext:
     """``ctx`` of ``process_element`` / ``on_timer`` (keyed and non-keyed)."""
 
-    __slots__ = ("_backend", "_service", "_timestamp", "time_domain_value")
+    __slots__ = ("_backend", "_service", "_side", "_timestamp", "time_domain_value")
 
     def __init__(self, backend: Any, service: Any) -> None:
         self._backend = backend
         self._service = service
         self._timestamp: int = NO_TIMESTAMP
+        self._side: dict[str, list[Any]] = {}
         self.time_domain_value: Any = None
+
+    def output(self, output_tag: Any, value: Any) -> None:
+        """``ctx.output(tag, value)``: a side output, sent when the current batch is done."""
+        tag_id = getattr(output_tag, "tag_id", None)
+        if not isinstance(tag_id, str):
+            raise TypeError(f"ctx.output() takes an OutputTag, got {output_tag!r}")
+        self._side.setdefault(tag_id, []).append(value)
+
+    def flush_side_outputs(self, outputs: dict[str, Any]) -> None:
+        """Hands what ``output`` collected to the side outputs (a tag nobody reads: dropped,
+        as in Flink)."""
+        if not self._side:
+            return
+        side, self._side = self._side, {}
+        for tag_id, values in side.items():
+            target = outputs.get(tag_id)
+            if target is not None:
+                target.collect_batch(values)
 
     def timestamp(self) -> int:
         return self._timestamp

@@ -53,6 +53,8 @@ class OperatorContext:
     """The operator state backend (list / union list state)."""
     key_selector: Callable[[Any], Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    side_outputs: dict[str, Output] = field(default_factory=dict)
+    """Where ``ctx.output(tag, value)`` goes, by tag id (tags nobody reads are absent)."""
 
 
 class StreamOperator:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec, check_key
+from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import ValueStateDescriptor
 from flintlock.runtime.tasks.contexts import (
     NO_TIMESTAMP,
@@ -105,6 +106,21 @@ class FilterOperator(FunctionOperator):
 def _extend(out: list[Any], produced: Iterable[Any] | None) -> None:
     if produced is not None:
         out.extend(produced)
+
+
+def _route_side_outputs(out: list[Any], ctx: ProcessContext) -> list[Any]:
+    """PyFlink's process functions emit ``(OutputTag, value)`` to a side output: those go to
+    ``ctx`` (sent with the batch), the rest is the main output."""
+    if not any(type(item) is tuple and len(item) == 2 and type(item[0]) is OutputTag
+               for item in out):
+        return out
+    main = []
+    for item in out:
+        if type(item) is tuple and len(item) == 2 and type(item[0]) is OutputTag:
+            ctx.output(item[0], item[1])
+        else:
+            main.append(item)
+    return main
 
 
 class FlatMapOperator(FunctionOperator):
@@ -233,8 +249,10 @@ class TimerOperator(FunctionOperator):
         finally:
             ctx._timestamp = NO_TIMESTAMP
             ctx.time_domain_value = None
+        out = _route_side_outputs(out, ctx)
         if out:
             self.output.collect_batch(out)
+        ctx.flush_side_outputs(self.context.side_outputs)
 
 
 class ProcessOperator(TimerOperator):
@@ -268,8 +286,11 @@ class ProcessOperator(TimerOperator):
         else:
             for r in records:
                 _extend(out, process(r, ctx))
+        out = _route_side_outputs(out, ctx)
         if out:
             self.output.collect_batch(out)
+        ctx.flush_side_outputs(self.context.side_outputs)
+
 
 class CoOperator(TimerOperator):
     """CO_MAP, CO_FLAT_MAP, CO_PROCESS and KEYED_CO_PROCESS (two inputs)."""
@@ -312,8 +333,10 @@ class CoOperator(TimerOperator):
         else:
             for r in records:
                 _extend(out, call(r))
+        out = _route_side_outputs(out, self._ctx)
         if out:
             self.output.collect_batch(out)
+        self._ctx.flush_side_outputs(self.context.side_outputs)
 
     def process_batch(self, records: list[Any]) -> None:
         self._process(records, 0)

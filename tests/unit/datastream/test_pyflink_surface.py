@@ -54,7 +54,7 @@ UNSUPPORTED = {
         "add_source", "read_text_file",
     ],
     "DataStream": ["set_uid_hash", "window_all", "count_window_all",
-                   "assign_timestamps_and_watermarks", "add_sink", "get_side_output", "cache"],
+                   "assign_timestamps_and_watermarks", "add_sink", "cache"],
     "KeyedStream": ["window", "count_window"],
     "DataStreamSink": ["set_uid_hash"],
 }
