@@ -81,6 +81,8 @@ class CheckpointableDeserializer(RecordDeserializer):
 class _Deferred:
     submit: SubmitSnapshot
     release: Callable[[], None]
+    by_handler: bool
+    """Released when the barrier handler stops capturing (else only by ``submit_now``)."""
 
 
 class ChannelStateCapture:
@@ -119,10 +121,11 @@ class ChannelStateCapture:
                 self._writer.add_output(checkpoint_id, index, data)
 
     def defer(self, checkpoint_id: CheckpointId, submit: SubmitSnapshot,
-              release: Callable[[], None]) -> None:
-        """Run ``submit`` with the finished channel state once capture ends (``release`` if
-        the checkpoint is aborted first)."""
-        self._deferred[checkpoint_id] = _Deferred(submit, release)
+              release: Callable[[], None], *, by_handler: bool = True) -> None:
+        """Run ``submit`` with the finished channel state once capture ends — when the
+        handler stops capturing, or at ``submit_now`` if not ``by_handler`` — or ``release``
+        if the checkpoint is aborted first."""
+        self._deferred[checkpoint_id] = _Deferred(submit, release, by_handler)
 
     def finish(self, checkpoint_id: CheckpointId) -> ChannelStateSnapshot:
         return self._writer.finish(checkpoint_id)
@@ -132,7 +135,7 @@ class ChannelStateCapture:
         if not self._deferred:
             return
         for checkpoint_id in sorted(self._deferred):
-            if not is_capturing(checkpoint_id):
+            if self._deferred[checkpoint_id].by_handler and not is_capturing(checkpoint_id):
                 deferred = self._deferred.pop(checkpoint_id)
                 deferred.submit(self._writer.finish(checkpoint_id))
 

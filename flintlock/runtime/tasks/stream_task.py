@@ -591,8 +591,7 @@ class StreamTask:
         mailbox = self.mailbox
 
         def fire() -> None:
-            if not mailbox.closed:
-                mailbox.put(self._on_alignment_timer, "alignment timeout")
+            mailbox.offer(self._on_alignment_timer, "alignment timeout")
 
         timer = threading.Timer(delay_s, fire)
         timer.daemon = True
@@ -641,7 +640,7 @@ class StreamTask:
                 part.release()
 
         if timeoutable:
-            self._capture.defer(checkpoint_id, submit, release)
+            self._capture.defer(checkpoint_id, submit, release, by_handler=False)
             self._timeoutable.watch(barrier, metrics)
             return
         handler = getattr(self, "_handler", None)

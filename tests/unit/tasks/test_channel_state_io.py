@@ -216,7 +216,9 @@ def _timeoutable_setup(timeout_ms: int):  # type: ignore[no-untyped-def]
     partition.broadcast_event(barrier)
     submitted: list[ChannelStateSnapshot] = []
     capture.start(C1, {})
-    capture.defer(C1, submitted.append, lambda: None)
+    capture.defer(C1, submitted.append, lambda: None, by_handler=False)
+    capture.finish_ready(lambda cid: False)  # the handler does not decide this one
+    assert submitted == []
     metrics: dict[str, float] = {}
     watcher.watch(barrier, metrics)
     return view, clock, scheduled, submitted, metrics
