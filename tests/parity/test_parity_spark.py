@@ -1,9 +1,10 @@
-"""PyFlink parity on embedded Spark: two of the parity programs, ported by changing their
+"""PyFlink parity on embedded Spark: three of the parity programs, ported by changing their
 imports only, run with TaskManagers as Spark barrier-stage tasks and print what PyFlink printed.
 
 ``word_count`` reads its file with a ``FileSource`` and prints through the print sink, whose
 lines the TaskManagers forward to the driver's stdout; ``state_access`` keeps keyed state at
-parallelism 2 and collects its results with ``execute_and_collect``.
+parallelism 2 and collects its results with ``execute_and_collect``; ``recovery`` fails once
+midway and restarts from a checkpoint, and its exactly-once results match PyFlink's.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from tests.parity.harness import Expected, run_ported
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
-@pytest.mark.parametrize("name", ["word_count", "state_access"])
+@pytest.mark.parametrize("name", ["word_count", "state_access", "recovery"])
 def test_program_on_spark_prints_what_pyflink_printed(name, capsys):
     expected = Expected(name, ordered=True)
     run_ported(name)
