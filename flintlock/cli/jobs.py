@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import time
 from collections.abc import Callable
 from typing import TextIO
@@ -91,7 +92,8 @@ def trigger_savepoint(args: argparse.Namespace, out: TextIO) -> int:
     """``flintlock savepoint JOB_ID [DIR]``: takes a savepoint and prints its path."""
     job = resolve_job(args.job_id)
     client = RestClient(job)
-    body: dict[str, object] = {"target-directory": args.directory, "cancel-job": False}
+    body: dict[str, object] = {"target-directory": absolute(args.directory),
+                               "cancel-job": False}
     trigger = client.post(f"/jobs/{job.job_id}/savepoints", body)
     path = _await_savepoint(client, str(trigger["request-id"]), args.timeout)
     print(f"Savepoint completed. Path: {path}", file=out)
@@ -104,12 +106,20 @@ def stop_job(args: argparse.Namespace, out: TextIO) -> int:
     """``flintlock stop JOB_ID --savepoint [DIR]``: a final savepoint, then the job ends."""
     job = resolve_job(args.job_id)
     client = RestClient(job)
-    directory = args.savepoint or None
+    directory = absolute(args.savepoint or None)
     trigger = client.post(f"/jobs/{job.job_id}/stop", {"targetDirectory": directory})
     path = _await_savepoint(client, str(trigger["request-id"]), args.timeout)
     print(f"Savepoint completed. Path: {path}", file=out)
     print(f"Stopped job {job.job_id}.", file=out)
     return 0
+
+
+def absolute(path: str | None) -> str | None:
+    """A local path made absolute here: the job's driver may run in another directory.
+    URLs (``s3://...``, ``file:///...``) are left alone."""
+    if path is None or "://" in path:
+        return path
+    return os.path.abspath(os.path.expanduser(path))
 
 
 def _await_savepoint(client: RestClient, trigger_id: str, timeout_s: float,

@@ -38,6 +38,7 @@ from typing import TextIO
 import yaml
 
 from flintlock.cli.errors import CliError
+from flintlock.cli.jobs import absolute
 from flintlock.common.config import CONF_DIR_ENV, CONF_FILE_NAME, Configuration
 from flintlock.common.errors import ConfigurationError
 from flintlock.common.options import cluster, execution
@@ -56,14 +57,15 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, str]:
             raise CliError(f"--conf {item!r}: expected key=value",
                            "for example --conf execution.checkpointing.interval=10s")
         settings[key.strip()] = value.strip()
+    recovery = absolute(args.from_savepoint)
     flags = {execution.PARALLELISM.key: args.parallelism, cluster.SPARK_MASTER.key: args.master,
-             execution.STATE_RECOVERY_PATH.key: args.from_savepoint}
+             execution.STATE_RECOVERY_PATH.key: recovery}
     settings.update({key: str(value) for key, value in flags.items() if value is not None})
     try:
         Configuration(settings)
     except ConfigurationError as error:
         raise CliError(str(error), CONF_HINT) from error
-    _check_savepoint_path(args.from_savepoint)
+    _check_savepoint_path(recovery)
     return settings
 
 

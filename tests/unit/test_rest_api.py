@@ -5,6 +5,8 @@ import json
 from concurrent.futures import Future
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from flintlock.common.ids import CheckpointId
 from flintlock.common.job_status import JobStatus
@@ -98,6 +100,18 @@ def test_requests_without_the_token_get_401_and_nothing_else_happens(job, api, a
             "missing or wrong bearer token (Authorization: Bearer <token>)"]}
         assert ("WWW-Authenticate", 'Bearer realm="flintlock"') in response.headers
     assert job.calls == []
+
+
+@given(header=st.one_of(st.none(), st.text(max_size=60)),
+       method=st.sampled_from(["GET", "POST", "PATCH", "PUT", "DELETE"]),
+       path=st.sampled_from(["/jobs", f"/jobs/{JOB_ID}", f"/jobs/{JOB_ID}/stop", "/x"]))
+def test_any_header_without_the_token_is_refused_untouched(header, method, path):
+    scheme, _, credentials = (header or "").strip().partition(" ")
+    assume(not (scheme.lower() == "bearer" and credentials.strip() == TOKEN))
+    job = FakeJob()
+    api = RestApi(job, TOKEN, SavepointTriggers(lambda: "t"))
+    response = api.handle(RestRequest(method, path, {}, header, _body_never_read))
+    assert response.status == 401 and job.calls == []
 
 
 def test_the_scheme_is_case_insensitive(api):

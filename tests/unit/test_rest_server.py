@@ -139,6 +139,14 @@ def test_close_removes_the_job_file_and_leaves_no_thread_or_socket(tmp_path):
         pass
 
 
+def test_close_removes_the_file_it_wrote_even_if_the_home_changed(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLINTLOCK_HOME", str(tmp_path / "first"))
+    endpoint = RestEndpoint("127.0.0.1", 0).serve(FakeJob(), "fake")
+    monkeypatch.setenv("FLINTLOCK_HOME", str(tmp_path / "second"))
+    endpoint.close()
+    assert list((tmp_path / "first" / "jobs").iterdir()) == []
+
+
 def test_a_bound_endpoint_that_never_served_closes(tmp_path):
     endpoint = RestEndpoint("127.0.0.1", 0, jobs_directory=tmp_path)
     endpoint.close()

@@ -39,7 +39,7 @@ from flintlock.common.errors import FlintlockError
 from flintlock.common.options import cluster as cluster_options
 from flintlock.runtime.jobmanager import JobManager
 from flintlock.runtime.rest.api import HttpError, JobControl, RestApi, RestRequest, RestResponse
-from flintlock.runtime.rest.jobfiles import JobFile, JobFileError, remove_job_file, write_job_file
+from flintlock.runtime.rest.jobfiles import JobFile, JobFileError, write_job_file
 from flintlock.runtime.rest.triggers import SavepointTriggers
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,11 @@ class RestEndpoint:
                 return
             self._closed = True
         if self.job_file_path is not None:
-            remove_job_file(self.job_id, self._jobs_directory)
+            try:  # the path written, even if $FLINTLOCK_HOME has changed since
+                self.job_file_path.unlink(missing_ok=True)
+            except OSError as error:
+                log.warning("job %s: cannot remove its job file %s: %s", self.job_id,
+                            self.job_file_path, error)
         self._triggers.fail_in_progress(f"job {self.job_id} ended before the savepoint completed")
         if self._thread is not None:
             if not self._triggers.wait_until_fetched(self._linger_s):

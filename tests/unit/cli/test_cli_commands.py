@@ -10,6 +10,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flintlock.cli import jobs as job_commands
 from flintlock.cli import run as run_command
@@ -242,3 +244,35 @@ def test_errors_survive_pickling():
     for error in (CliError("m", "h", 3), RestCallError("m", "h", 404), EndpointGoneError("m")):
         copy = pickle.loads(pickle.dumps(error))
         assert (type(copy), str(copy), copy.hint) == (type(error), str(error), error.hint)
+
+
+def test_local_directories_are_made_absolute_urls_are_not(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    assert job_commands.absolute("sp") == str(tmp_path / "sp")
+    assert job_commands.absolute("/abs/sp") == "/abs/sp"
+    assert job_commands.absolute("s3://bucket/sp") == "s3://bucket/sp"
+    assert job_commands.absolute(None) is None
+
+
+def test_a_relative_savepoint_to_restore_is_resolved_here(monkeypatch, tmp_path):
+    (tmp_path / "sp").mkdir()
+    monkeypatch.chdir(tmp_path)
+    settings = run_command.settings_from_args(_run_args(from_savepoint="sp"))
+    assert settings["execution.state-recovery.path"] == str(tmp_path / "sp")
+
+
+job_ids = st.text(alphabet="0123456789abcdef", min_size=32, max_size=32)
+
+
+@given(ids=st.lists(job_ids, min_size=0, max_size=6, unique=True),
+       given_id=st.text(alphabet="0123456789abcdef", min_size=0, max_size=33))
+def test_resolution_picks_the_exact_or_only_matching_job_or_fails(ids, given_id):
+    jobs = [_job(job_id) for job_id in ids]
+    matching = [job for job in jobs if given_id and job.job_id.startswith(given_id)]
+    exact = [job for job in jobs if job.job_id == given_id]
+    try:
+        chosen = resolve_job(given_id, jobs)
+    except CliError:
+        assert not exact and len(matching) != 1
+    else:
+        assert chosen in (exact or matching) and (exact or len(matching) == 1)
