@@ -49,6 +49,7 @@ PROGRAMS = {
     "types_roundtrip": True,
     "job_parameters": True,
     "environment_settings": True,
+    "edge_cases": True,
 }
 
 GAPS = {
