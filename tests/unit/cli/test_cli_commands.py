@@ -276,3 +276,15 @@ def test_resolution_picks_the_exact_or_only_matching_job_or_fails(ids, given_id)
         assert not exact and len(matching) != 1
     else:
         assert chosen in (exact or matching) and (exact or len(matching) == 1)
+
+
+def test_runs_as_a_module(tmp_path):
+    env = {**os.environ, "FLINTLOCK_HOME": str(tmp_path)}
+    command = [sys.executable, "-m", "flintlock.cli.main"]
+    listing = subprocess.run([*command, "list"], env=env, capture_output=True, text=True,
+                             timeout=120)
+    assert (listing.returncode, listing.stdout) == (0, "No running jobs.\n")
+    cancel = subprocess.run([*command, "cancel", "abc"], env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert cancel.returncode == 1
+    assert cancel.stderr.splitlines()[0].startswith("error: no running job with id 'abc'")
