@@ -63,6 +63,9 @@ GAPS = {
                               "TUPLE record as Python's str ('a', 3); PyFlink writes Java's (a,3)",
     "types_more": "repr and print of INSTANT, print of a LIST of ROWs and of a ROW nested in a "
                   "ROW differ from PyFlink's text (see docs/parity.md, gap 12)",
+    "end_of_input_timers": "register_event_time_timer fails the job (NotImplementedError: "
+                           "event-time timers need watermarks); PyFlink fires event-time timers "
+                           "when a bounded input ends",
 }
 
 
