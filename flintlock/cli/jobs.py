@@ -15,7 +15,6 @@ import argparse
 import datetime
 import os
 import time
-from collections.abc import Callable
 from typing import TextIO
 
 from flintlock.cli.client import EndpointGoneError, RestClient, resolve_job
@@ -24,7 +23,6 @@ from flintlock.runtime.rest.jobfiles import JobFile, read_job_files, remove_stal
 
 POLL_INTERVAL_S = 0.2
 TERMINAL_STATES = frozenset({"FINISHED", "CANCELED", "FAILED"})
-Json = dict[str, object]
 
 
 def list_jobs(args: argparse.Namespace, out: TextIO) -> int:
@@ -122,8 +120,7 @@ def absolute(path: str | None) -> str | None:
     return os.path.abspath(os.path.expanduser(path))
 
 
-def _await_savepoint(client: RestClient, trigger_id: str, timeout_s: float,
-                     sleep: Callable[[float], None] = time.sleep) -> str:
+def _await_savepoint(client: RestClient, trigger_id: str, timeout_s: float) -> str:
     path = f"/jobs/{client.job.job_id}/savepoints/{trigger_id}"
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -131,7 +128,7 @@ def _await_savepoint(client: RestClient, trigger_id: str, timeout_s: float,
         status = answer.get("status")
         if isinstance(status, dict) and status.get("id") == "COMPLETED":
             return _location(client.job, answer)
-        sleep(POLL_INTERVAL_S)
+        time.sleep(POLL_INTERVAL_S)
     raise CliError(f"the savepoint of job {client.job.job_id} did not complete within "
                    f"{timeout_s:g} s (trigger id {trigger_id})",
                    "wait longer with --timeout; the job's log says what holds it up")
