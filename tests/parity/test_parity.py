@@ -4,10 +4,11 @@ their imports changed, and print what real PyFlink printed.
 Every program under ``programs/`` is ported by ``harness.port_source`` (``pyflink`` →
 ``flintlock`` in import statements, nothing else), run with TaskManagers as threads, and its
 stdout compared with ``expected/<program>.txt``, which ``generate_expected.py`` recorded by
-running the unchanged program on PyFlink (version in ``expected/pyflink-version.txt``). Two
-programs also run on embedded Spark. ``GAPS`` lists the programs that cannot pass yet because
-flintlock differs from PyFlink, each with the difference (see docs/parity.md, "Gaps found");
-they are not run here, and a test checks that every program is either run or listed.
+running the unchanged program on PyFlink (version in ``expected/pyflink-version.txt``). Three
+programs also run on embedded Spark (``test_parity_spark.py``). ``GAPS`` lists the programs
+that cannot pass yet because flintlock differs from PyFlink, each with the difference (see
+docs/parity.md, "Gaps found"); they are not run here, and a test checks that every program is
+either run or listed.
 """
 
 from __future__ import annotations
