@@ -66,6 +66,8 @@ GAPS = {
     "end_of_input_timers": "register_event_time_timer fails the job (NotImplementedError: "
                            "event-time timers need watermarks); PyFlink fires event-time timers "
                            "when a bounded input ends",
+    "event_time": "DataStream.assign_timestamps_and_watermarks raises NotImplementedError "
+                  "(event time is not supported)",
 }
 
 
