@@ -13,6 +13,8 @@ either run or listed.
 
 from __future__ import annotations
 
+import tempfile
+
 import pytest
 
 from flintlock.testing.executor import use_thread_executor
@@ -72,7 +74,9 @@ GAPS = {
 
 
 @pytest.fixture
-def executor(monkeypatch):
+def executor(monkeypatch, tmp_path):
+    """Thread TaskManagers; the programs' temporary directories go under ``tmp_path``."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     return use_thread_executor(monkeypatch)
 
 

@@ -9,6 +9,8 @@ midway and restarts from a checkpoint, and its exactly-once results match PyFlin
 
 from __future__ import annotations
 
+import tempfile
+
 import pytest
 
 from tests.parity.harness import Expected, run_ported
@@ -17,7 +19,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("name", ["word_count", "state_access", "recovery"])
-def test_program_on_spark_prints_what_pyflink_printed(name, capsys):
+def test_program_on_spark_prints_what_pyflink_printed(name, capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     expected = Expected(name, ordered=True)
     run_ported(name)
     assert expected.normalize(capsys.readouterr().out) == expected.lines()
