@@ -71,6 +71,8 @@ GAPS = {
     "event_time": "DataStream.assign_timestamps_and_watermarks raises NotImplementedError "
                   "(event time is not supported)",
     "row_api": "Row.of_kind(row_kind, *args, **kwargs) is missing (AttributeError)",
+    "python_files": "StreamExecutionEnvironment.add_python_file raises NotImplementedError "
+                    "(use Spark's --py-files)",
 }
 
 
