@@ -744,7 +744,9 @@ class JobManager:
         metrics = SubtaskCheckpointMetrics(
             alignment_duration_ms=float(m.get("alignment_duration_ms", 0.0)),
             start_delay_ms=float(m.get("start_delay_ms", 0.0)),
-            bytes_persisted_during_alignment=int(m.get("bytes_processed_during_alignment", 0)),
+            bytes_persisted_during_alignment=int(
+                m.get("channel_state_bytes", m.get("bytes_processed_during_alignment", 0))),
+            unaligned=bool(m.get("unaligned", 0.0)),
         )
         self._apply(self._coordinator.receive_acknowledge(
             message.task, CheckpointId(message.checkpoint_id), message.state, metrics))

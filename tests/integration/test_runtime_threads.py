@@ -4,6 +4,7 @@ TCP between them), with the TaskManagers hosted as threads instead of Spark task
 import collections
 import os
 import threading
+import time
 
 import pytest
 
@@ -188,3 +189,33 @@ def test_stop_with_savepoint_then_restore_at_another_parallelism(executor, tmp_p
                .key_by(lambda p: p[0]).reduce(lambda a, b: (a[0], a[1] + b[1])))
     final = _final(list(resumed.execute_and_collect()))
     assert final == {k: 2 * n // 5 for k in range(5)}
+
+
+def _sleepy(x):
+    time.sleep(0.005)
+    return x
+
+
+def test_subtasks_report_busy_backpressured_and_idle_time(executor, tmp_path):
+    env = _env(tmp_path, parallelism=1, **{"heartbeat.interval": "200 ms"})
+    env.from_collection(list(range(100_000))).rebalance().map(_sleepy).print()
+    client = env.execute_async("time split")
+    try:
+        assert client.jm.wait_until_running(60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            tasks = client.jm.describe().tasks
+            if tasks and all(t.time is not None and t.time.window_ms > 100 for t in tasks):
+                break
+            time.sleep(0.2)
+        times = {t.vertex_name: t.time for t in client.jm.describe().tasks}
+    finally:
+        client.cancel()
+        client.join(60)
+    for sample in times.values():
+        total = sample.busy_ms_per_s + sample.backpressured_ms_per_s + sample.idle_ms_per_s
+        assert abs(total - 1000.0) < 1e-6
+    source = next(v for name, v in times.items() if name.startswith("Source"))
+    sink_side = next(v for name, v in times.items() if not name.startswith("Source"))
+    assert source.backpressured_ms_per_s > 500, times  # the slow map holds the source back
+    assert sink_side.busy_ms_per_s > 500, times  # the slow map itself is busy

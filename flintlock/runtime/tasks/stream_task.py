@@ -83,6 +83,7 @@ from flintlock.runtime.tasks.channel_state_io import (
 )
 from flintlock.runtime.tasks.mailbox import Mailbox
 from flintlock.runtime.tasks.sources import InputStatus, SourceOperator
+from flintlock.runtime.tasks.time_meter import TaskTimeMeter, TaskTimeStatistics
 from flintlock.runtime.tasks.timeoutable import TimeoutableBarriers, is_timeoutable
 
 log = logging.getLogger(__name__)
@@ -242,6 +243,8 @@ class StreamTask:
         self._completed_up_to = -1
         self._final_checkpoint: int | None = None
         self._batch = AdaptiveBatch()
+        self._backpressured_ms = 0.0  # task thread writes, heartbeat thread reads
+        self._meter = TaskTimeMeter(self._backpressured_total_ms, clock)
         self._capture = ChannelStateCapture()
         self._timeoutable = TimeoutableBarriers(
             io.partitions, self._capture, clock, self._schedule_mail)
@@ -342,6 +345,26 @@ class StreamTask:
         for mail in self.mailbox.take_all():
             mail.action()
 
+    def _wait(self, timeout_s: float | None, backpressured: bool = False) -> None:
+        """Waits for mail or input, counting the time as idle or as backpressured."""
+        started = time.perf_counter()
+        self.mailbox.wait(timeout_s)
+        waited_ms = (time.perf_counter() - started) * 1000.0
+        if backpressured:
+            self._backpressured_ms += waited_ms
+        else:
+            self._meter.add_idle(waited_ms)
+
+    def _backpressured_total_ms(self) -> float:
+        """Waiting for a free output buffer: in this loop, and inside the record writers."""
+        return self._backpressured_ms + sum(
+            writer.statistics().backpressured_ms for writer in self.io.writers.values())
+
+    def time_statistics(self) -> TaskTimeStatistics:
+        """Busy / backpressured / idle milliseconds per second since the previous call
+        (called by the TaskManager's heartbeat thread)."""
+        return self._meter.sample()
+
     # -- sources -------------------------------------------------------------------------
 
     def _run_source(self) -> None:
@@ -354,7 +377,7 @@ class StreamTask:
             if self._input_ended:
                 if self._may_finish_source():
                     return
-                self.mailbox.wait(None)
+                self._wait(None)
                 continue
             if self._wait_for_output():
                 continue
@@ -364,7 +387,7 @@ class StreamTask:
             if status is InputStatus.END_OF_INPUT:
                 self._end_input(0)
             elif status is InputStatus.NOTHING_AVAILABLE:
-                self.mailbox.wait(IDLE_POLL_S)
+                self._wait(IDLE_POLL_S)
 
     def _wait_for_output(self) -> bool:
         """Backpressure without blocking inside a batch (Flink's output availability): if an
@@ -379,7 +402,7 @@ class StreamTask:
             pool.add_availability_listener(self.mailbox.signal_input)
         except BufferPoolDestroyedError:
             return False
-        self.mailbox.wait(IDLE_POLL_S)
+        self._wait(IDLE_POLL_S, backpressured=True)
         return True
 
     def _exhausted_output(self) -> LocalBufferPool | None:
@@ -466,7 +489,7 @@ class StreamTask:
             if self._input_ended:
                 if self._may_finish_after_input():
                     return
-                self.mailbox.wait(None)
+                self._wait(None)
                 continue
             if self._exhausted_output() is not None:
                 item = self._gate.poll_priority()
@@ -476,7 +499,7 @@ class StreamTask:
             else:
                 item = poll()
             if item is None:
-                self.mailbox.wait(IDLE_POLL_S)
+                self._wait(IDLE_POLL_S)
                 continue
             self._dispatch(*item)
 
