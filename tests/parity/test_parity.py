@@ -54,6 +54,7 @@ PROGRAMS = {
     "environment_settings": True,
     "edge_cases": True,
     "side_outputs": False,
+    "keyed_side_outputs": False,
 }
 
 GAPS = {
