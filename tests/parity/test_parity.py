@@ -55,6 +55,7 @@ PROGRAMS = {
     "edge_cases": True,
     "side_outputs": False,
     "keyed_side_outputs": False,
+    "volume_word_count": True,
 }
 
 GAPS = {
