@@ -56,6 +56,7 @@ PROGRAMS = {
     "side_outputs": False,
     "keyed_side_outputs": False,
     "volume_word_count": True,
+    "keyed_co_flat_map": True,
 }
 
 GAPS = {
