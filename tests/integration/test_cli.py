@@ -45,12 +45,9 @@ def executor(monkeypatch, home):
 
 @pytest.fixture
 def running_job(executor, tmp_path, request):
-    """A slow keyed job at parallelism 1 that runs until it is cancelled or stopped.
-
-    Periodic checkpoints only when a test asks for them (indirect parameter: the interval in
-    ms): a savepoint triggered while periodic checkpoints run can hang in the runtime, its
-    barrier never acknowledged downstream (reported to the lead), which is not what these
-    tests are about."""
+    """A slow keyed job at parallelism 1 that runs until it is cancelled or stopped, with
+    periodic checkpoints every 200 ms (or the interval a test asks for: indirect parameter)
+    running while the tests take savepoints."""
     RELEASE.clear()
     interval_ms = getattr(request, "param", None)
     config = (Configuration()
@@ -59,7 +56,7 @@ def running_job(executor, tmp_path, request):
               .set_string("rest.port", "0"))
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(1)
-    env.enable_checkpointing(interval_ms or 3_600_000)
+    env.enable_checkpointing(interval_ms or 200)
     (env.from_collection(list(range(50_000))).map(_slow)
      .key_by(lambda x: x % 3).map(lambda x: (x % 3, 1))
      .key_by(lambda pair: pair[0]).reduce(lambda a, b: (a[0], a[1] + b[1]))

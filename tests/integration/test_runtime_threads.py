@@ -219,3 +219,20 @@ def test_subtasks_report_busy_backpressured_and_idle_time(executor, tmp_path):
     sink_side = next(v for name, v in times.items() if not name.startswith("Source"))
     assert source.backpressured_ms_per_s > 500, times  # the slow map holds the source back
     assert sink_side.busy_ms_per_s > 500, times  # the slow map itself is busy
+
+
+def test_a_savepoint_requested_between_periodic_checkpoints_completes(executor, tmp_path):
+    """Two checkpoint triggers queued together must reach a source in order (they once ran
+    reversed, so the savepoint's barrier came after a newer one and was ignored)."""
+    env = _env(tmp_path, parallelism=1)
+    env.enable_checkpointing(50)
+    env.from_collection(list(range(100_000))).map(_sleepy).key_by(lambda x: x % 3).map(
+        lambda x: x).print()
+    client = env.execute_async("savepoints between checkpoints")
+    assert client.jm.wait_until_running(60)
+    for attempt in range(3):
+        path = client.trigger_savepoint(str(tmp_path / f"sp{attempt}")).result(60)
+        assert os.path.exists(os.path.join(path, "_metadata"))
+    client.stop_with_savepoint(savepoint_directory=str(tmp_path / "final")).result(60)
+    assert client.jm.wait_for_status({JobStatus.FINISHED}, 60)
+    assert client.join(60)

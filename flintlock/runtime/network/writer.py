@@ -127,7 +127,8 @@ class RecordWriter:
         self._closed = False
         self._clock = clock
         self._backpressure_waits = 0  # guarded by _lock
-        self._backpressured_ms = 0.0  # guarded by _lock
+        self._backpressured_ms = 0.0  # written under _lock; read without it (see below)
+        self._blocked_since: float | None = None  # set while waiting for a buffer
         self._records_out = 0  # guarded by _lock (counted per batch)
         self._buffers_out = 0
         self._bytes_out = 0
@@ -280,12 +281,20 @@ class RecordWriter:
         buffer = self._partition.request_buffer(channel)
         if buffer is not None:
             return buffer
-        start = self._clock.now_ms()
+        start = self._blocked_since = self._clock.now_ms()
         try:
             return self._partition.request_buffer_blocking(channel)
         finally:
+            self._blocked_since = None
             self._backpressure_waits += 1
             self._backpressured_ms += self._clock.now_ms() - start
+
+    def backpressured_ms(self) -> float:
+        """Total time spent waiting for a free buffer, including a wait in progress. Takes no
+        lock (a thread blocked for a buffer holds it): for monitoring threads (heartbeats)."""
+        since = self._blocked_since
+        ongoing = self._clock.now_ms() - since if since is not None else 0.0
+        return self._backpressured_ms + ongoing
 
     def _emit_buffer_locked(self, channel: int, buffer: Buffer) -> None:
         self._buffers_out += 1

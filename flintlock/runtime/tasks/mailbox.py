@@ -41,6 +41,7 @@ class Mail:
 class Mailbox:
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
+        self._urgent: deque[Mail] = deque()  # first in, first out, before any ordinary mail
         self._mails: deque[Mail] = deque()
         self._input_signalled = False
         self._closed = False
@@ -50,10 +51,7 @@ class Mailbox:
         with self._cond:
             if self._closed:
                 raise MailboxClosedError(f"mailbox closed; dropped {description!r}")
-            if urgent:
-                self._mails.appendleft(mail)
-            else:
-                self._mails.append(mail)
+            (self._urgent if urgent else self._mails).append(mail)
             self._cond.notify()
 
     def offer(self, action: Callable[[], None], description: str, *, urgent: bool = False) -> bool:
@@ -71,12 +69,13 @@ class Mailbox:
             self._cond.notify()
 
     def has_mail(self) -> bool:
-        return bool(self._mails)
+        return bool(self._urgent or self._mails)
 
     def take_all(self) -> list[Mail]:
-        """Every mail queued now, urgent first, in order."""
+        """Every mail queued now: urgent mail first, each kind in the order it was put."""
         with self._cond:
-            mails = list(self._mails)
+            mails = [*self._urgent, *self._mails]
+            self._urgent.clear()
             self._mails.clear()
         return mails
 
@@ -84,7 +83,7 @@ class Mailbox:
         """Block until mail or an input signal arrives (or the timeout passes); clears the
         input signal, so the caller must look at its inputs after every return."""
         with self._cond:
-            if not self._mails and not self._input_signalled and not self._closed:
+            if not self.has_mail() and not self._input_signalled and not self._closed:
                 self._cond.wait(timeout_s)
             self._input_signalled = False
 
@@ -92,7 +91,8 @@ class Mailbox:
         """Refuse further mail; returns what was still queued (for the caller to log)."""
         with self._cond:
             self._closed = True
-            left = list(self._mails)
+            left = [*self._urgent, *self._mails]
+            self._urgent.clear()
             self._mails.clear()
             self._cond.notify_all()
         return left

@@ -243,6 +243,7 @@ class StreamTask:
         self._completed_up_to = -1
         self._final_checkpoint: int | None = None
         self._batch = AdaptiveBatch()
+        self._last_source_barrier = 0  # task thread: the newest barrier this source emitted
         self._backpressured_ms = 0.0  # task thread writes, heartbeat thread reads
         self._meter = TaskTimeMeter(self._backpressured_total_ms, clock)
         self._capture = ChannelStateCapture()
@@ -358,7 +359,7 @@ class StreamTask:
     def _backpressured_total_ms(self) -> float:
         """Waiting for a free output buffer: in this loop, and inside the record writers."""
         return self._backpressured_ms + sum(
-            writer.statistics().backpressured_ms for writer in self.io.writers.values())
+            writer.backpressured_ms() for writer in self.io.writers.values())
 
     def time_statistics(self) -> TaskTimeStatistics:
         """Busy / backpressured / idle milliseconds per second since the previous call
@@ -431,6 +432,14 @@ class StreamTask:
             operator.notify_no_more_splits()
 
     def _on_source_trigger(self, barrier: CheckpointBarrier) -> None:
+        if barrier.checkpoint_id <= self._last_source_barrier:
+            # Downstream would ignore an older barrier and the checkpoint would wait for its
+            # timeout: decline it at once instead.
+            self._callbacks.decline_checkpoint(
+                self, barrier.checkpoint_id,
+                CheckpointFailureReason.CHECKPOINT_DECLINED_SUBSUMED, None)
+            return
+        self._last_source_barrier = barrier.checkpoint_id
         if self._input_ended:
             # The final checkpoint must not overtake the last records: downstream two-phase
             # sinks commit what precedes it and no later checkpoint follows (FLIP-147).
