@@ -90,6 +90,13 @@ class Row:
     def get_row_kind(self) -> RowKind:
         return self._row_kind
 
+    @staticmethod
+    def of_kind(row_kind: RowKind, *args: Any, **kwargs: Any) -> Row:
+        """A row of the given kind (PyFlink's ``Row.of_kind``)."""
+        row = Row(*args, **kwargs)
+        row.set_row_kind(row_kind)
+        return row
+
     def set_row_kind(self, row_kind: RowKind) -> None:
         if not isinstance(row_kind, RowKind):
             raise TypeError(f"row_kind must be a RowKind, got {row_kind!r}")

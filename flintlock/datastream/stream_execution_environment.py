@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from flintlock.common import restart_strategy
@@ -380,7 +382,19 @@ class StreamExecutionEnvironment:
     register_type_with_kryo_serializer = unsupported("Kryo serializers (records are Python "
                                                      "objects)")
     register_type = unsupported("Java type registration (records are Python objects)")
-    add_python_file = unsupported("shipping Python files (use Spark's --py-files)", "#4")
+    def add_python_file(self, file_path: str) -> None:
+        """Makes a Python file or directory importable by the job (PyFlink's
+        ``add_python_file``). Its modules travel to the TaskManagers with the job graph
+        (``classloader.resolve-order: child-first``, the default), so it only has to be
+        importable here: the file's directory, or the directory itself, joins ``sys.path``."""
+        path = os.path.abspath(file_path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"add_python_file: {file_path} does not exist")
+        directory = path if os.path.isdir(path) else os.path.dirname(path)
+        if path.endswith((".zip", ".whl", ".egg")):
+            directory = path
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
     set_python_requirements = unsupported("shipping Python requirements", "#4")
     add_python_archive = unsupported("shipping Python archives (use Spark's --archives)",
                                      "#4")

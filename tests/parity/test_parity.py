@@ -29,6 +29,8 @@ from tests.parity.harness import (
 
 PROGRAMS = {
     # name: whether the program's output order is defined (else compared as sorted lines)
+    "python_files": True,
+    "row_api": True,
     "word_count": True,
     "basic_operations": True,
     "state_access": True,
@@ -73,9 +75,6 @@ GAPS = {
                            "when a bounded input ends",
     "event_time": "DataStream.assign_timestamps_and_watermarks raises NotImplementedError "
                   "(event time is not supported)",
-    "row_api": "Row.of_kind(row_kind, *args, **kwargs) is missing (AttributeError)",
-    "python_files": "StreamExecutionEnvironment.add_python_file raises NotImplementedError "
-                    "(use Spark's --py-files)",
 }
 
 

@@ -332,3 +332,26 @@ def test_bad_restart_strategies_fail(env: StreamExecutionEnvironment) -> None:
         RestartStrategies.fixed_delay_restart(1, "10 s")
     with pytest.raises(TypeError):
         env.set_restart_strategy("none")  # type: ignore[arg-type]
+
+
+def test_add_python_file_makes_a_helper_importable(env: StreamExecutionEnvironment,
+                                                   tmp_path: Any) -> None:
+    import importlib
+    import sys
+
+    (tmp_path / "parity_helper_module.py").write_text("VALUE = 42\n")
+    env.add_python_file(str(tmp_path / "parity_helper_module.py"))
+    try:
+        assert importlib.import_module("parity_helper_module").VALUE == 42
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("parity_helper_module", None)
+    with pytest.raises(FileNotFoundError):
+        env.add_python_file(str(tmp_path / "missing.py"))
+
+
+def test_row_of_kind() -> None:
+    from flintlock.common import Row, RowKind
+
+    row = Row.of_kind(RowKind.UPDATE_BEFORE, 1, "old")
+    assert row.get_row_kind() is RowKind.UPDATE_BEFORE and list(row) == [1, "old"]

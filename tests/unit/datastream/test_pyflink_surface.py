@@ -47,7 +47,7 @@ UNSUPPORTED = {
     "StreamExecutionEnvironment": [
         "enable_changelog_state_backend",
         "add_default_kryo_serializer",
-        "register_type_with_kryo_serializer", "register_type", "add_python_file",
+        "register_type_with_kryo_serializer", "register_type",
         "set_python_requirements", "add_python_archive", "set_python_executable",
         "add_jars", "add_classpaths", "get_default_local_parallelism",
         "set_default_local_parallelism", "register_cached_file", "create_input",
