@@ -1,7 +1,9 @@
 """The SparkSession a job runs in, and how many TaskManagers it can run at once.
 
-``session_for_job`` uses the active SparkSession when there is one (``spark-submit``, a
-notebook, a user who built their own) and otherwise builds the *embedded* default:
+``session_for_job`` uses the active SparkSession when there is one (a notebook, a user who
+built their own); under ``spark-submit`` (which picks the master, deploy mode and resources)
+it creates the session spark-submit configured, overriding nothing; otherwise it builds the
+*embedded* default:
 ``local[N]`` with N = slots needed (or ``flintlock.spark.master``), driver bound to 127.0.0.1,
 Spark UI and console progress bar off unless ``flintlock.spark.ui.enabled``, log level WARN,
 and this interpreter for the Python workers (``PYSPARK_PYTHON``, which PySpark reads when the
@@ -39,6 +41,7 @@ from pyspark.sql import SparkSession
 
 from flintlock.common.config import Configuration
 from flintlock.common.options.cluster import JM_ADDRESS, SPARK_MASTER, SPARK_UI
+from flintlock.common.options.execution import NAME
 from flintlock.spark.errors import InsufficientSlotsError
 
 LOG = logging.getLogger(__name__)
@@ -59,6 +62,12 @@ def active_session() -> SparkSession | None:
     if session is None and SparkContext._active_spark_context is not None:
         session = SparkSession.builder.getOrCreate()
     return session
+
+
+def launched_by_spark_submit() -> bool:
+    """Whether this driver was started by ``spark-submit`` (its PythonRunner hands the JVM
+    gateway over through these variables)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ and "PYSPARK_GATEWAY_SECRET" in os.environ
 
 
 def _embedded_master(config: Configuration, slots_needed: int) -> str:
@@ -115,6 +124,9 @@ def _quiet_task_failure_logs(sc: SparkContext) -> None:
 def session_for_job(config: Configuration, slots_needed: int) -> SparkSession:
     """The active session, or the embedded one sized for ``slots_needed`` (see module doc)."""
     session = active_session()
+    if session is None and launched_by_spark_submit() and not config.get(SPARK_MASTER):
+        # spark-submit chose the master, deploy mode and resources: use them as they are.
+        session = SparkSession.builder.appName(config.get(NAME) or "flintlock").getOrCreate()
     if session is None:
         return build_embedded_session(config, slots_needed)
     if _is_embedded(session) and available_slots(session.sparkContext) < slots_needed:
