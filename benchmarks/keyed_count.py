@@ -77,7 +77,8 @@ class _TimingWriter:
     def __init__(self, path: str) -> None:
         self.path = path
         self.first: float | None = None
-        self.cpu_first = 0.0
+        self.last: float | None = None
+        self.cpu_first = self.cpu_last = 0.0
         self.count = 0
 
     def restore(self, state: list[object]) -> None:
@@ -88,6 +89,8 @@ class _TimingWriter:
             self.first = time.time()
             self.cpu_first = time.process_time()
         self.count += len(records)
+        self.last = time.time()  # the last record, not the end of input: with checkpoints on,
+        self.cpu_last = time.process_time()  # the job then waits for its final checkpoint
 
     def snapshot_state(self, checkpoint_id: int) -> list[object]:
         return []
@@ -97,9 +100,8 @@ class _TimingWriter:
 
     def end_input(self) -> None:
         with open(self.path, "w") as handle:
-            json.dump({"first": self.first, "last": time.time(), "count": self.count,
-                       "pid": os.getpid(),
-                       "cpu_s": time.process_time() - self.cpu_first}, handle)
+            json.dump({"first": self.first, "last": self.last, "count": self.count,
+                       "pid": os.getpid(), "cpu_s": self.cpu_last - self.cpu_first}, handle)
 
     def close(self) -> None:
         pass
@@ -163,7 +165,7 @@ def run_job(n: int, parallelism: int, mode: str, checkpoint_ms: int,
     sinks = [json.load(open(os.path.join(out, name))) for name in os.listdir(out)
              if name.startswith("sink-")]
     first = min(s["first"] for s in sinks if s["first"] is not None)
-    last = max(s["last"] for s in sinks)
+    last = max(s["last"] for s in sinks if s["last"] is not None)
     kept = sum(s["count"] for s in sinks)
     # CPU of every TaskManager process between its first and last sink write: the whole
     # process's work (all its subtasks), far less sensitive to machine load than wall time.
