@@ -39,31 +39,49 @@ def checked_charset(charset: str) -> str:
 
 
 class Encoder:
-    """Writes one record as bytes (row formats of the ``FileSink``)."""
+    """Writes one record as bytes (row formats of the ``FileSink``).
 
-    def __init__(self, charset_name: str = "UTF-8") -> None:
+    A record of a *declared* type is written as PyFlink writes it — Java's ``toString`` of the
+    value PyFlink hands to Java (``(a,3)`` for a TUPLE, ``+I[a,3]`` for a ROW); a record of no
+    declared type as Python's ``str``. The sink tells the encoder its stream's type
+    (``for_type``)."""
+
+    def __init__(self, charset_name: str = "UTF-8", type_info: Any = None) -> None:
         self._charset = checked_charset(charset_name)
+        self._type_info = type_info
 
     @staticmethod
     def simple_string_encoder(charset_name: str = "UTF-8") -> Encoder:
-        """``str(record)`` encoded in ``charset_name``, followed by a newline."""
+        """The record's text encoded in ``charset_name``, followed by a newline."""
         return Encoder(charset_name)
+
+    def for_type(self, type_info: Any) -> Encoder:
+        """This encoder for a stream of ``type_info`` (None: undeclared)."""
+        return Encoder(self._charset, type_info)
 
     @property
     def charset(self) -> str:
         return self._charset
 
+    def _text(self, record: Any) -> str:
+        if self._type_info is None:
+            return str(record)
+        from flintlock.common.print_format import java_string
+
+        return java_string(record, self._type_info)
+
     def encode(self, record: Any) -> bytes:
-        return (str(record) + "\n").encode(self._charset)
+        return (self._text(record) + "\n").encode(self._charset)
 
     def encode_all(self, records: list[Any]) -> bytes:
         """The concatenated encodings of ``records`` (one call per batch)."""
         if not records:
             return b""
-        return ("\n".join(map(str, records)) + "\n").encode(self._charset)
+        return ("\n".join(map(self._text, records)) + "\n").encode(self._charset)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Encoder) and other._charset == self._charset
+        return (isinstance(other, Encoder) and other._charset == self._charset
+                and other._type_info == self._type_info)
 
     def __hash__(self) -> int:
         return hash(("Encoder", self._charset))

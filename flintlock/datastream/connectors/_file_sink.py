@@ -170,9 +170,14 @@ class _InProgressPart:
 class FileSinkWriter:
     """One subtask's writer (the runtime's ``SinkWriter``); see the module docstring."""
 
+    def set_input_type(self, type_info: Any) -> None:
+        """The declared type of the records (None: undeclared), as PyFlink's encoder sees it."""
+        self._encoder = self._settings.encoder.for_type(type_info)
+
     def __init__(self, settings: FileSinkSettings, subtask_index: int, parallelism: int,
                  clock: Clock = SYSTEM_CLOCK) -> None:
         self._settings = settings
+        self._encoder = settings.encoder
         self._subtask = subtask_index
         self._parallelism = parallelism
         self._clock = clock
@@ -210,7 +215,7 @@ class FileSinkWriter:
         bucket = self._settings.bucket_assigner.get_bucket_id(records[0], self._clock.wall_ms())
         limit = self._settings.rolling_policy.part_size
         part = self._part(bucket, now)
-        data = self._settings.encoder.encode_all(records)
+        data = self._encoder.encode_all(records)
         if limit is None or part.info.size + len(data) < limit:
             part.write(data, now)
         else:
@@ -252,7 +257,7 @@ class FileSinkWriter:
     # -- rolling -----------------------------------------------------------------------------
 
     def _write_one_by_one(self, bucket: str, records: list[Any], now: float) -> None:
-        policy, encode = self._settings.rolling_policy, self._settings.encoder.encode
+        policy, encode = self._settings.rolling_policy, self._encoder.encode
         for record in records:
             data = encode(record)
             part = self._part(bucket, now)

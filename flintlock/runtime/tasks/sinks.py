@@ -18,7 +18,8 @@ list)``, ``write(records: list)``, ``snapshot_state(checkpoint_id) -> list`` (pr
 close the in-progress file and remember it as pending), ``commit(checkpoint_id)`` (on
 notify-complete: publish what was pending up to that checkpoint), ``end_input()``, ``close()``;
 optionally ``set_checkpointing(enabled)``, called right after ``create_writer``: with
-checkpointing on, a final checkpoint follows ``end_input`` and its commit publishes the tail.
+checkpointing on, a final checkpoint follows ``end_input`` and its commit publishes the tail;
+optionally ``set_input_type(type_info)``: the stream's declared type (None if undeclared).
 
 All of it belongs to the task thread; ``send`` hands batches to the TaskManager's RPC client.
 """
@@ -102,8 +103,9 @@ class CollectSinkOperator(StreamOperator):
 class WriterSinkOperator(StreamOperator):
     """``sink_to(sink)``: drives the connector's ``SinkWriter``."""
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: Any, input_type: Any = None) -> None:
         self._sink = sink
+        self._input_type = input_type
         self._writer: Any = None
 
     def initialize_state(self, restored: Any) -> None:
@@ -112,6 +114,9 @@ class WriterSinkOperator(StreamOperator):
         set_checkpointing = getattr(self._writer, "set_checkpointing", None)
         if set_checkpointing is not None:
             set_checkpointing(bool(ctx.extra.get("checkpointing")))
+        set_input_type = getattr(self._writer, "set_input_type", None)
+        if set_input_type is not None:
+            set_input_type(self._input_type)
         self._state = ctx.operator_backend.get_list_state(SINK_STATE)
         self._writer.restore(list(self._state.get()))
 
@@ -142,4 +147,4 @@ def create_sink_operator(spec: OperatorSpec) -> StreamOperator:
     if not hasattr(sink, "create_writer"):
         raise TypeError(f"{type(sink).__name__} is not a sink flintlock can run: it has no "
                         "create_writer(subtask_index, parallelism)")
-    return WriterSinkOperator(sink)
+    return WriterSinkOperator(sink, spec.output_type)
