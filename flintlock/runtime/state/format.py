@@ -33,14 +33,16 @@ PICKLE_PROTOCOL = 5
 
 
 def group_by_key_group(
-    tables: Mapping[str, Mapping[Any, Any]], max_parallelism: int
+    tables: Mapping[str, Mapping[Any, Any]], max_parallelism: int,
+    cache: dict[Any, int] | None = None,
 ) -> dict[int, Block]:
     """Split ``state name → {key: stored value}`` tables into per-key-group blocks.
 
-    Each distinct key is hashed once, however many states hold it.
+    Each distinct key is hashed once, however many states hold it; with ``cache`` (a backend's
+    key → key group memory, kept across snapshots) a key is hashed once in its life.
     """
-    known: dict[Any, int] = {}
-    remember = len(tables) > 1  # one table: every key is seen once anyway
+    known: dict[Any, int] = cache if cache is not None else {}
+    remember = cache is not None or len(tables) > 1  # one table: a key is seen once anyway
     groups: dict[int, Block] = {}
     for name, table in tables.items():
         by_group: dict[int, Entries] = {}

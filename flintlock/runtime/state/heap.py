@@ -65,6 +65,9 @@ _MISSING: Any = object()
 _IMMUTABLE = frozenset({int, float, complex, str, bytes, bool, type(None), frozenset, range})
 
 
+KEY_GROUP_CACHE_MIN = 100_000
+
+
 def _private_copy(value: Any) -> Any:
     return pickle.loads(pickle.dumps(value, protocol=5))
 
@@ -217,8 +220,17 @@ def _own_current_entry(state: _HeapState) -> None:
     if key not in state._copied:
         state._copied.add(key)
         stored = state._table.get(key, _MISSING)
-        if stored is not _MISSING and type(stored) not in _IMMUTABLE:
+        if stored is not _MISSING and not _is_immutable(stored):
             state._table[key] = _private_copy(stored)
+
+
+def _is_immutable(value: Any) -> bool:
+    """Nothing reachable from ``value`` can change (so a snapshot may share it): an immutable
+    scalar, or a tuple of them (the common shape of a keyed reduce's accumulator)."""
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return True
+    return kind is tuple and all(type(item) in _IMMUTABLE for item in value)
 
 
 def _guarded_class(cls: type[_HeapState], methods: tuple[str, ...]) -> type[_HeapState]:
@@ -273,6 +285,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         self._heap_states: list[_HeapState] = []  # task thread
         self._guard_lock = threading.Lock()
         self._in_flight = 0  # snapshots not yet written or released; under _guard_lock
+        self._key_groups: dict[Any, int] = {}  # key -> key group, for snapshot writers
         self._snapshots: weakref.WeakSet[_HeapSnapshot] = weakref.WeakSet()  # task thread
         self._disposed = False
 
@@ -306,6 +319,14 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         if descriptor.ttl_config is not None or not isinstance(state, HeapValueState):
             return None
         return state._table
+
+    def key_group_cache(self) -> dict[Any, int]:
+        """Key → key group, remembered across snapshots (written by snapshot threads; dict
+        operations are atomic). Bounded: forgotten when it outgrows the keys held."""
+        if len(self._key_groups) > max(KEY_GROUP_CACHE_MIN,
+                                       2 * sum(map(len, self._tables.values()))):
+            self._key_groups = {}
+        return self._key_groups
 
     @property
     def snapshot_in_flight(self) -> bool:
@@ -382,7 +403,7 @@ class _HeapSnapshot:
             tables = {n: _filtered(t, self._filters.get(n)) for n, t in self._copies.items()}
             if not any(tables.values()):
                 return None
-            blocks = group_by_key_group(tables, backend.max_parallelism)
+            blocks = group_by_key_group(tables, backend.max_parallelism, backend.key_group_cache())
             data, offsets = encode_blocks(blocks, backend.key_group_range)
             blob = write_blob(writer, name, data, backend.inline_threshold)
             return KeyGroupsStateHandle(
