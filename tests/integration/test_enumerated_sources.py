@@ -3,7 +3,6 @@ the enumerator's state is part of every checkpoint, and a restart neither loses 
 a split."""
 
 import collections
-import os
 
 import pytest
 
@@ -12,6 +11,7 @@ from flintlock.common.config import Configuration
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors import Source
 from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.faults import RaiseOnce
 
 
 class RangeSplits(Source):
@@ -93,17 +93,6 @@ class _Reader:
         return [tuple(split) for split in self.splits]
 
 
-class CrashOnce:
-    def __init__(self, marker, trigger):
-        self.marker, self.trigger = str(marker), trigger
-
-    def __call__(self, value):
-        if value == self.trigger and not os.path.exists(self.marker):
-            open(self.marker, "w").close()
-            raise RuntimeError("injected failure")
-        return value
-
-
 @pytest.fixture
 def executor(monkeypatch):
     return use_thread_executor(monkeypatch)
@@ -132,7 +121,7 @@ def test_enumerator_and_readers_restore_consistently_after_a_crash(executor, tmp
     marker = tmp_path / "crashed"
     counts = (env.from_source(RangeSplits(n, 30, tick_ms=20), WatermarkStrategy.no_watermarks(),
                                "ranges")
-              .map(CrashOnce(marker, n // 2))
+              .map(RaiseOnce(marker, n // 2))
               .map(lambda x: (x % 3, 1)).key_by(lambda p: p[0])
               .reduce(lambda a, b: (a[0], a[1] + b[1])))
     results = list(counts.execute_and_collect())

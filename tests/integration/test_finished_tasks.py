@@ -1,7 +1,6 @@
 """Checkpoints go on after some subtasks finished, and a restore does not re-run them."""
 
 import collections
-import os
 import time
 
 import pytest
@@ -11,6 +10,7 @@ from flintlock.common.config import Configuration
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors import Source
 from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.faults import RaiseOnce
 
 
 class UnevenSource(Source):
@@ -46,17 +46,6 @@ class _Reader:
         return [self.position]
 
 
-class CrashOnce:
-    def __init__(self, marker, trigger):
-        self.marker, self.trigger = str(marker), trigger
-
-    def __call__(self, value):
-        if value == self.trigger and not os.path.exists(self.marker):
-            open(self.marker, "w").close()
-            raise RuntimeError("injected failure")
-        return value
-
-
 @pytest.fixture
 def executor(monkeypatch):
     return use_thread_executor(monkeypatch)
@@ -74,7 +63,7 @@ def test_uneven_sources_finish_and_a_later_crash_does_not_rerun_the_finished_one
     marker = tmp_path / "crashed"
     ranges = [(0, 100), (100, 4000)]
     counts = (env.from_source(UnevenSource(ranges), WatermarkStrategy.no_watermarks(), "uneven")
-              .map(CrashOnce(marker, 3500))
+              .map(RaiseOnce(marker, 3500))
               .map(lambda x: (x % 3, 1)).key_by(lambda p: p[0])
               .reduce(lambda a, b: (a[0], a[1] + b[1])))
     results = list(counts.execute_and_collect())

@@ -13,6 +13,7 @@ from flintlock.common.job_status import JobStatus
 from flintlock.datastream import CheckpointingMode, StreamExecutionEnvironment
 from flintlock.datastream.functions import CoMapFunction
 from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.faults import RaiseOnce
 
 # Module-level, so user functions refer to them by reference (TaskManagers are threads here).
 STARTED = threading.Event()
@@ -60,24 +61,10 @@ def test_keyed_running_count_at_parallelism_two(executor, tmp_path):
     assert len(results) == sum(expected.values())
 
 
-class CrashOnce:
-    """Raises once, the first time it sees ``trigger`` (a marker file remembers it)."""
-
-    def __init__(self, marker, trigger):
-        self.marker = str(marker)
-        self.trigger = trigger
-
-    def __call__(self, value):
-        if value == self.trigger and not os.path.exists(self.marker):
-            open(self.marker, "w").close()
-            raise RuntimeError("injected failure")
-        return value
-
-
 def _crashing_counts(env, marker, n=4000):
     """Running count per key: order-independent, so every key must see exactly 1..n_k."""
     return (env.from_collection(list(range(n)))
-            .map(CrashOnce(marker, n // 2))
+            .map(RaiseOnce(marker, n // 2))
             .map(lambda x: (x % 7, 1))
             .key_by(lambda p: p[0])
             .reduce(lambda a, b: (a[0], a[1] + b[1])))

@@ -4,8 +4,6 @@ Spark's Python workers, the JobManager runs on this (driver) process."""
 from __future__ import annotations
 
 import collections
-import os
-import signal
 import sys
 import time
 
@@ -16,6 +14,7 @@ from flintlock.common.config import Configuration
 from flintlock.common.job_status import JobStatus
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.spark.session import active_session, available_slots
+from flintlock.testing.faults import ExitOnce, FreezeOnce
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -33,34 +32,6 @@ def _env(tmp_path, parallelism=2, **conf):
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(parallelism)
     return env
-
-
-class ExitOnce:
-    """Kills its own Python worker (``os._exit``) the first time it sees ``trigger``."""
-
-    def __init__(self, marker, trigger):
-        self.marker = str(marker)
-        self.trigger = trigger
-
-    def __call__(self, value):
-        if value == self.trigger and not os.path.exists(self.marker):
-            open(self.marker, "w").close()
-            os._exit(3)
-        return value
-
-
-class FreezeOnce:
-    """Stops its own process (SIGSTOP: no thread runs, no heartbeat leaves) once."""
-
-    def __init__(self, marker, trigger):
-        self.marker = str(marker)
-        self.trigger = trigger
-
-    def __call__(self, value):
-        if value == self.trigger and not os.path.exists(self.marker):
-            open(self.marker, "w").close()
-            os.kill(os.getpid(), signal.SIGSTOP)
-        return value
 
 
 def _counts_per_key(env, function, n=2000):
