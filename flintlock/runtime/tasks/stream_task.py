@@ -265,9 +265,13 @@ class StreamTask:
                            urgent=True)
 
     def assign_splits(self, operator_id: str, splits: list[Any], no_more_splits: bool) -> None:
-        """Splits for a source operator of this task, from its enumerator in the JobManager."""
+        """Splits for a source operator of this task, from its enumerator in the JobManager.
+
+        Urgent like checkpoint triggers, so the two keep the order they were sent in: the
+        enumerator's snapshot counts a split as assigned when it was sent before the trigger,
+        so the reader must have it before it snapshots (else a restore loses the split)."""
         self.mailbox.offer(lambda: self._on_splits(operator_id, splits, no_more_splits),
-                           f"splits for {operator_id}")
+                           f"splits for {operator_id}", urgent=True)
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         self.mailbox.offer(lambda: self._on_complete(checkpoint_id), f"complete {checkpoint_id}")
