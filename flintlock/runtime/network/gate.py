@@ -234,10 +234,18 @@ class LocalInputChannel(InputChannel):
             self._retry_or_fail(exc)
             return
         with self._lock:
-            if not self._released:
+            released = self._released
+            if not released:
                 self._view = view
-                return
-        view.release()
+        if released:
+            view.release()
+            return
+        # The view may have told the gate of data before ``_view`` was set (at creation, if
+        # the producer was ahead, or from the producer's thread since): a read in between
+        # found no view and dropped the channel from the gate's queue, and the subpartition
+        # will not notify again while its queue stays non-empty. Announce the channel once
+        # more; a read that finds nothing is harmless.
+        self.notify_channel_non_empty()
 
     def _retry_or_fail(self, cause: PartitionNotFoundError) -> None:
         with self._lock:

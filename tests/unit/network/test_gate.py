@@ -296,3 +296,28 @@ def test_a_priority_event_is_served_before_other_channels_data():
     producers[1].add_event(0, barrier)
     assert read_until_blocked(gate) == [(1, barrier), (0, b"first"), (1, b"second")]
     gate.close()
+
+
+def test_data_announced_while_the_local_view_is_being_created_is_not_lost():
+    # The consumer reads at the moment the producer's subpartition announces its data, inside
+    # create_view, before the channel holds the view: that read finds nothing. The data must
+    # still be delivered, although the subpartition will not announce it again.
+    network = NetworkBufferPool(16, 64)
+    manager = ResultPartitionManager()
+    producer = make_partition(network, 1)
+    manager.register(producer)
+    producer.add_buffer(0, data_buffer(producer, 0, b"early"))
+    gate = local_gate(manager, [producer.partition_id], 0)
+    reads_during_creation = []
+
+    def read_now():
+        if not reads_during_creation:
+            reads_during_creation.append(gate.poll_next())
+
+    gate.set_availability_listener(read_now)
+    gate.request_partitions()
+    assert reads_during_creation == [None]
+    item = gate.poll_next()
+    assert item is not None and bytes(item[1].view()) == b"early"
+    item[1].recycle()
+    gate.close()
