@@ -178,6 +178,7 @@ class _Attempt:
     snapshotted: set[int] = field(default_factory=set)
     failure: BaseException | None = None
     started_ms: float = 0.0
+    ended: bool = False
 
 
 class JobManager:
@@ -446,6 +447,9 @@ class JobManager:
                     TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index)), {})
                 for v in tm.subtasks
             }
+            log.debug("attempt %d: deploying %s to TaskManager %d (finished: %s)",
+                      attempt.number, sorted(mine), tm.index,
+                      sorted(self._restored_finished & set(mine)))
             attempt.connections[tm.index].tell(msg.DeployTasks(
                 attempt.number, self._graph_bytes, attempt.plan, dict(attempt.addresses),
                 mine, checkpoint_dir, frozenset(self._restored_finished & set(mine))))
@@ -480,6 +484,7 @@ class JobManager:
         return send
 
     def _end_attempt(self, attempt: _Attempt) -> None:
+        attempt.ended = True
         for source in attempt.sources.values():
             source.close()
         self._apply(self._coordinator.on_failover())
@@ -667,28 +672,41 @@ class JobManager:
     def _dispatcher(self) -> MessageDispatcher:
         d = MessageDispatcher()
         d.register(msg.RegisterTaskManager, self._on_register)
-        for kind, handler in (
-            (msg.TaskStateUpdate, self._on_task_state),
-            (msg.AcknowledgeCheckpoint, self._on_ack),
-            (msg.DeclineCheckpoint, self._on_decline),
-            (msg.Heartbeat, self._on_heartbeat),
-            (msg.CollectBatch, self._on_collect_batch),
+        for kind, handler, after_end in (
+            (msg.TaskStateUpdate, self._on_task_state, False),
+            (msg.AcknowledgeCheckpoint, self._on_ack, True),  # late: state discarded
+            (msg.DeclineCheckpoint, self._on_decline, True),
+            (msg.Heartbeat, self._on_heartbeat, True),
+            (msg.CollectBatch, self._on_collect_batch, True),
         ):
-            d.register(kind, self._deferred(handler))
+            d.register(kind, self._deferred(handler, after_end))
         install = getattr(self._launcher, "install", None)
         if install is not None:
             install(d)
         return d
 
-    def _deferred(self, handler: Callable[[Any], None]) -> Callable[[RpcConnection, Any], None]:
+    def _deferred(
+        self, handler: Callable[[Any], None], after_end: bool,
+    ) -> Callable[[RpcConnection, Any], None]:
         def enqueue(connection: RpcConnection, message: Any) -> None:
-            self._enqueue(lambda: self._if_current(message, handler), type(message).__name__)
+            self._enqueue(lambda: self._if_current(message, handler, after_end),
+                          type(message).__name__)
         return enqueue
 
-    def _if_current(self, message: Any, handler: Callable[[Any], None]) -> None:
+    def _if_current(
+        self, message: Any, handler: Callable[[Any], None], after_end: bool,
+    ) -> None:
+        """Runs ``handler`` for a message of the current attempt. Once the attempt is ending
+        (its failover reset the coordinator), only messages marked ``after_end`` still count:
+        a task of the dying attempt reporting FINISHED late would otherwise be recorded by the
+        coordinator as finished for the restored attempt too, which then never triggers that
+        task's restored copy (docs/known-issues.md)."""
         attempt = self._attempt
-        if attempt is not None and message.attempt == attempt.number:
-            handler(message)
+        if attempt is None or message.attempt != attempt.number:
+            return
+        if attempt.ended and not after_end:
+            return
+        handler(message)
 
     def _on_register(
         self, connection: RpcConnection, message: msg.RegisterTaskManager
@@ -721,6 +739,7 @@ class JobManager:
     def _on_task_state(self, message: msg.TaskStateUpdate) -> None:
         attempt = self._attempt
         assert attempt is not None
+        log.debug("attempt %d: task %s is %s", attempt.number, message.task, message.state)
         with self._status_lock:
             attempt.states[message.task] = message.state
             self._status_changed.notify_all()

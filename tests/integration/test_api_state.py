@@ -337,10 +337,6 @@ class TicksUntilTimersFired(MapFunction):
         return ("tick", value)
 
 
-@pytest.mark.xfail(run=False, reason=(
-    "known bug, not yet fixed: in about 1 run in 8 the restored attempt stalls for good: the "
-    "keyed tasks wait for input while the ticks source's output pool stays empty (a lost "
-    "data/credit notification after restore); see docs/known-issues.md"))
 def test_processing_time_timers_survive_a_restart(executor, tmp_path):
     FIRED.clear()
     env = _env(tmp_path)

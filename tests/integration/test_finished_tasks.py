@@ -1,6 +1,8 @@
 """Checkpoints go on after some subtasks finished, and a restore does not re-run them."""
 
 import collections
+import glob
+import os
 import time
 
 import pytest
@@ -9,6 +11,7 @@ from flintlock.common import WatermarkStrategy
 from flintlock.common.config import Configuration
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors import Source
+from flintlock.datastream.functions import MapFunction
 from flintlock.testing.executor import use_thread_executor
 from flintlock.testing.faults import RaiseOnce
 
@@ -71,3 +74,59 @@ def test_uneven_sources_finish_and_a_later_crash_does_not_rerun_the_finished_one
     per_key = collections.Counter(x % 3 for x in range(4000))
     assert sorted(results) == sorted(
         (key, i) for key, count in per_key.items() for i in range(1, count + 1))
+
+
+class CloseAfterMarker(MapFunction):
+    """A map whose ``close`` waits until ``marker`` exists, then 0.3 s more: a bounded
+    source's task chained to it reports FINISHED only after the job's failover began."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def map(self, value):
+        return value
+
+    def close(self):
+        deadline = time.monotonic() + 10.0
+        while not os.path.exists(self.marker) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+
+
+class CrashOnceAfterCheckpoint(MapFunction):
+    """2 ms a record; once a checkpoint completed, raises (once: a marker file remembers)."""
+
+    def __init__(self, marker, pattern):
+        self.marker, self.pattern = str(marker), str(pattern)
+
+    def map(self, value):
+        if not os.path.exists(self.marker):
+            time.sleep(0.002)
+            if glob.glob(self.pattern):
+                open(self.marker, "w").close()
+                raise RuntimeError("injected failure")
+        return value
+
+
+@pytest.mark.slow
+def test_a_task_of_the_failed_attempt_finishing_late_does_not_count_for_the_restored_one(
+        executor, tmp_path):
+    """Attempt 0's bounded source finishes (its final checkpoint completed) only after the
+    failover began. Its FINISHED must not be taken for the restored attempt's: the
+    coordinator would then never trigger the restored source, whose barriers the keyed
+    task waits for, and the job would stall for good."""
+    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    config.set_string("restart-strategy.type", "fixed-delay")
+    config.set_string("restart-strategy.fixed-delay.delay", "20 ms")
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(1)
+    env.enable_checkpointing(20)
+    marker = tmp_path / "crashed"
+    pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
+    elements = env.from_collection([-1, -2]).map(CloseAfterMarker(marker))
+    ticks = env.from_collection(list(range(3000))).map(
+        CrashOnceAfterCheckpoint(marker, pattern))
+    out = list(elements.union(ticks).key_by(lambda x: x % 2).map(lambda x: x)
+               .execute_and_collect())
+    assert marker.exists(), "the failure was never injected"
+    assert sorted(out) == sorted([-1, -2, *range(3000)])
