@@ -23,7 +23,6 @@ from flintlock.datastream import (
     MapFunction,
     Partitioner,
     ProcessFunction,
-    StreamExecutionEnvironment,
 )
 from flintlock.datastream.connectors.file_system import (
     BucketAssigner,
@@ -31,6 +30,7 @@ from flintlock.datastream.connectors.file_system import (
     OutputFileConfig,
 )
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import ThreadExecutor
 
 WAIT_S = 30.0
@@ -67,11 +67,7 @@ def executor(monkeypatch):
 
 
 def _env(tmp_path, parallelism=1):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "none")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(parallelism)
-    return env
+    return local_environment(tmp_path, parallelism)
 
 
 def _event(name):

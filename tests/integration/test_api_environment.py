@@ -21,11 +21,11 @@ from flintlock.datastream import (
     CheckpointingMode,
     ExternalizedCheckpointRetention,
     MapFunction,
-    StreamExecutionEnvironment,
 )
 from flintlock.datastream.connectors.file_system import FileSource, StreamFormat
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.runtime.state.keygroups import assign_key_to_operator
+from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
 
 WAIT_S = 30.0
@@ -42,11 +42,7 @@ def executor(monkeypatch):
 
 
 def _env(tmp_path, parallelism=1):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "none")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(parallelism)
-    return env
+    return local_environment(tmp_path, parallelism)
 
 
 def _event(name):

@@ -14,17 +14,16 @@ import threading
 import pytest
 
 from flintlock.common import Row, Types
-from flintlock.common.config import Configuration
 from flintlock.datastream import (
     FilterFunction,
     FlatMapFunction,
     KeyedProcessFunction,
     MapFunction,
     ReduceFunction,
-    StreamExecutionEnvironment,
     TimeDomain,
 )
 from flintlock.datastream.state import ListStateDescriptor, ValueStateDescriptor
+from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
 
 WAIT_S = 30.0
@@ -40,11 +39,7 @@ def executor(monkeypatch):
 
 
 def _env(tmp_path, parallelism=2):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "none")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(parallelism)
-    return env
+    return local_environment(tmp_path, parallelism)
 
 
 def _per_key(records, key):

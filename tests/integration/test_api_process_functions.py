@@ -8,7 +8,6 @@ import threading
 
 import pytest
 
-from flintlock.common.config import Configuration
 from flintlock.datastream import (
     CoFlatMapFunction,
     CoMapFunction,
@@ -20,8 +19,8 @@ from flintlock.datastream import (
     MapFunction,
     ProcessFunction,
     ReduceFunction,
-    StreamExecutionEnvironment,
 )
+from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
 
 CALLS: list = []
@@ -35,11 +34,7 @@ def executor(monkeypatch):
 
 
 def _env(tmp_path, parallelism=3):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "none")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(parallelism)
-    return env
+    return local_environment(tmp_path, parallelism)
 
 
 class Lifecycle:

@@ -12,7 +12,6 @@ import time
 import pytest
 
 from flintlock.common import Time, Types
-from flintlock.common.config import Configuration
 from flintlock.datastream import (
     AggregateFunction,
     CheckpointingMode,
@@ -20,7 +19,6 @@ from flintlock.datastream import (
     HashMapStateBackend,
     KeyedProcessFunction,
     MapFunction,
-    StreamExecutionEnvironment,
 )
 from flintlock.datastream.state import (
     AggregatingStateDescriptor,
@@ -30,24 +28,13 @@ from flintlock.datastream.state import (
     StateTtlConfig,
     ValueStateDescriptor,
 )
-from flintlock.testing.executor import use_thread_executor
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
+from flintlock.testing.environments import local_environment
+from flintlock.testing.faults import RaiseOnceAfter
 
 
 def _env(tmp_path, parallelism=2, backend=None):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "20 ms")
-    config.set_string("restart-strategy.fixed-delay.attempts", "3")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(parallelism)
-    if backend is not None:
-        env.set_state_backend(backend)
-    return env
+    return local_environment(tmp_path, parallelism, restart_attempts=3, restart_delay="20 ms",
+                             state_backend=backend)
 
 
 class Average(AggregateFunction):
@@ -239,23 +226,6 @@ def test_state_ttl_expires_entries_in_processing_time(executor, tmp_path):
 # -- state survives a restart ----------------------------------------------------------------
 
 
-class CrashAfterCheckpoint(MapFunction):
-    """2 ms a record until a checkpoint has completed, then raises once (a marker file
-    remembers it across the restart)."""
-
-    def __init__(self, marker, pattern):
-        self.marker = str(marker)
-        self.pattern = str(pattern)
-
-    def map(self, value):
-        if not os.path.exists(self.marker):
-            time.sleep(0.002)
-            if glob.glob(self.pattern):
-                open(self.marker, "w").close()
-                raise RuntimeError("injected failure")
-        return value
-
-
 class Collect(MapFunction):
     """Per key: count (value state), values seen (list state) and their sum (reducing)."""
 
@@ -281,7 +251,7 @@ def test_keyed_state_survives_a_restart_exactly_once(executor, tmp_path, backend
     marker = tmp_path / "crashed"
     pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
     n = 1500
-    crash = CrashAfterCheckpoint(marker, pattern)  # chained to the source: holds it back
+    crash = RaiseOnceAfter(marker, pattern)  # chained to the source: holds it back
     out = list(env.from_collection(list(range(n))).map(crash).set_parallelism(1)
                .key_by(lambda x: x % 5).map(Collect()).execute_and_collect())
     assert marker.exists(), "the failure was never injected"

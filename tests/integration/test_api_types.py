@@ -8,26 +8,16 @@ message.
 import pytest
 
 from flintlock.common import Row, Types
-from flintlock.common.config import Configuration
 from flintlock.common.operator_spec import UnhashableKeyError
 from flintlock.common.typeinfo_base import RecordTypeMismatchError
-from flintlock.datastream import MapFunction, StreamExecutionEnvironment
+from flintlock.datastream import MapFunction
 from flintlock.datastream.state import ValueStateDescriptor
 from flintlock.runtime.tasks.contexts import StateOutsideKeyedContextError
-from flintlock.testing.executor import use_thread_executor
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
+from flintlock.testing.environments import local_environment
 
 
 def _env(tmp_path, parallelism=2):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "none")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(parallelism)
-    return env
+    return local_environment(tmp_path, parallelism)
 
 
 def _failure(env, job_name="failing"):

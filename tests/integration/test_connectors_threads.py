@@ -10,10 +10,9 @@ import pytest
 import redis
 
 from flintlock.common import Duration, WatermarkStrategy
-from flintlock.common.config import Configuration
 from flintlock.common.job_status import JobStatus
 from flintlock.common.serialization import Encoder
-from flintlock.datastream import CheckpointingMode, StreamExecutionEnvironment
+from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.file_system import (
     BucketAssigner,
     FileSink,
@@ -28,7 +27,8 @@ from flintlock.datastream.connectors.redis import (
     RedisStreamSink,
     RedisStreamSource,
 )
-from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.environments import local_environment
+from flintlock.testing.faults import RaiseOnceAfter
 from tests.unit.connectors.redis_server import redis_server
 
 NEW_FILE_SEEN = threading.Event()
@@ -36,43 +36,8 @@ SLOWED = threading.Event()
 GATE = threading.Event()
 
 
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
-
-
 def _env(tmp_path, parallelism=2, **conf):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    for key, value in conf.items():
-        config.set_string(key, str(value))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "50 ms")
-    config.set_string("restart-strategy.fixed-delay.attempts", "3")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(parallelism)
-    return env
-
-
-class CrashAfter:
-    """Passes records through, a little slowed down; raises once (a marker file remembers it),
-    at the first check after a file matching ``pattern`` exists — a completed checkpoint, or
-    committed output — so the restart happens in the middle of the job, never before the
-    first checkpoint."""
-
-    def __init__(self, marker, pattern, every=50):
-        self.marker = str(marker)
-        self.pattern = str(pattern)
-        self.every = every
-        self.seen = 0
-
-    def __call__(self, value):
-        self.seen += 1
-        if self.seen % self.every == 0 and not os.path.exists(self.marker):
-            time.sleep(0.002)
-            if glob.glob(self.pattern):
-                open(self.marker, "w").close()
-                raise RuntimeError("injected failure")
-        return value
+    return local_environment(tmp_path, parallelism, restart_attempts=3, options=conf)
 
 
 def _committed_lines(root):
@@ -121,7 +86,7 @@ def test_number_sequence_restart_is_exactly_once(executor, tmp_path):
     marker = tmp_path / "crashed"
     numbers = env.from_source(NumberSequenceSource(0, 19_999),
                               WatermarkStrategy.no_watermarks(), "numbers")
-    crash = CrashAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata")
+    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
     results = list(numbers.map(crash).execute_and_collect())
     assert marker.exists(), "the failure was never injected"
     assert sorted(results) == list(range(20_000))
@@ -144,7 +109,7 @@ def test_file_to_file_restart_in_the_middle_is_exactly_once(executor, tmp_path):
     marker = tmp_path / "crashed"
     lines = env.from_source(_file_source(str(tmp_path / "in")),
                             WatermarkStrategy.no_watermarks(), "files")
-    crash = CrashAfter(marker, tmp_path / "out" / "part-*")
+    crash = RaiseOnceAfter(marker, tmp_path / "out" / "part-*", every=50)
     lines.map(crash).sink_to(_file_sink(tmp_path / "out"))
     env.execute("copy with a crash")
     assert marker.exists(), "the failure was never injected"
@@ -223,7 +188,7 @@ def test_redis_to_redis_with_a_crash_loses_nothing(executor, tmp_path, redis_url
     sink = (RedisStreamSink.builder().set_url(redis_url).set_stream("out")
             .set_delivery_guarantee(guarantee).build())
     marker = tmp_path / "crashed"
-    crash = CrashAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata")
+    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
     env.from_source(source, WatermarkStrategy.no_watermarks(), "redis").map(crash).sink_to(sink)
     env.execute("redis copy with a crash")
     assert marker.exists(), "the failure was never injected"

@@ -7,10 +7,8 @@ import collections
 import pytest
 
 from flintlock.common import WatermarkStrategy
-from flintlock.common.config import Configuration
-from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors import Source
-from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnce
 
 
@@ -93,18 +91,8 @@ class _Reader:
         return [tuple(split) for split in self.splits]
 
 
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
-
-
 def _env(tmp_path):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "50 ms")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(2)
-    return env
+    return local_environment(tmp_path, 2, restart_attempts=1)
 
 
 def test_splits_from_the_job_manager_reach_every_reader(executor, tmp_path):

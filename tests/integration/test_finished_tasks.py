@@ -1,7 +1,6 @@
 """Checkpoints go on after some subtasks finished, and a restore does not re-run them."""
 
 import collections
-import glob
 import os
 import time
 
@@ -12,8 +11,7 @@ from flintlock.common.config import Configuration
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors import Source
 from flintlock.datastream.functions import MapFunction
-from flintlock.testing.executor import use_thread_executor
-from flintlock.testing.faults import RaiseOnce
+from flintlock.testing.faults import RaiseOnce, RaiseOnceAfter
 
 
 class UnevenSource(Source):
@@ -47,11 +45,6 @@ class _Reader:
 
     def snapshot_state(self, checkpoint_id):
         return [self.position]
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
 
 
 @pytest.mark.slow
@@ -93,21 +86,6 @@ class CloseAfterMarker(MapFunction):
         time.sleep(0.3)
 
 
-class CrashOnceAfterCheckpoint(MapFunction):
-    """2 ms a record; once a checkpoint completed, raises (once: a marker file remembers)."""
-
-    def __init__(self, marker, pattern):
-        self.marker, self.pattern = str(marker), str(pattern)
-
-    def map(self, value):
-        if not os.path.exists(self.marker):
-            time.sleep(0.002)
-            if glob.glob(self.pattern):
-                open(self.marker, "w").close()
-                raise RuntimeError("injected failure")
-        return value
-
-
 @pytest.mark.slow
 def test_a_task_of_the_failed_attempt_finishing_late_does_not_count_for_the_restored_one(
         executor, tmp_path):
@@ -125,7 +103,7 @@ def test_a_task_of_the_failed_attempt_finishing_late_does_not_count_for_the_rest
     pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
     elements = env.from_collection([-1, -2]).map(CloseAfterMarker(marker))
     ticks = env.from_collection(list(range(3000))).map(
-        CrashOnceAfterCheckpoint(marker, pattern))
+        RaiseOnceAfter(marker, pattern))
     out = list(elements.union(ticks).key_by(lambda x: x % 2).map(lambda x: x)
                .execute_and_collect())
     assert marker.exists(), "the failure was never injected"

@@ -8,11 +8,10 @@ import time
 
 import pytest
 
-from flintlock.common.config import Configuration
 from flintlock.common.job_status import JobStatus
-from flintlock.datastream import CheckpointingMode, StreamExecutionEnvironment
+from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.functions import CoMapFunction
-from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnce
 
 # Module-level, so user functions refer to them by reference (TaskManagers are threads here).
@@ -22,21 +21,9 @@ GATE = threading.Event()
 WORDS = ["to be or not to be", "that is the question", "be quick or be dead"] * 40
 
 
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
-
-
 def _env(tmp_path, parallelism=2, **conf):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "50 ms")
-    config.set_string("restart-strategy.fixed-delay.attempts", "3")
-    for key, value in conf.items():
-        config.set_string(key.replace("_", "."), str(value))
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(parallelism)
-    return env
+    return local_environment(tmp_path, parallelism, restart_attempts=3, options={
+        key.replace("_", "."): value for key, value in conf.items()})
 
 
 def _word_counts(env):

@@ -11,10 +11,10 @@ import time
 import pytest
 
 from flintlock.common import WatermarkStrategy
-from flintlock.common.config import Configuration
-from flintlock.datastream import CheckpointingMode, StreamExecutionEnvironment
+from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.runtime.tasks import channel_state_io, stream_task
+from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
 
 N = 4000
@@ -95,20 +95,12 @@ def _key_and_count(record):
 
 
 def _env(tmp_path, **conf):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    settings = {
-        "restart-strategy.type": "fixed-delay",
-        "restart-strategy.fixed-delay.delay": "50 ms",
-        "restart-strategy.fixed-delay.attempts": "3",
+    env = local_environment(tmp_path, 2, restart_attempts=3, options={
         "execution.checkpointing.unaligned.enabled": "true",
         "taskmanager.memory.segment-size": "4 kb",
         "execution.buffer-timeout": "5 ms",
         **conf,
-    }
-    for key, value in settings.items():
-        config.set_string(key, value)
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(2)
+    })
     env.enable_checkpointing(50, CheckpointingMode.EXACTLY_ONCE)
     return env
 

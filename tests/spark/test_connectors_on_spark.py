@@ -4,10 +4,8 @@ and the output is still exactly once."""
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
-import time
 
 import cloudpickle
 import pytest
@@ -29,6 +27,7 @@ from flintlock.datastream.connectors.redis import (
     RedisStreamSink,
     RedisStreamSource,
 )
+from flintlock.testing.faults import ExitOnceAfter
 from tests.unit.connectors.redis_server import redis_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -44,26 +43,6 @@ def _env(tmp_path, parallelism=2):
     env.set_parallelism(parallelism)
     env.enable_checkpointing(100)
     return env
-
-
-class ExitAfter:
-    """Passes records through, a little slowed down; kills its own Python worker
-    (``os._exit``) once, at the first check after a file matching ``pattern`` exists."""
-
-    def __init__(self, marker, pattern, every=50):
-        self.marker = str(marker)
-        self.pattern = str(pattern)
-        self.every = every
-        self.seen = 0
-
-    def __call__(self, value):
-        self.seen += 1
-        if self.seen % self.every == 0 and not os.path.exists(self.marker):
-            time.sleep(0.005)
-            if glob.glob(self.pattern):
-                open(self.marker, "w").close()
-                os._exit(3)
-        return value
 
 
 def _committed_lines(root):
@@ -91,7 +70,7 @@ def test_file_to_file_with_a_killed_task_manager_is_exactly_once(tmp_path):
             .with_rolling_policy(RollingPolicy.default_rolling_policy(part_size=8192))
             .build())
     marker = tmp_path / "died"
-    exit_after = ExitAfter(marker, tmp_path / "out" / "part-*")
+    exit_after = ExitOnceAfter(marker, tmp_path / "out" / "part-*", every=50, delay_s=0.005)
     env.from_source(source, WatermarkStrategy.no_watermarks(), "files").map(exit_after) \
         .sink_to(sink)
     env.execute("files on spark")
@@ -115,7 +94,8 @@ def test_redis_to_redis_exactly_once_on_spark(tmp_path):
         sink = (RedisStreamSink.builder().set_url(url).set_stream("out")
                 .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE).build())
         marker = tmp_path / "died"
-        exit_after = ExitAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata")
+        exit_after = ExitOnceAfter(
+            marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50, delay_s=0.005)
         env.from_source(source, WatermarkStrategy.no_watermarks(), "redis").map(exit_after) \
             .sink_to(sink)
         env.execute("redis on spark")

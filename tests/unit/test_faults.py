@@ -1,6 +1,7 @@
 import pytest
 
-from flintlock.testing.faults import InjectedFailure, RaiseOnce
+from flintlock.testing.environments import local_configuration
+from flintlock.testing.faults import InjectedFailure, RaiseOnce, RaiseOnceAfter
 
 
 def test_raise_once_fails_the_first_time_only(tmp_path):
@@ -10,3 +11,24 @@ def test_raise_once_fails_the_first_time_only(tmp_path):
         fail(3)
     assert (tmp_path / "marker").exists()
     assert RaiseOnce(tmp_path / "marker", 3)(3) == 3  # a restarted job passes it
+
+
+def test_raise_once_after_waits_for_a_matching_file_then_fails_once(tmp_path):
+    fail = RaiseOnceAfter(tmp_path / "marker", tmp_path / "chk-*", every=2, delay_s=0.0)
+    assert [fail(v) for v in range(4)] == list(range(4))  # nothing matches yet
+    (tmp_path / "chk-1").mkdir()
+    assert fail(4) == 4  # the fifth record: checked on every second record only
+    with pytest.raises(InjectedFailure):
+        fail(5)
+    assert [fail(v) for v in range(6, 10)] == [6, 7, 8, 9]
+    assert RaiseOnceAfter(tmp_path / "marker", tmp_path / "chk-*")(1) == 1
+
+
+def test_local_configuration_sets_checkpoints_restarts_and_options(tmp_path):
+    config = local_configuration(tmp_path, restart_attempts=2, restart_delay="5 ms",
+                                 options={"execution.buffer-timeout": "7 ms"})
+    assert config.get_string("execution.checkpointing.dir", "") == str(tmp_path / "chk")
+    assert config.get_string("restart-strategy.type", "") == "fixed-delay"
+    assert config.get_string("restart-strategy.fixed-delay.attempts", "") == "2"
+    assert config.get_string("execution.buffer-timeout", "") == "7 ms"
+    assert local_configuration(tmp_path).get_string("restart-strategy.type", "") == "none"
