@@ -1,7 +1,9 @@
 """How ``DataStream.print()`` shows a record of a *declared* type: as PyFlink does, with the
 Java value's ``toString`` — PyFlink hands declared types to Java before printing.
 
-``(k1,1)`` for a TUPLE, ``+I[n1,2]`` for a ROW, ``{k1=1}`` for a MAP, ``[1, 2]`` for a LIST,
+``(k1,1)`` for a TUPLE, ``+I[n1,2]`` for a ROW (fields in Python's ``str``: see
+``java_string``), ``2023-11-14T22:13:20.123Z`` for an INSTANT, ``{k1=1}`` for a MAP,
+``[1, 2]`` for a LIST,
 ``true``/``false`` for a BOOLEAN, ``null`` for None, floats as Java's ``Double.toString``.
 Records of no declared type (pickled objects) print with Python's ``str``, as in PyFlink.
 
@@ -14,6 +16,7 @@ import decimal
 import math
 from typing import Any
 
+from flintlock.common.time import Instant
 from flintlock.common.typeinfo import (
     BasicTypeInfo,
     MapTypeInfo,
@@ -26,33 +29,48 @@ from flintlock.common.types import Row
 
 
 def java_string(value: Any, type_info: TypeInformation | None) -> str:
-    """``value`` as Java would print it for ``type_info`` (``str`` when not declared)."""
+    """``value`` as PyFlink's print sink shows it for ``type_info`` (``str`` when not
+    declared). A top-level ROW is the exception to Java's ``toString``: PyFlink formats it
+    on the Python side, ``+I[`` then its fields' Python ``str`` joined by ``,`` (a nested row
+    shows as ``Row(a='q', b=2.5)``, a boolean as ``False``); rows inside a LIST or MAP are
+    Java's ``Row.toString``, ``+I[a, 1]``."""
+    if value is None:
+        return "null"
+    if isinstance(type_info, RowTypeInfo):
+        return _row_kind(value) + "[" + ",".join(str(v) for v in _row_fields(value)) + "]"
+    return _java(value, type_info)
+
+
+def _java(value: Any, type_info: TypeInformation | None) -> str:
+    """Java's ``toString`` of ``value`` converted to the Java type of ``type_info``."""
     if value is None:
         return "null"
     if type_info is None:
         return str(value)
     if isinstance(type_info, RowTypeInfo):
-        return _row(value, type_info)
+        types = type_info.get_field_types()
+        return _row_kind(value) + "[" + ", ".join(
+            _java(v, t) for v, t in zip(_row_fields(value), types, strict=False)) + "]"
     if isinstance(type_info, TupleTypeInfo):
         types = type_info.get_field_types()
-        return "(" + ",".join(java_string(v, t) for v, t in zip(value, types, strict=False)) + ")"
+        return "(" + ",".join(_java(v, t) for v, t in zip(value, types, strict=False)) + ")"
     if isinstance(type_info, MapTypeInfo):
         return "{" + ", ".join(
-            f"{java_string(k, type_info.key_type)}={java_string(v, type_info.value_type)}"
+            f"{_java(k, type_info.key_type)}={_java(v, type_info.value_type)}"
             for k, v in value.items()) + "}"
     if isinstance(type_info, _SequenceTypeInfo):
-        return "[" + ", ".join(java_string(v, type_info.element_type) for v in value) + "]"
+        return "[" + ", ".join(_java(v, type_info.element_type) for v in value) + "]"
     if isinstance(type_info, BasicTypeInfo):
         return _scalar(value)
     return str(value)
 
 
-def _row(value: Any, type_info: RowTypeInfo) -> str:
-    types = type_info.get_field_types()
-    kind = value.get_row_kind().short_string() if isinstance(value, Row) else "+I"
-    fields = list(value) if not isinstance(value, dict) else list(value.values())
-    return f"{kind}[" + ",".join(
-        java_string(v, t) for v, t in zip(fields, types, strict=False)) + "]"
+def _row_kind(value: Any) -> str:
+    return value.get_row_kind().short_string() if isinstance(value, Row) else "+I"
+
+
+def _row_fields(value: Any) -> list[Any]:
+    return list(value) if not isinstance(value, dict) else list(value.values())
 
 
 def _scalar(value: Any) -> str:
@@ -60,7 +78,48 @@ def _scalar(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return _java_double(value)
+    if isinstance(value, Instant):
+        return _java_instant(value)
     return str(value)
+
+
+def _java_instant(value: Instant) -> str:
+    """Java's Instant.toString (ISO-8601 in UTC): ``2023-11-14T22:13:20.123Z``; the fraction
+    in groups of three digits, as many as needed; years past 9999 with a ``+``."""
+    days, second_of_day = divmod(value.seconds, 86_400)
+    year, month, day = _civil_from_days(days)
+    hour, rest = divmod(second_of_day, 3600)
+    minute, second = divmod(rest, 60)
+    if year > 9999:
+        year_text = f"+{year}"
+    elif year < 0:
+        year_text = f"-{-year:04d}"
+    else:
+        year_text = f"{year:04d}"
+    text = f"{year_text}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}"
+    nanos = value.nanos
+    if nanos:
+        digits = f"{nanos:09d}"
+        while digits.endswith("000"):
+            digits = digits[:-3]
+        text += "." + digits
+    return text + "Z"
+
+
+def _civil_from_days(days: int) -> tuple[int, int, int]:
+    """(year, month, day) of the proleptic Gregorian calendar, ``days`` after 1970-01-01
+    (counting in 400-year eras of 146,097 days, years starting on March 1st)."""
+    shifted = days + 719_468  # days since 0000-03-01
+    era = shifted // 146_097
+    day_of_era = shifted - era * 146_097
+    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36_524
+                   - day_of_era // 146_096) // 365
+    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    month_index = (5 * day_of_year + 2) // 153  # 0 = March
+    day = day_of_year - (153 * month_index + 2) // 5 + 1
+    month = month_index + 3 if month_index < 10 else month_index - 9
+    year = year_of_era + era * 400 + (1 if month <= 2 else 0)
+    return year, month, day
 
 
 def _java_double(value: float) -> str:

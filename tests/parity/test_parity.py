@@ -60,6 +60,7 @@ PROGRAMS = {
     "keyed_side_outputs": False,
     "volume_word_count": True,
     "keyed_co_flat_map": True,
+    "types_more": False,
 }
 
 GAPS = {
@@ -67,8 +68,6 @@ GAPS = {
                      "KeyedStream.count_window raises NotImplementedError",
     "broadcast_state": "DataStream.broadcast(MapStateDescriptor) raises NotImplementedError "
                        "(broadcast state is not supported)",
-    "types_more": "repr and print of INSTANT, print of a LIST of ROWs and of a ROW nested in a "
-                  "ROW differ from PyFlink's text (see docs/parity.md, gap 12)",
     "end_of_input_timers": "register_event_time_timer fails the job (NotImplementedError: "
                            "event-time timers need watermarks); PyFlink fires event-time timers "
                            "when a bounded input ends",

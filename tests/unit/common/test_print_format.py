@@ -1,6 +1,6 @@
 """Declared types print as Java's toString, as PyFlink prints them."""
 
-from flintlock.common import Row, Types
+from flintlock.common import Instant, Row, Types
 from flintlock.common.print_format import java_string
 
 
@@ -32,3 +32,28 @@ def test_a_positional_row_returned_for_row_named_takes_the_types_names():
 def test_a_float_output_is_rounded_to_32_bits_as_pyflink_does():
     assert Types.FLOAT().coerce(0.1) == 0.10000000149011612
     assert Types.DOUBLE().coerce(0.1) == 0.1
+
+
+def test_a_top_level_row_shows_its_fields_python_str_and_nested_rows_java_text():
+    inner = Types.ROW_NAMED(["a", "b"], [Types.STRING(), Types.DOUBLE()])
+    outer = Types.ROW_NAMED(["inner", "flag"], [inner, Types.BOOLEAN()])
+    assert java_string(Row(inner=Row(a="q", b=2.5), flag=False), outer) == \
+        "+I[Row(a='q', b=2.5),False]"
+    pair = Types.ROW_NAMED(["k", "v"], [Types.STRING(), Types.LONG()])
+    rows = [Row(k="a", v=1), Row(k="b", v=None)]
+    assert java_string(rows, Types.LIST(pair)) == "[+I[a, 1], +I[b, null]]"
+    assert java_string({"x": Row(k="c", v=3)}, Types.MAP(Types.STRING(), pair)) == \
+        "{x=+I[c, 3]}"
+
+
+def test_instants_print_as_javas_iso_8601_text():
+    cases = {
+        Instant.of_epoch_milli(1_700_000_000_123): "2023-11-14T22:13:20.123Z",
+        Instant(0, 0): "1970-01-01T00:00:00Z",
+        Instant(951_782_400, 120_000): "2000-02-29T00:00:00.000120Z",
+        Instant(-1, 5): "1969-12-31T23:59:59.000000005Z",
+        Instant(253_402_300_800, 0): "+10000-01-01T00:00:00Z",
+    }
+    for instant, text in cases.items():
+        assert java_string(instant, Types.INSTANT()) == text
+    assert repr(Instant(1, 2)) == "Instant<1, 2>"
