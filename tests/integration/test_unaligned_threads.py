@@ -13,7 +13,7 @@ import pytest
 from flintlock.common import WatermarkStrategy
 from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
-from flintlock.runtime.tasks import channel_state_io, stream_task
+from flintlock.runtime.tasks import channel_state_io, stream_task, timeoutable
 from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
 
@@ -25,13 +25,25 @@ WRITTEN: list[tuple[int, int, int]] = []
 """(checkpoint id, input bytes, output bytes) of every channel state written."""
 RESTORED: list[tuple[int, int, int]] = []
 """The same, of every channel state a restored subtask read."""
+CONVERTED: list[int] = []
+"""Checkpoint ids of the aligned barriers converted in a receiver's queue (alternating)."""
 LOCK = threading.Lock()
+
+
+class _RecordingReceivedBarriers(timeoutable.ReceivedBarriers):
+    def _convert(self, barrier):
+        before = self.converted
+        super()._convert(barrier)
+        with LOCK:
+            CONVERTED.extend([barrier.checkpoint_id] * (self.converted - before))
 
 
 @pytest.fixture
 def executor(monkeypatch):
     WRITTEN.clear()
     RESTORED.clear()
+    CONVERTED.clear()
+    monkeypatch.setattr(stream_task, "ReceivedBarriers", _RecordingReceivedBarriers)
     monkeypatch.setattr(stream_task, "write_channel_state", _recording_write)
     monkeypatch.setattr(stream_task, "read_channel_state", _recording_read)
     return use_thread_executor(monkeypatch)
@@ -140,3 +152,6 @@ def test_alternating_checkpoints_switch_and_stay_exactly_once(executor, tmp_path
     assert marker.exists(), "the failure was never injected"
     assert sorted(results) == _expected()
     assert any(inputs and outputs for _, inputs, outputs in WRITTEN), WRITTEN
+    # Under backpressure some aligned barriers had reached a receiver's queue before their
+    # deadline: those were converted there (receiver side), not only at the sender.
+    assert CONVERTED

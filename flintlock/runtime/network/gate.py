@@ -44,6 +44,7 @@ from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, ResultPartitionId
 from flintlock.common.options.network import REQUEST_BACKOFF_INITIAL, REQUEST_BACKOFF_MAX
+from flintlock.runtime.checkpoint.barriers import CheckpointBarrier
 from flintlock.runtime.network.buffer import Buffer, DataType, LocalBufferPool
 from flintlock.runtime.network.events import is_end_of_partition
 from flintlock.runtime.network.partition import (
@@ -176,6 +177,13 @@ class InputChannel(abc.ABC):
 
     def queued_buffers(self) -> int:
         return 0
+
+    def convert_barrier_to_priority(self, barrier: CheckpointBarrier) -> bool:
+        """If this channel's own queue still holds the aligned barrier of
+        ``barrier.checkpoint_id``, replace it by ``barrier`` (its unaligned form) queued as a
+        priority event; True if it did. Only a remote channel has such a queue: a local
+        channel reads its producer's subpartition, where the producer converts."""
+        return False
 
     def take_overtaken(self) -> tuple[bytes, ...]:
         """Copies of the data buffers the priority event just returned by
@@ -346,6 +354,7 @@ class SingleInputGate:
         self._requested = False  # task thread
         self._closed = False
         self._availability_listener: Callable[[], None] | None = None
+        self._barrier_listener: Callable[[int, object], None] | None = None
 
     @property
     def buffer_pool(self) -> LocalBufferPool:
@@ -374,6 +383,17 @@ class SingleInputGate:
     def set_availability_listener(self, callback: Callable[[], None]) -> None:
         """Called (from any thread) whenever a channel reports data; used by union gates."""
         self._availability_listener = callback
+
+    def set_barrier_listener(self, callback: Callable[[int, object], None]) -> None:
+        """Called (on a network I/O thread) with (channel index, barrier) when a remote
+        channel queues an aligned checkpoint barrier: the task learns of a barrier that may
+        wait behind data, so that it can convert it at its alignment timeout."""
+        self._barrier_listener = callback
+
+    def announce_barrier(self, channel: InputChannel, barrier: object) -> None:
+        listener = self._barrier_listener
+        if listener is not None:
+            listener(channel.channel_index, barrier)
 
     def request_partitions(self) -> None:
         """Asks every channel to request its subpartition (once; done by the first read)."""

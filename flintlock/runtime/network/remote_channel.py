@@ -43,6 +43,7 @@ from typing import Protocol
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, ResultPartitionId
+from flintlock.runtime.checkpoint.barriers import CheckpointBarrier
 from flintlock.runtime.network.buffer import (
     FREEING_RECYCLER,
     Buffer,
@@ -71,7 +72,12 @@ from flintlock.runtime.network.credit import (
     ReturnFloatingBuffers,
     TakeBuffer,
 )
-from flintlock.runtime.network.events import is_end_of_partition
+from flintlock.runtime.network.events import (
+    barrier_id,
+    decode_event,
+    encode_event,
+    is_end_of_partition,
+)
 from flintlock.runtime.network.gate import (
     BufferAndAvailability,
     InputChannel,
@@ -255,6 +261,13 @@ class RemoteInputChannel(InputChannel):
         return memoryview(buffer.segment)[:size], buffer
 
     def on_buffer(self, buffer: Buffer, sequence_number: int, backlog: int) -> None:
+        # Read before queueing: once queued, the task may consume and recycle the buffer.
+        end_of_partition = False
+        announced: object | None = None
+        if buffer.data_type is DataType.EVENT_BUFFER:
+            end_of_partition = is_end_of_partition(buffer)
+            if not end_of_partition and barrier_id(buffer) is not None:
+                announced = decode_event(buffer)
         with self._lock:
             released = self._released
             in_order = sequence_number == self._expected_sequence
@@ -272,13 +285,43 @@ class RemoteInputChannel(InputChannel):
             if not in_order and not released:
                 self.on_error(BufferReorderingError(self._expected_sequence, sequence_number))
             return
-        if buffer.data_type is not DataType.DATA_BUFFER and is_end_of_partition(buffer):
+        if end_of_partition:
             self._end_received = True
         self._run(effects)
+        if announced is not None:
+            self.gate.announce_barrier(self, announced)
         if priority:
             self.gate.notify_channel_non_empty(self, priority=True)
         elif was_empty:
             self.notify_channel_non_empty()
+
+    def convert_barrier_to_priority(self, barrier: CheckpointBarrier) -> bool:
+        """Receiver-side conversion of a timed-out aligned barrier (alternating checkpoints):
+        the aligned barrier of ``barrier.checkpoint_id`` still queued here behind data is
+        replaced by ``barrier`` (unaligned) at the priority head. It overtakes the data
+        buffers that were ahead of it, and only those (``take_overtaken``): the ones behind
+        it came after the barrier and belong to the next checkpoint."""
+        checkpoint_id = barrier.checkpoint_id
+        with self._lock:
+            if self._released:
+                return False
+            received = self._received
+            for position in range(self._num_priority, len(received)):
+                queued = received[position]
+                if (queued.data_type is DataType.EVENT_BUFFER
+                        and barrier_id(queued) == checkpoint_id):
+                    break
+            else:
+                return False
+            ahead = sum(1 for index in range(self._num_priority, position)
+                        if received[index].data_type is DataType.DATA_BUFFER)
+            del received[position]
+            received.insert(self._num_priority, encode_event(barrier))
+            self._num_priority += 1
+            self._overtaken_counts.append(ahead)
+        queued.recycle()
+        self.gate.notify_channel_non_empty(self, priority=True)
+        return True
 
     def _enqueue_priority_locked(self, buffer: Buffer) -> None:
         """Puts a priority event ahead of everything but earlier priority events and

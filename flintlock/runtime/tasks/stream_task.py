@@ -84,7 +84,11 @@ from flintlock.runtime.tasks.channel_state_io import (
 from flintlock.runtime.tasks.mailbox import Mailbox
 from flintlock.runtime.tasks.sources import InputStatus, SourceOperator
 from flintlock.runtime.tasks.time_meter import TaskTimeMeter, TaskTimeStatistics
-from flintlock.runtime.tasks.timeoutable import TimeoutableBarriers, is_timeoutable
+from flintlock.runtime.tasks.timeoutable import (
+    ReceivedBarriers,
+    TimeoutableBarriers,
+    is_timeoutable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -475,8 +479,12 @@ class StreamTask:
         self._handler = alignment.create_barrier_handler(
             len(self._channel_input), mode, unaligned=cp.unaligned,
             aligned_timeout_ms=cp.aligned_timeout_ms, clock=self._clock)
+        self._received_barriers = ReceivedBarriers(
+            self._input_channels, self._clock, self._schedule_mail,
+            lambda action: self.mailbox.offer(action, "barrier announced"))
         for gate in gates:
             gate.set_availability_listener(self.mailbox.signal_input)
+            gate.set_barrier_listener(self._received_barriers.on_announced)
         for gate in gates:
             gate.request_partitions()
 

@@ -251,3 +251,73 @@ def test_a_barrier_already_sent_is_not_converted() -> None:
     drain(view)
     assert partition.convert_barrier_to_priority(
         barrier.with_options(barrier.options.to_unaligned())) == {}
+
+
+# -- receiver-side conversion of a timed-out aligned barrier -------------------------------
+
+
+def timeoutable(checkpoint_id: int, timestamp: int = 1000) -> CheckpointBarrier:
+    options = CheckpointOptions(alignment=AlignmentType.ALIGNED, alignment_timeout_ms=200)
+    return CheckpointBarrier(CheckpointId(checkpoint_id), timestamp, options)
+
+
+def test_a_queued_aligned_barrier_converted_at_the_receiver_overtakes_the_data_ahead() -> None:
+    _, gate, _, channel = make(credit=4, floating=4)
+    announced = []
+    gate.set_barrier_listener(lambda index, barrier: announced.append((index, barrier)))
+    deliver(channel, 0, b"q1")
+    deliver(channel, 1, b"q2")
+    deliver_event(channel, 2, timeoutable(7))
+    deliver(channel, 3, b"after")
+    assert announced == [(0, timeoutable(7))]
+    barrier = timeoutable(7)
+    converted = barrier.with_options(barrier.options.to_unaligned())
+    assert channel.convert_barrier_to_priority(converted)
+    assert not channel.convert_barrier_to_priority(converted)  # nothing left to convert
+    first = gate.poll_next()
+    assert first is not None and first[1].data_type is DataType.PRIORITY_EVENT_BUFFER
+    from flintlock.runtime.network.events import decode_event
+    assert decode_event(first[1]) == converted
+    assert channel.take_overtaken() == (b"q1", b"q2")
+    rest = []
+    while (item := gate.poll_next()) is not None:
+        rest.append(bytes(item[1].view()))
+        item[1].recycle()
+    assert rest == [b"q1", b"q2", b"after"]
+
+
+def test_only_the_barrier_of_that_checkpoint_is_converted() -> None:
+    _, gate, _, channel = make(credit=4, floating=4)
+    deliver(channel, 0, b"q1")
+    deliver_event(channel, 1, timeoutable(3))
+    other = timeoutable(4)
+    assert not channel.convert_barrier_to_priority(other.with_options(other.options.to_unaligned()))
+    items = []
+    while (item := gate.poll_next()) is not None:
+        items.append(item[1].data_type)
+        item[1].recycle()
+    assert items == [DataType.DATA_BUFFER, DataType.EVENT_BUFFER]
+
+
+def test_received_barriers_convert_queued_barriers_at_the_deadline() -> None:
+    from flintlock.runtime.tasks.timeoutable import ReceivedBarriers
+    from flintlock.testing.clock import ManualClock
+
+    _, gate, _, channel = make(credit=4, floating=4)
+    clock = ManualClock(5000.0)
+    scheduled: list[tuple[float, object]] = []
+    mail: list[object] = []
+    received = ReceivedBarriers(gate.channels, clock, lambda d, a: scheduled.append((d, a)),
+                                mail.append)
+    gate.set_barrier_listener(received.on_announced)
+    deliver(channel, 0, b"q1")
+    deliver_event(channel, 1, timeoutable(9, timestamp=int(clock.wall_ms())))
+    deliver_event(channel, 2, timeoutable(9, timestamp=int(clock.wall_ms())))  # duplicate
+    assert len(mail) == 2
+    for action in mail:
+        action()  # type: ignore[operator]
+    assert len(scheduled) == 1 and scheduled[0][0] == 0.2  # one timer, 200 ms ahead
+    scheduled[0][1]()  # type: ignore[operator]
+    assert received.converted == 1
+    first = gate.poll_next()
+    assert first is not None and first[1].data_type is DataType.PRIORITY_EVENT_BUFFER
