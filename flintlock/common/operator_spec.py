@@ -16,6 +16,9 @@ SOURCE             ``source``: a ``CollectionSource`` (``from_collection``; the 
                    emits ``elements`` in order and snapshots how many it emitted) or the
                    user's ``Source`` object (``from_source``). ``watermark_strategy``: the
                    ``WatermarkStrategy`` given to ``from_source`` (None for collections).
+TIMESTAMPS         ``watermark_strategy``: ``assign_timestamps_and_watermarks``; each record gets
+                   the timestamp the strategy's assigner extracts, and the operator emits the
+                   strategy's watermarks periodically.
 MAP                ``function.map(value)`` → one output.
 FLAT_MAP           ``function.flat_map(value)`` → iterable of outputs, or None.
 FILTER             ``function.filter(value)`` → forward ``value`` if truthy.
@@ -80,6 +83,7 @@ from flintlock.common.watermark_strategy import WatermarkStrategy
 
 class OperatorKind(enum.Enum):
     SOURCE = "source"
+    TIMESTAMPS = "timestamps"
     MAP = "map"
     FLAT_MAP = "flat_map"
     FILTER = "filter"
@@ -198,6 +202,8 @@ def _shape_problem(spec: OperatorSpec) -> str | None:
         return None if spec.source is not None else "a source needs `source`"
     if kind is OperatorKind.SINK:
         return None if spec.sink is not None else "a sink needs `sink`"
+    if kind is OperatorKind.TIMESTAMPS:
+        return None if spec.watermark_strategy is not None else "needs `watermark_strategy`"
     if kind is OperatorKind.AGGREGATION:
         return None if spec.aggregation is not None else "needs `aggregation`"
     if spec.function is None:

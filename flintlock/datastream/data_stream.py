@@ -41,6 +41,7 @@ from flintlock.common.typeinfo import (
     TypeInformation,
     Types,
 )
+from flintlock.common.watermark_strategy import WatermarkStrategy
 from flintlock.datastream import functions as fn
 from flintlock.datastream.connectors.base import Sink
 from flintlock.datastream.errors import (
@@ -259,7 +260,22 @@ class DataStream(OperatorSettings):
 
     # -- not supported yet -------------------------------------------------------------------
 
-    assign_timestamps_and_watermarks = unsupported("event time (timestamps and watermarks)")
+    def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy
+                                         ) -> DataStream:
+        """Records get the timestamps the strategy's ``TimestampAssigner`` extracts, and the
+        strategy's watermarks follow them (periodically, ``pipeline.auto-watermark-interval``)."""
+        if not isinstance(watermark_strategy, WatermarkStrategy):
+            raise TypeError("assign_timestamps_and_watermarks() needs a WatermarkStrategy, got "
+                            f"{watermark_strategy!r}")
+        self._env._check_open("assign_timestamps_and_watermarks()")
+        spec = OperatorSpec(OperatorKind.TIMESTAMPS, output_type=self._output_type,
+                            watermark_strategy=watermark_strategy)
+        transformation = self._env._add_transformation(
+            "Timestamps/Watermarks", spec,
+            [(stream_input, 0) for stream_input in self._inputs], self._output_type)
+        return DataStream(self._env, (StreamInput(transformation.id),), self._output_type,
+                          transformation)
+
     window_all = unsupported("windows")
     count_window_all = unsupported("windows")
     def get_side_output(self, output_tag: Any) -> DataStream:

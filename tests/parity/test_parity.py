@@ -60,6 +60,8 @@ PROGRAMS = {
     "keyed_side_outputs": False,
     "volume_word_count": True,
     "keyed_co_flat_map": True,
+    "event_time": True,
+    "end_of_input_timers": True,
 }
 
 GAPS = {
@@ -69,11 +71,6 @@ GAPS = {
                        "(broadcast state is not supported)",
     "types_more": "repr and print of INSTANT, print of a LIST of ROWs and of a ROW nested in a "
                   "ROW differ from PyFlink's text (see docs/parity.md, gap 12)",
-    "end_of_input_timers": "register_event_time_timer fails the job (NotImplementedError: "
-                           "event-time timers need watermarks); PyFlink fires event-time timers "
-                           "when a bounded input ends",
-    "event_time": "DataStream.assign_timestamps_and_watermarks raises NotImplementedError "
-                  "(event time is not supported)",
 }
 
 

@@ -53,8 +53,7 @@ UNSUPPORTED = {
         "set_default_local_parallelism", "register_cached_file", "create_input",
         "add_source", "read_text_file",
     ],
-    "DataStream": ["set_uid_hash", "window_all", "count_window_all",
-                   "assign_timestamps_and_watermarks", "add_sink", "cache"],
+    "DataStream": ["set_uid_hash", "window_all", "count_window_all", "add_sink", "cache"],
     "KeyedStream": ["window", "count_window"],
     "DataStreamSink": ["set_uid_hash"],
 }
