@@ -172,3 +172,39 @@ def test_event_time_timers_survive_a_crash_and_restore_exactly_once(executor, tm
     assert marker.exists(), "the failure was never injected"
     _, fired = _split(out)
     assert sorted(fired) == sorted(_expected(readings))
+
+
+class TenTimes(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value * 10
+
+
+class CountAtTimer(KeyedProcessFunction):
+    """Per parity class: a timer at each multiple of 1000 ms reached counts the numbers with a
+    timestamp at or before it."""
+
+    def open(self, runtime_context):
+        self.stamps = runtime_context.get_map_state(
+            MapStateDescriptor("stamps", Types.LONG(), Types.LONG()))
+
+    def process_element(self, value, ctx):
+        self.stamps.put(ctx.timestamp(), value)
+        ctx.timer_service().register_event_time_timer((ctx.timestamp() // 1000 + 1) * 1000)
+
+    def on_timer(self, timestamp, ctx):
+        yield (ctx.get_current_key(), timestamp,
+               sum(1 for ts in self.stamps.keys() if ts <= timestamp))
+
+
+def test_from_source_honours_the_watermark_strategy_at_parallelism_two(executor):
+    from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    env.get_config().set_auto_watermark_interval(5)
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(TenTimes())
+    numbers = env.from_source(NumberSequenceSource(0, 1999), strategy, "numbers").map(Slow())
+    out = list(numbers.key_by(lambda n: n % 2).process(CountAtTimer()).execute_and_collect())
+    expected = [(key, timer, sum(1 for n in range(2000) if n % 2 == key and n * 10 <= timer))
+                for key in (0, 1) for timer in range(1000, 20_001, 1000)]
+    assert sorted(out) == sorted(expected)
