@@ -32,6 +32,10 @@ REDUCE             keyed: per key keep ``acc``; first value: ``acc = value``; la
                    ``acc = function.reduce(acc, value)``; emit ``acc`` after every record.
 AGGREGATION        keyed: like REDUCE with ``aggregation.reduce(acc, value)`` (sum, min,
                    max, min_by, max_by of one field; see ``Aggregation``).
+WINDOW             keyed: ``window`` (a ``WindowSpec``): elements go to the windows the
+                   assigner picks; the trigger fires a window, whose contents (or incremental
+                   aggregate) the window function turns into outputs stamped with the
+                   window's ``max_timestamp()``; window contents and timers are keyed state.
 CO_MAP             two inputs: ``function.map1(v)`` for input 0, ``map2`` for input 1.
 CO_FLAT_MAP        two inputs: ``function.flat_map1/flat_map2(v)`` → iterable or None.
 CO_PROCESS         two inputs: ``function.process_element1/2(v, ctx)`` → iterable or None.
@@ -91,6 +95,7 @@ class OperatorKind(enum.Enum):
     KEYED_PROCESS = "keyed_process"
     REDUCE = "reduce"
     AGGREGATION = "aggregation"
+    WINDOW = "window"
     CO_MAP = "co_map"
     CO_FLAT_MAP = "co_flat_map"
     CO_PROCESS = "co_process"
@@ -111,7 +116,8 @@ class OperatorKind(enum.Enum):
 _TWO_INPUT = frozenset({OperatorKind.CO_MAP, OperatorKind.CO_FLAT_MAP, OperatorKind.CO_PROCESS,
                         OperatorKind.KEYED_CO_PROCESS})
 _ALWAYS_KEYED = frozenset({OperatorKind.KEYED_PROCESS, OperatorKind.REDUCE,
-                           OperatorKind.AGGREGATION, OperatorKind.KEYED_CO_PROCESS})
+                           OperatorKind.AGGREGATION, OperatorKind.KEYED_CO_PROCESS,
+                           OperatorKind.WINDOW})
 
 
 class UnhashableKeyError(FlintlockError, TypeError):
@@ -171,6 +177,54 @@ class CollectSink:
     collect_id: str
 
 
+class WindowFunctionKind(enum.Enum):
+    """How the window function of a ``WindowSpec`` is called."""
+
+    NONE = "none"
+    """Emit the reduce / aggregate result itself."""
+    WINDOW = "window"
+    """``WindowFunction.apply(key, window, inputs)``."""
+    PROCESS = "process"
+    """``ProcessWindowFunction.process(key, context, elements)``."""
+    ALL_WINDOW = "all_window"
+    """``AllWindowFunction.apply(window, inputs)``."""
+    PROCESS_ALL = "process_all"
+    """``ProcessAllWindowFunction.process(context, elements)``."""
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """A windowed operation: assigner, trigger, optional incremental function, window
+    function, allowed lateness and late-data side output."""
+
+    assigner: Any
+    trigger: Any = None
+    """None: the assigner's default trigger."""
+    reduce_function: Any = None
+    aggregate_function: Any = None
+    window_function: Any = None
+    window_function_kind: WindowFunctionKind = WindowFunctionKind.NONE
+    allowed_lateness_ms: int = 0
+    late_output_tag: str | None = None
+    keep_last: int | None = None
+    """Keep only the last n elements of a window before it fires (sliding count windows)."""
+
+    def __post_init__(self) -> None:
+        if (self.reduce_function is not None) and (self.aggregate_function is not None):
+            raise ValueError("a window has a reduce or an aggregate function, not both")
+        if self.window_function is None and self.reduce_function is None and (
+                self.aggregate_function is None):
+            raise ValueError("a window needs a reduce, aggregate or window function")
+        if self.allowed_lateness_ms < 0:
+            raise ValueError("allowed lateness must not be negative")
+
+    @property
+    def incremental(self) -> bool:
+        """Whether the window keeps an accumulator instead of its elements."""
+        return self.keep_last is None and (
+            self.reduce_function is not None or self.aggregate_function is not None)
+
+
 @dataclass(frozen=True)
 class OperatorSpec:
     """What one stream node does (see the module docstring for each kind's fields)."""
@@ -183,6 +237,7 @@ class OperatorSpec:
     watermark_strategy: WatermarkStrategy | None = None
     aggregation: Aggregation | None = None
     sink: Any = None
+    window: WindowSpec | None = None
 
     def __post_init__(self) -> None:
         problem = _shape_problem(self)
@@ -204,6 +259,8 @@ def _shape_problem(spec: OperatorSpec) -> str | None:
         return None if spec.sink is not None else "a sink needs `sink`"
     if kind is OperatorKind.TIMESTAMPS:
         return None if spec.watermark_strategy is not None else "needs `watermark_strategy`"
+    if kind is OperatorKind.WINDOW:
+        return None if spec.window is not None else "needs `window`"
     if kind is OperatorKind.AGGREGATION:
         return None if spec.aggregation is not None else "needs `aggregation`"
     if spec.function is None:
@@ -213,5 +270,6 @@ def _shape_problem(spec: OperatorSpec) -> str | None:
 
 __all__ = [
     "Aggregation", "AggregationKind", "CollectSink", "CollectionSource", "OperatorKind",
-    "OperatorSpec", "PrintSink", "UnhashableKeyError", "check_key",
+    "OperatorSpec", "PrintSink", "UnhashableKeyError", "WindowFunctionKind", "WindowSpec",
+    "check_key",
 ]

@@ -42,6 +42,11 @@ from flintlock.common.typeinfo import (
     Types,
 )
 from flintlock.common.watermark_strategy import WatermarkStrategy
+from flintlock.common.windowing import (
+    CountSlidingWindowAssigner,
+    CountTumblingWindowAssigner,
+    InvalidWindowError,
+)
 from flintlock.datastream import functions as fn
 from flintlock.datastream.connectors.base import Sink
 from flintlock.datastream.errors import (
@@ -54,6 +59,12 @@ from flintlock.datastream.errors import (
 from flintlock.datastream.operator_settings import OperatorSettings
 from flintlock.datastream.transformations import StreamInput, Transformation
 from flintlock.datastream.unsupported import unsupported
+from flintlock.datastream.windowed_stream import (
+    AllWindowedStream,
+    WindowedStream,
+    all_windowed,
+    windowed,
+)
 from flintlock.graph.stream_graph import Partitioner
 
 if TYPE_CHECKING:
@@ -276,8 +287,16 @@ class DataStream(OperatorSettings):
         return DataStream(self._env, (StreamInput(transformation.id),), self._output_type,
                           transformation)
 
-    window_all = unsupported("windows")
-    count_window_all = unsupported("windows")
+    def window_all(self, window_assigner: Any) -> AllWindowedStream:
+        """Windows over the whole stream (one window operator at parallelism 1)."""
+        self._env._check_open("window_all()")
+        return all_windowed(self, window_assigner, "window_all()")
+
+    def count_window_all(self, size: int, slide: int = 0) -> AllWindowedStream:
+        self._env._check_open("count_window_all()")
+        assigner, keep_last = _count_assigner(size, slide)
+        return all_windowed(self, assigner, "count_window_all()", keep_last)
+
     def get_side_output(self, output_tag: Any) -> DataStream:
         """The values this operator's process function emitted with ``ctx.output(tag, ...)``."""
         from flintlock.datastream.output_tag import OutputTag
@@ -414,8 +433,17 @@ class KeyedStream(DataStream):
             f"parallelism or chaining of its own; call {method}() on the operator before "
             "key_by() or on the keyed operator after it")
 
-    window = unsupported("windows")
-    count_window = unsupported("windows")
+    def window(self, window_assigner: Any) -> WindowedStream:
+        """Cut the keyed stream into the windows ``window_assigner`` picks."""
+        self._env._check_open("window()")
+        return windowed(self, window_assigner, "window()")
+
+    def count_window(self, size: int, slide: int = 0) -> WindowedStream:
+        """Windows of ``size`` elements per key; with ``slide``, a window of the last
+        ``size`` elements every ``slide`` elements."""
+        self._env._check_open("count_window()")
+        assigner, keep_last = _count_assigner(size, slide)
+        return windowed(self, assigner, "count_window()", keep_last)
 
 
 class ConnectedStreams:
@@ -483,6 +511,18 @@ class _Projection(fn.MapFunction):
         return tuple(value[index] for index in self.field_indexes)
 
 
+def _count_assigner(size: int, slide: int) -> tuple[Any, int | None]:
+    """The assigner of ``count_window(size, slide)`` and how many elements a window keeps."""
+    for value, what in ((size, "size"), (slide, "slide")):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"count window {what} must be an int, got {value!r}")
+    if slide < 0:
+        raise InvalidWindowError(f"count window slide must not be negative, got {slide}")
+    if slide == 0:
+        return CountTumblingWindowAssigner.of(size), None
+    return CountSlidingWindowAssigner.of(size, slide), size
+
+
 def _check_type_info(type_info: Any, operation: str) -> None:
     if type_info is not None and not isinstance(type_info, TypeInformation):
         raise TypeError(f"{operation}: a type must be a TypeInformation such as Types.INT(), "
@@ -521,4 +561,5 @@ def _field_problem(declared: TypeInformation | None, position: int | str) -> str
     return None
 
 
-__all__ = ["ConnectedStreams", "DataStream", "DataStreamSink", "KeyedStream"]
+__all__ = ["AllWindowedStream", "ConnectedStreams", "DataStream", "DataStreamSink",
+           "KeyedStream", "WindowedStream"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from flintlock.common.errors import FlintlockError
 
@@ -273,20 +273,71 @@ class SinkFunction(_Unsupported):
     feature = "the legacy SinkFunction API (use DataStream.sink_to or print)"
 
 
-class WindowFunction(Function):
-    """Declared for imports; windows are not supported yet (issue #5)."""
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
+KEY = TypeVar("KEY")
+W = TypeVar("W")
 
 
-class ProcessWindowFunction(Function):
-    """Declared for imports; windows are not supported yet (issue #5)."""
+class WindowContext(abc.ABC, Generic[W]):
+    """What a process window function may ask about the window it is called for."""
+
+    @abc.abstractmethod
+    def window(self) -> W: ...
+
+    @abc.abstractmethod
+    def current_processing_time(self) -> int: ...
+
+    @abc.abstractmethod
+    def current_watermark(self) -> int: ...
+
+    @abc.abstractmethod
+    def window_state(self) -> Any:
+        """State of the current key and window (``get_state(descriptor)`` ...)."""
+
+    @abc.abstractmethod
+    def global_state(self) -> Any:
+        """State of the current key across windows."""
 
 
-class AllWindowFunction(Function):
-    """Declared for imports; windows are not supported yet (issue #5)."""
+class WindowFunction(Function, Generic[IN, OUT, KEY, W]):
+    """Called with a fired window's key, window and contents (or incremental result)."""
+
+    @abc.abstractmethod
+    def apply(self, key: KEY, window: W, inputs: Iterable[IN]) -> Iterable[OUT] | None: ...
 
 
-class ProcessAllWindowFunction(Function):
-    """Declared for imports; windows are not supported yet (issue #5)."""
+class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
+    """Like ``WindowFunction``, with a context: the window, clocks, window-scoped state."""
+
+    Context = WindowContext
+
+    @abc.abstractmethod
+    def process(self, key: KEY, context: WindowContext[W], elements: Iterable[IN]
+                ) -> Iterable[OUT] | None: ...
+
+    def clear(self, context: WindowContext[W]) -> None:
+        """Called when the window is dropped (its cleanup time passed)."""
+
+
+class AllWindowFunction(Function, Generic[IN, OUT, W]):
+    """``WindowFunction`` of a non-keyed (all-)window."""
+
+    @abc.abstractmethod
+    def apply(self, window: W, inputs: Iterable[IN]) -> Iterable[OUT] | None: ...
+
+
+class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
+    """``ProcessWindowFunction`` of a non-keyed (all-)window."""
+
+    Context = WindowContext
+
+    @abc.abstractmethod
+    def process(self, context: WindowContext[W], elements: Iterable[IN]
+                ) -> Iterable[OUT] | None: ...
+
+    def clear(self, context: WindowContext[W]) -> None:
+        """Called when the window is dropped."""
 
 
 class BroadcastProcessFunction(Function):

@@ -62,11 +62,10 @@ PROGRAMS = {
     "keyed_co_flat_map": True,
     "event_time": True,
     "end_of_input_timers": True,
+    "count_windows": True,
 }
 
 GAPS = {
-    "count_windows": "no flintlock.datastream.window module (CountWindow) and "
-                     "KeyedStream.count_window raises NotImplementedError",
     "broadcast_state": "DataStream.broadcast(MapStateDescriptor) raises NotImplementedError "
                        "(broadcast state is not supported)",
     "types_more": "repr and print of INSTANT, print of a LIST of ROWs and of a ROW nested in a "

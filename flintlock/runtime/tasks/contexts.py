@@ -35,6 +35,8 @@ from flintlock.runtime.tasks.operator import OperatorContext
 
 TIMER_STATE = MapStateDescriptor("_flintlock_processing_timers", None, None)
 EVENT_TIMER_STATE = MapStateDescriptor("_flintlock_event_timers", None, None)
+WINDOW_TIMER_STATE = MapStateDescriptor("_flintlock_window_processing_timers", None, None)
+WINDOW_EVENT_TIMER_STATE = MapStateDescriptor("_flintlock_window_event_timers", None, None)
 
 
 class StateOutsideKeyedContextError(FlintlockError):
@@ -106,14 +108,16 @@ class RuntimeContextImpl:
 
 
 class _TimerQueue:
-    """The timers of one time domain: per key in a map state (timestamp → True), ordered for
-    firing by a heap of (timestamp, sequence, key); a deleted timer stays in the heap and is
-    skipped when it comes up."""
+    """The timers of one time domain: per key in a map state, ordered for firing by a heap of
+    (timestamp, sequence, key, namespace); a deleted timer stays in the heap and is skipped
+    when it comes up. A timer's map entry is its timestamp, or ``(timestamp, namespace)`` in a
+    namespaced queue (windows: one timer per key, window and time)."""
 
-    def __init__(self, backend: Any, descriptor: MapStateDescriptor) -> None:
+    def __init__(self, backend: Any, descriptor: MapStateDescriptor, namespaced: bool) -> None:
         self._backend = backend
         self._descriptor = descriptor
-        self._heap: list[tuple[int, int, Any]] = []
+        self._namespaced = namespaced
+        self._heap: list[tuple[int, int, Any, Any]] = []
         self._sequence = 0
         self._state: Any = None
 
@@ -122,63 +126,79 @@ class _TimerQueue:
             self._state = self._backend.get_partitioned_state(self._descriptor)
         return self._state
 
+    def _entry(self, timestamp: int, namespace: Any) -> Any:
+        return (timestamp, namespace) if self._namespaced else timestamp
+
     def restore(self) -> None:
         backend = self._backend
         for key in list(backend.keys(self._descriptor.name)):
             backend.set_current_key(key)
-            for timestamp in self._timers().keys():
-                self._push(timestamp, key)
+            for entry in self._timers().keys():
+                if self._namespaced:
+                    self._push(entry[0], key, entry[1])
+                else:
+                    self._push(entry, key, None)
 
-    def register(self, timestamp: int) -> bool:
+    def register(self, timestamp: int, namespace: Any = None) -> bool:
         """Registers for the current key; False if that timer exists already."""
         timers = self._timers()
-        if timers.contains(timestamp):
+        entry = self._entry(timestamp, namespace)
+        if timers.contains(entry):
             return False
-        timers.put(timestamp, True)
-        self._push(timestamp, self._backend.get_current_key())
+        timers.put(entry, True)
+        self._push(timestamp, self._backend.get_current_key(), namespace)
         return True
 
-    def delete(self, timestamp: int) -> None:
-        self._timers().remove(timestamp)
+    def delete(self, timestamp: int, namespace: Any = None) -> None:
+        self._timers().remove(self._entry(timestamp, namespace))
 
     def earliest(self) -> int | None:
         return self._heap[0][0] if self._heap else None
 
-    def fire_due(self, now: int, on_fire: Callable[[int, Any], None]) -> None:
-        """Fires every timer at or before ``now``, earliest first, with its key set."""
+    def fire_due(self, now: int, on_fire: Callable[..., None]) -> None:
+        """Fires every timer at or before ``now``, earliest first, with its key set:
+        ``on_fire(timestamp, key)``, or ``on_fire(timestamp, key, namespace)`` if namespaced."""
         backend = self._backend
         while self._heap and self._heap[0][0] <= now:
-            timestamp, _, key = heapq.heappop(self._heap)
+            timestamp, _, key, namespace = heapq.heappop(self._heap)
             backend.set_current_key(key)
             timers = self._timers()
-            if not timers.contains(timestamp):
+            entry = self._entry(timestamp, namespace)
+            if not timers.contains(entry):
                 continue  # deleted, or fired already
-            timers.remove(timestamp)
-            on_fire(timestamp, key)
+            timers.remove(entry)
+            if self._namespaced:
+                on_fire(timestamp, key, namespace)
+            else:
+                on_fire(timestamp, key)
 
-    def _push(self, timestamp: int, key: Any) -> None:
+    def _push(self, timestamp: int, key: Any, namespace: Any) -> None:
         self._sequence += 1
-        heapq.heappush(self._heap, (timestamp, self._sequence, key))
+        heapq.heappush(self._heap, (timestamp, self._sequence, key, namespace))
 
 
 class KeyedTimerService:
     """Processing-time and event-time timers per key (``ctx.timer_service()`` of keyed
-    process functions and windows).
+    process functions; namespaced per window for window operators).
 
-    ``on_processing_time(timestamp, key)`` / ``on_event_time(timestamp, key)`` are called for
-    each due timer with the key already set as the current key of the backend. Processing-time
-    timers fire from the task's timer scheduler; event-time timers when the operator's
-    watermark reaches them (``advance_watermark``).
+    ``on_processing_time`` / ``on_event_time`` are called for each due timer with the key
+    already set as the current key of the backend: ``(timestamp, key)``, or ``(timestamp, key,
+    namespace)`` when ``namespaced``. Processing-time timers fire from the task's timer
+    scheduler; event-time timers when the operator's watermark reaches them
+    (``advance_watermark``).
     """
 
-    def __init__(self, context: OperatorContext, on_processing_time: Callable[[int, Any], None],
-                 on_event_time: Callable[[int, Any], None] | None = None) -> None:
+    def __init__(self, context: OperatorContext, on_processing_time: Callable[..., None],
+                 on_event_time: Callable[..., None] | None = None,
+                 namespaced: bool = False) -> None:
         self._context = context
         self._backend = context.keyed_backend
         self._on_processing_time = on_processing_time
         self._on_event_time = on_event_time or on_processing_time
-        self._processing = _TimerQueue(self._backend, TIMER_STATE)
-        self._event = _TimerQueue(self._backend, EVENT_TIMER_STATE)
+        states = (WINDOW_TIMER_STATE, WINDOW_EVENT_TIMER_STATE) if namespaced else (
+            TIMER_STATE, EVENT_TIMER_STATE)
+        self._processing = _TimerQueue(self._backend, states[0], namespaced)
+        self._event = _TimerQueue(self._backend, states[1], namespaced)
         self._wakeup_at: int | None = None
         self.watermark = MIN_WATERMARK
 
@@ -196,18 +216,18 @@ class KeyedTimerService:
     def current_watermark(self) -> int:
         return self.watermark
 
-    def register_processing_time_timer(self, timestamp: int) -> None:
-        if self._processing.register(int(timestamp)):
+    def register_processing_time_timer(self, timestamp: int, namespace: Any = None) -> None:
+        if self._processing.register(int(timestamp), namespace):
             self._schedule_wakeup()
 
-    def delete_processing_time_timer(self, timestamp: int) -> None:
-        self._processing.delete(int(timestamp))
+    def delete_processing_time_timer(self, timestamp: int, namespace: Any = None) -> None:
+        self._processing.delete(int(timestamp), namespace)
 
-    def register_event_time_timer(self, timestamp: int) -> None:
-        self._event.register(int(timestamp))
+    def register_event_time_timer(self, timestamp: int, namespace: Any = None) -> None:
+        self._event.register(int(timestamp), namespace)
 
-    def delete_event_time_timer(self, timestamp: int) -> None:
-        self._event.delete(int(timestamp))
+    def delete_event_time_timer(self, timestamp: int, namespace: Any = None) -> None:
+        self._event.delete(int(timestamp), namespace)
 
     # -- firing ---------------------------------------------------------------------------
 

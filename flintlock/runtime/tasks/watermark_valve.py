@@ -6,7 +6,9 @@ three refinements, as in Flink's status watermark valve:
 * an **idle** channel (its producer sent ``WatermarkStatus(idle=True)``) does not hold the
   minimum back; when every open channel is idle the task itself is idle and says so
   downstream, and it becomes active again with the first channel that does;
-* a **finished** channel (end of partition) no longer counts at all;
+* a **finished** channel (end of partition) counts as being at the maximum watermark: no
+  record follows on it, so it no longer holds the minimum back, yet the other channels going
+  idle still lets event time advance to what the finished channels allowed;
 * a channel that comes back from idleness behind the task's watermark is left out until it
   catches up (the task's watermark never goes back).
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from flintlock.runtime.network.event_time import MIN_WATERMARK
+from flintlock.runtime.network.event_time import MAX_WATERMARK, MIN_WATERMARK
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,8 @@ class WatermarkValve:
         if self._finished[channel]:
             return []
         self._finished[channel] = True
+        self._idle[channel] = False
+        self._watermarks[channel] = MAX_WATERMARK
         return self._advance()
 
     def _all_idle(self) -> bool:
@@ -93,9 +97,8 @@ class WatermarkValve:
     def _advance(self) -> list[ValveAction]:
         current = self.watermark
         candidates = [
-            watermark for watermark, idle, done in zip(
-                self._watermarks, self._idle, self._finished, strict=True)
-            if not idle and not done and watermark >= current
+            watermark for watermark, idle in zip(self._watermarks, self._idle, strict=True)
+            if not idle and watermark >= current
         ]
         if not candidates:
             return []

@@ -2,7 +2,7 @@
 
 import pytest
 
-from flintlock.runtime.network.event_time import MIN_WATERMARK
+from flintlock.runtime.network.event_time import MAX_WATERMARK
 from flintlock.runtime.tasks.watermark_valve import (
     EmitWatermark,
     EmitWatermarkStatus,
@@ -71,10 +71,19 @@ def test_a_finished_channel_no_longer_holds_the_watermark_back():
     assert valve.on_watermark(2, 99) == []
 
 
-def test_all_channels_finished_emits_nothing_more():
+def test_all_channels_finished_ends_event_time():
     valve = WatermarkValve(1)
+    assert valve.on_finished(0) == [EmitWatermark(MAX_WATERMARK)]
     assert valve.on_finished(0) == []
-    assert valve.watermark == MIN_WATERMARK
+
+
+def test_a_finished_channel_lets_event_time_advance_once_the_others_go_idle():
+    valve = WatermarkValve(2)
+    valve.on_watermark(0, MAX_WATERMARK)
+    assert valve.on_finished(0) == []  # channel 1 is active and at MIN
+    assert valve.on_status(1, idle=True) == [
+        EmitWatermark(MAX_WATERMARK), EmitWatermarkStatus(True)]
+    assert valve.watermark == MAX_WATERMARK
 
 
 def test_a_valve_needs_a_channel():
