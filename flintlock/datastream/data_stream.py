@@ -166,6 +166,14 @@ class DataStream(OperatorSettings):
     def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
         raise KeyedStreamRequiredError("max_by()")
 
+    def window(self, window_assigner: Any) -> WindowedStream:
+        """Not a PyFlink method of a DataStream: windows per key need ``key_by`` first (or
+        ``window_all`` for windows over the whole stream)."""
+        raise KeyedStreamRequiredError("window() (or use window_all())")
+
+    def count_window(self, size: int, slide: int = 0) -> WindowedStream:
+        raise KeyedStreamRequiredError("count_window() (or use count_window_all())")
+
     # -- partitioning ----------------------------------------------------------------------
 
     def _partitioned(self, partitioner: Partitioner, origin: str) -> DataStream:
