@@ -40,6 +40,12 @@ CO_MAP             two inputs: ``function.map1(v)`` for input 0, ``map2`` for in
 CO_FLAT_MAP        two inputs: ``function.flat_map1/flat_map2(v)`` → iterable or None.
 CO_PROCESS         two inputs: ``function.process_element1/2(v, ctx)`` → iterable or None.
 KEYED_CO_PROCESS   two keyed inputs: ``process_element1/2(v, ctx)`` and ``on_timer``.
+BROADCAST_PROCESS  input 0 any stream, input 1 a broadcast stream: ``process_element(v, ctx)``
+                   (read-only broadcast state) and ``process_broadcast_element(v, ctx)``
+                   (writable); ``broadcast_states``: the ``MapStateDescriptor``s of the
+                   broadcast state, which every subtask keeps a copy of.
+KEYED_BROADCAST_PROCESS  the same with input 0 keyed: keyed state, timers and ``on_timer``,
+                   ``ctx.apply_to_keyed_state`` on the broadcast side.
 SINK               ``output_type`` is the declared type of the records the sink receives.
                    ``sink``: a ``PrintSink`` (write ``PrintSink.format(...)`` lines to
                    stdout/stderr), a ``CollectSink`` (send records back to the client of
@@ -100,6 +106,8 @@ class OperatorKind(enum.Enum):
     CO_FLAT_MAP = "co_flat_map"
     CO_PROCESS = "co_process"
     KEYED_CO_PROCESS = "keyed_co_process"
+    BROADCAST_PROCESS = "broadcast_process"
+    KEYED_BROADCAST_PROCESS = "keyed_broadcast_process"
     SINK = "sink"
 
     @property
@@ -114,10 +122,11 @@ class OperatorKind(enum.Enum):
 
 
 _TWO_INPUT = frozenset({OperatorKind.CO_MAP, OperatorKind.CO_FLAT_MAP, OperatorKind.CO_PROCESS,
-                        OperatorKind.KEYED_CO_PROCESS})
+                        OperatorKind.KEYED_CO_PROCESS, OperatorKind.BROADCAST_PROCESS,
+                        OperatorKind.KEYED_BROADCAST_PROCESS})
 _ALWAYS_KEYED = frozenset({OperatorKind.KEYED_PROCESS, OperatorKind.REDUCE,
                            OperatorKind.AGGREGATION, OperatorKind.KEYED_CO_PROCESS,
-                           OperatorKind.WINDOW})
+                           OperatorKind.WINDOW, OperatorKind.KEYED_BROADCAST_PROCESS})
 
 
 class UnhashableKeyError(FlintlockError, TypeError):
@@ -238,6 +247,7 @@ class OperatorSpec:
     aggregation: Aggregation | None = None
     sink: Any = None
     window: WindowSpec | None = None
+    broadcast_states: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         problem = _shape_problem(self)

@@ -48,6 +48,11 @@ from flintlock.common.windowing import (
     InvalidWindowError,
 )
 from flintlock.datastream import functions as fn
+from flintlock.datastream.broadcast_stream import (
+    BroadcastConnectedStream,
+    BroadcastStream,
+    connect_broadcast,
+)
 from flintlock.datastream.connectors.base import Sink
 from flintlock.datastream.errors import (
     ForeignStreamError,
@@ -204,11 +209,13 @@ class DataStream(OperatorSettings):
         """Send every record to the first subtask of the next operator (Flink's ``global``)."""
         return self._partitioned(Partitioner.global_(), "global_()")
 
-    def broadcast(self, *broadcast_state_descriptors: Any) -> DataStream:
-        if broadcast_state_descriptors:
-            raise NotImplementedError("DataStream.broadcast(descriptors): broadcast state is "
-                                      "not supported yet (issue #5)")
-        return self._partitioned(Partitioner.broadcast(), "broadcast()")
+    def broadcast(self, *broadcast_state_descriptors: Any) -> Any:
+        """Every element to every parallel instance of the next operator; with
+        ``MapStateDescriptor``s, a ``BroadcastStream`` for ``connect`` (broadcast state)."""
+        stream = self._partitioned(Partitioner.broadcast(), "broadcast()")
+        if not broadcast_state_descriptors:
+            return stream
+        return BroadcastStream(stream, tuple(broadcast_state_descriptors))
 
     def partition_custom(self, partitioner: FunctionLike, key_selector: FunctionLike
                          ) -> DataStream:
@@ -232,11 +239,14 @@ class DataStream(OperatorSettings):
             inputs.extend(stream._inputs)
         return DataStream(self._env, tuple(inputs), self._output_type, origin="union()")
 
-    def connect(self, ds: DataStream) -> ConnectedStreams:
+    def connect(self, ds: DataStream | BroadcastStream) -> Any:
+        """Two streams into one two-input operator; with a ``BroadcastStream``, a
+        ``BroadcastConnectedStream`` (broadcast state)."""
         self._env._check_open("connect()")
+        if isinstance(ds, BroadcastStream):
+            return connect_broadcast(self, ds)
         if not isinstance(ds, DataStream):
-            raise NotImplementedError("connect() with a BroadcastStream: broadcast state is "
-                                      "not supported yet (issue #5)")
+            raise TypeError(f"connect() takes a DataStream or a BroadcastStream, got {ds!r}")
         if ds._env is not self._env:
             raise ForeignStreamError("connect()")
         return ConnectedStreams(self, ds)
@@ -569,5 +579,6 @@ def _field_problem(declared: TypeInformation | None, position: int | str) -> str
     return None
 
 
-__all__ = ["AllWindowedStream", "ConnectedStreams", "DataStream", "DataStreamSink",
+__all__ = ["AllWindowedStream", "BroadcastConnectedStream", "BroadcastStream",
+           "ConnectedStreams", "DataStream", "DataStreamSink",
            "KeyedStream", "WindowedStream"]

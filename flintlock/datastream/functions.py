@@ -340,12 +340,92 @@ class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
         """Called when the window is dropped."""
 
 
+class BroadcastBaseContext(abc.ABC):
+    """What both sides of a broadcast process function see."""
+
+    @abc.abstractmethod
+    def timestamp(self) -> int: ...
+
+    @abc.abstractmethod
+    def current_processing_time(self) -> int: ...
+
+    @abc.abstractmethod
+    def current_watermark(self) -> int: ...
+
+    def output(self, output_tag: Any, value: Any) -> None:
+        """Emit ``value`` to the side output ``output_tag`` (the runtime implements it)."""
+        raise NotImplementedError("ctx.output() is implemented by the runtime's contexts")
+
+
+class BroadcastContext(BroadcastBaseContext):
+    """The broadcast side: the broadcast state may be changed."""
+
+    @abc.abstractmethod
+    def get_broadcast_state(self, state_descriptor: Any) -> Any: ...
+
+
+class ReadOnlyBroadcastContext(BroadcastBaseContext):
+    """The non-broadcast side: the broadcast state may only be read."""
+
+    @abc.abstractmethod
+    def get_broadcast_state(self, state_descriptor: Any) -> Any: ...
+
+
+class KeyedBroadcastContext(BroadcastContext):
+    @abc.abstractmethod
+    def apply_to_keyed_state(self, state_descriptor: Any,
+                             function: Callable[[Any, Any], None]) -> None:
+        """``function(key, state)`` for every key of this subtask that has the state."""
+
+
+class KeyedReadOnlyBroadcastContext(ReadOnlyBroadcastContext):
+    @abc.abstractmethod
+    def timer_service(self) -> TimerService: ...
+
+    @abc.abstractmethod
+    def get_current_key(self) -> Any: ...
+
+
+class KeyedBroadcastOnTimerContext(KeyedReadOnlyBroadcastContext):
+    @abc.abstractmethod
+    def time_domain(self) -> TimeDomain: ...
+
+
 class BroadcastProcessFunction(Function):
-    """Declared for imports; broadcast state is not supported yet (issue #5)."""
+    """Connects a stream with a broadcast stream: every parallel instance sees every broadcast
+    element and keeps its own copy of the broadcast state."""
+
+    Context = BroadcastContext
+    ReadOnlyContext = ReadOnlyBroadcastContext
+
+    @abc.abstractmethod
+    def process_element(self, value: Any, ctx: ReadOnlyBroadcastContext
+                        ) -> Iterable[Any] | None: ...
+
+    @abc.abstractmethod
+    def process_broadcast_element(self, value: Any, ctx: BroadcastContext
+                                  ) -> Iterable[Any] | None: ...
 
 
 class KeyedBroadcastProcessFunction(Function):
-    """Declared for imports; broadcast state is not supported yet (issue #5)."""
+    """``BroadcastProcessFunction`` whose non-broadcast side is keyed: keyed state and timers."""
+
+    Context = KeyedBroadcastContext
+    ReadOnlyContext = KeyedReadOnlyBroadcastContext
+    OnTimerContext = KeyedBroadcastOnTimerContext
+
+    @abc.abstractmethod
+    def process_element(self, value: Any, ctx: KeyedReadOnlyBroadcastContext
+                        ) -> Iterable[Any] | None: ...
+
+    @abc.abstractmethod
+    def process_broadcast_element(self, value: Any, ctx: KeyedBroadcastContext
+                                  ) -> Iterable[Any] | None: ...
+
+    def on_timer(self, timestamp: int, ctx: KeyedBroadcastOnTimerContext
+                 ) -> Iterable[Any] | None:
+        """Called when a timer registered for the current key fires."""
+        return None
 
 
 class FunctionTypeError(FlintlockError, TypeError):

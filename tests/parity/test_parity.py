@@ -63,11 +63,10 @@ PROGRAMS = {
     "event_time": True,
     "end_of_input_timers": True,
     "count_windows": True,
+    "broadcast_state": True,
 }
 
 GAPS = {
-    "broadcast_state": "DataStream.broadcast(MapStateDescriptor) raises NotImplementedError "
-                       "(broadcast state is not supported)",
     "types_more": "repr and print of INSTANT, print of a LIST of ROWs and of a ROW nested in a "
                   "ROW differ from PyFlink's text (see docs/parity.md, gap 12)",
 }

@@ -481,6 +481,10 @@ def create_operator(spec: OperatorSpec) -> StreamOperator:
         from flintlock.runtime.tasks.sinks import create_sink_operator
 
         return create_sink_operator(spec)
+    if spec.kind in (OperatorKind.BROADCAST_PROCESS, OperatorKind.KEYED_BROADCAST_PROCESS):
+        from flintlock.runtime.tasks.broadcast_operator import BroadcastProcessOperator
+
+        return BroadcastProcessOperator(spec)
     if spec.kind is OperatorKind.WINDOW:
         from flintlock.runtime.tasks.window_operator import WindowOperator
 
