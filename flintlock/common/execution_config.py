@@ -61,6 +61,14 @@ class ExecutionConfig:
         parameters: dict[str, str] = self._configuration.get(execution.GLOBAL_JOB_PARAMETERS)
         return dict(parameters)
 
+    def set_auto_watermark_interval(self, interval: int) -> ExecutionConfig:
+        """How often (ms) periodic watermarks are emitted; 0 turns periodic emission off."""
+        self._configuration.set(execution.AUTO_WATERMARK_INTERVAL, interval)
+        return self
+
+    def get_auto_watermark_interval(self) -> int:
+        return self._configuration.get(execution.AUTO_WATERMARK_INTERVAL)
+
     def __getattr__(self, name: str) -> Any:
         if name in _UNSUPPORTED:
             raise NotImplementedError(f"ExecutionConfig.{name}: {_UNSUPPORTED[name]} is not "
@@ -69,8 +77,6 @@ class ExecutionConfig:
 
 
 _UNSUPPORTED = {
-    "set_auto_watermark_interval": "periodic watermark emission (event time)",
-    "get_auto_watermark_interval": "periodic watermark emission (event time)",
     "set_latency_tracking_interval": "latency tracking",
     "get_latency_tracking_interval": "latency tracking",
     "set_task_cancellation_interval": "task cancellation settings",

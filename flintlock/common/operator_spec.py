@@ -16,6 +16,9 @@ SOURCE             ``source``: a ``CollectionSource`` (``from_collection``; the 
                    emits ``elements`` in order and snapshots how many it emitted) or the
                    user's ``Source`` object (``from_source``). ``watermark_strategy``: the
                    ``WatermarkStrategy`` given to ``from_source`` (None for collections).
+TIMESTAMPS         ``watermark_strategy``: ``assign_timestamps_and_watermarks``; each record gets
+                   the timestamp the strategy's assigner extracts, and the operator emits the
+                   strategy's watermarks periodically.
 MAP                ``function.map(value)`` → one output.
 FLAT_MAP           ``function.flat_map(value)`` → iterable of outputs, or None.
 FILTER             ``function.filter(value)`` → forward ``value`` if truthy.
@@ -29,10 +32,20 @@ REDUCE             keyed: per key keep ``acc``; first value: ``acc = value``; la
                    ``acc = function.reduce(acc, value)``; emit ``acc`` after every record.
 AGGREGATION        keyed: like REDUCE with ``aggregation.reduce(acc, value)`` (sum, min,
                    max, min_by, max_by of one field; see ``Aggregation``).
+WINDOW             keyed: ``window`` (a ``WindowSpec``): elements go to the windows the
+                   assigner picks; the trigger fires a window, whose contents (or incremental
+                   aggregate) the window function turns into outputs stamped with the
+                   window's ``max_timestamp()``; window contents and timers are keyed state.
 CO_MAP             two inputs: ``function.map1(v)`` for input 0, ``map2`` for input 1.
 CO_FLAT_MAP        two inputs: ``function.flat_map1/flat_map2(v)`` → iterable or None.
 CO_PROCESS         two inputs: ``function.process_element1/2(v, ctx)`` → iterable or None.
 KEYED_CO_PROCESS   two keyed inputs: ``process_element1/2(v, ctx)`` and ``on_timer``.
+BROADCAST_PROCESS  input 0 any stream, input 1 a broadcast stream: ``process_element(v, ctx)``
+                   (read-only broadcast state) and ``process_broadcast_element(v, ctx)``
+                   (writable); ``broadcast_states``: the ``MapStateDescriptor``s of the
+                   broadcast state, which every subtask keeps a copy of.
+KEYED_BROADCAST_PROCESS  the same with input 0 keyed: keyed state, timers and ``on_timer``,
+                   ``ctx.apply_to_keyed_state`` on the broadcast side.
 SINK               ``output_type`` is the declared type of the records the sink receives.
                    ``sink``: a ``PrintSink`` (write ``PrintSink.format(...)`` lines to
                    stdout/stderr), a ``CollectSink`` (send records back to the client of
@@ -80,6 +93,7 @@ from flintlock.common.watermark_strategy import WatermarkStrategy
 
 class OperatorKind(enum.Enum):
     SOURCE = "source"
+    TIMESTAMPS = "timestamps"
     MAP = "map"
     FLAT_MAP = "flat_map"
     FILTER = "filter"
@@ -87,10 +101,13 @@ class OperatorKind(enum.Enum):
     KEYED_PROCESS = "keyed_process"
     REDUCE = "reduce"
     AGGREGATION = "aggregation"
+    WINDOW = "window"
     CO_MAP = "co_map"
     CO_FLAT_MAP = "co_flat_map"
     CO_PROCESS = "co_process"
     KEYED_CO_PROCESS = "keyed_co_process"
+    BROADCAST_PROCESS = "broadcast_process"
+    KEYED_BROADCAST_PROCESS = "keyed_broadcast_process"
     SINK = "sink"
 
     @property
@@ -105,9 +122,11 @@ class OperatorKind(enum.Enum):
 
 
 _TWO_INPUT = frozenset({OperatorKind.CO_MAP, OperatorKind.CO_FLAT_MAP, OperatorKind.CO_PROCESS,
-                        OperatorKind.KEYED_CO_PROCESS})
+                        OperatorKind.KEYED_CO_PROCESS, OperatorKind.BROADCAST_PROCESS,
+                        OperatorKind.KEYED_BROADCAST_PROCESS})
 _ALWAYS_KEYED = frozenset({OperatorKind.KEYED_PROCESS, OperatorKind.REDUCE,
-                           OperatorKind.AGGREGATION, OperatorKind.KEYED_CO_PROCESS})
+                           OperatorKind.AGGREGATION, OperatorKind.KEYED_CO_PROCESS,
+                           OperatorKind.WINDOW, OperatorKind.KEYED_BROADCAST_PROCESS})
 
 
 class UnhashableKeyError(FlintlockError, TypeError):
@@ -167,6 +186,54 @@ class CollectSink:
     collect_id: str
 
 
+class WindowFunctionKind(enum.Enum):
+    """How the window function of a ``WindowSpec`` is called."""
+
+    NONE = "none"
+    """Emit the reduce / aggregate result itself."""
+    WINDOW = "window"
+    """``WindowFunction.apply(key, window, inputs)``."""
+    PROCESS = "process"
+    """``ProcessWindowFunction.process(key, context, elements)``."""
+    ALL_WINDOW = "all_window"
+    """``AllWindowFunction.apply(window, inputs)``."""
+    PROCESS_ALL = "process_all"
+    """``ProcessAllWindowFunction.process(context, elements)``."""
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """A windowed operation: assigner, trigger, optional incremental function, window
+    function, allowed lateness and late-data side output."""
+
+    assigner: Any
+    trigger: Any = None
+    """None: the assigner's default trigger."""
+    reduce_function: Any = None
+    aggregate_function: Any = None
+    window_function: Any = None
+    window_function_kind: WindowFunctionKind = WindowFunctionKind.NONE
+    allowed_lateness_ms: int = 0
+    late_output_tag: str | None = None
+    keep_last: int | None = None
+    """Keep only the last n elements of a window before it fires (sliding count windows)."""
+
+    def __post_init__(self) -> None:
+        if (self.reduce_function is not None) and (self.aggregate_function is not None):
+            raise ValueError("a window has a reduce or an aggregate function, not both")
+        if self.window_function is None and self.reduce_function is None and (
+                self.aggregate_function is None):
+            raise ValueError("a window needs a reduce, aggregate or window function")
+        if self.allowed_lateness_ms < 0:
+            raise ValueError("allowed lateness must not be negative")
+
+    @property
+    def incremental(self) -> bool:
+        """Whether the window keeps an accumulator instead of its elements."""
+        return self.keep_last is None and (
+            self.reduce_function is not None or self.aggregate_function is not None)
+
+
 @dataclass(frozen=True)
 class OperatorSpec:
     """What one stream node does (see the module docstring for each kind's fields)."""
@@ -179,6 +246,8 @@ class OperatorSpec:
     watermark_strategy: WatermarkStrategy | None = None
     aggregation: Aggregation | None = None
     sink: Any = None
+    window: WindowSpec | None = None
+    broadcast_states: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         problem = _shape_problem(self)
@@ -198,6 +267,10 @@ def _shape_problem(spec: OperatorSpec) -> str | None:
         return None if spec.source is not None else "a source needs `source`"
     if kind is OperatorKind.SINK:
         return None if spec.sink is not None else "a sink needs `sink`"
+    if kind is OperatorKind.TIMESTAMPS:
+        return None if spec.watermark_strategy is not None else "needs `watermark_strategy`"
+    if kind is OperatorKind.WINDOW:
+        return None if spec.window is not None else "needs `window`"
     if kind is OperatorKind.AGGREGATION:
         return None if spec.aggregation is not None else "needs `aggregation`"
     if spec.function is None:
@@ -207,5 +280,6 @@ def _shape_problem(spec: OperatorSpec) -> str | None:
 
 __all__ = [
     "Aggregation", "AggregationKind", "CollectSink", "CollectionSource", "OperatorKind",
-    "OperatorSpec", "PrintSink", "UnhashableKeyError", "check_key",
+    "OperatorSpec", "PrintSink", "UnhashableKeyError", "WindowFunctionKind", "WindowSpec",
+    "check_key",
 ]

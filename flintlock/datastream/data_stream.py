@@ -41,7 +41,18 @@ from flintlock.common.typeinfo import (
     TypeInformation,
     Types,
 )
+from flintlock.common.watermark_strategy import WatermarkStrategy
+from flintlock.common.windowing import (
+    CountSlidingWindowAssigner,
+    CountTumblingWindowAssigner,
+    InvalidWindowError,
+)
 from flintlock.datastream import functions as fn
+from flintlock.datastream.broadcast_stream import (
+    BroadcastConnectedStream,
+    BroadcastStream,
+    connect_broadcast,
+)
 from flintlock.datastream.connectors.base import Sink
 from flintlock.datastream.errors import (
     ForeignStreamError,
@@ -53,6 +64,12 @@ from flintlock.datastream.errors import (
 from flintlock.datastream.operator_settings import OperatorSettings
 from flintlock.datastream.transformations import StreamInput, Transformation
 from flintlock.datastream.unsupported import unsupported
+from flintlock.datastream.windowed_stream import (
+    AllWindowedStream,
+    WindowedStream,
+    all_windowed,
+    windowed,
+)
 from flintlock.graph.stream_graph import Partitioner
 
 if TYPE_CHECKING:
@@ -154,6 +171,14 @@ class DataStream(OperatorSettings):
     def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
         raise KeyedStreamRequiredError("max_by()")
 
+    def window(self, window_assigner: Any) -> WindowedStream:
+        """Not a PyFlink method of a DataStream: windows per key need ``key_by`` first (or
+        ``window_all`` for windows over the whole stream)."""
+        raise KeyedStreamRequiredError("window() (or use window_all())")
+
+    def count_window(self, size: int, slide: int = 0) -> WindowedStream:
+        raise KeyedStreamRequiredError("count_window() (or use count_window_all())")
+
     # -- partitioning ----------------------------------------------------------------------
 
     def _partitioned(self, partitioner: Partitioner, origin: str) -> DataStream:
@@ -184,11 +209,13 @@ class DataStream(OperatorSettings):
         """Send every record to the first subtask of the next operator (Flink's ``global``)."""
         return self._partitioned(Partitioner.global_(), "global_()")
 
-    def broadcast(self, *broadcast_state_descriptors: Any) -> DataStream:
-        if broadcast_state_descriptors:
-            raise NotImplementedError("DataStream.broadcast(descriptors): broadcast state is "
-                                      "not supported yet (issue #5)")
-        return self._partitioned(Partitioner.broadcast(), "broadcast()")
+    def broadcast(self, *broadcast_state_descriptors: Any) -> Any:
+        """Every element to every parallel instance of the next operator; with
+        ``MapStateDescriptor``s, a ``BroadcastStream`` for ``connect`` (broadcast state)."""
+        stream = self._partitioned(Partitioner.broadcast(), "broadcast()")
+        if not broadcast_state_descriptors:
+            return stream
+        return BroadcastStream(stream, tuple(broadcast_state_descriptors))
 
     def partition_custom(self, partitioner: FunctionLike, key_selector: FunctionLike
                          ) -> DataStream:
@@ -212,11 +239,14 @@ class DataStream(OperatorSettings):
             inputs.extend(stream._inputs)
         return DataStream(self._env, tuple(inputs), self._output_type, origin="union()")
 
-    def connect(self, ds: DataStream) -> ConnectedStreams:
+    def connect(self, ds: DataStream | BroadcastStream) -> Any:
+        """Two streams into one two-input operator; with a ``BroadcastStream``, a
+        ``BroadcastConnectedStream`` (broadcast state)."""
         self._env._check_open("connect()")
+        if isinstance(ds, BroadcastStream):
+            return connect_broadcast(self, ds)
         if not isinstance(ds, DataStream):
-            raise NotImplementedError("connect() with a BroadcastStream: broadcast state is "
-                                      "not supported yet (issue #5)")
+            raise TypeError(f"connect() takes a DataStream or a BroadcastStream, got {ds!r}")
         if ds._env is not self._env:
             raise ForeignStreamError("connect()")
         return ConnectedStreams(self, ds)
@@ -259,9 +289,32 @@ class DataStream(OperatorSettings):
 
     # -- not supported yet -------------------------------------------------------------------
 
-    assign_timestamps_and_watermarks = unsupported("event time (timestamps and watermarks)")
-    window_all = unsupported("windows")
-    count_window_all = unsupported("windows")
+    def assign_timestamps_and_watermarks(self, watermark_strategy: WatermarkStrategy
+                                         ) -> DataStream:
+        """Records get the timestamps the strategy's ``TimestampAssigner`` extracts, and the
+        strategy's watermarks follow them (periodically, ``pipeline.auto-watermark-interval``)."""
+        if not isinstance(watermark_strategy, WatermarkStrategy):
+            raise TypeError("assign_timestamps_and_watermarks() needs a WatermarkStrategy, got "
+                            f"{watermark_strategy!r}")
+        self._env._check_open("assign_timestamps_and_watermarks()")
+        spec = OperatorSpec(OperatorKind.TIMESTAMPS, output_type=self._output_type,
+                            watermark_strategy=watermark_strategy)
+        transformation = self._env._add_transformation(
+            "Timestamps/Watermarks", spec,
+            [(stream_input, 0) for stream_input in self._inputs], self._output_type)
+        return DataStream(self._env, (StreamInput(transformation.id),), self._output_type,
+                          transformation)
+
+    def window_all(self, window_assigner: Any) -> AllWindowedStream:
+        """Windows over the whole stream (one window operator at parallelism 1)."""
+        self._env._check_open("window_all()")
+        return all_windowed(self, window_assigner, "window_all()")
+
+    def count_window_all(self, size: int, slide: int = 0) -> AllWindowedStream:
+        self._env._check_open("count_window_all()")
+        assigner, keep_last = _count_assigner(size, slide)
+        return all_windowed(self, assigner, "count_window_all()", keep_last)
+
     def get_side_output(self, output_tag: Any) -> DataStream:
         """The values this operator's process function emitted with ``ctx.output(tag, ...)``."""
         from flintlock.datastream.output_tag import OutputTag
@@ -398,8 +451,17 @@ class KeyedStream(DataStream):
             f"parallelism or chaining of its own; call {method}() on the operator before "
             "key_by() or on the keyed operator after it")
 
-    window = unsupported("windows")
-    count_window = unsupported("windows")
+    def window(self, window_assigner: Any) -> WindowedStream:
+        """Cut the keyed stream into the windows ``window_assigner`` picks."""
+        self._env._check_open("window()")
+        return windowed(self, window_assigner, "window()")
+
+    def count_window(self, size: int, slide: int = 0) -> WindowedStream:
+        """Windows of ``size`` elements per key; with ``slide``, a window of the last
+        ``size`` elements every ``slide`` elements."""
+        self._env._check_open("count_window()")
+        assigner, keep_last = _count_assigner(size, slide)
+        return windowed(self, assigner, "count_window()", keep_last)
 
 
 class ConnectedStreams:
@@ -467,6 +529,18 @@ class _Projection(fn.MapFunction):
         return tuple(value[index] for index in self.field_indexes)
 
 
+def _count_assigner(size: int, slide: int) -> tuple[Any, int | None]:
+    """The assigner of ``count_window(size, slide)`` and how many elements a window keeps."""
+    for value, what in ((size, "size"), (slide, "slide")):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"count window {what} must be an int, got {value!r}")
+    if slide < 0:
+        raise InvalidWindowError(f"count window slide must not be negative, got {slide}")
+    if slide == 0:
+        return CountTumblingWindowAssigner.of(size), None
+    return CountSlidingWindowAssigner.of(size, slide), size
+
+
 def _check_type_info(type_info: Any, operation: str) -> None:
     if type_info is not None and not isinstance(type_info, TypeInformation):
         raise TypeError(f"{operation}: a type must be a TypeInformation such as Types.INT(), "
@@ -505,4 +579,6 @@ def _field_problem(declared: TypeInformation | None, position: int | str) -> str
     return None
 
 
-__all__ = ["ConnectedStreams", "DataStream", "DataStreamSink", "KeyedStream"]
+__all__ = ["AllWindowedStream", "BroadcastConnectedStream", "BroadcastStream",
+           "ConnectedStreams", "DataStream", "DataStreamSink",
+           "KeyedStream", "WindowedStream"]

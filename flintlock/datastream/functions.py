@@ -24,7 +24,7 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from flintlock.common.errors import FlintlockError
 
@@ -273,28 +273,159 @@ class SinkFunction(_Unsupported):
     feature = "the legacy SinkFunction API (use DataStream.sink_to or print)"
 
 
-class WindowFunction(Function):
-    """Declared for imports; windows are not supported yet (issue #5)."""
+IN = TypeVar("IN")
+OUT = TypeVar("OUT")
+KEY = TypeVar("KEY")
+W = TypeVar("W")
 
 
-class ProcessWindowFunction(Function):
-    """Declared for imports; windows are not supported yet (issue #5)."""
+class WindowContext(abc.ABC, Generic[W]):
+    """What a process window function may ask about the window it is called for."""
+
+    @abc.abstractmethod
+    def window(self) -> W: ...
+
+    @abc.abstractmethod
+    def current_processing_time(self) -> int: ...
+
+    @abc.abstractmethod
+    def current_watermark(self) -> int: ...
+
+    @abc.abstractmethod
+    def window_state(self) -> Any:
+        """State of the current key and window (``get_state(descriptor)`` ...)."""
+
+    @abc.abstractmethod
+    def global_state(self) -> Any:
+        """State of the current key across windows."""
 
 
-class AllWindowFunction(Function):
-    """Declared for imports; windows are not supported yet (issue #5)."""
+class WindowFunction(Function, Generic[IN, OUT, KEY, W]):
+    """Called with a fired window's key, window and contents (or incremental result)."""
+
+    @abc.abstractmethod
+    def apply(self, key: KEY, window: W, inputs: Iterable[IN]) -> Iterable[OUT] | None: ...
 
 
-class ProcessAllWindowFunction(Function):
-    """Declared for imports; windows are not supported yet (issue #5)."""
+class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):
+    """Like ``WindowFunction``, with a context: the window, clocks, window-scoped state."""
+
+    Context = WindowContext
+
+    @abc.abstractmethod
+    def process(self, key: KEY, context: WindowContext[W], elements: Iterable[IN]
+                ) -> Iterable[OUT] | None: ...
+
+    def clear(self, context: WindowContext[W]) -> None:
+        """Called when the window is dropped (its cleanup time passed)."""
+
+
+class AllWindowFunction(Function, Generic[IN, OUT, W]):
+    """``WindowFunction`` of a non-keyed (all-)window."""
+
+    @abc.abstractmethod
+    def apply(self, window: W, inputs: Iterable[IN]) -> Iterable[OUT] | None: ...
+
+
+class ProcessAllWindowFunction(Function, Generic[IN, OUT, W]):
+    """``ProcessWindowFunction`` of a non-keyed (all-)window."""
+
+    Context = WindowContext
+
+    @abc.abstractmethod
+    def process(self, context: WindowContext[W], elements: Iterable[IN]
+                ) -> Iterable[OUT] | None: ...
+
+    def clear(self, context: WindowContext[W]) -> None:
+        """Called when the window is dropped."""
+
+
+class BroadcastBaseContext(abc.ABC):
+    """What both sides of a broadcast process function see."""
+
+    @abc.abstractmethod
+    def timestamp(self) -> int: ...
+
+    @abc.abstractmethod
+    def current_processing_time(self) -> int: ...
+
+    @abc.abstractmethod
+    def current_watermark(self) -> int: ...
+
+    def output(self, output_tag: Any, value: Any) -> None:
+        """Emit ``value`` to the side output ``output_tag`` (the runtime implements it)."""
+        raise NotImplementedError("ctx.output() is implemented by the runtime's contexts")
+
+
+class BroadcastContext(BroadcastBaseContext):
+    """The broadcast side: the broadcast state may be changed."""
+
+    @abc.abstractmethod
+    def get_broadcast_state(self, state_descriptor: Any) -> Any: ...
+
+
+class ReadOnlyBroadcastContext(BroadcastBaseContext):
+    """The non-broadcast side: the broadcast state may only be read."""
+
+    @abc.abstractmethod
+    def get_broadcast_state(self, state_descriptor: Any) -> Any: ...
+
+
+class KeyedBroadcastContext(BroadcastContext):
+    @abc.abstractmethod
+    def apply_to_keyed_state(self, state_descriptor: Any,
+                             function: Callable[[Any, Any], None]) -> None:
+        """``function(key, state)`` for every key of this subtask that has the state."""
+
+
+class KeyedReadOnlyBroadcastContext(ReadOnlyBroadcastContext):
+    @abc.abstractmethod
+    def timer_service(self) -> TimerService: ...
+
+    @abc.abstractmethod
+    def get_current_key(self) -> Any: ...
+
+
+class KeyedBroadcastOnTimerContext(KeyedReadOnlyBroadcastContext):
+    @abc.abstractmethod
+    def time_domain(self) -> TimeDomain: ...
 
 
 class BroadcastProcessFunction(Function):
-    """Declared for imports; broadcast state is not supported yet (issue #5)."""
+    """Connects a stream with a broadcast stream: every parallel instance sees every broadcast
+    element and keeps its own copy of the broadcast state."""
+
+    Context = BroadcastContext
+    ReadOnlyContext = ReadOnlyBroadcastContext
+
+    @abc.abstractmethod
+    def process_element(self, value: Any, ctx: ReadOnlyBroadcastContext
+                        ) -> Iterable[Any] | None: ...
+
+    @abc.abstractmethod
+    def process_broadcast_element(self, value: Any, ctx: BroadcastContext
+                                  ) -> Iterable[Any] | None: ...
 
 
 class KeyedBroadcastProcessFunction(Function):
-    """Declared for imports; broadcast state is not supported yet (issue #5)."""
+    """``BroadcastProcessFunction`` whose non-broadcast side is keyed: keyed state and timers."""
+
+    Context = KeyedBroadcastContext
+    ReadOnlyContext = KeyedReadOnlyBroadcastContext
+    OnTimerContext = KeyedBroadcastOnTimerContext
+
+    @abc.abstractmethod
+    def process_element(self, value: Any, ctx: KeyedReadOnlyBroadcastContext
+                        ) -> Iterable[Any] | None: ...
+
+    @abc.abstractmethod
+    def process_broadcast_element(self, value: Any, ctx: KeyedBroadcastContext
+                                  ) -> Iterable[Any] | None: ...
+
+    def on_timer(self, timestamp: int, ctx: KeyedBroadcastOnTimerContext
+                 ) -> Iterable[Any] | None:
+        """Called when a timer registered for the current key fires."""
+        return None
 
 
 class FunctionTypeError(FlintlockError, TypeError):

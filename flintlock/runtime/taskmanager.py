@@ -219,7 +219,9 @@ class TaskManager:
                 finished_on_restore=task_id in deployment.finished,
                 extra={"collect_send": self._send_collect,
                        "batch": job_graph.runtime_mode == "batch",
-                       "job_parameters": self.config.get(execution_options.GLOBAL_JOB_PARAMETERS)},
+                       "job_parameters": self.config.get(execution_options.GLOBAL_JOB_PARAMETERS),
+                       "auto_watermark_interval_ms":
+                           self.config.get(execution_options.AUTO_WATERMARK_INTERVAL)},
             )
             task = StreamTask(spec, io, _Callbacks(self, task_id), _Snapshots(self),
                               read_checkpoint_state, create_operator)

@@ -61,18 +61,13 @@ PROGRAMS = {
     "volume_word_count": True,
     "keyed_co_flat_map": True,
     "types_more": False,
+    "event_time": True,
+    "end_of_input_timers": True,
+    "count_windows": True,
+    "broadcast_state": True,
 }
 
-GAPS = {
-    "count_windows": "no flintlock.datastream.window module (CountWindow) and "
-                     "KeyedStream.count_window raises NotImplementedError",
-    "broadcast_state": "DataStream.broadcast(MapStateDescriptor) raises NotImplementedError "
-                       "(broadcast state is not supported)",
-    "end_of_input_timers": "register_event_time_timer fails the job (NotImplementedError: "
-                           "event-time timers need watermarks); PyFlink fires event-time timers "
-                           "when a bounded input ends",
-    "event_time": "DataStream.assign_timestamps_and_watermarks raises NotImplementedError "
-                  "(event time is not supported)",
+GAPS: dict[str, str] = {
 }
 
 

@@ -49,3 +49,9 @@ GLOBAL_JOB_PARAMETERS: ConfigOption[dict[str, str]] = ConfigOption(
     "Key/value parameters every function can read with RuntimeContext.get_job_parameter "
     "(text form: key1:value1,key2:value2).",
 )
+AUTO_WATERMARK_INTERVAL = ConfigOption(
+    "pipeline.auto-watermark-interval", OptionType.DURATION, 200,
+    "How often timestamp assigners and sources with a watermark strategy emit a watermark "
+    "(periodic watermarks); 0 disables periodic emission (only the end of input's).",
+    minimum=0,
+)

@@ -8,6 +8,8 @@ pickled generic event (tag 255). Layouts:
 * ``1``  CheckpointBarrier — ``>q`` id, ``>q`` timestamp, ``B`` checkpoint type, ``B``
   alignment type, ``>q`` alignment timeout in ms (-1: none).
 * ``2``  CancelCheckpointMarker — ``>q`` id.
+* ``3``  Watermark — ``>q`` timestamp.
+* ``4``  WatermarkStatus — ``B`` 1 idle, 0 active.
 * ``255`` generic — a pickle of the event object (only ever decoded after the peer
   authenticated; see DESIGN.md §7).
 
@@ -32,14 +34,19 @@ from flintlock.runtime.checkpoint.barriers import (
     EndOfPartitionEvent,
 )
 from flintlock.runtime.network.buffer import Buffer, DataType, unpooled_buffer
+from flintlock.runtime.network.event_time import Watermark, WatermarkStatus
 
 TAG_END_OF_PARTITION = 0
 TAG_BARRIER = 1
 TAG_CANCEL_CHECKPOINT = 2
+TAG_WATERMARK = 3
+TAG_WATERMARK_STATUS = 4
 TAG_GENERIC = 255
 
 _BARRIER = struct.Struct(">BqqBBq")
 _CANCEL = struct.Struct(">Bq")
+_WATERMARK = struct.Struct(">Bq")
+_STATUS = struct.Struct(">BB")
 _END_OF_PARTITION_BYTES = bytes([TAG_END_OF_PARTITION])
 
 
@@ -71,6 +78,10 @@ def event_bytes(event: object) -> bytes:
         )
     if isinstance(event, CancelCheckpointMarker):
         return _CANCEL.pack(TAG_CANCEL_CHECKPOINT, event.checkpoint_id)
+    if isinstance(event, Watermark):
+        return _WATERMARK.pack(TAG_WATERMARK, event.timestamp)
+    if isinstance(event, WatermarkStatus):
+        return _STATUS.pack(TAG_WATERMARK_STATUS, 1 if event.idle else 0)
     return bytes([TAG_GENERIC]) + pickle.dumps(event, protocol=5)
 
 
@@ -100,6 +111,15 @@ def decode_event(buffer: Buffer | memoryview | bytes) -> object:
     if tag == TAG_CANCEL_CHECKPOINT:
         _expect_length(data, _CANCEL.size, "cancel checkpoint marker")
         return CancelCheckpointMarker(CheckpointId(_CANCEL.unpack(data)[1]))
+    if tag == TAG_WATERMARK:
+        _expect_length(data, _WATERMARK.size, "watermark")
+        return Watermark(_WATERMARK.unpack(data)[1])
+    if tag == TAG_WATERMARK_STATUS:
+        _expect_length(data, _STATUS.size, "watermark status")
+        flag = _STATUS.unpack(data)[1]
+        if flag > 1:
+            raise MalformedEventError(f"watermark status must be 0 or 1, got {flag}")
+        return WatermarkStatus(flag == 1)
     if tag == TAG_GENERIC:
         return pickle.loads(data[1:])
     raise UnknownEventTagError(tag)

@@ -35,6 +35,7 @@ from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.network.buffer import Buffer
 from flintlock.runtime.network.channel_selector import ChannelSelector, KeyGroupSelector
+from flintlock.runtime.network.event_time import StampedRun
 from flintlock.runtime.network.serialization import (
     BatchSerializer,
     BatchSizer,
@@ -181,6 +182,27 @@ class RecordWriter:
             pending.append(record)
             if len(pending) >= pending.limit:
                 self._write_batch(pending.channel)
+
+    def emit_stamped_batch(self, values: Sequence[Any], timestamps: Sequence[int]) -> None:
+        """Records with event timestamps (``event_time``): each channel's share, selected by
+        the value as in ``emit``, is appended as one ``StampedRun`` and written at once, so a
+        run always ends its chunk (the reader checks the last element only)."""
+        shares: dict[int, StampedRun] = {}
+        if self._selector.is_broadcast:
+            run = list(values), list(timestamps)
+            shares = {channel: StampedRun(*run) for channel in range(self.num_channels)}
+        else:
+            select = self._select
+            for value, timestamp in zip(values, timestamps, strict=True):
+                channel = select(value)
+                share = shares.get(channel)
+                if share is None:
+                    share = shares[channel] = StampedRun([], [])
+                share.values.append(value)
+                share.timestamps.append(timestamp)
+        for channel, share in shares.items():
+            self._pending[channel].append(share)
+            self._write_batch(channel)
 
     def _emit_single(self, record: Any) -> None:
         """``emit`` when there is one channel (forward, or any selector at parallelism 1)."""

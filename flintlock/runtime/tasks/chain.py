@@ -22,6 +22,13 @@ from typing import Any
 from flintlock.common.config import Configuration
 from flintlock.common.ids import IntermediateDataSetId
 from flintlock.graph.job_graph import ChainedOperator, JobVertex
+from flintlock.runtime.network.event_time import (
+    MAX_WATERMARK,
+    MIN_WATERMARK,
+    TimestampedBatch,
+    Watermark,
+    WatermarkStatus,
+)
 from flintlock.runtime.network.writer import RecordWriter
 from flintlock.runtime.state.backend import KeyedStateBackend, create_keyed_state_backend
 from flintlock.runtime.state.keygroups import KeyGroupRange
@@ -40,21 +47,43 @@ class _NoOutput:
     def collect_batch(self, records: list[Any]) -> None:
         pass
 
+    def emit_watermark(self, timestamp: int) -> None:
+        pass
+
+    def emit_watermark_status(self, idle: bool) -> None:
+        pass
+
 
 class _WriterOutput:
-    """Sends a batch through a record writer (selector, pending lists)."""
+    """Sends a batch through a record writer (selector, pending lists); timestamped batches
+    and watermarks as ``event_time`` describes."""
 
-    __slots__ = ("collect_batch",)
+    __slots__ = ("_emit", "_writer")
 
     def __init__(self, writer: RecordWriter) -> None:
-        self.collect_batch = writer.emit_batch
+        self._writer = writer
+        self._emit = writer.emit_batch
+
+    def collect_batch(self, records: list[Any]) -> None:
+        if type(records) is TimestampedBatch:
+            self._writer.emit_stamped_batch(records, records.timestamps)
+        else:
+            self._emit(records)
+
+    def emit_watermark(self, timestamp: int) -> None:
+        self._writer.broadcast_event(Watermark(timestamp))
+
+    def emit_watermark_status(self, idle: bool) -> None:
+        self._writer.broadcast_event(WatermarkStatus(idle))
 
 
 class _ChainedOutput:
-    __slots__ = ("collect_batch",)
+    __slots__ = ("collect_batch", "emit_watermark", "emit_watermark_status")
 
     def __init__(self, operator: StreamOperator) -> None:
         self.collect_batch = operator.process_batch
+        self.emit_watermark = operator.process_watermark
+        self.emit_watermark_status = operator.process_watermark_status
 
 
 class _FanOut:
@@ -66,6 +95,14 @@ class _FanOut:
     def collect_batch(self, records: list[Any]) -> None:
         for output in self._outputs:
             output.collect_batch(records)
+
+    def emit_watermark(self, timestamp: int) -> None:
+        for output in self._outputs:
+            output.emit_watermark(timestamp)
+
+    def emit_watermark_status(self, idle: bool) -> None:
+        for output in self._outputs:
+            output.emit_watermark_status(idle)
 
 
 def _combine(outputs: list[Output]) -> Output:
@@ -110,6 +147,7 @@ class OperatorChain:
         self.members: list[ChainMember] = [self._by_node[s.node_id] for s in vertex.operators]
         self.head = self.members[0].operator
         self._ended_inputs: set[int] = set()
+        self._watermark = MIN_WATERMARK  # the last watermark handed to the head
 
     def _build(
         self, spec: ChainedOperator, writers: Mapping[IntermediateDataSetId, RecordWriter],
@@ -161,11 +199,25 @@ class OperatorChain:
         for member in reversed(self.members):  # successors are ready before data reaches them
             member.operator.open()
 
+    def process_watermark(self, timestamp: int) -> None:
+        """The task's event time advanced (from its valve, or its end of input)."""
+        if timestamp > self._watermark:
+            self._watermark = timestamp
+            self.head.process_watermark(timestamp)
+
+    def process_watermark_status(self, idle: bool) -> None:
+        self.head.process_watermark_status(idle)
+
     def end_input(self, input_index: int = 0) -> None:
-        """The head's input ``input_index`` ended; chained operators end after their input."""
+        """The head's input ``input_index`` ended; chained operators end after their input.
+        Once every input ended, event time ends too: the head gets the maximum watermark
+        (unless it has it already), so every event-time timer fires, as in Flink."""
+        all_ended = len(self._ended_inputs | {input_index}) == max(1, self.vertex.head.num_inputs)
+        if all_ended:
+            self.process_watermark(MAX_WATERMARK)
         self.head.end_input(input_index)
         self._ended_inputs.add(input_index)
-        if len(self._ended_inputs) == max(1, self.vertex.head.num_inputs):
+        if all_ended:
             for member in self.members[1:]:
                 member.operator.end_input(0)
 

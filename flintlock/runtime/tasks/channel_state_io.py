@@ -44,6 +44,11 @@ from typing import Any
 from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, ChannelStateWriter
 from flintlock.runtime.checkpoint.handles import StateHandle
+from flintlock.runtime.network.event_time import (
+    RunDetectingSerializer,
+    as_wire_records,
+    expand_runs,
+)
 from flintlock.runtime.network.partition import ResultPartition
 from flintlock.runtime.network.serialization import CHUNK_HEADER, RecordDeserializer
 from flintlock.runtime.state.snapshots import (
@@ -57,9 +62,21 @@ SubmitSnapshot = Callable[[ChannelStateSnapshot], None]
 
 
 class CheckpointableDeserializer(RecordDeserializer):
-    """A record deserializer that can tell which bytes it holds of an unfinished chunk."""
+    """A record deserializer that can tell which bytes it holds of an unfinished chunk, and
+    that hands timestamped records on as one ``TimestampedBatch`` (``event_time``)."""
 
-    __slots__ = ()
+    __slots__ = ("_runs",)
+
+    def __init__(self) -> None:
+        self._runs = RunDetectingSerializer()
+        super().__init__(self._runs)
+
+    def deserialize(self, data: memoryview | bytes | bytearray) -> list[Any]:
+        records = super().deserialize(data)
+        if self._runs.saw_runs:
+            self._runs.saw_runs = False
+            return expand_runs(records)
+        return records
 
     def leftover(self) -> bytes:
         """The received bytes of the chunk begun but not finished (with its header), so a
@@ -73,7 +90,7 @@ class CheckpointableDeserializer(RecordDeserializer):
         """``records`` as one chunk this deserializer (or a fresh one) reads back."""
         if not records:
             return b""
-        data = bytes(self._serializer.dumps(records))
+        data = bytes(self._serializer.dumps(as_wire_records(records)))
         return CHUNK_HEADER.pack(len(data)) + data
 
 

@@ -6,10 +6,11 @@ These implement, by duck typing, the abstract classes of ``flintlock.datastream.
 operator's keyed state backend for the current key; a descriptor used outside a keyed context
 is a ``StateOutsideKeyedContextError`` naming the operator.
 
-Processing-time timers are keyed state (DESIGN.md §5): each key's registered timestamps live
-in an internal map state of the operator's keyed backend, so they are snapshotted, restored
-and rescaled with the key groups like any other state. A heap orders them for firing; the
-task's ``TimerScheduler`` wakes the task thread (through its mailbox) at the earliest one.
+Timers are keyed state (DESIGN.md §5): each key's registered timestamps live in an internal
+map state of the operator's keyed backend (one per time domain), so they are snapshotted,
+restored and rescaled with the key groups like any other state. A heap per domain orders them
+for firing: the task's ``TimerScheduler`` wakes the task thread (through its mailbox) at the
+earliest processing-time timer; the operator's watermark fires event-time timers.
 
 Everything here belongs to the task thread.
 """
@@ -29,12 +30,13 @@ from flintlock.common.state import (
     StateDescriptor,
     ValueStateDescriptor,
 )
+from flintlock.runtime.network.event_time import MIN_WATERMARK, NO_TIMESTAMP, TimestampedBatch
 from flintlock.runtime.tasks.operator import OperatorContext
 
 TIMER_STATE = MapStateDescriptor("_flintlock_processing_timers", None, None)
-MIN_WATERMARK = -(2**63)
-NO_TIMESTAMP = -(2**63)
-"""``ctx.timestamp()`` of a record without one: Long.MIN_VALUE, as PyFlink returns it."""
+EVENT_TIMER_STATE = MapStateDescriptor("_flintlock_event_timers", None, None)
+WINDOW_TIMER_STATE = MapStateDescriptor("_flintlock_window_processing_timers", None, None)
+WINDOW_EVENT_TIMER_STATE = MapStateDescriptor("_flintlock_window_event_timers", None, None)
 
 
 class StateOutsideKeyedContextError(FlintlockError):
@@ -105,34 +107,105 @@ class RuntimeContextImpl:
         return self._keyed(state_descriptor, AggregatingStateDescriptor)
 
 
-class KeyedTimerService:
-    """Processing-time timers per key (``ctx.timer_service()`` of keyed process functions).
+class _TimerQueue:
+    """The timers of one time domain: per key in a map state, ordered for firing by a heap of
+    (timestamp, sequence, key, namespace); a deleted timer stays in the heap and is skipped
+    when it comes up. A timer's map entry is its timestamp, or ``(timestamp, namespace)`` in a
+    namespaced queue (windows: one timer per key, window and time)."""
 
-    ``on_fire(timestamp, key)`` is called for each due timer with the key already set as the
-    current key of the backend. Event-time timers need watermarks, which are not supported yet.
-    """
-
-    def __init__(self, context: OperatorContext, on_fire: Callable[[int, Any], None]) -> None:
-        self._context = context
-        self._backend = context.keyed_backend
-        self._on_fire = on_fire
-        self._heap: list[tuple[int, int, Any]] = []
+    def __init__(self, backend: Any, descriptor: MapStateDescriptor, namespaced: bool) -> None:
+        self._backend = backend
+        self._descriptor = descriptor
+        self._namespaced = namespaced
+        self._heap: list[tuple[int, int, Any, Any]] = []
         self._sequence = 0
-        self._wakeup_at: int | None = None
         self._state: Any = None
 
     def _timers(self) -> Any:
         if self._state is None:
-            self._state = self._backend.get_partitioned_state(TIMER_STATE)
+            self._state = self._backend.get_partitioned_state(self._descriptor)
         return self._state
+
+    def _entry(self, timestamp: int, namespace: Any) -> Any:
+        return (timestamp, namespace) if self._namespaced else timestamp
+
+    def restore(self) -> None:
+        backend = self._backend
+        for key in list(backend.keys(self._descriptor.name)):
+            backend.set_current_key(key)
+            for entry in self._timers().keys():
+                if self._namespaced:
+                    self._push(entry[0], key, entry[1])
+                else:
+                    self._push(entry, key, None)
+
+    def register(self, timestamp: int, namespace: Any = None) -> bool:
+        """Registers for the current key; False if that timer exists already."""
+        timers = self._timers()
+        entry = self._entry(timestamp, namespace)
+        if timers.contains(entry):
+            return False
+        timers.put(entry, True)
+        self._push(timestamp, self._backend.get_current_key(), namespace)
+        return True
+
+    def delete(self, timestamp: int, namespace: Any = None) -> None:
+        self._timers().remove(self._entry(timestamp, namespace))
+
+    def earliest(self) -> int | None:
+        return self._heap[0][0] if self._heap else None
+
+    def fire_due(self, now: int, on_fire: Callable[..., None]) -> None:
+        """Fires every timer at or before ``now``, earliest first, with its key set:
+        ``on_fire(timestamp, key)``, or ``on_fire(timestamp, key, namespace)`` if namespaced."""
+        backend = self._backend
+        while self._heap and self._heap[0][0] <= now:
+            timestamp, _, key, namespace = heapq.heappop(self._heap)
+            backend.set_current_key(key)
+            timers = self._timers()
+            entry = self._entry(timestamp, namespace)
+            if not timers.contains(entry):
+                continue  # deleted, or fired already
+            timers.remove(entry)
+            if self._namespaced:
+                on_fire(timestamp, key, namespace)
+            else:
+                on_fire(timestamp, key)
+
+    def _push(self, timestamp: int, key: Any, namespace: Any) -> None:
+        self._sequence += 1
+        heapq.heappush(self._heap, (timestamp, self._sequence, key, namespace))
+
+
+class KeyedTimerService:
+    """Processing-time and event-time timers per key (``ctx.timer_service()`` of keyed
+    process functions; namespaced per window for window operators).
+
+    ``on_processing_time`` / ``on_event_time`` are called for each due timer with the key
+    already set as the current key of the backend: ``(timestamp, key)``, or ``(timestamp, key,
+    namespace)`` when ``namespaced``. Processing-time timers fire from the task's timer
+    scheduler; event-time timers when the operator's watermark reaches them
+    (``advance_watermark``).
+    """
+
+    def __init__(self, context: OperatorContext, on_processing_time: Callable[..., None],
+                 on_event_time: Callable[..., None] | None = None,
+                 namespaced: bool = False) -> None:
+        self._context = context
+        self._backend = context.keyed_backend
+        self._on_processing_time = on_processing_time
+        self._on_event_time = on_event_time or on_processing_time
+        states = (WINDOW_TIMER_STATE, WINDOW_EVENT_TIMER_STATE) if namespaced else (
+            TIMER_STATE, EVENT_TIMER_STATE)
+        self._processing = _TimerQueue(self._backend, states[0], namespaced)
+        self._event = _TimerQueue(self._backend, states[1], namespaced)
+        self._wakeup_at: int | None = None
+        self.watermark = MIN_WATERMARK
 
     def restore_timers(self) -> None:
         """Rebuilds the firing order from the restored timer state of every key."""
-        backend = self._backend
-        for key in list(backend.keys(TIMER_STATE.name)):
-            backend.set_current_key(key)
-            for timestamp in self._timers().keys():
-                self._push(timestamp, key)
+        self._processing.restore()
+        self._event.restore()
         self._schedule_wakeup()
 
     # -- TimerService (user-facing) ----------------------------------------------------
@@ -141,36 +214,32 @@ class KeyedTimerService:
         return self._context.timers.now_ms()
 
     def current_watermark(self) -> int:
-        return MIN_WATERMARK
+        return self.watermark
 
-    def register_processing_time_timer(self, timestamp: int) -> None:
-        timestamp = int(timestamp)
-        timers = self._timers()
-        if timers.contains(timestamp):
-            return
-        timers.put(timestamp, True)
-        self._push(timestamp, self._backend.get_current_key())
-        self._schedule_wakeup()
+    def register_processing_time_timer(self, timestamp: int, namespace: Any = None) -> None:
+        if self._processing.register(int(timestamp), namespace):
+            self._schedule_wakeup()
 
-    def delete_processing_time_timer(self, timestamp: int) -> None:
-        self._timers().remove(int(timestamp))
+    def delete_processing_time_timer(self, timestamp: int, namespace: Any = None) -> None:
+        self._processing.delete(int(timestamp), namespace)
 
-    def register_event_time_timer(self, timestamp: int) -> None:
-        raise NotImplementedError("event-time timers need watermarks, which are not supported yet")
+    def register_event_time_timer(self, timestamp: int, namespace: Any = None) -> None:
+        self._event.register(int(timestamp), namespace)
 
-    def delete_event_time_timer(self, timestamp: int) -> None:
-        raise NotImplementedError("event-time timers need watermarks, which are not supported yet")
+    def delete_event_time_timer(self, timestamp: int, namespace: Any = None) -> None:
+        self._event.delete(int(timestamp), namespace)
 
     # -- firing ---------------------------------------------------------------------------
 
-    def _push(self, timestamp: int, key: Any) -> None:
-        self._sequence += 1
-        heapq.heappush(self._heap, (timestamp, self._sequence, key))
+    def advance_watermark(self, watermark: int) -> None:
+        """Event time reached ``watermark``: fire every event-time timer at or before it."""
+        self.watermark = watermark
+        self._event.fire_due(watermark, self._on_event_time)
 
     def _schedule_wakeup(self) -> None:
-        if not self._heap:
+        earliest = self._processing.earliest()
+        if earliest is None:
             return
-        earliest = self._heap[0][0]
         if self._wakeup_at is None or earliest < self._wakeup_at:
             self._wakeup_at = earliest
             self._context.timers.schedule(earliest, self._fire_due)
@@ -178,15 +247,7 @@ class KeyedTimerService:
     def _fire_due(self, now: int) -> None:
         self._wakeup_at = None
         now = max(now, self._context.timers.now_ms())
-        backend = self._backend
-        while self._heap and self._heap[0][0] <= now:
-            timestamp, _, key = heapq.heappop(self._heap)
-            backend.set_current_key(key)
-            timers = self._timers()
-            if not timers.contains(timestamp):
-                continue  # deleted, or fired already
-            timers.remove(timestamp)
-            self._on_fire(timestamp, key)
+        self._processing.fire_due(now, self._on_processing_time)
         self._schedule_wakeup()
 
 
@@ -199,26 +260,32 @@ class ProcessContext:
         self._backend = backend
         self._service = service
         self._timestamp: int = NO_TIMESTAMP
-        self._side: dict[str, list[Any]] = {}
+        self._side: dict[str, TimestampedBatch] = {}
         self.time_domain_value: Any = None
 
     def output(self, output_tag: Any, value: Any) -> None:
-        """``ctx.output(tag, value)``: a side output, sent when the current batch is done."""
+        """``ctx.output(tag, value)``: a side output with the current record's timestamp,
+        sent when the current batch is done."""
         tag_id = getattr(output_tag, "tag_id", None)
         if not isinstance(tag_id, str):
             raise TypeError(f"ctx.output() takes an OutputTag, got {output_tag!r}")
-        self._side.setdefault(tag_id, []).append(value)
+        batch = self._side.get(tag_id)
+        if batch is None:
+            batch = self._side[tag_id] = TimestampedBatch()
+        batch.append(value)
+        batch.timestamps.append(self._timestamp)
 
     def flush_side_outputs(self, outputs: dict[str, Any]) -> None:
         """Hands what ``output`` collected to the side outputs (a tag nobody reads: dropped,
-        as in Flink)."""
+        as in Flink); values without timestamps go as a plain list."""
         if not self._side:
             return
         side, self._side = self._side, {}
-        for tag_id, values in side.items():
+        for tag_id, batch in side.items():
             target = outputs.get(tag_id)
             if target is not None:
-                target.collect_batch(values)
+                stamped = any(ts != NO_TIMESTAMP for ts in batch.timestamps)
+                target.collect_batch(batch if stamped else list(batch))
 
     def timestamp(self) -> int:
         return self._timestamp
@@ -243,12 +310,16 @@ class NonKeyedTimerService:
 
     def __init__(self, context: OperatorContext) -> None:
         self._context = context
+        self.watermark = MIN_WATERMARK
 
     def current_processing_time(self) -> int:
         return self._context.timers.now_ms()
 
     def current_watermark(self) -> int:
-        return MIN_WATERMARK
+        return self.watermark
+
+    def advance_watermark(self, watermark: int) -> None:
+        self.watermark = watermark
 
     def register_processing_time_timer(self, timestamp: int) -> None:
         raise NotImplementedError("timers are only supported on keyed streams (use key_by)")

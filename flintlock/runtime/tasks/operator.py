@@ -6,9 +6,16 @@ into an output list and hands it to the next operator by a direct call. This is 
 per-record framework cost near a list comprehension (DESIGN.md §4, performance budget).
 
 Life cycle, all on the task thread (the mailbox makes sure of that):
-``setup`` → ``initialize_state`` → ``open`` → (``process_batch`` | ``on_processing_time`` |
-``snapshot_state`` | ``notify_checkpoint_complete`` | ``notify_checkpoint_aborted``)* →
-``end_input`` (bounded input finished) → ``close``.
+``setup`` → ``initialize_state`` → ``open`` → (``process_batch`` | ``process_watermark`` |
+``process_watermark_status`` | timers | ``snapshot_state`` | ``notify_checkpoint_complete`` |
+``notify_checkpoint_aborted``)* → ``end_input`` (bounded input finished) → ``close``.
+
+Event time (``runtime.network.event_time``): a batch whose records carry timestamps is a
+``TimestampedBatch`` (a list of values plus a parallel ``timestamps`` list); an operator
+keeps each output's timestamp that of the record it came from, as Flink does. Watermarks
+reach an operator through ``process_watermark`` in order with the batches; the default
+forwards them (and watermark status changes) to the operator's outputs, side outputs
+included.
 
 An operator never sees barriers: the task handles them, asks every operator of the chain to
 ``snapshot_state`` in chain order, and then forwards the barrier downstream.
@@ -25,6 +32,10 @@ class Output(Protocol):
     """Where an operator sends its results: the next chained operator or a record writer."""
 
     def collect_batch(self, records: list[Any]) -> None: ...
+
+    def emit_watermark(self, timestamp: int) -> None: ...
+
+    def emit_watermark_status(self, idle: bool) -> None: ...
 
 
 class TimerScheduler(Protocol):
@@ -79,6 +90,21 @@ class StreamOperator:
     def process_batch2(self, records: list[Any]) -> None:
         """Second input of a two-input operator."""
         raise NotImplementedError(f"{type(self).__name__} has no second input")
+
+    def process_watermark(self, timestamp: int) -> None:
+        """Event time advanced to ``timestamp`` (never called with a smaller one)."""
+        self.emit_watermark(timestamp)
+
+    def process_watermark_status(self, idle: bool) -> None:
+        self.output.emit_watermark_status(idle)
+        for side in self.context.side_outputs.values():
+            side.emit_watermark_status(idle)
+
+    def emit_watermark(self, timestamp: int) -> None:
+        """Forward a watermark to the main output and every side output."""
+        self.output.emit_watermark(timestamp)
+        for side in self.context.side_outputs.values():
+            side.emit_watermark(timestamp)
 
     def end_input(self, input_index: int = 0) -> None:
         pass

@@ -9,6 +9,12 @@ Output declared with a type (``spec.output_type``) is validated record by record
 ``validate``, so a function returning the wrong shape fails naming the operator. Keys are
 checked for hashability on the first record of a subtask (``check_key``).
 
+Event time: each operator takes a plain list or a ``TimestampedBatch`` and gives every output
+the timestamp of the record it came from (``ctx.timestamp()`` returns it inside process
+functions); outputs of an event-time timer carry the timer's timestamp, those of a
+processing-time timer none. Keyed process functions fire their event-time timers when a
+watermark reaches them, before passing the watermark on.
+
 Sources and sinks live in ``sources`` and ``sinks``. All operators belong to the task thread.
 """
 
@@ -20,8 +26,8 @@ from typing import Any
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec, check_key
 from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import ValueStateDescriptor
+from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
 from flintlock.runtime.tasks.contexts import (
-    NO_TIMESTAMP,
     KeyedTimerService,
     NonKeyedTimerService,
     ProcessContext,
@@ -47,11 +53,20 @@ class _ValidatingOutput:
     def collect_batch(self, records: list[Any]) -> None:
         if self._coerce is not None:
             coerce = self._coerce
-            records = [coerce(record) for record in records]
+            converted = [coerce(record) for record in records]
+            if type(records) is TimestampedBatch:
+                converted = TimestampedBatch(converted, records.timestamps)
+            records = converted
         validate = self._validate
         for record in records:
             validate(record)
         self._output.collect_batch(records)
+
+    def emit_watermark(self, timestamp: int) -> None:
+        self._output.emit_watermark(timestamp)
+
+    def emit_watermark_status(self, idle: bool) -> None:
+        self._output.emit_watermark_status(idle)
 
 
 class FunctionOperator(StreamOperator):
@@ -92,15 +107,30 @@ class FunctionOperator(StreamOperator):
 class MapOperator(FunctionOperator):
     def process_batch(self, records: list[Any]) -> None:
         f = self.function.map
-        self.output.collect_batch([f(r) for r in records])
+        out = [f(r) for r in records]
+        if type(records) is TimestampedBatch:
+            out = TimestampedBatch(out, records.timestamps)
+        self.output.collect_batch(out)
 
 
 class FilterOperator(FunctionOperator):
     def process_batch(self, records: list[Any]) -> None:
         f = self.function.filter
-        kept = [r for r in records if f(r)]
+        if type(records) is TimestampedBatch:
+            kept: list[Any] = _filter_stamped(records, f)
+        else:
+            kept = [r for r in records if f(r)]
         if kept:
             self.output.collect_batch(kept)
+
+
+def _filter_stamped(records: TimestampedBatch, keep: Callable[[Any], Any]) -> TimestampedBatch:
+    kept = TimestampedBatch()
+    for value, timestamp in records.pairs():
+        if keep(value):
+            kept.append(value)
+            kept.timestamps.append(timestamp)
+    return kept
 
 
 def _extend(out: list[Any], produced: Iterable[Any] | None) -> None:
@@ -108,15 +138,44 @@ def _extend(out: list[Any], produced: Iterable[Any] | None) -> None:
         out.extend(produced)
 
 
+def _expand_stamped(records: TimestampedBatch, call: Callable[[Any, int], Iterable[Any] | None]
+                    ) -> TimestampedBatch:
+    """``call(value, timestamp)`` for each record; its outputs get the record's timestamp."""
+    out = TimestampedBatch()
+    stamps = out.timestamps
+    for value, timestamp in records.pairs():
+        produced = call(value, timestamp)
+        if produced is not None:
+            before = len(out)
+            out.extend(produced)
+            stamps.extend([timestamp] * (len(out) - before))
+    return out
+
+
+def _is_tagged(item: Any) -> bool:
+    return type(item) is tuple and len(item) == 2 and type(item[0]) is OutputTag
+
+
 def _route_side_outputs(out: list[Any], ctx: ProcessContext) -> list[Any]:
     """PyFlink's process functions emit ``(OutputTag, value)`` to a side output: those go to
-    ``ctx`` (sent with the batch), the rest is the main output."""
-    if not any(type(item) is tuple and len(item) == 2 and type(item[0]) is OutputTag
-               for item in out):
+    ``ctx`` (sent with the batch, with the timestamp of the record that produced them), the
+    rest is the main output."""
+    if not any(_is_tagged(item) for item in out):
         return out
+    if type(out) is TimestampedBatch:
+        main: list[Any] = TimestampedBatch()
+        for item, timestamp in out.pairs():
+            ctx._timestamp = timestamp
+            if _is_tagged(item):
+                ctx.output(item[0], item[1])
+            else:
+                main.append(item)
+                main.timestamps.append(timestamp)  # type: ignore[attr-defined]
+        ctx._timestamp = NO_TIMESTAMP
+        return main
     main = []
     for item in out:
-        if type(item) is tuple and len(item) == 2 and type(item[0]) is OutputTag:
+        if _is_tagged(item):
             ctx.output(item[0], item[1])
         else:
             main.append(item)
@@ -126,9 +185,12 @@ def _route_side_outputs(out: list[Any], ctx: ProcessContext) -> list[Any]:
 class FlatMapOperator(FunctionOperator):
     def process_batch(self, records: list[Any]) -> None:
         f = self.function.flat_map
-        out: list[Any] = []
-        for r in records:
-            _extend(out, f(r))
+        if type(records) is TimestampedBatch:
+            out: list[Any] = _expand_stamped(records, lambda value, _: f(value))
+        else:
+            out = []
+            for r in records:
+                _extend(out, f(r))
         if out:
             self.output.collect_batch(out)
 
@@ -141,21 +203,37 @@ class KeyedFunctionOperator(FunctionOperator):
         get_key = self._key_selector()
         backend = self.context.keyed_backend
         kind = self.spec.kind
-        out: list[Any] = []
-        for r in records:
-            key = get_key(r)
-            if not self._key_checked:
-                self._first_key(key)
-            backend.set_current_key(key)
-            if kind is OperatorKind.MAP:
-                out.append(self.function.map(r))
-            elif kind is OperatorKind.FILTER:
-                if self.function.filter(r):
-                    out.append(r)
-            else:
-                _extend(out, self.function.flat_map(r))
+        if type(records) is TimestampedBatch:
+            out: list[Any] = _expand_stamped(records, lambda value, _: self._call(value))
+        else:
+            out = []
+            for r in records:
+                key = get_key(r)
+                if not self._key_checked:
+                    self._first_key(key)
+                backend.set_current_key(key)
+                if kind is OperatorKind.MAP:
+                    out.append(self.function.map(r))
+                elif kind is OperatorKind.FILTER:
+                    if self.function.filter(r):
+                        out.append(r)
+                else:
+                    _extend(out, self.function.flat_map(r))
         if out:
             self.output.collect_batch(out)
+
+    def _call(self, value: Any) -> Iterable[Any] | None:
+        """One record of a timestamped batch: its outputs, with its key set."""
+        key = self._key_selector()(value)
+        if not self._key_checked:
+            self._first_key(key)
+        self.context.keyed_backend.set_current_key(key)
+        kind = self.spec.kind
+        if kind is OperatorKind.MAP:
+            return (self.function.map(value),)
+        if kind is OperatorKind.FILTER:
+            return (value,) if self.function.filter(value) else None
+        return self.function.flat_map(value)  # type: ignore[no-any-return]
 
 
 class ReduceOperator(FunctionOperator):
@@ -187,6 +265,8 @@ class ReduceOperator(FunctionOperator):
         else:
             out = self._reduce_through_state(records, get_key, reduce, backend)
         if not self._batch:
+            if type(records) is TimestampedBatch:
+                out = TimestampedBatch(out, records.timestamps)
             self.output.collect_batch(out)
 
     def end_input(self, input_index: int = 0) -> None:
@@ -233,22 +313,98 @@ class ReduceOperator(FunctionOperator):
 
 
 class TimerOperator(FunctionOperator):
-    """An operator whose function has ``on_timer`` (keyed process functions)."""
+    """An operator whose function has ``on_timer`` (process functions): a timer service
+    (keyed: timers per key; otherwise time only) and the ``ctx`` handed to the function."""
 
     _ctx: ProcessContext
+    _timers: KeyedTimerService | None
+
+    def _open_timers(self, keyed_timers: bool) -> None:
+        backend = self.context.keyed_backend if self.spec.keyed else None
+        self._timers = None
+        self._time_only: NonKeyedTimerService | None = None
+        if backend is not None and keyed_timers:
+            self._timers = KeyedTimerService(self.context, self._on_timer, self._on_event_timer)
+            service: Any = self._timers
+        else:
+            service = self._time_only = NonKeyedTimerService(self.context)
+        self._ctx = ProcessContext(backend, service)
+
+    def _restore_timers(self) -> None:
+        if self._timers is not None:
+            self._timers.restore_timers()
+
+    def process_watermark(self, timestamp: int) -> None:
+        if self._timers is not None:
+            self._timers.advance_watermark(timestamp)
+        elif self._time_only is not None:
+            self._time_only.advance_watermark(timestamp)
+        self.emit_watermark(timestamp)
 
     def _on_timer(self, timestamp: int, key: Any) -> None:
         from flintlock.datastream.functions import TimeDomain  # the user-facing enum
 
+        self._fire(timestamp, TimeDomain.PROCESSING_TIME, stamped=False)
+
+    def _on_event_timer(self, timestamp: int, key: Any) -> None:
+        from flintlock.datastream.functions import TimeDomain
+
+        self._fire(timestamp, TimeDomain.EVENT_TIME, stamped=True)
+
+    def _fire(self, timestamp: int, domain: Any, stamped: bool) -> None:
+        """``on_timer``; outputs of an event-time timer carry its timestamp."""
         ctx = self._ctx
-        ctx.time_domain_value = TimeDomain.PROCESSING_TIME
+        ctx.time_domain_value = domain
         ctx._timestamp = timestamp
         try:
             out: list[Any] = []
             _extend(out, self.function.on_timer(timestamp, ctx))
+            if stamped:
+                out = TimestampedBatch.uniform(out, timestamp)
+            out = _route_side_outputs(out, ctx)
         finally:
             ctx._timestamp = NO_TIMESTAMP
             ctx.time_domain_value = None
+        if out:
+            self.output.collect_batch(out)
+        ctx.flush_side_outputs(self.context.side_outputs)
+
+    def _apply(self, records: list[Any], call: Callable[[Any], Iterable[Any] | None],
+               get_key: Callable[[Any], Any] | None) -> None:
+        """``call(value)`` per record (with its key set when ``get_key``; with
+        ``ctx.timestamp()`` set for timestamped records); outputs and side outputs sent."""
+        ctx = self._ctx
+        set_key = self.context.keyed_backend.set_current_key if get_key is not None else None
+
+        def one(value: Any) -> Iterable[Any] | None:
+            if get_key is not None and set_key is not None:
+                key = get_key(value)
+                if not self._key_checked:
+                    self._first_key(key)
+                set_key(key)
+            return call(value)
+
+        if type(records) is TimestampedBatch:
+            def stamped(value: Any, timestamp: int) -> Iterable[Any] | None:
+                ctx._timestamp = timestamp
+                return one(value)
+
+            try:
+                out: list[Any] = _expand_stamped(records, stamped)
+            finally:
+                ctx._timestamp = NO_TIMESTAMP
+        elif set_key is None:
+            out = []
+            for r in records:
+                _extend(out, call(r))
+        else:
+            out = []
+            for r in records:
+                key = get_key(r)  # type: ignore[misc]
+                if not self._key_checked:
+                    self._first_key(key)
+                set_key(key)
+                _extend(out, call(r))
         out = _route_side_outputs(out, ctx)
         if out:
             self.output.collect_batch(out)
@@ -256,56 +412,26 @@ class TimerOperator(FunctionOperator):
 
 
 class ProcessOperator(TimerOperator):
-    """PROCESS (non-keyed) and KEYED_PROCESS, with processing-time timers when keyed."""
+    """PROCESS (non-keyed) and KEYED_PROCESS, with timers when keyed."""
 
     def open(self) -> None:
-        backend = self.context.keyed_backend if self.spec.keyed else None
-        self._timers: KeyedTimerService | None = None
-        if backend is not None:
-            self._timers = KeyedTimerService(self.context, self._on_timer)
-            service: Any = self._timers
-        else:
-            service = NonKeyedTimerService(self.context)
-        self._ctx = ProcessContext(backend, service)
+        self._open_timers(keyed_timers=True)
         super().open()
-        if self._timers is not None:
-            self._timers.restore_timers()
+        self._restore_timers()
 
     def process_batch(self, records: list[Any]) -> None:
         process, ctx = self.function.process_element, self._ctx
-        out: list[Any] = []
-        if self.spec.keyed:
-            get_key = self._key_selector()
-            set_key = self.context.keyed_backend.set_current_key
-            for r in records:
-                key = get_key(r)
-                if not self._key_checked:
-                    self._first_key(key)
-                set_key(key)
-                _extend(out, process(r, ctx))
-        else:
-            for r in records:
-                _extend(out, process(r, ctx))
-        out = _route_side_outputs(out, ctx)
-        if out:
-            self.output.collect_batch(out)
-        ctx.flush_side_outputs(self.context.side_outputs)
+        get_key = self._key_selector() if self.spec.keyed else None
+        self._apply(records, lambda value: process(value, ctx), get_key)
 
 
 class CoOperator(TimerOperator):
     """CO_MAP, CO_FLAT_MAP, CO_PROCESS and KEYED_CO_PROCESS (two inputs)."""
 
     def open(self) -> None:
-        keyed = self.spec.keyed
-        backend = self.context.keyed_backend if keyed else None
-        self._timers: KeyedTimerService | None = None
-        if backend is not None and self.spec.kind is OperatorKind.KEYED_CO_PROCESS:
-            self._timers = KeyedTimerService(self.context, self._on_timer)
-        service = self._timers or NonKeyedTimerService(self.context)
-        self._ctx = ProcessContext(backend, service)
+        self._open_timers(keyed_timers=self.spec.kind is OperatorKind.KEYED_CO_PROCESS)
         super().open()
-        if self._timers is not None:
-            self._timers.restore_timers()
+        self._restore_timers()
 
     def _call(self, index: int) -> Callable[[Any], Iterable[Any] | None]:
         f, kind = self.function, self.spec.kind
@@ -319,24 +445,8 @@ class CoOperator(TimerOperator):
         return lambda v: p(v, ctx)
 
     def _process(self, records: list[Any], index: int) -> None:
-        call = self._call(index)
-        out: list[Any] = []
-        if self.spec.keyed:
-            get_key = self._key_selector(index)
-            set_key = self.context.keyed_backend.set_current_key
-            for r in records:
-                key = get_key(r)
-                if not self._key_checked:
-                    self._first_key(key)
-                set_key(key)
-                _extend(out, call(r))
-        else:
-            for r in records:
-                _extend(out, call(r))
-        out = _route_side_outputs(out, self._ctx)
-        if out:
-            self.output.collect_batch(out)
-        self._ctx.flush_side_outputs(self.context.side_outputs)
+        get_key = self._key_selector(index) if self.spec.keyed else None
+        self._apply(records, self._call(index), get_key)
 
     def process_batch(self, records: list[Any]) -> None:
         self._process(records, 0)
@@ -371,6 +481,18 @@ def create_operator(spec: OperatorSpec) -> StreamOperator:
         from flintlock.runtime.tasks.sinks import create_sink_operator
 
         return create_sink_operator(spec)
+    if spec.kind in (OperatorKind.BROADCAST_PROCESS, OperatorKind.KEYED_BROADCAST_PROCESS):
+        from flintlock.runtime.tasks.broadcast_operator import BroadcastProcessOperator
+
+        return BroadcastProcessOperator(spec)
+    if spec.kind is OperatorKind.WINDOW:
+        from flintlock.runtime.tasks.window_operator import WindowOperator
+
+        return WindowOperator(spec)
+    if spec.kind is OperatorKind.TIMESTAMPS:
+        from flintlock.runtime.tasks.timestamps_operator import TimestampsAndWatermarksOperator
+
+        return TimestampsAndWatermarksOperator(spec)
     if spec.keyed and spec.kind in (OperatorKind.MAP, OperatorKind.FLAT_MAP, OperatorKind.FILTER):
         return KeyedFunctionOperator(spec)
     return _FACTORIES[spec.kind](spec)

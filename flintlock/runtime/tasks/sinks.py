@@ -121,7 +121,7 @@ class WriterSinkOperator(StreamOperator):
         self._writer.restore(list(self._state.get()))
 
     def process_batch(self, records: list[Any]) -> None:
-        self._writer.write(records)
+        self._writer.write(records if type(records) is list else list(records))
 
     def snapshot_state(self, checkpoint_id: int) -> Any:
         self._state.update(list(self._writer.snapshot_state(checkpoint_id)))

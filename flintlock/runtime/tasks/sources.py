@@ -34,7 +34,10 @@ from typing import Any
 from flintlock.common.errors import FlintlockError
 from flintlock.common.operator_spec import CollectionSource, OperatorSpec
 from flintlock.common.state import ListStateDescriptor
+from flintlock.common.watermark_strategy import WatermarkStrategy
+from flintlock.runtime.network.event_time import TimestampedBatch
 from flintlock.runtime.tasks.operator import StreamOperator
+from flintlock.runtime.tasks.watermarks import PeriodicEmission, WatermarkEmitter
 
 POSITION_STATE = ListStateDescriptor("_flintlock_source_position", None)
 
@@ -90,11 +93,16 @@ class CollectionSourceOperator(SourceOperator):
 
 
 class ReaderSourceOperator(SourceOperator):
-    """``env.from_source``: drives the connector's ``SourceReader``."""
+    """``env.from_source``: drives the connector's ``SourceReader``; with a watermark strategy
+    other than ``no_watermarks()`` it assigns timestamps and emits watermarks as the strategy
+    says (``watermarks.WatermarkEmitter``), periodically."""
 
-    def __init__(self, source: Any) -> None:
+    def __init__(self, source: Any, strategy: WatermarkStrategy | None = None) -> None:
         self._source = source
         self._reader: Any = None
+        self._strategy = strategy
+        self._emitter: WatermarkEmitter | None = None
+        self._periodic: PeriodicEmission | None = None
 
     def initialize_state(self, restored: Any) -> None:
         ctx = self.context
@@ -102,10 +110,28 @@ class ReaderSourceOperator(SourceOperator):
         self._state = ctx.operator_backend.get_list_state(POSITION_STATE)
         self._reader.restore(list(self._state.get()))
 
+    def open(self) -> None:
+        strategy = self._strategy
+        if strategy is None or strategy == WatermarkStrategy.no_watermarks():
+            return
+        timers = self.context.timers
+        self._emitter = WatermarkEmitter(strategy, self, timers.now_ms)
+        interval = int(self.context.extra.get("auto_watermark_interval_ms", 200))
+        self._periodic = PeriodicEmission(timers, interval, self._emitter.on_periodic_emit)
+        if self._emitter.is_periodic:
+            self._periodic.start()
+
     def emit_next(self, max_records: int) -> InputStatus:
         records, finished = self._reader.poll(max_records)
         if records:
-            self.output.collect_batch(list(records))
+            batch = list(records)
+            emitter = self._emitter
+            if emitter is not None:
+                timestamps = emitter.timestamps_of(batch, None)
+                emitter.on_timestamps(timestamps)
+                if self._strategy is not None and self._strategy.timestamp_assigner is not None:
+                    batch = TimestampedBatch(batch, timestamps)
+            self.output.collect_batch(batch)
         if finished:
             return InputStatus.END_OF_INPUT
         return InputStatus.MORE_AVAILABLE if records else InputStatus.NOTHING_AVAILABLE
@@ -125,7 +151,22 @@ class ReaderSourceOperator(SourceOperator):
         if notify is not None:
             notify(checkpoint_id)
 
+    def process_watermark(self, timestamp: int) -> None:
+        """The chain's end of input (the maximum watermark): the strategy's last watermark,
+        then the maximum."""
+        if self._periodic is not None:
+            self._periodic.stop()
+        if self._emitter is not None:
+            self._emitter.end(timestamp)
+        else:
+            self.emit_watermark(timestamp)
+
+    def emit_watermark_status(self, idle: bool) -> None:
+        self.output.emit_watermark_status(idle)
+
     def close(self) -> None:
+        if self._periodic is not None:
+            self._periodic.stop()
         close = getattr(self._reader, "close", None)
         if close is not None:
             close()
@@ -137,4 +178,4 @@ def create_source_operator(spec: OperatorSpec) -> SourceOperator:
     if not hasattr(spec.source, "create_reader"):
         raise TypeError(f"{type(spec.source).__name__} is not a source flintlock can run: it "
                         "has no create_reader(subtask_index, parallelism)")
-    return ReaderSourceOperator(spec.source)
+    return ReaderSourceOperator(spec.source, spec.watermark_strategy)

@@ -60,6 +60,7 @@ from flintlock.runtime.checkpoint.barriers import (
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, RecoveredInput
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.network.buffer import BufferPoolDestroyedError, DataType, LocalBufferPool
+from flintlock.runtime.network.event_time import Watermark, WatermarkStatus
 from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.gate import SingleInputGate, UnionInputGate
 from flintlock.runtime.network.partition import ResultPartition
@@ -89,6 +90,7 @@ from flintlock.runtime.tasks.timeoutable import (
     TimeoutableBarriers,
     is_timeoutable,
 )
+from flintlock.runtime.tasks.watermark_valve import WatermarkValve, carry_out
 
 log = logging.getLogger(__name__)
 
@@ -471,6 +473,7 @@ class StreamTask:
             self._input_open_channels[input_index] = (
                 self._input_open_channels.get(input_index, 0) + gate.num_channels)
         self._deserializers = [CheckpointableDeserializer() for _ in self._channel_input]
+        self._valve = WatermarkValve(len(self._channel_input))
         self._input_channels = self._gate.channels
         head = self._chain.head  # type: ignore[union-attr]
         self._process = (head.process_batch, head.process_batch2)
@@ -578,7 +581,11 @@ class StreamTask:
 
     def _on_event(self, channel: int, event: object) -> None:
         index = ChannelIndex(channel)
-        if isinstance(event, CheckpointBarrier):
+        if isinstance(event, Watermark):
+            carry_out(self._valve.on_watermark(channel, event.timestamp), self._chain)  # type: ignore[arg-type]
+        elif isinstance(event, WatermarkStatus):
+            carry_out(self._valve.on_status(channel, event.idle), self._chain)  # type: ignore[arg-type]
+        elif isinstance(event, CheckpointBarrier):
             self._last_barrier = max(self._last_barrier or 0, event.checkpoint_id)
             self._execute(self._handler.on_barrier(index, event))
             if event.is_priority:
@@ -591,6 +598,7 @@ class StreamTask:
             self._deserializers[channel].check_complete()
             self._execute(self._handler.on_end_of_partition(index))
             self._capture.finish_ready(self._handler.is_capturing)
+            carry_out(self._valve.on_finished(channel), self._chain)  # type: ignore[arg-type]
             input_index = self._channel_input[channel]
             self._input_open_channels[input_index] -= 1
             if self._input_open_channels[input_index] == 0:

@@ -1,0 +1,63 @@
+"""PyFlink's ``pyflink.datastream.window``: windows, window assigners and triggers.
+
+The classes are defined in ``flintlock.common.windowing`` (the runtime calls them too and never
+imports the user API); this module gives them their PyFlink import path. PyFlink names that
+flintlock does not implement raise ``NotImplementedError`` naming the feature when imported.
+"""
+
+from typing import NoReturn
+
+from flintlock.common.windowing import (
+    CountSlidingWindowAssigner,
+    CountTrigger,
+    CountTumblingWindowAssigner,
+    CountWindow,
+    DynamicEventTimeSessionWindows,
+    DynamicProcessingTimeSessionWindows,
+    EventTimeSessionWindows,
+    EventTimeTrigger,
+    GlobalWindow,
+    GlobalWindows,
+    MergingWindowAssigner,
+    NeverTrigger,
+    ProcessingTimeSessionWindows,
+    ProcessingTimeTrigger,
+    PurgingTrigger,
+    SessionWindowTimeGapExtractor,
+    SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
+    TimeWindow,
+    Trigger,
+    TriggerResult,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+    Window,
+    WindowAssigner,
+)
+
+_UNSUPPORTED = {
+    "ContinuousEventTimeTrigger": "continuous event-time triggers",
+    "ContinuousProcessingTimeTrigger": "continuous processing-time triggers",
+    "TimeWindowSerializer": "window serializers (windows are pickled)",
+    "CountWindowSerializer": "window serializers (windows are pickled)",
+    "GlobalWindowSerializer": "window serializers (windows are pickled)",
+}
+
+
+def __getattr__(name: str) -> NoReturn:
+    if name in _UNSUPPORTED:
+        raise NotImplementedError(f"flintlock.datastream.window.{name}: {_UNSUPPORTED[name]} "
+                                  "is not supported yet (issue #5)")
+    raise AttributeError(f"module 'flintlock.datastream.window' has no attribute {name!r}")
+
+
+__all__ = [
+    "CountSlidingWindowAssigner", "CountTrigger", "CountTumblingWindowAssigner", "CountWindow",
+    "DynamicEventTimeSessionWindows", "DynamicProcessingTimeSessionWindows",
+    "EventTimeSessionWindows", "EventTimeTrigger", "GlobalWindow", "GlobalWindows",
+    "MergingWindowAssigner", "NeverTrigger", "ProcessingTimeSessionWindows",
+    "ProcessingTimeTrigger", "PurgingTrigger", "SessionWindowTimeGapExtractor",
+    "SlidingEventTimeWindows", "SlidingProcessingTimeWindows", "TimeWindow", "Trigger",
+    "TriggerResult", "TumblingEventTimeWindows", "TumblingProcessingTimeWindows", "Window",
+    "WindowAssigner",
+]

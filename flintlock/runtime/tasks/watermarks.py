@@ -1,0 +1,152 @@
+"""Watermark generation: what a ``WatermarkStrategy`` does at run time.
+
+``WatermarkEmitter`` is the part shared by the two places that generate watermarks — a source
+given a strategy (``env.from_source``) and the timestamp assigner operator
+(``DataStream.assign_timestamps_and_watermarks``):
+
+* ``timestamps_of(values, previous)`` applies the strategy's ``TimestampAssigner`` (without
+  one, records keep the timestamps they have);
+* ``on_timestamps`` feeds the generator: monotonous and bounded out-of-orderness keep the
+  largest timestamp seen and offer ``largest - max_out_of_orderness - 1`` (Flink's
+  definition: a watermark t says no record at or below t follows); ``no_watermarks`` offers
+  none;
+* ``on_periodic_emit`` (every ``pipeline.auto-watermark-interval``) emits the offered
+  watermark when it advanced, or, with ``with_idleness``, the idle status once no record came
+  for the idle timeout; the next record makes the output active again.
+
+The emitter decides; its owner (an operator) carries out ``emit_watermark`` /
+``emit_watermark_status`` on its outputs and schedules the periodic calls. Clock injected for
+tests. Belongs to the task thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from flintlock.common.errors import FlintlockError
+from flintlock.common.watermark_strategy import WatermarkGeneratorKind, WatermarkStrategy
+from flintlock.runtime.network.event_time import MIN_WATERMARK, NO_TIMESTAMP
+
+
+class WatermarkOutput(Protocol):
+    def emit_watermark(self, timestamp: int) -> None: ...
+
+    def emit_watermark_status(self, idle: bool) -> None: ...
+
+
+class WatermarkEmitter:
+    """Timestamps, watermarks and idleness of one watermark strategy (module docstring)."""
+
+    def __init__(self, strategy: WatermarkStrategy, output: WatermarkOutput,
+                 now_ms: Callable[[], int]) -> None:
+        self._strategy = strategy
+        self._assigner = strategy.timestamp_assigner
+        self._output = output
+        self._now_ms = now_ms
+        self._generates = strategy.generator is not WatermarkGeneratorKind.NONE
+        delay = strategy.max_out_of_orderness_ms
+        self._delay = delay
+        self._largest = MIN_WATERMARK + delay + 1
+        self._emitted = MIN_WATERMARK
+        self._idle_timeout = strategy.idle_timeout_ms
+        self._last_activity = now_ms()
+        self._idle = False
+        self._ended = False
+
+    @property
+    def is_periodic(self) -> bool:
+        """Whether periodic calls can ever emit something."""
+        return self._generates or bool(self._idle_timeout)
+
+    @property
+    def emitted(self) -> int:
+        return self._emitted
+
+    def timestamps_of(self, values: Sequence[Any], previous: Sequence[int] | None) -> list[int]:
+        """The event timestamps of ``values`` (``previous``: their current ones, if any)."""
+        assigner = self._assigner
+        if previous is None:
+            previous = [NO_TIMESTAMP] * len(values)
+        if assigner is None:
+            return list(previous)
+        extract = assigner.extract_timestamp
+        return [_as_timestamp(extract(value, timestamp))
+                for value, timestamp in zip(values, previous, strict=True)]
+
+    def on_timestamps(self, timestamps: Sequence[int]) -> None:
+        if not timestamps:
+            return
+        self._last_activity = self._now_ms()
+        if self._idle:
+            self._idle = False
+            self._output.emit_watermark_status(False)
+        if self._generates:
+            largest = max(timestamps)
+            if largest > self._largest:
+                self._largest = largest
+
+    def on_periodic_emit(self) -> None:
+        if self._ended:
+            return
+        timeout = self._idle_timeout
+        if timeout and not self._idle and self._now_ms() - self._last_activity >= timeout:
+            self._idle = True
+            self._output.emit_watermark_status(True)
+            return
+        if self._idle or not self._generates:
+            return
+        offered = self._largest - self._delay - 1
+        if offered > self._emitted:
+            self._emitted = offered
+            self._output.emit_watermark(offered)
+
+    def end(self, final_watermark: int) -> None:
+        """The input ended: the last periodic watermark, then ``final_watermark`` (the maximum
+        one from upstream or the source's end); nothing after it."""
+        if self._ended:
+            return
+        if self._idle:
+            self._idle = False
+            self._output.emit_watermark_status(False)
+        self.on_periodic_emit()
+        self._ended = True
+        if final_watermark > self._emitted:
+            self._emitted = final_watermark
+            self._output.emit_watermark(final_watermark)
+
+
+class PeriodicEmission:
+    """Calls ``emit()`` every ``interval_ms`` on the task thread, through the task's timer
+    scheduler, until ``stop()``."""
+
+    def __init__(self, timers: Any, interval_ms: int, emit: Callable[[], None]) -> None:
+        self._timers = timers
+        self._interval = interval_ms
+        self._emit = emit
+        self._stopped = False
+
+    def start(self) -> None:
+        if self._interval > 0:
+            self._timers.schedule(self._timers.now_ms() + self._interval, self._fire)
+
+    def _fire(self, now: int) -> None:
+        if self._stopped:
+            return
+        self._emit()
+        self.start()
+
+    def stop(self) -> None:
+        self._stopped = True
+
+
+class InvalidTimestampError(FlintlockError, TypeError):
+    """A timestamp assigner returned something that is not an int."""
+
+
+def _as_timestamp(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTimestampError(
+            f"TimestampAssigner.extract_timestamp must return an int (epoch milliseconds), "
+            f"got {type(value).__name__} {value!r}")
+    return value

@@ -1,0 +1,108 @@
+"""Broadcast state through real jobs (TaskManagers as threads): rules broadcast to every
+parallel instance of a keyed operator, events decided by them, and the broadcast state and
+keyed buffers restored after a crash mid-stream (exactly once)."""
+
+import glob
+import os
+import time
+
+import pytest
+
+from flintlock.common.config import Configuration
+from flintlock.datastream import (
+    CheckpointingMode,
+    KeyedBroadcastProcessFunction,
+    MapFunction,
+    StreamExecutionEnvironment,
+)
+from flintlock.datastream.state import ListStateDescriptor, MapStateDescriptor
+from flintlock.testing.executor import use_thread_executor
+
+RULES = MapStateDescriptor("rules", None, None)
+BUFFER = ListStateDescriptor("buffer", None)
+NEEDED = ("limit", "label")
+
+
+@pytest.fixture
+def executor(monkeypatch):
+    return use_thread_executor(monkeypatch)
+
+
+class Decide(KeyedBroadcastProcessFunction):
+    """Decides each event (key, value) with the broadcast rules once both are known; events
+    that come first wait in keyed state and are decided when the last rule arrives. The
+    output is the same whatever the interleaving of the two inputs."""
+
+    def open(self, runtime_context):
+        self.buffer = runtime_context.get_list_state(BUFFER)
+
+    @staticmethod
+    def _decide(rules, event):
+        return (event[0], event[1], event[1] > rules.get("limit"), rules.get("label"))
+
+    def process_element(self, value, ctx):
+        rules = ctx.get_broadcast_state(RULES)
+        if all(rules.contains(name) for name in NEEDED):
+            yield self._decide(rules, value)
+        else:
+            self.buffer.add(value)
+
+    def process_broadcast_element(self, value, ctx):
+        rules = ctx.get_broadcast_state(RULES)
+        rules.put(value[0], value[1])
+        if not all(rules.contains(name) for name in NEEDED):
+            return
+        decided = []
+
+        def flush(key, buffer):
+            decided.extend(self._decide(rules, event) for event in buffer.get())
+            buffer.clear()
+
+        ctx.apply_to_keyed_state(BUFFER, flush)
+        yield from decided
+
+
+class Slow(MapFunction):
+    def __init__(self, marker=None, pattern=None):
+        self.marker = None if marker is None else str(marker)
+        self.pattern = None if pattern is None else str(pattern)
+
+    def map(self, value):
+        if self.marker is None or not os.path.exists(self.marker):
+            time.sleep(0.001)
+            if self.marker is not None and glob.glob(self.pattern):
+                open(self.marker, "w").close()
+                raise RuntimeError("injected failure")
+        return value
+
+
+def _job(env, n, slow):
+    rules = env.from_collection([("limit", 500), ("label", "checked")]).broadcast(RULES)
+    events = env.from_collection([(f"k{i % 7}", i) for i in range(n)]) \
+        .map(slow).set_parallelism(1)
+    return events.key_by(lambda e: e[0]).connect(rules).process(Decide())
+
+
+def _expected(n):
+    return sorted((f"k{i % 7}", i, i > 500, "checked") for i in range(n))
+
+
+def test_rules_reach_every_parallel_instance(executor):
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(3)
+    assert sorted(_job(env, 600, Slow()).execute_and_collect()) == _expected(600)
+
+
+def test_broadcast_state_survives_a_crash_and_restore(executor, tmp_path):
+    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    config.set_string("restart-strategy.type", "fixed-delay")
+    config.set_string("restart-strategy.fixed-delay.delay", "20 ms")
+    config.set_string("restart-strategy.fixed-delay.attempts", "3")
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(2)
+    env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
+    marker = tmp_path / "crashed"
+    slow = Slow(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata")
+    out = list(_job(env, 1500, slow).execute_and_collect())
+    assert marker.exists(), "the failure was never injected"
+    assert sorted(out) == _expected(1500)

@@ -1,0 +1,210 @@
+"""Event time through real jobs (TaskManagers as threads of this process): timestamps from a
+watermark strategy, periodic watermarks across a keyed network exchange, event-time timers
+and the timestamps of their outputs, the end of a bounded input, and a crash + restore from
+a checkpoint in the middle of the stream (timers are keyed state: each fires exactly once).
+"""
+
+import glob
+import os
+import time
+
+import pytest
+
+from flintlock.common import Duration, Types, WatermarkStrategy
+from flintlock.common.config import Configuration
+from flintlock.common.watermark_strategy import TimestampAssigner
+from flintlock.datastream import (
+    CheckpointingMode,
+    KeyedProcessFunction,
+    MapFunction,
+    ProcessFunction,
+    StreamExecutionEnvironment,
+)
+from flintlock.datastream.state import MapStateDescriptor
+from flintlock.testing.executor import use_thread_executor
+
+MIN_LONG = -(2**63)
+KEYS = 5
+
+
+@pytest.fixture
+def executor(monkeypatch):
+    return use_thread_executor(monkeypatch)
+
+
+def _readings(n):
+    """(key, timestamp, value): timestamps rise by 10 with a jitter below 20 (out of order by
+    less than 30 ms, well inside the 50 ms bound, so no reading is ever late)."""
+    return [(f"k{i % KEYS}", i * 10 + (i * 7919) % 20, i) for i in range(n)]
+
+
+def _expected(readings):
+    """Per key and timer time T (each reading's timestamp + 10, once per key and T): the sum
+    of the key's values with a timestamp at or before T."""
+    out = set()
+    for key in {r[0] for r in readings}:
+        mine = [r for r in readings if r[0] == key]
+        for timer in {ts + 10 for _, ts, _ in mine}:
+            out.add((key, timer, sum(v for _, ts, v in mine if ts <= timer), timer))
+    return out
+
+
+class ByTimestamp(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value[1]
+
+
+class SumAtTimer(KeyedProcessFunction):
+    """Keeps the key's values by timestamp; a timer 10 ms after each reading emits the sum
+    of the values at or before it. Notes the largest watermark it saw with a record."""
+
+    def open(self, runtime_context):
+        self.values = runtime_context.get_map_state(
+            MapStateDescriptor("values", Types.LONG(), Types.LONG()))
+
+    def process_element(self, value, ctx):
+        assert ctx.timestamp() == value[1]
+        previous = self.values.get(value[1]) or 0
+        self.values.put(value[1], previous + value[2])
+        ctx.timer_service().register_event_time_timer(value[1] + 10)
+        if ctx.timer_service().current_watermark() > MIN_LONG:
+            yield ("watermark seen", ctx.timer_service().current_watermark())
+
+    def on_timer(self, timestamp, ctx):
+        total = sum(v for ts, v in self.values.items() if ts <= timestamp)
+        yield (ctx.get_current_key(), timestamp, total)
+
+
+class WithTimestamp(ProcessFunction):
+    """Behind a network exchange: each record with the timestamp it arrived with."""
+
+    def process_element(self, value, ctx):
+        yield (*value, ctx.timestamp())
+
+
+class Slow(MapFunction):
+    """0.3 ms a record, so periodic watermarks are emitted while the stream runs."""
+
+    def map(self, value):
+        time.sleep(0.0003)
+        return value
+
+
+def _job(env, readings, before_keying=None):
+    stream = env.from_collection(readings).map(Slow())
+    if before_keying is not None:
+        stream = stream.map(before_keying)
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(50)) \
+        .with_timestamp_assigner(ByTimestamp())
+    return stream.assign_timestamps_and_watermarks(strategy).set_parallelism(1) \
+        .key_by(lambda r: r[0]).process(SumAtTimer()).set_parallelism(2) \
+        .process(WithTimestamp()).set_parallelism(1)
+
+
+def _split(out):
+    seen = [row for row in out if row[0] == "watermark seen"]
+    fired = [row for row in out if row[0] != "watermark seen"]
+    return seen, fired
+
+
+def test_event_time_timers_fire_once_each_with_their_timestamp_across_an_exchange(
+        executor, tmp_path):
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.get_config().set_auto_watermark_interval(10)
+    readings = _readings(3000)
+    out = list(_job(env, readings).execute_and_collect())
+    seen, fired = _split(out)
+    assert sorted(fired) == sorted(_expected(readings))
+    assert len(fired) == len(set(fired))
+    assert seen, "no periodic watermark reached the keyed operator while the stream ran"
+
+
+def test_without_a_watermark_strategy_event_time_timers_fire_at_the_end_of_input(executor):
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    out = list(env.from_collection([("a", 1), ("b", 2), ("a", 3)])
+               .key_by(lambda r: r[0]).process(_FlushAtEnd())
+               .process(WithTimestamp()).set_parallelism(1).execute_and_collect())
+    assert sorted(out) == [("a", [1, 3], 500, 500), ("b", [2], 500, 500)]
+
+
+class _FlushAtEnd(KeyedProcessFunction):
+    def open(self, runtime_context):
+        self.values = runtime_context.get_map_state(
+            MapStateDescriptor("v", Types.INT(), Types.INT()))
+
+    def process_element(self, value, ctx):
+        assert ctx.timestamp() == MIN_LONG
+        self.values.put(value[1], value[1])
+        ctx.timer_service().register_event_time_timer(500)
+
+    def on_timer(self, timestamp, ctx):
+        yield (ctx.get_current_key(), sorted(self.values.keys()), timestamp)
+
+
+class CrashAfterCheckpoint(MapFunction):
+    """Raises once, after a checkpoint completed (a marker file remembers it)."""
+
+    def __init__(self, marker, pattern):
+        self.marker = str(marker)
+        self.pattern = str(pattern)
+
+    def map(self, value):
+        if not os.path.exists(self.marker) and glob.glob(self.pattern):
+            open(self.marker, "w").close()
+            raise RuntimeError("injected failure")
+        return value
+
+
+def test_event_time_timers_survive_a_crash_and_restore_exactly_once(executor, tmp_path):
+    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    config.set_string("restart-strategy.type", "fixed-delay")
+    config.set_string("restart-strategy.fixed-delay.delay", "20 ms")
+    config.set_string("restart-strategy.fixed-delay.attempts", "3")
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.get_config().set_auto_watermark_interval(10)
+    env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
+    marker = tmp_path / "crashed"
+    pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
+    readings = _readings(3000)
+    crash = CrashAfterCheckpoint(marker, pattern)
+    out = list(_job(env, readings, before_keying=crash).execute_and_collect())
+    assert marker.exists(), "the failure was never injected"
+    _, fired = _split(out)
+    assert sorted(fired) == sorted(_expected(readings))
+
+
+class TenTimes(TimestampAssigner):
+    def extract_timestamp(self, value, record_timestamp):
+        return value * 10
+
+
+class CountAtTimer(KeyedProcessFunction):
+    """Per parity class: a timer at each multiple of 1000 ms reached counts the numbers with a
+    timestamp at or before it."""
+
+    def open(self, runtime_context):
+        self.stamps = runtime_context.get_map_state(
+            MapStateDescriptor("stamps", Types.LONG(), Types.LONG()))
+
+    def process_element(self, value, ctx):
+        self.stamps.put(ctx.timestamp(), value)
+        ctx.timer_service().register_event_time_timer((ctx.timestamp() // 1000 + 1) * 1000)
+
+    def on_timer(self, timestamp, ctx):
+        yield (ctx.get_current_key(), timestamp,
+               sum(1 for ts in self.stamps.keys() if ts <= timestamp))
+
+
+def test_from_source_honours_the_watermark_strategy_at_parallelism_two(executor):
+    from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    env.get_config().set_auto_watermark_interval(5)
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(TenTimes())
+    numbers = env.from_source(NumberSequenceSource(0, 1999), strategy, "numbers").map(Slow())
+    out = list(numbers.key_by(lambda n: n % 2).process(CountAtTimer()).execute_and_collect())
+    expected = [(key, timer, sum(1 for n in range(2000) if n % 2 == key and n * 10 <= timer))
+                for key in (0, 1) for timer in range(1000, 20_001, 1000)]
+    assert sorted(out) == sorted(expected)

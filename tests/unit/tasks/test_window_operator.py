@@ -1,0 +1,223 @@
+"""The window operator driven directly: event-time, processing-time, session and count
+windows; triggers; allowed lateness and late data; window functions; restore."""
+
+import pytest
+
+from flintlock.common.operator_spec import (
+    OperatorKind,
+    OperatorSpec,
+    WindowFunctionKind,
+    WindowSpec,
+)
+from flintlock.common.state import ValueStateDescriptor
+from flintlock.common.windowing import (
+    CountSlidingWindowAssigner,
+    CountTrigger,
+    CountTumblingWindowAssigner,
+    EventTimeSessionWindows,
+    SlidingEventTimeWindows,
+    TimeWindow,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+)
+from flintlock.datastream.functions import (
+    AggregateFunction,
+    ProcessWindowFunction,
+    WindowFunction,
+    wrap_reduce,
+)
+from flintlock.runtime.network.event_time import MAX_WATERMARK, TimestampedBatch
+from flintlock.runtime.state.heap import HeapKeyedStateBackend
+from flintlock.runtime.state.keygroups import KeyGroupRange
+from flintlock.runtime.tasks.operator import OperatorContext
+from flintlock.runtime.tasks.operators import create_operator
+from tests.unit.tasks.test_event_time_operators import Files, Out, Timers
+
+
+def _window(window, timers=None, backend=None, late_tag=None):
+    operator = create_operator(OperatorSpec(OperatorKind.WINDOW, keyed=True, window=window))
+    backend = backend or HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
+    out, late = Out(), Out()
+    context = OperatorContext(
+        "task", "window", "w-id", 0, 1, 128, 0, timers=timers or Timers(),
+        keyed_backend=backend, extra={"key_selectors": (lambda v: v[0],)},
+        side_outputs={"late": late} if late_tag else {})
+    operator.setup(context, out)
+    operator.initialize_state(False)
+    operator.open()
+    return operator, out, late
+
+
+def _sum():
+    return wrap_reduce(lambda a, b: (a[0], a[1] + b[1]))
+
+
+def _stamped(*records):
+    return TimestampedBatch([r[:2] for r in records], [r[2] for r in records])
+
+
+def test_tumbling_event_time_windows_fire_on_the_watermark_with_the_windows_end():
+    operator, out, _ = _window(WindowSpec(TumblingEventTimeWindows.of(10),
+                                          reduce_function=_sum()))
+    operator.process_batch(_stamped(("a", 1, 1), ("a", 2, 9), ("b", 5, 3), ("a", 4, 12)))
+    assert out.records() == []
+    operator.process_watermark(9)
+    assert out.records() == [(("a", 3), 9), (("b", 5), 9)]
+    assert out.watermarks() == [9]
+    operator.process_watermark(MAX_WATERMARK)
+    assert out.records()[-1] == (("a", 4), 19)
+
+
+def test_sliding_windows_emit_each_window_an_element_belongs_to():
+    class Collect(WindowFunction):
+        def apply(self, key, window, inputs):
+            yield (key, window.start, sorted(v for _, v in inputs))
+
+    operator, out, _ = _window(WindowSpec(
+        SlidingEventTimeWindows.of(10, 5), window_function=Collect(),
+        window_function_kind=WindowFunctionKind.WINDOW))
+    operator.process_batch(_stamped(("a", 1, 3), ("a", 2, 7), ("a", 3, 12)))
+    operator.process_watermark(MAX_WATERMARK)
+    assert [r for r, _ in out.records()] == [
+        ("a", -5, [1]), ("a", 0, [1, 2]), ("a", 5, [2, 3]), ("a", 10, [3])]
+
+
+def test_sessions_merge_and_fire_once_per_session():
+    class Describe(ProcessWindowFunction):
+        def process(self, key, context, elements):
+            window = context.window()
+            yield (key, window.start, window.end, sorted(v for _, v in elements))
+
+    operator, out, _ = _window(WindowSpec(
+        EventTimeSessionWindows.with_gap(10), window_function=Describe(),
+        window_function_kind=WindowFunctionKind.PROCESS))
+    operator.process_batch(_stamped(("a", 1, 0), ("a", 2, 25), ("a", 3, 8), ("b", 9, 4)))
+    operator.process_watermark(20)
+    assert [r for r, _ in out.records()] == [("b", 4, 14, [9]), ("a", 0, 18, [1, 3])]
+    operator.process_batch(_stamped(("a", 4, 30), ("a", 5, 17)))  # 17 joins the session at 25
+    operator.process_watermark(MAX_WATERMARK)
+    assert [r for r, _ in out.records()][2:] == [("a", 17, 40, [2, 4, 5])]
+
+
+def test_incremental_session_accumulators_merge():
+    operator, out, _ = _window(WindowSpec(EventTimeSessionWindows.with_gap(5),
+                                          reduce_function=_sum()))
+    operator.process_batch(_stamped(("a", 1, 0), ("a", 2, 8), ("a", 4, 4)))
+    operator.process_watermark(MAX_WATERMARK)
+    assert out.records() == [(("a", 7), 12)]
+
+
+def test_late_elements_go_to_the_side_output_and_lateness_fires_again():
+    operator, out, late = _window(WindowSpec(
+        TumblingEventTimeWindows.of(10), reduce_function=_sum(), allowed_lateness_ms=5,
+        late_output_tag="late"), late_tag=True)
+    operator.process_batch(_stamped(("a", 1, 2)))
+    operator.process_watermark(10)
+    assert out.records() == [(("a", 1), 9)]
+    operator.process_batch(_stamped(("a", 2, 3)))  # late but within lateness: fires again
+    assert out.records()[-1] == (("a", 3), 9)
+    operator.process_watermark(14)  # cleanup time 9 + 5 = 14: the window is dropped
+    operator.process_batch(_stamped(("a", 4, 5)))
+    assert late.records() == [(("a", 4), 5)]
+    assert len(out.records()) == 2
+
+
+def test_processing_time_windows_fire_on_the_clock():
+    timers = Timers()
+    operator, out, _ = _window(WindowSpec(TumblingProcessingTimeWindows.of(100),
+                                          reduce_function=_sum()), timers=timers)
+    timers.now = 30
+    operator.process_batch([("a", 1), ("a", 2)])
+    timers.advance(60)
+    assert out.records() == []
+    timers.advance(10)
+    assert out.records() == [(("a", 3), 99)]
+
+
+def test_tumbling_count_windows_fire_every_n_and_drop_the_rest_at_the_end():
+    operator, out, _ = _window(WindowSpec(CountTumblingWindowAssigner.of(2),
+                                          reduce_function=_sum()))
+    operator.process_batch([("a", 1), ("b", 1), ("a", 2), ("a", 4), ("a", 8)])
+    operator.process_watermark(MAX_WATERMARK)
+    operator.end_input()
+    assert [r for r, _ in out.records()] == [("a", 3), ("a", 12)]
+
+
+def test_sliding_count_windows_keep_the_last_n_elements():
+    class Values(WindowFunction):
+        def apply(self, key, window, inputs):
+            yield [v for _, v in inputs]
+
+    operator, out, _ = _window(WindowSpec(
+        CountSlidingWindowAssigner.of(3, 2), window_function=Values(),
+        window_function_kind=WindowFunctionKind.WINDOW, keep_last=3))
+    operator.process_batch([("a", i) for i in range(1, 8)])
+    assert [r for r, _ in out.records()] == [[1, 2], [2, 3, 4], [4, 5, 6]]
+
+
+def test_aggregate_with_a_custom_trigger():
+    class Average(AggregateFunction):
+        def create_accumulator(self):
+            return (0, 0)
+
+        def add(self, value, accumulator):
+            return (accumulator[0] + value[1], accumulator[1] + 1)
+
+        def get_result(self, accumulator):
+            return accumulator[0] / accumulator[1]
+
+        def merge(self, a, b):
+            return (a[0] + b[0], a[1] + b[1])
+
+    operator, out, _ = _window(WindowSpec(TumblingEventTimeWindows.of(100),
+                                          trigger=CountTrigger.of(2),
+                                          aggregate_function=Average()))
+    operator.process_batch(_stamped(("a", 1, 1), ("a", 3, 2), ("a", 8, 3)))
+    assert [r for r, _ in out.records()] == [2.0]
+    operator.process_watermark(MAX_WATERMARK)  # a count trigger ignores event time
+    assert [r for r, _ in out.records()] == [2.0]
+
+
+def test_process_window_function_state_is_scoped_to_the_window():
+    class Fires(ProcessWindowFunction):
+        def process(self, key, context, elements):
+            count = context.window_state().get_state(ValueStateDescriptor("fires"))
+            count.update((count.value() or 0) + 1)
+            yield (context.window().start, count.value(), len(list(elements)))
+
+    operator, out, _ = _window(WindowSpec(
+        TumblingEventTimeWindows.of(10), trigger=CountTrigger.of(1), window_function=Fires(),
+        window_function_kind=WindowFunctionKind.PROCESS))
+    operator.process_batch(_stamped(("a", 1, 1), ("a", 1, 2), ("a", 1, 15)))
+    assert [r for r, _ in out.records()] == [(0, 1, 1), (0, 2, 2), (10, 1, 1)]
+
+
+def test_window_contents_and_timers_survive_a_restore():
+    window = WindowSpec(TumblingEventTimeWindows.of(10), reduce_function=_sum())
+    operator, _, _ = _window(window)
+    operator.process_batch(_stamped(("a", 1, 1), ("b", 2, 3), ("a", 4, 14)))
+    files = Files()
+    handle = operator.context.keyed_backend.snapshot().write(files, "keyed")
+    restored = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
+    restored.restore([handle], lambda h: files.files[h.uri.split("//")[1]])
+    operator, out, _ = _window(window, backend=restored)
+    operator.process_batch(_stamped(("a", 10, 5)))
+    operator.process_watermark(9)
+    assert sorted(out.records()) == [(("a", 11), 9), (("b", 2), 9)]
+    operator.process_watermark(MAX_WATERMARK)
+    assert out.records()[-1] == (("a", 4), 19)
+
+
+def test_window_outputs_keep_window_timestamps_across_operators():
+    operator, out, _ = _window(WindowSpec(TumblingEventTimeWindows.of(10),
+                                          reduce_function=_sum()))
+    operator.process_batch(_stamped(("a", 1, 1)))
+    operator.process_watermark(MAX_WATERMARK)
+    (record,) = out.events[:1]
+    assert record == ("record", ("a", 1), 9)
+    assert TimeWindow(0, 10).max_timestamp() == 9
+
+
+def test_a_window_spec_needs_a_function():
+    with pytest.raises(ValueError, match="needs a reduce, aggregate or window function"):
+        WindowSpec(TumblingEventTimeWindows.of(10))
