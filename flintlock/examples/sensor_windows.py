@@ -64,7 +64,7 @@ class Stats(AggregateFunction):
         return a[0] + b[0], a[1] + b[1], max(a[2], b[2])
 
 
-class Label(ProcessWindowFunction):
+class Label(ProcessWindowFunction[Any, Any, str, Any]):
     """(sensor, window start, readings, average, maximum) for the one aggregate per window."""
 
     def process(self, key: str, context: Any, elements: Any) -> Any:
