@@ -33,6 +33,23 @@ class InsufficientSlotsError(SparkRuntimeError):
         )
 
 
+class BarrierModeUnsupportedError(SparkRuntimeError):
+    """The Spark application is configured so that it cannot run a barrier stage, which the
+    TaskManagers of an attempt are: Spark refuses barrier stages under dynamic allocation."""
+
+    def __init__(self, setting: str, value: str) -> None:
+        super().__init__(setting, value)
+        self.setting = setting
+        self.value = value
+
+    def __str__(self) -> str:
+        return (
+            f"flintlock runs its TaskManagers as one Spark barrier stage, which Spark does not "
+            f"allow with {self.setting}={self.value}: set {self.setting}=false for this "
+            "application (spark-submit --conf or the SparkSession builder)"
+        )
+
+
 class TaskManagerFailure(SparkRuntimeError):
     """One TaskManager failed; carries its exception type, message and Python traceback."""
 

@@ -42,7 +42,7 @@ from pyspark.sql import SparkSession
 from flintlock.common.config import Configuration
 from flintlock.common.options.cluster import JM_ADDRESS, SPARK_MASTER, SPARK_UI
 from flintlock.common.options.execution import NAME
-from flintlock.spark.errors import InsufficientSlotsError
+from flintlock.spark.errors import BarrierModeUnsupportedError, InsufficientSlotsError
 
 LOG = logging.getLogger(__name__)
 LOOPBACK = "127.0.0.1"
@@ -52,6 +52,7 @@ _NOISY_LOGGERS = (
     "org.apache.spark.executor.Executor",
     "org.apache.spark.scheduler.TaskSetManager",
 )
+_DYNAMIC_ALLOCATION = "spark.dynamicAllocation.enabled"
 _LOCAL = re.compile(r"^local(?:\[(\d+|\*)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
 
@@ -170,7 +171,11 @@ def available_slots(sc: SparkContext) -> int:
 
 
 def check_capacity(sc: SparkContext, needed: int) -> None:
-    """Raise ``InsufficientSlotsError`` unless ``needed`` tasks can run at once."""
+    """Raise ``BarrierModeUnsupportedError`` if the application cannot run a barrier stage
+    at all, and ``InsufficientSlotsError`` unless ``needed`` tasks can run at once."""
+    dynamic = str(sc.getConf().get(_DYNAMIC_ALLOCATION, "false") or "false").strip().lower()
+    if dynamic == "true" and not _LOCAL.match(str(sc.master)):  # Spark ignores it locally
+        raise BarrierModeUnsupportedError(_DYNAMIC_ALLOCATION, dynamic)
     available = available_slots(sc)
     if available < needed:
         raise InsufficientSlotsError(needed, available, str(sc.master))

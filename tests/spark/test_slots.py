@@ -7,27 +7,31 @@ import os
 import pytest
 
 from flintlock.common.config import Configuration
-from flintlock.spark.errors import InsufficientSlotsError
+from flintlock.spark.errors import BarrierModeUnsupportedError, InsufficientSlotsError
 from flintlock.spark.session import available_slots, check_capacity, jobmanager_address
 
 
 class StandInConf:
-    def __init__(self, task_cpus: str | None) -> None:
+    def __init__(self, task_cpus: str | None, extra: dict[str, str] | None = None) -> None:
         self._task_cpus = task_cpus
+        self._extra = extra or {}
 
     def get(self, key: str, default: str | None = None) -> str | None:
         if key == "spark.driver.host":
             return "10.0.0.5"
+        if key in self._extra:
+            return self._extra[key]
         return self._task_cpus if key == "spark.task.cpus" and self._task_cpus else default
 
 
 class StandInContext:
     """Has no ``_jsc``, so ``available_slots`` must fall back to the master URL."""
 
-    def __init__(self, master: str, task_cpus: str | None = None, parallelism: int = 2) -> None:
+    def __init__(self, master: str, task_cpus: str | None = None, parallelism: int = 2,
+                 conf: dict[str, str] | None = None) -> None:
         self.master = master
         self.defaultParallelism = parallelism
-        self._conf = StandInConf(task_cpus)
+        self._conf = StandInConf(task_cpus, conf)
 
     def getConf(self) -> StandInConf:
         return self._conf
@@ -55,6 +59,16 @@ def test_the_capacity_check_names_needed_and_available():
     with pytest.raises(InsufficientSlotsError) as info:
         check_capacity(StandInContext("local[2]"), 5)
     assert (info.value.needed, info.value.available, info.value.master) == (5, 2, "local[2]")
+
+
+def test_dynamic_allocation_is_refused_before_any_barrier_stage_is_submitted():
+    check_capacity(StandInContext("yarn", conf={"spark.dynamicAllocation.enabled": "false"}), 2)
+    context = StandInContext("yarn", conf={"spark.dynamicAllocation.enabled": "True"})
+    with pytest.raises(BarrierModeUnsupportedError) as info:
+        check_capacity(context, 2)
+    assert "spark.dynamicAllocation.enabled=false" in str(info.value)
+    # Spark ignores dynamic allocation with a local master, and so does the check.
+    check_capacity(StandInContext("local[2]", conf={"spark.dynamicAllocation.enabled": "true"}), 2)
 
 
 def test_task_managers_dial_the_configured_bound_or_driver_address():
