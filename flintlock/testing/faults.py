@@ -23,6 +23,7 @@ from __future__ import annotations
 import glob
 import os
 import signal
+import threading
 import time
 from typing import Any
 
@@ -98,3 +99,70 @@ class RaiseOnceAfter(_OnceAfter, RaiseOnce):
 
 class ExitOnceAfter(_OnceAfter, ExitOnce):
     """Ends the process with ``os._exit`` once, after a file matching the pattern appeared."""
+
+
+class RaiseRepeatedly:
+    """Raises ``InjectedFailure`` up to ``times`` times in all, each time only once a
+    checkpoint newer than the one seen at the previous failure has completed, so the job makes
+    progress between failures. Checked every ``every`` records (sleeping ``delay_s`` then).
+
+    Failure *n* is claimed by creating ``<marker>.<n>`` exclusively, already holding the newest
+    completed checkpoint id, so parallel subtasks never fail for the same *n* nor twice in one
+    attempt, and a restarted job knows how many failures happened.
+    """
+
+    def __init__(self, marker: str | os.PathLike[str], checkpoint_dir: str | os.PathLike[str],
+                 times: int, every: int = 1, delay_s: float = 0.0) -> None:
+        self.marker = os.fspath(marker)
+        self.pattern = os.path.join(os.fspath(checkpoint_dir), "*", "chk-*", "_metadata")
+        self.times = times
+        self.every = every
+        self.delay_s = delay_s
+        self.seen = 0
+
+    def __call__(self, value: Any) -> Any:
+        self.seen += 1
+        if self.seen % self.every == 0:
+            if self.delay_s:
+                time.sleep(self.delay_s)
+            self._maybe_fail()
+        return value
+
+    def map(self, value: Any) -> Any:
+        return self(value)
+
+    def failures(self) -> int:
+        """How many failures happened so far."""
+        return sum(1 for n in range(1, self.times + 1) if os.path.exists(f"{self.marker}.{n}"))
+
+    def _maybe_fail(self) -> None:
+        done = self.failures()
+        if done >= self.times:
+            return
+        newest = max((_checkpoint_id(path) for path in glob.glob(self.pattern)), default=0)
+        previous = 0
+        if done:
+            with open(f"{self.marker}.{done}", encoding="ascii") as f:
+                previous = int(f.read() or 0)
+        if newest <= previous:
+            return
+        # Claimed with its content in one step (a hard link to a written file), so another
+        # subtask never reads a claimed marker before it says which checkpoint it saw.
+        draft = f"{self.marker}.{done + 1}.{os.getpid()}.{threading.get_ident()}"
+        with open(draft, "w", encoding="ascii") as f:
+            f.write(str(newest))
+        try:
+            os.link(draft, f"{self.marker}.{done + 1}")
+        except FileExistsError:
+            return  # another subtask claimed this failure
+        finally:
+            os.unlink(draft)
+        raise InjectedFailure(f"injected failure {done + 1} of {self.times}")
+
+
+def _checkpoint_id(metadata_path: str) -> int:
+    name = os.path.basename(os.path.dirname(metadata_path))  # chk-<n>
+    try:
+        return int(name.rpartition("-")[2])
+    except ValueError:
+        return 0

@@ -68,7 +68,7 @@ from flintlock.runtime.checkpoint.coordinator_actions import (
 )
 from flintlock.runtime.checkpoint.failure import CheckpointError, CheckpointFailureReason
 from flintlock.runtime.checkpoint.failure_manager import CheckpointFailureManager
-from flintlock.runtime.checkpoint.finished import FINISHED_TASK
+from flintlock.runtime.checkpoint.finished import FINISHED_TASK, FinishedTaskState
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint, write_metadata
 from flintlock.runtime.checkpoint.pending import (
     AckResult,
@@ -315,6 +315,16 @@ class CheckpointCoordinator:
             return []
         result = pending.acknowledge(task, subtask_state)
         if result is AckResult.DUPLICATE:
+            earlier = pending.acknowledged.get(task)
+            if isinstance(earlier, FinishedTaskState) and subtask_state is not None \
+                    and not isinstance(subtask_state, FinishedTaskState):
+                # The task finished (and counted as acknowledged) before the asynchronous
+                # part of its last snapshot reported: that snapshot's files belong to no one.
+                log.debug("ack from %s for checkpoint %d after it finished: state discarded",
+                          task, checkpoint_id)
+                discard_quietly(subtask_state, f"ack from finished {task}")
+                return []
+            # A repeated message may carry the very handles of the first ack: keep them.
             log.warning("duplicate ack from %s for checkpoint %d ignored", task, checkpoint_id)
             return []
         if result is not AckResult.SUCCESS:

@@ -370,6 +370,16 @@ def test_duplicate_unknown_and_late_acks(h: Harness) -> None:
     assert not late.exists
 
 
+def test_the_ack_of_a_task_that_finished_first_is_discarded(h: Harness) -> None:
+    """A source finishes (its FINISHED counts as its ack) before the asynchronous part of
+    its last snapshot reports: that late real ack's files are discarded, not leaked."""
+    h.coordinator.trigger_checkpoint()
+    h.coordinator.on_task_finished(SRC0)
+    late = h.state(1, SRC0)
+    assert h.coordinator.receive_acknowledge(SRC0, CheckpointId(1), late) == []
+    assert not late.exists
+
+
 def test_an_ack_for_a_completed_checkpoint_keeps_its_state(h: Harness) -> None:
     h.coordinator.trigger_checkpoint()
     h.ack_all(1)
