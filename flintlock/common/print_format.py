@@ -1,19 +1,25 @@
 """How ``DataStream.print()`` shows a record of a *declared* type: as PyFlink does, with the
 Java value's ``toString`` — PyFlink hands declared types to Java before printing.
 
-``(k1,1)`` for a TUPLE, ``+I[n1,2]`` for a ROW, ``{k1=1}`` for a MAP, ``[1, 2]`` for a LIST,
-``true``/``false`` for a BOOLEAN, ``null`` for None, floats as Java's ``Double.toString``.
-Records of no declared type (pickled objects) print with Python's ``str``, as in PyFlink.
+``(k1,1)`` for a TUPLE, ``{k1=1}`` for a MAP, ``[1, 2]`` for a LIST, ``true``/``false`` for a
+BOOLEAN, ``null`` for None, floats as Java's ``Double.toString``, an INSTANT in ISO-8601
+(``2023-11-14T22:13:20.123Z``), a ROW as Java's ``Row.toString`` (``+I[a, 1]``). A ROW that is
+the record itself prints as PyFlink 2.3.0 prints it (``print_string``): its fields with Python's
+``str``, joined by ``,`` (``+I[n1,2]``, ``+I[Row(a='q', b=2.5),False]``), while rows nested in
+a list keep Java's form. Records of no declared type (pickled objects) print with Python's
+``str``, as in PyFlink.
 
 Pure functions over values and ``TypeInformation``; no state.
 """
 
 from __future__ import annotations
 
+import datetime
 import decimal
 import math
 from typing import Any
 
+from flintlock.common.time import Instant
 from flintlock.common.typeinfo import (
     BasicTypeInfo,
     MapTypeInfo,
@@ -25,34 +31,52 @@ from flintlock.common.typeinfo import (
 from flintlock.common.types import Row
 
 
-def java_string(value: Any, type_info: TypeInformation | None) -> str:
-    """``value`` as Java would print it for ``type_info`` (``str`` when not declared)."""
+def java_string(value: Any, type_info: TypeInformation | None, nested: bool = False) -> str:
+    """``value`` as Java would print it for ``type_info`` (``str`` when not declared); a row
+    ``nested`` in a list, tuple, map or row prints as Java's ``Row.toString`` (``+I[a, 1]``),
+    a top-level one as PyFlink writes it (``+I[a,1]``)."""
     if value is None:
         return "null"
     if type_info is None:
         return str(value)
     if isinstance(type_info, RowTypeInfo):
-        return _row(value, type_info)
+        return _row(value, type_info, ", " if nested else ",")
     if isinstance(type_info, TupleTypeInfo):
         types = type_info.get_field_types()
-        return "(" + ",".join(java_string(v, t) for v, t in zip(value, types, strict=False)) + ")"
+        return "(" + ",".join(java_string(v, t, True)
+                              for v, t in zip(value, types, strict=False)) + ")"
     if isinstance(type_info, MapTypeInfo):
         return "{" + ", ".join(
-            f"{java_string(k, type_info.key_type)}={java_string(v, type_info.value_type)}"
+            f"{java_string(k, type_info.key_type, True)}="
+            f"{java_string(v, type_info.value_type, True)}"
             for k, v in value.items()) + "}"
     if isinstance(type_info, _SequenceTypeInfo):
-        return "[" + ", ".join(java_string(v, type_info.element_type) for v in value) + "]"
+        return "[" + ", ".join(java_string(v, type_info.element_type, True)
+                               for v in value) + "]"
     if isinstance(type_info, BasicTypeInfo):
         return _scalar(value)
     return str(value)
 
 
-def _row(value: Any, type_info: RowTypeInfo) -> str:
-    types = type_info.get_field_types()
+def print_string(value: Any, type_info: TypeInformation | None) -> str:
+    """What PyFlink's print sink shows for a record of ``type_info`` (module docstring)."""
+    if isinstance(type_info, RowTypeInfo) and value is not None:
+        kind, fields = _kind_and_fields(value)
+        return f"{kind}[" + ",".join("null" if v is None else str(v) for v in fields) + "]"
+    return java_string(value, type_info)
+
+
+def _kind_and_fields(value: Any) -> tuple[str, list[Any]]:
     kind = value.get_row_kind().short_string() if isinstance(value, Row) else "+I"
     fields = list(value) if not isinstance(value, dict) else list(value.values())
-    return f"{kind}[" + ",".join(
-        java_string(v, t) for v, t in zip(fields, types, strict=False)) + "]"
+    return kind, fields
+
+
+def _row(value: Any, type_info: RowTypeInfo, separator: str) -> str:
+    kind, fields = _kind_and_fields(value)
+    types = type_info.get_field_types()
+    return f"{kind}[" + separator.join(
+        java_string(v, t, True) for v, t in zip(fields, types, strict=False)) + "]"
 
 
 def _scalar(value: Any) -> str:
@@ -60,7 +84,22 @@ def _scalar(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return _java_double(value)
+    if isinstance(value, Instant):
+        return _java_instant(value)
     return str(value)
+
+
+def _java_instant(value: Instant) -> str:
+    """Java's ``Instant.toString`` (ISO-8601 in UTC; a fraction of 3, 6 or 9 digits, as needed)."""
+    moment = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=value.seconds)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    nanos = value.nanos
+    if nanos:
+        digits = f"{nanos:09d}"
+        while digits.endswith("000"):
+            digits = digits[:-3]
+        text += "." + digits
+    return text + "Z"
 
 
 def _java_double(value: float) -> str:

@@ -32,3 +32,30 @@ def test_a_positional_row_returned_for_row_named_takes_the_types_names():
 def test_a_float_output_is_rounded_to_32_bits_as_pyflink_does():
     assert Types.FLOAT().coerce(0.1) == 0.10000000149011612
     assert Types.DOUBLE().coerce(0.1) == 0.1
+
+
+def test_the_print_sink_shows_a_top_level_row_with_python_field_text():
+    from flintlock.common.print_format import print_string
+
+    inner = Types.ROW_NAMED(["a", "b"], [Types.STRING(), Types.DOUBLE()])
+    outer = Types.ROW_NAMED(["inner", "flag"], [inner, Types.BOOLEAN()])
+    value = Row(inner=Row(a="q", b=2.5), flag=False)
+    assert print_string(value, outer) == "+I[Row(a='q', b=2.5),False]"
+    assert print_string(Row(1, "v 1"), Types.ROW([Types.INT(), Types.STRING()])) == "+I[1,v 1]"
+    assert print_string(5, Types.INT()) == "5"
+
+
+def test_rows_nested_in_a_list_print_as_java_rows():
+    rows = Types.LIST(Types.ROW_NAMED(["k", "v"], [Types.STRING(), Types.LONG()]))
+    assert java_string([Row(k="a", v=1), Row(k="b", v=2)], rows) == "[+I[a, 1], +I[b, 2]]"
+
+
+def test_instants_print_in_iso_8601_as_java():
+    from flintlock.common.time import Instant
+
+    assert java_string(Instant.of_epoch_milli(1_700_000_000_123), Types.INSTANT()) == (
+        "2023-11-14T22:13:20.123Z")
+    assert java_string(Instant(0, 0), Types.INSTANT()) == "1970-01-01T00:00:00Z"
+    assert java_string(Instant(5, 1_000), Types.INSTANT()) == "1970-01-01T00:00:05.000001Z"
+    assert java_string(Instant(-1, 0), Types.INSTANT()) == "1969-12-31T23:59:59Z"
+    assert repr(Instant.of_epoch_milli(1_700_000_000_123)) == "Instant<1700000000, 123000000>"
