@@ -86,7 +86,7 @@ from typing import Any
 
 from flintlock.common.aggregation import Aggregation, AggregationKind
 from flintlock.common.errors import FlintlockError
-from flintlock.common.print_format import java_string
+from flintlock.common.print_format import print_string
 from flintlock.common.typeinfo import TypeInformation
 from flintlock.common.watermark_strategy import WatermarkStrategy
 
@@ -174,7 +174,7 @@ class PrintSink:
         prefix = self.identifier or ""
         if parallelism > 1:
             prefix = f"{prefix}:{subtask_index + 1}" if prefix else str(subtask_index + 1)
-        text = java_string(value, output_type) if output_type is not None else str(value)
+        text = print_string(value, output_type) if output_type is not None else str(value)
         return f"{prefix}> {text}" if prefix else text
 
 

@@ -1,11 +1,13 @@
 """How ``DataStream.print()`` shows a record of a *declared* type: as PyFlink does, with the
 Java value's ``toString`` — PyFlink hands declared types to Java before printing.
 
-``(k1,1)`` for a TUPLE, ``+I[n1,2]`` for a ROW (fields in Python's ``str``: see
-``java_string``), ``2023-11-14T22:13:20.123Z`` for an INSTANT, ``{k1=1}`` for a MAP,
-``[1, 2]`` for a LIST,
-``true``/``false`` for a BOOLEAN, ``null`` for None, floats as Java's ``Double.toString``.
-Records of no declared type (pickled objects) print with Python's ``str``, as in PyFlink.
+``(k1,1)`` for a TUPLE, ``{k1=1}`` for a MAP, ``[1, 2]`` for a LIST, ``true``/``false`` for a
+BOOLEAN, ``null`` for None, floats as Java's ``Double.toString``, an INSTANT in ISO-8601
+(``2023-11-14T22:13:20.123Z``), a ROW as Java's ``Row.toString`` (``+I[a, 1]``). A ROW that is
+the record itself prints as PyFlink 2.3.0 prints it (``print_string``): its fields with Python's
+``str``, joined by ``,`` (``+I[n1,2]``, ``+I[Row(a='q', b=2.5),False]``), while rows nested in
+a list keep Java's form. Records of no declared type (pickled objects) print with Python's
+``str``, as in PyFlink.
 
 Pure functions over values and ``TypeInformation``; no state.
 """
@@ -28,49 +30,52 @@ from flintlock.common.typeinfo import (
 from flintlock.common.types import Row
 
 
-def java_string(value: Any, type_info: TypeInformation | None) -> str:
-    """``value`` as PyFlink's print sink shows it for ``type_info`` (``str`` when not
-    declared). A top-level ROW is the exception to Java's ``toString``: PyFlink formats it
-    on the Python side, ``+I[`` then its fields' Python ``str`` joined by ``,`` (a nested row
-    shows as ``Row(a='q', b=2.5)``, a boolean as ``False``); rows inside a LIST or MAP are
-    Java's ``Row.toString``, ``+I[a, 1]``."""
-    if value is None:
-        return "null"
-    if isinstance(type_info, RowTypeInfo):
-        return _row_kind(value) + "[" + ",".join(str(v) for v in _row_fields(value)) + "]"
-    return _java(value, type_info)
-
-
-def _java(value: Any, type_info: TypeInformation | None) -> str:
-    """Java's ``toString`` of ``value`` converted to the Java type of ``type_info``."""
+def java_string(value: Any, type_info: TypeInformation | None, nested: bool = False) -> str:
+    """``value`` as Java would print it for ``type_info`` (``str`` when not declared); a row
+    ``nested`` in a list, tuple, map or row prints as Java's ``Row.toString`` (``+I[a, 1]``),
+    a top-level one as PyFlink writes it (``+I[a,1]``)."""
     if value is None:
         return "null"
     if type_info is None:
         return str(value)
     if isinstance(type_info, RowTypeInfo):
-        types = type_info.get_field_types()
-        return _row_kind(value) + "[" + ", ".join(
-            _java(v, t) for v, t in zip(_row_fields(value), types, strict=False)) + "]"
+        return _row(value, type_info, ", " if nested else ",")
     if isinstance(type_info, TupleTypeInfo):
         types = type_info.get_field_types()
-        return "(" + ",".join(_java(v, t) for v, t in zip(value, types, strict=False)) + ")"
+        return "(" + ",".join(java_string(v, t, True)
+                              for v, t in zip(value, types, strict=False)) + ")"
     if isinstance(type_info, MapTypeInfo):
         return "{" + ", ".join(
-            f"{_java(k, type_info.key_type)}={_java(v, type_info.value_type)}"
+            f"{java_string(k, type_info.key_type, True)}="
+            f"{java_string(v, type_info.value_type, True)}"
             for k, v in value.items()) + "}"
     if isinstance(type_info, _SequenceTypeInfo):
-        return "[" + ", ".join(_java(v, type_info.element_type) for v in value) + "]"
+        return "[" + ", ".join(java_string(v, type_info.element_type, True)
+                               for v in value) + "]"
     if isinstance(type_info, BasicTypeInfo):
         return _scalar(value)
     return str(value)
 
 
-def _row_kind(value: Any) -> str:
-    return value.get_row_kind().short_string() if isinstance(value, Row) else "+I"
+def print_string(value: Any, type_info: TypeInformation | None) -> str:
+    """What PyFlink's print sink shows for a record of ``type_info`` (module docstring)."""
+    if isinstance(type_info, RowTypeInfo) and value is not None:
+        kind, fields = _kind_and_fields(value)
+        return f"{kind}[" + ",".join("null" if v is None else str(v) for v in fields) + "]"
+    return java_string(value, type_info)
 
 
-def _row_fields(value: Any) -> list[Any]:
-    return list(value) if not isinstance(value, dict) else list(value.values())
+def _kind_and_fields(value: Any) -> tuple[str, list[Any]]:
+    kind = value.get_row_kind().short_string() if isinstance(value, Row) else "+I"
+    fields = list(value) if not isinstance(value, dict) else list(value.values())
+    return kind, fields
+
+
+def _row(value: Any, type_info: RowTypeInfo, separator: str) -> str:
+    kind, fields = _kind_and_fields(value)
+    types = type_info.get_field_types()
+    return f"{kind}[" + separator.join(
+        java_string(v, t, True) for v, t in zip(fields, types, strict=False)) + "]"
 
 
 def _scalar(value: Any) -> str:

@@ -193,4 +193,4 @@ class Instant:
         return hash(("Instant", self._seconds, self._nanos))
 
     def __repr__(self) -> str:
-        return f"Instant<{self._seconds}, {self._nanos}>"  # PyFlink's text
+        return f"Instant<{self._seconds}, {self._nanos}>"

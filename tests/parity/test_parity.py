@@ -68,6 +68,7 @@ PROGRAMS = {
 }
 
 GAPS: dict[str, str] = {
+    # name: how flintlock's output differs from PyFlink's (docs/parity.md, "Gaps found")
 }
 
 

@@ -581,10 +581,8 @@ class StreamTask:
 
     def _on_event(self, channel: int, event: object) -> None:
         index = ChannelIndex(channel)
-        if isinstance(event, Watermark):
-            carry_out(self._valve.on_watermark(channel, event.timestamp), self._chain)  # type: ignore[arg-type]
-        elif isinstance(event, WatermarkStatus):
-            carry_out(self._valve.on_status(channel, event.idle), self._chain)  # type: ignore[arg-type]
+        if isinstance(event, (Watermark, WatermarkStatus)):
+            carry_out(self._valve.on_event(channel, event), self._chain)  # type: ignore[arg-type]
         elif isinstance(event, CheckpointBarrier):
             self._last_barrier = max(self._last_barrier or 0, event.checkpoint_id)
             self._execute(self._handler.on_barrier(index, event))

@@ -25,7 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from flintlock.runtime.network.event_time import MAX_WATERMARK, MIN_WATERMARK
+from flintlock.runtime.network.event_time import (
+    MAX_WATERMARK,
+    MIN_WATERMARK,
+    Watermark,
+    WatermarkStatus,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,12 @@ class WatermarkValve:
         """The last watermark this valve let through."""
         self.idle = False
         """Whether the task is idle (every open channel is)."""
+
+    def on_event(self, channel: int, event: Watermark | WatermarkStatus) -> list[ValveAction]:
+        """A watermark or watermark status event from ``channel``."""
+        if isinstance(event, Watermark):
+            return self.on_watermark(channel, event.timestamp)
+        return self.on_status(channel, event.idle)
 
     def on_watermark(self, channel: int, timestamp: int) -> list[ValveAction]:
         if self._finished[channel] or self._idle[channel]:

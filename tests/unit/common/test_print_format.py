@@ -34,14 +34,25 @@ def test_a_float_output_is_rounded_to_32_bits_as_pyflink_does():
     assert Types.DOUBLE().coerce(0.1) == 0.1
 
 
-def test_a_top_level_row_shows_its_fields_python_str_and_nested_rows_java_text():
+def test_the_print_sink_shows_a_top_level_row_with_python_field_text():
+    from flintlock.common.print_format import print_string
+
     inner = Types.ROW_NAMED(["a", "b"], [Types.STRING(), Types.DOUBLE()])
     outer = Types.ROW_NAMED(["inner", "flag"], [inner, Types.BOOLEAN()])
-    assert java_string(Row(inner=Row(a="q", b=2.5), flag=False), outer) == \
-        "+I[Row(a='q', b=2.5),False]"
+    value = Row(inner=Row(a="q", b=2.5), flag=False)
+    assert print_string(value, outer) == "+I[Row(a='q', b=2.5),False]"
+    assert print_string(Row(1, "v 1"), Types.ROW([Types.INT(), Types.STRING()])) == "+I[1,v 1]"
+    assert print_string(5, Types.INT()) == "5"
+
+
+def test_rows_nested_in_a_list_print_as_java_rows():
+    rows = Types.LIST(Types.ROW_NAMED(["k", "v"], [Types.STRING(), Types.LONG()]))
+    assert java_string([Row(k="a", v=1), Row(k="b", v=2)], rows) == "[+I[a, 1], +I[b, 2]]"
+
+
+def test_rows_nested_in_containers_print_as_java_rows_with_null_fields():
     pair = Types.ROW_NAMED(["k", "v"], [Types.STRING(), Types.LONG()])
-    rows = [Row(k="a", v=1), Row(k="b", v=None)]
-    assert java_string(rows, Types.LIST(pair)) == "[+I[a, 1], +I[b, null]]"
+    assert java_string([Row(k="b", v=None)], Types.LIST(pair)) == "[+I[b, null]]"
     assert java_string({"x": Row(k="c", v=3)}, Types.MAP(Types.STRING(), pair)) == \
         "{x=+I[c, 3]}"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from flintlock.runtime.network.event_time import MAX_WATERMARK
+from flintlock.runtime.network.event_time import MAX_WATERMARK, Watermark, WatermarkStatus
 from flintlock.runtime.tasks.watermark_valve import (
     EmitWatermark,
     EmitWatermarkStatus,
@@ -89,6 +89,12 @@ def test_a_finished_channel_lets_event_time_advance_once_the_others_go_idle():
 def test_a_valve_needs_a_channel():
     with pytest.raises(ValueError, match="at least one channel"):
         WatermarkValve(0)
+
+
+def test_events_are_dispatched_by_kind():
+    valve = WatermarkValve(1)
+    assert valve.on_event(0, Watermark(7)) == [EmitWatermark(7)]
+    assert valve.on_event(0, WatermarkStatus(True)) == [EmitWatermarkStatus(True)]
 
 
 def test_carry_out_hands_actions_to_the_chain_in_order():
