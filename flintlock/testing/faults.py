@@ -104,7 +104,8 @@ class ExitOnceAfter(_OnceAfter, ExitOnce):
 class RaiseRepeatedly:
     """Raises ``InjectedFailure`` up to ``times`` times in all, each time only once a
     checkpoint newer than the one seen at the previous failure has completed, so the job makes
-    progress between failures. Checked every ``every`` records (sleeping ``delay_s`` then).
+    progress between failures; the first one waits for a checkpoint newer than
+    ``first_after``. Checked every ``every`` records (sleeping ``delay_s`` then).
 
     Failure *n* is claimed by creating ``<marker>.<n>`` exclusively, already holding the newest
     completed checkpoint id, so parallel subtasks never fail for the same *n* nor twice in one
@@ -112,8 +113,9 @@ class RaiseRepeatedly:
     """
 
     def __init__(self, marker: str | os.PathLike[str], checkpoint_dir: str | os.PathLike[str],
-                 times: int, every: int = 1, delay_s: float = 0.0) -> None:
+                 times: int, every: int = 1, delay_s: float = 0.0, first_after: int = 0) -> None:
         self.marker = os.fspath(marker)
+        self.first_after = first_after
         self.pattern = os.path.join(os.fspath(checkpoint_dir), "*", "chk-*", "_metadata")
         self.times = times
         self.every = every
@@ -140,7 +142,7 @@ class RaiseRepeatedly:
         if done >= self.times:
             return
         newest = max((_checkpoint_id(path) for path in glob.glob(self.pattern)), default=0)
-        previous = 0
+        previous = self.first_after
         if done:
             with open(f"{self.marker}.{done}", encoding="ascii") as f:
                 previous = int(f.read() or 0)

@@ -72,7 +72,31 @@ def test_repeated_failures_leave_the_output_exactly_once(executor, tmp_path, see
               .map(_Count(fail)))
     out = list(counts.execute_and_collect())
     assert fail.failures() == FAILURES, "not every failure was injected"
-    assert sorted(out) == _running_counts([*range(N), 1000, 2000, 3000])
+    expected = _running_counts([*range(N), 1000, 2000, 3000])
+    surplus = collections.Counter(out) - collections.Counter(expected)
+    missing = collections.Counter(expected) - collections.Counter(out)
+    assert not surplus and not missing, (sorted(surplus.items()), sorted(missing.items()))
     # Each failure needs a checkpoint newer than the previous one's, so the failures spread
     # over the attempts (two can share one only if a checkpoint completes during a failover).
     assert len(executor.launchers[-1].attempts) >= FAILURES
+
+
+@pytest.mark.slow
+def test_a_source_restored_as_finished_is_not_rerun_after_a_second_restore(executor, tmp_path):
+    """The bounded source has surely finished by checkpoint 5, so the first restore deploys it
+    as finished. A checkpoint completed in that attempt must record it as finished too (not
+    its operators' fresh, never-restored state), or the second restore would emit its records
+    again."""
+    env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="10 ms")
+    env.enable_checkpointing(20, CheckpointingMode.EXACTLY_ONCE)
+    fail = RaiseRepeatedly(tmp_path / "failure", tmp_path / "chk", 2, every=13,
+                           delay_s=0.001, first_after=5)
+    early = env.from_collection([-1, -2, -3])
+    numbers = env.from_source(NumberSequenceSource(0, N - 1), WatermarkStrategy.no_watermarks(),
+                              "numbers").map(_slowly)
+    counts = (numbers.union(early).map(lambda v: v if v >= 0 else -v * 1000)
+              .key_by(lambda v: v % 7).map(_Count(fail)))
+    out = list(counts.execute_and_collect())
+    assert fail.failures() == 2
+    expected = _running_counts([*range(N), 1000, 2000, 3000])
+    assert sorted(out) == expected

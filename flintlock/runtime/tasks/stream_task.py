@@ -59,6 +59,7 @@ from flintlock.runtime.checkpoint.barriers import (
 )
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, RecoveredInput
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
+from flintlock.runtime.checkpoint.finished import FINISHED_TASK
 from flintlock.runtime.network.buffer import BufferPoolDestroyedError, DataType, LocalBufferPool
 from flintlock.runtime.network.event_time import Watermark, WatermarkStatus
 from flintlock.runtime.network.events import decode_event
@@ -424,8 +425,8 @@ class StreamTask:
         return None
 
     def _may_finish_source(self) -> bool:
-        if not self.spec.checkpointing.enabled:
-            return True
+        if not self.spec.checkpointing.enabled or self.spec.finished_on_restore:
+            return True  # restored as finished: nothing of it is left to commit
         final = self._final_checkpoint
         return final is not None and self._completed_up_to >= final
 
@@ -660,6 +661,14 @@ class StreamTask:
         chain = self._chain
         assert chain is not None
         checkpoint_id = barrier.checkpoint_id
+        if self.spec.finished_on_restore:
+            # Deployed as finished: its operators were never restored, so their fresh state
+            # must not be recorded as this task's (a restore from it would run the task again
+            # from the start); it acknowledges as a finished task does.
+            for writer in self.io.writers.values():
+                writer.broadcast_event(barrier)
+            self._callbacks.acknowledge_checkpoint(self, checkpoint_id, FINISHED_TASK, metrics)
+            return
         unaligned = barrier.is_priority
         timeoutable = not unaligned and self._may_time_out(barrier)
         if unaligned or timeoutable:
