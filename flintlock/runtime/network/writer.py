@@ -29,6 +29,7 @@ writer given none creates its own. ``OutputFlusher.stop`` joins the thread: none
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -403,11 +404,19 @@ class OutputFlusher:
                 self._writers.remove(writer)
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        """Flushes on a fixed schedule (every ``interval_s`` from the start, not ``interval_s``
+        after the previous flush ended), so the time a flush takes and a late wake-up do not
+        stretch the buffer timeout; ticks missed altogether are skipped, not made up."""
+        due = time.monotonic() + self.interval_s
+        while not self._stop.wait(max(0.0, due - time.monotonic())):
             with self._lock:
                 writers = list(self._writers)
             for writer in writers:
                 writer._flush_from_flusher()
+            due += self.interval_s
+            now = time.monotonic()
+            if due <= now:
+                due = now + self.interval_s
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stops and joins the thread (idempotent)."""
