@@ -16,7 +16,9 @@ seconds per record of each process while the records flow, and "vs bare (CPU)": 
 busier process over ours, i.e. the rate ratio two otherwise idle cores would show.
 
 Run: ``.venv/bin/python benchmarks/exchange_throughput.py [--records N] [--repeat R]
-[--set key=value ...]`` (``--set`` configures both TaskManagers, e.g. more credit).
+[--shape small|kib|both] [--set key=value ...]`` (``--set`` configures both TaskManagers, e.g.
+more credit). To compare with another version of flintlock, run the same script with
+``PYTHONPATH`` pointing at that version's source tree (the spawned producer inherits it).
 """
 
 from __future__ import annotations
@@ -239,12 +241,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a configuration option for both TaskManagers")
+    parser.add_argument("--shape", choices=("small", "kib", "both"), default="both",
+                        help="only (int, int) records, only (int, 1 KiB bytes), or both")
     args = parser.parse_args()
     options = dict(item.split("=", 1) for item in args.set)
+    shapes = {"small": ["(int, int)"], "kib": ["(int, 1 KiB bytes)"], "both": list(SHAPES)}
     print("| records | path | records/s | MB/s on the wire | vs bare (wall) "
           "| CPU µs/record (producer / consumer) | vs bare (CPU) |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    for shape in SHAPES:
+    for shape in shapes[args.shape]:
         records = args.records if shape == "(int, int)" else args.records // 10
         bare = best(bare_run, shape, records, args.repeat, options)
         ours = best(flintlock_run, shape, records, args.repeat, options)

@@ -63,6 +63,7 @@ from flintlock.runtime.enumerators import (
     enumerated_sources,
     is_coordinator_task,
 )
+from flintlock.runtime.network.gate import ProducerFailedError
 from flintlock.runtime.restart import create_restart_strategy
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
 from flintlock.runtime.state.assignment import assign_states
@@ -71,6 +72,10 @@ from flintlock.runtime.taskmanager import TaskManagerPayload
 from flintlock.usercode.shipping import shipped_by_value
 
 log = logging.getLogger(__name__)
+
+ROOT_CAUSE_GRACE_MS = 500.0
+"""How long an attempt whose first reported failure is only a consequence (a consumer saw its
+producer fail) waits for the producer's own report, which names the real cause."""
 
 
 class JobFailedError(FlintlockError):
@@ -179,6 +184,7 @@ class _Attempt:
     failure: BaseException | None = None
     started_ms: float = 0.0
     ended: bool = False
+    failed_at_ms: float = 0.0
 
 
 class JobManager:
@@ -367,7 +373,9 @@ class JobManager:
                 return JobCancelledError(self.job_graph.name)
             if self._stop_requested:
                 return None
-            if attempt.failure is not None:
+            if attempt.failure is not None and not (
+                    _is_consequence(attempt.failure)
+                    and self._clock.now_ms() - attempt.failed_at_ms < ROOT_CAUSE_GRACE_MS):
                 return attempt.failure
             if attempt.deployed and _all_finished(attempt):
                 return None
@@ -756,7 +764,13 @@ class JobManager:
         elif message.state in ("FAILED", "CANCELED") and not (
                 self._cancel_requested or self._stop_requested):
             cause = message.error.to_exception() if message.error else None
-            attempt.failure = cause or AttemptFailedError(f"task {message.task} {message.state}")
+            failure = cause or AttemptFailedError(f"task {message.task} {message.state}")
+            # The first failure wins, except that a task's own error replaces a consumer's
+            # report that its producer failed (which may arrive first).
+            if attempt.failure is None or (
+                    _is_consequence(attempt.failure) and not _is_consequence(failure)):
+                attempt.failure = failure
+                attempt.failed_at_ms = self._clock.now_ms()
 
     def _on_ack(self, message: msg.AcknowledgeCheckpoint) -> None:
         m = message.metrics
@@ -789,6 +803,12 @@ class JobManager:
             return
         self._cancel_requested = True
         self._set_status(JobStatus.CANCELLING)
+
+
+def _is_consequence(failure: BaseException) -> bool:
+    """A task failed only because a producer of its input failed: the producer's own report
+    names the cause."""
+    return isinstance(failure, ProducerFailedError)
 
 
 def _finished_tasks(checkpoint: CompletedCheckpoint, job_graph: JobGraph) -> set[TaskId]:

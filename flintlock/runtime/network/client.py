@@ -16,8 +16,9 @@ Invariants:
 - Connection-wide failures (malformed frame, lost connection, error response without a
   receiver) fail every channel on this connection and no other.
 
-Thread ownership: the handler's maps belong to the network I/O thread; ``request``,
-``notify_credit`` and ``cancel`` may be called from any thread (they post to the I/O thread).
+Thread ownership: the handler's maps belong to the network I/O loop (see ``io_thread``);
+``request``, ``notify_credit`` and ``cancel`` may be called from any thread (they post to the
+loop; ``notify_credit`` runs on the calling thread when the loop is idle).
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ class ClientHandler:
         self.io.call_soon(lambda: self._request(channel))
 
     def notify_credit(self, channel: ReceivingChannel) -> None:
+        """From the thread that freed a buffer: posts the announcement to the I/O loop
+        (inline announcing is off: see docs/known-issues.md)."""
         self.io.call_soon(lambda: self._announce(channel))
 
     def cancel(self, channel: ReceivingChannel) -> None:

@@ -4,7 +4,7 @@ A ``SocketConnection`` moves bytes between a non-blocking socket and a ``Connect
 (the server side serving subpartitions, or the client side feeding remote channels). Reads go
 through the I/O-free ``FrameDecoder`` (``recv_into`` its ``read_target()``, so a buffer payload
 lands in the receiver's buffer); writes are queued as chunks (a sender buffer's payload is a
-memoryview, never copied) and written with ``sendmsg`` when the I/O thread flushes.
+memoryview, never copied) and written with ``sendmsg`` when the I/O loop flushes.
 
 Invariants:
 
@@ -17,7 +17,9 @@ Invariants:
 - Any protocol error, socket error or end of stream closes this connection only and tells its
   handler why (``on_closed(cause)``; None for a clean end between frames).
 
-Thread ownership: everything here belongs to the TaskManager's network I/O thread.
+Thread ownership: everything here belongs to the TaskManager's network I/O loop: its I/O
+thread, or a thread running a task inline while the loop is idle (``IOThread.call_now_or_soon``),
+always under the loop lock.
 """
 
 from __future__ import annotations

@@ -2,18 +2,30 @@
 
 Every socket of a TaskManager's data plane (the listening socket, connections being
 authenticated, authenticated connections) is registered with this loop's selector; every
-connection, server and client handler is owned by this thread. Other threads reach them only
-through ``call_soon`` (thread-safe: a deque plus a self-pipe to wake ``select``), for example a
-producer's ``notify_data_available`` or a consumer announcing credit.
+connection, server and client handler is owned by the loop. Other threads reach them only
+through ``call_soon`` (thread-safe: a deque plus a self-pipe to wake ``select``) or
+``call_now_or_soon``, for example a producer's ``notify_data_available`` or a consumer
+announcing credit.
+
+Owned by the loop means: touched only by a thread holding the *loop lock*. The loop thread
+holds it for each round of handlers (never while it waits in ``select``). ``call_now_or_soon``
+lets another thread run a task itself, under the loop lock, when the loop is idle — nothing
+posted is waiting and no round is running — and posts it otherwise. That spares the
+hand-off to the loop thread (a wake-up, a GIL switch and a scheduler delay) on the paths
+that matter: a producer's buffer goes onto the socket from the thread that finished it
+(docs/internals/transport.md, "Sending without a hand-off").
 
 Invariants:
 
-- Work posted with ``call_soon`` runs in posting order, on this thread.
+- Work posted with ``call_soon`` runs in posting order, on this thread. A task run by
+  ``call_now_or_soon`` runs before everything posted after it and after everything posted
+  before it (it is posted whenever anything is queued).
 - Timers (``call_later``) are for retries and handshake deadlines; they run on this thread.
 - ``flush_later(conn)`` batches writes: a connection asked to flush is flushed once, after the
-  current round of reads, tasks and timers, so many small frames share one ``sendmsg``.
+  current round of reads, tasks and timers (or after the task run by ``call_now_or_soon``), so
+  many small frames share one ``sendmsg``.
 - ``stop()`` runs the registered closers, closes the selector and the wake-up pipe and joins
-  the thread: nothing is left behind.
+  the thread: nothing is left behind; afterwards ``call_now_or_soon`` runs nothing.
 
 Who calls it: ``transport.TcpTransport`` and ``flintlock.testing.transport``.
 """
@@ -56,11 +68,13 @@ class IOThread:
         self._cond = threading.Condition(threading.Lock())
         self._tasks: deque[Task] = deque()  # guarded by _cond
         self._woken = False  # a wake-up is pending; guarded by _cond
+        self._loop_lock = threading.Lock()  # held while handlers run (see the module doc)
         self._timers: list[tuple[float, int, Task]] = []  # loop thread only
         self._counter = itertools.count()
-        self._to_flush: dict[int, Flushable] = {}  # loop thread only
-        self._closers: dict[int, Task] = {}  # loop thread (or before start)
+        self._to_flush: dict[int, Flushable] = {}  # guarded by _loop_lock
+        self._closers: dict[int, Task] = {}  # guarded by _loop_lock (or before start)
         self._running = False
+        self._stopped = False  # the loop ended: nothing runs any more; guarded by _loop_lock
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     @property
@@ -92,6 +106,25 @@ class IOThread:
         except OSError:  # stopped, or the pipe is full (then it is awake anyway)
             pass
 
+    def call_now_or_soon(self, task: Task) -> None:
+        """Runs ``task`` on the calling thread, under the loop lock, if the loop is idle (the
+        loop thread waits in ``select`` and nothing is posted); else posts it (``call_soon``).
+        Connections the task asks to ``flush_later`` are flushed before this returns. From
+        the loop thread itself this is ``call_soon`` (a handler's task runs after it)."""
+        if self.in_loop() or not self._loop_lock.acquire(blocking=False):
+            self.call_soon(task)
+            return
+        try:
+            with self._cond:
+                queued = bool(self._tasks)
+            if queued or not self._running or self._stopped:
+                self.call_soon(task)
+                return
+            self._guarded(task)
+            self._flush_requested()
+        finally:
+            self._loop_lock.release()
+
     def call_later(self, delay_s: float, task: Task) -> None:
         due = time.monotonic() + max(0.0, delay_s)
         self.call_soon(lambda: heapq.heappush(self._timers, (due, next(self._counter), task)))
@@ -116,6 +149,7 @@ class IOThread:
     # -- loop thread --------------------------------------------------------------------------
 
     def flush_later(self, conn: Flushable) -> None:
+        """Under the loop lock: flush ``conn`` once the current round (or inline task) ends."""
         self._to_flush[id(conn)] = conn
 
     def _request_stop(self) -> None:
@@ -134,17 +168,20 @@ class IOThread:
             while self._running:
                 self._run_once()
         finally:
-            for closer in list(self._closers.values()):
-                try:
-                    closer()
-                except Exception:
-                    log.exception("closing %s", self.name)
-            self._close_resources()
+            with self._loop_lock:
+                self._stopped = True
+                for closer in list(self._closers.values()):
+                    try:
+                        closer()
+                    except Exception:
+                        log.exception("closing %s", self.name)
+                self._close_resources()
 
     def _run_once(self) -> None:
         timeout = None
         if self._timers:
             timeout = max(0.0, self._timers[0][0] - time.monotonic())
+        ready: list[tuple[selectors.SelectorKey, int]] = []
         if self._selector is None:
             with self._cond:
                 if not self._tasks:
@@ -153,10 +190,15 @@ class IOThread:
             with self._cond:
                 if self._tasks:
                     timeout = 0.0
-            for key, mask in self._selector.select(timeout):
+            ready = self._selector.select(timeout)
+        with self._loop_lock:
+            for key, mask in ready:
                 self._guarded(key.data, mask)
-        self._run_tasks()
-        self._run_timers()
+            self._run_tasks()
+            self._run_timers()
+            self._flush_requested()
+
+    def _flush_requested(self) -> None:
         while self._to_flush:
             pending, self._to_flush = self._to_flush, {}
             for conn in pending.values():

@@ -25,6 +25,7 @@ under the owning writer's lock.
 
 from __future__ import annotations
 
+import io
 import pickle
 import struct
 from collections.abc import Callable
@@ -59,21 +60,42 @@ class BatchSerializer(Protocol):
 class PickleBatchSerializer:
     """The default: any picklable record, one ``pickle`` call per batch.
 
+    Batches are pickled in the pickler's *fast mode*, which keeps no memo: no memo-table
+    entry per tuple or string on either side, and a smaller stream (small tuples: about a
+    third less time to pickle, a sixth less to unpickle, 13 % fewer bytes; see
+    docs/benchmarks.md). Records are values (docs/decisions.md), so what fast mode gives up —
+    two references to one object within a batch arrive as two equal objects — is nothing a
+    job may rely on; it never held across batches anyway. A batch fast mode cannot pickle (a
+    cyclic record: fast mode raises ``ValueError``) is pickled again with the memo.
+
     A record whose class exists only in the job's code — defined in the job's script, or in a
     module shipped by value — cannot be pickled by reference inside a TaskManager (the class
     is not importable there). Such a batch is pickled with cloudpickle instead, which carries
-    the class by value; ``loads`` reads both (cloudpickle writes standard pickle streams)."""
+    the class by value; ``loads`` reads all of them (each writes a standard pickle stream)."""
 
     __slots__ = ("protocol",)
 
     def __init__(self, protocol: int = 5) -> None:
         self.protocol = protocol
 
-    def dumps(self, records: list[Any]) -> bytes:
+    def dumps(self, records: list[Any]) -> bytes | memoryview:
+        try:
+            return self._dumps_fast(records)
+        except ValueError:  # a cycle, which only the memo can describe
+            pass
+        except (pickle.PicklingError, AttributeError, TypeError):
+            return bytes(cloudpickle.dumps(records, self.protocol))
         try:
             return pickle.dumps(records, self.protocol)
         except (pickle.PicklingError, AttributeError, TypeError):
             return bytes(cloudpickle.dumps(records, self.protocol))
+
+    def _dumps_fast(self, records: list[Any]) -> memoryview:
+        out = io.BytesIO()
+        pickler = pickle.Pickler(out, self.protocol)
+        pickler.fast = True
+        pickler.dump(records)
+        return out.getbuffer()
 
     def loads(self, data: memoryview | bytes | bytearray) -> list[Any]:
         records = pickle.loads(data)

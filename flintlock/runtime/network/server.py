@@ -19,7 +19,9 @@ Invariants:
   answers PRODUCER_FAILED with the cause; after end of partition the view is released.
 - Closing the connection releases every view it holds.
 
-Thread ownership: the handler and its readers belong to the network I/O thread.
+Thread ownership: the handler and its readers belong to the network I/O loop: the I/O thread,
+or a producer thread sending inline through ``IOThread.call_now_or_soon`` while the loop is
+idle (under the loop lock either way).
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ class _Reader:
         self.view: ResultSubpartitionView | None = None
 
     def notify_data_available(self) -> None:
+        """From the producer's thread (or any): posts the send to the I/O loop. Sending
+        inline (``IOThread.call_now_or_soon``) is off: see docs/known-issues.md."""
         self.handler.io.call_soon(lambda: self.handler.enqueue(self))
 
 

@@ -2,9 +2,11 @@
 
 ``RecordWriter.emit(record)`` picks a channel with the edge's ``ChannelSelector`` and appends
 the record to that channel's pending list — nothing else on the hot path: no lock, no wrapper
-object, no syscall. When the list reaches the batch limit (``serialization.BatchSizer``) the
-whole list is serialised with one call and written as a chunk into the channel's current
-buffer (``write_chunk``); full buffers go to the result partition's subpartition.
+object, no syscall. With one channel, ``emit`` is a closure over that list (no attribute
+lookups) and ``emit_batch`` extends it with the whole batch. When the list reaches the batch
+limit (``serialization.BatchSizer``) its records are serialised, a batch limit's worth per
+call, each batch written as a chunk into the channel's current buffer (``write_chunk``); full
+buffers go to the result partition's subpartition. A flush serialises what is left.
 
 When partly filled buffers leave (``execution.buffer-timeout``):
 
@@ -27,7 +29,8 @@ writer given none creates its own. ``OutputFlusher.stop`` joins the thread: none
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -139,7 +142,9 @@ class RecordWriter:
         if selector.is_broadcast:
             self.emit = self.broadcast_emit  # type: ignore[method-assign]
         elif self.num_channels == 1:
-            self.emit = self._emit_single  # type: ignore[method-assign]
+            emit, emit_batch = self._single_channel_emitters()
+            self.emit = emit  # type: ignore[method-assign,assignment]
+            self.emit_batch = emit_batch  # type: ignore[method-assign,assignment]
         elif isinstance(selector, KeyGroupSelector):
             self._key_selector = selector.key_selector
             self._channel_for_key = selector.channel_for_key
@@ -202,14 +207,35 @@ class RecordWriter:
                 share.timestamps.append(timestamp)
         for channel, share in shares.items():
             self._pending[channel].append(share)
-            self._write_batch(channel)
+            self._write_all(channel)
 
-    def _emit_single(self, record: Any) -> None:
-        """``emit`` when there is one channel (forward, or any selector at parallelism 1)."""
+    def _single_channel_emitters(
+        self,
+    ) -> tuple[Callable[[Any], None], Callable[[list[Any]], None]]:
+        """``emit`` and ``emit_batch`` when there is one channel (forward, or any selector at
+        parallelism 1): closures over the channel's pending list, so a record costs one call,
+        one append and one comparison — no attribute lookup on the writer."""
         pending = self._pending[0]
-        pending.append(record)
-        if len(pending) >= pending.limit:
-            self._write_batch(0)
+        append, extend, write_batch = pending.append, pending.extend, self._write_batch
+
+        def emit(record: Any) -> None:
+            append(record)
+            if len(pending) >= pending.limit:
+                write_batch(0)
+
+        def emit_batch(records: list[Any]) -> None:
+            extend(records)
+            if len(pending) >= pending.limit:
+                write_batch(0)
+
+        if self._flush_always:  # every record is flushed by itself, so one at a time
+            return emit, self._emit_each
+        return emit, emit_batch
+
+    def _emit_each(self, records: list[Any]) -> None:
+        emit = self.emit
+        for record in records:
+            emit(record)
 
     def _emit_keyed(self, record: Any) -> None:
         """``emit`` for key-group hashing (the chain's hot path is ``emit_batch``)."""
@@ -272,11 +298,26 @@ class RecordWriter:
             if self._flush_always:
                 self._emit_current_locked(channel)
 
-    def _serialize_locked(self, channel: int) -> None:
+    def _write_all(self, channel: int) -> None:
+        """Serialises everything pending now, so that the last element appended ends its
+        chunk (a ``StampedRun`` must: readers look for one at a chunk's end only)."""
+        with self._lock:
+            self._check_error()
+            self._serialize_locked(channel, everything=True)
+            if self._flush_always:
+                self._emit_current_locked(channel)
+
+    def _serialize_locked(self, channel: int, everything: bool = False) -> None:
+        """Serialises the channel's pending records in batches of at most its batch limit:
+        all of them with ``everything`` (a flush), else while a full batch is pending."""
         pending = self._pending[channel]
-        count = len(pending)
-        if count == 0:
-            return
+        remaining = len(pending)  # records appended meanwhile wait for the next batch
+        while remaining and (everything or remaining >= pending.limit):
+            count = min(remaining, pending.limit)
+            self._serialize_batch_locked(channel, pending, count)
+            remaining -= count
+
+    def _serialize_batch_locked(self, channel: int, pending: _Pending, count: int) -> None:
         batch = pending[:count]
         del pending[:count]
         data = self._serializer.dumps(batch)
@@ -330,7 +371,7 @@ class RecordWriter:
             self._emit_buffer_locked(channel, current)
 
     def _flush_channel_locked(self, channel: int) -> None:
-        self._serialize_locked(channel)
+        self._serialize_locked(channel, everything=True)
         self._emit_current_locked(channel)
 
     def _check_error(self) -> None:
@@ -394,11 +435,19 @@ class OutputFlusher:
                 self._writers.remove(writer)
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        """Flushes on a fixed schedule (every ``interval_s`` from the start, not ``interval_s``
+        after the previous flush ended), so the time a flush takes and a late wake-up do not
+        stretch the buffer timeout; ticks missed altogether are skipped, not made up."""
+        due = time.monotonic() + self.interval_s
+        while not self._stop.wait(max(0.0, due - time.monotonic())):
             with self._lock:
                 writers = list(self._writers)
             for writer in writers:
                 writer._flush_from_flusher()
+            due += self.interval_s
+            now = time.monotonic()
+            if due <= now:
+                due = now + self.interval_s
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stops and joins the thread (idempotent)."""

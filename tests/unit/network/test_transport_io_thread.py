@@ -54,3 +54,48 @@ def test_a_socket_free_loop_has_no_selector() -> None:
     with pytest.raises(RuntimeError):
         io.selector  # noqa: B018 — the access itself is what fails
     io.stop()
+
+
+@pytest.mark.parametrize("sockets", [True, False], ids=["selector", "socket-free"])
+def test_call_now_or_soon_runs_on_the_caller_only_while_the_loop_is_idle(sockets: bool) -> None:
+    io = IOThread("flintlock-test-io", sockets=sockets)
+    ran: list[tuple[str, bool]] = []
+    io.call_now_or_soon(lambda: ran.append(("before start", io.in_loop())))
+    assert ran == []  # not running yet: posted
+    io.start()
+    idle = threading.Event()
+    io.call_soon(idle.set)
+    assert idle.wait(10)
+    # the loop may not be back in select yet: wait until a task can run on this thread
+    for _ in range(1000):
+        io.call_now_or_soon(lambda: ran.append(("idle", io.in_loop())))
+        if ran[-1:] == [("idle", False)]:
+            break
+        threading.Event().wait(0.001)
+    io.stop()
+    assert ran[0] == ("before start", True)
+    assert ran[-1] == ("idle", False)  # ran right here, before call_now_or_soon returned
+
+
+def test_call_now_or_soon_posts_behind_a_busy_loop_and_keeps_the_order() -> None:
+    io = IOThread("flintlock-test-io", sockets=True)
+    io.start()
+    ran: list[tuple[str, bool]] = []
+    busy, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def long_task() -> None:
+        busy.set()
+        release.wait(10)
+        ran.append(("long", io.in_loop()))
+
+    io.call_soon(long_task)
+    assert busy.wait(10)
+    io.call_now_or_soon(lambda: ran.append(("inline?", io.in_loop())))
+    io.call_soon(lambda: (ran.append(("after", io.in_loop())), done.set()))
+    assert ran == []  # the loop is busy: nothing ran on this thread
+    release.set()
+    assert done.wait(10)
+    io.stop()
+    assert ran == [("long", True), ("inline?", True), ("after", True)]
+    io.call_now_or_soon(lambda: ran.append(("stopped", io.in_loop())))
+    assert ran[-1] == ("after", True)  # a stopped loop runs nothing

@@ -123,6 +123,35 @@ def test_buffer_timeout_minus_one_keeps_data_until_a_buffer_is_full():
     writer.close()
 
 
+def test_a_batch_larger_than_the_batch_limit_goes_out_in_buffer_sized_chunks():
+    _, _, (view,), writer = setup(ForwardSelector(), 1, segment=256)
+    writer.emit(-1)  # the first batch measures the record size
+    writer.emit_batch(list(range(300)))  # fits the partition's pool: nobody reads meanwhile
+    # one chunk of 300 records would span ~4 buffers and decode only at its end; split
+    # into chunks of about a buffer, the records already in full buffers decode now
+    deserializer = RecordDeserializer()
+    early = drain(view, deserializer)
+    assert 1 < len(early) < 301
+    assert early == list(range(-1, len(early) - 1))
+    writer.emit_batch([300, 301])
+    writer.emit(302)
+    writer.close()
+    assert early + drain(view, deserializer) == list(range(-1, 303))
+
+
+def test_buffer_timeout_zero_flushes_every_record_of_a_batch():
+    _, _, (view,), writer = setup(ForwardSelector(), 1, buffer_timeout_ms=0)
+    writer.emit_batch(["a", "b", "c"])
+    deserializer = RecordDeserializer()
+    for record in ("a", "b", "c"):
+        item = view.poll_next()
+        assert item is not None
+        assert deserializer.deserialize(item.buffer.view()) == [record]
+        item.buffer.recycle()
+    assert view.poll_next() is None
+    writer.close()
+
+
 def test_events_follow_the_records_emitted_before_them():
     _, _, views, writer = setup(RescaleSelector(), 2)
     for record in range(6):
@@ -190,8 +219,10 @@ def test_close_without_flush_recycles_everything():
     network, partition, _, writer = setup(ForwardSelector(), 1)
     writer.emit("x")
     writer.flush(0)
-    writer.emit("y")
-    writer._write_batch(0)
+    for _ in range(100):  # until a batch sits in a partly filled buffer
+        writer.emit("y")
+        if writer.statistics().current_buffer_bytes[0] > 0:
+            break
     assert writer.statistics().current_buffer_bytes[0] > 0
     writer.close(flush=False)
     partition.release()
