@@ -62,6 +62,7 @@ class WindowOperator(FunctionOperator):
         self._event_time = bool(window.assigner.is_event_time())
         self._reduce = getattr(window.reduce_function, "reduce", window.reduce_function)
         self._aggregate = window.aggregate_function
+        self._lateness = window.allowed_lateness_ms
 
     # -- life cycle -----------------------------------------------------------------------
 
@@ -137,7 +138,8 @@ class WindowOperator(FunctionOperator):
 
     def _cleanup_time(self, window: Any) -> int:
         end = window.max_timestamp()
-        return _plus(end, self.window.allowed_lateness_ms) if self._event_time else end
+        lateness = self._lateness
+        return (end if lateness == 0 else _plus(end, lateness)) if self._event_time else end
 
     def _is_late(self, window: Any) -> bool:
         return self._event_time and self._cleanup_time(window) <= self._timers.watermark
