@@ -221,3 +221,37 @@ def test_window_outputs_keep_window_timestamps_across_operators():
 def test_a_window_spec_needs_a_function():
     with pytest.raises(ValueError, match="needs a reduce, aggregate or window function"):
         WindowSpec(TumblingEventTimeWindows.of(10))
+
+
+def test_processing_time_sessions_merge_and_fire_on_the_clock():
+    from flintlock.common.windowing import ProcessingTimeSessionWindows
+
+    timers = Timers()
+    operator, out, _ = _window(WindowSpec(ProcessingTimeSessionWindows.with_gap(50),
+                                          reduce_function=_sum()), timers=timers)
+    operator.process_batch([("a", 1)])
+    timers.advance(30)
+    operator.process_batch([("a", 2)])  # joins the session: it now ends at 80
+    timers.advance(30)
+    assert out.records() == []
+    timers.advance(20)
+    assert out.records() == [(("a", 3), 79)]
+
+
+def test_a_process_window_function_may_emit_to_a_side_output():
+    class Split(ProcessWindowFunction):
+        def process(self, key, context, elements):
+            values = [v for _, v in elements]
+            context.output(_TAG, min(values))
+            yield max(values)
+
+    from flintlock.common.output_tag import OutputTag
+
+    _TAG = OutputTag("late")  # the side output the helper wires up
+    operator, out, side = _window(WindowSpec(
+        TumblingEventTimeWindows.of(10), window_function=Split(),
+        window_function_kind=WindowFunctionKind.PROCESS), late_tag=True)
+    operator.process_batch(_stamped(("a", 4, 1), ("a", 2, 3)))
+    operator.process_watermark(MAX_WATERMARK)
+    assert out.records() == [(4, 9)]
+    assert side.records() == [(2, 9)]
