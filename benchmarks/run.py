@@ -25,6 +25,7 @@ BENCHMARKS = {
                                  "100000", "--checkpoint-ms", "1000"],
     "checkpoint_alignment": ["-m", "benchmarks.checkpoint_alignment"],
     "runtime_costs": ["-m", "benchmarks.runtime_costs"],
+    "event_time": ["-m", "benchmarks.event_time"],
 }
 
 

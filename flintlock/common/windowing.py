@@ -64,11 +64,12 @@ class Window(abc.ABC):
 class TimeWindow(Window):
     """The half-open time interval ``[start, end)``."""
 
-    __slots__ = ("end", "start")
+    __slots__ = ("_hash", "end", "start")
 
     def __init__(self, start: int, end: int) -> None:
         self.start = start
         self.end = end
+        self._hash = hash((start, end))  # windows are map keys of window state: hash once
 
     def max_timestamp(self) -> int:
         return self.end - 1
@@ -104,14 +105,14 @@ class TimeWindow(Window):
                 callback.merge(members, cover)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, TimeWindow) and self.start == other.start
+        return (type(other) is TimeWindow and self.start == other.start
                 and self.end == other.end)
 
     def __lt__(self, other: TimeWindow) -> bool:
         return (self.start, self.end) < (other.start, other.end)
 
     def __hash__(self) -> int:
-        return hash((TimeWindow, self.start, self.end))
+        return self._hash
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (TimeWindow, (self.start, self.end))

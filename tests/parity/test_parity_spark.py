@@ -1,10 +1,12 @@
-"""PyFlink parity on embedded Spark: three of the parity programs, ported by changing their
+"""PyFlink parity on embedded Spark: seven of the parity programs, ported by changing their
 imports only, run with TaskManagers as Spark barrier-stage tasks and print what PyFlink printed.
 
 ``word_count`` reads its file with a ``FileSource`` and prints through the print sink, whose
 lines the TaskManagers forward to the driver's stdout; ``state_access`` keeps keyed state at
 parallelism 2 and collects its results with ``execute_and_collect``; ``recovery`` fails once
-midway and restarts from a checkpoint, and its exactly-once results match PyFlink's.
+midway and restarts from a checkpoint, and its exactly-once results match PyFlink's;
+``event_time``, ``end_of_input_timers``, ``count_windows`` and ``broadcast_state`` carry
+timestamps, watermarks, windows and broadcast state between TaskManager processes.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from tests.parity.harness import Expected, run_ported
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
-@pytest.mark.parametrize("name", ["word_count", "state_access", "recovery"])
+@pytest.mark.parametrize("name", ["word_count", "state_access", "recovery", "event_time",
+                                  "end_of_input_timers", "count_windows", "broadcast_state"])
 def test_program_on_spark_prints_what_pyflink_printed(name, capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     expected = Expected(name, ordered=True)

@@ -26,13 +26,21 @@ Outputs carry the fired window's ``max_timestamp()``. Everything runs on the tas
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from flintlock.common.operator_spec import OperatorSpec, WindowFunctionKind, WindowSpec
 from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import MapStateDescriptor, StateDescriptor
-from flintlock.common.windowing import MAX_LONG, MergingWindowAssigner, OnMergeContext, Trigger
+from flintlock.common.windowing import (
+    MAX_LONG,
+    EventTimeTrigger,
+    MergingWindowAssigner,
+    OnMergeContext,
+    SlidingEventTimeWindows,
+    Trigger,
+    TumblingEventTimeWindows,
+)
 from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
 from flintlock.runtime.tasks.contexts import KeyedTimerService, RuntimeContextImpl
 from flintlock.runtime.tasks.operators import FunctionOperator
@@ -62,6 +70,11 @@ class WindowOperator(FunctionOperator):
         self._event_time = bool(window.assigner.is_event_time())
         self._reduce = getattr(window.reduce_function, "reduce", window.reduce_function)
         self._aggregate = window.aggregate_function
+        self._lateness = window.allowed_lateness_ms
+        self._grouping = (type(trigger) is EventTimeTrigger and window.incremental
+                          and type(window.assigner) in (TumblingEventTimeWindows,
+                                                        SlidingEventTimeWindows))
+        """Whether batches may be handled per (key, window) (``_process_grouped``)."""
 
     # -- life cycle -----------------------------------------------------------------------
 
@@ -102,6 +115,9 @@ class WindowOperator(FunctionOperator):
         get_key = self._key_selector()
         set_key = self.context.keyed_backend.set_current_key
         stamps = records.timestamps if type(records) is TimestampedBatch else None
+        if self._grouping and stamps is not None and self._process_grouped(
+                records, stamps, get_key, set_key):
+            return
         for index, value in enumerate(records):
             key = get_key(value)
             if not self._key_checked:
@@ -131,13 +147,48 @@ class WindowOperator(FunctionOperator):
             if tag is not None:
                 self._side_output(tag, value, timestamp)
 
+    def _process_grouped(self, records: list[Any], stamps: list[int],
+                         get_key: Callable[[Any], Any], set_key: Callable[[Any], None]) -> bool:
+        """The common case done per (key, window) instead of per element: time windows with
+        the event-time trigger and an incremental function. The watermark cannot move within
+        a batch, so if every window of the batch is still ahead of it, no element is late and
+        the trigger only registers its timer (``EventTimeTrigger.on_element``): the same
+        state, accumulated in the same order per window, with far fewer state accesses.
+        Returns False (nothing done) when some window is not ahead of the watermark."""
+        watermark = self._timers.watermark
+        assign, context = self._assigner.assign_windows, self._assigner_context
+        groups: dict[tuple[Any, Any], list[Any]] = {}
+        for value, timestamp in zip(records, stamps, strict=True):
+            key = get_key(value)
+            if not self._key_checked:
+                self._first_key(key)
+            for window in assign(value, timestamp, context):
+                if window.max_timestamp() <= watermark:
+                    return False
+                group = groups.get((key, window))
+                if group is None:
+                    groups[(key, window)] = [value]
+                else:
+                    group.append(value)
+        accumulators = self._accumulators
+        for (key, window), values in groups.items():
+            set_key(key)
+            accumulator = accumulators.get(window)
+            for value in values:
+                accumulator = self._accumulate(accumulator, value)
+            accumulators.put(window, accumulator)
+            self._timers.register_event_time_timer(window.max_timestamp(), window)
+            self._register_cleanup(window)
+        return True
+
     def _is_late_element(self, timestamp: int) -> bool:
         return self._event_time and (
             _plus(timestamp, self.window.allowed_lateness_ms) <= self._timers.watermark)
 
     def _cleanup_time(self, window: Any) -> int:
         end = window.max_timestamp()
-        return _plus(end, self.window.allowed_lateness_ms) if self._event_time else end
+        lateness = self._lateness
+        return (end if lateness == 0 else _plus(end, lateness)) if self._event_time else end
 
     def _is_late(self, window: Any) -> bool:
         return self._event_time and self._cleanup_time(window) <= self._timers.watermark

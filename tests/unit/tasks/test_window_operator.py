@@ -221,3 +221,73 @@ def test_window_outputs_keep_window_timestamps_across_operators():
 def test_a_window_spec_needs_a_function():
     with pytest.raises(ValueError, match="needs a reduce, aggregate or window function"):
         WindowSpec(TumblingEventTimeWindows.of(10))
+
+
+def test_processing_time_sessions_merge_and_fire_on_the_clock():
+    from flintlock.common.windowing import ProcessingTimeSessionWindows
+
+    timers = Timers()
+    operator, out, _ = _window(WindowSpec(ProcessingTimeSessionWindows.with_gap(50),
+                                          reduce_function=_sum()), timers=timers)
+    operator.process_batch([("a", 1)])
+    timers.advance(30)
+    operator.process_batch([("a", 2)])  # joins the session: it now ends at 80
+    timers.advance(30)
+    assert out.records() == []
+    timers.advance(20)
+    assert out.records() == [(("a", 3), 79)]
+
+
+def test_a_process_window_function_may_emit_to_a_side_output():
+    class Split(ProcessWindowFunction):
+        def process(self, key, context, elements):
+            values = [v for _, v in elements]
+            context.output(_TAG, min(values))
+            yield max(values)
+
+    from flintlock.common.output_tag import OutputTag
+
+    _TAG = OutputTag("late")  # the side output the helper wires up
+    operator, out, side = _window(WindowSpec(
+        TumblingEventTimeWindows.of(10), window_function=Split(),
+        window_function_kind=WindowFunctionKind.PROCESS), late_tag=True)
+    operator.process_batch(_stamped(("a", 4, 1), ("a", 2, 3)))
+    operator.process_watermark(MAX_WATERMARK)
+    assert out.records() == [(4, 9)]
+    assert side.records() == [(2, 9)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_batches_handled_per_key_and_window_give_what_per_element_handling_gives(seed):
+    """The grouped path (event-time trigger, incremental function, time windows) against the
+    per-element path on random batches, watermarks and late elements; the reduce function is
+    not commutative, so the order of accumulation shows too."""
+    import random
+
+    rng = random.Random(seed)
+    script = []
+    watermark = 0
+    for _ in range(30):
+        batch = [(rng.choice("abc"), str(rng.randrange(100)), rng.randrange(watermark - 30,
+                                                                             watermark + 60))
+                 for _ in range(rng.randrange(1, 20))]
+        script.append(("batch", batch))
+        watermark += rng.randrange(0, 25)
+        script.append(("watermark", watermark))
+    script.append(("watermark", MAX_WATERMARK))
+
+    def run(grouped):
+        concat = wrap_reduce(lambda a, b: (a[0], a[1] + "," + b[1]))
+        operator, out, late = _window(WindowSpec(
+            SlidingEventTimeWindows.of(20, 10), reduce_function=concat, allowed_lateness_ms=15,
+            late_output_tag="late"), late_tag=True)
+        assert operator._grouping
+        operator._grouping = grouped
+        for kind, item in script:
+            if kind == "batch":
+                operator.process_batch(_stamped(*item))
+            else:
+                operator.process_watermark(item)
+        return out.events, late.events
+
+    assert run(True) == run(False)
