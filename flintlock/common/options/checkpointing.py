@@ -58,4 +58,5 @@ EXTERNALIZED = ConfigOption(
 INCREMENTAL = ConfigOption(
     "execution.checkpointing.incremental", OptionType.BOOLEAN, False,
     "Write only what changed since the last checkpoint, where the state backend can.",
+    deprecated_keys=("state.backend.incremental",),
 )

@@ -19,6 +19,10 @@ the hot path pays nothing. A state object's ``_copied`` set is reset at each sna
 stored object is then shared with the newest copy). A value the user keeps a reference to
 across records and mutates later is outside this protection, as in Flink's heap backend.
 
+The asynchronous part keeps each table's keys indexed by key group across snapshots
+(``format.KeyGroupIndex``): with a stable key set it does no per-entry Python work, each
+group's dict is built and pickled in C.
+
 Threads: tables and state objects belong to the task thread; ``_HeapSnapshot.write`` runs on
 an asynchronous thread and reads only its private copies; the guard counter is under a lock
 because snapshots are released from the asynchronous thread.
@@ -51,10 +55,16 @@ from flintlock.runtime.state.backend import (
     KeyedStateStatistics,
 )
 from flintlock.runtime.state.errors import SnapshotReleasedError, StateBackendDisposedError
-from flintlock.runtime.state.format import encode_blocks, group_by_key_group
+from flintlock.runtime.state.format import (
+    KeyGroupIndex,
+    encode_blocks,
+    encode_indexed,
+    group_by_key_group,
+)
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.restore import check_restored_handles
 from flintlock.runtime.state.snapshots import (
+    KeyedStateHandle,
     KeyGroupsStateHandle,
     ReadState,
     StateWriter,
@@ -286,6 +296,8 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         self._guard_lock = threading.Lock()
         self._in_flight = 0  # snapshots not yet written or released; under _guard_lock
         self._key_groups: dict[Any, int] = {}  # key -> key group, for snapshot writers
+        self._indexes: dict[str, KeyGroupIndex] = {}  # per table; under _index_lock
+        self._index_lock = threading.Lock()  # held by a snapshot writer while it encodes
         self._snapshots: weakref.WeakSet[_HeapSnapshot] = weakref.WeakSet()  # task thread
         self._disposed = False
 
@@ -328,12 +340,25 @@ class HeapKeyedStateBackend(KeyedStateBackend):
             self._key_groups = {}
         return self._key_groups
 
+    def encode_indexed(self, tables: dict[str, dict[Any, Any]]) -> tuple[bytes, tuple[int, ...]]:
+        """The snapshot blob of ``tables`` (private copies), through the per-table key group
+        indexes (snapshot writer threads, one at a time)."""
+        with self._index_lock:
+            cache = self.key_group_cache()
+            indexed = {}
+            for name, table in tables.items():
+                index = self._indexes.get(name)
+                if index is None:
+                    index = self._indexes[name] = KeyGroupIndex()
+                indexed[name] = (table, index.refresh(table, self.max_parallelism, cache))
+            return encode_indexed(indexed, self.key_group_range)
+
     @property
     def snapshot_in_flight(self) -> bool:
         """A snapshot's asynchronous part may still read the tables (task thread reads it)."""
         return self._in_flight > 0
 
-    def snapshot(self) -> _HeapSnapshot:
+    def snapshot(self, checkpoint_id: int | None = None) -> _HeapSnapshot:
         self._check_open()
         copies = {name: table.copy() for name, table in self._tables.items() if table}
         with self._guard_lock:
@@ -355,7 +380,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
                     state.__class__ = _UNGUARDED.get(type(state), type(state))
                     state._copied = set()
 
-    def restore(self, handles: Sequence[KeyGroupsStateHandle], read_state: ReadState) -> None:
+    def restore(self, handles: Sequence[KeyedStateHandle], read_state: ReadState) -> None:
         self._check_open()
         for group_block in check_restored_handles(self, handles, read_state):
             for name, entries in group_block:
@@ -400,11 +425,17 @@ class _HeapSnapshot:
             backend = self._backend
             if backend is None:
                 raise SnapshotReleasedError("hashmap")
-            tables = {n: _filtered(t, self._filters.get(n)) for n, t in self._copies.items()}
-            if not any(tables.values()):
+            if self._filters:
+                tables = {n: _filtered(t, self._filters.get(n)) for n, t in self._copies.items()}
+                if not any(tables.values()):
+                    return None
+                blocks = group_by_key_group(
+                    tables, backend.max_parallelism, backend.key_group_cache())
+                data, offsets = encode_blocks(blocks, backend.key_group_range)
+            elif not self._copies:
                 return None
-            blocks = group_by_key_group(tables, backend.max_parallelism, backend.key_group_cache())
-            data, offsets = encode_blocks(blocks, backend.key_group_range)
+            else:
+                data, offsets = backend.encode_indexed(self._copies)
             blob = write_blob(writer, name, data, backend.inline_threshold)
             return KeyGroupsStateHandle(
                 backend.key_group_range, offsets, blob, backend.max_parallelism, self._labels
