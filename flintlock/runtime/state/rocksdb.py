@@ -110,6 +110,8 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
     ) -> None:
         super().__init__(key_group_range, max_parallelism, clock, inline_threshold)
         self.incremental = incremental
+        if local_dir is not None:
+            os.makedirs(local_dir, exist_ok=True)
         self._directory = tempfile.mkdtemp(prefix="flintlock-rocksdb-", dir=local_dir)
         self.db: Any = _open(os.path.join(self._directory, "db"))
         self._backend_id = uuid.uuid4().hex[:12]  # names this database's uploads
