@@ -21,7 +21,7 @@ across records and mutates later is outside this protection, as in Flink's heap 
 
 The asynchronous part keeps each table's keys indexed by key group across snapshots
 (``format.KeyGroupIndex``): with a stable key set it does no per-entry Python work, each
-group's dict is built and pickled in C.
+group's values are gathered and pickled in C.
 
 Threads: tables and state objects belong to the task thread; ``_HeapSnapshot.write`` runs on
 an asynchronous thread and reads only its private copies; the guard counter is under a lock
@@ -59,6 +59,7 @@ from flintlock.runtime.state.format import (
     KeyGroupIndex,
     encode_blocks,
     encode_indexed,
+    entries_of,
     group_by_key_group,
 )
 from flintlock.runtime.state.keygroups import KeyGroupRange
@@ -234,13 +235,18 @@ def _own_current_entry(state: _HeapState) -> None:
             state._table[key] = _private_copy(stored)
 
 
+def own_value(value: Any) -> Any:
+    """``value`` itself if nothing reachable from it can change, else a private deep copy."""
+    return value if _is_immutable(value) else _private_copy(value)
+
+
 def _is_immutable(value: Any) -> bool:
     """Nothing reachable from ``value`` can change (so a snapshot may share it): an immutable
     scalar, or a tuple of them (the common shape of a keyed reduce's accumulator)."""
     kind = type(value)
     if kind in _IMMUTABLE:
         return True
-    return kind is tuple and all(type(item) in _IMMUTABLE for item in value)
+    return kind is tuple and _IMMUTABLE.issuperset(map(type, value))  # in C: no temporary set
 
 
 def _guarded_class(cls: type[_HeapState], methods: tuple[str, ...]) -> type[_HeapState]:
@@ -324,13 +330,23 @@ class HeapKeyedStateBackend(KeyedStateBackend):
 
     def direct_table(self, descriptor: StateDescriptor) -> dict[Any, Any] | None:
         """The dict behind a value state without TTL, for operators whose per-record work is
-        a plain get/put by key (keyed reduce). Only to be used while ``snapshot_in_flight``
-        is False — an in-flight snapshot needs the copy-on-write guard of the state object —
-        and None when the state is not a plain value state."""
+        a plain get/put by key (keyed reduce); None when the state is not a plain value state.
+        While a snapshot is in flight the caller applies copy-on-write (``copied_keys``)."""
         state = self.get_partitioned_state(descriptor)
         if descriptor.ttl_config is not None or not isinstance(state, HeapValueState):
             return None
         return state._table
+
+    def copied_keys(self, descriptor: StateDescriptor) -> set[Any] | None:
+        """While a snapshot is in flight: the keys of ``direct_table(descriptor)`` whose value
+        already is private to the live table in this snapshot. An operator using the table
+        directly must, for any other key, add it here and replace its value by
+        ``own_value(value)`` before reading or changing it — the same copy-on-write the guarded
+        state object applies. None when no snapshot is in flight (task thread)."""
+        if not self._in_flight:
+            return None
+        state = self.get_partitioned_state(descriptor)
+        return state._copied if isinstance(state, _HeapState) else None
 
     def key_group_cache(self) -> dict[Any, int]:
         """Key → key group, remembered across snapshots (written by snapshot threads; dict
@@ -384,7 +400,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         self._check_open()
         for group_block in check_restored_handles(self, handles, read_state):
             for name, entries in group_block:
-                self._tables.setdefault(name, {}).update(entries)
+                self._tables.setdefault(name, {}).update(entries_of(entries))
 
     def statistics(self) -> KeyedStateStatistics:
         return KeyedStateStatistics(
@@ -421,27 +437,29 @@ class _HeapSnapshot:
         self._lock = threading.Lock()
 
     def write(self, writer: StateWriter, name: str) -> KeyGroupsStateHandle | None:
+        backend = self._backend
         try:
-            backend = self._backend
             if backend is None:
                 raise SnapshotReleasedError("hashmap")
-            if self._filters:
-                tables = {n: _filtered(t, self._filters.get(n)) for n, t in self._copies.items()}
-                if not any(tables.values()):
-                    return None
-                blocks = group_by_key_group(
-                    tables, backend.max_parallelism, backend.key_group_cache())
-                data, offsets = encode_blocks(blocks, backend.key_group_range)
-            elif not self._copies:
-                return None
-            else:
-                data, offsets = backend.encode_indexed(self._copies)
-            blob = write_blob(writer, name, data, backend.inline_threshold)
-            return KeyGroupsStateHandle(
-                backend.key_group_range, offsets, blob, backend.max_parallelism, self._labels
-            )
+            encoded = self._encode(backend)
         finally:
-            self.release()
+            self.release()  # the copies are encoded: copy-on-write can stop before the I/O
+        if encoded is None:
+            return None
+        data, offsets = encoded
+        blob = write_blob(writer, name, data, backend.inline_threshold)
+        return KeyGroupsStateHandle(
+            backend.key_group_range, offsets, blob, backend.max_parallelism, self._labels
+        )
+
+    def _encode(self, backend: HeapKeyedStateBackend) -> tuple[bytes, tuple[int, ...]] | None:
+        if not self._filters:
+            return backend.encode_indexed(self._copies) if self._copies else None
+        tables = {n: _filtered(t, self._filters.get(n)) for n, t in self._copies.items()}
+        if not any(tables.values()):
+            return None
+        blocks = group_by_key_group(tables, backend.max_parallelism, backend.key_group_cache())
+        return encode_blocks(blocks, backend.key_group_range)
 
     def release(self) -> None:
         with self._lock:

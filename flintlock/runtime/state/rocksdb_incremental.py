@@ -46,7 +46,7 @@ from rocksdict import AccessType, Checkpoint, Options, Rdict
 from flintlock.common.state import StateKind
 from flintlock.runtime.checkpoint.handles import StateHandle, StreamStateHandle
 from flintlock.runtime.state.errors import SnapshotReleasedError
-from flintlock.runtime.state.format import Block, encode_blocks
+from flintlock.runtime.state.format import Block, encode_blocks, key_values
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.rocksdb_states import loads
 from flintlock.runtime.state.snapshots import (
@@ -158,7 +158,7 @@ class BlockCollector:
             entries = {loads(k): v if keep is None else keep(v) for k, v in by_key.items()}
             entries = {k: v for k, v in entries.items() if v is not None}
             if entries:
-                block.append((name, entries))
+                block.append((name, key_values(entries)))
         return block
 
 

@@ -46,7 +46,7 @@ def test_index_always_equals_a_fresh_grouping_of_the_table(rounds):
         assert all(len(ks) == len(set(ks)) for ks in groups.values())
 
 
-def test_encode_indexed_blocks_are_per_group_dicts_that_decode_back():
+def test_encode_indexed_blocks_are_per_group_key_values_that_decode_back():
     full = KeyGroupRange(0, 7)
     values = {key: (key, key * 2) for key in range(100)}
     names = {key: f"n{key}" for key in range(0, 100, 3)}
@@ -58,9 +58,9 @@ def test_encode_indexed_blocks_are_per_group_dicts_that_decode_back():
     for group in full:
         start, end = handle.block(group)
         block = pickle.loads(data[start:end]) if end > start else []
-        for _, entries in block:
-            assert isinstance(entries, dict)
-            assert all(assign_to_key_group(key, 8) == group for key in entries)
+        for _, (keys, stored) in block:
+            assert len(keys) == len(stored)
+            assert all(assign_to_key_group(key, 8) == group for key in keys)
     restored = {"a": {}, "b": {}}
     for _, block in decode_blocks([handle], full, storage_unused):
         for name, entries in block:
