@@ -230,6 +230,14 @@ class OperatorSubtaskState:
         )
 
     @property
+    def checkpointed_size(self) -> int:
+        """Bytes this checkpoint wrote for this state (incremental keyed state counts only
+        its new shared files and its private files)."""
+        return self.state_size - sum(
+            h.state_size - h.checkpointed_size for h in self.managed_keyed_state
+            if isinstance(h, IncrementalKeyedStateHandle))
+
+    @property
     def has_channel_state(self) -> bool:
         return bool(self.input_channel_state or self.result_subpartition_state)
 
@@ -277,6 +285,10 @@ class TaskStateSnapshot:
     @property
     def state_size(self) -> int:
         return sum(state.state_size for state in self.subtask_states.values())
+
+    @property
+    def checkpointed_size(self) -> int:
+        return sum(state.checkpointed_size for state in self.subtask_states.values())
 
     def shared_handles(self) -> tuple[StreamStateHandle, ...]:
         return tuple(h for state in self.subtask_states.values() for h in state.shared_handles())

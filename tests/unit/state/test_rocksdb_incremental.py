@@ -90,6 +90,9 @@ def test_a_second_checkpoint_uploads_only_the_new_sst_files(tmp_path, storage):
         new_bytes = sum(h.size for _, h in second.shared if h.uri in second.uploaded)
         assert new_bytes < sum(h.size for _, h in first.shared) / 4
         assert second.checkpointed_size < second.state_size
+        subtask = OperatorSubtaskState((second,))
+        assert (subtask.state_size, subtask.checkpointed_size) == (
+            second.state_size, second.checkpointed_size)
         assert all(uri.startswith(storage.job_dir + "/shared/") for uri in second.uploaded)
     finally:
         backend.dispose()
