@@ -64,8 +64,10 @@ from flintlock.runtime.state.format import Block, encode_blocks, entries_of
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_to_key_group
 from flintlock.runtime.state.restore import check_restored_handles, validate_restored_handles
 from flintlock.runtime.state.rocksdb_incremental import (
+    BackendIdentity,
     BlockCollector,
     IncrementalSnapshot,
+    StateLayout,
     UploadLedger,
     create_native_checkpoint,
     download,
@@ -114,7 +116,8 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             os.makedirs(local_dir, exist_ok=True)
         self._directory = tempfile.mkdtemp(prefix="flintlock-rocksdb-", dir=local_dir)
         self.db: Any = _open(os.path.join(self._directory, "db"))
-        self._backend_id = uuid.uuid4().hex[:12]  # names this database's uploads
+        self._identity = BackendIdentity(
+            uuid.uuid4().hex[:12], key_group_range, max_parallelism, inline_threshold)
         self._ledger = UploadLedger()  # incremental checkpoints' uploads
         self._state_ids: dict[str, bytes] = {}  # name → 2-byte id; task thread
         self._kinds: dict[str, StateKind] = {}  # name → storage kind
@@ -189,13 +192,11 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         db = self._open_db()
         snapshot: _RocksSnapshot | IncrementalSnapshot
         if self.incremental:
+            layout = StateLayout(dict(self._state_ids), tuple(sorted(self._labels.items())),
+                                 self.snapshot_filters())
             snapshot = IncrementalSnapshot(
-                create_native_checkpoint(db, self._directory), checkpoint_id,
-                self._backend_id, self._ledger, self._state_ids,
-                tuple(sorted(self._labels.items())), self.key_group_range,
-                self.max_parallelism, self.inline_threshold, self.snapshot_filters(),
-                self._forget_snapshot,
-            )
+                create_native_checkpoint(db, self._directory), checkpoint_id, self._identity,
+                layout, self._ledger, self._forget_snapshot)
         else:
             iterator = db.items()  # its RocksDB iterator pins the database as of now
             snapshot = _RocksSnapshot(

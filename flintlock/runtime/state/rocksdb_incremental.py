@@ -39,6 +39,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rocksdict import AccessType, Checkpoint, Options, Rdict
@@ -200,10 +201,8 @@ def incremental_blocks(
         download(handle, os.path.join(directory, "db"), read_state)
         db = open_read_only(os.path.join(directory, "db"))
         try:
-            labels = dict(handle.states)
-            names = {state_id: name for name, state_id in handle.state_ids}
-            collector = BlockCollector(
-                names, {name: is_map_label(labels.get(name, "")) for name in names.values()})
+            layout = StateLayout(dict(handle.state_ids), handle.states, {})
+            collector = layout.collector(with_filters=False)
             read_groups(db, common, collector)
         finally:
             db.close()
@@ -218,6 +217,32 @@ def incremental_blocks(
 # -- the snapshot -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class BackendIdentity:
+    """What a snapshot needs to know about the backend that took it."""
+
+    backend_id: str  # names this database's uploads
+    key_group_range: KeyGroupRange
+    max_parallelism: int
+    inline_threshold: int
+
+
+@dataclass(frozen=True, slots=True)
+class StateLayout:
+    """The states in the database at the snapshot: ids, kinds, snapshot-time TTL filters."""
+
+    state_ids: Mapping[str, bytes]
+    labels: tuple[tuple[str, str], ...]
+    filters: Mapping[str, Callable[[Any], Any]]
+
+    def collector(self, with_filters: bool) -> BlockCollector:
+        labels = dict(self.labels)
+        names = {state_id: name for name, state_id in self.state_ids.items()}
+        return BlockCollector(
+            names, {name: is_map_label(labels.get(name, "")) for name in names.values()},
+            self.filters if with_filters else None)
+
+
 class IncrementalSnapshot:
     """A native checkpoint waiting for its asynchronous upload (``KeyedStateSnapshot``)."""
 
@@ -225,26 +250,16 @@ class IncrementalSnapshot:
         self,
         path: str,
         checkpoint_id: int | None,
-        backend_id: str,
+        identity: BackendIdentity,
+        layout: StateLayout,
         ledger: UploadLedger,
-        state_ids: Mapping[str, bytes],
-        labels: tuple[tuple[str, str], ...],
-        key_group_range: KeyGroupRange,
-        max_parallelism: int,
-        inline_threshold: int,
-        filters: Mapping[str, Callable[[Any], Any]],
         on_release: Callable[[IncrementalSnapshot], None],
     ) -> None:
         self._path: str | None = path
         self._checkpoint_id = checkpoint_id
-        self._backend_id = backend_id
+        self._identity = identity
+        self._layout = layout
         self._ledger = ledger
-        self._state_ids = dict(state_ids)
-        self._labels = labels
-        self._key_group_range = key_group_range
-        self._max_parallelism = max_parallelism
-        self._inline_threshold = inline_threshold
-        self._filters = filters
         self._on_release = on_release
         self._lock = threading.Lock()  # held while the native checkpoint is read
         self._cancelled = False
@@ -267,26 +282,25 @@ class IncrementalSnapshot:
             self.release()
 
     def _write_full(self, path: str, writer: StateWriter, name: str) -> KeyGroupsStateHandle | None:
-        labels = dict(self._labels)
-        names = {state_id: state for state, state_id in self._state_ids.items()}
-        collector = BlockCollector(
-            names, {n: is_map_label(labels.get(n, "")) for n in names.values()}, self._filters)
+        identity = self._identity
+        collector = self._layout.collector(with_filters=True)
         db = open_read_only(path)
         try:
-            read_groups(db, self._key_group_range, collector)
+            read_groups(db, identity.key_group_range, collector)
         finally:
             db.close()
         blocks = collector.blocks()
         if not any(blocks.values()):
             return None
-        data, offsets = encode_blocks(blocks, self._key_group_range)
-        blob = write_blob(writer, name, data, self._inline_threshold)
-        return KeyGroupsStateHandle(
-            self._key_group_range, offsets, blob, self._max_parallelism, self._labels)
+        data, offsets = encode_blocks(blocks, identity.key_group_range)
+        blob = write_blob(writer, name, data, identity.inline_threshold)
+        return KeyGroupsStateHandle(identity.key_group_range, offsets, blob,
+                                    identity.max_parallelism, self._layout.labels)
 
     def _upload(
         self, path: str, writer: Any, name: str, shared_uri: str
     ) -> IncrementalKeyedStateHandle:
+        identity = self._identity
         shared: list[tuple[str, StreamStateHandle]] = []
         private: list[tuple[str, StateHandle]] = []
         uploaded: list[StreamStateHandle] = []
@@ -298,12 +312,12 @@ class IncrementalSnapshot:
                 if not file_name.endswith(SST_SUFFIX):
                     data = _read(file_path)
                     private.append((file_name, write_blob(
-                        writer, f"{name}-{file_name}", data, self._inline_threshold)))
+                        writer, f"{name}-{file_name}", data, identity.inline_threshold)))
                     continue
                 handle = self._ledger.reusable(
                     file_name, os.path.getsize(file_path), shared_uri)
                 if handle is None:
-                    unique = f"{self._backend_id}-{uuid.uuid4().hex[:8]}-{file_name}"
+                    unique = f"{identity.backend_id}-{uuid.uuid4().hex[:8]}-{file_name}"
                     handle = writer.write_shared_state(unique, _read(file_path))
                     uploaded.append(handle)
                 shared.append((file_name, handle))
@@ -313,9 +327,9 @@ class IncrementalSnapshot:
             raise
         self._ledger.record(self._checkpoint_id, dict(shared))
         return IncrementalKeyedStateHandle(
-            self._key_group_range, self._max_parallelism, self._labels, self._backend_id,
-            -1 if self._checkpoint_id is None else self._checkpoint_id, tuple(shared),
-            tuple(private), tuple(sorted(self._state_ids.items())),
+            identity.key_group_range, identity.max_parallelism, self._layout.labels,
+            identity.backend_id, -1 if self._checkpoint_id is None else self._checkpoint_id,
+            tuple(shared), tuple(private), tuple(sorted(self._layout.state_ids.items())),
             frozenset(h.uri for h in uploaded),
         )
 
