@@ -360,7 +360,9 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         """The snapshot blob of ``tables`` (private copies), through the per-table key group
         indexes (snapshot writer threads, one at a time)."""
         with self._index_lock:
-            cache = self.key_group_cache()
+            # the indexes remember each key's group; the shared cache only saves hashing a
+            # key again for a second table (and would double the memory for a single one)
+            cache = self.key_group_cache() if len(tables) > 1 else {}
             indexed = {}
             for name, table in tables.items():
                 index = self._indexes.get(name)
