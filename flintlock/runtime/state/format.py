@@ -61,9 +61,9 @@ class KeyGroupIndex:
     ``refresh(table)`` brings the index to ``table``'s key set: the set differences are
     computed in C, and only added keys are hashed (through the backend's key → key group
     cache) and removed keys dropped from their group's list. With a stable key set a refresh
-    is one C-level comparison of the key sets. Not synchronised: snapshot writers of one backend may
-    run concurrently, so the backend holds one lock over a refresh and the encode that reads
-    the returned lists.
+    costs nothing (``trust_size``) or one C-level comparison of the key sets. Not
+    synchronised: snapshot writers of one backend may run concurrently, so the backend holds
+    one lock over a refresh and the encode that reads the returned lists.
     """
 
     __slots__ = ("_groups", "_members")
@@ -73,12 +73,17 @@ class KeyGroupIndex:
         self._groups: dict[int, list[Any]] = {}  # key group → its keys
 
     def refresh(
-        self, table: Mapping[Any, Any], max_parallelism: int, cache: dict[Any, int]
+        self, table: Mapping[Any, Any], max_parallelism: int, cache: dict[Any, int],
+        trust_size: bool = False,
     ) -> dict[int, list[Any]]:
-        """Key group → keys of ``table`` (the index's own lists, valid until the next refresh)."""
+        """Key group → keys of ``table`` (the index's own lists, valid until the next refresh).
+
+        With ``trust_size``, a table as large as the index is taken to hold the same keys
+        without comparing them: the caller then reads every indexed key from the table and,
+        on a ``KeyError`` (a key went, so another came), refreshes again without trust."""
         members, groups = self._members, self._groups
-        if len(members) == len(table) and members.keys() == table.keys():
-            return groups  # the common case: no key came or went (one C-level comparison)
+        if len(members) == len(table) and (trust_size or members.keys() == table.keys()):
+            return groups  # the common case: no key came or went
         removed = members.keys() - table.keys()
         added = table.keys() - members.keys()
         if removed:

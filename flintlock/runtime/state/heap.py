@@ -7,8 +7,11 @@ costs a few dict operations. Key groups are not computed on access; they are com
 snapshot is written (``format.group_by_key_group``) and restore keeps only owned groups.
 
 Snapshot design note (copy-on-write). The synchronous part shallow-copies every table
-(``dict.copy``: tens of nanoseconds per entry) and puts every state object into *guarded*
-mode; the asynchronous part groups and pickles the copies. Replacing or removing entries in
+(``dict.copy``: tens of nanoseconds per entry) and puts the state objects of every table
+that holds a mutable value into *guarded* mode; the asynchronous part groups and pickles the
+copies. Whether a table holds only immutable values (scalars, tuples of scalars: the
+accumulators of a keyed count or sum) is decided in C at the snapshot; such a table needs no
+guard, since nothing it shares with the copy can change. Replacing or removing entries in
 the live tables cannot affect the copies, but user values may be mutable objects shared by
 both: the live list of a list state, a dict of a map state, a user object in a value state.
 In guarded mode the first access to a key (per state, per snapshot) replaces a non-immutable
@@ -33,7 +36,8 @@ from __future__ import annotations
 import pickle
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
@@ -240,6 +244,15 @@ def own_value(value: Any) -> Any:
     return value if _is_immutable(value) else _private_copy(value)
 
 
+def _all_immutable(values: Collection[Any]) -> bool:
+    """Every value is ``_is_immutable`` — decided in C: the set of the values' types, and for
+    a table of tuples the types of their items (a table of counts or of key/count tuples)."""
+    kinds = set(map(type, values))
+    if kinds <= _IMMUTABLE:
+        return True
+    return kinds == {tuple} and _IMMUTABLE.issuperset(map(type, chain.from_iterable(values)))
+
+
 def _is_immutable(value: Any) -> bool:
     """Nothing reachable from ``value`` can change (so a snapshot may share it): an immutable
     scalar, or a tuple of them (the common shape of a keyed reduce's accumulator)."""
@@ -301,6 +314,8 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         self._heap_states: list[_HeapState] = []  # task thread
         self._guard_lock = threading.Lock()
         self._in_flight = 0  # snapshots not yet written or released; under _guard_lock
+        # id(table) → in-flight snapshots that share a mutable value of it; under _guard_lock
+        self._guards: dict[int, int] = {}
         self._key_groups: dict[Any, int] = {}  # key -> key group, for snapshot writers
         self._indexes: dict[str, KeyGroupIndex] = {}  # per table; under _index_lock
         self._index_lock = threading.Lock()  # held by a snapshot writer while it encodes
@@ -320,7 +335,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         else:
             state = _FAST[kind](self, table)
         with self._guard_lock:
-            if self._in_flight:
+            if id(table) in self._guards:
                 state.__class__ = _GUARDED[type(state)]
         self._heap_states.append(state)
         return state  # type: ignore[return-value]
@@ -343,10 +358,12 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         directly must, for any other key, add it here and replace its value by
         ``own_value(value)`` before reading or changing it — the same copy-on-write the guarded
         state object applies. None when no snapshot is in flight (task thread)."""
-        if not self._in_flight:
+        if not self._guards:
             return None
         state = self.get_partitioned_state(descriptor)
-        return state._copied if isinstance(state, _HeapState) else None
+        if not isinstance(state, _HeapState) or id(state._table) not in self._guards:
+            return None
+        return state._copied
 
     def key_group_cache(self) -> dict[Any, int]:
         """Key → key group, remembered across snapshots (written by snapshot threads; dict
@@ -360,16 +377,25 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         """The snapshot blob of ``tables`` (private copies), through the per-table key group
         indexes (snapshot writer threads, one at a time)."""
         with self._index_lock:
-            # the indexes remember each key's group; the shared cache only saves hashing a
-            # key again for a second table (and would double the memory for a single one)
-            cache = self.key_group_cache() if len(tables) > 1 else {}
-            indexed = {}
-            for name, table in tables.items():
-                index = self._indexes.get(name)
-                if index is None:
-                    index = self._indexes[name] = KeyGroupIndex()
-                indexed[name] = (table, index.refresh(table, self.max_parallelism, cache))
-            return encode_indexed(indexed, self.key_group_range)
+            try:  # a table as large as its index holds the same keys unless one is missing
+                return encode_indexed(self._indexed(tables, True), self.key_group_range)
+            except KeyError:
+                return encode_indexed(self._indexed(tables, False), self.key_group_range)
+
+    def _indexed(
+        self, tables: dict[str, dict[Any, Any]], trust_size: bool
+    ) -> dict[str, tuple[dict[Any, Any], dict[int, list[Any]]]]:
+        # the indexes remember each key's group; the shared cache only saves hashing a key
+        # again for a second table (and would double the memory for a single one)
+        cache = self.key_group_cache() if len(tables) > 1 else {}
+        indexed = {}
+        for name, table in tables.items():
+            index = self._indexes.get(name)
+            if index is None:
+                index = self._indexes[name] = KeyGroupIndex()
+            groups = index.refresh(table, self.max_parallelism, cache, trust_size)
+            indexed[name] = (table, groups)
+        return indexed
 
     @property
     def snapshot_in_flight(self) -> bool:
@@ -379,22 +405,37 @@ class HeapKeyedStateBackend(KeyedStateBackend):
     def snapshot(self, checkpoint_id: int | None = None) -> _HeapSnapshot:
         self._check_open()
         copies = {name: table.copy() for name, table in self._tables.items() if table}
+        # only a table whose copy shares a mutable value needs copy-on-write (checked in C)
+        guarded = frozenset(
+            id(self._tables[name]) for name, copy in copies.items()
+            if not _all_immutable(copy.values()))
         with self._guard_lock:
             self._in_flight += 1
+            for table_id in guarded:
+                self._guards[table_id] = self._guards.get(table_id, 0) + 1
             for state in self._heap_states:
-                state._copied = set()
-                if type(state) in _GUARDED:
-                    state.__class__ = _GUARDED[type(state)]
+                if id(state._table) in guarded:
+                    state._copied = set()  # every stored value is shared with this copy
+                    if type(state) in _GUARDED:
+                        state.__class__ = _GUARDED[type(state)]
         filters = self.snapshot_filters()
-        snapshot = _HeapSnapshot(self, copies, filters, tuple(sorted(self._labels.items())))
+        snapshot = _HeapSnapshot(
+            self, copies, filters, tuple(sorted(self._labels.items())), guarded)
         self._snapshots.add(snapshot)
         return snapshot
 
-    def _release_snapshot(self) -> None:
+    def _release_snapshot(self, guarded: frozenset[int]) -> None:
         with self._guard_lock:
             self._in_flight -= 1
-            if self._in_flight == 0:
-                for state in self._heap_states:
+            done = set()
+            for table_id in guarded:
+                count = self._guards.pop(table_id) - 1
+                if count:
+                    self._guards[table_id] = count
+                else:
+                    done.add(table_id)
+            for state in self._heap_states:
+                if id(state._table) in done:
                     state.__class__ = _UNGUARDED.get(type(state), type(state))
                     state._copied = set()
 
@@ -431,8 +472,10 @@ class _HeapSnapshot:
         copies: dict[str, dict[Any, Any]],
         filters: dict[str, Callable[[Any], Any]],
         labels: tuple[tuple[str, str], ...],
+        guarded: frozenset[int],
     ) -> None:
         self._backend: HeapKeyedStateBackend | None = backend
+        self._guarded = guarded  # tables under copy-on-write for this snapshot
         self._copies = copies
         self._filters = filters
         self._labels = labels
@@ -468,7 +511,7 @@ class _HeapSnapshot:
             backend, self._backend = self._backend, None
             self._copies = {}
         if backend is not None:
-            backend._release_snapshot()
+            backend._release_snapshot(self._guarded)
 
 
 def _filtered(table: dict[Any, Any], keep: Callable[[Any], Any] | None) -> dict[Any, Any]:

@@ -7,6 +7,7 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flintlock.common.state import ValueStateDescriptor
 from flintlock.runtime.checkpoint.handles import ByteStateHandle
 from flintlock.runtime.state.format import (
     KeyGroupIndex,
@@ -110,5 +111,27 @@ def test_each_of_repeated_snapshots_restores_the_state_of_its_moment(tmp_path, r
             restored = HeapKeyedStateBackend(full, 16)
             restored.restore([handle] if handle else [], storage.read_state)
             assert contents(restored) == expected
+    finally:
+        backend.dispose()
+
+
+def test_a_key_swapped_for_another_between_snapshots_is_noticed(tmp_path):
+    """Same number of keys, not the same keys: the index must not trust the size alone."""
+    storage = FileStorage(tmp_path / "swap")
+    full = KeyGroupRange(0, 15)
+    backend = HeapKeyedStateBackend(full, 16, inline_threshold=0)
+    state = backend.get_partitioned_state(ValueStateDescriptor("v"))
+    try:
+        for round_keys in ([1, 2, 3], [1, 3, 4], [5, 6, 7]):
+            for key in list(backend.keys("v")):
+                backend.set_current_key(key)
+                state.clear()
+            for key in round_keys:
+                backend.set_current_key(key)
+                state.update(key * 10)
+            handle = backend.snapshot().write(storage, f"swap-{uuid.uuid4().hex}")
+            restored = HeapKeyedStateBackend(full, 16)
+            restored.restore([handle], storage.read_state)
+            assert sorted(restored.keys("v")) == round_keys
     finally:
         backend.dispose()
