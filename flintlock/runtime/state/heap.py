@@ -4,30 +4,32 @@ Each state name owns one table, a dict ``key → stored value`` (the value, the 
 accumulator, or the dict of a map state). State objects hold their table and the backend, and
 read ``backend.current_key`` on every call, so ``set_current_key`` + ``value()`` + ``update()``
 costs a few dict operations. Key groups are not computed on access; they are computed when a
-snapshot is written (``format.group_by_key_group``) and restore keeps only owned groups.
+snapshot is written (``format.KeyGroupIndex``) and restore keeps only owned groups.
 
 Snapshot design note (copy-on-write). The synchronous part shallow-copies every table
-(``dict.copy``: tens of nanoseconds per entry) and puts the state objects of every table
-that holds a mutable value into *guarded* mode; the asynchronous part groups and pickles the
-copies. Whether a table holds only immutable values (scalars, tuples of scalars: the
-accumulators of a keyed count or sum) is decided in C at the snapshot; such a table needs no
-guard, since nothing it shares with the copy can change. Replacing or removing entries in
-the live tables cannot affect the copies, but user values may be mutable objects shared by
-both: the live list of a list state, a dict of a map state, a user object in a value state.
-In guarded mode the first access to a key (per state, per snapshot) replaces a non-immutable
-stored value by a private deep copy before anything reads or mutates it, so the snapshot keeps
-the object as it was. Guarded mode is a subclass whose methods do this first; a state object
-switches class (``__class__``) on entering and leaving it, so without an in-flight snapshot
-the hot path pays nothing. A state object's ``_copied`` set is reset at each snapshot (every
-stored object is then shared with the newest copy). A value the user keeps a reference to
-across records and mutates later is outside this protection, as in Flink's heap backend.
+(``dict.copy``: tens of nanoseconds per entry); the asynchronous part groups and pickles the
+copies. Replacing or removing entries in the live tables cannot affect the copies, but user
+values may be mutable objects shared by both: the live list of a list state, a dict of a map
+state, a user object in a value state. So the synchronous part also puts the state objects of
+every table holding a mutable value into *guarded* mode. (Whether a table holds only immutable
+values — scalars, tuples of scalars: the accumulators of a keyed count or sum — is decided in
+C; such a table needs no guard, since nothing it shares with the copy can change.) In guarded
+mode the first access to a key (per state, per snapshot) replaces a non-immutable stored value
+by a private deep copy before anything reads or mutates it, so the snapshot keeps the object
+as it was. Guarded mode is a subclass whose methods do this first; a state object switches
+class (``__class__``) on entering and leaving it, so without an in-flight snapshot the hot path
+pays nothing. A guarded state object's ``_copied`` set is reset at each snapshot (every stored
+object is then shared with the newest copy). Operators that use a table directly
+(``direct_table``) apply the same rule through ``copied_keys``. A value the user keeps a
+reference to across records and mutates later is outside this protection, as in Flink's heap
+backend.
 
 The asynchronous part keeps each table's keys indexed by key group across snapshots
 (``format.KeyGroupIndex``): with a stable key set it does no per-entry Python work, each
 group's values are gathered and pickled in C.
 
 Threads: tables and state objects belong to the task thread; ``_HeapSnapshot.write`` runs on
-an asynchronous thread and reads only its private copies; the guard counter is under a lock
+an asynchronous thread and reads only its private copies; the guard counters are under a lock
 because snapshots are released from the asynchronous thread.
 """
 
