@@ -97,6 +97,13 @@ def to_uri(fs: AbstractFileSystem, path: str) -> str:
     return str(fs.unstrip_protocol(path))
 
 
+def canonical_uri(uri: str) -> str:
+    """``uri`` as the handles of files written under it spell it (absolute local path,
+    ``memory:///...``), so that prefixes compare textually."""
+    fs, path = resolve(uri)
+    return to_uri(fs, path)
+
+
 def join(uri: str, *names: str) -> str:
     return "/".join([uri.rstrip("/"), *names])
 
@@ -230,7 +237,7 @@ class CheckpointStorageLocation:
         for a savepoint, which must be self-contained."""
         if self.is_savepoint:
             return None
-        return join(self.uri.rsplit("/", 1)[0], SHARED_DIR)
+        return canonical_uri(join(self.uri.rsplit("/", 1)[0], SHARED_DIR))
 
     def write_shared_state(self, name: str, data: bytes | memoryview) -> StreamStateHandle:
         """Write one shared file (an immutable SST file of an incremental checkpoint) under

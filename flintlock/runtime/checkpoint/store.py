@@ -45,6 +45,7 @@ from flintlock.runtime.checkpoint.storage import (
     CHECKPOINT_PREFIX,
     METADATA_FILE,
     SHARED_DIR,
+    canonical_uri,
     delete_directory,
     discard_state,
     join,
@@ -73,7 +74,8 @@ class CompletedCheckpointStore:
         self._highest_id = max(
             [highest_checkpoint_id, *(c.checkpoint_id for c in self._checkpoints)]
         )
-        self.shared_state = SharedStateRegistry(join(job_dir, SHARED_DIR) if job_dir else None)
+        self.shared_state = SharedStateRegistry(
+            canonical_uri(join(job_dir, SHARED_DIR)) if job_dir else None)
         for checkpoint in self._checkpoints:
             self.shared_state.register(checkpoint)
 

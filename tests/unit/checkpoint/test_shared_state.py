@@ -164,3 +164,22 @@ def test_a_savepoint_location_shares_nothing(storage):
     assert location.shared_uri is None
     with pytest.raises(InvalidStateNameError):
         location.write_shared_state("x.sst", b"x")
+
+
+@pytest.mark.parametrize("spelling", ["relative", "file-url"])
+def test_shared_files_are_recognised_however_the_checkpoint_dir_is_spelt(
+        tmp_path, monkeypatch, spelling):
+    monkeypatch.chdir(tmp_path)
+    directory = "chk" if spelling == "relative" else f"file://{tmp_path}/chk"
+    storage = CheckpointStorage(directory, JOB)
+    files = Files(storage)
+    store = CompletedCheckpointStore(1, storage.job_dir)
+    store.add(files.checkpoint(1, ["1.sst"]))
+    store.add(files.checkpoint(2, ["2.sst"]))
+    assert shared_files_at(tmp_path / "chk" / JOB) == {"b-2-2.sst"}
+    location = storage.checkpoint_location(CheckpointId(3))
+    assert files.uploads["2.sst"].uri.startswith(str(location.shared_uri) + "/")
+
+
+def shared_files_at(job_dir: Path) -> set[str]:
+    return {p.name for p in (job_dir / "shared").iterdir()}
