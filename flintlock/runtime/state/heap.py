@@ -252,7 +252,8 @@ def _all_immutable(values: Collection[Any]) -> bool:
     kinds = set(map(type, values))
     if kinds <= _IMMUTABLE:
         return True
-    return kinds == {tuple} and _IMMUTABLE.issuperset(map(type, chain.from_iterable(values)))
+    # building the set of item types is faster than issuperset over the iterator (measured)
+    return kinds == {tuple} and set(map(type, chain.from_iterable(values))) <= _IMMUTABLE
 
 
 def _is_immutable(value: Any) -> bool:
