@@ -402,7 +402,7 @@ class _LazyLocation:
         self._is_savepoint = is_savepoint
         self._location: CheckpointStorageLocation | None = None
 
-    def write_state(self, name: str, data: bytes) -> Any:
+    def _resolved(self) -> CheckpointStorageLocation:
         if self._location is None:
             cid = CheckpointId(self._checkpoint_id)
             if self._is_savepoint:
@@ -410,7 +410,18 @@ class _LazyLocation:
                 self._location = CheckpointStorageLocation(uri, cid, is_savepoint=True)
             else:
                 self._location = self._tm._storage.checkpoint_location(cid)
-        return self._location.write_state(name, data)
+        return self._location
+
+    def write_state(self, name: str, data: bytes) -> Any:
+        return self._resolved().write_state(name, data)
+
+    @property
+    def shared_uri(self) -> str | None:
+        """Where incremental checkpoints share files; None for a savepoint (self-contained)."""
+        return None if self._is_savepoint else self._resolved().shared_uri
+
+    def write_shared_state(self, name: str, data: bytes) -> Any:
+        return self._resolved().write_shared_state(name, data)
 
 
 class _Snapshots:

@@ -67,3 +67,30 @@ def test_a_snapshot_in_flight_is_not_changed_by_in_place_mutation():
     restored.restore([handle], lambda h: written.files[h.uri.split("//")[1]])
     restored.set_current_key("a")
     assert restored.get_partitioned_state(REDUCE_STATE).value() == ["a", 1]
+
+
+def _restored(written, handle):
+    restored = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
+    restored.restore([handle], lambda h: written.files[h.uri.split("//")[1]])
+    values = {}
+    for key in restored.keys(REDUCE_STATE.name):
+        restored.set_current_key(key)
+        values[key] = restored.get_partitioned_state(REDUCE_STATE).value()
+    return values
+
+
+def test_two_overlapping_snapshots_each_keep_the_state_of_their_barrier():
+    operator, backend, out = _operator()
+    operator.process_batch([["a", 1], ["b", 1]])
+    first = backend.snapshot(1)
+    operator.process_batch([["a", 2], ["a", 3], ["c", 1], ["c", 2]])
+    second = backend.snapshot(2)
+    operator.process_batch([["a", 4], ["b", 2], ["c", 3]])
+    written = Writer()
+    assert _restored(written, first.write(written, "first")) == {
+        "a": ["a", 1], "b": ["b", 1]}
+    assert _restored(written, second.write(written, "second")) == {
+        "a": ["a", 1, "a", 2, "a", 3], "b": ["b", 1], "c": ["c", 1, "c", 2]}
+    assert not backend.snapshot_in_flight
+    operator.process_batch([["b", 3]])
+    assert out.records[-1] == ["b", 1, "b", 2, "b", 3]

@@ -57,5 +57,8 @@ EXTERNALIZED = ConfigOption(
 )
 INCREMENTAL = ConfigOption(
     "execution.checkpointing.incremental", OptionType.BOOLEAN, False,
-    "Write only what changed since the last checkpoint, where the state backend can.",
+    "Write only what changed since the last checkpoint, where the state backend can "
+    "(rocksdb: only new SST files, shared under <dir>/<job-id>/shared/; savepoints stay "
+    "full). The hashmap backend always writes full checkpoints.",
+    deprecated_keys=("state.backend.incremental",),
 )

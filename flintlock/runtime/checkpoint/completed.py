@@ -143,11 +143,21 @@ class CompletedCheckpoint:
         return self.completion_timestamp - self.trigger_timestamp
 
     def discard(self) -> None:
-        """Delete every task state and the checkpoint directory (never a savepoint's)."""
+        """Delete every task state's private files and the checkpoint directory (never a
+        savepoint's). Shared files (incremental checkpoints) are deleted by the store's
+        ``SharedStateRegistry`` once no retained checkpoint references them."""
         if self.is_savepoint:
             raise SavepointOwnedByUserError(self.location)
         for task, state in self.task_states.items():
-            discard_quietly(state, f"checkpoint {self.checkpoint_id}, task {task}")
+            context = f"checkpoint {self.checkpoint_id}, task {task}"
+            private = getattr(state, "discard_private", None)
+            if private is None:
+                discard_quietly(state, context)
+                continue
+            try:
+                private()
+            except Exception:
+                log.warning("could not discard state (%s)", context, exc_info=True)
         delete_directory(self.location)
 
     def __str__(self) -> str:

@@ -332,7 +332,8 @@ class CheckpointCoordinator:
             discard_quietly(subtask_state, f"{result.name} ack from {task}")
             return []
         size = subtask_state.state_size if subtask_state is not None else 0
-        self._stats.report_ack(checkpoint_id, task, self._clock.now_ms(), size, metrics)
+        written = getattr(subtask_state, "checkpointed_size", None)
+        self._stats.report_ack(checkpoint_id, task, self._clock.now_ms(), size, metrics, written)
         if not pending.is_fully_acknowledged:
             return []
         return self._complete(pending) + self._drain() + self._reschedule()

@@ -55,6 +55,9 @@ class SubtaskAckStats:
     """Milliseconds from the trigger to this task's ack arriving at the coordinator."""
     state_size: int
     metrics: SubtaskCheckpointMetrics
+    checkpointed_size: int | None = None
+    """Bytes this checkpoint wrote (incremental checkpoints: less than ``state_size``);
+    None when the same as ``state_size``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +77,8 @@ class CheckpointStats:
     failure_reason: CheckpointFailureReason | None = None
     failure_message: str = ""
     external_path: str | None = None
+    checkpointed_size: int | None = None
+    """Bytes written by this checkpoint (incremental: new shared files and private ones)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +132,9 @@ class _InProgress:
             failure_reason=reason,
             failure_message=message,
             external_path=external_path,
+            checkpointed_size=sum(
+                a.state_size if a.checkpointed_size is None else a.checkpointed_size
+                for a in acks),
         )
 
 
@@ -155,11 +163,12 @@ class CheckpointStatsTracker:
 
     def report_ack(
         self, checkpoint_id: CheckpointId, task: TaskId, now_ms: float, state_size: int,
-        metrics: SubtaskCheckpointMetrics,
+        metrics: SubtaskCheckpointMetrics, checkpointed_size: int | None = None,
     ) -> None:
         entry = self._in_progress.get(checkpoint_id)
         if entry is not None:
-            entry.acks[task] = SubtaskAckStats(task, now_ms - entry.trigger_ms, state_size, metrics)
+            entry.acks[task] = SubtaskAckStats(
+                task, now_ms - entry.trigger_ms, state_size, metrics, checkpointed_size)
 
     def report_completed(
         self, checkpoint_id: CheckpointId, now_ms: float, external_path: str

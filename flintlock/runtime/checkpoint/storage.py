@@ -4,6 +4,7 @@ Layout (``execution.checkpointing.dir`` = ``<dir>``, ``savepoint-dir`` = ``<sp>`
 
     <dir>/<job-id>/chk-<n>/<state files>     one directory per checkpoint
     <dir>/<job-id>/chk-<n>/_metadata         written last, atomically, by the store
+    <dir>/<job-id>/shared/<file>             files shared by incremental checkpoints
     <sp>/savepoint-<jobid6>-<random>/...     a savepoint: self-contained, owned by the user
 
 ``<dir>`` is a local path or any fsspec URL (``file://``, ``memory://``, ``s3://``, ...);
@@ -50,6 +51,7 @@ from flintlock.runtime.checkpoint.handles import (
 
 METADATA_FILE = "_metadata"
 CHECKPOINT_PREFIX = "chk-"
+SHARED_DIR = "shared"
 _INPROGRESS = ".inprogress-"
 _VALID_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,200}$")
 
@@ -93,6 +95,13 @@ def to_uri(fs: AbstractFileSystem, path: str) -> str:
     if isinstance(fs, LocalFileSystem):
         return path
     return str(fs.unstrip_protocol(path))
+
+
+def canonical_uri(uri: str) -> str:
+    """``uri`` as the handles of files written under it spell it (absolute local path,
+    ``memory:///...``), so that prefixes compare textually."""
+    fs, path = resolve(uri)
+    return to_uri(fs, path)
 
 
 def join(uri: str, *names: str) -> str:
@@ -218,6 +227,31 @@ class CheckpointStorageLocation:
         if fs.exists(file_path):
             raise StateFileExistsError(uri)
         fs.makedirs(path, exist_ok=True)
+        atomic_write(uri, data)
+        view = memoryview(data)
+        return StreamStateHandle(uri, view.nbytes, hashlib.sha256(view).hexdigest())
+
+    @property
+    def shared_uri(self) -> str | None:
+        """``<dir>/<job-id>/shared``: where incremental checkpoints put files they share; None
+        for a savepoint, which must be self-contained."""
+        if self.is_savepoint:
+            return None
+        return canonical_uri(join(self.uri.rsplit("/", 1)[0], SHARED_DIR))
+
+    def write_shared_state(self, name: str, data: bytes | memoryview) -> StreamStateHandle:
+        """Write one shared file (an immutable SST file of an incremental checkpoint) under
+        ``shared_uri``; ``name`` must be unique (the caller adds a random part)."""
+        shared = self.shared_uri
+        if shared is None:
+            raise InvalidStateNameError(f"{name} (a savepoint shares no files)")
+        if not _VALID_NAME.match(name) or _INPROGRESS in name:
+            raise InvalidStateNameError(name)
+        fs, path = resolve(join(shared, name))
+        if fs.exists(path):
+            raise StateFileExistsError(to_uri(fs, path))
+        fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+        uri = to_uri(fs, path)
         atomic_write(uri, data)
         view = memoryview(data)
         return StreamStateHandle(uri, view.nbytes, hashlib.sha256(view).hexdigest())

@@ -7,11 +7,21 @@ their files — so a crash at any point leaves at least the previous checkpoint 
 A savepoint in the store (e.g. the one a job was restored from) is dropped like any other
 entry but its files are never deleted: they belong to the user.
 
+Incremental checkpoints share files (``<job_dir>/shared/``). The store's
+``SharedStateRegistry`` counts, per shared file, the retained checkpoints that reference it:
+a checkpoint is registered when it enters the store (``add`` after its ``_metadata`` is
+written, ``add_restored``, ``recover``) and unregistered when it is dropped and discarded;
+a shared file is deleted when its count reaches zero, never before. A dropped checkpoint
+whose files must be kept (a savepoint, a restored checkpoint the job does not own) keeps its
+references, so nothing it needs is deleted. ``CompletedCheckpoint.discard`` deletes only a
+checkpoint's private files.
+
 A restarted driver calls ``CompletedCheckpointStore.recover(job_dir)``: it scans the
 ``chk-<n>`` directories, loads every valid ``_metadata`` (newest first), skips an incomplete
 one (no ``_metadata``: the driver died before finishing it) and a corrupt one (logged as a
 warning, never used), and reports the highest checkpoint id ever used, so new ids never
-collide with an old directory.
+collide with an old directory. The recovered checkpoints are registered again, so the
+restarted driver knows every shared file's references.
 
 On shutdown the checkpoints' properties decide what is deleted (see ``completed``): a
 cancelled job keeps them only with RETAIN_ON_CANCELLATION, a failed job keeps externalized
@@ -30,10 +40,14 @@ from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
 from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.checkpoint.metadata import read_metadata, write_metadata
+from flintlock.runtime.checkpoint.shared import SharedStateRegistry
 from flintlock.runtime.checkpoint.storage import (
     CHECKPOINT_PREFIX,
     METADATA_FILE,
+    SHARED_DIR,
+    canonical_uri,
     delete_directory,
+    discard_state,
     join,
     resolve,
 )
@@ -60,6 +74,10 @@ class CompletedCheckpointStore:
         self._highest_id = max(
             [highest_checkpoint_id, *(c.checkpoint_id for c in self._checkpoints)]
         )
+        self.shared_state = SharedStateRegistry(
+            canonical_uri(join(job_dir, SHARED_DIR)) if job_dir else None)
+        for checkpoint in self._checkpoints:
+            self.shared_state.register(checkpoint)
 
     # -- queries ------------------------------------------------------------------------
 
@@ -87,6 +105,7 @@ class CompletedCheckpointStore:
             )
         write_metadata(checkpoint)
         self._checkpoints.append(checkpoint)
+        self.shared_state.register(checkpoint)
         self._highest_id = max(self._highest_id, checkpoint.checkpoint_id)
         dropped = self._checkpoints[: -self.num_retained]
         self._checkpoints = self._checkpoints[-self.num_retained :]
@@ -103,6 +122,7 @@ class CompletedCheckpointStore:
             return
         restored = dataclasses.replace(checkpoint, properties=checkpoint.properties.not_owned())
         self._checkpoints = sorted([*self._checkpoints, restored], key=lambda c: c.checkpoint_id)
+        self.shared_state.register(restored)
         self._highest_id = max(self._highest_id, checkpoint.checkpoint_id)
 
     def note_checkpoint_id(self, checkpoint_id: CheckpointId) -> None:
@@ -114,16 +134,24 @@ class CompletedCheckpointStore:
             log.info("%s left the store; its files are kept", checkpoint)
             return
         try:
-            checkpoint.discard()
+            self._discard(checkpoint)
         except Exception:
             log.warning("could not discard subsumed %s", checkpoint, exc_info=True)
+
+    def _discard(self, checkpoint: CompletedCheckpoint) -> None:
+        """Unregister ``checkpoint``, delete its private files and the shared files no
+        retained checkpoint references any more."""
+        unreferenced = self.shared_state.unregister(checkpoint)
+        checkpoint.discard()
+        for handle in unreferenced:
+            discard_state(handle)
 
     def shutdown(self, status: JobTerminalStatus) -> None:
         """The job ended (or the driver is going away): delete what the properties allow."""
         kept = []
         for checkpoint in self._checkpoints:
             if checkpoint.properties.discard_on_shutdown(status):
-                checkpoint.discard()
+                self._discard(checkpoint)
             else:
                 kept.append(checkpoint)
         self._checkpoints = []

@@ -143,7 +143,9 @@ def checkpoint_entry(stats: CheckpointStats) -> Json:
         "trigger_timestamp": stats.trigger_timestamp,
         "latest_ack_timestamp": -1 if latest_ack is None else (
             stats.trigger_timestamp + _ms(latest_ack)),
-        "state_size": stats.state_size, "checkpointed_size": stats.state_size,
+        "state_size": stats.state_size,
+        "checkpointed_size": (stats.state_size if stats.checkpointed_size is None
+                              else stats.checkpointed_size),
         "end_to_end_duration": _ms(duration),
         "alignment_duration": _ms(stats.alignment_duration_ms),
         "start_delay": _ms(stats.start_delay_ms),

@@ -7,7 +7,8 @@ the new job. Output: operator id → new subtask index → the ``OperatorSubtask
 
 * keyed state moves by key group: new subtask ``i`` owns ``KeyGroupRange.for_subtask(maxp,
   p, i)`` and gets every old keyed handle restricted to that range; restore then reads only
-  those groups. The max parallelism cannot change (the key groups would).
+  those groups (an incremental RocksDB handle stays whole: the restoring backend opens the
+  database and keeps only its groups). The max parallelism cannot change (the key groups would).
 * split-distribute operator list state: with an unchanged parallelism each subtask keeps its
   own elements; otherwise all elements (in old-subtask order) are split into ``p`` contiguous
   runs whose sizes differ by at most one.
@@ -34,7 +35,7 @@ from flintlock.runtime.state.errors import (
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.snapshots import (
     DistributionMode,
-    KeyGroupsStateHandle,
+    KeyedStateHandle,
     OperatorId,
     OperatorStateHandle,
     OperatorStateMeta,
@@ -102,8 +103,8 @@ def assign_operator(
 
 
 def _keyed_for(
-    handles: list[KeyGroupsStateHandle], max_parallelism: int, parallelism: int, index: int
-) -> tuple[KeyGroupsStateHandle, ...]:
+    handles: list[KeyedStateHandle], max_parallelism: int, parallelism: int, index: int
+) -> tuple[KeyedStateHandle, ...]:
     owned = KeyGroupRange.for_subtask(max_parallelism, parallelism, index)
     restricted = (handle.intersect(owned) for handle in handles)
     return tuple(h for h in restricted if h is not None)

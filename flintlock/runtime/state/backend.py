@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.config import Configuration
+from flintlock.common.options import checkpointing as checkpointing_options
 from flintlock.common.options import state as state_options
 from flintlock.common.state import (
     AggregatingStateDescriptor,
@@ -41,7 +42,11 @@ from flintlock.common.state import (
 )
 from flintlock.runtime.state.errors import NoCurrentKeyError, StateKindMismatchError
 from flintlock.runtime.state.keygroups import KeyGroupRange
-from flintlock.runtime.state.snapshots import KeyGroupsStateHandle, ReadState, StateWriter
+from flintlock.runtime.state.snapshots import (
+    KeyedStateHandle,
+    ReadState,
+    StateWriter,
+)
 from flintlock.runtime.state.ttl import (
     TtlAggregatingState,
     TtlListState,
@@ -85,7 +90,7 @@ class KeyedStateStatistics:
 class KeyedStateSnapshot(Protocol):
     """The result of a snapshot's synchronous part."""
 
-    def write(self, writer: StateWriter, name: str) -> KeyGroupsStateHandle | None:
+    def write(self, writer: StateWriter, name: str) -> KeyedStateHandle | None:
         """The asynchronous part: serialise and write; None when there is no state at all.
         Releases the snapshot's resources when done (also on failure)."""
 
@@ -210,11 +215,18 @@ class KeyedStateBackend(ABC):
     # -- snapshot and restore ----------------------------------------------------------------
 
     @abstractmethod
-    def snapshot(self) -> KeyedStateSnapshot:
-        """The synchronous part of a snapshot: quick, on the task thread."""
+    def snapshot(self, checkpoint_id: int | None = None) -> KeyedStateSnapshot:
+        """The synchronous part of a snapshot: quick, on the task thread. ``checkpoint_id``
+        lets an incremental backend match ``notify_checkpoint_complete`` to its uploads."""
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:  # noqa: B027
+        """Checkpoint ``checkpoint_id`` completed (task thread). Default: nothing to do."""
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:  # noqa: B027
+        """Checkpoint ``checkpoint_id`` was aborted (task thread). Default: nothing to do."""
 
     @abstractmethod
-    def restore(self, handles: Sequence[KeyGroupsStateHandle], read_state: ReadState) -> None:
+    def restore(self, handles: Sequence[KeyedStateHandle], read_state: ReadState) -> None:
         """Load the entries of the key groups this backend owns from ``handles``."""
 
     @abstractmethod
@@ -244,7 +256,8 @@ def create_keyed_state_backend(
 
         directory = config.get(state_options.LOCAL_DIR) or tempfile.gettempdir()
         return RocksDBKeyedStateBackend(
-            key_group_range, max_parallelism, clock, threshold, directory
+            key_group_range, max_parallelism, clock, threshold, directory,
+            incremental=config.get(checkpointing_options.INCREMENTAL),
         )
     from flintlock.runtime.state.errors import StateBackendUnavailableError
 

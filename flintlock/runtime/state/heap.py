@@ -4,23 +4,32 @@ Each state name owns one table, a dict ``key → stored value`` (the value, the 
 accumulator, or the dict of a map state). State objects hold their table and the backend, and
 read ``backend.current_key`` on every call, so ``set_current_key`` + ``value()`` + ``update()``
 costs a few dict operations. Key groups are not computed on access; they are computed when a
-snapshot is written (``format.group_by_key_group``) and restore keeps only owned groups.
+snapshot is written (``format.KeyGroupIndex``) and restore keeps only owned groups.
 
 Snapshot design note (copy-on-write). The synchronous part shallow-copies every table
-(``dict.copy``: tens of nanoseconds per entry) and puts every state object into *guarded*
-mode; the asynchronous part groups and pickles the copies. Replacing or removing entries in
-the live tables cannot affect the copies, but user values may be mutable objects shared by
-both: the live list of a list state, a dict of a map state, a user object in a value state.
-In guarded mode the first access to a key (per state, per snapshot) replaces a non-immutable
-stored value by a private deep copy before anything reads or mutates it, so the snapshot keeps
-the object as it was. Guarded mode is a subclass whose methods do this first; a state object
-switches class (``__class__``) on entering and leaving it, so without an in-flight snapshot
-the hot path pays nothing. A state object's ``_copied`` set is reset at each snapshot (every
-stored object is then shared with the newest copy). A value the user keeps a reference to
-across records and mutates later is outside this protection, as in Flink's heap backend.
+(``dict.copy``: tens of nanoseconds per entry); the asynchronous part groups and pickles the
+copies. Replacing or removing entries in the live tables cannot affect the copies, but user
+values may be mutable objects shared by both: the live list of a list state, a dict of a map
+state, a user object in a value state. So the synchronous part also puts the state objects of
+every table holding a mutable value into *guarded* mode. (Whether a table holds only immutable
+values — scalars, tuples of scalars: the accumulators of a keyed count or sum — is decided in
+C; such a table needs no guard, since nothing it shares with the copy can change.) In guarded
+mode the first access to a key (per state, per snapshot) replaces a non-immutable stored value
+by a private deep copy before anything reads or mutates it, so the snapshot keeps the object
+as it was. Guarded mode is a subclass whose methods do this first; a state object switches
+class (``__class__``) on entering and leaving it, so without an in-flight snapshot the hot path
+pays nothing. A guarded state object's ``_copied`` set is reset at each snapshot (every stored
+object is then shared with the newest copy). Operators that use a table directly
+(``direct_table``) apply the same rule through ``copied_keys``. A value the user keeps a
+reference to across records and mutates later is outside this protection, as in Flink's heap
+backend.
+
+The asynchronous part keeps each table's keys indexed by key group across snapshots
+(``format.KeyGroupIndex``): with a stable key set it does no per-entry Python work, each
+group's values are gathered and pickled in C.
 
 Threads: tables and state objects belong to the task thread; ``_HeapSnapshot.write`` runs on
-an asynchronous thread and reads only its private copies; the guard counter is under a lock
+an asynchronous thread and reads only its private copies; the guard counters are under a lock
 because snapshots are released from the asynchronous thread.
 """
 
@@ -29,7 +38,8 @@ from __future__ import annotations
 import pickle
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
@@ -51,10 +61,17 @@ from flintlock.runtime.state.backend import (
     KeyedStateStatistics,
 )
 from flintlock.runtime.state.errors import SnapshotReleasedError, StateBackendDisposedError
-from flintlock.runtime.state.format import encode_blocks, group_by_key_group
+from flintlock.runtime.state.format import (
+    KeyGroupIndex,
+    encode_blocks,
+    encode_indexed,
+    entries_of,
+    group_by_key_group,
+)
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.restore import check_restored_handles
 from flintlock.runtime.state.snapshots import (
+    KeyedStateHandle,
     KeyGroupsStateHandle,
     ReadState,
     StateWriter,
@@ -224,13 +241,28 @@ def _own_current_entry(state: _HeapState) -> None:
             state._table[key] = _private_copy(stored)
 
 
+def own_value(value: Any) -> Any:
+    """``value`` itself if nothing reachable from it can change, else a private deep copy."""
+    return value if _is_immutable(value) else _private_copy(value)
+
+
+def _all_immutable(values: Collection[Any]) -> bool:
+    """Every value is ``_is_immutable`` — decided in C: the set of the values' types, and for
+    a table of tuples the types of their items (a table of counts or of key/count tuples)."""
+    kinds = set(map(type, values))
+    if kinds <= _IMMUTABLE:
+        return True
+    # building the set of item types is faster than issuperset over the iterator (measured)
+    return kinds == {tuple} and set(map(type, chain.from_iterable(values))) <= _IMMUTABLE
+
+
 def _is_immutable(value: Any) -> bool:
     """Nothing reachable from ``value`` can change (so a snapshot may share it): an immutable
     scalar, or a tuple of them (the common shape of a keyed reduce's accumulator)."""
     kind = type(value)
     if kind in _IMMUTABLE:
         return True
-    return kind is tuple and all(type(item) in _IMMUTABLE for item in value)
+    return kind is tuple and _IMMUTABLE.issuperset(map(type, value))  # in C: no temporary set
 
 
 def _guarded_class(cls: type[_HeapState], methods: tuple[str, ...]) -> type[_HeapState]:
@@ -285,7 +317,11 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         self._heap_states: list[_HeapState] = []  # task thread
         self._guard_lock = threading.Lock()
         self._in_flight = 0  # snapshots not yet written or released; under _guard_lock
+        # id(table) → in-flight snapshots that share a mutable value of it; under _guard_lock
+        self._guards: dict[int, int] = {}
         self._key_groups: dict[Any, int] = {}  # key -> key group, for snapshot writers
+        self._indexes: dict[str, KeyGroupIndex] = {}  # per table; under _index_lock
+        self._index_lock = threading.Lock()  # held by a snapshot writer while it encodes
         self._snapshots: weakref.WeakSet[_HeapSnapshot] = weakref.WeakSet()  # task thread
         self._disposed = False
 
@@ -302,7 +338,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         else:
             state = _FAST[kind](self, table)
         with self._guard_lock:
-            if self._in_flight:
+            if id(table) in self._guards:
                 state.__class__ = _GUARDED[type(state)]
         self._heap_states.append(state)
         return state  # type: ignore[return-value]
@@ -312,13 +348,25 @@ class HeapKeyedStateBackend(KeyedStateBackend):
 
     def direct_table(self, descriptor: StateDescriptor) -> dict[Any, Any] | None:
         """The dict behind a value state without TTL, for operators whose per-record work is
-        a plain get/put by key (keyed reduce). Only to be used while ``snapshot_in_flight``
-        is False — an in-flight snapshot needs the copy-on-write guard of the state object —
-        and None when the state is not a plain value state."""
+        a plain get/put by key (keyed reduce); None when the state is not a plain value state.
+        While a snapshot is in flight the caller applies copy-on-write (``copied_keys``)."""
         state = self.get_partitioned_state(descriptor)
         if descriptor.ttl_config is not None or not isinstance(state, HeapValueState):
             return None
         return state._table
+
+    def copied_keys(self, descriptor: StateDescriptor) -> set[Any] | None:
+        """While a snapshot is in flight: the keys of ``direct_table(descriptor)`` whose value
+        already is private to the live table in this snapshot. An operator using the table
+        directly must, for any other key, add it here and replace its value by
+        ``own_value(value)`` before reading or changing it — the same copy-on-write the guarded
+        state object applies. None when no snapshot is in flight (task thread)."""
+        if not self._guards:
+            return None
+        state = self.get_partitioned_state(descriptor)
+        if not isinstance(state, _HeapState) or id(state._table) not in self._guards:
+            return None
+        return state._copied
 
     def key_group_cache(self) -> dict[Any, int]:
         """Key → key group, remembered across snapshots (written by snapshot threads; dict
@@ -328,38 +376,77 @@ class HeapKeyedStateBackend(KeyedStateBackend):
             self._key_groups = {}
         return self._key_groups
 
+    def encode_indexed(self, tables: dict[str, dict[Any, Any]]) -> tuple[bytes, tuple[int, ...]]:
+        """The snapshot blob of ``tables`` (private copies), through the per-table key group
+        indexes (snapshot writer threads, one at a time)."""
+        with self._index_lock:
+            try:  # a table as large as its index holds the same keys unless one is missing
+                return encode_indexed(self._indexed(tables, True), self.key_group_range)
+            except KeyError:
+                return encode_indexed(self._indexed(tables, False), self.key_group_range)
+
+    def _indexed(
+        self, tables: dict[str, dict[Any, Any]], trust_size: bool
+    ) -> dict[str, tuple[dict[Any, Any], dict[int, list[Any]]]]:
+        # the indexes remember each key's group; the shared cache only saves hashing a key
+        # again for a second table (and would double the memory for a single one)
+        cache = self.key_group_cache() if len(tables) > 1 else {}
+        indexed = {}
+        for name, table in tables.items():
+            index = self._indexes.get(name)
+            if index is None:
+                index = self._indexes[name] = KeyGroupIndex()
+            groups = index.refresh(table, self.max_parallelism, cache, trust_size)
+            indexed[name] = (table, groups)
+        return indexed
+
     @property
     def snapshot_in_flight(self) -> bool:
         """A snapshot's asynchronous part may still read the tables (task thread reads it)."""
         return self._in_flight > 0
 
-    def snapshot(self) -> _HeapSnapshot:
+    def snapshot(self, checkpoint_id: int | None = None) -> _HeapSnapshot:
         self._check_open()
         copies = {name: table.copy() for name, table in self._tables.items() if table}
+        # only a table whose copy shares a mutable value needs copy-on-write (checked in C)
+        guarded = frozenset(
+            id(self._tables[name]) for name, copy in copies.items()
+            if not _all_immutable(copy.values()))
         with self._guard_lock:
             self._in_flight += 1
+            for table_id in guarded:
+                self._guards[table_id] = self._guards.get(table_id, 0) + 1
             for state in self._heap_states:
-                state._copied = set()
-                if type(state) in _GUARDED:
-                    state.__class__ = _GUARDED[type(state)]
+                if id(state._table) in guarded:
+                    state._copied = set()  # every stored value is shared with this copy
+                    if type(state) in _GUARDED:
+                        state.__class__ = _GUARDED[type(state)]
         filters = self.snapshot_filters()
-        snapshot = _HeapSnapshot(self, copies, filters, tuple(sorted(self._labels.items())))
+        snapshot = _HeapSnapshot(
+            self, copies, filters, tuple(sorted(self._labels.items())), guarded)
         self._snapshots.add(snapshot)
         return snapshot
 
-    def _release_snapshot(self) -> None:
+    def _release_snapshot(self, guarded: frozenset[int]) -> None:
         with self._guard_lock:
             self._in_flight -= 1
-            if self._in_flight == 0:
-                for state in self._heap_states:
+            done = set()
+            for table_id in guarded:
+                count = self._guards.pop(table_id) - 1
+                if count:
+                    self._guards[table_id] = count
+                else:
+                    done.add(table_id)
+            for state in self._heap_states:
+                if id(state._table) in done:
                     state.__class__ = _UNGUARDED.get(type(state), type(state))
                     state._copied = set()
 
-    def restore(self, handles: Sequence[KeyGroupsStateHandle], read_state: ReadState) -> None:
+    def restore(self, handles: Sequence[KeyedStateHandle], read_state: ReadState) -> None:
         self._check_open()
         for group_block in check_restored_handles(self, handles, read_state):
             for name, entries in group_block:
-                self._tables.setdefault(name, {}).update(entries)
+                self._tables.setdefault(name, {}).update(entries_of(entries))
 
     def statistics(self) -> KeyedStateStatistics:
         return KeyedStateStatistics(
@@ -388,36 +475,46 @@ class _HeapSnapshot:
         copies: dict[str, dict[Any, Any]],
         filters: dict[str, Callable[[Any], Any]],
         labels: tuple[tuple[str, str], ...],
+        guarded: frozenset[int],
     ) -> None:
         self._backend: HeapKeyedStateBackend | None = backend
+        self._guarded = guarded  # tables under copy-on-write for this snapshot
         self._copies = copies
         self._filters = filters
         self._labels = labels
         self._lock = threading.Lock()
 
     def write(self, writer: StateWriter, name: str) -> KeyGroupsStateHandle | None:
+        backend = self._backend
         try:
-            backend = self._backend
             if backend is None:
                 raise SnapshotReleasedError("hashmap")
-            tables = {n: _filtered(t, self._filters.get(n)) for n, t in self._copies.items()}
-            if not any(tables.values()):
-                return None
-            blocks = group_by_key_group(tables, backend.max_parallelism, backend.key_group_cache())
-            data, offsets = encode_blocks(blocks, backend.key_group_range)
-            blob = write_blob(writer, name, data, backend.inline_threshold)
-            return KeyGroupsStateHandle(
-                backend.key_group_range, offsets, blob, backend.max_parallelism, self._labels
-            )
+            encoded = self._encode(backend)
         finally:
-            self.release()
+            self.release()  # the copies are encoded: copy-on-write can stop before the I/O
+        if encoded is None:
+            return None
+        data, offsets = encoded
+        blob = write_blob(writer, name, data, backend.inline_threshold)
+        return KeyGroupsStateHandle(
+            backend.key_group_range, offsets, blob, backend.max_parallelism, self._labels
+        )
+
+    def _encode(self, backend: HeapKeyedStateBackend) -> tuple[bytes, tuple[int, ...]] | None:
+        if not self._filters:
+            return backend.encode_indexed(self._copies) if self._copies else None
+        tables = {n: _filtered(t, self._filters.get(n)) for n, t in self._copies.items()}
+        if not any(tables.values()):
+            return None
+        blocks = group_by_key_group(tables, backend.max_parallelism, backend.key_group_cache())
+        return encode_blocks(blocks, backend.key_group_range)
 
     def release(self) -> None:
         with self._lock:
             backend, self._backend = self._backend, None
             self._copies = {}
         if backend is not None:
-            backend._release_snapshot()
+            backend._release_snapshot(self._guarded)
 
 
 def _filtered(table: dict[Any, Any], keep: Callable[[Any], Any] | None) -> dict[Any, Any]:

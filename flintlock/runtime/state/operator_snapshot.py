@@ -51,10 +51,11 @@ class OperatorSnapshotInProgress:
 
 
 def snapshot_operator(
-    keyed: KeyedStateBackend | None, operator: OperatorStateBackend | None
+    keyed: KeyedStateBackend | None, operator: OperatorStateBackend | None,
+    checkpoint_id: int | None = None,
 ) -> OperatorSnapshotInProgress:
     """The synchronous part of one operator's snapshot (task thread)."""
     return OperatorSnapshotInProgress(
-        keyed=keyed.snapshot() if keyed is not None else None,
+        keyed=keyed.snapshot(checkpoint_id) if keyed is not None else None,
         operator=operator.snapshot() if operator is not None else None,
     )

@@ -22,7 +22,8 @@ once), which pins a consistent view of the database (memtables and SST files) as
 instant; the asynchronous part walks it in key
 order and writes the same per-key-group format as the heap backend, so either backend restores
 the other's snapshots. (``rocksdict.Snapshot`` iteration in rocksdict 0.3.29 sees later
-writes, so it is not used.) Snapshots are full, not incremental — see the docs for why.
+writes, so it is not used.) With ``execution.checkpointing.incremental`` the snapshot is a
+native RocksDB checkpoint instead, and only new SST files are uploaded (``rocksdb_incremental``).
 
 Threads: the database and state objects belong to the task thread; a snapshot's iterator is
 used only by the asynchronous thread that writes it.
@@ -34,6 +35,7 @@ import os
 import shutil
 import tempfile
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -58,9 +60,20 @@ from flintlock.runtime.state.errors import (
     SnapshotReleasedError,
     StateBackendDisposedError,
 )
-from flintlock.runtime.state.format import Block, encode_blocks
+from flintlock.runtime.state.format import Block, encode_blocks, entries_of
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_to_key_group
-from flintlock.runtime.state.restore import check_restored_handles
+from flintlock.runtime.state.restore import check_restored_handles, validate_restored_handles
+from flintlock.runtime.state.rocksdb_incremental import (
+    BackendIdentity,
+    BlockCollector,
+    IncrementalSnapshot,
+    StateLayout,
+    UploadLedger,
+    create_native_checkpoint,
+    download,
+    is_map_label,
+    key_bytes,
+)
 from flintlock.runtime.state.rocksdb_states import (
     RocksAggregatingState,
     RocksListState,
@@ -71,6 +84,8 @@ from flintlock.runtime.state.rocksdb_states import (
     loads,
 )
 from flintlock.runtime.state.snapshots import (
+    IncrementalKeyedStateHandle,
+    KeyedStateHandle,
     KeyGroupsStateHandle,
     ReadState,
     StateWriter,
@@ -93,19 +108,21 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         clock: Clock = SYSTEM_CLOCK,
         inline_threshold: int = DEFAULT_INLINE_THRESHOLD,
         local_dir: str | None = None,
+        incremental: bool = False,
     ) -> None:
         super().__init__(key_group_range, max_parallelism, clock, inline_threshold)
+        self.incremental = incremental
+        if local_dir is not None:
+            os.makedirs(local_dir, exist_ok=True)
         self._directory = tempfile.mkdtemp(prefix="flintlock-rocksdb-", dir=local_dir)
-        options = Options(raw_mode=True)
-        options.create_if_missing(True)
-        # rocksdict's stubs are incomplete (``disable_wal`` is a property): keep it untyped
-        self.db: Any = Rdict(os.path.join(self._directory, "db"), options)
-        write_options: Any = WriteOptions()
-        write_options.disable_wal = True
-        self.db.set_write_options(write_options)
+        self.db: Any = _open(os.path.join(self._directory, "db"))
+        self._identity = BackendIdentity(
+            uuid.uuid4().hex[:12], key_group_range, max_parallelism, inline_threshold)
+        self._ledger = UploadLedger()  # incremental checkpoints' uploads
         self._state_ids: dict[str, bytes] = {}  # name → 2-byte id; task thread
         self._kinds: dict[str, StateKind] = {}  # name → storage kind
-        self._snapshots: set[_RocksSnapshot] = set()  # in flight; under _snapshots_lock
+        self._snapshots: set[_RocksSnapshot | IncrementalSnapshot] = set()  # in flight;
+        # under _snapshots_lock
         self._snapshots_lock = threading.Lock()
         self.key_group_prefix = b""  # 2-byte key group of the current key
         self.key_suffix = b""  # len + pickle of the current key
@@ -168,33 +185,77 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             for key, _ in db.items(from_key=start):
                 if not key.startswith(start):
                     break
-                found[_key_bytes(key)] = None
+                found[key_bytes(key)] = None
         return iter([loads(encoded) for encoded in found])
 
-    def snapshot(self) -> _RocksSnapshot:
+    def snapshot(self, checkpoint_id: int | None = None) -> _RocksSnapshot | IncrementalSnapshot:
         db = self._open_db()
-        iterator = db.items()  # its RocksDB iterator pins the database as of now
-        snapshot = _RocksSnapshot(
-            self, iterator, {sid: name for name, sid in self._state_ids.items()},
-            dict(self._kinds), tuple(sorted(self._labels.items())),
-        )
+        snapshot: _RocksSnapshot | IncrementalSnapshot
+        if self.incremental:
+            layout = StateLayout(dict(self._state_ids), tuple(sorted(self._labels.items())),
+                                 self.snapshot_filters())
+            snapshot = IncrementalSnapshot(
+                create_native_checkpoint(db, self._directory), checkpoint_id, self._identity,
+                layout, self._ledger, self._forget_snapshot)
+        else:
+            iterator = db.items()  # its RocksDB iterator pins the database as of now
+            snapshot = _RocksSnapshot(
+                self, iterator, {sid: name for name, sid in self._state_ids.items()},
+                dict(self._kinds), tuple(sorted(self._labels.items())),
+            )
         with self._snapshots_lock:
             self._snapshots.add(snapshot)
         return snapshot
 
-    def _forget_snapshot(self, snapshot: _RocksSnapshot) -> None:
+    def _forget_snapshot(self, snapshot: _RocksSnapshot | IncrementalSnapshot) -> None:
         with self._snapshots_lock:
             self._snapshots.discard(snapshot)
 
-    def restore(self, handles: Sequence[KeyGroupsStateHandle], read_state: ReadState) -> None:
-        db = self._open_db()
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        self._ledger.confirm(checkpoint_id)
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        self._ledger.abort(checkpoint_id)
+
+    def restore(self, handles: Sequence[KeyedStateHandle], read_state: ReadState) -> None:
+        self._open_db()
+        if self._adopt(handles, read_state):
+            return
+        self._load_blocks(
+            check_restored_handles(self, handles, read_state, scratch_dir=self._directory))
+
+    def _adopt(self, handles: Sequence[KeyedStateHandle], read_state: ReadState) -> bool:
+        """Restore one incremental handle of exactly this key-group range into a still empty
+        backend by making its files this backend's database. False if that does not apply."""
+        if len(handles) != 1 or self._state_ids:
+            return False
+        handle = handles[0]
+        if (not isinstance(handle, IncrementalKeyedStateHandle)
+                or handle.key_group_range != self.key_group_range):
+            return False
+        validate_restored_handles(self, handles)
+        restored_dir = os.path.join(self._directory, f"restored-{uuid.uuid4().hex[:8]}")
+        download(handle, restored_dir, read_state)
+        self.db.close()
+        shutil.rmtree(os.path.join(self._directory, "db"), ignore_errors=True)
+        self.db = _open(restored_dir)
+        labels = dict(handle.states)
+        for name, state_id in handle.state_ids:
+            self._state_ids[name] = state_id
+            is_map = is_map_label(labels.get(name, ""))
+            self._kinds.setdefault(name, StateKind.MAP if is_map else StateKind.VALUE)
+        self._ledger.seed(dict(handle.shared))
+        return True
+
+    def _load_blocks(self, blocks: Iterator[Block]) -> None:
+        db = self.db
         previous = self.current_key
-        for block in check_restored_handles(self, handles, read_state):
+        for block in blocks:
             for name, entries in block:
                 state_id = self._state_id(name)
                 is_map = self._labels[name].startswith(StateKind.MAP.value)
                 self._kinds.setdefault(name, StateKind.MAP if is_map else StateKind.VALUE)
-                for key, stored in entries:
+                for key, stored in entries_of(entries):
                     self.set_current_key(key)
                     entry = self.entry_key(state_id)
                     if is_map:
@@ -229,9 +290,16 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         return self.db
 
 
-def _key_bytes(key: bytes) -> bytes:
-    length = int.from_bytes(key[4:8], "big")
-    return key[8 : 8 + length]
+def _open(path: str) -> Any:
+    """The working database at ``path`` (created if missing), WAL off."""
+    options = Options(raw_mode=True)
+    options.create_if_missing(True)
+    db: Any = Rdict(path, options)
+    # rocksdict's stubs are incomplete (``disable_wal`` is a property): keep it untyped
+    write_options: Any = WriteOptions()
+    write_options.disable_wal = True
+    db.set_write_options(write_options)
+    return db
 
 
 class _RocksSnapshot:
@@ -270,39 +338,18 @@ class _RocksSnapshot:
             self.release()
 
     def _read_blocks(self) -> dict[int, Block]:
+        collector = BlockCollector(
+            self._names, {name: kind is StateKind.MAP for name, kind in self._kinds.items()},
+            self._filters)
         with self._lock:
             iterator = self._iterator
             if iterator is None:
                 raise SnapshotReleasedError("rocksdb")
-            tables: dict[int, dict[str, dict[bytes, Any]]] = {}
             for key, value in iterator:
                 if self._cancelled:
                     raise SnapshotReleasedError("rocksdb")
-                self._collect(tables, key, value)
-        return {group: self._block(by_name) for group, by_name in tables.items()}
-
-    def _collect(
-        self, tables: dict[int, dict[str, dict[bytes, Any]]], key: bytes, value: bytes
-    ) -> None:
-        group = int.from_bytes(key[0:2], "big")
-        name = self._names[key[2:4]]
-        encoded_key = _key_bytes(key)
-        by_key = tables.setdefault(group, {}).setdefault(name, {})
-        if self._kinds[name] is StateKind.MAP:
-            user_key = loads(key[8 + len(encoded_key) :])
-            by_key.setdefault(encoded_key, {})[user_key] = loads(value)
-        else:
-            by_key[encoded_key] = loads(value)
-
-    def _block(self, by_name: dict[str, dict[bytes, Any]]) -> Block:
-        block: Block = []
-        for name, by_key in by_name.items():
-            keep = self._filters.get(name)
-            entries = [(loads(k), v if keep is None else keep(v)) for k, v in by_key.items()]
-            entries = [(k, v) for k, v in entries if v is not None]
-            if entries:
-                block.append((name, entries))
-        return block
+                collector.add(key, value)
+        return collector.blocks()
 
     def release(self) -> None:
         """Idempotent; from any thread. Stops a running write and waits until the iterator is

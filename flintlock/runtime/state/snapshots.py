@@ -5,14 +5,20 @@ chain an ``OperatorSubtaskState`` holding
 
 * keyed state as ``KeyGroupsStateHandle``s: one written blob plus the byte boundaries of each
   key group in it, so a restore (after rescaling, too) deserialises only the groups it owns;
+  or, for an incremental RocksDB checkpoint, an ``IncrementalKeyedStateHandle``: the files of
+  a native RocksDB checkpoint, its immutable SST files *shared* with other checkpoints;
 * operator state as ``OperatorStateHandle``s: one blob plus, per state name, the offsets of
   its elements and how they are redistributed on rescaling (even split or union);
 * channel state (unaligned checkpoints): opaque handles written by the barrier layer.
 
 Everything here is a frozen, picklable value: it travels with the ack to the JobManager and
-is stored in the checkpoint metadata. ``discard()`` deletes the files a snapshot wrote (through
-fsspec, tolerating files already gone); it is called by the coordinator for aborted or
-subsumed checkpoints, from the JobManager's thread.
+is stored in the checkpoint metadata. ``discard()`` deletes the files a snapshot wrote itself
+(through fsspec, tolerating files already gone): its private files and the shared files it
+uploaded, never shared files it only references; the coordinator calls it for checkpoints that
+never completed. A completed checkpoint's shared files belong to the completed-checkpoint
+store's ``SharedStateRegistry`` (reference counts over the retained checkpoints), so the store
+calls ``discard_private()`` and lets the registry delete shared files. Both run on the
+JobManager's thread.
 
 Writing goes through ``StateWriter.write_state(name, data) -> StreamStateHandle`` (the
 checkpoint storage location implements it); reading through an injected
@@ -107,6 +113,60 @@ class KeyGroupsStateHandle:
         return self.offsets[-1] - self.offsets[0]
 
 
+@dataclass(frozen=True, slots=True)
+class IncrementalKeyedStateHandle:
+    """The keyed state of one RocksDB backend as the files of a native RocksDB checkpoint.
+
+    ``shared`` maps each SST file name of the checkpoint to where it was uploaded under
+    ``<dir>/<job-id>/shared/``: SST files never change, so a later checkpoint of the same
+    database references an upload instead of repeating it. ``uploaded`` names the shared
+    files this checkpoint uploaded itself (the others it only references). ``private`` holds
+    the small mutable files (MANIFEST, CURRENT, OPTIONS, ...), written for this checkpoint
+    alone. ``state_ids`` maps state names to the 2-byte ids inside the database's keys.
+
+    A restore needs the whole database, so ``intersect`` keeps the handle whole; the restoring
+    backend filters the key groups it owns (rescaling).
+    """
+
+    key_group_range: KeyGroupRange
+    max_parallelism: int
+    states: tuple[tuple[str, str], ...]
+    backend_id: str
+    checkpoint_id: int
+    shared: tuple[tuple[str, StreamStateHandle], ...]
+    private: tuple[tuple[str, StateHandle], ...]
+    state_ids: tuple[tuple[str, bytes], ...]
+    uploaded: frozenset[str] = frozenset()
+
+    def intersect(self, key_groups: KeyGroupRange) -> IncrementalKeyedStateHandle | None:
+        """This handle if it holds any of ``key_groups`` (the database is restored whole)."""
+        if len(self.key_group_range.intersection(key_groups)) == 0:
+            return None
+        return self
+
+    @property
+    def state_size(self) -> int:
+        """The full size of the checkpointed database."""
+        return sum(h.size for _, h in self.shared) + sum(h.size for _, h in self.private)
+
+    @property
+    def checkpointed_size(self) -> int:
+        """What this checkpoint wrote: its new shared files and its private files."""
+        return (sum(h.size for _, h in self.shared if h.uri in self.uploaded)
+                + sum(h.size for _, h in self.private))
+
+    def shared_handles(self) -> tuple[StreamStateHandle, ...]:
+        return tuple(handle for _, handle in self.shared)
+
+    def own_handles(self) -> Iterable[StateHandle]:
+        """The files this checkpoint wrote itself: private ones and its own uploads."""
+        yield from (handle for _, handle in self.private)
+        yield from (handle for _, handle in self.shared if handle.uri in self.uploaded)
+
+
+KeyedStateHandle = KeyGroupsStateHandle | IncrementalKeyedStateHandle
+
+
 class DistributionMode(enum.Enum):
     """How operator list state is redistributed when the parallelism changes."""
 
@@ -134,9 +194,17 @@ class OperatorStateHandle:
         return self.handle.size
 
 
-def _handles_of(state: OperatorSubtaskState) -> Iterable[StateHandle]:
+def _handles_of(state: OperatorSubtaskState, shared_too: bool) -> Iterable[StateHandle]:
+    """Files of ``state``; of incremental keyed state the private ones, and its own uploads
+    with ``shared_too``."""
     for keyed in state.managed_keyed_state:
-        yield keyed.handle
+        if isinstance(keyed, IncrementalKeyedStateHandle):
+            if shared_too:
+                yield from keyed.own_handles()
+            else:
+                yield from (handle for _, handle in keyed.private)
+        else:
+            yield keyed.handle
     for operator in state.managed_operator_state:
         yield operator.handle
     yield from state.input_channel_state
@@ -147,7 +215,7 @@ def _handles_of(state: OperatorSubtaskState) -> Iterable[StateHandle]:
 class OperatorSubtaskState:
     """Everything one operator of one subtask snapshotted for one checkpoint."""
 
-    managed_keyed_state: tuple[KeyGroupsStateHandle, ...] = ()
+    managed_keyed_state: tuple[KeyedStateHandle, ...] = ()
     managed_operator_state: tuple[OperatorStateHandle, ...] = ()
     input_channel_state: tuple[StateHandle, ...] = ()
     result_subpartition_state: tuple[StateHandle, ...] = ()
@@ -162,6 +230,14 @@ class OperatorSubtaskState:
         )
 
     @property
+    def checkpointed_size(self) -> int:
+        """Bytes this checkpoint wrote for this state (incremental keyed state counts only
+        its new shared files and its private files)."""
+        return self.state_size - sum(
+            h.state_size - h.checkpointed_size for h in self.managed_keyed_state
+            if isinstance(h, IncrementalKeyedStateHandle))
+
+    @property
     def has_channel_state(self) -> bool:
         return bool(self.input_channel_state or self.result_subpartition_state)
 
@@ -170,13 +246,31 @@ class OperatorSubtaskState:
             self.managed_keyed_state or self.managed_operator_state or self.has_channel_state
         )
 
+    def shared_handles(self) -> tuple[StreamStateHandle, ...]:
+        """The shared files (incremental checkpoints) this state references or uploaded."""
+        return tuple(
+            handle for keyed in self.managed_keyed_state
+            if isinstance(keyed, IncrementalKeyedStateHandle)
+            for handle in keyed.shared_handles()
+        )
+
     def discard(self) -> None:
-        """Delete every file this state wrote (each at most once)."""
-        seen: set[str] = set()
-        for handle in _handles_of(self):
-            if isinstance(handle, StreamStateHandle) and handle.uri not in seen:
-                seen.add(handle.uri)
-                discard_handle(handle)
+        """Delete every file this state wrote itself (each at most once); shared files it
+        only references stay. For a state that never became part of a completed checkpoint."""
+        _discard_all(_handles_of(self, shared_too=True))
+
+    def discard_private(self) -> None:
+        """Delete the files that are this checkpoint's alone; shared files are left to the
+        completed-checkpoint store's registry."""
+        _discard_all(_handles_of(self, shared_too=False))
+
+
+def _discard_all(handles: Iterable[StateHandle]) -> None:
+    seen: set[str] = set()
+    for handle in handles:
+        if isinstance(handle, StreamStateHandle) and handle.uri not in seen:
+            seen.add(handle.uri)
+            discard_handle(handle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +286,17 @@ class TaskStateSnapshot:
     def state_size(self) -> int:
         return sum(state.state_size for state in self.subtask_states.values())
 
+    @property
+    def checkpointed_size(self) -> int:
+        return sum(state.checkpointed_size for state in self.subtask_states.values())
+
+    def shared_handles(self) -> tuple[StreamStateHandle, ...]:
+        return tuple(h for state in self.subtask_states.values() for h in state.shared_handles())
+
     def discard(self) -> None:
         for state in self.subtask_states.values():
             state.discard()
+
+    def discard_private(self) -> None:
+        for state in self.subtask_states.values():
+            state.discard_private()

@@ -243,13 +243,17 @@ class OperatorChain:
         for member in self.members:
             member.operator.snapshot_state(checkpoint_id)
             parts[member.spec.operator_id] = snapshot_operator(
-                member.keyed_backend, member.operator_backend)
+                member.keyed_backend, member.operator_backend, checkpoint_id)
         return parts
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         for member in self.members:
+            if member.keyed_backend is not None:
+                member.keyed_backend.notify_checkpoint_complete(checkpoint_id)
             member.operator.notify_checkpoint_complete(checkpoint_id)
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         for member in self.members:
+            if member.keyed_backend is not None:
+                member.keyed_backend.notify_checkpoint_aborted(checkpoint_id)
             member.operator.notify_checkpoint_aborted(checkpoint_id)

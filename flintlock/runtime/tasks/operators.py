@@ -27,6 +27,7 @@ from flintlock.common.operator_spec import OperatorKind, OperatorSpec, check_key
 from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import ValueStateDescriptor
 from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
+from flintlock.runtime.state.heap import own_value
 from flintlock.runtime.tasks.contexts import (
     KeyedTimerService,
     NonKeyedTimerService,
@@ -240,9 +241,10 @@ class ReduceOperator(FunctionOperator):
     """REDUCE and AGGREGATION: per key ``acc = f(acc, value)``, emitting ``acc`` each time —
     or, in BATCH execution (as Flink), only each key's final value when the input ends.
 
-    On the heap backend, while no snapshot is in flight, the accumulators are read and written
-    in the state's dict directly (no per-record state calls); during a snapshot the state
-    object's copy-on-write path is used, so a reduce function that mutates its accumulator
+    On the heap backend the accumulators are read and written in the state's dict directly
+    (no per-record state calls). While a snapshot is in flight, the first access to a key in
+    that snapshot gives its accumulator a private copy unless it is immutable (the heap
+    backend's copy-on-write, inlined), so a reduce function that mutates its accumulator
     cannot change what the snapshot writes."""
 
     def open(self) -> None:
@@ -260,10 +262,14 @@ class ReduceOperator(FunctionOperator):
         if not self._key_checked and records:
             self._first_key(get_key(records[0]))
         table = self._table
-        if table is not None and not backend.snapshot_in_flight:
-            out = self._reduce_direct(records, get_key, reduce, table)
-        else:
+        if table is None:
             out = self._reduce_through_state(records, get_key, reduce, backend)
+        else:
+            copied = backend.copied_keys(REDUCE_STATE)
+            if copied is None:
+                out = self._reduce_direct(records, get_key, reduce, table)
+            else:
+                out = self._reduce_copy_on_write(records, get_key, reduce, table, copied)
         if not self._batch:
             if type(records) is TimestampedBatch:
                 out = TimestampedBatch(out, records.timestamps)
@@ -291,6 +297,28 @@ class ReduceOperator(FunctionOperator):
             acc = get(key)
             acc = r if acc is None else reduce(acc, r)
             if acc is None:  # as ValueState.update(None): the entry goes
+                table.pop(key, None)
+            else:
+                table[key] = acc
+            append(acc)
+        return out
+
+    @staticmethod
+    def _reduce_copy_on_write(records: list[Any], get_key: Callable[[Any], Any],
+                              reduce: Callable[[Any, Any], Any], table: dict[Any, Any],
+                              copied: set[Any]) -> list[Any]:
+        """``_reduce_direct`` while a snapshot shares the table's values (see the class)."""
+        out: list[Any] = []
+        append, get = out.append, table.get
+        for r in records:
+            key = get_key(r)
+            acc = get(key)
+            if key not in copied:
+                copied.add(key)
+                if acc is not None:
+                    acc = own_value(acc)
+            acc = r if acc is None else reduce(acc, r)
+            if acc is None:
                 table.pop(key, None)
             else:
                 table[key] = acc

@@ -36,6 +36,17 @@ def test_completed_checkpoint_numbers() -> None:
     assert [(a.task, a.ack_ms) for a in stats.subtask_acks] == [(A, 30.0), (B, 50.0)]
     assert stats.external_path == "/cp/chk-1"
     assert stats.trigger_timestamp == 5000
+    assert stats.checkpointed_size == 30  # full checkpoints write their whole state
+
+
+def test_incremental_acks_report_what_they_wrote() -> None:
+    tracker = CheckpointStatsTracker()
+    tracker.report_triggered(CheckpointId(2), False, 0, 0.0, 2)
+    tracker.report_ack(CheckpointId(2), A, 1.0, 1000, SubtaskCheckpointMetrics(), 40)
+    tracker.report_ack(CheckpointId(2), B, 2.0, 20, SubtaskCheckpointMetrics())
+    tracker.report_completed(CheckpointId(2), 3.0, "/cp/chk-2")
+    stats = tracker.snapshot().latest_completed
+    assert stats is not None and (stats.state_size, stats.checkpointed_size) == (1020, 60)
 
 
 def test_failures_refusals_and_bounded_history() -> None:

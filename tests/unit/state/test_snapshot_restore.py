@@ -244,10 +244,40 @@ def test_heap_states_leave_guarded_mode_when_snapshots_finish(tmp_path):
     second.release()
     assert type(state) is HeapValueState
     late = backend.get_partitioned_state(ListStateDescriptor("late"))
+    late.add(1)
     pending = backend.snapshot()
     assert type(late).__name__.startswith("Guarded")
     pending.release()
     assert type(late).__name__ == "HeapListState"
+
+
+def test_a_table_of_immutable_values_needs_no_copy_on_write(tmp_path):
+    backend = HeapKeyedStateBackend(KeyGroupRange(0, 7), 8)
+    counts = backend.get_partitioned_state(SUM)  # ints
+    pairs = backend.get_partitioned_state(ValueStateDescriptor("pairs"))  # tuples of scalars
+    nested = backend.get_partitioned_state(ValueStateDescriptor("nested"))  # a list inside
+    for key in range(20):
+        backend.set_current_key(key)
+        counts.add(key)
+        pairs.update((key, "x", 1.5, None))
+        nested.update((key, [key]))
+    pending = backend.snapshot()
+    assert type(counts).__name__ == "HeapReducingState"
+    assert type(pairs).__name__ == "HeapValueState"
+    assert type(nested).__name__ == "GuardedHeapValueState"
+    assert backend.copied_keys(ValueStateDescriptor("pairs")) is None
+    assert backend.copied_keys(ValueStateDescriptor("nested")) == set()
+    backend.set_current_key(3)
+    nested.value()[1].append("mutated in place")
+    pairs.update((3, [], 0.0, None))  # a mutable value arriving later is not in the copy
+    storage = FileStorage(tmp_path / "immutable")
+    restored = HeapKeyedStateBackend(KeyGroupRange(0, 7), 8)
+    restored.restore([pending.write(storage, "immutable")], storage.read_state)
+    restored.set_current_key(3)
+    assert restored.get_partitioned_state(ValueStateDescriptor("nested")).value() == (3, [3])
+    assert restored.get_partitioned_state(ValueStateDescriptor("pairs")).value() == (
+        3, "x", 1.5, None)
+    assert type(nested).__name__ == "HeapValueState"
 
 
 @pytest.mark.parametrize("kind", ["hashmap", "rocksdb"])
