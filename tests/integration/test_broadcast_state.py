@@ -10,9 +10,6 @@ import glob
 import os
 import time
 
-import pytest
-
-from flintlock.common.config import Configuration
 from flintlock.datastream import (
     CheckpointingMode,
     KeyedBroadcastProcessFunction,
@@ -20,16 +17,11 @@ from flintlock.datastream import (
     StreamExecutionEnvironment,
 )
 from flintlock.datastream.state import ListStateDescriptor, MapStateDescriptor
-from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.environments import local_environment
 
 RULES = MapStateDescriptor("rules", None, None)
 BUFFER = ListStateDescriptor("buffer", None)
 NEEDED = ("limit", "label")
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
 
 
 class Decide(KeyedBroadcastProcessFunction):
@@ -119,12 +111,7 @@ def test_rules_reach_every_parallel_instance(executor):
 
 
 def test_broadcast_state_survives_a_crash_and_restore(executor, tmp_path):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "20 ms")
-    config.set_string("restart-strategy.fixed-delay.attempts", "3")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(2)
+    env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="20 ms")
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
     slow = Slow(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata")

@@ -4,14 +4,11 @@ and the timestamps of their outputs, the end of a bounded input, and a crash + r
 a checkpoint in the middle of the stream (timers are keyed state: each fires exactly once).
 """
 
-import glob
-import os
 import time
 
 import pytest
 
 from flintlock.common import Duration, Types, WatermarkStrategy
-from flintlock.common.config import Configuration
 from flintlock.common.watermark_strategy import TimestampAssigner
 from flintlock.datastream import (
     CheckpointingMode,
@@ -21,15 +18,11 @@ from flintlock.datastream import (
     StreamExecutionEnvironment,
 )
 from flintlock.datastream.state import MapStateDescriptor
-from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.environments import local_environment
+from flintlock.testing.faults import RaiseOnceAfter
 
 MIN_LONG = -(2**63)
 KEYS = 5
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
 
 
 def _readings(n):
@@ -142,20 +135,6 @@ class _FlushAtEnd(KeyedProcessFunction):
         yield (ctx.get_current_key(), sorted(self.values.keys()), timestamp)
 
 
-class CrashAfterCheckpoint(MapFunction):
-    """Raises once, after a checkpoint completed (a marker file remembers it)."""
-
-    def __init__(self, marker, pattern):
-        self.marker = str(marker)
-        self.pattern = str(pattern)
-
-    def map(self, value):
-        if not os.path.exists(self.marker) and glob.glob(self.pattern):
-            open(self.marker, "w").close()
-            raise RuntimeError("injected failure")
-        return value
-
-
 @pytest.mark.parametrize("unaligned", [
     pytest.param(False, id="aligned"),
     pytest.param(True, id="unaligned", marks=pytest.mark.xfail(run=False, reason=(
@@ -165,11 +144,7 @@ class CrashAfterCheckpoint(MapFunction):
 ])
 def test_event_time_timers_survive_a_crash_and_restore_exactly_once(executor, tmp_path,
                                                                     unaligned):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "20 ms")
-    config.set_string("restart-strategy.fixed-delay.attempts", "3")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env = local_environment(tmp_path, restart_attempts=3, restart_delay="20 ms")
     env.get_config().set_auto_watermark_interval(10)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     if unaligned:  # in-flight timestamped records become channel state, and are replayed
@@ -177,7 +152,7 @@ def test_event_time_timers_survive_a_crash_and_restore_exactly_once(executor, tm
     marker = tmp_path / "crashed"
     pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
     readings = _readings(3000)
-    crash = CrashAfterCheckpoint(marker, pattern)
+    crash = RaiseOnceAfter(marker, pattern, delay_s=0.0)
     out = list(_job(env, readings, before_keying=crash).execute_and_collect())
     assert marker.exists(), "the failure was never injected"
     _, fired = _split(out)

@@ -16,12 +16,6 @@ from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors import Source
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from flintlock.runtime.state.rocksdb_incremental import UploadLedger
-from flintlock.testing.executor import use_thread_executor
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
 
 
 @pytest.fixture

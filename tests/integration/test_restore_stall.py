@@ -7,39 +7,14 @@ checkpoint, every other task waits for input. No broadcast state or event time i
 Marked like the first reproduction; it passes once the stall is fixed.
 """
 
-import glob
-import os
-import time
 
-import pytest
 
-from flintlock.common.config import Configuration
 from flintlock.datastream import (
     CheckpointingMode,
     CoProcessFunction,
-    MapFunction,
-    StreamExecutionEnvironment,
 )
-from flintlock.testing.executor import use_thread_executor
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
-
-
-class SlowCrashOnce(MapFunction):
-    def __init__(self, marker, pattern):
-        self.marker = str(marker)
-        self.pattern = str(pattern)
-
-    def map(self, value):
-        if not os.path.exists(self.marker):
-            time.sleep(0.001)
-            if glob.glob(self.pattern):
-                open(self.marker, "w").close()
-                raise RuntimeError("injected failure")
-        return value
+from flintlock.testing.environments import local_environment
+from flintlock.testing.faults import RaiseOnceAfter
 
 
 class FirstInputOnly(CoProcessFunction):
@@ -51,15 +26,11 @@ class FirstInputOnly(CoProcessFunction):
 
 
 def test_a_job_with_an_early_finished_source_recovers(executor, tmp_path):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "20 ms")
-    config.set_string("restart-strategy.fixed-delay.attempts", "3")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(2)
+    env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="20 ms")
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    crash = SlowCrashOnce(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata")
+    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata",
+                           delay_s=0.001)
     fast = env.from_collection([("rule", 1), ("rule", 2)]).broadcast()
     slow = env.from_collection([(f"k{i % 7}", i) for i in range(1500)]) \
         .map(crash).set_parallelism(1)

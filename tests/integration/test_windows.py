@@ -3,15 +3,11 @@ sliding and session windows across a keyed exchange, count windows over the whol
 data to a side output, and window contents and timers restored after a crash mid-stream.
 """
 
-import glob
 import os
 import time
 from collections import defaultdict
 
-import pytest
-
 from flintlock.common import Duration, Types, WatermarkStrategy
-from flintlock.common.config import Configuration
 from flintlock.common.watermark_strategy import TimestampAssigner
 from flintlock.datastream import (
     AggregateFunction,
@@ -29,12 +25,8 @@ from flintlock.datastream.window import (
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
 )
-from flintlock.testing.executor import use_thread_executor
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    return use_thread_executor(monkeypatch)
+from flintlock.testing.environments import local_environment
+from flintlock.testing.faults import RaiseOnceAfter
 
 
 def _readings(n, keys=4):
@@ -227,32 +219,13 @@ def test_late_data_goes_to_the_side_output(executor, tmp_path):
         [("a", 0, 3), ("a", 500, 3), ("late", ("a", 30, 99))], key=str)
 
 
-class CrashAfterCheckpoint(MapFunction):
-    def __init__(self, marker, pattern):
-        self.marker = str(marker)
-        self.pattern = str(pattern)
-
-    def map(self, value):
-        if not os.path.exists(self.marker):
-            time.sleep(0.001)
-            if glob.glob(self.pattern):
-                open(self.marker, "w").close()
-                raise RuntimeError("injected failure")
-        return value
-
-
 def test_window_contents_and_timers_survive_a_crash_and_restore(executor, tmp_path):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "20 ms")
-    config.set_string("restart-strategy.fixed-delay.attempts", "3")
-    config.set_string("state.backend.type", "rocksdb")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(2)
+    env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="20 ms",
+                            options={"state.backend.type": "rocksdb"})
     env.get_config().set_auto_watermark_interval(10)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    crash = CrashAfterCheckpoint(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata")
+    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", delay_s=0.001)
     readings = _readings(3000)
     out = list(_stamped(env, readings, before=crash).key_by(lambda r: r[0])
                .window(TumblingEventTimeWindows.of(Duration.of_millis(500)))
