@@ -527,6 +527,9 @@ class JobManager:
         for task, snapshot in latest.task_states.items():
             if task.subtask < 0:
                 continue
+            log.debug("checkpoint %d holds for %s: %r", latest.checkpoint_id, task,
+                      {op: state.state_size for op, state in snapshot.subtask_states.items()}
+                      if isinstance(snapshot, TaskStateSnapshot) else snapshot)
             subtasks_per_vertex[task.vertex] = subtasks_per_vertex.get(task.vertex, 0) + 1
             if isinstance(snapshot, TaskStateSnapshot):
                 for operator_id, state in snapshot.subtask_states.items():
