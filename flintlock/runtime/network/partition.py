@@ -274,10 +274,11 @@ class ResultPartition:
         self.broadcast_event(END_OF_PARTITION)
         with self._lock:
             if self._state is PartitionState.RELEASED:
-                # Local consumers may read the end of partition and release every view
-                # before this line: the partition is then fully consumed already.
+                # Consumers may read the end of partition and release every view before
+                # this line (a local one, or the network thread serving a remote one): the
+                # partition is then fully consumed already. Checked and moved under one lock.
                 return
-        self._transition(PartitionState.FINISHED)
+            self._transition_locked(PartitionState.FINISHED)
         if self._spill is not None:
             self._spill.finish()
             for subpartition in self._subpartitions:
@@ -306,11 +307,14 @@ class ResultPartition:
 
     def _transition(self, target: PartitionState) -> None:
         with self._lock:
-            if target not in _TRANSITIONS[self._state]:
-                raise IllegalPartitionStateError(
-                    f"{self.partition_id}: cannot go from {self._state.name} to {target.name}"
-                )
-            self._state = target
+            self._transition_locked(target)
+
+    def _transition_locked(self, target: PartitionState) -> None:
+        if target not in _TRANSITIONS[self._state]:
+            raise IllegalPartitionStateError(
+                f"{self.partition_id}: cannot go from {self._state.name} to {target.name}"
+            )
+        self._state = target
 
     # -- consumer side ------------------------------------------------------------------------
 
