@@ -135,13 +135,7 @@ class _FlushAtEnd(KeyedProcessFunction):
         yield (ctx.get_current_key(), sorted(self.values.keys()), timestamp)
 
 
-@pytest.mark.parametrize("unaligned", [
-    pytest.param(False, id="aligned"),
-    pytest.param(True, id="unaligned", marks=pytest.mark.xfail(run=False, reason=(
-        "known bug, not yet fixed: after a restore from an unaligned checkpoint one keyed "
-        "subtask sometimes starts without its keyed state (2 of 10 runs on d90869f with no "
-        "event time involved; docs/known-issues.md)"))),
-])
+@pytest.mark.parametrize("unaligned", [False, True], ids=["aligned", "unaligned"])
 def test_event_time_timers_survive_a_crash_and_restore_exactly_once(executor, tmp_path,
                                                                     unaligned):
     env = local_environment(tmp_path, restart_attempts=3, restart_delay="20 ms")

@@ -100,3 +100,29 @@ def test_a_source_restored_as_finished_is_not_rerun_after_a_second_restore(execu
     assert fail.failures() == 2
     expected = _running_counts([*range(N), 1000, 2000, 3000])
     assert sorted(out) == expected
+
+
+class _SlowCount(_Count):
+    """``_Count`` taking 0.5 ms a record, so buffers queue in the keyed task's input."""
+
+    def map(self, value):
+        time.sleep(0.0005)
+        return super().map(value)
+
+
+@pytest.mark.slow
+def test_one_input_channel_unaligned_restore_keeps_the_overtaken_data(executor, tmp_path):
+    """Each keyed subtask reads one channel (a source at parallelism 1), slower than the source
+    writes, so an unaligned barrier overtakes data queued in that channel and triggers the
+    checkpoint at once. That data is in-flight state of the checkpoint and must come back on
+    restore (it was dropped when the capture finished inside the trigger)."""
+    env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="10 ms",
+                            options={"execution.checkpointing.unaligned.enabled": True,
+                                     "taskmanager.memory.segment-size": "4 kb"})
+    env.enable_checkpointing(20, CheckpointingMode.EXACTLY_ONCE)
+    fail = RaiseRepeatedly(tmp_path / "failure", tmp_path / "chk", 2, every=17)
+    numbers = env.from_source(NumberSequenceSource(0, 5999), WatermarkStrategy.no_watermarks(),
+                              "numbers").set_parallelism(1).map(_slowly).set_parallelism(1)
+    out = list(numbers.key_by(lambda v: v % 7).map(_SlowCount(fail)).execute_and_collect())
+    assert fail.failures() == 2
+    assert sorted(out) == _running_counts(range(6000))

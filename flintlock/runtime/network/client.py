@@ -98,9 +98,8 @@ class ClientHandler:
         self.io.call_soon(lambda: self._request(channel))
 
     def notify_credit(self, channel: ReceivingChannel) -> None:
-        """From the thread that freed a buffer: posts the announcement to the I/O loop
-        (inline announcing is off: see docs/known-issues.md)."""
-        self.io.call_soon(lambda: self._announce(channel))
+        """From the thread that freed a buffer: announces from there if the loop is idle."""
+        self.io.call_now_or_soon(lambda: self._announce(channel))
 
     def cancel(self, channel: ReceivingChannel) -> None:
         self.io.call_soon(lambda: self._cancel(channel.receiver_id))

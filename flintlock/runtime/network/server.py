@@ -86,9 +86,8 @@ class _Reader:
         self.view: ResultSubpartitionView | None = None
 
     def notify_data_available(self) -> None:
-        """From the producer's thread (or any): posts the send to the I/O loop. Sending
-        inline (``IOThread.call_now_or_soon``) is off: see docs/known-issues.md."""
-        self.handler.io.call_soon(lambda: self.handler.enqueue(self))
+        """From the producer's thread (or any): sends from there if the I/O loop is idle."""
+        self.handler.io.call_now_or_soon(lambda: self.handler.enqueue(self))
 
 
 class ServerHandler:

@@ -261,6 +261,8 @@ class StreamTask:
         self._alignment_deadline: float | None = None
         self._remainder: tuple[int, list[Any], int] | None = None
         """While a priority event is handled mid-buffer: (channel, records, first unprocessed)."""
+        self._overtaken_by_barrier: tuple[int, int, tuple[bytes, ...]] | None = None
+        """(checkpoint id, channel, copies) for the priority barrier being handled."""
 
     # -- other threads -------------------------------------------------------------------
 
@@ -586,10 +588,15 @@ class StreamTask:
             carry_out(self._valve.on_event(channel, event), self._chain)  # type: ignore[arg-type]
         elif isinstance(event, CheckpointBarrier):
             self._last_barrier = max(self._last_barrier or 0, event.checkpoint_id)
-            self._execute(self._handler.on_barrier(index, event))
             if event.is_priority:
-                overtaken = self._input_channels[channel].take_overtaken()
-                self._capture.add_overtaken_input(event.checkpoint_id, channel, overtaken)
+                # Taken before the handler runs: if this barrier triggers the checkpoint and
+                # completes its capture at once (a task with one input channel), the capture
+                # is finished inside the trigger, so the data this barrier overtook must be
+                # added there (``_perform_checkpoint``), or it would be lost.
+                self._overtaken_by_barrier = (event.checkpoint_id, channel,
+                                              self._input_channels[channel].take_overtaken())
+            self._execute(self._handler.on_barrier(index, event))
+            self._add_overtaken_input()
             self._capture.finish_ready(self._handler.is_capturing)
         elif isinstance(event, CancelCheckpointMarker):
             self._execute(self._handler.on_cancellation_marker(index, event))
@@ -607,6 +614,14 @@ class StreamTask:
                 self._flush_outputs()
         else:
             raise FlintlockError(f"{self.name}: unexpected event {event!r} on channel {channel}")
+
+    def _add_overtaken_input(self) -> None:
+        """The data buffers the priority barrier being handled overtook in its channel's
+        queue, as in-flight input of its checkpoint (after the channel's leftover, if any)."""
+        overtaken, self._overtaken_by_barrier = self._overtaken_by_barrier, None
+        if overtaken is not None:
+            checkpoint_id, channel, buffers = overtaken
+            self._capture.add_overtaken_input(CheckpointId(checkpoint_id), channel, buffers)
 
     def _may_finish_after_input(self) -> bool:
         if not self.spec.checkpointing.enabled or self._last_barrier is None:
@@ -673,6 +688,7 @@ class StreamTask:
         timeoutable = not unaligned and self._may_time_out(barrier)
         if unaligned or timeoutable:
             self._capture.start(checkpoint_id, self._leftovers() if unaligned else {})
+            self._add_overtaken_input()
         parts = chain.snapshot(checkpoint_id)
         for writer in self.io.writers.values():
             writer.broadcast_event(barrier)
