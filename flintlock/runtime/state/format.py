@@ -28,7 +28,7 @@ during restore (decode).
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -113,22 +113,17 @@ def encode_indexed(
 ) -> tuple[bytes, tuple[int, ...]]:
     """The blob and block boundaries of ``name → (table, key group → keys)``: per key group one
     pickle of a list of ``(name, (keys, values))``, the values gathered in C."""
-    parts: list[bytes] = []
-    offsets = [0]
-    position = 0
-    for group in key_groups:
-        block = []
+
+    def block_of(group: int) -> Block:
+        block: Block = []
         for name, (table, groups) in tables.items():
             keys = groups.get(group)
             if keys:
                 values = itemgetter(*keys)(table) if len(keys) > 1 else (table[keys[0]],)
                 block.append((name, (keys, values)))
-        if block:
-            data = pickle.dumps(block, protocol=PICKLE_PROTOCOL)
-            parts.append(data)
-            position += len(data)
-        offsets.append(position)
-    return b"".join(parts), tuple(offsets)
+        return block
+
+    return _encode_groups(key_groups, block_of)
 
 
 def group_by_key_group(
@@ -166,11 +161,18 @@ def encode_blocks(
     blocks: Mapping[int, Block], key_groups: KeyGroupRange
 ) -> tuple[bytes, tuple[int, ...]]:
     """The blob and its ``len(key_groups) + 1`` block boundaries."""
+    return _encode_groups(key_groups, blocks.get)
+
+
+def _encode_groups(
+    key_groups: KeyGroupRange, block_of: Callable[[int], Block | None]
+) -> tuple[bytes, tuple[int, ...]]:
+    """One pickle per non-empty key group's block, concatenated, with the boundaries."""
     parts: list[bytes] = []
     offsets = [0]
     position = 0
     for group in key_groups:
-        block = blocks.get(group)
+        block = block_of(group)
         if block:
             data = pickle.dumps(block, protocol=PICKLE_PROTOCOL)
             parts.append(data)
