@@ -313,22 +313,20 @@ class RemoteInputChannel(InputChannel):
                     break
             else:
                 return False
-            ahead = sum(1 for index in range(self._num_priority, position)
-                        if received[index].data_type is DataType.DATA_BUFFER)
             del received[position]
-            received.insert(self._num_priority, encode_event(barrier))
-            self._num_priority += 1
-            self._overtaken_counts.append(ahead)
+            self._enqueue_priority_locked(encode_event(barrier), ahead_of=position)
         queued.recycle()
         self.gate.notify_channel_non_empty(self, priority=True)
         return True
 
-    def _enqueue_priority_locked(self, buffer: Buffer) -> None:
+    def _enqueue_priority_locked(self, buffer: Buffer, ahead_of: int | None = None) -> None:
         """Puts a priority event ahead of everything but earlier priority events and
-        records how many data buffers it overtook."""
-        overtaken = sum(
-            1 for queued in self._received if queued.data_type is DataType.DATA_BUFFER
-        )
+        records how many data buffers it overtook: those queued before position ``ahead_of``
+        (all of them by default: an arriving event is behind everything queued)."""
+        received = self._received
+        end = len(received) if ahead_of is None else ahead_of
+        overtaken = sum(1 for index in range(self._num_priority, end)
+                        if received[index].data_type is DataType.DATA_BUFFER)
         self._received.insert(self._num_priority, buffer)
         self._num_priority += 1
         self._overtaken_counts.append(overtaken)

@@ -207,7 +207,7 @@ class RecordWriter:
                 share.timestamps.append(timestamp)
         for channel, share in shares.items():
             self._pending[channel].append(share)
-            self._write_all(channel)
+            self._write_batch(channel, everything=True)
 
     def _single_channel_emitters(
         self,
@@ -291,19 +291,13 @@ class RecordWriter:
 
     # -- under the lock -------------------------------------------------------------------
 
-    def _write_batch(self, channel: int) -> None:
+    def _write_batch(self, channel: int, everything: bool = False) -> None:
+        """Serialises the channel's full batches, or with ``everything`` all that is pending,
+        so that the last element appended ends its chunk (a ``StampedRun`` must: readers
+        look for one at a chunk's end only)."""
         with self._lock:
             self._check_error()
-            self._serialize_locked(channel)
-            if self._flush_always:
-                self._emit_current_locked(channel)
-
-    def _write_all(self, channel: int) -> None:
-        """Serialises everything pending now, so that the last element appended ends its
-        chunk (a ``StampedRun`` must: readers look for one at a chunk's end only)."""
-        with self._lock:
-            self._check_error()
-            self._serialize_locked(channel, everything=True)
+            self._serialize_locked(channel, everything)
             if self._flush_always:
                 self._emit_current_locked(channel)
 
