@@ -10,12 +10,11 @@ import time
 import pytest
 
 from flintlock.common import WatermarkStrategy
-from flintlock.common.config import Configuration
 from flintlock.common.job_status import JobStatus
-from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors import Source
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from flintlock.runtime.state.rocksdb_incremental import UploadLedger
+from flintlock.testing.environments import local_environment
 
 
 @pytest.fixture
@@ -41,18 +40,12 @@ def spies(monkeypatch):
 
 
 def _env(directory, parallelism=2, **conf):
-    config = Configuration().set_string("execution.checkpointing.dir", str(directory / "chk"))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "50 ms")
-    config.set_string("restart-strategy.fixed-delay.attempts", "3")
-    config.set_string("state.backend.type", "rocksdb")
-    config.set_string("state.backend.local-dir", str(directory / "rocksdb"))
-    config.set_string("execution.checkpointing.incremental", "true")
-    for key, value in conf.items():
-        config.set_string(key, str(value))
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(parallelism)
-    return env
+    return local_environment(directory, parallelism, restart_attempts=3, options={
+        "state.backend.type": "rocksdb",
+        "state.backend.local-dir": str(directory / "rocksdb"),
+        "execution.checkpointing.incremental": "true",
+        **conf,
+    })
 
 
 class PacedSource(Source):
