@@ -1,7 +1,9 @@
 """``OutputTag``: PyFlink's name for a side output. A process function emits to it by
 yielding ``(tag, value)`` (PyFlink's idiom) or with ``ctx.output(tag, value)``;
 ``DataStream.get_side_output(tag)`` is the stream of those values (typed by the tag's
-``type_info`` when given). A tag nobody reads drops its values, as in Flink."""
+``type_info`` when given). A tag nobody reads drops its values, as in Flink.
+
+A tag is an immutable value (name and type); it holds no state and belongs to no thread."""
 
 from __future__ import annotations
 

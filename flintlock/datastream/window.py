@@ -3,6 +3,7 @@
 The classes are defined in ``flintlock.common.windowing`` (the runtime calls them too and never
 imports the user API); this module gives them their PyFlink import path. PyFlink names that
 flintlock does not implement raise ``NotImplementedError`` naming the feature when imported.
+Names only: this module holds no state.
 """
 
 from typing import NoReturn

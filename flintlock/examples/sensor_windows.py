@@ -10,7 +10,8 @@ ones when the bounded input ends and the maximum watermark passes), so the demo 
 windows against a plain Python computation.
 
 Run it with ``.venv/bin/python -m flintlock.examples.sensor_windows``. Written as a PyFlink
-program would be, with ``flintlock`` in the imports.
+program would be, with ``flintlock`` in the imports. The job's state (window aggregates,
+timers) lives in the TaskManagers' keyed state; the driver only gathers the results.
 """
 
 from __future__ import annotations

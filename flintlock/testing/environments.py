@@ -3,7 +3,8 @@ strategy chosen by argument, any further options by key.
 
 ``local_environment(tmp_path, 2, restart_attempts=3)`` is what most integration tests of
 flintlock (and users' tests of their own jobs) start from; with ``use_thread_executor`` the
-job then runs on TaskManager threads, without it on embedded Spark.
+job then runs on TaskManager threads, without it on embedded Spark. Plain functions: each
+call builds a new configuration and environment, owned by the caller.
 """
 
 from __future__ import annotations
