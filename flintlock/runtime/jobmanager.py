@@ -266,7 +266,7 @@ class JobManager:
             self._savepoint_requests[request_id] = future
             if stop:
                 self._stop_after_savepoint.add(request_id)
-            self._apply(self._coordinator.trigger_savepoint(request_id, target_dir))
+            self._apply(self._coordinator.trigger_savepoint(request_id, target_dir, stop))
 
         self._enqueue(request, "savepoint")
         return future
@@ -632,7 +632,9 @@ class JobManager:
             self._complete_savepoint(action.request_id, action.path)
         elif isinstance(action, actions.FailSavepointRequest):
             future = self._savepoint_requests.pop(action.request_id, None)
-            self._stop_after_savepoint.discard(action.request_id)
+            if action.request_id in self._stop_after_savepoint:
+                self._stop_after_savepoint.discard(action.request_id)
+                self._apply(self._coordinator.resume_periodic())
             if future is not None and not future.done():
                 future.set_exception(action.error)
 

@@ -198,6 +198,7 @@ class CheckpointCoordinator:
         self._next_id = max(last_checkpoint_id, store.highest_checkpoint_id) + 1
         self._last_completion_ms: float | None = None
         self._periodic_due_ms: float | None = None
+        self._stopping = False  # a stop-with-savepoint is under way: checkpoints refused
         self._timer_at: float | None = None
         self._shut_down = False
 
@@ -248,7 +249,7 @@ class CheckpointCoordinator:
     def start(self) -> Actions:
         """Begin periodic checkpointing: the first one after a random delay in
         [min-pause, interval] (so restarted jobs do not all checkpoint in step)."""
-        if not self.settings.periodic or self._shut_down:
+        if not self.settings.periodic or self._shut_down or self._stopping:
             return []
         low = min(self.settings.min_pause_ms, self.settings.interval_ms)
         delay = self._rng.randint(low, self.settings.interval_ms)
@@ -270,10 +271,25 @@ class CheckpointCoordinator:
         actions = self._enqueue(self._queue.new_request(kind, request_id))
         return actions + self._drain() + self._reschedule()
 
-    def trigger_savepoint(self, request_id: str, target_dir: str | None = None) -> Actions:
-        """Ask for a savepoint into ``target_dir`` (default: the configured savepoint dir)."""
+    def trigger_savepoint(
+        self, request_id: str, target_dir: str | None = None, stop: bool = False,
+    ) -> Actions:
+        """Ask for a savepoint into ``target_dir`` (default: the configured savepoint dir).
+        With ``stop`` (stop with a savepoint) the periodic scheduler stops first and every
+        checkpoint is refused from now on: one triggered after the savepoint could complete
+        before the job ends and commit output the savepoint does not hold, which a resume
+        from the savepoint would then write again. ``resume_periodic`` undoes it if the
+        savepoint fails."""
+        if stop:
+            self._stopping = True
+            self._periodic_due_ms = None
         request = self._queue.new_request(RequestKind.SAVEPOINT, request_id, target_dir)
         return self._enqueue(request) + self._drain() + self._reschedule()
+
+    def resume_periodic(self) -> Actions:
+        """The stop-with-savepoint failed: the job runs on, and so do its checkpoints."""
+        self._stopping = False
+        return self.start()
 
     def on_task_state_changed(self, task: TaskId, running: bool) -> Actions:
         """A task became RUNNING, or left it (finished, failed, cancelled). Queued requests
@@ -421,6 +437,9 @@ class CheckpointCoordinator:
         return sum(1 for p in self._pending.values() if not p.is_savepoint)
 
     def _trigger(self, request: CheckpointRequest) -> Actions:
+        if self._stopping and not request.is_savepoint:
+            return self._refuse(request, CheckpointFailureReason.PERIODIC_SCHEDULER_SHUTDOWN,
+                                "the job stops with a savepoint")
         now = self._clock.now_ms()
         if request.is_periodic and self.settings.periodic:
             self._periodic_due_ms = now + self.settings.interval_ms

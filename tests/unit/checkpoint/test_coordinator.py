@@ -262,6 +262,22 @@ def test_min_pause_delays_the_next_checkpoint(tmp_path: Path) -> None:
     assert h.coordinator.on_periodic_tick() == triggered(2, START + 600, location=h.location(2))
 
 
+def test_stop_with_savepoint_stops_checkpoints_until_the_savepoint_fails(h: Harness) -> None:
+    """A checkpoint triggered after a stop-savepoint could complete before the job ends and
+    commit output the savepoint does not hold: none is triggered while the stop is under way."""
+    actions = h.coordinator.trigger_savepoint("stop", stop=True)
+    assert any(isinstance(a, TriggerCheckpointOnTask) for a in actions)
+    refused = h.coordinator.trigger_checkpoint(request_id="r")
+    assert isinstance(refused[0], FailCheckpointRequest)
+    assert refused[0].error.reason is R.PERIODIC_SCHEDULER_SHUTDOWN
+    h.clock.advance(10_000)
+    assert not any(isinstance(a, TriggerCheckpointOnTask)
+                   for a in h.coordinator.on_periodic_tick())
+    h.coordinator.resume_periodic()
+    assert any(isinstance(a, TriggerCheckpointOnTask)
+               for a in h.coordinator.trigger_checkpoint())
+
+
 def test_savepoints_ignore_max_concurrent_and_min_pause(tmp_path: Path) -> None:
     h = Harness(tmp_path, min_pause=10_000)
     h.all_running()
