@@ -73,8 +73,11 @@ class ReceivingChannel(Protocol):
     def announce_credit(self) -> int: ...
 
 
+_DATA_TYPES: dict[int, DataType] = {int(kind): kind for kind in DataType}
+
+
 def valid_data_type(value: int) -> bool:
-    return value in DataType._value2member_map_
+    return value in _DATA_TYPES
 
 
 class ClientHandler:
@@ -141,7 +144,7 @@ class ClientHandler:
         channel = self._channels.get(receiver_id)
         if channel is None:
             return None
-        return channel.take_target(DataType(data_type), size)
+        return channel.take_target(_DATA_TYPES[data_type], size)  # validated by the decoder
 
     def on_message(self, message: Message) -> None:
         if isinstance(message, BufferResponse):

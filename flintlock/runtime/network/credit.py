@@ -108,6 +108,11 @@ class TakeBuffer:
     kind: BufferKind
 
 
+_TAKE: dict[BufferKind, CreditAction] = {
+    kind: TakeBuffer(kind) for kind in BufferKind
+}
+
+
 @dataclass(frozen=True, slots=True)
 class AnnounceCredit:
     """Ask the I/O thread to send AddCredit(``announce()``) for this channel."""
@@ -183,12 +188,16 @@ class ReceiverCreditLedger:
         return credit
 
     def handle(self, event: CreditEvent) -> list[CreditAction]:
+        """The ledger's one entry point for tests and rare events. The three events of every
+        buffer have direct methods (``take_buffer``, ``backlog_announced``,
+        ``exclusive_recycled``) that the channel calls without building an event object."""
         if isinstance(event, DataBufferArrived):
-            return self._on_data_buffer()
+            kind = self.take_buffer()
+            return [] if kind is None else [_TAKE[kind]]
         if isinstance(event, BacklogAnnounced):
-            return self._on_backlog(event.backlog)
+            return self.backlog_announced(event.backlog)
         if isinstance(event, ExclusiveBufferRecycled):
-            return self._on_exclusive_recycled()
+            return self.exclusive_recycled()
         if isinstance(event, FloatingBuffersGranted):
             return self._on_granted(event.count, event.pool_exhausted)
         if isinstance(event, FloatingBufferAvailable):
@@ -196,25 +205,37 @@ class ReceiverCreditLedger:
             return self._request_if_short()
         return self._on_released()
 
-    def _required(self) -> int:
-        return self._backlog + self.initial_credit
-
-    def _on_data_buffer(self) -> list[CreditAction]:
+    def take_buffer(self) -> BufferKind | None:
+        """``DataBufferArrived``: which empty buffer the data lands in (None once released)."""
         if self._released:
-            return []
+            return None
         if self._floating:
             self._floating -= 1
-            return [TakeBuffer(BufferKind.FLOATING)]
+            return BufferKind.FLOATING
         if self._exclusive:
             self._exclusive -= 1
-            return [TakeBuffer(BufferKind.EXCLUSIVE)]
+            return BufferKind.EXCLUSIVE
         raise CreditViolationError("a data buffer arrived but the channel holds no empty buffer")
 
-    def _on_backlog(self, backlog: int) -> list[CreditAction]:
+    def backlog_announced(self, backlog: int) -> list[CreditAction]:
+        """``BacklogAnnounced``: the sender's backlog, carried by every buffer."""
         if backlog < 0:
             raise ValueError(f"backlog must be >= 0, got {backlog}")
         self._backlog = backlog
         return self._request_if_short() if backlog else []
+
+    def exclusive_recycled(self) -> list[CreditAction]:
+        """``ExclusiveBufferRecycled``: the consumer freed one of the exclusive buffers."""
+        if self._released:
+            return [ReturnExclusiveBuffers(1)]
+        self._exclusive += 1
+        if self._floating and self.empty_buffers > self._backlog + self.initial_credit:
+            self._floating -= 1
+            return [ReturnFloatingBuffers(1)]
+        return self._add_unannounced(1)
+
+    def _required(self) -> int:
+        return self._backlog + self.initial_credit
 
     def _request_if_short(self) -> list[CreditAction]:
         short = self._required() - self.empty_buffers
@@ -231,15 +252,6 @@ class ReceiverCreditLedger:
             self._waiting = True
             actions.append(AwaitFloatingBuffer())
         return actions
-
-    def _on_exclusive_recycled(self) -> list[CreditAction]:
-        if self._released:
-            return [ReturnExclusiveBuffers(1)]
-        self._exclusive += 1
-        if self._floating and self.empty_buffers > self._required():
-            self._floating -= 1
-            return [ReturnFloatingBuffers(1)]
-        return self._add_unannounced(1)
 
     def _add_unannounced(self, count: int) -> list[CreditAction]:
         was_zero = self._unannounced == 0

@@ -121,6 +121,9 @@ class MessageType(enum.IntEnum):
     BACKLOG_ANNOUNCEMENT = 7
 
 
+_MESSAGE_TYPES: dict[int, MessageType] = {int(kind): kind for kind in MessageType}
+
+
 class ErrorKind(enum.IntEnum):
     PARTITION_NOT_FOUND = 1
     PRODUCER_FAILED = 2
@@ -478,12 +481,13 @@ class FrameDecoder:
         magic, kind, length = HEADER.unpack(view)
         if magic != MAGIC:
             raise MalformedFrameError(f"bad magic 0x{magic:08x}")
-        if kind not in MessageType._value2member_map_:
+        message_type = _MESSAGE_TYPES.get(kind)
+        if message_type is None:
             raise MalformedFrameError(f"unknown message type {kind}")
         if length > self._max:
             raise FrameTooLargeError(length, self._max)
-        self._kind = MessageType(kind)
-        if self._kind is MessageType.BUFFER_RESPONSE:
+        self._kind = message_type
+        if message_type is MessageType.BUFFER_RESPONSE:
             if length < _BUFFER_FIXED.size:
                 raise MalformedFrameError("buffer response shorter than its fixed fields")
             self._state, self._need = _State.BUFFER_FIXED, _BUFFER_FIXED.size

@@ -62,15 +62,12 @@ from flintlock.runtime.network.credit import (
     CreditAction,
     CreditEvent,
     CreditStatistics,
-    DataBufferArrived,
-    ExclusiveBufferRecycled,
     FloatingBufferAvailable,
     FloatingBuffersGranted,
     ReceiverCreditLedger,
     RequestFloatingBuffers,
     ReturnExclusiveBuffers,
     ReturnFloatingBuffers,
-    TakeBuffer,
 )
 from flintlock.runtime.network.events import (
     barrier_id,
@@ -248,9 +245,7 @@ class RemoteInputChannel(InputChannel):
         with self._lock:
             if self._released:
                 return None
-            [action] = self._ledger.handle(DataBufferArrived())
-            assert isinstance(action, TakeBuffer)
-            if action.kind is BufferKind.FLOATING:
+            if self._ledger.take_buffer() is BufferKind.FLOATING:
                 buffer = self._floating.popleft()
                 buffer.data_type = DataType.DATA_BUFFER
             else:
@@ -279,7 +274,8 @@ class RemoteInputChannel(InputChannel):
                     self._enqueue_priority_locked(buffer)
                 else:
                     self._received.append(buffer)
-                effects = self._apply_locked(self._ledger.handle(BacklogAnnounced(backlog)))
+                actions = self._ledger.backlog_announced(backlog)
+                effects = self._apply_locked(actions) if actions else []
         if released or not in_order:
             buffer.recycle()
             if not in_order and not released:
@@ -366,11 +362,12 @@ class RemoteInputChannel(InputChannel):
 
     def exclusive_recycled(self, segment: bytearray) -> None:
         with self._lock:
-            actions = self._ledger.handle(ExclusiveBufferRecycled())
-            if ReturnExclusiveBuffers(1) not in actions:
+            released = self._released
+            actions = self._ledger.exclusive_recycled()
+            if not released:
                 self._exclusive.append(segment)
             effects = self._apply_locked(actions)
-        if ReturnExclusiveBuffers(1) in actions:
+        if released:  # the ledger said ReturnExclusiveBuffers(1): this segment goes home
             self._network_pool.recycle_exclusive_segments([segment])
         self._run(effects)
 
