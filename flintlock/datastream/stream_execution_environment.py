@@ -31,6 +31,7 @@ from flintlock.common.job_execution_result import JobExecutionResult
 from flintlock.common.operator_spec import CollectionSource, OperatorKind, OperatorSpec
 from flintlock.common.options import checkpointing as checkpoint_options
 from flintlock.common.options import execution
+from flintlock.common.options import python as python_options
 from flintlock.common.restart_strategy import RestartStrategyConfiguration
 from flintlock.common.time import Duration
 from flintlock.common.typeinfo import TypeInformation
@@ -395,9 +396,39 @@ class StreamExecutionEnvironment:
             directory = path
         if directory not in sys.path:
             sys.path.insert(0, directory)
-    set_python_requirements = unsupported("shipping Python requirements", "#4")
-    add_python_archive = unsupported("shipping Python archives (use Spark's --archives)",
-                                     "#4")
+
+    def set_python_requirements(
+        self, requirements_file_path: str, requirements_cache_dir: str | None = None,
+    ) -> None:
+        """PyFlink's ``set_python_requirements``: every host running the job's TaskManagers
+        pip-installs ``requirements_file_path`` before loading the job (once per host and
+        content); with ``requirements_cache_dir`` (packages fetched beforehand with
+        ``pip download -d DIR -r FILE``) offline from there. Sets ``python.requirements``."""
+        path = os.path.abspath(requirements_file_path)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"set_python_requirements: {requirements_file_path} is not "
+                                    "a file")
+        value = path
+        if requirements_cache_dir is not None:
+            cache = os.path.abspath(requirements_cache_dir)
+            if not os.path.isdir(cache):
+                raise FileNotFoundError(f"set_python_requirements: {requirements_cache_dir} is "
+                                        "not a directory")
+            value += "#" + cache
+        self._configuration.set(python_options.REQUIREMENTS, value)
+
+    def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> None:
+        """PyFlink's ``add_python_archive``: the zip or tar archive is unpacked on every host
+        running the job's TaskManagers into ``target_dir`` (default: the archive's file name)
+        of their working directory, so the job's functions open its files by relative path
+        (``open("target_dir/data.txt")``), as on PyFlink. Appends to ``python.archives``."""
+        path = os.path.abspath(archive_path)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"add_python_archive: {archive_path} is not a file")
+        entry = path if target_dir is None else f"{path}#{target_dir}"
+        archives: list[str] = self._configuration.get(python_options.ARCHIVES)
+        self._configuration.set(python_options.ARCHIVES, [*archives, entry])
+
     set_python_executable = unsupported("choosing the Python executable (use Spark's "
                                         "spark.pyspark.python)", "#4")
     add_jars = unsupported("JAR files (flintlock runs no JVM operators)")

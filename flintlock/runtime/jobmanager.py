@@ -69,6 +69,7 @@ from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
 from flintlock.runtime.state.assignment import assign_states
 from flintlock.runtime.state.snapshots import OperatorId, OperatorSubtaskState, TaskStateSnapshot
 from flintlock.runtime.taskmanager import TaskManagerPayload
+from flintlock.usercode.python_env import collect_dependencies
 from flintlock.usercode.shipping import shipped_by_value
 
 log = logging.getLogger(__name__)
@@ -226,6 +227,7 @@ class JobManager:
             configuration, self._checkpointing, clock, self._rng)
         self._graph_bytes = _pickle_job_graph(
             job_graph, configuration, getattr(launcher, "ships_code", True))
+        self._python_dependencies = collect_dependencies(configuration)
         self._start_wall_ms = clock.wall_ms()
         self._restored_finished = set()
         self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
@@ -460,7 +462,8 @@ class JobManager:
                       sorted(self._restored_finished & set(mine)))
             attempt.connections[tm.index].tell(msg.DeployTasks(
                 attempt.number, self._graph_bytes, attempt.plan, dict(attempt.addresses),
-                mine, checkpoint_dir, frozenset(self._restored_finished & set(mine))))
+                mine, checkpoint_dir, frozenset(self._restored_finished & set(mine)),
+                self._python_dependencies))
         for vertex in attempt.graph.vertices:
             attempt.states[TaskId(vertex.job_vertex_id, vertex.subtask_index)] = "DEPLOYING"
         attempt.deployed = True

@@ -58,6 +58,9 @@ class DeployTasks:
     checkpoint_dir: str | None = None
     finished: frozenset[TaskId] = frozenset()
     """Subtasks the restored checkpoint recorded as finished: they run, but end at once."""
+    python_dependencies: Any = None
+    """The job's ``usercode.python_env.PythonDependencies`` (None: nothing to install), made
+    ready before ``job_graph`` is unpickled."""
 
 
 @dataclass(frozen=True, slots=True)

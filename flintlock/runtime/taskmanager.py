@@ -59,6 +59,7 @@ from flintlock.runtime.tasks.stream_task import (
     TaskSpec,
 )
 from flintlock.runtime.tasks.task_io import NetworkContext, build_task_io
+from flintlock.usercode.python_env import PreparedEnvironment, prepare_environment
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +89,11 @@ class TaskManager:
     them the TaskManager connects on its own."""
 
     def __init__(self, payload: TaskManagerPayload, connection: RpcConnection | None = None,
-                 dispatcher: MessageDispatcher | None = None) -> None:
+                 dispatcher: MessageDispatcher | None = None, owns_process: bool = False,
+                 ) -> None:
         self.payload = payload
+        self._owns_process = owns_process  # alone in its process: may change its cwd
+        self._python_env: PreparedEnvironment | None = None
         self._given = (connection, dispatcher) if connection is not None else None
         self.config = Configuration(payload.configuration)
         self._lock = threading.Lock()
@@ -191,6 +195,9 @@ class TaskManager:
         deployment = self._deployment
         if deployment is None:
             return
+        if self._python_env is None:  # the job's packages first: unpickling may import them
+            self._python_env = prepare_environment(
+                deployment.python_dependencies, self.config, self._owns_process)
         job_graph: JobGraph = cloudpickle.loads(deployment.job_graph)
         graph = build_execution_graph(job_graph, deployment.attempt)
         plan: AllocationPlan = deployment.plan
@@ -365,6 +372,8 @@ class TaskManager:
             self._transport.close()
         if self._connection is not None and self._given is None:
             self._connection.close()
+        if self._python_env is not None:
+            self._python_env.close()
 
 
 class _Callbacks:

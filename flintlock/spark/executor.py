@@ -39,7 +39,8 @@ class SparkTaskManagerMain:
         payload = TaskManagerPayload(
             self.job_id, context.attempt, context.tm_index, self.jm_host, self.jm_port,
             context.secret, context.config.raw_items())
-        TaskManager(payload, connection=context.jm, dispatcher=context.dispatcher).run()
+        TaskManager(payload, connection=context.jm, dispatcher=context.dispatcher,
+                    owns_process=True).run()
 
 
 class SparkAttempt:

@@ -9,6 +9,7 @@ from flintlock.common.options import (  # noqa: F401  (imported to register the 
     cluster,
     execution,
     network,
+    python,
     restart,
     state,
 )

@@ -1,0 +1,27 @@
+"""Python dependency options: what the job's TaskManagers install and unpack before they load
+its code (``flintlock.usercode.python_env``). Key names are PyFlink's where it has them."""
+
+from flintlock.common.config import ConfigOption, OptionType
+
+REQUIREMENTS = ConfigOption(
+    "python.requirements", OptionType.STRING, None,
+    "A requirements file the TaskManagers pip-install before loading the job, optionally "
+    "followed by '#' and a directory of downloaded packages to install from offline "
+    "(StreamExecutionEnvironment.set_python_requirements).",
+)
+ARCHIVES: ConfigOption[list[str]] = ConfigOption(
+    "python.archives", OptionType.LIST, [],
+    "Zip or tar archives unpacked into the TaskManagers' working directory, each optionally "
+    "followed by '#' and the directory to unpack it into (default: the archive's file name) "
+    "(StreamExecutionEnvironment.add_python_archive).",
+)
+DEPENDENCIES_DIR = ConfigOption(
+    "flintlock.python.dependencies-dir", OptionType.STRING, None,
+    "Where TaskManagers keep installed requirements and unpacked archives, shared by the "
+    "TaskManagers of a host and reused while the content is unchanged (default: "
+    "flintlock-python-env in the system's temporary directory).",
+)
+INSTALL_TIMEOUT = ConfigOption(
+    "flintlock.python.requirements.install-timeout", OptionType.DURATION, 600_000,
+    "How long pip may take to install the job's requirements on a host.", minimum=1,
+)

@@ -1,0 +1,357 @@
+"""The job's Python dependencies: requirements installed and archives unpacked on every host
+that runs its TaskManagers (PyFlink's ``set_python_requirements`` and ``add_python_archive``;
+the options ``python.requirements`` and ``python.archives``).
+
+Driver side, ``collect_dependencies(config)`` reads what the options name — the requirements
+file, the files of its offline cache directory, each archive — into one ``PythonDependencies``
+value that travels with every deployment (``DeployTasks.python_dependencies``). Missing files,
+an archive of an unknown format or more than ``MAX_SHIPPED_BYTES`` in all are a
+``PythonDependencyError`` at submission, before any TaskManager starts.
+
+TaskManager side, ``prepare_environment(dependencies, ...)`` runs before the job graph is
+unpickled (user code may import the packages at load time):
+
+* requirements: ``pip install --target`` into a directory named after the content's
+  digest under ``flintlock.python.dependencies-dir``, once per host: the first TaskManager
+  installs under a file lock, writes a completion marker and renames the directory into
+  place; the others
+  (and later attempts and jobs with the same requirements) reuse it. With a cache directory
+  pip runs offline (``--no-index --find-links``), as PyFlink does. The directory joins
+  ``sys.path``. A failed install is a ``PythonRequirementsError`` carrying pip's output.
+* archives (zip, tar, tar.gz/bz2/xz): unpacked the same way (by digest, under a lock) into
+  ``<target dir>`` of a working directory for the job's archives. A TaskManager
+  that owns its process (Spark runs each one in its own Python worker) makes that directory
+  its working directory, so user code opens archived files by relative path as on PyFlink;
+  TaskManagers sharing a process (the test launcher's threads) cannot, and say so if the job
+  has archives. Members that would land outside the target directory (absolute paths,
+  ``..``, links) are a ``PythonDependencyError``.
+
+``PreparedEnvironment.close()`` takes the directories off ``sys.path`` and restores the
+working directory: a Spark Python worker may be reused for other work afterwards.
+
+State: a ``PythonDependencies`` is an immutable value; a ``PreparedEnvironment`` belongs to
+the TaskManager that prepared it (its deploying thread).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from flintlock.common.config import Configuration
+from flintlock.common.errors import FlintlockError
+from flintlock.common.options import python as python_options
+
+MAX_SHIPPED_BYTES = 48 * 1024 * 1024
+"""Requirements, cached packages and archives of one job together: they travel inside the
+deployment message (the RPC frame limit is 64 MiB). Larger environments belong in the
+cluster's image or Spark's ``spark.archives``."""
+
+_ARCHIVE_SUFFIXES = (".zip", ".jar", ".whl", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2",
+                     ".tar.xz", ".txz")
+_COMPLETE = ".flintlock-complete"
+
+
+class PythonDependencyError(FlintlockError):
+    """A Python dependency of the job cannot be shipped or unpacked."""
+
+
+class PythonRequirementsError(FlintlockError):
+    """pip could not install the job's requirements; the message carries pip's output."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShippedArchive:
+    name: str
+    """The archive's file name (its format is read from the suffix)."""
+    target_dir: str
+    """Where it is unpacked, relative to the job's working directory."""
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PythonDependencies:
+    requirements: bytes | None = None
+    """The requirements file's content."""
+    cached_packages: tuple[tuple[str, bytes], ...] = ()
+    """(file name, content) of the requirements cache directory: installs go offline."""
+    archives: tuple[ShippedArchive, ...] = ()
+    digest: str = field(default="", compare=False)
+
+    @property
+    def size(self) -> int:
+        return (len(self.requirements or b"") + sum(len(d) for _, d in self.cached_packages)
+                + sum(len(a.data) for a in self.archives))
+
+
+# ---------------------------------------------------------------------------------- driver
+
+
+def collect_dependencies(config: Configuration) -> PythonDependencies | None:
+    """What the job's options name, read from the submitting machine; None if nothing."""
+    requirements, cached = _collect_requirements(config.get(python_options.REQUIREMENTS))
+    archives = tuple(_collect_archive(spec) for spec in config.get(python_options.ARCHIVES))
+    if requirements is None and not archives:
+        return None
+    targets = [archive.target_dir for archive in archives]
+    clashing = sorted({t for t in targets if targets.count(t) > 1})
+    if clashing:
+        raise PythonDependencyError(
+            f"python.archives: two archives unpack into the same directory {clashing[0]!r}; "
+            "give them different target directories (archive#target)")
+    unsealed = PythonDependencies(requirements, cached, archives)
+    if unsealed.size > MAX_SHIPPED_BYTES:
+        raise PythonDependencyError(
+            f"the job's Python dependencies are {unsealed.size / 2**20:.1f} MiB, more than the "
+            f"{MAX_SHIPPED_BYTES // 2**20} MiB that travel with a deployment; install them in "
+            "the cluster's Python environment or ship them with Spark (spark.archives)")
+    digest = hashlib.sha256()
+    for part in _parts(unsealed):
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    return PythonDependencies(requirements, cached, archives, digest.hexdigest())
+
+
+def _parts(deps: PythonDependencies) -> Iterator[bytes]:
+    yield deps.requirements or b""
+    for name, data in deps.cached_packages:
+        yield name.encode()
+        yield data
+    for archive in deps.archives:
+        yield archive.name.encode()
+        yield archive.target_dir.encode()
+        yield archive.data
+
+
+def _collect_requirements(
+    spec: str | None,
+) -> tuple[bytes | None, tuple[tuple[str, bytes], ...]]:
+    if not spec:
+        return None, ()
+    path, _, cache_dir = spec.partition("#")
+    content = _read(path, "python.requirements: the requirements file")
+    if not cache_dir:
+        return content, ()
+    if not os.path.isdir(cache_dir):
+        raise PythonDependencyError(
+            f"python.requirements: the cache directory {cache_dir} does not exist")
+    cached = tuple(
+        (name, _read(os.path.join(cache_dir, name), "python.requirements: a cached package"))
+        for name in sorted(os.listdir(cache_dir))
+        if os.path.isfile(os.path.join(cache_dir, name)))
+    return content, cached
+
+
+def _collect_archive(spec: str) -> ShippedArchive:
+    path, _, target = spec.partition("#")
+    name = os.path.basename(path)
+    if not name.lower().endswith(_ARCHIVE_SUFFIXES):
+        raise PythonDependencyError(
+            f"python.archives: {path} is not a zip or tar archive "
+            f"(known suffixes: {', '.join(_ARCHIVE_SUFFIXES)})")
+    target = target or name
+    if os.path.isabs(target) or ".." in target.replace("\\", "/").split("/") or target in ("", "."):
+        raise PythonDependencyError(
+            f"python.archives: the target directory {target!r} must be a relative path "
+            "inside the working directory")
+    return ShippedArchive(name, os.path.normpath(target), _read(path, "python.archives"))
+
+
+def _read(path: str, what: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise PythonDependencyError(f"{what} {path} cannot be read: {exc}") from exc
+
+
+# ----------------------------------------------------------------------------- TaskManager
+
+
+class PreparedEnvironment:
+    """The directories a TaskManager added to ``sys.path`` and the working directory it
+    left; ``close()`` undoes both (idempotent)."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.working_dir: str | None = None
+        self._previous_cwd: str | None = None
+
+    def add_path(self, path: str) -> None:
+        if path not in sys.path:
+            sys.path.insert(0, path)
+            self.paths.append(path)
+
+    def change_directory(self, path: str) -> None:
+        self._previous_cwd = os.getcwd()
+        os.chdir(path)
+        self.working_dir = path
+
+    def close(self) -> None:
+        for path in self.paths:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(path)
+        self.paths = []
+        if self._previous_cwd is not None:
+            with contextlib.suppress(OSError):
+                os.chdir(self._previous_cwd)
+            self._previous_cwd = None
+
+
+def prepare_environment(
+    deps: PythonDependencies | None, config: Configuration, owns_process: bool,
+) -> PreparedEnvironment:
+    """Installs and unpacks ``deps`` on this host (once per content) and puts them on
+    ``sys.path``; see the module docstring."""
+    prepared = PreparedEnvironment()
+    if deps is None:
+        return prepared
+    if deps.archives and not owns_process:
+        raise PythonDependencyError(
+            "python.archives: these TaskManagers share one process (the thread launcher), so "
+            "none can make the archives' directory its working directory; run the job on "
+            "Spark")
+    root = config.get(python_options.DEPENDENCIES_DIR) or os.path.join(
+        tempfile.gettempdir(), "flintlock-python-env")
+    os.makedirs(root, exist_ok=True)
+    try:
+        if deps.requirements is not None:
+            timeout_s = config.get(python_options.INSTALL_TIMEOUT) / 1000.0
+            site = _once(os.path.join(root, f"requirements-{deps.digest[:24]}"),
+                         lambda into: _install(deps, into, timeout_s))
+            prepared.add_path(site)
+        if deps.archives:
+            work = _once(os.path.join(root, f"archives-{deps.digest[:24]}"),
+                         lambda into: _unpack_all(deps.archives, into))
+            prepared.change_directory(work)
+    except BaseException:
+        prepared.close()
+        raise
+    importlib.invalidate_caches()
+    return prepared
+
+
+def _once(final: str, build: Callable[[str], None]) -> str:
+    """``final``, built by ``build(tmp_dir)`` the first time on this host; concurrent callers
+    (other TaskManagers here) wait on a file lock and reuse it."""
+    if os.path.exists(os.path.join(final, _COMPLETE)):
+        return final
+    with open(final + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if os.path.exists(os.path.join(final, _COMPLETE)):
+                return final
+            shutil.rmtree(final, ignore_errors=True)  # a half-built one from a crash
+            staging = tempfile.mkdtemp(prefix=os.path.basename(final) + ".",
+                                       dir=os.path.dirname(final))
+            try:
+                build(staging)
+                open(os.path.join(staging, _COMPLETE), "w").close()
+                os.rename(staging, final)
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return final
+
+
+def _install(deps: PythonDependencies, into: str, timeout_s: float) -> None:
+    assert deps.requirements is not None
+    work = tempfile.mkdtemp(prefix="flintlock-requirements-")
+    try:
+        requirements = os.path.join(work, "requirements.txt")
+        with open(requirements, "wb") as handle:
+            handle.write(deps.requirements)
+        command = [sys.executable, "-m", "pip", "install", "--no-input",
+                   "--disable-pip-version-check", "--no-warn-script-location",
+                   "--target", into, "-r", requirements]
+        if deps.cached_packages:
+            cache = os.path.join(work, "cache")
+            os.makedirs(cache)
+            for name, data in deps.cached_packages:
+                with open(os.path.join(cache, os.path.basename(name)), "wb") as handle:
+                    handle.write(data)
+            command += ["--no-index", "--find-links", cache]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
+                                  check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise PythonRequirementsError(
+                f"installing the job's requirements took longer than {timeout_s:.0f} s "
+                "(flintlock.python.requirements.install-timeout)") from exc
+        if done.returncode != 0:
+            output = (done.stderr.strip() or done.stdout.strip())[-4000:]
+            raise PythonRequirementsError(
+                f"pip could not install the job's requirements (exit {done.returncode}):\n"
+                f"{output}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _unpack_all(archives: tuple[ShippedArchive, ...], into: str) -> None:
+    for archive in archives:
+        target = os.path.join(into, archive.target_dir)
+        os.makedirs(target, exist_ok=True)
+        _unpack(archive, target)
+
+
+def _unpack(archive: ShippedArchive, target: str) -> None:
+    staged = os.path.join(os.path.dirname(target), "." + archive.name)
+    with open(staged, "wb") as handle:
+        handle.write(archive.data)
+    try:
+        if archive.name.lower().endswith((".zip", ".jar", ".whl")):
+            _unzip(archive.name, staged, target)
+        else:
+            _untar(archive.name, staged, target)
+    finally:
+        os.unlink(staged)
+
+
+def _inside(root: str, member: str, archive: str) -> str:
+    path = os.path.realpath(os.path.join(root, member))
+    if os.path.isabs(member) or not (path == os.path.realpath(root)
+                                     or path.startswith(os.path.realpath(root) + os.sep)):
+        raise PythonDependencyError(
+            f"archive {archive}: member {member!r} would be unpacked outside its directory")
+    return path
+
+
+def _unzip(name: str, path: str, target: str) -> None:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.namelist():
+                _inside(target, member, name)
+            archive.extractall(target)
+    except zipfile.BadZipFile as exc:
+        raise PythonDependencyError(f"archive {name} is not a valid zip file: {exc}") from exc
+
+
+def _untar(name: str, path: str, target: str) -> None:
+    try:
+        with tarfile.open(path) as archive:
+            members = archive.getmembers()
+            for member in members:
+                _inside(target, member.name, name)
+                if member.issym() or member.islnk() or member.isdev():
+                    raise PythonDependencyError(
+                        f"archive {name}: member {member.name!r} is a link or device; only "
+                        "files and directories are unpacked")
+            if hasattr(tarfile, "data_filter"):  # 3.11.4+: the stdlib's own safety net too
+                archive.extractall(target, members=members, filter="data")
+            else:
+                archive.extractall(target, members=members)
+    except tarfile.TarError as exc:
+        raise PythonDependencyError(f"archive {name} is not a valid tar file: {exc}") from exc
