@@ -25,6 +25,7 @@ immutable and travel with the job.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from flintlock.common.serialization import Encoder, checked_charset
@@ -67,13 +68,20 @@ class StreamFormat:
         return f"StreamFormat.text_line_format({self._charset!r})"
 
 
+def _absolute(path: str) -> str:
+    """A relative local path made absolute where the job is built: the TaskManagers' working
+    directory is not the user's (a Spark executor's work directory; the archives' directory
+    with ``add_python_archive``). URLs (``scheme://...``) stay as they are."""
+    return path if "://" in path else os.path.abspath(path)
+
+
 def _check_paths(paths: tuple[Any, ...]) -> tuple[str, ...]:
     if not paths:
         raise ValueError("FileSource needs at least one path")
     for path in paths:
         if not isinstance(path, str) or not path:
             raise TypeError(f"FileSource paths must be non-empty str, got {path!r}")
-    return tuple(paths)
+    return tuple(_absolute(path) for path in paths)
 
 
 class FileSourceBuilder:
@@ -153,7 +161,7 @@ class RowFormatBuilder:
             raise TypeError(f"FileSink base_path must be a non-empty str, got {base_path!r}")
         if not isinstance(encoder, Encoder):
             raise TypeError(f"FileSink needs an Encoder, got {encoder!r}")
-        self._base_path = base_path
+        self._base_path = _absolute(base_path)
         self._encoder = encoder
         self._policy: RollingPolicy = DefaultRollingPolicy()
         self._assigner: BucketAssigner = DateTimeBucketAssigner()

@@ -190,3 +190,17 @@ def test_every_line_exactly_once_under_any_crashes_and_rescales(tmp_path_factory
         else:
             harness.restore(snapshot, a)
     assert sorted(harness.run_to_end()) == sorted(expected)
+
+
+def test_relative_paths_are_resolved_where_the_job_is_built(tmp_path, monkeypatch):
+    """TaskManagers work elsewhere (a Spark executor's directory, or the archives' directory
+    with add_python_archive): a relative path means the submitting process's directory."""
+    from flintlock.common.serialization import Encoder
+    from flintlock.datastream.connectors.file_system import FileSink
+
+    monkeypatch.chdir(tmp_path)
+    source = FileSource.for_record_stream_format(
+        StreamFormat.text_line_format(), "in", "memory://bucket/in").build()
+    assert source.paths == (str(tmp_path / "in"), "memory://bucket/in")
+    sink = FileSink.for_row_format("out", Encoder.simple_string_encoder()).build()
+    assert repr(sink) == f"FileSink({str(tmp_path / 'out')!r})"
