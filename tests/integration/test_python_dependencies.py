@@ -22,6 +22,15 @@ def _package(tmp_path, name):
     return requirements, cache
 
 
+def _causes(error: BaseException | None) -> list[str]:
+    """The messages of ``error`` and its chain of causes."""
+    chain = []
+    while error is not None:
+        chain.append(f"{type(error).__name__}: {error}")
+        error = error.__cause__
+    return chain
+
+
 def test_a_job_imports_a_package_from_its_requirements(executor, tmp_path):
     name = f"fl_req_it_{os.getpid()}"
     requirements, cache = _package(tmp_path, name)
@@ -51,11 +60,7 @@ def test_a_requirement_pip_cannot_install_fails_the_job_with_pip_output(executor
     env.from_collection([1, 2, 3]).map(lambda x: x).print()
     with pytest.raises(Exception) as failure:
         env.execute("uninstallable")
-    chain = []
-    error: BaseException | None = failure.value
-    while error is not None:
-        chain.append(f"{type(error).__name__}: {error}")
-        error = error.__cause__
+    chain = _causes(failure.value)
     assert any("not-in-the-cache" in text for text in chain), chain
 
 
@@ -67,11 +72,7 @@ def test_archives_on_task_manager_threads_are_refused_with_a_clear_error(executo
     env.from_collection([1]).map(lambda x: x).print()
     with pytest.raises(Exception) as failure:
         env.execute("archives on threads")
-    chain = []
-    error: BaseException | None = failure.value
-    while error is not None:
-        chain.append(str(error))
-        error = error.__cause__
+    chain = _causes(failure.value)
     assert any("share one process" in text for text in chain), chain
 
 
