@@ -46,7 +46,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from flintlock.common.config import Configuration
@@ -87,7 +87,10 @@ class PythonDependencies:
     cached_packages: tuple[tuple[str, bytes], ...] = ()
     """(file name, content) of the requirements cache directory: installs go offline."""
     archives: tuple[ShippedArchive, ...] = ()
-    digest: str = field(default="", compare=False)
+    requirements_digest: str = field(default="", compare=False)
+    """Names the install directory: the same requirements and cache reuse one install."""
+    archives_digest: str = field(default="", compare=False)
+    """Names the unpacked archives' directory."""
 
     @property
     def size(self) -> int:
@@ -116,22 +119,21 @@ def collect_dependencies(config: Configuration) -> PythonDependencies | None:
             f"the job's Python dependencies are {unsealed.size / 2**20:.1f} MiB, more than the "
             f"{MAX_SHIPPED_BYTES // 2**20} MiB that travel with a deployment; install them in "
             "the cluster's Python environment or ship them with Spark (spark.archives)")
+    return PythonDependencies(
+        requirements, cached, archives,
+        _digest([requirements or b"", *(part for name, data in cached
+                                         for part in (name.encode(), data))]),
+        _digest([part for archive in archives
+                 for part in (archive.name.encode(), archive.target_dir.encode(),
+                              archive.data)]))
+
+
+def _digest(parts: Iterable[bytes]) -> str:
     digest = hashlib.sha256()
-    for part in _parts(unsealed):
+    for part in parts:
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
-    return PythonDependencies(requirements, cached, archives, digest.hexdigest())
-
-
-def _parts(deps: PythonDependencies) -> Iterator[bytes]:
-    yield deps.requirements or b""
-    for name, data in deps.cached_packages:
-        yield name.encode()
-        yield data
-    for archive in deps.archives:
-        yield archive.name.encode()
-        yield archive.target_dir.encode()
-        yield archive.data
+    return digest.hexdigest()
 
 
 def _collect_requirements(
@@ -228,11 +230,11 @@ def prepare_environment(
     try:
         if deps.requirements is not None:
             timeout_s = config.get(python_options.INSTALL_TIMEOUT) / 1000.0
-            site = _once(os.path.join(root, f"requirements-{deps.digest[:24]}"),
+            site = _once(os.path.join(root, f"requirements-{deps.requirements_digest[:24]}"),
                          lambda into: _install(deps, into, timeout_s))
             prepared.add_path(site)
         if deps.archives:
-            work = _once(os.path.join(root, f"archives-{deps.digest[:24]}"),
+            work = _once(os.path.join(root, f"archives-{deps.archives_digest[:24]}"),
                          lambda into: _unpack_all(deps.archives, into))
             prepared.change_directory(work)
     except BaseException:

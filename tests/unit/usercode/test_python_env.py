@@ -119,7 +119,19 @@ def test_changed_requirements_install_into_a_new_directory(tmp_path, offline):
     first = collect_dependencies(config)
     requirements.write_text(f"{name}>=1.0\n")
     second = collect_dependencies(config)
-    assert first is not None and second is not None and first.digest != second.digest
+    assert first is not None and second is not None
+    assert first.requirements_digest != second.requirements_digest
+
+
+def test_adding_an_archive_keeps_the_requirements_install(tmp_path, offline):
+    _, requirements, cache = offline
+    config = _config(tmp_path, **{"python.requirements": f"{requirements}#{cache}"})
+    alone = collect_dependencies(config)
+    config.set_string("python.archives", build_zip(str(tmp_path / "d.zip"), {"a": b"a"}))
+    with_archive = collect_dependencies(config)
+    assert alone is not None and with_archive is not None
+    assert alone.requirements_digest == with_archive.requirements_digest
+    assert alone.archives_digest != with_archive.archives_digest
 
 
 def test_a_failing_install_reports_pip_output_and_leaves_nothing_half_done(tmp_path, offline):
