@@ -602,10 +602,12 @@ class JobManager:
         if key in notified:
             return
         notified.add(key)
-        kind = (msg.NotifyCheckpointComplete
-                if isinstance(action, actions.NotifyCheckpointComplete)
-                else msg.NotifyCheckpointAborted)
-        self._send(attempt, tm_index, kind(attempt.number, action.checkpoint_id))
+        if isinstance(action, actions.NotifyCheckpointComplete):
+            self._send(attempt, tm_index, msg.NotifyCheckpointComplete(
+                attempt.number, action.checkpoint_id, action.in_flight_data))
+        else:
+            self._send(attempt, tm_index,
+                       msg.NotifyCheckpointAborted(attempt.number, action.checkpoint_id))
 
     def _apply_one(self, action: Any) -> None:
         attempt = self._attempt

@@ -112,6 +112,8 @@ class DeclineCheckpoint:
 class NotifyCheckpointComplete:
     attempt: int
     checkpoint_id: int
+    in_flight_data: bool = False
+    """The checkpoint held channel state (see ``coordinator_actions``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -296,7 +296,7 @@ class TaskManager:
                      message: msg.NotifyCheckpointComplete) -> None:
         self._touch()
         for task in self._all_tasks():
-            task.notify_checkpoint_complete(message.checkpoint_id)
+            task.notify_checkpoint_complete(message.checkpoint_id, message.in_flight_data)
 
     def _on_aborted(self, connection: RpcConnection, message: msg.NotifyCheckpointAborted) -> None:
         self._touch()

@@ -142,6 +142,13 @@ class CompletedCheckpoint:
     def duration_ms(self) -> int:
         return self.completion_timestamp - self.trigger_timestamp
 
+    @property
+    def holds_channel_state(self) -> bool:
+        """Some task's snapshot holds in-flight data: records an unaligned barrier overtook,
+        which are processed (and committed) only after this checkpoint."""
+        return any(getattr(state, "has_channel_state", False)
+                   for state in self.task_states.values())
+
     def discard(self) -> None:
         """Delete every task state's private files and the checkpoint directory (never a
         savepoint's). Shared files (incremental checkpoints) are deleted by the store's

@@ -576,7 +576,8 @@ class CheckpointCoordinator:
                 if older.checkpoint_id < checkpoint_id and not older.is_savepoint:
                     actions += self._abort(older, CheckpointFailureReason.CHECKPOINT_SUBSUMED)
         commit = sorted(self.tasks.to_commit)
-        actions += [NotifyCheckpointComplete(t, checkpoint_id) for t in commit]
+        in_flight = completed.holds_channel_state
+        actions += [NotifyCheckpointComplete(t, checkpoint_id, in_flight) for t in commit]
         if pending.request_id is not None:
             if completed.is_savepoint:
                 actions.append(CompleteSavepointRequest(pending.request_id, completed.location))

@@ -40,10 +40,13 @@ class TriggerCheckpointOnTask:
 
 @dataclass(frozen=True, slots=True)
 class NotifyCheckpointComplete:
-    """The checkpoint is durably stored: the task may commit (two-phase-commit sinks)."""
+    """The checkpoint is durably stored: the task may commit (two-phase-commit sinks).
+    ``in_flight_data``: some task's snapshot held channel state (data an unaligned barrier
+    overtook), which is processed, and committed, only after this checkpoint."""
 
     task: TaskId
     checkpoint_id: CheckpointId
+    in_flight_data: bool = False
 
 
 @dataclass(frozen=True, slots=True)

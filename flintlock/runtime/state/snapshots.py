@@ -293,6 +293,10 @@ class TaskStateSnapshot:
     def shared_handles(self) -> tuple[StreamStateHandle, ...]:
         return tuple(h for state in self.subtask_states.values() for h in state.shared_handles())
 
+    @property
+    def has_channel_state(self) -> bool:
+        return any(state.has_channel_state for state in self.subtask_states.values())
+
     def discard(self) -> None:
         for state in self.subtask_states.values():
             state.discard()

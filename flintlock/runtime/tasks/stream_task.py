@@ -51,7 +51,6 @@ from flintlock.common.ids import ChannelIndex, CheckpointId, IntermediateDataSet
 from flintlock.graph.job_graph import JobVertex
 from flintlock.runtime.checkpoint import alignment
 from flintlock.runtime.checkpoint.barriers import (
-    AlignmentType,
     CancelCheckpointMarker,
     CheckpointBarrier,
     CheckpointOptions,
@@ -248,7 +247,8 @@ class StreamTask:
         self._input_ended = False
         self._last_barrier: int | None = None
         self._completed_up_to = -1
-        self._final_checkpoint: int | None = None
+        self._final_checkpoint: int | None = None  # the first trigger after the input ended
+        self._final_checkpoint_done = False  # a checkpoint since then completed clean
         self._batch = AdaptiveBatch()
         self._last_source_barrier = 0  # task thread: the newest barrier this source emitted
         self._backpressured_ms = 0.0  # task thread writes, heartbeat thread reads
@@ -282,8 +282,9 @@ class StreamTask:
         self.mailbox.offer(lambda: self._on_splits(operator_id, splits, no_more_splits),
                            f"splits for {operator_id}", urgent=True)
 
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        self.mailbox.offer(lambda: self._on_complete(checkpoint_id), f"complete {checkpoint_id}")
+    def notify_checkpoint_complete(self, checkpoint_id: int, in_flight_data: bool = False) -> None:
+        self.mailbox.offer(lambda: self._on_complete(checkpoint_id, in_flight_data),
+                           f"complete {checkpoint_id}")
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         self.mailbox.offer(lambda: self._on_aborted(checkpoint_id), f"aborted {checkpoint_id}")
@@ -429,8 +430,7 @@ class StreamTask:
     def _may_finish_source(self) -> bool:
         if not self.spec.checkpointing.enabled or self.spec.finished_on_restore:
             return True  # restored as finished: nothing of it is left to commit
-        final = self._final_checkpoint
-        return final is not None and self._completed_up_to >= final
+        return self._final_checkpoint_done
 
     def _on_splits(self, operator_id: str, splits: list[Any], no_more_splits: bool) -> None:
         chain = self._chain
@@ -453,14 +453,8 @@ class StreamTask:
                 CheckpointFailureReason.CHECKPOINT_DECLINED_SUBSUMED, None)
             return
         self._last_source_barrier = barrier.checkpoint_id
-        if self._input_ended:
-            # The final checkpoint must not overtake the last records: downstream two-phase
-            # sinks commit what precedes it and no later checkpoint follows (FLIP-147).
-            options = barrier.options
-            barrier = barrier.with_options(CheckpointOptions(
-                options.checkpoint_type, AlignmentType.FORCED_ALIGNED, None))
-            if self._final_checkpoint is None:
-                self._final_checkpoint = barrier.checkpoint_id
+        if self._input_ended and self._final_checkpoint is None:
+            self._final_checkpoint = barrier.checkpoint_id
         self._perform_checkpoint(barrier, {})
 
     # -- inputs --------------------------------------------------------------------------
@@ -780,16 +774,17 @@ class StreamTask:
             writer.broadcast_event(CancelCheckpointMarker(CheckpointId(checkpoint_id)))
         self._callbacks.decline_checkpoint(self, checkpoint_id, reason, None)
 
-    def _on_complete(self, checkpoint_id: int) -> None:
+    def _on_complete(self, checkpoint_id: int, in_flight_data: bool = False) -> None:
         if checkpoint_id <= self._completed_up_to:
             return
         self._completed_up_to = checkpoint_id
+        final = self._final_checkpoint
+        if final is not None and checkpoint_id >= final and not in_flight_data:
+            self._final_checkpoint_done = True
         self._chain.notify_checkpoint_complete(checkpoint_id)  # type: ignore[union-attr]
 
     def _on_aborted(self, checkpoint_id: int) -> None:
         self._capture.abort(checkpoint_id)
-        if self._final_checkpoint == checkpoint_id:
-            self._final_checkpoint = None
         self._chain.notify_checkpoint_aborted(checkpoint_id)  # type: ignore[union-attr]
 
     # -- ending --------------------------------------------------------------------------
