@@ -27,6 +27,7 @@ import cloudpickle
 
 from flintlock.common.config import Configuration
 from flintlock.datastream import StreamExecutionEnvironment
+from flintlock.datastream.functions import MapFunction, RuntimeContext
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -46,21 +47,26 @@ class Stamp:
         return value
 
 
-class FailOnce:
-    """Raises once at ``trigger`` (after writing the time); afterwards stamps the first record
-    each restored process handles."""
+class FailOnce(MapFunction):
+    """Raises once at ``trigger`` (after writing the time); in the restored attempt, stamps
+    the first record each subtask handles. Records that subtasks of the failing attempt
+    still handle after the failure are not recovery, so they are not stamped."""
 
     def __init__(self, path: str, marker: str, trigger: int) -> None:
         self.path, self.marker, self.trigger = path, marker, trigger
         self.stamped = False
+        self.restored = False
 
-    def __call__(self, value: int) -> int:
-        if os.path.exists(self.marker):
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self.restored = runtime_context.get_attempt_number() > 0
+
+    def map(self, value: int) -> int:
+        if self.restored:
             if not self.stamped:
                 self.stamped = True
                 with open(self.path, "a") as handle:
                     handle.write(json.dumps(["recovered", os.getpid(), time.time()]) + "\n")
-        elif value == self.trigger:
+        elif value == self.trigger and not os.path.exists(self.marker):
             with open(self.marker, "w") as handle:
                 handle.write(str(time.time()))
             raise RuntimeError("injected failure")
