@@ -229,7 +229,7 @@ class ReceiverCreditLedger:
         if self._released:
             return [ReturnExclusiveBuffers(1)]
         self._exclusive += 1
-        if self._floating and self.empty_buffers > self._backlog + self.initial_credit:
+        if self._floating and self.empty_buffers > self._required():
             self._floating -= 1
             return [ReturnFloatingBuffers(1)]
         return self._add_unannounced(1)
