@@ -186,6 +186,7 @@ class _Attempt:
     started_ms: float = 0.0
     ended: bool = False
     failed_at_ms: float = 0.0
+    checkpointing_started: bool = False
 
 
 class JobManager:
@@ -248,14 +249,15 @@ class JobManager:
             return self._status_changed.wait_for(lambda: self.status in wanted, timeout_s)
 
     def wait_until_running(self, timeout_s: float) -> bool:
-        """Waits until every subtask of the current attempt reported RUNNING."""
+        """Waits until every subtask of the current attempt has reached RUNNING: it reports
+        RUNNING, or already FINISHED (a bounded source may end before its consumers have
+        opened)."""
         with self._status_lock:
             return self._status_changed.wait_for(self._all_running, timeout_s)
 
     def _all_running(self) -> bool:
         attempt = self._attempt
-        return attempt is not None and attempt.deployed and all(
-            state == "RUNNING" for state in attempt.states.values())
+        return attempt is not None and attempt.deployed and _all_started(attempt)
 
     def cancel(self) -> None:
         self._enqueue(self._on_cancel_request, "cancel")
@@ -767,10 +769,10 @@ class JobManager:
             if source is not None:
                 source.add_reader(int(message.task.subtask))
             self._apply(coordinator.on_task_state_changed(message.task, True))
-            if all(s == "RUNNING" for s in attempt.states.values()):
-                self._apply(coordinator.start())
+            self._start_checkpointing_once_started(attempt)
         elif message.state == "FINISHED":
             self._apply(coordinator.on_task_finished(message.task))
+            self._start_checkpointing_once_started(attempt)
         elif message.state in ("FAILED", "CANCELED") and not (
                 self._cancel_requested or self._stop_requested):
             cause = message.error.to_exception() if message.error else None
@@ -781,6 +783,19 @@ class JobManager:
                     _is_consequence(attempt.failure) and not _is_consequence(failure)):
                 attempt.failure = failure
                 attempt.failed_at_ms = self._clock.now_ms()
+
+    def _start_checkpointing_once_started(self, attempt: _Attempt) -> None:
+        """Periodic checkpoints begin once every subtask has reached RUNNING. A subtask that
+        already FINISHED counts: a source restored as finished ends at once, possibly before
+        the others report RUNNING, and requiring RUNNING of all at the same moment would then
+        never start checkpointing for the attempt (so a bounded source could never take its
+        final checkpoint, and two-phase-commit sinks would never commit again)."""
+        if attempt.checkpointing_started or not _all_started(attempt):
+            return
+        if _all_finished(attempt):
+            return  # nothing left to checkpoint: the job is ending
+        attempt.checkpointing_started = True
+        self._apply(self._coordinator.start())
 
     def _on_ack(self, message: msg.AcknowledgeCheckpoint) -> None:
         m = message.metrics
@@ -848,6 +863,12 @@ def _pickle_job_graph(job_graph: JobGraph, config: Configuration, ship_code: boo
             return bytes(cloudpickle.dumps(job_graph))
     except (TypeError, AttributeError, pickle.PicklingError) as exc:
         raise JobNotPicklableError(job_graph.name, f"{type(exc).__name__}: {exc}") from exc
+
+
+def _all_started(attempt: _Attempt) -> bool:
+    """Every subtask reported RUNNING at some point (it is RUNNING or already FINISHED)."""
+    return bool(attempt.states) and all(
+        s in ("RUNNING", "FINISHED") for s in attempt.states.values())
 
 
 def _all_finished(attempt: _Attempt) -> bool:

@@ -1,0 +1,107 @@
+"""Subtasks that finish before the others have opened: a bounded source may end before its
+consumers report RUNNING, and a source restored as finished ends at once. The attempt still
+counts as running, and its periodic checkpoints still start."""
+
+import os
+import time
+
+from flintlock.common import WatermarkStrategy
+from flintlock.common.job_status import JobStatus
+from flintlock.datastream import CheckpointingMode
+from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+from flintlock.datastream.functions import MapFunction
+from flintlock.testing.environments import local_environment
+
+
+class _SlowOpen(MapFunction):
+    """Opens slowly once ``marker`` exists (after the injected failure, in the restored
+    attempt), then applies ``inner``."""
+
+    def __init__(self, marker, inner, seconds=1.0):
+        self.marker = os.fspath(marker)
+        self.inner = inner
+        self.seconds = seconds
+
+    def open(self, runtime_context):
+        if os.path.exists(self.marker):
+            time.sleep(self.seconds)
+
+    def map(self, value):
+        return self.inner(value)
+
+
+class _Throttle:
+    """Slows the first job down (so a savepoint can be taken while it runs), not the one
+    restored from it (once ``marker`` exists)."""
+
+    def __init__(self, marker):
+        self.marker = os.fspath(marker)
+        self.seen = 0
+
+    def __call__(self, value):
+        self.seen += 1
+        if self.seen % 100 == 0 and not os.path.exists(self.marker):
+            time.sleep(0.001)
+        return value
+
+
+def _job(tmp_path, marker, n, **options):
+    env = local_environment(tmp_path, 1, options=options)
+    env.enable_checkpointing(50, CheckpointingMode.EXACTLY_ONCE)
+    small = env.from_collection([-1, -2, -3])
+    numbers = env.from_source(NumberSequenceSource(0, n - 1),
+                              WatermarkStrategy.no_watermarks(), "numbers")
+    small.union(numbers).map(_SlowOpen(marker, _Throttle(marker))).filter(
+        lambda v: False).print()
+    return env
+
+
+def _collection_finished(client):
+    return any("Collection Source" in t.vertex_name and t.state == "FINISHED"
+               for t in client.jm.describe().tasks)
+
+
+def test_a_source_restored_as_finished_does_not_keep_checkpoints_from_starting(
+        executor, tmp_path):
+    """The first job's small collection source finishes (after its final checkpoint) and a
+    savepoint records it as finished. The job restored from that savepoint deploys the
+    source as finished: it reports FINISHED at once, while the map still opens. Checkpoints
+    must start anyway, or the number source, at its end, waits for a final checkpoint for
+    ever and the job never finishes."""
+    n = 1_000_000
+    marker = tmp_path / "restored"
+    first = _job(tmp_path, marker, n).execute_async("first")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not _collection_finished(first):
+            time.sleep(0.02)
+        assert _collection_finished(first), first.jm.describe().tasks
+        path = first.trigger_savepoint(str(tmp_path / "sp")).result(60)
+    finally:
+        first.cancel()
+    assert first.jm.wait_for_status({JobStatus.CANCELED}, 60), "the first job outran the test"
+    marker.touch()
+    second = _job(tmp_path, marker, n, **{"execution.state-recovery.path": path}
+                  ).execute_async("restored")
+    try:
+        second.wait(60)
+    finally:
+        second.cancel()
+    assert second.jm._restored_finished, "no subtask was restored as finished"
+    completed = [c for c in second.jm.describe().checkpoints.history
+                 if c.status.name == "COMPLETED"]
+    assert completed, "the restored job completed no checkpoint"
+
+
+def test_a_job_whose_source_finished_before_its_consumers_opened_counts_as_running(
+        executor, tmp_path):
+    env = local_environment(tmp_path, 1)
+    marker = tmp_path / "slow"
+    marker.touch()
+    env.from_collection([1, 2, 3]).rebalance().map(_SlowOpen(marker, lambda v: v, 0.5)).print()
+    client = env.execute_async("source ends first")
+    try:
+        assert client.jm.wait_until_running(30)
+        client.wait(30)
+    finally:
+        client.cancel()
