@@ -45,8 +45,14 @@ BUFFER_TIMEOUT_MS = 1
 TICK_S = 0.001
 
 
+def configuration() -> Configuration:
+    """Both TaskManagers know the job's buffer timeout, as in a job (it sets the GIL switch
+    interval the transports use: ``transport.switch_interval_for``)."""
+    return Configuration().set_string("execution.buffer-timeout", f"{BUFFER_TIMEOUT_MS} ms")
+
+
 def producer(secret: bytes, pipe: Connection, rate: int, seconds: float) -> None:
-    config = Configuration()
+    config = configuration()
     pool = NetworkBufferPool.from_memory(NETWORK_MEMORY, SEGMENT)
     partitions = ResultPartitionManager()
     kind = ResultPartitionType.PIPELINED_BOUNDED
@@ -81,7 +87,7 @@ def measure(rate: int, seconds: float) -> list[int]:
     address = parent.recv()
     pool = NetworkBufferPool.from_memory(NETWORK_MEMORY, SEGMENT)
     latencies: list[int] = []
-    with TcpTransport(Configuration(), secret, ResultPartitionManager(), pool, "consumer"
+    with TcpTransport(configuration(), secret, ResultPartitionManager(), pool, "consumer"
                       ).start() as transport:
         gate = SingleInputGate(0, pool.create_buffer_pool(0, 8))
         gate.set_channels([transport.create_remote_channel(gate, ChannelIndex(0), PID, 0, address)])

@@ -48,7 +48,11 @@ from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointSt
 from flintlock.runtime.checkpoint.storage import read_state as read_checkpoint_state
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.partition import ResultPartitionManager
-from flintlock.runtime.network.transport import TcpTransport
+from flintlock.runtime.network.transport import (
+    TcpTransport,
+    lower_switch_interval,
+    switch_interval_for,
+)
 from flintlock.runtime.rpc import MessageDispatcher, RemoteFailure, RpcClient, RpcConnection
 from flintlock.runtime.state.snapshots import StateWriter
 from flintlock.runtime.tasks.operators import create_operator
@@ -199,6 +203,11 @@ class TaskManager:
             self._python_env = prepare_environment(
                 deployment.python_dependencies, self.config, self._owns_process)
         job_graph: JobGraph = cloudpickle.loads(deployment.job_graph)
+        timeouts = [out.buffer_timeout_ms for vertex in job_graph.vertices
+                    for op in vertex.operators for out in op.non_chained_outputs]
+        if timeouts:  # an operator's own set_buffer_timeout may be shorter than the job's
+            shortest = min(timeouts, key=lambda t: 2**62 if t < 0 else t)
+            lower_switch_interval(switch_interval_for(shortest))
         graph = build_execution_graph(job_graph, deployment.attempt)
         plan: AllocationPlan = deployment.plan
         my_plan = plan.task_managers[self.payload.tm_index]
