@@ -63,6 +63,7 @@ from flintlock.runtime.enumerators import (
     enumerated_sources,
     is_coordinator_task,
 )
+from flintlock.runtime.network.buffer import BufferPoolDestroyedError
 from flintlock.runtime.network.gate import ProducerFailedError
 from flintlock.runtime.restart import create_restart_strategy
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
@@ -75,8 +76,8 @@ from flintlock.usercode.shipping import shipped_by_value
 log = logging.getLogger(__name__)
 
 ROOT_CAUSE_GRACE_MS = 500.0
-"""How long an attempt whose first reported failure is only a consequence (a consumer saw its
-producer fail) waits for the producer's own report, which names the real cause."""
+"""How long an attempt whose first reported failure is only a consequence (``_is_consequence``)
+waits for the report of the task that failed first, which names the real cause."""
 
 
 class JobFailedError(FlintlockError):
@@ -831,9 +832,10 @@ class JobManager:
 
 
 def _is_consequence(failure: BaseException) -> bool:
-    """A task failed only because a producer of its input failed: the producer's own report
-    names the cause."""
-    return isinstance(failure, ProducerFailedError)
+    """A task failed only because another one did, whose own report names the cause: a
+    consumer saw its producer fail, or a producer found its output pool destroyed because
+    its consumer failed and released the partition."""
+    return isinstance(failure, (ProducerFailedError, BufferPoolDestroyedError))
 
 
 def _finished_tasks(checkpoint: CompletedCheckpoint, job_graph: JobGraph) -> set[TaskId]:
