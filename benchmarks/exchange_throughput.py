@@ -3,6 +3,11 @@
 flintlock: a spawned producer TaskManager (TcpTransport, PIPELINED_BOUNDED partition, one
 subpartition, ``RecordWriter`` with a forward selector) sends to this process, the consumer
 TaskManager (TcpTransport, one remote channel, ``RecordDeserializer``), which counts records.
+The producer appends records to a list, as bare does, and hands each list of
+``CHAIN_BATCH`` records to ``RecordWriter.emit_batch``: that is how the operator chain feeds a
+writer (a task hands its chain up to 4,096 records at once; no task path calls the
+per-record ``emit``). ``--emit record`` calls ``emit`` once per record instead, the cost a
+per-record API would add.
 
 bare: the same two processes with no framework: the producer appends records to a list and,
 every batch of about one buffer (32 KiB), pickles it and ``sendall``s it length-prefixed on a
@@ -16,14 +21,16 @@ seconds per record of each process while the records flow, and "vs bare (CPU)": 
 busier process over ours, i.e. the rate ratio two otherwise idle cores would show.
 
 Run: ``.venv/bin/python benchmarks/exchange_throughput.py [--records N] [--repeat R]
-[--shape small|kib|both] [--set key=value ...]`` (``--set`` configures both TaskManagers, e.g.
-more credit). To compare with another version of flintlock, run the same script with
-``PYTHONPATH`` pointing at that version's source tree (the spawned producer inherits it).
+[--shape small|kib|both] [--emit batch|record] [--set key=value ...]`` (``--set`` configures
+both TaskManagers, e.g. more credit). To compare with another version of flintlock, run the
+same script with ``PYTHONPATH`` pointing at that version's source tree (the spawned producer
+inherits it).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import multiprocessing
 import pickle
 import socket
@@ -60,6 +67,7 @@ PID = ResultPartitionId(IntermediateDataSetId("bench"), SubtaskIndex(0))
 SEGMENT = 32 * 1024
 NETWORK_MEMORY = 64 * 1024 * 1024
 LENGTH = struct.Struct("!I")
+CHAIN_BATCH = 1024  # records per emit_batch; a task's adaptive batch grows to 4,096
 
 
 def small(i: int) -> Any:
@@ -101,7 +109,8 @@ def configuration(options: dict[str, str]) -> Configuration:
 
 
 def flintlock_producer(
-    secret: bytes, pipe: Connection, shape: str, records: int, options: dict[str, str]
+    secret: bytes, pipe: Connection, shape: str, records: int, options: dict[str, str],
+    emit_mode: str,
 ) -> None:
     make = SHAPES[shape][0]
     config = configuration(options)
@@ -114,11 +123,22 @@ def flintlock_producer(
         pipe.send(transport.address)
         pipe.recv()  # the consumer is connected
         writer = RecordWriter(partition, ForwardSelector(), buffer_timeout_ms=-1)
-        emit = writer.emit
         pipe.send(time.monotonic())
         cpu_start = time.process_time()
-        for i in range(records):
-            emit(make(i))
+        if emit_mode == "record":
+            emit = writer.emit
+            for i in range(records):
+                emit(make(i))
+        else:
+            emit_batch = writer.emit_batch
+            batch: list[Any] = []
+            for i in range(records):
+                batch.append(make(i))
+                if len(batch) >= CHAIN_BATCH:
+                    emit_batch(batch)
+                    batch = []
+            if batch:
+                emit_batch(batch)
         writer.close()
         partition.finish()
         producer_cpu = time.process_time() - cpu_start
@@ -126,12 +146,14 @@ def flintlock_producer(
     pipe.send(producer_cpu)
 
 
-def flintlock_run(shape: str, records: int, options: dict[str, str]) -> Result:
+def flintlock_run(
+    shape: str, records: int, options: dict[str, str], emit_mode: str = "batch"
+) -> Result:
     context = multiprocessing.get_context("spawn")
     secret = new_job_secret()
     parent, child = context.Pipe()
     process = context.Process(
-        target=flintlock_producer, args=(secret, child, shape, records, options)
+        target=flintlock_producer, args=(secret, child, shape, records, options, emit_mode)
     )
     process.start()
     address = parent.recv()
@@ -243,6 +265,9 @@ def main() -> None:
                         help="a configuration option for both TaskManagers")
     parser.add_argument("--shape", choices=("small", "kib", "both"), default="both",
                         help="only (int, int) records, only (int, 1 KiB bytes), or both")
+    parser.add_argument("--emit", choices=("batch", "record"), default="batch",
+                        help="hand the writer lists of records, as the operator chain does "
+                             "(default), or call emit once per record")
     args = parser.parse_args()
     options = dict(item.split("=", 1) for item in args.set)
     shapes = {"small": ["(int, int)"], "kib": ["(int, 1 KiB bytes)"], "both": list(SHAPES)}
@@ -252,7 +277,8 @@ def main() -> None:
     for shape in shapes[args.shape]:
         records = args.records if shape == "(int, int)" else args.records // 10
         bare = best(bare_run, shape, records, args.repeat, options)
-        ours = best(flintlock_run, shape, records, args.repeat, options)
+        ours = best(functools.partial(flintlock_run, emit_mode=args.emit), shape, records,
+                    args.repeat, options)
         for name, result in (("bare", bare), ("flintlock", ours)):
             print(
                 f"| {records:,} x {shape} | {name} | {records / result.seconds / 1e6:.2f} M "
