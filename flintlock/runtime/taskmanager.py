@@ -42,6 +42,7 @@ from flintlock.graph.execution_graph import build_execution_graph
 from flintlock.graph.job_graph import JobGraph
 from flintlock.graph.scheduling import AllocationPlan
 from flintlock.runtime import messages as msg
+from flintlock.runtime.cancellation import await_task_threads, exit_process
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
@@ -372,8 +373,7 @@ class TaskManager:
 
     def _shutdown(self) -> None:
         self._cancel_all()
-        for thread in self._threads:
-            thread.join(30.0)
+        self._await_task_threads()
         if self._snapshot_pool is not None:
             self._snapshot_pool.shutdown(wait=True, cancel_futures=True)
         self._partitions.release_all()
@@ -383,6 +383,24 @@ class TaskManager:
             self._connection.close()
         if self._python_env is not None:
             self._python_env.close()
+
+
+    def _await_task_threads(self) -> None:
+        """Until every task thread ended; one stuck in user code past
+        ``task.cancellation.timeout`` ends this process if it is ours (see cancellation)."""
+        timeout_s = self.config.get(cluster_options.TASK_CANCELLATION_TIMEOUT) / 1000.0
+
+        def on_timeout(alive: list[threading.Thread]) -> None:
+            if self._owns_process:
+                exit_process(alive, timeout_s)
+            log.error("TaskManager %d leaves %d task thread(s) running past "
+                      "task.cancellation.timeout (%.0f s): %s", self.payload.tm_index,
+                      len(alive), timeout_s, [t.name for t in alive])
+
+        await_task_threads(
+            self._threads,
+            interval_s=self.config.get(cluster_options.TASK_CANCELLATION_INTERVAL) / 1000.0,
+            timeout_s=timeout_s, cancel_again=self._cancel_all, on_timeout=on_timeout)
 
 
 class _Callbacks:

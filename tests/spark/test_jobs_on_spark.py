@@ -4,7 +4,9 @@ Spark's Python workers, the JobManager runs on this (driver) process."""
 from __future__ import annotations
 
 import collections
+import os
 import sys
+import threading
 import time
 
 import cloudpickle
@@ -98,6 +100,54 @@ def test_cancel_ends_the_spark_job_and_frees_every_slot(tmp_path):
     while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not sc.statusTracker().getActiveJobsIds()
+    assert available_slots(sc) >= 2
+
+
+class _BlockForever:
+    """Writes its process id, then blocks inside user code (unreachable by cancellation)."""
+
+    def __init__(self, pid_file):
+        self.pid_file = str(pid_file)
+
+    def __call__(self, value):
+        with open(self.pid_file, "w") as out:
+            out.write(str(os.getpid()))
+        threading.Event().wait(600)  # bounded; the watchdog ends the process long before
+        return value
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return any(line.split()[1:2] == ["Z"] for line in status
+                       if line.startswith("State:"))
+    except FileNotFoundError:
+        return True
+
+
+def test_a_task_stuck_in_user_code_ends_its_task_manager_process_after_the_timeout(tmp_path):
+    pid_file = tmp_path / "pid"
+    env = _env(tmp_path, **{"task.cancellation.timeout": "2 s",
+                            "task.cancellation.interval": "500 ms"})
+    env.from_collection([1, 2, 3]).map(_BlockForever(pid_file)).print()
+    client = env.execute_async("stuck")
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pid = int(pid_file.read_text())
+    cancelled = time.monotonic()
+    client.cancel()
+    assert client.jm.wait_for_status({JobStatus.CANCELED}, 60)
+    while not _process_gone(pid) and time.monotonic() - cancelled < 20:
+        time.sleep(0.1)
+    # without the watchdog the worker lives until the JobManager cancels the Spark job, 30 s on
+    assert _process_gone(pid), "the stuck TaskManager's process is still running"
+    assert time.monotonic() - cancelled < 20
+    assert client.join(60)
+    sc = active_session().sparkContext
+    deadline = time.monotonic() + 30
+    while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert available_slots(sc) >= 2
 
 

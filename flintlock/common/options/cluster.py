@@ -45,3 +45,13 @@ SPARK_UI = ConfigOption(
     "flintlock.spark.ui.enabled", OptionType.BOOLEAN, False,
     "Start the Spark UI of the embedded session.",
 )
+TASK_CANCELLATION_INTERVAL = ConfigOption(
+    "task.cancellation.interval", OptionType.DURATION, 30_000,
+    "While a cancelled task thread has not ended: how often it is cancelled again and where "
+    "it is stuck is logged.", minimum=1,
+)
+TASK_CANCELLATION_TIMEOUT = ConfigOption(
+    "task.cancellation.timeout", OptionType.DURATION, 180_000,
+    "A TaskManager whose cancelled task thread has not ended after this long ends its "
+    "process (on Spark; a Python thread cannot be interrupted). 0 waits for ever.", minimum=0,
+)
