@@ -2,6 +2,8 @@ import random
 import threading
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.barriers import CancelCheckpointMarker
@@ -73,6 +75,21 @@ def test_key_group_selector_matches_key_group_assignment_and_caches_boundedly():
     assert selector.select_channel(([1, 2], 0)) == assign_key_to_operator([1, 2], 128, 3)
     with pytest.raises(ChannelSelectorSetupError):
         KeyGroupSelector(lambda r: r, 2).setup(3)
+
+
+@given(keys=st.lists(st.one_of(
+    st.integers(), st.integers(min_value=-(2**63) - 2, max_value=-(2**63) + 2),
+    st.integers(min_value=2**63 - 2, max_value=2**63 + 2), st.booleans(), st.text(),
+    st.tuples(st.integers(), st.text())), max_size=50),
+    channels=st.integers(min_value=1, max_value=9))
+def test_the_selectors_inline_integer_hash_agrees_with_the_state_backends_key_groups(
+        keys, channels):
+    """The writer's cache-miss path spells out key → key group → channel; it must place
+    every key on the subtask that owns its key group in keyed state."""
+    selector = KeyGroupSelector(lambda record: record, max_parallelism=128)
+    selector.setup(channels)
+    for key in keys:
+        assert selector.channel_for_key(key) == assign_key_to_operator(key, 128, channels)
 
 
 def test_custom_partitioner_out_of_range_is_a_typed_error():
