@@ -19,6 +19,7 @@ BENCHMARKS = {
     "local_exchange": ["benchmarks/local_exchange.py"],
     "exchange_throughput": ["benchmarks/exchange_throughput.py"],
     "exchange_latency": ["benchmarks/exchange_latency.py"],
+    "keyed_writer": ["benchmarks/keyed_writer.py"],
     "state_backends": ["benchmarks/state_backends.py", "--only", "hotpath"],
     "keyed_count": ["-m", "benchmarks.keyed_count", "--warmup"],
     "keyed_count_checkpointed": ["-m", "benchmarks.keyed_count", "--warmup", "--keys",
