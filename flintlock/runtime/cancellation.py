@@ -48,11 +48,12 @@ def await_task_threads(
     timeout_s: float,
     cancel_again: Callable[[], None],
     on_timeout: Callable[[list[threading.Thread]], None],
-    clock: Callable[[], float] = time.monotonic,
 ) -> bool:
     """Joins ``threads``; True when all ended. While some run: every ``interval_s`` calls
     ``cancel_again`` and logs each stuck thread's stack; after ``timeout_s`` (> 0) calls
-    ``on_timeout(alive)`` and returns False."""
+    ``on_timeout(alive)`` and returns False. Real time throughout: ``Thread.join`` waits in
+    it."""
+    clock = time.monotonic
     started = clock()
     deadline = started + timeout_s if timeout_s > 0 else None
     while True:
