@@ -18,6 +18,18 @@ def _thread(target, *args) -> threading.Thread:
     return thread
 
 
+def _cancellation_getting_through_at(n: int, release: threading.Event):
+    """A ``cancel_again`` whose ``n``-th call releases the stuck thread, and its calls."""
+    cancels: list[int] = []
+
+    def cancel_again() -> None:
+        cancels.append(1)
+        if len(cancels) == n:
+            release.set()
+
+    return cancels, cancel_again
+
+
 def test_threads_that_end_are_joined_without_callbacks():
     threads = [_thread(lambda: None) for _ in range(3)]
     calls = []
@@ -30,13 +42,7 @@ def test_threads_that_end_are_joined_without_callbacks():
 def test_a_stuck_thread_is_cancelled_again_and_its_stack_logged_each_interval(caplog):
     release = threading.Event()
     stuck = _thread(_stuck_in_user_code, release)
-    cancels = []
-
-    def cancel_again():
-        cancels.append(1)
-        if len(cancels) == 3:
-            release.set()  # as if the third cancellation got through
-
+    cancels, cancel_again = _cancellation_getting_through_at(3, release)
     with caplog.at_level(logging.WARNING, logger="flintlock.runtime.cancellation"):
         ended = await_task_threads([stuck], interval_s=0.05, timeout_s=30.0,
                                    cancel_again=cancel_again, on_timeout=lambda alive: None)
@@ -66,13 +72,7 @@ def test_after_the_timeout_the_threads_still_alive_are_handed_over():
 def test_a_zero_timeout_waits_for_ever():
     release = threading.Event()
     stuck = _thread(_stuck_in_user_code, release)
-    cancels = []
-
-    def cancel_again():
-        cancels.append(1)
-        if len(cancels) == 10:
-            release.set()
-
+    cancels, cancel_again = _cancellation_getting_through_at(10, release)
     assert await_task_threads([stuck], interval_s=0.01, timeout_s=0,
                               cancel_again=cancel_again,
                               on_timeout=lambda alive: (_ for _ in ()).throw(AssertionError))
