@@ -21,16 +21,11 @@ and are not shared between threads.
 from __future__ import annotations
 
 import random
-import struct
 from collections.abc import Callable, Hashable
 from typing import Any
-from zlib import crc32 as _crc32
 
 from flintlock.common.errors import FlintlockError
-from flintlock.runtime.state.keygroups import spread_hash, stable_hash
-
-_pack_int64 = struct.Struct("<q").pack  # stable_hash's byte form of a 64-bit integer
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+from flintlock.runtime.state.keygroups import key_group_index
 
 KeySelector = Callable[[Any], Any]
 
@@ -160,16 +155,11 @@ class KeyGroupSelector(ChannelSelector):
         return channel
 
     def channel_for_key(self, key: Any) -> int:
-        """``operator_index_for_key_group(assign_to_key_group(key))`` spelled out, with
-        ``stable_hash``'s 64-bit integer case inline: every key of a job with more distinct
-        keys per writer than the cache holds misses it, so this runs once per record there."""
-        if type(key) is int and _INT64_MIN <= key <= _INT64_MAX:
-            value = _crc32(_pack_int64(key))
-        else:
-            value = stable_hash(key)
+        """``operator_index_for_key_group(assign_to_key_group(key))`` without its wrappers:
+        every key of a job with more distinct keys per writer than the cache holds misses
+        it, so this runs once per record there."""
         max_parallelism = self.max_parallelism
-        key_group = spread_hash(value) % max_parallelism
-        return key_group * self.num_channels // max_parallelism
+        return key_group_index(key, max_parallelism) * self.num_channels // max_parallelism
 
 
 class CustomPartitionerSelector(ChannelSelector):
