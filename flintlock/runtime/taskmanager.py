@@ -384,7 +384,6 @@ class TaskManager:
         if self._python_env is not None:
             self._python_env.close()
 
-
     def _await_task_threads(self) -> None:
         """Until every task thread ended; one stuck in user code past
         ``task.cancellation.timeout`` ends this process if it is ours (see cancellation)."""
