@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, SupportsIndex, overload
 
 from flintlock.runtime.network.serialization import PickleBatchSerializer
+from flintlock.runtime.network.typed_codec import MAGIC, decode_chunk
 
 MIN_WATERMARK = -(2**63)
 """No event time has passed yet (Java's Long.MIN_VALUE, what PyFlink reports)."""
@@ -89,7 +90,8 @@ class StampedRun:
 
 
 class RunDetectingSerializer(PickleBatchSerializer):
-    """The default batch serializer, noting whether a chunk it read holds a ``StampedRun``.
+    """The reader's batch serializer: pickle chunks and typed chunks (``typed_codec``: the
+    first byte tells them apart), noting whether a chunk it read holds a ``StampedRun``.
 
     A record writer writes a channel's chunk right after appending a run to it, so a run is
     the last element of its chunk: one check per chunk, none per record. ``saw_runs`` stays
@@ -102,6 +104,12 @@ class RunDetectingSerializer(PickleBatchSerializer):
         self.saw_runs = False
 
     def loads(self, data: memoryview | bytes | bytearray) -> list[Any]:
+        if len(data) and data[0] == MAGIC:
+            records, run = decode_chunk(data)
+            if run is not None:
+                records.append(StampedRun(*run))
+                self.saw_runs = True
+            return records
         records = super().loads(data)
         if records and type(records[-1]) is StampedRun:
             self.saw_runs = True

@@ -21,6 +21,7 @@ from typing import Any
 
 from flintlock.common.config import Configuration
 from flintlock.common.ids import IntermediateDataSetId
+from flintlock.common.operator_spec import OperatorKind
 from flintlock.graph.job_graph import ChainedOperator, JobVertex
 from flintlock.runtime.network.event_time import (
     MAX_WATERMARK,
@@ -39,6 +40,7 @@ from flintlock.runtime.state.operator_snapshot import (
 )
 from flintlock.runtime.state.snapshots import OperatorSubtaskState, ReadState
 from flintlock.runtime.tasks.operator import OperatorContext, Output, StreamOperator, TimerScheduler
+from flintlock.runtime.tasks.typed_edges import typed_edge
 
 
 class _NoOutput:
@@ -155,8 +157,12 @@ class OperatorChain:
     ) -> ChainMember:
         by_tag: dict[str | None, list[Output]] = {}
         for chained in spec.chained_outputs:
-            by_tag.setdefault(chained.output_tag, []).append(
-                _ChainedOutput(self._by_node[chained.target_node_id].operator))
+            target = self._by_node[chained.target_node_id]
+            output: Output = _ChainedOutput(target.operator)
+            if chained.output_tag is None:
+                into_sink = getattr(target.spec.operator, "kind", None) is OperatorKind.SINK
+                output = typed_edge(output, spec.output_type, spec.name, into_sink)
+            by_tag.setdefault(chained.output_tag, []).append(output)
         for out in spec.non_chained_outputs:
             by_tag.setdefault(out.output_tag, []).append(_WriterOutput(writers[out.data_set]))
         outputs = by_tag.pop(None, [])

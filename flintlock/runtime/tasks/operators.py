@@ -5,9 +5,9 @@ subtask runs. Operators work on batches (see ``operator``): the common case of a
 function is one list comprehension over the batch with the user's bound method, and the keyed
 ones set the current key of their state backend before each call into user code.
 
-Output declared with a type (``spec.output_type``) is validated record by record with the type's
-``validate``, so a function returning the wrong shape fails naming the operator. Keys are
-checked for hashability on the first record of a subtask (``check_key``).
+Declared output types (``spec.output_type``) are checked at the chain's edges, not here (see
+``typed_edges``). Keys are checked for hashability on the first record of a subtask
+(``check_key``).
 
 Event time: each operator takes a plain list or a ``TimestampedBatch`` and gives every output
 the timestamp of the record it came from (``ctx.timestamp()`` returns it inside process
@@ -34,54 +34,18 @@ from flintlock.runtime.tasks.contexts import (
     ProcessContext,
     RuntimeContextImpl,
 )
-from flintlock.runtime.tasks.operator import OperatorContext, Output, StreamOperator
+from flintlock.runtime.tasks.operator import StreamOperator
 
 REDUCE_STATE = ValueStateDescriptor("_flintlock_reduce", None)
 
 
-class _ValidatingOutput:
-    """Checks every record against the declared output type before passing it on; where
-    PyFlink converts implicitly (a tuple or dict returned for a ROW type), converts first."""
-
-    __slots__ = ("_coerce", "_output", "_validate")
-
-    def __init__(self, output: Output, output_type: Any, operator_name: str) -> None:
-        self._output = output
-        self._validate = output_type.validator(operator_name)
-        needs = getattr(output_type, "need_conversion", None)
-        self._coerce = output_type.coerce if needs is not None and needs() else None
-
-    def collect_batch(self, records: list[Any]) -> None:
-        if self._coerce is not None:
-            coerce = self._coerce
-            converted = [coerce(record) for record in records]
-            if type(records) is TimestampedBatch:
-                converted = TimestampedBatch(converted, records.timestamps)
-            records = converted
-        validate = self._validate
-        for record in records:
-            validate(record)
-        self._output.collect_batch(records)
-
-    def emit_watermark(self, timestamp: int) -> None:
-        self._output.emit_watermark(timestamp)
-
-    def emit_watermark_status(self, idle: bool) -> None:
-        self._output.emit_watermark_status(idle)
-
-
 class FunctionOperator(StreamOperator):
-    """An operator around one user function: opens and closes it, validates outputs."""
+    """An operator around one user function: opens and closes it."""
 
     def __init__(self, spec: OperatorSpec) -> None:
         self.spec = spec
         self.function = spec.function
         self._key_checked = False
-
-    def setup(self, context: OperatorContext, output: Output) -> None:
-        if self.spec.output_type is not None and hasattr(self.spec.output_type, "validator"):
-            output = _ValidatingOutput(output, self.spec.output_type, context.operator_name)
-        super().setup(context, output)
 
     def open(self) -> None:
         opener = getattr(self.function, "open", None)

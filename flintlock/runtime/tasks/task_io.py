@@ -20,13 +20,14 @@ from typing import Any
 from flintlock.common.config import Configuration
 from flintlock.common.ids import ChannelIndex, IntermediateDataSetId, ResultPartitionId
 from flintlock.common.options import network as network_options
+from flintlock.common.typeinfo import TypeInformation
 from flintlock.graph.execution_graph import (
     ExecutionGraph,
     ExecutionVertex,
     InputGateDescriptor,
     ResultPartitionDescriptor,
 )
-from flintlock.graph.job_graph import NonChainedOutput
+from flintlock.graph.job_graph import ChainedOperator, NonChainedOutput
 from flintlock.graph.scheduling import AllocationPlan
 from flintlock.graph.stream_graph import Partitioner, PartitionerKind
 from flintlock.runtime.network.buffer import NetworkBufferPool
@@ -46,6 +47,8 @@ from flintlock.runtime.network.partition import (
     ResultPartitionType,
     create_partition_pool,
 )
+from flintlock.runtime.network.serialization import BatchSerializer
+from flintlock.runtime.network.typed_serializer import serializer_for
 from flintlock.runtime.network.writer import OutputFlusher, RecordWriter
 from flintlock.runtime.tasks.stream_task import TaskIO
 
@@ -117,15 +120,16 @@ def build_task_io(
     addresses: Mapping[int, DataAddress], my_tm: int, net: NetworkContext,
 ) -> TaskIO:
     vertex = graph.job_graph.vertex(subtask.job_vertex_id)
-    outputs: dict[IntermediateDataSetId, NonChainedOutput] = {
-        out.data_set: out for op in vertex.operators for out in op.non_chained_outputs}
+    outputs: dict[IntermediateDataSetId, tuple[ChainedOperator, NonChainedOutput]] = {
+        out.data_set: (op, out) for op in vertex.operators for out in op.non_chained_outputs}
     partitions, writers = [], {}
     for descriptor in graph.produced_partitions(subtask):
         partition = _create_partition(descriptor, net)
         partitions.append(partition)
-        out = outputs[descriptor.id.data_set]
+        producer, out = outputs[descriptor.id.data_set]
         writers[descriptor.id.data_set] = RecordWriter(
             partition, create_selector(out.partitioner, out.consumer_max_parallelism, net.rng),
+            serializer=_edge_serializer(producer, out),
             buffer_timeout_ms=out.buffer_timeout_ms, flusher=net.flusher,
             name=f"{vertex.name}->{out.target_vertex}",
         )
@@ -135,6 +139,14 @@ def build_task_io(
     ]
     gate_inputs = [gate.edge.input_index for gate in graph.input_gates(subtask)]
     return TaskIO(gates=gates, gate_inputs=gate_inputs, writers=writers, partitions=partitions)
+
+
+def _edge_serializer(producer: ChainedOperator, out: NonChainedOutput) -> BatchSerializer:
+    """The typed codec of the producer's declared type (side outputs are pickled: their type
+    belongs to their tag, which the edge does not carry)."""
+    declared = producer.output_type if out.output_tag is None else None
+    return serializer_for(declared if isinstance(declared, TypeInformation) else None,
+                          producer.name)
 
 
 def _create_partition(
