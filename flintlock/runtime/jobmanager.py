@@ -229,6 +229,7 @@ class JobManager:
             configuration, self._checkpointing, clock, self._rng)
         self._graph_bytes = _pickle_job_graph(
             job_graph, configuration, getattr(launcher, "ships_code", True))
+        log.debug("job %s: job graph pickled (%d bytes)", self.job_id, len(self._graph_bytes))
         self._python_dependencies = collect_dependencies(configuration)
         self._start_wall_ms = clock.wall_ms()
         self._restored_finished = set()
@@ -743,6 +744,8 @@ class JobManager:
                 attempt.connections[message.tm_index] = connection
                 attempt.addresses[message.tm_index] = (message.host, message.data_port)
                 attempt.last_heartbeat[message.tm_index] = self._clock.now_ms()
+                log.debug("attempt %d: TaskManager %d registered", attempt.number,
+                          message.tm_index)
                 reply.append(msg.Registered(True))
             done.set()
 

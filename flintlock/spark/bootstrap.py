@@ -6,7 +6,9 @@ and the TaskManager main function cloudpickled), so it pickles by reference and 
 Python worker imports this module. It finds its TM index (the barrier partition id), and
 ``run_task_manager`` then:
 
-1. connects to the JobManager's RPC endpoint and proves the job secret;
+1. connects to the JobManager's RPC endpoint, proves the job secret, and tells the JM when
+   this worker process started and how long loading the main and connecting took
+   (``TaskManagerStarted``: the start-up timeline, ``benchmarks/startup.py``);
 2. runs ``main(TaskManagerContext)`` with ``forward_stdout`` active, so what the TM prints
    (``ds.print()``) travels to the driver as ``StdoutForwarded`` messages and is written to
    the driver's console, in order, line by line;
@@ -73,6 +75,21 @@ class TaskManagerFinished:
 
     attempt: int
     tm_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskManagerStarted:
+    """TM → JM, once connected: wall-clock times (``time.time()``, this worker's clock) of
+    the start-up steps that only the worker sees. ``process_started_s`` is when the Python
+    worker process was forked (None where /proc is unavailable); with Spark's worker reuse it
+    may be long before this attempt."""
+
+    attempt: int
+    tm_index: int
+    process_started_s: float | None
+    entered_s: float
+    main_loaded_s: float
+    connected_s: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,15 +221,32 @@ def _is_job_module(module: object) -> bool:
     return not origin.startswith(os.path.abspath(sys.base_prefix) + os.sep)
 
 
+def process_start_time() -> float | None:
+    """When this process was started, as a ``time.time()`` value (Linux /proc: 10 ms
+    resolution), else None."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])
+        with open("/proc/uptime", "rb") as uptime:
+            up_s = float(uptime.read().split()[0])
+        return time.time() - up_s + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def run_task_manager(payload: TaskManagerPayload, tm_index: int) -> object:
     """Run one TaskManager to completion (see the module doc); returns what main returned."""
+    entered = time.time()
     snapshot = _ProcessSnapshot()
     try:
         main: TaskManagerMain = cloudpickle.loads(payload.main)
+        loaded = time.time()
         dispatcher = MessageDispatcher()
         jm = RpcClient.connect(payload.jm_host, payload.jm_port, payload.secret, dispatcher,
                                timeout_s=payload.connect_timeout_s)
         try:
+            jm.tell(TaskManagerStarted(payload.attempt, tm_index, process_start_time(),
+                                       entered, loaded, time.time()))
             context = TaskManagerContext(tm_index, payload.attempt, payload.num_task_managers,
                                          Configuration(payload.config), jm, dispatcher,
                                          payload.secret)

@@ -44,6 +44,7 @@ from flintlock.spark.bootstrap import (
     TaskManagerFailed,
     TaskManagerFinished,
     TaskManagerPayload,
+    TaskManagerStarted,
 )
 from flintlock.spark.errors import JobAttemptCancelled, JobAttemptFailed, TaskManagerFailure
 from flintlock.spark.session import check_capacity
@@ -52,8 +53,8 @@ LOG = logging.getLogger(__name__)
 
 
 class AttemptReports:
-    """Collects what TaskManagers report to the JM: failures and completions (per attempt)
-    and stdout.
+    """Collects what TaskManagers report to the JM: start-up times, failures and completions
+    (per attempt) and stdout.
 
     ``install`` adds its functions to the JM's ``MessageDispatcher``; forwarded stdout is
     written to ``stdout`` (the driver's ``sys.stdout`` at write time by default)."""
@@ -63,12 +64,27 @@ class AttemptReports:
         self._lock = threading.Lock()
         self._failures: dict[int, list[TaskManagerFailure]] = {}  # guarded by _lock
         self._finished: dict[int, set[int]] = {}  # guarded by _lock
+        self._started: dict[int, list[TaskManagerStarted]] = {}  # guarded by _lock
 
     def install(self, dispatcher: MessageDispatcher) -> MessageDispatcher:
+        dispatcher.register(TaskManagerStarted, self.on_started)
         dispatcher.register(TaskManagerFailed, self.on_failure)
         dispatcher.register(TaskManagerFinished, self.on_finished)
         dispatcher.register(StdoutForwarded, self.on_stdout)
         return dispatcher
+
+    def on_started(self, connection: RpcConnection, report: TaskManagerStarted) -> None:
+        LOG.debug("attempt %d: TaskManager %d started (process %s, entered %.3f, main loaded "
+                  "%.3f, connected %.3f)", report.attempt, report.tm_index,
+                  report.process_started_s, report.entered_s, report.main_loaded_s,
+                  report.connected_s)
+        with self._lock:
+            self._started.setdefault(report.attempt, []).append(report)
+
+    def started(self, attempt: int) -> tuple[TaskManagerStarted, ...]:
+        """The start-up times the TMs of ``attempt`` reported so far."""
+        with self._lock:
+            return tuple(self._started.get(attempt, ()))
 
     def on_finished(self, connection: RpcConnection, report: TaskManagerFinished) -> None:
         with self._lock:
@@ -145,6 +161,8 @@ class LaunchHandle:
             sc.setJobGroup(spec.job_group, f"flintlock job {spec.job_id} attempt {spec.attempt}",
                            interruptOnCancel=True)
             rdd = sc.parallelize(range(spec.num_task_managers), spec.num_task_managers)
+            LOG.debug("attempt %d: submitting the barrier stage of %d TaskManagers",
+                      spec.attempt, spec.num_task_managers)
             pairs = rdd.barrier().mapPartitions(TaskManagerEntry(spec.payload())).collect()
             self._results = [result for _, result in sorted(pairs, key=lambda p: p[0])]
         except BaseException as exc:

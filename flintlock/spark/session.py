@@ -85,6 +85,7 @@ def _is_idle(session: SparkSession) -> bool:
 
 def build_embedded_session(config: Configuration, slots_needed: int) -> SparkSession:
     """A new session configured for running flintlock on this machine (see module doc)."""
+    started = time.monotonic()
     os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     ui = config.get(SPARK_UI)
@@ -105,6 +106,8 @@ def build_embedded_session(config: Configuration, slots_needed: int) -> SparkSes
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     _quiet_task_failure_logs(session.sparkContext)
+    LOG.debug("embedded Spark session %s started in %.2f s", session.sparkContext.master,
+              time.monotonic() - started)
     return session
 
 
