@@ -8,7 +8,9 @@ batch, with no Python bytecode per record (every loop below runs in C: ``array``
 * it **checks** the records: an integer column is built with ``array('q' | 'i' | 'h' | 'b')``,
   which rejects anything that is not an integer in range; a text column is joined with
   ``str.join``, which rejects anything that is not a ``str``; a tuple of fixed-width fields is
-  packed with ``struct``, which rejects a wrong arity or a wrong field;
+  packed with ``struct``, which rejects a wrong arity or a wrong field; a TUPLE's records must
+  be tuples or lists (one type scan per batch), since ``struct`` and ``zip`` would take any
+  other iterable apart into fields (a ``str``, a ``dict``'s keys, a ``Row``);
 * it **encodes** them into a chunk that decodes faster than a pickle of the same list, and
   decoding **converts** as PyFlink does: an ``int`` in a FLOAT/DOUBLE field arrives as a
   ``float`` (FLOAT rounded to 32 bits), a ``list`` for a TUPLE as a ``tuple``, an integer
@@ -60,6 +62,7 @@ _FIXED_CODES: dict[BasicType, str] = {
     BasicType.DOUBLE: "d", BasicType.FLOAT: "f",
 }
 _CONVERTING_CODES = frozenset("df")
+_SEQUENCES = frozenset({tuple, list})  # what a TUPLE's record may be (a list becomes a tuple)
 
 
 class CodecMismatch(Exception):
@@ -163,6 +166,7 @@ def _rows_plan(codes: str, converts: bool) -> CodecPlan:
     schema = "R" + codes
 
     def encode_block(values: Sequence[Any]) -> list[bytes]:
+        _check_sequences(values)
         return _block(schema, len(values), [b"".join(starmap(pack, values))])
 
     return CodecPlan(encode_block, converts)
@@ -174,6 +178,7 @@ def _columns_plan(encoders: list[_ColumnEncoder], converts: bool) -> CodecPlan:
     def encode_block(values: Sequence[Any]) -> list[bytes]:
         if not values:
             return _block("C" + "p" * arity, 0, [b""] * arity)
+        _check_sequences(values)
         columns = list(zip(*values, strict=True))
         if len(columns) != arity:
             raise CodecMismatch(f"expected {arity} fields")
@@ -185,6 +190,11 @@ def _columns_plan(encoders: list[_ColumnEncoder], converts: bool) -> CodecPlan:
         return _block("C" + "".join(codes), len(values), payloads)
 
     return CodecPlan(encode_block, converts)
+
+
+def _check_sequences(values: Sequence[Any]) -> None:
+    if not _SEQUENCES.issuperset(map(type, values)):
+        raise CodecMismatch("expected tuples or lists")
 
 
 def compile_plan(type_info: TypeInformation | None) -> CodecPlan | None:
