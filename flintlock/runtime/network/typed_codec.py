@@ -62,6 +62,7 @@ _FIXED_CODES: dict[BasicType, str] = {
     BasicType.DOUBLE: "d", BasicType.FLOAT: "f",
 }
 _CONVERTING_CODES = frozenset("df")
+_COLUMN_CODES = frozenset(["q", "i", "h", "b", "d", "f", "s", "S", "?", "p"])
 _SEQUENCES = frozenset({tuple, list})  # what a TUPLE's record may be (a list becomes a tuple)
 
 
@@ -128,6 +129,8 @@ def _column_encoder(type_info: TypeInformation) -> _ColumnEncoder | None:
 
 
 def _decode_column(code: str, payload: memoryview, count: int) -> list[Any]:
+    if code not in _COLUMN_CODES:  # never unpickle a column this codec did not write
+        raise ValueError(f"unknown typed column code {code!r}")
     if count == 0:
         return []
     if code == "s":
@@ -275,6 +278,9 @@ def _decode_chunk(view: memoryview) -> tuple[list[Any], tuple[list[Any], list[in
     if flags & _HAS_RUN:
         run_values, position = _decode_block(view, position)
         timestamps, position = _decode_block(view, position)
+        if len(timestamps) != len(run_values):
+            raise ValueError(f"a run of {len(run_values)} values with {len(timestamps)} "
+                             "timestamps")
         run = (run_values, timestamps)
     if position != len(view):
         raise ValueError(f"{len(view) - position} bytes after the last block of a typed chunk")
