@@ -30,6 +30,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import enum
+import math
 import operator
 import struct
 from collections.abc import Callable, Sequence
@@ -156,9 +157,13 @@ class BasicTypeInfo(TypeInformation):
 
     def coerce(self, value: Any) -> Any:
         """A FLOAT is a Java float in PyFlink: a value comes back rounded to 32 bits
-        (``0.1`` → ``0.10000000149011612``)."""
+        (``0.1`` → ``0.10000000149011612``), beyond the float range as ±inf (Java's cast,
+        and what the typed codec's ``array('f')`` gives)."""
         if self.basic_type is BasicType.FLOAT and type(value) is float:
-            return _unpack_float32(_pack_float32(value))[0]
+            try:
+                return _unpack_float32(_pack_float32(value))[0]
+            except OverflowError:
+                return math.copysign(math.inf, value)
         return value
 
     def __repr__(self) -> str:
