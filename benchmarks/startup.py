@@ -183,8 +183,8 @@ def _run_child(kind: str, records: int, baseline: str | None) -> dict[str, float
     env = dict(os.environ)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     env.setdefault("PYSPARK_PYTHON", sys.executable)
-    kind, _, tree = kind.partition(BASELINE)
-    if tree and baseline:
+    kind, on_baseline, _ = kind.partition(BASELINE)
+    if on_baseline and baseline:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (baseline, env.get("PYTHONPATH")) if p)
     command = [sys.executable, os.path.abspath(__file__), "--child", kind,
                "--records", str(records)]
