@@ -90,11 +90,15 @@ class DiagnosingOutput:
         return converted
 
     def _diagnose(self, records: list[Any], error: BaseException) -> None:
+        """Judges each record as an edge would, after PyFlink's conversions (a list for a
+        TUPLE fits), so the successor's own error is not blamed on a record that fits."""
         fits = self._type.predicate()
+        coerce = self._type.coerce if self._type.need_conversion() else None
         for record in records:
-            if not fits(record):
+            value = record if coerce is None else coerce(record)
+            if not fits(value):
                 try:
-                    self._type._reject(record, self._operator)
+                    self._type._reject(value, self._operator)
                 except RecordTypeMismatchError as mismatch:
                     raise mismatch from error
 
