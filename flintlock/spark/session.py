@@ -8,8 +8,12 @@ it creates the session spark-submit configured, overriding nothing; otherwise it
 Spark UI and console progress bar off unless ``flintlock.spark.ui.enabled``, log level WARN,
 and this interpreter for the Python workers (``PYSPARK_PYTHON``, which PySpark reads when the
 context starts, unless already set; also ``spark.pyspark.python``) so they import the same
-flintlock and cloudpickle. Every ``spark.*`` key of the flintlock configuration is passed to
-the builder.
+flintlock and cloudpickle. The driver JVM starts fast (``spark.driver.extraJavaOptions``):
+Spark's classes from a class-data-sharing archive (``class_data``) and only the C1 JIT
+compiler (``-XX:TieredStopAtLevel=1``: the driver schedules and never runs records, so C2's
+peak speed is not worth its start-up CPU); options the user sets under that key come after
+these, so they win. Every ``spark.*`` key of the flintlock configuration is passed to the
+builder.
 Building a session costs many seconds (a JVM starts), so a session is reused for as long as
 the process lives; only an embedded ``local[N]`` session that is too small, and runs no
 Spark job at the moment, is replaced (a busy one is kept; the capacity check then fails).
@@ -40,8 +44,15 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from flintlock.common.config import Configuration
-from flintlock.common.options.cluster import JM_ADDRESS, SPARK_MASTER, SPARK_UI
+from flintlock.common.options.cluster import (
+    JM_ADDRESS,
+    SPARK_CACHE_DIR,
+    SPARK_CLASS_DATA_SHARING,
+    SPARK_MASTER,
+    SPARK_UI,
+)
 from flintlock.common.options.execution import NAME
+from flintlock.spark import class_data
 from flintlock.spark.errors import BarrierModeUnsupportedError, InsufficientSlotsError
 
 LOG = logging.getLogger(__name__)
@@ -53,6 +64,8 @@ _NOISY_LOGGERS = (
     "org.apache.spark.scheduler.TaskSetManager",
 )
 _DYNAMIC_ALLOCATION = "spark.dynamicAllocation.enabled"
+_DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+_FAST_START_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1",)
 _LOCAL = re.compile(r"^local(?:\[(\d+|\*)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
 
@@ -103,12 +116,44 @@ def build_embedded_session(config: Configuration, slots_needed: int) -> SparkSes
     for key, value in config.raw_items().items():
         if key.startswith("spark."):
             builder = builder.config(key, str(value))
+    builder = builder.config(_DRIVER_JAVA_OPTIONS, driver_java_options(config))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     _quiet_task_failure_logs(session.sparkContext)
     LOG.debug("embedded Spark session %s started in %.2f s", session.sparkContext.master,
               time.monotonic() - started)
     return session
+
+
+def driver_java_options(config: Configuration) -> str:
+    """The embedded session's ``spark.driver.extraJavaOptions``: flintlock's, then the
+    user's (see module doc)."""
+    options = list(_FAST_START_JAVA_OPTIONS)
+    if config.get(SPARK_CLASS_DATA_SHARING):
+        options += _class_data_plan(config).java_options
+    users = config.raw_items().get(_DRIVER_JAVA_OPTIONS)
+    if users:
+        options.append(str(users))
+    return " ".join(options)
+
+
+def _class_data_plan(config: Configuration) -> class_data.ArchivePlan:
+    java = class_data.find_java()
+    if java is None:
+        return class_data.NO_ARCHIVE
+    try:
+        from pyspark.find_spark_home import _find_spark_home
+
+        spark_home = _find_spark_home()
+        key = class_data.archive_key(
+            java, spark_home, str(config.raw_items().get("spark.driver.extraClassPath", "")))
+    except (OSError, SystemExit) as exc:  # _find_spark_home exits when it finds nothing
+        LOG.debug("no class-data sharing: %s", exc)
+        return class_data.NO_ARCHIVE
+    directory = os.path.join(config.get(SPARK_CACHE_DIR) or class_data.default_cache_dir(), "cds")
+    plan = class_data.plan_archive(directory, key)
+    LOG.debug("class-data sharing for the driver JVM: %s %s", plan.use.value, plan.path or "")
+    return plan
 
 
 def _quiet_task_failure_logs(sc: SparkContext) -> None:
