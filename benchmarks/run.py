@@ -16,6 +16,7 @@ import sys
 import time
 
 BENCHMARKS = {
+    "ported_jobs": ["-m", "benchmarks.ported_jobs"],
     "local_exchange": ["benchmarks/local_exchange.py"],
     "exchange_throughput": ["benchmarks/exchange_throughput.py"],
     "exchange_latency": ["benchmarks/exchange_latency.py"],

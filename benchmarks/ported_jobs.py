@@ -1,0 +1,173 @@
+"""The jobs users write, end to end (issue #20): four ported PyFlink-style jobs on embedded
+Spark against a bare loop and Bytewax doing the same work, in the same run.
+
+Jobs (``benchmarks/ported/flintlock_jobs.py``): (a) ``keyed_count``, the keyed running count
+of DESIGN.md §4 through ``execute_and_collect``; (b) ``word_count``, a generated text file
+(two halves) through ``FileSource`` into a ``FileSink``; (c) ``window_count``, tumbling
+event-time windows with bounded-out-of-orderness watermarks; (d) ``timer_count``, a
+``KeyedProcessFunction`` with a ``ValueState`` and an event-time timer per key. Each runs
+with declared types and without, at parallelism 2 and 1; beside them the bare loop on one
+core and Bytewax with 1 worker, 2 worker threads and 2 worker processes.
+
+Every measurement is a fresh interpreter (``benchmarks/ported/child.py``), so no JVM, session,
+Python worker or cache is reused. Per round and job: small start-up runs of every
+configuration, then N records for each configuration in an interleaved order (flintlock,
+bare, Bytewax, flintlock, ...), then 5N the same way; each round starts with the Spark-only
+baseline (a bare ``local[2]`` session plus one two-task barrier stage). Every result is
+checked against what the job must give and against the bare loop's result for the same N;
+a difference stops the benchmark with exit status 1. Figures: the median over rounds of the
+marginal rate (5N - N) / (t(5N) - t(N)) and of its ratios; start-up is the median time from
+``execute()`` to the first record reaching the caller in the start-up runs.
+
+    .venv/bin/python -m benchmarks.ported_jobs [--records N] [--only JOB ...] [--repeat R]
+        [--startup-records N] [--json FILE] [--plot FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from typing import Any
+
+from benchmarks.ported import report, results
+from benchmarks.ported.measure import ROOT, ChildFailedError, Config, measure, spark_baseline
+
+DEFAULT_RECORDS = {"keyed_count": 2_000_000, "word_count": 2_000_000,
+                   "window_count": 1_000_000, "timer_count": 2_000_000}
+DEFAULT_JSON = os.path.join(ROOT, "docs", "benchmarks-ported-jobs.json")
+DEFAULT_PLOT = os.path.join(ROOT, "docs", "benchmarks-ported-jobs.png")
+CONFIGS = (  # in the order of the table
+    Config("flintlock declared p2", "flintlock", ("--parallelism", "2")),
+    Config("flintlock undeclared p2", "flintlock", ("--parallelism", "2", "--undeclared")),
+    Config("flintlock declared p1", "flintlock", ("--parallelism", "1")),
+    Config("flintlock undeclared p1", "flintlock", ("--parallelism", "1", "--undeclared")),
+    Config("bare", "bare"),
+    Config("bytewax 1 worker", "bytewax"),
+    Config("bytewax 2 threads", "bytewax", ("--workers", "2")),
+    Config("bytewax 2 processes", "bytewax", (), processes=2),
+)
+RUN_ORDER = tuple(CONFIGS[i] for i in (0, 4, 5, 1, 6, 2, 7, 3))  # flintlock, bare, Bytewax, ...
+
+
+class Suite:
+    """The rounds of one invocation: inputs, raw runs, progress lines."""
+
+    def __init__(self, args: argparse.Namespace, root: str) -> None:
+        self.args, self.root = args, root
+        self.raw: list[dict[str, Any]] = []
+        self.texts: dict[int, str] = {}
+
+    def text_for(self, job: str, n: int) -> str:
+        if job != "word_count":
+            return ""
+        if n not in self.texts:
+            self.texts[n] = os.path.join(self.root, f"text-{n}")
+            results.generate_text(self.texts[n], n)
+        return self.texts[n]
+
+    def batch(self, rnd: int, job: str, n: int) -> None:
+        """Every configuration once on ``n`` records, in ``RUN_ORDER``; then every result
+        must equal the bare loop's."""
+        runs = []
+        for config in RUN_ORDER:
+            run = {"round": rnd, **measure(config, job, n, self.text_for(job, n), self.root)}
+            first = "" if run["first_s"] is None else f", first record {run['first_s']:.2f} s"
+            print(f"  [round {rnd + 1}] {job} n={n:,} {config.name}: {run['wall_s']:.2f} s"
+                  f"{first}", flush=True)
+            runs.append(run)
+            self.raw.append(run)
+        bare = next(run for run in runs if run["config"] == "bare")
+        for run in runs:
+            results.check_same(job, run["config"], n, run["digest"], bare["digest"])
+
+    def round(self, rnd: int, jobs: list[str]) -> None:
+        self.raw.append({"round": rnd, **spark_baseline(self.root)})
+        print(f"  [round {rnd + 1}] spark baseline: {self.raw[-1]['wall_s']:.2f} s", flush=True)
+        for job in jobs:
+            n = self.args.records or DEFAULT_RECORDS[job]
+            for size in (self.args.startup_records, n, 5 * n):
+                self.batch(rnd, job, size)
+
+
+def _meta(args: argparse.Namespace, records: dict[str, int]) -> dict[str, Any]:
+    def version(package: str) -> str:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as of
+
+        try:
+            return of(package)
+        except PackageNotFoundError:
+            return "not installed"
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()
+    return {"date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+            "command": " ".join(["python -m benchmarks.ported_jobs", *sys.argv[1:]]),
+            "commit": commit, "cpus": os.cpu_count(), "load_average": os.getloadavg(),
+            "python": platform.python_version(), "pyspark": version("pyspark"),
+            "bytewax": version("bytewax"), "records": records, "repeat": args.repeat,
+            "startup_records": args.startup_records}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=0,
+                        help=f"N for every job (default: {DEFAULT_RECORDS})")
+    parser.add_argument("--only", nargs="+", choices=results.JOBS, default=list(results.JOBS))
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; figures are medians")
+    parser.add_argument("--startup-records", type=int, default=1_000)
+    parser.add_argument("--json", default=DEFAULT_JSON)
+    parser.add_argument("--plot", default=DEFAULT_PLOT)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    records = {job: args.records or DEFAULT_RECORDS[job] for job in args.only}
+    for n in [args.startup_records, *records.values(), *(5 * n for n in records.values())]:
+        results.check_records(n)
+    meta = _meta(args, records)
+    with tempfile.TemporaryDirectory(prefix="ported-jobs-") as root:
+        suite = Suite(args, root)
+        try:
+            for rnd in range(args.repeat):
+                suite.round(rnd, args.only)
+        except (results.ResultMismatchError, ChildFailedError) as error:
+            print(f"FAILED: {error}", file=sys.stderr)
+            return 1
+    raw = suite.raw
+    configs = [(config.name, config.engine) for config in CONFIGS]
+    rows = report.summarize(raw, configs, args.only, records, args.startup_records)
+    baseline = report.baseline_summary(raw)
+    own = {job: report.own_startup(raw, job, CONFIGS[0].name, args.startup_records)
+           for job in args.only}
+    smoke = any(records[job] < DEFAULT_RECORDS[job] for job in args.only)
+    title = (f"flintlock ported jobs vs bare loop and Bytewax, N = "
+             f"{', '.join(f'{job} {n:,}' for job, n in records.items())}, {args.repeat} "
+             f"round(s), {meta['date_utc']} UTC, commit {meta['commit']}"
+             + (" (SMOKE RUN: N below the defaults, not for comparison)" if smoke else ""))
+    print(f"\n{title}\n\n{report.table(rows)}\n")
+    print(f"Spark only (local[2] session + one two-task barrier stage): "
+          f"{report.fmt(baseline['wall_s'], '.2f')} s (session "
+          f"{report.fmt(baseline['session_s'], '.2f')} s, stage "
+          f"{report.fmt(baseline['stage_s'], '.2f')} s); flintlock's own part of the start-up "
+          f"({CONFIGS[0].name}): " + ", ".join(f"{job} {report.fmt(s, '.2f')} s"
+                                                for job, s in own.items()))
+    with open(args.json, "w") as out:
+        json.dump({"meta": {**meta, "smoke": smoke, "title": title}, "baseline": baseline,
+                   "own_startup_s": own, "rows": [asdict(row) for row in rows], "runs": raw},
+                  out, indent=1)
+    report.plot(rows, baseline["wall_s"], args.plot, title)
+    print(f"wrote {os.path.relpath(args.json)} and {os.path.relpath(args.plot)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
