@@ -28,6 +28,7 @@ BENCHMARKS = {
     "checkpoint_alignment": ["-m", "benchmarks.checkpoint_alignment"],
     "runtime_costs": ["-m", "benchmarks.runtime_costs"],
     "event_time": ["-m", "benchmarks.event_time"],
+    "stage_costs": ["-m", "benchmarks.stage_costs"],
 }
 
 
