@@ -23,7 +23,10 @@ Python worker imports this module. It finds its TM index (the barrier partition 
    about any that outlive a bounded wait.
 
 A TaskManager main registers the functions for the messages the JM pushes on
-``context.dispatcher`` *before* it announces itself to the JM.
+``context.dispatcher`` *before* it announces itself to the JM. A job's main is
+``SparkTaskManagerMain``: the runtime's ``TaskManager`` on the connection opened here. It lives
+in this module, which every barrier task imports anyway, so that unpickling it imports the
+TaskManager's modules and nothing of the JobManager's (0.1-0.2 s less per worker).
 
 Thread ownership: everything here runs on the Python worker's main thread, except
 ``_ForwardingStream.write``, which any TM thread may call (guarded by its lock).
@@ -45,6 +48,7 @@ from typing import Any
 import cloudpickle
 
 from flintlock.common.config import Configuration
+from flintlock.runtime import taskmanager as runtime
 from flintlock.runtime.rpc import (
     MessageDispatcher,
     RemoteFailure,
@@ -270,6 +274,22 @@ def _run_main(main: TaskManagerMain, context: TaskManagerContext) -> object:
         except Exception as report_error:
             LOG.warning("could not report the TaskManager failure to the JM: %s", report_error)
         raise
+
+
+class SparkTaskManagerMain:
+    """The TaskManager main of a job's barrier task (see the module doc)."""
+
+    def __init__(self, job_id: str, jm_host: str, jm_port: int) -> None:
+        self.job_id = job_id
+        self.jm_host = jm_host
+        self.jm_port = jm_port
+
+    def __call__(self, context: TaskManagerContext) -> None:
+        payload = runtime.TaskManagerPayload(
+            self.job_id, context.attempt, context.tm_index, self.jm_host, self.jm_port,
+            context.secret, context.config.raw_items())
+        runtime.TaskManager(payload, connection=context.jm, dispatcher=context.dispatcher,
+                            owns_process=True).run()
 
 
 class TaskManagerEntry:

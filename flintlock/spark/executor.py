@@ -3,8 +3,7 @@
 ``SparkExecutor`` is what the DataStream API loads (``flintlock.datastream`` imports it by name,
 so the API never imports pyspark). ``SparkLauncher`` adapts the barrier-stage launcher to the
 JobManager's ``Launcher`` protocol: one Spark job per job attempt, sized and checked against the
-cluster's free slots; ``SparkTaskManagerMain`` is what each barrier task runs — the runtime's
-``TaskManager`` on the RPC connection the Spark bootstrap opened.
+cluster's free slots; each barrier task runs ``bootstrap.SparkTaskManagerMain``.
 
 Threads: the JobManager thread calls the launcher; each attempt's Spark job is collected on a
 driver thread of the launch handle.
@@ -16,8 +15,8 @@ from flintlock.common.config import Configuration
 from flintlock.runtime.executor import PipelineExecutor
 from flintlock.runtime.jobmanager import AttemptHandle
 from flintlock.runtime.rpc import MessageDispatcher
-from flintlock.runtime.taskmanager import TaskManager, TaskManagerPayload
-from flintlock.spark.bootstrap import TaskManagerContext
+from flintlock.runtime.taskmanager import TaskManagerPayload
+from flintlock.spark.bootstrap import SparkTaskManagerMain
 from flintlock.spark.launcher import (
     AttemptReports,
     LaunchHandle,
@@ -25,22 +24,6 @@ from flintlock.spark.launcher import (
     launch_task_managers,
 )
 from flintlock.spark.session import available_slots, session_for_job
-
-
-class SparkTaskManagerMain:
-    """The TaskManager main of a barrier task (picklable: a module-level class)."""
-
-    def __init__(self, job_id: str, jm_host: str, jm_port: int) -> None:
-        self.job_id = job_id
-        self.jm_host = jm_host
-        self.jm_port = jm_port
-
-    def __call__(self, context: TaskManagerContext) -> None:
-        payload = TaskManagerPayload(
-            self.job_id, context.attempt, context.tm_index, self.jm_host, self.jm_port,
-            context.secret, context.config.raw_items())
-        TaskManager(payload, connection=context.jm, dispatcher=context.dispatcher,
-                    owns_process=True).run()
 
 
 class SparkAttempt:
