@@ -62,7 +62,9 @@ Common fields:
   CO_MAP, CO_FLAT_MAP and CO_PROCESS when both connected streams are keyed; REDUCE,
   AGGREGATION, KEYED_PROCESS and KEYED_CO_PROCESS always. Call ``check_key(key,
   operator_name)`` on the first record of each subtask (and whenever cheap, e.g. on a
-  state-backend miss) so an unhashable key fails with a clear error. The runtime context of a
+  state-backend miss) so an unhashable key, or one without a stable hash (the key-group
+  hash itself refuses those too, so a later key of another type fails as well), fails with a
+  clear error naming the operator. The runtime context of a
   non-keyed operator rejects ``get_state`` and the other keyed-state getters with a typed
   error naming the operator (``flintlock.runtime.tasks.contexts``). A key selector (or custom
   partitioner) the user gave as a ``KeySelector`` (``Partitioner``) object appears as its
@@ -86,6 +88,7 @@ from typing import Any
 
 from flintlock.common.aggregation import Aggregation, AggregationKind
 from flintlock.common.errors import FlintlockError
+from flintlock.common.key_encoding import UnstableKeyError, stable_hash
 from flintlock.common.print_format import print_string
 from flintlock.common.typeinfo import TypeInformation
 from flintlock.common.watermark_strategy import WatermarkStrategy
@@ -145,11 +148,16 @@ class UnhashableKeyError(FlintlockError, TypeError):
 
 
 def check_key(key: Any, operator_name: str) -> Any:
-    """``key`` itself if it can be a key; raises ``UnhashableKeyError`` otherwise."""
+    """``key`` itself if it can be a key; raises ``UnhashableKeyError`` if it is not hashable
+    and ``UnstableKeyError`` if it has no stable hash (``flintlock.common.key_encoding``)."""
     try:
         hash(key)
     except TypeError:
         raise UnhashableKeyError(operator_name, repr(key)[:200], type(key).__name__) from None
+    try:
+        stable_hash(key)
+    except UnstableKeyError as error:
+        raise error.at(f"the key selector of operator {operator_name!r}") from None
     return key
 
 
@@ -280,6 +288,6 @@ def _shape_problem(spec: OperatorSpec) -> str | None:
 
 __all__ = [
     "Aggregation", "AggregationKind", "CollectSink", "CollectionSource", "OperatorKind",
-    "OperatorSpec", "PrintSink", "UnhashableKeyError", "WindowFunctionKind", "WindowSpec",
-    "check_key",
+    "OperatorSpec", "PrintSink", "UnhashableKeyError", "UnstableKeyError", "WindowFunctionKind",
+    "WindowSpec", "check_key",
 ]

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from flintlock.common.key_encoding import check_key_type
 from flintlock.common.operator_spec import (
     Aggregation,
     AggregationKind,
@@ -191,6 +192,7 @@ class DataStream(OperatorSettings):
         self._env._check_open("key_by()")
         selector = fn.wrap_key_selector(key_selector, "key_by")
         _check_type_info(key_type, "key_by")
+        check_key_type(key_type, f"key_by(key_type={key_type!r})")
         return KeyedStream(self._env, self._inputs, self._output_type, selector, key_type)
 
     def shuffle(self) -> DataStream:

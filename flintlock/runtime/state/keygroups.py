@@ -1,11 +1,13 @@
 """Key groups: the unit of keyed state and of rescaling (DESIGN.md §1, §5).
 
 A key maps to one of ``max_parallelism`` key groups through a hash that is the same in every
-process, across restarts and across Python versions (savepoints depend on it). Python's
-``hash()`` is salted per process for ``str`` and ``bytes`` (and anything containing them), so
-it must never decide a key group: ``stable_hash`` is CRC-32 over a canonical byte form of the
-key (cheap: it runs in C), then one multiplicative xor-shift round so that keys differing in
-a single character still spread over the low bits the modulo keeps.
+process, across restarts and across Python versions (savepoints depend on it), and the same
+for keys that compare equal. Python's ``hash()`` is salted per process for ``str`` and
+``bytes`` (and anything containing them), so it must never decide a key group:
+``stable_hash`` (``flintlock.common.key_encoding``) is CRC-32 over a canonical byte form of
+the key (cheap: it runs in C), and raises ``UnstableKeyError`` for a key that has none; then
+one multiplicative xor-shift round spreads keys differing in a single character over the low
+bits the modulo keeps.
 A subtask owns a contiguous range of key groups, computed the way Flink does,
 so that rescaling moves whole groups and any parallelism up to ``max_parallelism`` works.
 
@@ -14,61 +16,16 @@ Pure functions; no state, safe from any thread.
 
 from __future__ import annotations
 
-import datetime
-import decimal
-import pickle
-import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from flintlock.common.ids import KeyGroup, SubtaskIndex
+from flintlock.common.key_encoding import INT64 as _INT64
+from flintlock.common.key_encoding import UnstableKeyError, stable_hash
+from flintlock.common.key_encoding import pack_int64 as _pack_int64
 
 _crc32 = zlib.crc32
-
-
-_pack_int64 = struct.Struct("<q").pack
-_INT64 = range(-(2**63), 2**63)
-
-
-def _int_bytes(value: int) -> bytes:
-    """Eight little-endian bytes for 64-bit integers, the minimal two's complement beyond."""
-    if value in _INT64:
-        return _pack_int64(value)
-    return value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)
-
-
-def stable_hash(key: object, seed: int = 0) -> int:
-    """A 32-bit hash of ``key`` that does not depend on the process or PYTHONHASHSEED.
-
-    CRC-32 (in C) over a canonical byte form: UTF-8 for text, the bytes themselves, two's
-    complement for integers, ``repr`` for floats, decimals and dates; the parts of a tuple or
-    list are chained through the CRC; anything else hashes its pickle. Equal keys of these
-    types always hash alike; ``True == 1`` hash alike as in Python."""
-    kind = type(key)
-    if kind is str:
-        return _crc32(key.encode("utf-8", "surrogatepass"), seed)  # type: ignore[attr-defined]
-    if kind is int or kind is bool:
-        return _crc32(_int_bytes(int(key)), seed)  # type: ignore[call-overload]
-    if kind is tuple or kind is list or isinstance(key, (tuple, list)):
-        crc = _crc32(b"(", seed)
-        for part in key:  # type: ignore[attr-defined]
-            crc = stable_hash(part, crc)
-        return crc
-    if isinstance(key, (bytes, bytearray, memoryview)):
-        return _crc32(key, seed)
-    if key is None:
-        return _crc32(b"\x00", seed)
-    if isinstance(key, float) and key.is_integer():
-        return _crc32(_int_bytes(int(key)), seed)
-    if isinstance(key, (float, decimal.Decimal, datetime.date, datetime.time,
-                        datetime.timedelta)):
-        return _crc32(repr(key).encode(), seed)
-    if isinstance(key, int):  # int subclasses (e.g. IntEnum)
-        return _crc32(_int_bytes(int(key)), seed)
-    if isinstance(key, str):
-        return _crc32(str(key).encode("utf-8", "surrogatepass"), seed)
-    return _crc32(pickle.dumps(key, protocol=5), seed)
 
 
 def _spread(value: int) -> int:
@@ -137,3 +94,9 @@ class KeyGroupRange:
 
     def intersection(self, other: KeyGroupRange) -> KeyGroupRange:
         return KeyGroupRange(max(self.start, other.start), min(self.end, other.end))
+
+
+__all__ = [
+    "KeyGroupRange", "UnstableKeyError", "assign_key_to_operator", "assign_to_key_group",
+    "key_group_index", "operator_index_for_key_group", "stable_hash",
+]
