@@ -49,11 +49,12 @@ CONFIGS = (  # in the order of the table
     Config("flintlock declared p1", "flintlock", ("--parallelism", "1")),
     Config("flintlock undeclared p1", "flintlock", ("--parallelism", "1", "--undeclared")),
     Config("bare", "bare"),
+    Config("bare in a function", "bare", ("--scope", "function")),
     Config("bytewax 1 worker", "bytewax"),
     Config("bytewax 2 threads", "bytewax", ("--workers", "2")),
     Config("bytewax 2 processes", "bytewax", (), processes=2),
 )
-RUN_ORDER = tuple(CONFIGS[i] for i in (0, 4, 5, 1, 6, 2, 7, 3))  # flintlock, bare, Bytewax, ...
+RUN_ORDER = tuple(CONFIGS[i] for i in (0, 4, 6, 1, 5, 7, 2, 8, 3))  # flintlock, bare, Bytewax...
 
 
 class Suite:

@@ -3,6 +3,7 @@
     python -m benchmarks.ported.child flintlock JOB --records N --workdir DIR
         [--parallelism P] [--undeclared] [--text DIR]
     python -m benchmarks.ported.child bare JOB --records N --workdir DIR [--text DIR]
+        [--scope module|function]
     python -m benchmarks.ported.child bytewax JOB --records N --workdir DIR
         [--workers W] [--process-id I --addresses HOST:PORT;HOST:PORT] [--text DIR]
     python -m benchmarks.ported.child spark-baseline
@@ -40,13 +41,8 @@ def _flintlock(args: argparse.Namespace, out_dir: str) -> tuple[float, float | N
 def _bare(args: argparse.Namespace, out_dir: str) -> tuple[float, float | None, list[Any]]:
     from benchmarks.ported import bare
 
-    started = time.perf_counter()
-    if args.job == "word_count":
-        bare.word_count(args.text, out_dir)
-        items: list[Any] = []
-    else:
-        items = getattr(bare, args.job)(args.records)
-    return time.perf_counter() - started, None, items
+    wall, items = bare.run(args.job, args.scope, args.records, args.text, out_dir)
+    return wall, None, items
 
 
 def _bytewax(args: argparse.Namespace, out_dir: str) -> tuple[float, float | None, list[Any]]:
@@ -92,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--text", default="")
     parser.add_argument("--parallelism", type=int, default=1)
     parser.add_argument("--undeclared", action="store_true")
+    parser.add_argument("--scope", choices=["module", "function"], default="module")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--process-id", type=int, default=0)
     parser.add_argument("--addresses", default="")

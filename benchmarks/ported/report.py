@@ -3,7 +3,8 @@
 Input is the list of raw runs ``ported_jobs`` collects (one dict per child: round, job,
 configuration, records, wall and first-record seconds). Per round, a configuration's
 marginal rate is ``(5N - N) / (t(5N) - t(N))`` and its ratios are taken against the bare
-loop's and the best Bytewax configuration's marginal rates of the same round; the table shows
+loops' (module level, and in a function) and the best Bytewax configuration's marginal rates
+of the same round; the table shows
 the median over rounds of each. Start-up is the median time to the first record of the small
 start-up runs. A marginal rate is ``None`` when t(5N) <= t(N) (N too small for the noise).
 """
@@ -22,7 +23,8 @@ class Row:
     config: str
     engine: str
     rate: float | None  # records/s, median marginal rate over rounds
-    vs_bare: float | None
+    vs_bare: float | None  # the bare loop at module level (issue #20's reference)
+    vs_bare_function: float | None  # the same loop inside a function
     vs_bytewax: float | None
     vs_undeclared: float | None
     startup_s: float | None
@@ -67,6 +69,7 @@ def summarize(raw: list[dict[str, Any]], configs: list[tuple[str, str]], jobs: l
             rows.append(Row(
                 job, name, engine, _median(rates[name, r] for r in rounds),
                 _median(_ratio(rates[name, r], rates["bare", r]) for r in rounds),
+                _median(_ratio(rates[name, r], rates["bare in a function", r]) for r in rounds),
                 _median(_ratio(rates[name, r], best[r]) for r in rounds),
                 None if undeclared is None else
                 _median(_ratio(rates[name, r], rates[undeclared, r]) for r in rounds),
@@ -98,12 +101,14 @@ def fmt(value: float | None, pattern: str) -> str:
 
 
 def table(rows: list[Row]) -> str:
-    lines = ["| job | configuration | marginal M rec/s | x bare | x best Bytewax | "
-             "x undeclared | start-up s |", "|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| job | configuration | marginal M rec/s | x bare | x bare in a function | "
+             "x best Bytewax | x undeclared | start-up s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     for row in rows:
         lines.append(
             f"| {row.job} | {row.config} | {fmt(row.rate and row.rate / 1e6, '.3f')} | "
-            f"{fmt(row.vs_bare, '.2f')} | {fmt(row.vs_bytewax, '.2f')} | "
+            f"{fmt(row.vs_bare, '.2f')} | {fmt(row.vs_bare_function, '.2f')} | "
+            f"{fmt(row.vs_bytewax, '.2f')} | "
             f"{fmt(row.vs_undeclared, '.2f')} | "
             f"{'—' if row.engine == 'bare' else fmt(row.startup_s, '.2f')} |")
     return "\n".join(lines)
