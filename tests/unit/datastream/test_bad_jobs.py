@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from flintlock.common import Types
+from flintlock.common.key_encoding import UnstableKeyError
 from flintlock.common.operator_spec import UnhashableKeyError, check_key
 from flintlock.datastream import MapFunction, StreamExecutionEnvironment
 from flintlock.datastream.errors import (
@@ -109,6 +110,18 @@ def test_unhashable_keys_are_caught_by_the_runtime_hook() -> None:
     message = str(caught.value)
     assert "'Keyed Reduce'" in message and "['a', 1]" in message and "a list" in message
     assert pickle.loads(pickle.dumps(caught.value)).key_type == "list"
+
+
+def test_key_by_refuses_a_declared_key_type_that_cannot_be_a_key(
+        env: StreamExecutionEnvironment) -> None:
+    stream = env.from_collection([{"a": 1}])
+    with pytest.raises(UnstableKeyError) as caught:
+        stream.key_by(lambda d: d, key_type=Types.MAP(Types.STRING(), Types.INT()))
+    assert str(caught.value).startswith(
+        "key_by(key_type=Types.MAP(Types.STRING(), Types.INT())) gave a key of type "
+        "Types.MAP(Types.STRING(), Types.INT()), which cannot be hashed the same way in every "
+        "process (a dict is not hashable)")
+    stream.key_by(lambda d: tuple(d), key_type=Types.TUPLE([Types.STRING()]))
 
 
 def test_union_of_different_types_fails(env: StreamExecutionEnvironment) -> None:
