@@ -4,6 +4,8 @@
 - ``launcher``: one job attempt's TaskManagers as a barrier stage, and failure translation;
 - ``bootstrap``: what runs inside each barrier task (RPC connect, stdout forwarding, cleanup);
 - ``errors``: typed errors; ``executor``: the DataStream API's entry to all of the above;
+- ``class_data``: the class-data-sharing archive that starts the embedded driver JVM faster;
+  ``daemon``: the embedded session's Python daemon, with the TaskManager's modules imported;
 - ``startup_probe``: ``python -m flintlock.spark.startup_probe`` measures start-up costs.
 
 May import ``flintlock.common``, ``flintlock.graph`` and ``flintlock.runtime``; nothing imports

@@ -12,8 +12,9 @@ flintlock and cloudpickle. The driver JVM starts fast (``spark.driver.extraJavaO
 Spark's classes from a class-data-sharing archive (``class_data``) and only the C1 JIT
 compiler (``-XX:TieredStopAtLevel=1``: the driver schedules and never runs records, so C2's
 peak speed is not worth its start-up CPU); options the user sets under that key come after
-these, so they win. Every ``spark.*`` key of the flintlock configuration is passed to the
-builder.
+these, so they win. Python workers fork from ``flintlock.spark.daemon``, which has the
+TaskManager's modules imported already. Every ``spark.*`` key of the flintlock configuration
+is passed to the builder (and may override all of these).
 Building a session costs many seconds (a JVM starts), so a session is reused for as long as
 the process lives; only an embedded ``local[N]`` session that is too small, and runs no
 Spark job at the moment, is replaced (a busy one is kept; the capacity check then fails).
@@ -111,6 +112,7 @@ def build_embedded_session(config: Configuration, slots_needed: int) -> SparkSes
         .config("spark.ui.showConsoleProgress", str(ui).lower())
         .config("spark.pyspark.python", sys.executable)
         .config("spark.pyspark.driver.python", sys.executable)
+        .config("spark.python.daemon.module", "flintlock.spark.daemon")
         .config(_EMBEDDED_MARK, "true")
     )
     for key, value in config.raw_items().items():

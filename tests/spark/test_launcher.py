@@ -54,6 +54,12 @@ def test_the_embedded_session_is_loopback_local_and_quiet(session):
     assert session_for_job(Configuration(), slots_needed=1) is session
 
 
+def test_the_embedded_session_is_set_up_to_start_fast(session):
+    conf = session.sparkContext.getConf()
+    assert conf.get("spark.python.daemon.module") == "flintlock.spark.daemon"
+    assert "-XX:TieredStopAtLevel=1" in conf.get("spark.driver.extraJavaOptions")
+
+
 def test_task_managers_register_print_to_the_driver_and_return(session, jm):
     results = launch(session, jm, tm_mains.register_print_and_report).wait(WAIT_S)
     assert [r["index"] for r in results] == [0, 1]

@@ -1,0 +1,21 @@
+"""The embedded session's Python daemon: PySpark's, with the TaskManager's modules imported.
+
+Spark starts one daemon per executor (``spark.python.daemon.module``) and forks every Python
+worker from it. PySpark's own daemon imports almost nothing before forking; each worker then
+imports ``pyspark.worker`` and, for a barrier task of flintlock, the TaskManager's modules
+(about 0.2 s each, two workers at once on a 2-core machine, beside the driver JVM). This
+daemon imports ``flintlock.spark.bootstrap`` (which imports the TaskManager) once, before
+forking, so workers start with it in memory.
+
+Importing these modules starts no thread (a thread would not survive the fork). Used only by
+the session flintlock builds itself; run as ``python -m flintlock.spark.daemon``.
+"""
+
+from __future__ import annotations
+
+from pyspark import daemon
+
+import flintlock.spark.bootstrap  # noqa: F401  (imported for the forked workers)
+
+if __name__ == "__main__":
+    daemon.manager()
