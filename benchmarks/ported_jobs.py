@@ -21,6 +21,9 @@ marginal rate (5N - N) / (t(5N) - t(N)) and of its ratios; start-up is the media
 
     .venv/bin/python -m benchmarks.ported_jobs [--records N] [--only JOB ...] [--repeat R]
         [--startup-records N] [--json FILE] [--plot FILE]
+    .venv/bin/python -m benchmarks.ported_jobs --from-json FILE   # table and plot again
+
+A failed run writes what it measured to ``FILE.failed`` (``--json``) and no figures.
 """
 
 from __future__ import annotations
@@ -126,11 +129,52 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--startup-records", type=int, default=1_000)
     parser.add_argument("--json", default=DEFAULT_JSON)
     parser.add_argument("--plot", default=DEFAULT_PLOT)
+    parser.add_argument("--from-json", metavar="FILE",
+                        help="no runs: the table and plot again from a JSON this wrote")
     return parser
+
+
+def figures(raw: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+    """Everything the JSON holds, computed from the raw runs and the run's description."""
+    records, startup = meta["records"], meta["startup_records"]
+    jobs = list(records)
+    configs = [(config.name, config.engine) for config in CONFIGS]
+    smoke = any(records[job] < DEFAULT_RECORDS[job] for job in jobs)
+    title = (f"flintlock ported jobs vs bare loop and Bytewax, N = "
+             f"{', '.join(f'{job} {n:,}' for job, n in records.items())}, {meta['repeat']} "
+             f"round(s), {meta['date_utc']} UTC, commit {meta['commit']}"
+             + (" (SMOKE RUN: N below the defaults, not for comparison)" if smoke else ""))
+    rows = report.summarize(raw, configs, jobs, records, startup)
+    return {"meta": {**meta, "smoke": smoke, "title": title},
+            "baseline": report.baseline_summary(raw),
+            "own_startup_s": {job: report.own_startup(raw, job, CONFIGS[0].name, startup)
+                              for job in jobs},
+            "rows": [asdict(row) for row in rows], "runs": raw}
+
+
+def publish(doc: dict[str, Any], json_path: str, plot_path: str) -> None:
+    """Prints the table, writes the JSON and the plot."""
+    rows = [report.Row(**row) for row in doc["rows"]]
+    baseline, fmt = doc["baseline"], report.fmt
+    print(f"\n{doc['meta']['title']}\n\n{report.table(rows)}\n")
+    print(f"Spark only (local[2] session + one two-task barrier stage): "
+          f"{fmt(baseline['wall_s'], '.2f')} s (session {fmt(baseline['session_s'], '.2f')} s, "
+          f"stage {fmt(baseline['stage_s'], '.2f')} s); flintlock's own part of the start-up "
+          f"({CONFIGS[0].name}): " + ", ".join(f"{job} {fmt(s, '.2f')} s"
+                                                for job, s in doc["own_startup_s"].items()))
+    with open(json_path, "w") as out:
+        json.dump(doc, out, indent=1)
+    report.plot(rows, baseline["wall_s"], plot_path, doc["meta"]["title"])
+    print(f"wrote {os.path.relpath(json_path)} and {os.path.relpath(plot_path)}")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.from_json:
+        with open(args.from_json) as saved:
+            doc = json.load(saved)
+        publish(figures(doc["runs"], doc["meta"]), args.json, args.plot)
+        return 0
     records = {job: args.records or DEFAULT_RECORDS[job] for job in args.only}
     for n in [args.startup_records, *records.values(), *(5 * n for n in records.values())]:
         results.check_records(n)
@@ -142,31 +186,10 @@ def main(argv: list[str] | None = None) -> int:
                 suite.round(rnd, args.only)
         except (results.ResultMismatchError, ChildFailedError) as error:
             print(f"FAILED: {error}", file=sys.stderr)
+            with open(args.json + ".failed", "w") as out:
+                json.dump({"meta": meta, "failed": str(error), "runs": suite.raw}, out, indent=1)
             return 1
-    raw = suite.raw
-    configs = [(config.name, config.engine) for config in CONFIGS]
-    rows = report.summarize(raw, configs, args.only, records, args.startup_records)
-    baseline = report.baseline_summary(raw)
-    own = {job: report.own_startup(raw, job, CONFIGS[0].name, args.startup_records)
-           for job in args.only}
-    smoke = any(records[job] < DEFAULT_RECORDS[job] for job in args.only)
-    title = (f"flintlock ported jobs vs bare loop and Bytewax, N = "
-             f"{', '.join(f'{job} {n:,}' for job, n in records.items())}, {args.repeat} "
-             f"round(s), {meta['date_utc']} UTC, commit {meta['commit']}"
-             + (" (SMOKE RUN: N below the defaults, not for comparison)" if smoke else ""))
-    print(f"\n{title}\n\n{report.table(rows)}\n")
-    print(f"Spark only (local[2] session + one two-task barrier stage): "
-          f"{report.fmt(baseline['wall_s'], '.2f')} s (session "
-          f"{report.fmt(baseline['session_s'], '.2f')} s, stage "
-          f"{report.fmt(baseline['stage_s'], '.2f')} s); flintlock's own part of the start-up "
-          f"({CONFIGS[0].name}): " + ", ".join(f"{job} {report.fmt(s, '.2f')} s"
-                                                for job, s in own.items()))
-    with open(args.json, "w") as out:
-        json.dump({"meta": {**meta, "smoke": smoke, "title": title}, "baseline": baseline,
-                   "own_startup_s": own, "rows": [asdict(row) for row in rows], "runs": raw},
-                  out, indent=1)
-    report.plot(rows, baseline["wall_s"], args.plot, title)
-    print(f"wrote {os.path.relpath(args.json)} and {os.path.relpath(args.plot)}")
+    publish(figures(suite.raw, meta), args.json, args.plot)
     return 0
 
 

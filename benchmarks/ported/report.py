@@ -115,6 +115,10 @@ def table(rows: list[Row]) -> str:
 
 
 def plot(rows: list[Row], baseline_s: float | None, path: str, title: str) -> None:
+    """Marginal rates (left) and start-up (right) per job, one bar per configuration; a
+    figure missing in the summary is drawn as an "n/a" label, not as a zero bar."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -123,26 +127,36 @@ def plot(rows: list[Row], baseline_s: float | None, path: str, title: str) -> No
     jobs = list(dict.fromkeys(row.job for row in rows))
     configs = list(dict.fromkeys(row.config for row in rows))
     by_key = {(row.job, row.config): row for row in rows}
-    figure, (rates, startup) = plt.subplots(1, 2, figsize=(14, 5.5),
+    figure, (rates, startup) = plt.subplots(1, 2, figsize=(15, 6),
                                             gridspec_kw={"width_ratios": [3, 2]})
-    width = 0.8 / len(configs)
+    width = 0.85 / len(configs)
     for index, config in enumerate(configs):
+        colour = plt.get_cmap("tab10")(index % 10)
         xs = [j + (index - (len(configs) - 1) / 2) * width for j in range(len(jobs))]
-        values = [(by_key[job, config].rate or 0) / 1e6 for job in jobs]
-        rates.bar(xs, values, width, label=config)
-        shown = [(by_key[job, config].startup_s or 0) for job in jobs]
+        _bars(rates, xs, [by_key[job, config].rate for job in jobs], 1e-6, width, colour,
+              config)
         if by_key[jobs[0], config].engine != "bare":
-            startup.bar(xs, shown, width, label=config)
+            _bars(startup, xs, [by_key[job, config].startup_s for job in jobs], 1.0, width,
+                  colour, config)
     for axis in (rates, startup):
         axis.set_xticks(range(len(jobs)), jobs)
     rates.set_ylabel("marginal rate, M records/s")
     startup.set_ylabel("seconds from execute() to the first record")
     if baseline_s is not None:
         startup.axhline(baseline_s, color="black", linestyle="--",
-                        label="Spark only: session + barrier stage")
+                        label="Spark only: local[2] session + barrier stage")
     rates.legend(fontsize=7)
     startup.legend(fontsize=7)
-    figure.suptitle(title, fontsize=10)
+    figure.suptitle("\n".join(textwrap.wrap(title, 130)), fontsize=9)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
+
+
+def _bars(axis: Any, xs: list[float], values: list[float | None], scale: float, width: float,
+          colour: Any, label: str) -> None:
+    axis.bar(xs, [(value or 0.0) * scale for value in values], width, color=colour,
+             label=label)
+    for x, value in zip(xs, values, strict=True):
+        if value is None:
+            axis.text(x, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
