@@ -184,22 +184,31 @@ def _rational(numerator: int, denominator: int, seed: int) -> int:
         as_float = None
     if as_float is not None and as_float.as_integer_ratio() == (numerator, denominator):
         return _crc32(float.__repr__(as_float).encode(), seed)
+    shortest = _shortest_decimal(numerator, denominator)
+    if shortest is None:
+        return _crc32(f"Fraction({numerator}, {denominator})".encode(), seed)
+    return _crc32(repr(shortest).encode(), seed)
+
+
+def _shortest_decimal(numerator: int, denominator: int) -> decimal.Decimal | None:
+    """``numerator / denominator`` as the Decimal with the fewest digits (its last digit is not
+    0), or None if its decimal expansion does not end (the denominator has a prime factor
+    other than 2 and 5)."""
     twos = (denominator & -denominator).bit_length() - 1
     rest, fives = denominator >> twos, 0
     while rest % 5 == 0:
         rest, fives = rest // 5, fives + 1
     if rest != 1:
-        return _crc32(f"Fraction({numerator}, {denominator})".encode(), seed)
-    places = max(twos, fives)  # the shortest decimal: its last digit is not 0
+        return None
+    places = max(twos, fives)
     digits = abs(numerator) * 10**places // denominator
-    shortest = decimal.Decimal((int(numerator < 0), tuple(map(int, str(digits))), -places))
-    return _crc32(repr(shortest).encode(), seed)
+    return decimal.Decimal((int(numerator < 0), tuple(map(int, str(digits))), -places))
 
 
 def _decimal(key: decimal.Decimal, seed: int) -> int:
-    """A finite Decimal as the exact rational it is. Beyond ``_MAX_DECIMAL_EXPONENT`` (where
-    that rational would take megabytes) by its shortest digits: equal Decimals still agree,
-    an equal int or Fraction of over 30,000 bits would not."""
+    """A finite Decimal as the exact rational it is; if the exponent of its shortest form is
+    beyond ``_MAX_DECIMAL_EXPONENT`` (that rational would take megabytes) by the shortest
+    form: equal Decimals still agree, an equal int or Fraction of over 30,000 bits would not."""
     if key.is_nan():
         return _crc32(b"Decimal('NaN')", seed)  # equal to nothing, not even itself
     if key.is_infinite():
@@ -208,11 +217,13 @@ def _decimal(key: decimal.Decimal, seed: int) -> int:
         return _crc32(_int_bytes(0), seed)
     sign, digits, exponent = key.as_tuple()
     assert isinstance(exponent, int)  # finite
+    kept = len(digits)
+    while digits[kept - 1] == 0:
+        kept -= 1
+    exponent += len(digits) - kept  # of the shortest form, which only the value decides
     if abs(exponent) <= _MAX_DECIMAL_EXPONENT:
         return _rational(*key.as_integer_ratio(), seed)
-    while digits[-1] == 0:
-        digits, exponent = digits[:-1], exponent + 1
-    return _crc32(repr(decimal.Decimal((sign, digits, exponent))).encode(), seed)
+    return _crc32(repr(decimal.Decimal((sign, digits[:kept], exponent))).encode(), seed)
 
 
 def _temporal_text(key: datetime.date | datetime.time | datetime.timedelta) -> str:
@@ -221,17 +232,25 @@ def _temporal_text(key: datetime.date | datetime.time | datetime.timedelta) -> s
     if isinstance(key, datetime.timedelta):
         return repr(datetime.timedelta(key.days, key.seconds, key.microseconds))
     if isinstance(key, datetime.datetime):
-        naive = datetime.datetime(key.year, key.month, key.day, key.hour, key.minute,
-                                  key.second, key.microsecond)
-        offset = key.replace(fold=0).utcoffset()
-        if offset is None:
-            return repr(naive)
-        try:
-            return repr((naive - offset).replace(tzinfo=_UTC))
-        except OverflowError:
-            return f"UTC {naive - _EPOCH - offset!r}"
+        return _datetime_text(key)
     if isinstance(key, datetime.date):
         return repr(datetime.date(key.year, key.month, key.day))
+    return _time_text(key)
+
+
+def _datetime_text(key: datetime.datetime) -> str:
+    naive = datetime.datetime(key.year, key.month, key.day, key.hour, key.minute, key.second,
+                              key.microsecond)
+    offset = key.replace(fold=0).utcoffset()
+    if offset is None:
+        return repr(naive)
+    try:
+        return repr((naive - offset).replace(tzinfo=_UTC))
+    except OverflowError:  # within a day of datetime.min or max
+        return f"UTC {naive - _EPOCH - offset!r}"
+
+
+def _time_text(key: datetime.time) -> str:
     offset = key.replace(fold=0).utcoffset()
     if offset is None:
         return repr(datetime.time(key.hour, key.minute, key.second, key.microsecond))
@@ -239,7 +258,7 @@ def _temporal_text(key: datetime.date | datetime.time | datetime.timedelta) -> s
                                         microseconds=key.microsecond) - offset
     if datetime.timedelta(0) <= since_midnight < datetime.timedelta(days=1):
         return repr((_EPOCH + since_midnight).time().replace(tzinfo=_UTC))
-    return f"UTC time {since_midnight!r}"
+    return f"UTC time {since_midnight!r}"  # the day before or after: equal to no UTC time
 
 
 def _unordered(tag: bytes, items: Iterable[Any], seed: int) -> int:

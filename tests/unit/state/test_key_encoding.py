@@ -94,6 +94,8 @@ EQUAL_KEYS = {
     "a half": [0.5, Decimal("0.5"), Decimal("0.50"), Fraction(1, 2), complex(0.5, -0.0)],
     "a tenth (no float)": [Decimal("0.1"), Decimal("0.100"), Fraction(1, 10)],
     "a third": [Fraction(1, 3), Fraction(2, 6)],
+    "huge decimals": [Decimal("1E+10001"), Decimal("10E+10000"), Decimal("1.000E+10001")],
+    "a huge decimal and its int": [Decimal("1E+10000"), Decimal("10E+9999"), 10**10000],
     "infinity": [float("inf"), Decimal("Infinity")],
     "complex": [complex(1, 2), complex(1.0, 2.0)],
     "named tuple": [(1, "x"), Pair(1, "x")],
