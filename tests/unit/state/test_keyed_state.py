@@ -240,14 +240,10 @@ def test_rocksdb_keys_are_their_pickles_whatever_was_cached(tmp_path):
     backend.dispose()
 
 
-@pytest.mark.parametrize("kind", ["hashmap", pytest.param("rocksdb", marks=pytest.mark.xfail(
-    run=False, reason="docs/known-issues.md: RocksDB keys are their pickle, and equal keys can "
-                      "pickle differently"))])
-def test_equal_keys_whose_pickles_differ_are_one_key(kind, tmp_path):
-    if kind == "hashmap":
-        backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
-    else:
-        backend = RocksDBKeyedStateBackend(KeyGroupRange(0, 127), 128, local_dir=str(tmp_path))
+def test_equal_keys_whose_pickles_differ_are_one_key():
+    """The heap backend only; the RocksDB backend keys entries by their pickle, a known issue
+    (docs/known-issues.md) that needs the versioned savepoint format to fix."""
+    backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
     word = "word-1"
     state = backend.get_partitioned_state(ValueStateDescriptor("count"))
     backend.set_current_key(Point(word, word))
