@@ -123,6 +123,8 @@ def test_a_successors_own_error_is_not_blamed_on_records_that_fit(
                  ("2", "1"), id="columns layout"),
     pytest.param(Types.ROW([LONG, LONG]), lambda x: (x, {1: None, 2: "1"}.get(x, x)),
                  Row(f0=2, f1="1"), id="pickled ROW, None allowed"),
+    pytest.param(PAIR, lambda x: x if x == 2 else (x, 1), 2,
+                 id="the key selector fails on it (int is not subscriptable)"),
 ])
 def test_a_mismatch_across_a_keyed_exchange_fails_the_job(
         executor, chains, tmp_path, declared, produce, bad):

@@ -36,6 +36,8 @@ from typing import Any, Protocol
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.errors import FlintlockError
+from flintlock.common.key_encoding import UnstableKeyError
+from flintlock.common.typeinfo_base import RecordTypeMismatchError
 from flintlock.runtime.network.buffer import Buffer
 from flintlock.runtime.network.channel_selector import ChannelSelector, KeyGroupSelector
 from flintlock.runtime.network.event_time import StampedRun
@@ -105,6 +107,10 @@ class _Pending(list[Any]):
         self.limit = 1  # written under the writer's lock, read unlocked by the task thread
 
 
+_WRONG_TYPE_ERRORS = (TypeError, AttributeError, IndexError, KeyError, ValueError)
+"""What a key selector typically raises when handed a record of the wrong type."""
+
+
 class RecordWriter:
     """Writes records of one output (job edge) into a result partition."""
 
@@ -122,6 +128,7 @@ class RecordWriter:
         selector.setup(self.num_channels)
         self._select = selector.select_channel
         self._serializer: BatchSerializer = serializer or PickleBatchSerializer()
+        self._name = name
         self._lock = threading.Lock()
         self._pending = [_Pending(channel) for channel in range(self.num_channels)]
         self._current: list[Buffer | None] = [None] * self.num_channels  # guarded by _lock
@@ -179,15 +186,21 @@ class RecordWriter:
         batches of the channel's limit), not checked after every record: that check was a
         quarter of this loop's cost (22 of 81 ns a record, benchmarks/stage_costs.py)."""
         key_selector, cache = self._key_selector, self._key_cache
-        for record in records:
-            key = key_selector(record)
-            try:
-                pending = cache[key]
-            except KeyError:
-                pending = self._pending_for_new_key(key)
-            except TypeError:  # an unhashable key: hash it every time
-                pending = self._pending[self._channel_for_key(key)]
-            pending.append(record)
+        try:
+            for record in records:
+                key = key_selector(record)
+                try:
+                    pending = cache[key]
+                except KeyError:
+                    pending = self._pending_for_new_key(key)
+                except TypeError:  # an unhashable key: hash it every time
+                    pending = self._pending[self._channel_for_key(key)]
+                pending.append(record)
+        except UnstableKeyError as error:
+            raise error.at(f"the key selector of the exchange {self._name!r}") from None
+        except _WRONG_TYPE_ERRORS as error:
+            self._diagnose(records, error)
+            raise
         for pending in self._pending:
             if len(pending) >= pending.limit:
                 self._write_batch(pending.channel)
@@ -244,6 +257,17 @@ class RecordWriter:
     def _emit_keyed(self, record: Any) -> None:
         """``emit`` for key-group hashing (the chain's hot path is ``emit_batch``)."""
         self._emit_batch_keyed((record,))
+
+    def _diagnose(self, records: Sequence[Any], error: BaseException) -> None:
+        """The key selector raised: if the batch has a record that does not fit the producer's
+        declared type, that is the error to report (``typed_serializer``)."""
+        check = getattr(self._serializer, "check_batch", None)
+        if check is None:
+            return
+        try:
+            check(list(records))
+        except RecordTypeMismatchError as mismatch:
+            raise mismatch from error
 
     def _pending_for_new_key(self, key: Any) -> _Pending:
         cache = self._key_cache
