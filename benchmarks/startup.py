@@ -8,7 +8,7 @@ Side by side, each run in a fresh interpreter, interleaved (the order rotates ev
   one two-task barrier stage (``rdd.barrier().mapPartitions(...).collect()``), timed from
   before ``import pyspark``;
 * ``tuned``: the same stage in the session flintlock builds for itself
-  (``flintlock.spark.session.build_embedded_session``): Spark's part of a flintlock job;
+  (``flintlock.spark.session.build_embedded_context``): Spark's part of a flintlock job;
 * ``flintlock``: a 1,000-record job (``NumberSequenceSource`` → ``map`` →
   ``execute_and_collect``, parallelism 2), timed from the ``execute_and_collect`` call to the
   first record and to the last. Its phases come from flintlock's DEBUG log records (session
@@ -80,11 +80,11 @@ def child_bare() -> dict[str, float]:
 def child_tuned() -> dict[str, float]:
     started = time.time()
     from flintlock.common.config import Configuration
-    from flintlock.spark.session import build_embedded_session
+    from flintlock.spark.session import build_embedded_context
 
-    session = build_embedded_session(Configuration(), 2)
+    sc = build_embedded_context(Configuration(), 2)
     with_session = time.time()
-    session.sparkContext.parallelize(range(2), 2).barrier().mapPartitions(_one).collect()
+    sc.parallelize(range(2), 2).barrier().mapPartitions(_one).collect()
     ended = time.time()
     return {"session": with_session - started, "stage": ended - with_session,
             "total": ended - started}

@@ -1,6 +1,7 @@
 """Runs a job graph on Spark; the only package that imports pyspark (DESIGN.md §6).
 
-- ``session``: the active or embedded SparkSession, slot counting, the JM's address for TMs;
+- ``session``: the active or embedded Spark application (a SparkContext), slot counting, the
+  JM's address for TMs;
 - ``launcher``: one job attempt's TaskManagers as a barrier stage, and failure translation;
 - ``bootstrap``: what runs inside each barrier task (RPC connect, stdout forwarding, cleanup);
 - ``errors``: typed errors; ``executor``: the DataStream API's entry to all of the above;

@@ -23,7 +23,7 @@ from flintlock.spark.launcher import (
     LaunchSpec,
     launch_task_managers,
 )
-from flintlock.spark.session import available_slots, session_for_job
+from flintlock.spark.session import available_slots, context_for_job
 
 
 class SparkAttempt:
@@ -60,11 +60,11 @@ class SparkAttempt:
 class SparkLauncher:
     def __init__(self, configuration: Configuration, slots_needed: int) -> None:
         self._config = configuration
-        self.session = session_for_job(configuration, slots_needed)
+        self.context = context_for_job(configuration, slots_needed)
         self.reports = AttemptReports()
 
     def available_slots(self) -> int | None:
-        return available_slots(self.session.sparkContext)
+        return available_slots(self.context)
 
     def install(self, dispatcher: MessageDispatcher) -> None:
         self.reports.install(dispatcher)
@@ -77,7 +77,7 @@ class SparkLauncher:
             main=SparkTaskManagerMain(first.job_id, first.jm_host, first.jm_port),
             config=Configuration(first.configuration),
         )
-        return SparkAttempt(launch_task_managers(self.session, spec, self.reports))
+        return SparkAttempt(launch_task_managers(self.context, spec, self.reports))
 
 
 class SparkExecutor(PipelineExecutor):

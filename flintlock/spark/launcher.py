@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 import cloudpickle
-from pyspark.sql import SparkSession
+from pyspark import SparkContext
 
 from flintlock.common.config import Configuration
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection
@@ -138,8 +138,8 @@ class LaunchSpec:
 class LaunchHandle:
     """A running attempt: ``wait`` for its results, ``cancel`` it, ask if it is ``done``."""
 
-    def __init__(self, session: SparkSession, spec: LaunchSpec, reports: AttemptReports) -> None:
-        self._session = session
+    def __init__(self, sc: SparkContext, spec: LaunchSpec, reports: AttemptReports) -> None:
+        self._sc = sc
         self._spec = spec
         self._reports = reports
         self._finished = threading.Event()
@@ -155,7 +155,7 @@ class LaunchHandle:
         return self
 
     def _run(self) -> None:
-        sc = self._session.sparkContext
+        sc = self._sc
         spec = self._spec
         try:
             sc.setJobGroup(spec.job_group, f"flintlock job {spec.job_id} attempt {spec.attempt}",
@@ -198,15 +198,15 @@ class LaunchHandle:
         """Cancel the attempt's Spark job (its TM processes are interrupted)."""
         self._cancel_requested.set()
         if not self._finished.is_set():
-            self._session.sparkContext.cancelJobGroup(self._spec.job_group)
+            self._sc.cancelJobGroup(self._spec.job_group)
 
 
 def launch_task_managers(
-    session: SparkSession, spec: LaunchSpec, reports: AttemptReports
+    sc: SparkContext, spec: LaunchSpec, reports: AttemptReports
 ) -> LaunchHandle:
     """Check capacity (``InsufficientSlotsError``), then start the attempt's Spark job."""
-    check_capacity(session.sparkContext, spec.num_task_managers)
-    return LaunchHandle(session, spec, reports).start()
+    check_capacity(sc, spec.num_task_managers)
+    return LaunchHandle(sc, spec, reports).start()
 
 
 # -- parsing Spark's error text -----------------------------------------------------------

@@ -1,9 +1,12 @@
-"""The SparkSession a job runs in, and how many TaskManagers it can run at once.
+"""The Spark application a job runs in, and how many TaskManagers it can run at once.
 
-``session_for_job`` uses the active SparkSession when there is one (a notebook, a user who
-built their own); under ``spark-submit`` (which picks the master, deploy mode and resources)
-it creates the session spark-submit configured, overriding nothing; otherwise it builds the
-*embedded* default:
+``context_for_job`` returns a ``SparkContext``: flintlock runs barrier stages and needs
+nothing of Spark SQL. It uses the active session's context when there is one (a notebook, a
+user who built their own SparkSession), else the process's active SparkContext; under
+``spark-submit`` (which picks the master, deploy mode and resources) it creates the context
+spark-submit configured, overriding nothing; otherwise it builds the *embedded session* (a
+SparkContext alone: a SparkSession on top costs another 0.8 s of JVM start-up, and a user
+who wants one gets it around this context with ``SparkSession.builder.getOrCreate()``):
 ``local[N]`` with N = slots needed (or ``flintlock.spark.master``), driver bound to 127.0.0.1,
 Spark UI and console progress bar off unless ``flintlock.spark.ui.enabled``, log level WARN,
 and this interpreter for the Python workers (``PYSPARK_PYTHON``, which PySpark reads when the
@@ -15,9 +18,9 @@ peak speed is not worth its start-up CPU); options the user sets under that key 
 these, so they win. Python workers fork from ``flintlock.spark.daemon``, which has the
 TaskManager's modules imported already. Every ``spark.*`` key of the flintlock configuration
 is passed to the builder (and may override all of these).
-Building a session costs many seconds (a JVM starts), so a session is reused for as long as
-the process lives; only an embedded ``local[N]`` session that is too small, and runs no
-Spark job at the moment, is replaced (a busy one is kept; the capacity check then fails).
+Building a context costs seconds (a JVM starts), so a context is reused for as long as the
+process lives; only an embedded ``local[N]`` context that is too small, and runs no Spark job
+at the moment, is replaced (a busy one is kept; the capacity check then fails).
 
 Slots (DESIGN.md §6): a barrier stage needs all of its tasks running at once, and Spark keeps
 retrying a barrier stage that does not fit (every 15 s, 40 times) instead of failing, so
@@ -30,7 +33,7 @@ Executors of a cluster register after the session starts, so ``wait_for_slots`` 
 (bounded) before giving up.
 
 Thread ownership: Spark's objects are thread-safe for these calls; this module keeps no
-state of its own (the session cache is Spark's: ``getOrCreate``).
+state of its own (the context cache is Spark's: ``getOrCreate``).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import re
 import sys
 import time
 
-from pyspark import SparkContext
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from flintlock.common.config import Configuration
@@ -71,12 +74,12 @@ _LOCAL = re.compile(r"^local(?:\[(\d+|\*)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
 
 
-def active_session() -> SparkSession | None:
-    """The session of this thread, else the process's default one, else None."""
+def active_context() -> SparkContext | None:
+    """The context of this thread's SparkSession, else the process's SparkContext, else None."""
     session = SparkSession.getActiveSession()
-    if session is None and SparkContext._active_spark_context is not None:
-        session = SparkSession.builder.getOrCreate()
-    return session
+    if session is not None:
+        return session.sparkContext
+    return SparkContext._active_spark_context
 
 
 def launched_by_spark_submit() -> bool:
@@ -89,42 +92,38 @@ def _embedded_master(config: Configuration, slots_needed: int) -> str:
     return config.get(SPARK_MASTER) or f"local[{max(1, slots_needed)}]"
 
 
-def _is_embedded(session: SparkSession) -> bool:
-    return session.sparkContext.getConf().get(_EMBEDDED_MARK) == "true"
+def _is_embedded(sc: SparkContext) -> bool:
+    return sc.getConf().get(_EMBEDDED_MARK) == "true"
 
 
-def _is_idle(session: SparkSession) -> bool:
-    return not session.sparkContext.statusTracker().getActiveJobsIds()
+def _is_idle(sc: SparkContext) -> bool:
+    return not sc.statusTracker().getActiveJobsIds()
 
 
-def build_embedded_session(config: Configuration, slots_needed: int) -> SparkSession:
-    """A new session configured for running flintlock on this machine (see module doc)."""
+def build_embedded_context(config: Configuration, slots_needed: int) -> SparkContext:
+    """A new SparkContext configured for running flintlock on this machine (see module doc)."""
     started = time.monotonic()
     os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    ui = config.get(SPARK_UI)
-    builder = (
-        SparkSession.builder.appName(EMBEDDED_APP_NAME)
-        .master(_embedded_master(config, slots_needed))
-        .config("spark.driver.host", LOOPBACK)
-        .config("spark.driver.bindAddress", LOOPBACK)
-        .config("spark.ui.enabled", str(ui).lower())
-        .config("spark.ui.showConsoleProgress", str(ui).lower())
-        .config("spark.pyspark.python", sys.executable)
-        .config("spark.pyspark.driver.python", sys.executable)
-        .config("spark.python.daemon.module", "flintlock.spark.daemon")
-        .config(_EMBEDDED_MARK, "true")
-    )
-    for key, value in config.raw_items().items():
-        if key.startswith("spark."):
-            builder = builder.config(key, str(value))
-    builder = builder.config(_DRIVER_JAVA_OPTIONS, driver_java_options(config))
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("WARN")
-    _quiet_task_failure_logs(session.sparkContext)
-    LOG.debug("embedded Spark session %s started in %.2f s", session.sparkContext.master,
+    ui = str(config.get(SPARK_UI)).lower()
+    conf = SparkConf().setAppName(EMBEDDED_APP_NAME).setMaster(
+        _embedded_master(config, slots_needed)).setAll([
+            ("spark.driver.host", LOOPBACK), ("spark.driver.bindAddress", LOOPBACK),
+            ("spark.ui.enabled", ui), ("spark.ui.showConsoleProgress", ui),
+            ("spark.pyspark.python", sys.executable),
+            ("spark.pyspark.driver.python", sys.executable),
+            ("spark.python.daemon.module", "flintlock.spark.daemon"),
+            (_EMBEDDED_MARK, "true"),
+        ])
+    conf.setAll([(key, str(value)) for key, value in config.raw_items().items()
+                 if key.startswith("spark.")])
+    conf.set(_DRIVER_JAVA_OPTIONS, driver_java_options(config))
+    sc = SparkContext.getOrCreate(conf)
+    sc.setLogLevel("WARN")
+    _quiet_task_failure_logs(sc)
+    LOG.debug("embedded Spark session %s started in %.2f s", sc.master,
               time.monotonic() - started)
-    return session
+    return sc
 
 
 def driver_java_options(config: Configuration) -> str:
@@ -172,21 +171,21 @@ def _quiet_task_failure_logs(sc: SparkContext) -> None:
         LOG.debug("could not quieten Spark's task failure logs: %s", exc)
 
 
-def session_for_job(config: Configuration, slots_needed: int) -> SparkSession:
-    """The active session, or the embedded one sized for ``slots_needed`` (see module doc)."""
-    session = active_session()
-    if session is None and launched_by_spark_submit() and not config.get(SPARK_MASTER):
+def context_for_job(config: Configuration, slots_needed: int) -> SparkContext:
+    """The active context, or the embedded one sized for ``slots_needed`` (see module doc)."""
+    sc = active_context()
+    if sc is None and launched_by_spark_submit() and not config.get(SPARK_MASTER):
         # spark-submit chose the master, deploy mode and resources: use them as they are.
-        session = SparkSession.builder.appName(config.get(NAME) or "flintlock").getOrCreate()
-    if session is None:
-        return build_embedded_session(config, slots_needed)
-    if _is_embedded(session) and available_slots(session.sparkContext) < slots_needed:
-        if _LOCAL.match(str(session.sparkContext.master)) and _is_idle(session):
-            LOG.info("replacing the embedded %s session: %d slots needed",
-                     session.sparkContext.master, slots_needed)
-            session.stop()
-            return build_embedded_session(config, slots_needed)
-    return session
+        sc = SparkContext.getOrCreate(SparkConf().setAppName(config.get(NAME) or "flintlock"))
+    if sc is None:
+        return build_embedded_context(config, slots_needed)
+    if _is_embedded(sc) and available_slots(sc) < slots_needed:
+        if _LOCAL.match(str(sc.master)) and _is_idle(sc):
+            LOG.info("replacing the embedded %s session: %d slots needed", sc.master,
+                     slots_needed)
+            sc.stop()
+            return build_embedded_context(config, slots_needed)
+    return sc
 
 
 def _task_cpus(sc: SparkContext) -> int:

@@ -18,7 +18,7 @@ from flintlock.runtime.auth import new_job_secret
 from flintlock.runtime.rpc import MessageDispatcher, RpcServer
 from flintlock.spark.bootstrap import TaskManagerContext
 from flintlock.spark.launcher import AttemptReports, launch_task_managers, make_spec
-from flintlock.spark.session import session_for_job
+from flintlock.spark.session import context_for_job
 
 
 def idle_task_manager(context: TaskManagerContext) -> int:
@@ -26,11 +26,11 @@ def idle_task_manager(context: TaskManagerContext) -> int:
     return context.tm_index
 
 
-def _timed_stage(session: object, server: RpcServer, reports: AttemptReports, secret: bytes,
+def _timed_stage(sc: object, server: RpcServer, reports: AttemptReports, secret: bytes,
                  count: int, attempt: int) -> float:
     spec = make_spec("probe", attempt, count, server.address, secret, idle_task_manager)
     started = time.perf_counter()
-    launch_task_managers(session, spec, reports).wait(600)  # type: ignore[arg-type]
+    launch_task_managers(sc, spec, reports).wait(600)  # type: ignore[arg-type]
     return time.perf_counter() - started
 
 
@@ -40,18 +40,18 @@ def main() -> None:
     parser.add_argument("--warm-runs", type=int, default=5)
     args = parser.parse_args()
     started = time.perf_counter()
-    session = session_for_job(Configuration(), args.task_managers)
+    sc = context_for_job(Configuration(), args.task_managers)
     cold = time.perf_counter() - started
     secret = new_job_secret()
     reports = AttemptReports()
     server = RpcServer(reports.install(MessageDispatcher()), secret)
     try:
-        first = _timed_stage(session, server, reports, secret, args.task_managers, 0)
-        warm = [_timed_stage(session, server, reports, secret, args.task_managers, attempt)
+        first = _timed_stage(sc, server, reports, secret, args.task_managers, 0)
+        warm = [_timed_stage(sc, server, reports, secret, args.task_managers, attempt)
                 for attempt in range(1, args.warm_runs + 1)]
     finally:
         server.close()
-        session.stop()
+        sc.stop()
     print(f"task managers          {args.task_managers}")
     print(f"session cold start     {cold:7.2f} s")
     print(f"first barrier stage    {first:7.2f} s")

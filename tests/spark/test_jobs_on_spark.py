@@ -15,7 +15,7 @@ import pytest
 from flintlock.common.config import Configuration
 from flintlock.common.job_status import JobStatus
 from flintlock.datastream import StreamExecutionEnvironment
-from flintlock.spark.session import active_session, available_slots
+from flintlock.spark.session import active_context, available_slots
 from flintlock.testing.faults import ExitOnce, FreezeOnce
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -95,7 +95,7 @@ def test_cancel_ends_the_spark_job_and_frees_every_slot(tmp_path):
     client.cancel()
     assert client.jm.wait_for_status({JobStatus.CANCELED}, 60)
     assert client.join(60)
-    sc = active_session().sparkContext
+    sc = active_context()
     deadline = time.monotonic() + 30
     while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -144,7 +144,7 @@ def test_a_task_stuck_in_user_code_ends_its_task_manager_process_after_the_timeo
     assert _process_gone(pid), "the stuck TaskManager's process is still running"
     assert time.monotonic() - cancelled < 20
     assert client.join(60)
-    sc = active_session().sparkContext
+    sc = active_context()
     deadline = time.monotonic() + 30
     while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -16,10 +16,10 @@ from flintlock.runtime.auth import new_job_secret
 from flintlock.spark.errors import InsufficientSlotsError
 from flintlock.spark.launcher import launch_task_managers, make_spec
 from flintlock.spark.session import (
-    active_session,
+    active_context,
     available_slots,
     check_capacity,
-    session_for_job,
+    context_for_job,
     wait_for_slots,
 )
 from flintlock.testing.spark_cluster import StandaloneCluster
@@ -32,8 +32,8 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module")
-def cluster_session() -> Iterator[object]:
-    previous = active_session()
+def cluster_context() -> Iterator[object]:
+    previous = active_context()
     if previous is not None:
         previous.stop()
     with StandaloneCluster(workers=2, cores_per_worker=1) as cluster:
@@ -43,39 +43,39 @@ def cluster_session() -> Iterator[object]:
             "spark.executor.memory": "512m",
             "spark.cores.max": "2",
         })
-        spark = session_for_job(config, slots_needed=2)
+        sc = context_for_job(config, slots_needed=2)
         try:
-            wait_for_slots(spark.sparkContext, 2, timeout_s=WAIT_S)
-            yield spark
+            wait_for_slots(sc, 2, timeout_s=WAIT_S)
+            yield sc
         finally:
-            spark.stop()
+            sc.stop()
 
 
-def test_task_managers_on_two_executors_exchange_a_message(cluster_session):
+def test_task_managers_on_two_executors_exchange_a_message(cluster_context):
     secret = new_job_secret()
     jm = FakeJobManager(secret)
     try:
         spec = make_spec("cluster", 0, 2, jm.server.address, secret, tm_mains.exchange_over_tcp)
-        results = launch_task_managers(cluster_session, spec, jm.reports).wait(WAIT_S * 2)
+        results = launch_task_managers(cluster_context, spec, jm.reports).wait(WAIT_S * 2)
     finally:
         jm.close()
-    assert cluster_session.sparkContext.master.startswith("spark://127.0.0.1:")
+    assert cluster_context.master.startswith("spark://127.0.0.1:")
     assert [r["index"] for r in results] == [0, 1]
     assert results[1]["received"] == "hello from TM 0"
     assert results[0]["cwd"] != results[1]["cwd"], "both TaskManagers ran in one executor"
 
 
-def test_slots_are_the_executor_cores_of_the_cluster(cluster_session):
-    assert available_slots(cluster_session.sparkContext) == 2
+def test_slots_are_the_executor_cores_of_the_cluster(cluster_context):
+    assert available_slots(cluster_context) == 2
     with pytest.raises(InsufficientSlotsError, match=r"needs 3 task slots .* offers 2"):
-        check_capacity(cluster_session.sparkContext, 3)
+        check_capacity(cluster_context, 3)
 
 
 def _word_pairs(line):
     return [(word, os.getpid()) for word in line.split()]
 
 
-def test_a_keyed_job_runs_across_two_executors(cluster_session, tmp_path):
+def test_a_keyed_job_runs_across_two_executors(cluster_context, tmp_path):
     """A flintlock job submitted with master spark://...: its two TaskManagers run in two
     executors and the keyed exchange between them crosses TCP."""
     lines = ["a b c d", "b c d e", "c d e f"] * 50
