@@ -164,7 +164,7 @@ def publish(doc: dict[str, Any], json_path: str, plot_path: str) -> None:
                                                 for job, s in doc["own_startup_s"].items()))
     with open(json_path, "w") as out:
         json.dump(doc, out, indent=1)
-    report.plot(rows, baseline["wall_s"], plot_path, doc["meta"]["title"])
+    report.plot(rows, baseline["wall_s"], plot_path, doc["meta"]["title"], doc["meta"]["smoke"])
     print(f"wrote {os.path.relpath(json_path)} and {os.path.relpath(plot_path)}")
 
 

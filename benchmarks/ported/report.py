@@ -114,9 +114,11 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def plot(rows: list[Row], baseline_s: float | None, path: str, title: str) -> None:
+def plot(rows: list[Row], baseline_s: float | None, path: str, title: str, smoke: bool
+         ) -> None:
     """Marginal rates (left) and start-up (right) per job, one bar per configuration; a
-    figure missing in the summary is drawn as an "n/a" label, not as a zero bar."""
+    figure missing in the summary is drawn as an "n/a" label, not as a zero bar. A smoke run
+    is stamped across the picture."""
     import textwrap
 
     import matplotlib
@@ -148,6 +150,9 @@ def plot(rows: list[Row], baseline_s: float | None, path: str, title: str) -> No
     rates.legend(fontsize=7)
     startup.legend(fontsize=7)
     figure.suptitle("\n".join(textwrap.wrap(title, 130)), fontsize=9)
+    if smoke:
+        figure.text(0.5, 0.5, "SMOKE RUN - NOT FOR COMPARISON", fontsize=40, color="grey",
+                    alpha=0.35, rotation=20, ha="center", va="center")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
