@@ -15,12 +15,17 @@ What differs from the flintlock jobs, and why:
 * (d) has no event-time timers: a ``stateful`` operator counts per key and reports at the end
   of input (``on_eof``), which is when the flintlock job's timer fires; it calls the timestamp
   assigner per record, as the flintlock job's watermark generator does.
-* Outputs go to a list (the counterpart of ``execute_and_collect``) or, for (b), to a
-  ``DirSink`` with one file per worker.
+* Outputs go to a list (the counterpart of ``execute_and_collect``) or, for (b), to
+  ``PartFileSink``: each worker writes its own file and fsyncs it once at the end, as each
+  ``FileSink`` subtask does. Bytewax's ``DirSink`` fsyncs after every batch it writes; with two
+  workers the batches coming out of the exchange are small, and the fsyncs made the word count
+  5 to 50 times slower (500,000 words: 1.4 s with one worker, 6.4 s with two threads) — a
+  durability policy the flintlock job and the bare loop do not pay, so not used here.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -29,7 +34,7 @@ from typing import Any
 
 import bytewax.operators as op
 import bytewax.operators.windowing as win
-from bytewax.connectors.files import DirSink, DirSource
+from bytewax.connectors.files import DirSource
 from bytewax.dataflow import Dataflow
 from bytewax.inputs import FixedPartitionedSource, StatefulSourcePartition
 from bytewax.outputs import DynamicSink, StatelessSinkPartition
@@ -94,6 +99,30 @@ class CollectSink(DynamicSink[Any]):
         return _CollectPartition(self)
 
 
+class _PartFilePartition(StatelessSinkPartition[str]):
+    def __init__(self, path: str) -> None:
+        self.file = open(path, "w", encoding="utf-8")
+
+    def write_batch(self, items: list[str]) -> None:
+        self.file.writelines(item + "\n" for item in items)
+
+    def close(self) -> None:
+        self.file.flush()
+        os.fsync(self.file.fileno())
+        self.file.close()
+
+
+class PartFileSink(DynamicSink[str]):
+    """Lines into ``part-<worker>`` under ``directory``, one file per worker."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def build(self, step_id: str, worker_index: int, worker_count: int
+              ) -> _PartFilePartition:
+        return _PartFilePartition(os.path.join(self.directory, f"part-{worker_index}"))
+
+
 def _running(add: Callable[[Any, Any], Any]) -> Callable[[Any, Any], tuple[Any, Any]]:
     def mapper(state: Any, value: Any) -> tuple[Any, Any]:
         acc = value if state is None else add(state, value)
@@ -114,14 +143,14 @@ def keyed_count(n: int, workers: int, sink: CollectSink) -> Dataflow:
     return flow
 
 
-def word_count(text_dir: str, out_dir: str, workers: int) -> Dataflow:
+def word_count(text_dir: str, out_dir: str) -> Dataflow:
     flow = Dataflow("word_count")
     words = op.flat_map("split", op.input("text", flow, DirSource(Path(text_dir))), f.split)
     pairs = op.map("pair", words, f.to_word_pair)
     counts = op.stateful_map("count", op.key_on("key", pairs, f.first_field),
                              _running(f.add_counts))
-    lines = op.map_value("format", counts, f.format_count)
-    op.output("out", lines, DirSink(Path(out_dir), file_count=workers))
+    lines = op.map("format", op.key_rm("unkey", counts), f.format_count)
+    op.output("out", lines, PartFileSink(out_dir))
     return flow
 
 

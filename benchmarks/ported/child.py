@@ -52,7 +52,7 @@ def _bytewax(args: argparse.Namespace, out_dir: str) -> tuple[float, float | Non
     workers = args.workers * max(1, len(addresses))
     sink = bw.CollectSink()
     if args.job == "word_count":
-        flow = bw.word_count(args.text, out_dir, workers)
+        flow = bw.word_count(args.text, out_dir)
     else:
         flow = getattr(bw, args.job)(args.records, workers, sink)
     started = time.perf_counter()
