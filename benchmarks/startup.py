@@ -8,7 +8,9 @@ Side by side, each run in a fresh interpreter, interleaved (the order rotates ev
   one two-task barrier stage (``rdd.barrier().mapPartitions(...).collect()``), timed from
   before ``import pyspark``;
 * ``tuned``: the same stage in the session flintlock builds for itself
-  (``flintlock.spark.session.build_embedded_context``): Spark's part of a flintlock job;
+  (``flintlock.spark.session.build_embedded_context``), except that its Python workers fork
+  from PySpark's own daemon, not from ``flintlock.spark.daemon`` (which imports flintlock's
+  TaskManager first, flintlock's cost): Spark's part of a flintlock job;
 * ``flintlock``: a 1,000-record job (``NumberSequenceSource`` → ``map`` →
   ``execute_and_collect``, parallelism 2), timed from the ``execute_and_collect`` call to the
   first record and to the last. Its phases come from flintlock's DEBUG log records (session
@@ -17,12 +19,16 @@ Side by side, each run in a fresh interpreter, interleaved (the order rotates ev
   main unpickled, connected to the JM) and the map's first call (worker-side).
 
 flintlock's own part is ``flintlock`` (first record) minus ``tuned``, per round, then the
-median. ``--baseline DIR`` adds ``tuned@baseline`` and ``flintlock@baseline``: the same two
+median. ``--bytecode-cache DIR`` runs every child with ``PYTHONPYCACHEPREFIX=DIR``, compiled
+beforehand (the standard library, site-packages and flintlock): what an installed flintlock
+costs where ``PYTHONDONTWRITEBYTECODE`` keeps an editable checkout from caching bytecode.
+``--baseline DIR`` adds ``tuned@baseline`` and ``flintlock@baseline``: the same two
 children run against another source tree (e.g. ``git archive`` of an older commit, which may
 lack the phase log records) in the same rounds, for before/after pairs.
 
     .venv/bin/python benchmarks/startup.py [--rounds 5] [--records 1000] [--only KIND ...]
-                                           [--baseline DIR] [--json FILE]
+                                           [--baseline DIR] [--bytecode-cache DIR]
+                                           [--json FILE]
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 RESULT = "STARTUP-RESULT "
@@ -59,7 +66,7 @@ def child_jvm() -> dict[str, float]:
     from pyspark.java_gateway import launch_gateway
 
     started = time.time()
-    gateway = launch_gateway(SparkConf().setMaster("local[2]"))
+    gateway = launch_gateway(SparkConf().setMaster("local[2]"))  # type: ignore[no-untyped-call]
     launched = time.time() - started
     gateway.shutdown()
     return {"java -version": java, "gateway": launched}
@@ -80,9 +87,13 @@ def child_bare() -> dict[str, float]:
 def child_tuned() -> dict[str, float]:
     started = time.time()
     from flintlock.common.config import Configuration
-    from flintlock.spark.session import build_embedded_context
 
-    sc = build_embedded_context(Configuration(), 2)
+    try:
+        from flintlock.spark.session import build_embedded_context as build
+    except ImportError:  # a baseline from before the embedded session was a SparkContext
+        from flintlock.spark.session import build_embedded_session as build  # type: ignore
+    built = build(Configuration({"spark.python.daemon.module": "pyspark.daemon"}), 2)
+    sc = getattr(built, "sparkContext", built)
     with_session = time.time()
     sc.parallelize(range(2), 2).barrier().mapPartitions(_one).collect()
     ended = time.time()
@@ -130,7 +141,7 @@ def child_flintlock(records: int) -> dict[str, float]:
     stream = env.from_source(NumberSequenceSource(0, records - 1),
                              WatermarkStrategy.no_watermarks(), "numbers").map(FirstCall(stamps))
     started = time.time()
-    iterator = stream.execute_and_collect()
+    iterator = iter(stream.execute_and_collect())
     first = next(iterator)
     first_at = time.time()
     count = 1 + sum(1 for _ in iterator)
@@ -162,11 +173,12 @@ def _phases(records: list[logging.LogRecord], started: float) -> dict[str, float
         elif "submitting the barrier stage" in text:
             at("barrier stage submitted", record.created)
         elif "TaskManager %d started" in text:
-            _, _, process, entered, loaded, connected = record.args  # type: ignore[misc]
-            at("TM process forked (worker)", process)
-            at("TM entry called (worker)", entered)
-            at("TM main unpickled (worker)", loaded)
-            at("TM connected to the JM (worker)", connected)
+            times = [None if t is None else float(t)  # type: ignore[arg-type]
+                     for t in tuple(record.args or ())[2:]]
+            for name, when in zip(("TM process forked (worker)", "TM entry called (worker)",
+                                   "TM main unpickled (worker)",
+                                   "TM connected to the JM (worker)"), times, strict=True):
+                at(name, when)
         elif "TaskManager %d registered" in text:
             at("TM registered", record.created)
         elif "deploying" in text:
@@ -179,10 +191,24 @@ def _phases(records: list[logging.LogRecord], started: float) -> dict[str, float
 # -- the driver of the rounds -----------------------------------------------------------------
 
 
-def _run_child(kind: str, records: int, baseline: str | None) -> dict[str, float] | None:
+def _compile_bytecode(cache: str, trees: list[str]) -> None:
+    """Bytecode for everything the children import, under the prefix ``cache``."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = cache
+    import sysconfig
+
+    paths = [sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], *trees]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", *paths], env=env,
+                   stdout=subprocess.DEVNULL, check=False)
+
+
+def _run_child(kind: str, records: int, baseline: str | None,
+               bytecode: str | None) -> dict[str, float] | None:
     env = dict(os.environ)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     env.setdefault("PYSPARK_PYTHON", sys.executable)
+    if bytecode:
+        env["PYTHONPYCACHEPREFIX"] = bytecode
     kind, on_baseline, _ = kind.partition(BASELINE)
     if on_baseline and baseline:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (baseline, env.get("PYTHONPATH")) if p)
@@ -230,14 +256,20 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1000)
     parser.add_argument("--only", nargs="*", choices=KINDS)
     parser.add_argument("--baseline", help="another source tree to run tuned and flintlock of")
+    parser.add_argument("--bytecode-cache", help="run with bytecode compiled under this prefix")
     parser.add_argument("--json", help="also write every run's figures to this file")
     parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        children = {"jvm": child_jvm, "bare": child_bare, "tuned": child_tuned,
-                    "flintlock": lambda: child_flintlock(args.records)}
+        children: dict[str, Callable[[], dict[str, float]]] = {
+            "jvm": child_jvm, "bare": child_bare, "tuned": child_tuned,
+            "flintlock": lambda: child_flintlock(args.records)}
         print(RESULT + json.dumps(children[args.child]()), flush=True)
         return
+    if args.bytecode_cache:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        _compile_bytecode(args.bytecode_cache, [os.path.join(here, "flintlock"),
+                                                *([args.baseline] if args.baseline else [])])
     kinds = list(args.only or KINDS)
     if args.baseline:
         kinds += [kind + BASELINE for kind in kinds if kind in ("tuned", "flintlock")]
@@ -248,7 +280,7 @@ def main() -> None:
         order = kinds[shift:] + kinds[:shift]
         this_round: dict[str, dict[str, float]] = {}
         for kind in order:
-            result = _run_child(kind, args.records, args.baseline)
+            result = _run_child(kind, args.records, args.baseline, args.bytecode_cache)
             if result is not None:
                 this_round[kind] = result
                 results[kind].append(result)
