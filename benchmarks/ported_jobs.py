@@ -23,7 +23,8 @@ marginal rate (5N - N) / (t(5N) - t(N)) and of its ratios; start-up is the media
         [--startup-records N] [--json FILE] [--plot FILE]
     .venv/bin/python -m benchmarks.ported_jobs --from-json FILE   # table and plot again
 
-A failed run writes what it measured to ``FILE.failed`` (``--json``) and no figures.
+A failed run writes no figures; what it measured goes to a JSON file in the temporary
+directory, named in its last line.
 """
 
 from __future__ import annotations
@@ -187,9 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             for rnd in range(args.repeat):
                 suite.round(rnd, args.only)
         except (results.ResultMismatchError, ChildFailedError) as error:
-            print(f"FAILED: {error}", file=sys.stderr)
-            with open(args.json + ".failed", "w") as out:
+            kept = os.path.join(tempfile.gettempdir(), f"ported-jobs-failed-{os.getpid()}.json")
+            with open(kept, "w") as out:
                 json.dump({"meta": meta, "failed": str(error), "runs": suite.raw}, out, indent=1)
+            print(f"FAILED: {error}\n(the runs measured so far: {kept})", file=sys.stderr)
             return 1
     publish(figures(suite.raw, meta), args.json, args.plot)
     return 0
