@@ -28,6 +28,7 @@ from typing import Any
 from flintlock.common.ids import JobVertexId, SubtaskIndex
 from flintlock.graph.job_graph import JobGraph
 from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.state import pickles as state_pickles
 
 COORDINATOR_SUBTASK = SubtaskIndex(-1)
 
@@ -56,7 +57,7 @@ class EnumeratorState:
         """Inline state: nothing to delete."""
 
     def load(self) -> Any:
-        return pickle.loads(self.data)
+        return state_pickles.loads(self.data)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,24 +2,37 @@
 
 Layout (``execution.checkpointing.dir`` = ``<dir>``, ``savepoint-dir`` = ``<sp>``)::
 
-    <dir>/<job-id>/chk-<n>/<state files>     one directory per checkpoint
-    <dir>/<job-id>/chk-<n>/_metadata         written last, atomically, by the store
-    <dir>/<job-id>/shared/<file>             files shared by incremental checkpoints
-    <sp>/savepoint-<jobid6>-<random>/...     a savepoint: self-contained, owned by the user
+    <dir>/<job-id>/chk-<n>/<state files>           one directory per checkpoint
+    <dir>/<job-id>/chk-<n>/_metadata               written after every state file
+    <dir>/<job-id>/chk-<n>/_metadata.committed     the commit marker, written last
+    <dir>/<job-id>/shared/<file>                   files shared by incremental checkpoints
+    <sp>/savepoint-<jobid6>-<random>/...           a savepoint: self-contained, owned by the user
 
 ``<dir>`` is a local path or any fsspec URL (``file://``, ``memory://``, ``s3://``, ...);
 fsspec resolves it, a plain path is the local filesystem. A checkpoint's directory follows
 from the job id and the checkpoint id alone, so a TaskManager can build the same
 ``CheckpointStorageLocation`` the coordinator created without being told.
 
-Every file is written to a temporary name and renamed into place, so a reader never sees half
-a file under its final name; on the local filesystem the data and the directory are fsynced.
-Each state file's SHA-256 and size go into its ``StreamStateHandle``; ``read_state`` verifies
-both and raises ``CorruptStateError`` naming the file for a missing, truncated or altered one.
+Writing a file (``write_file``). On the local filesystem: a temporary name in the same
+directory, flush and fsync, ``os.replace`` (atomic), fsync the directory, so a reader never
+sees half a file under its final name. On any other filesystem the file is written in place:
+object stores have no atomic rename (fsspec's ``mv`` there is copy-then-delete), and an
+object appears whole once its upload completes. Nothing depends on a rename being atomic:
+each state file's SHA-256 and size go into its ``StreamStateHandle`` and ``read_state``
+verifies both (``CorruptStateError`` naming the file for a missing, truncated or altered one),
+and ``_metadata`` carries its own checksum.
+
+Committing a checkpoint (``CheckpointStorageLocation.commit_metadata``): ``_metadata`` first,
+then the commit marker ``_metadata.committed``, a small JSON object naming the metadata file's
+size and SHA-256, on every filesystem. A checkpoint or savepoint exists only once its marker
+names the ``_metadata`` beside it (``read_committed``): a crash between the two writes
+leaves a directory that every reader treats as never completed. (``_metadata`` files of
+format 1, written before markers existed, were committed by their rename and are accepted
+without one; see ``metadata``.)
 
 Who may write here: only the job's own processes (driver and TaskManagers). The checksums
 detect damage, not malice; anyone who can write the checkpoint directory can run code in the
-job (the metadata holds pickled state), exactly like the job's own code directory.
+job (state holds the job's pickled values), exactly like the job's own code directory.
 
 Thread ownership: a location is used by one snapshot writer at a time; distinct names may be
 written from several threads (no shared mutable state besides the filesystem).
@@ -28,6 +41,7 @@ written from several threads (no shared mutable state besides the filesystem).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import re
@@ -50,10 +64,14 @@ from flintlock.runtime.checkpoint.handles import (
 )
 
 METADATA_FILE = "_metadata"
+COMMIT_MARKER = "_metadata.committed"
 CHECKPOINT_PREFIX = "chk-"
 SHARED_DIR = "shared"
 _INPROGRESS = ".inprogress-"
 _VALID_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,200}$")
+_RESERVED = frozenset({METADATA_FILE, COMMIT_MARKER})
+_MARKER_KIND = "flintlock-checkpoint-commit"
+_MARKER_VERSION = 1
 
 
 class InvalidStateNameError(FlintlockError):
@@ -66,7 +84,8 @@ class InvalidStateNameError(FlintlockError):
     def __str__(self) -> str:
         return (
             f"invalid state file name {self.name!r}: use letters, digits and ._=+- "
-            f"(not starting with one of ._=+-), no path separators, not {METADATA_FILE!r}"
+            f"(not starting with one of ._=+-), no path separators, not {METADATA_FILE!r} "
+            f"or {COMMIT_MARKER!r}"
         )
 
 
@@ -113,22 +132,24 @@ def resolve(uri: str) -> tuple[AbstractFileSystem, str]:
     return fs, str(path)
 
 
-def atomic_write(uri: str, data: bytes | memoryview, token: str | None = None) -> None:
-    """Write ``data`` under ``uri``: temp file, flush + fsync, rename, fsync the directory."""
+def write_file(uri: str, data: bytes | memoryview) -> None:
+    """Write ``data`` under ``uri``. Local: temp file, fsync, ``os.replace``, fsync the
+    directory. Elsewhere: in place (see the module docstring)."""
     fs, path = resolve(uri)
-    tmp = f"{path}{_INPROGRESS}{token or os.urandom(6).hex()}"
+    if not isinstance(fs, LocalFileSystem):
+        fs.pipe_file(path, bytes(data))
+        return
+    tmp = f"{path}{_INPROGRESS}{os.urandom(6).hex()}"
     try:
-        with fs.open(tmp, "wb") as handle:
+        with open(tmp, "wb") as handle:
             handle.write(data)
             handle.flush()
-            if isinstance(fs, LocalFileSystem):
-                os.fsync(handle.fileno())
-        fs.mv(tmp, path)
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
     except BaseException:
         _remove_quietly(fs, tmp)
         raise
-    if isinstance(fs, LocalFileSystem):
-        _fsync_directory(os.path.dirname(path))
+    _fsync_directory(os.path.dirname(path))
 
 
 def _fsync_directory(directory: str) -> None:
@@ -159,6 +180,40 @@ def read_verified(uri: str, size: int | None, sha256: str | None) -> bytes:
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
         raise CorruptStateError(uri, "SHA-256 mismatch: the file was altered")
     return data
+
+
+def commit_marker(metadata: bytes) -> bytes:
+    """The commit marker's bytes for the ``_metadata`` bytes ``metadata``."""
+    return json.dumps({
+        "kind": _MARKER_KIND, "version": _MARKER_VERSION, "metadata": METADATA_FILE,
+        "size": len(metadata), "sha256": hashlib.sha256(metadata).hexdigest(),
+    }, sort_keys=True).encode("ascii")
+
+
+class UncommittedCheckpointError(CorruptStateError):
+    """A ``_metadata`` without a commit marker naming it: the writer stopped (crashed) between
+    the two writes, so the checkpoint never completed."""
+
+
+def verify_committed(metadata_uri: str, data: bytes) -> None:
+    """Raise ``UncommittedCheckpointError`` unless the commit marker beside ``metadata_uri``
+    names exactly ``data`` (its size and SHA-256)."""
+    marker_uri = join(metadata_uri.rsplit("/", 1)[0], COMMIT_MARKER)
+    fs, path = resolve(marker_uri)
+    try:
+        marker = json.loads(fs.cat_file(path))
+    except FileNotFoundError as exc:
+        raise UncommittedCheckpointError(
+            metadata_uri, f"never committed: no {COMMIT_MARKER} beside it") from exc
+    except ValueError as exc:
+        raise UncommittedCheckpointError(
+            metadata_uri, f"never committed: {COMMIT_MARKER} is not a commit marker") from exc
+    expected = json.loads(commit_marker(data))
+    if not isinstance(marker, dict) or any(
+            marker.get(field) != expected[field] for field in ("kind", "size", "sha256")):
+        raise UncommittedCheckpointError(
+            metadata_uri, f"never committed: {COMMIT_MARKER} names another file (the "
+            "metadata was replaced after the commit, or the marker is damaged)")
 
 
 def read_state(handle: StateHandle) -> bytes:
@@ -219,7 +274,7 @@ class CheckpointStorageLocation:
 
     def write_state(self, name: str, data: bytes | memoryview) -> StreamStateHandle:
         """Write one state file (temp name, then rename); its handle records size and SHA-256."""
-        if not _VALID_NAME.match(name) or name == METADATA_FILE or _INPROGRESS in name:
+        if not _VALID_NAME.match(name) or name in _RESERVED or _INPROGRESS in name:
             raise InvalidStateNameError(name)
         fs, path = self._resolved()
         file_path = f"{path}/{name}"
@@ -227,7 +282,7 @@ class CheckpointStorageLocation:
         if fs.exists(file_path):
             raise StateFileExistsError(uri)
         fs.makedirs(path, exist_ok=True)
-        atomic_write(uri, data)
+        write_file(uri, data)
         view = memoryview(data)
         return StreamStateHandle(uri, view.nbytes, hashlib.sha256(view).hexdigest())
 
@@ -252,15 +307,20 @@ class CheckpointStorageLocation:
             raise StateFileExistsError(to_uri(fs, path))
         fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
         uri = to_uri(fs, path)
-        atomic_write(uri, data)
+        write_file(uri, data)
         view = memoryview(data)
         return StreamStateHandle(uri, view.nbytes, hashlib.sha256(view).hexdigest())
 
-    def write_metadata(self, data: bytes) -> None:
-        """Write ``_metadata`` atomically: until the rename, the old state of the directory
-        (no metadata) is what a reader sees."""
+    @property
+    def commit_marker_uri(self) -> str:
+        return join(self.uri, COMMIT_MARKER)
+
+    def commit_metadata(self, data: bytes) -> None:
+        """Write ``_metadata``, then the commit marker naming its size and SHA-256: until the
+        marker is written, readers see no checkpoint here (``read_committed``)."""
         self.create()
-        atomic_write(self.metadata_uri, data)
+        write_file(self.metadata_uri, data)
+        write_file(self.commit_marker_uri, commit_marker(data))
 
     def dispose(self) -> None:
         """Delete the directory with everything in it (an aborted checkpoint)."""

@@ -1,9 +1,10 @@
 """The completed-checkpoint store: the retained checkpoints a restore can start from.
 
 Keeps the newest ``execution.checkpointing.num-retained`` completed checkpoints. ``add``
-first writes the new checkpoint's ``_metadata`` atomically (temp file, fsync, rename), and
-only once that succeeded drops the oldest checkpoints beyond the retained count and deletes
-their files — so a crash at any point leaves at least the previous checkpoint readable.
+first commits the new checkpoint's ``_metadata`` (the file, then its commit marker; see
+``storage``), and only once that succeeded drops the oldest checkpoints beyond the retained
+count and deletes their files — so a crash at any point leaves at least the previous
+checkpoint readable.
 A savepoint in the store (e.g. the one a job was restored from) is dropped like any other
 entry but its files are never deleted: they belong to the user.
 
@@ -18,10 +19,10 @@ checkpoint's private files.
 
 A restarted driver calls ``CompletedCheckpointStore.recover(job_dir)``: it scans the
 ``chk-<n>`` directories, loads every valid ``_metadata`` (newest first), skips an incomplete
-one (no ``_metadata``: the driver died before finishing it) and a corrupt one (logged as a
-warning, never used), and reports the highest checkpoint id ever used, so new ids never
-collide with an old directory. The recovered checkpoints are registered again, so the
-restarted driver knows every shared file's references.
+one (no ``_metadata``, or no commit marker naming it: the driver died before finishing it)
+and a corrupt one (logged as a warning, never used), and reports the highest checkpoint id
+ever used, so new ids never collide with an old directory. The recovered checkpoints are
+registered again, so the restarted driver knows every shared file's references.
 
 On shutdown the checkpoints' properties decide what is deleted (see ``completed``): a
 cancelled job keeps them only with RETAIN_ON_CANCELLATION, a failed job keeps externalized
@@ -45,6 +46,7 @@ from flintlock.runtime.checkpoint.storage import (
     CHECKPOINT_PREFIX,
     METADATA_FILE,
     SHARED_DIR,
+    UncommittedCheckpointError,
     canonical_uri,
     delete_directory,
     discard_state,
@@ -196,6 +198,9 @@ def _load(job_dir: str, checkpoint_id: int) -> CompletedCheckpoint | None:
         return None
     try:
         checkpoint = read_metadata(metadata_uri)
+    except UncommittedCheckpointError as exc:
+        log.info("checkpoint %d in %s never completed; skipped: %s", checkpoint_id, job_dir, exc)
+        return None
     except CorruptStateError as exc:
         log.warning("skipping damaged checkpoint %d: %s", checkpoint_id, exc)
         return None

@@ -19,7 +19,9 @@ sequences pickle in about half the time of a dict built from them, measured).
 
 Serialisation is ``pickle`` (protocol 5): state values are the job's own Python objects, the
 same objects records are made of. Checkpoint storage is written only by the job itself, and
-``read_state`` verifies each blob's checksum before anything is unpickled.
+``read_state`` verifies each blob's checksum before anything is unpickled. A block holds no
+class of flintlock's own besides those a job puts into state itself (windows, for instance);
+those are read through ``pickles.MOVED``, so moving one keeps savepoints readable.
 
 Pure functions; called on the snapshot's asynchronous thread (encode) or the task thread
 during restore (decode).
@@ -32,6 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
+from flintlock.runtime.state import pickles as state_pickles
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_to_key_group
 from flintlock.runtime.state.snapshots import KeyGroupsStateHandle, ReadState, read_blob
 
@@ -197,4 +200,4 @@ def decode_blocks(
         for group in mine.key_group_range:
             start, end = mine.block(group)
             if end > start:
-                yield group, pickle.loads(view[start:end])
+                yield group, state_pickles.loads(view[start:end])

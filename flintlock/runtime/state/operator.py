@@ -9,7 +9,9 @@ Snapshot design: operator state is small (offsets, pending transaction ids), so 
 synchronous part pickles every element at once — a deep copy that later mutations cannot touch
 — and the asynchronous part only writes the blob. Each element is pickled on its own and its
 start offset recorded (``OperatorStateMeta``), so redistribution can move single elements
-without rewriting anything; ``pickle.loads`` stops at each element's end by itself.
+without rewriting anything; ``pickle.loads`` stops at each element's end by itself. Elements
+are read back through ``pickles.loads``: connectors keep their own split classes here, and a
+moved one is found through ``pickles.MOVED``.
 
 Threads: the backend and its states belong to the task thread; ``OperatorStateSnapshot.write``
 may run on any thread (it touches only its own bytes).
@@ -22,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from flintlock.common.state import ListState, ListStateDescriptor
+from flintlock.runtime.state import pickles as state_pickles
 from flintlock.runtime.state.backend import DEFAULT_INLINE_THRESHOLD
 from flintlock.runtime.state.errors import SnapshotReleasedError, StateKindMismatchError
 from flintlock.runtime.state.snapshots import (
@@ -124,7 +127,8 @@ class OperatorStateBackend:
                     known = self._states[name] = (meta.mode, OperatorListState())
                 elif known[0] is not meta.mode:
                     raise StateKindMismatchError(name, _LABELS[meta.mode], _LABELS[known[0]])
-                known[1].elements.extend(pickle.loads(view[offset:]) for offset in meta.offsets)
+                known[1].elements.extend(state_pickles.loads(view[offset:])
+                                        for offset in meta.offsets)
 
     def dispose(self) -> None:
         self._states.clear()

@@ -29,17 +29,15 @@ from flintlock.runtime.checkpoint.coordinator_actions import (
 )
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason as R
 from flintlock.runtime.checkpoint.failure_manager import TooManyCheckpointFailuresError
-from flintlock.runtime.checkpoint.handles import CorruptStateError, StreamStateHandle
+from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
-from flintlock.runtime.checkpoint.storage import (
-    CheckpointStorage,
-    CheckpointStorageLocation,
-    discard_state,
-)
+from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.runtime.state.snapshots import TaskStateSnapshot
 from flintlock.testing.clock import ManualClock
+from tests.unit.checkpoint.file_states import exists, file_state
 
 JOB = JobId("c0ffee00job")
 SRC0 = TaskId(JobVertexId("src"), SubtaskIndex(0))
@@ -51,24 +49,6 @@ TIMEOUT = 10_000
 START = 1_000.0
 OPTS = CheckpointOptions(CheckpointType.CHECKPOINT, AlignmentType.ALIGNED)
 SP_OPTS = CheckpointOptions(CheckpointType.SAVEPOINT, AlignmentType.ALIGNED)
-
-
-class FileState:
-    """A task's state: one file in the checkpoint's directory; discarding deletes it."""
-
-    def __init__(self, handle: StreamStateHandle) -> None:
-        self.handle = handle
-
-    @property
-    def state_size(self) -> int:
-        return self.handle.size
-
-    def discard(self) -> None:
-        discard_state(self.handle)
-
-    @property
-    def exists(self) -> bool:
-        return Path(self.handle.uri).exists()
 
 
 class FailingStore(CompletedCheckpointStore):
@@ -93,7 +73,7 @@ class Harness:
             JOB, self.config, CheckpointTaskSets.for_job(SOURCES, ALL), self.storage, self.store,
             self.clock, random.Random(11), last_checkpoint_id=last_checkpoint_id,
             max_queued_requests=max_queued)
-        self.states: dict[tuple[int, TaskId], FileState] = {}
+        self.states: dict[tuple[int, TaskId], TaskStateSnapshot] = {}
 
     def all_running(self) -> None:
         for task in ALL:
@@ -102,10 +82,11 @@ class Harness:
     def location(self, checkpoint_id: int) -> str:
         return self.storage.checkpoint_location(CheckpointId(checkpoint_id)).uri
 
-    def state(self, checkpoint_id: int, task: TaskId, location: str | None = None) -> FileState:
+    def state(self, checkpoint_id: int, task: TaskId,
+              location: str | None = None) -> TaskStateSnapshot:
         where = CheckpointStorageLocation(location or self.location(checkpoint_id),
                                           CheckpointId(checkpoint_id))
-        state = FileState(where.write_state(f"{task.vertex}-{task.subtask}-{len(self.states)}",
+        state = file_state(where.write_state(f"{task.vertex}-{task.subtask}-{len(self.states)}",
                                             b"x" * 10))
         self.states[(checkpoint_id, task)] = state
         return state
@@ -180,7 +161,7 @@ def test_a_failed_store_write_notifies_abort_not_complete(tmp_path: Path) -> Non
     assert isinstance(actions[3], FailCheckpointRequest)
     assert actions[3].error.reason is R.FINALIZE_CHECKPOINT_FAILURE
     assert isinstance(actions[4], FailJob)
-    assert not any(s.exists for s in h.states.values())
+    assert not any(exists(s) for s in h.states.values())
     assert not Path(h.location(1)).exists()
 
 
@@ -372,18 +353,18 @@ def test_duplicate_unknown_and_late_acks(h: Harness) -> None:
     assert h.coordinator.receive_acknowledge(SRC0, CheckpointId(1), first) == []
     duplicate = h.state(1, SRC0)
     assert h.coordinator.receive_acknowledge(SRC0, CheckpointId(1), duplicate) == []
-    assert first.exists and duplicate.exists
+    assert exists(first) and exists(duplicate)
     stranger = TaskId(JobVertexId("other"), SubtaskIndex(0))
     unknown = h.state(1, stranger)
     assert h.coordinator.receive_acknowledge(stranger, CheckpointId(1), unknown) == []
-    assert not unknown.exists
+    assert not exists(unknown)
     never = h.state(99, SINK)
     assert h.coordinator.receive_acknowledge(SINK, CheckpointId(99), never) == []
-    assert not never.exists
+    assert not exists(never)
     h.coordinator.on_timeout(CheckpointId(1))
     late = h.state(1, SINK, location=str(h.tmp_path / "late"))
     assert h.coordinator.receive_acknowledge(SINK, CheckpointId(1), late) == []
-    assert not late.exists
+    assert not exists(late)
 
 
 def test_the_ack_of_a_task_that_finished_first_is_discarded(h: Harness) -> None:
@@ -393,7 +374,7 @@ def test_the_ack_of_a_task_that_finished_first_is_discarded(h: Harness) -> None:
     h.coordinator.on_task_finished(SRC0)
     late = h.state(1, SRC0)
     assert h.coordinator.receive_acknowledge(SRC0, CheckpointId(1), late) == []
-    assert not late.exists
+    assert not exists(late)
 
 
 def test_an_ack_for_a_completed_checkpoint_keeps_its_state(h: Harness) -> None:
@@ -401,7 +382,7 @@ def test_an_ack_for_a_completed_checkpoint_keeps_its_state(h: Harness) -> None:
     h.ack_all(1)
     again = h.state(1, SRC0)
     assert h.coordinator.receive_acknowledge(SRC0, CheckpointId(1), again) == []
-    assert again.exists
+    assert exists(again)
 
 
 # -- aborts ----------------------------------------------------------------------------------
@@ -412,7 +393,7 @@ def test_timeout_aborts_and_discards(h: Harness) -> None:
     h.ack(1, SRC0)
     h.clock.advance(TIMEOUT)
     assert h.coordinator.on_timeout(CheckpointId(1)) == aborted(1, R.CHECKPOINT_EXPIRED)
-    assert not any(s.exists for s in h.states.values())
+    assert not any(exists(s) for s in h.states.values())
     assert not Path(h.location(1)).exists()
     assert h.coordinator.on_timeout(CheckpointId(1)) == []
     failed = h.coordinator.statistics().latest_failed
@@ -476,7 +457,7 @@ def test_completion_subsumes_older_pending_checkpoints_but_never_savepoints(
     h.coordinator.trigger_checkpoint()
     h.ack(1, SRC0)
     assert h.ack_all(3) == aborted(1, R.CHECKPOINT_SUBSUMED) + completed(3)
-    assert not h.states[(1, SRC0)].exists
+    assert not exists(h.states[(1, SRC0)])
     assert sorted(h.coordinator.pending_checkpoints) == [2]
 
 
@@ -577,7 +558,7 @@ def test_shutdown_aborts_pending_and_refuses_queued_and_new_requests(h: Harness)
     assert isinstance(actions[7], FailCheckpointRequest) and actions[7].request_id == "queued"
     assert len(actions) == 8
     assert not any(isinstance(a, FailJob) for a in actions)
-    assert not h.states[(2, SRC0)].exists
+    assert not exists(h.states[(2, SRC0)])
     late = h.coordinator.trigger_checkpoint(request_id="late")
     assert isinstance(late[0], FailCheckpointRequest) and late[0].error.reason is reason
     assert h.coordinator.on_periodic_tick() == []
@@ -644,7 +625,7 @@ def test_restore_from_a_retained_checkpoint_of_another_job(tmp_path: Path) -> No
     h.ack_all(18)
     h.coordinator.shutdown(JobTerminalStatus.FINISHED)
     assert Path(old.location(17), "_metadata").exists()
-    assert all(s.exists for (n, _), s in old.states.items() if n == 17)
+    assert all(exists(s) for (n, _), s in old.states.items() if n == 17)
     assert not Path(h.location(18)).exists()
 
 

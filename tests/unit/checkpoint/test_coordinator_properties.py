@@ -31,31 +31,16 @@ from flintlock.runtime.checkpoint.coordinator_actions import (
     TriggerCheckpointOnTask,
 )
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason as R
-from flintlock.runtime.checkpoint.handles import StreamStateHandle
 from flintlock.runtime.checkpoint.pending import TaskId
-from flintlock.runtime.checkpoint.storage import (
-    CheckpointStorage,
-    CheckpointStorageLocation,
-    discard_state,
-)
+from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.runtime.state.snapshots import TaskStateSnapshot
 from flintlock.testing.clock import ManualClock
+from tests.unit.checkpoint.file_states import exists, file_state
 
 JOB = JobId("prop-job")
 SRC = (TaskId(JobVertexId("src"), SubtaskIndex(0)), TaskId(JobVertexId("src"), SubtaskIndex(1)))
 ALL = (*SRC, TaskId(JobVertexId("sink"), SubtaskIndex(0)))
-
-
-class FileState:
-    def __init__(self, handle: StreamStateHandle) -> None:
-        self.handle = handle
-
-    @property
-    def state_size(self) -> int:
-        return self.handle.size
-
-    def discard(self) -> None:
-        discard_state(self.handle)
 
 
 ops = st.lists(
@@ -100,7 +85,7 @@ class World:
         self.locations: dict[int, str] = {}
         self.triggered: set[tuple[int, TaskId]] = set()
         self.acked: dict[int, set[TaskId]] = {}
-        self.states: dict[tuple[int, TaskId], FileState] = {}
+        self.states: dict[tuple[int, TaskId], TaskStateSnapshot] = {}
         self.completed: list[int] = []
         self.savepoints: set[int] = set()
         for task in ALL:
@@ -138,7 +123,7 @@ class World:
         if (checkpoint_id, task) in self.states or checkpoint_id not in self.locations:
             return  # duplicates have no defined fate (they may share files); not generated
         where = CheckpointStorageLocation(self.locations[checkpoint_id], checkpoint_id)
-        state = FileState(where.write_state(f"{task.vertex}-{task.subtask}", b"s" * 8))
+        state = file_state(where.write_state(f"{task.vertex}-{task.subtask}", b"s" * 8))
         self.states[(checkpoint_id, task)] = state
         if checkpoint_id in self.coordinator.pending_checkpoints:
             self.acked.setdefault(checkpoint_id, set()).add(task)
@@ -176,7 +161,7 @@ class World:
     def check_no_loss_no_leak(self) -> None:
         retained = {c.checkpoint_id for c in self.store.checkpoints} | self.savepoints
         for (checkpoint_id, _task), state in self.states.items():
-            assert Path(state.handle.uri).exists() is (checkpoint_id in retained), checkpoint_id
+            assert exists(state) is (checkpoint_id in retained), checkpoint_id
 
 
 @settings(max_examples=150, deadline=None)

@@ -11,17 +11,11 @@ from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorage
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
 from flintlock.testing.clock import ManualClock
+from tests.unit.checkpoint.file_states import inline_state
 
 SRC0 = TaskId(JobVertexId("src"), SubtaskIndex(0))
 SRC1 = TaskId(JobVertexId("src"), SubtaskIndex(1))
 SINK = TaskId(JobVertexId("sink"), SubtaskIndex(0))
-
-
-class State:
-    state_size = 1
-
-    def discard(self):
-        pass
 
 
 def _coordinator(tmp_path):
@@ -44,8 +38,8 @@ def test_a_finished_source_is_neither_triggered_nor_awaited(tmp_path):
     coordinator.on_task_finished(SRC0)
     actions = coordinator.trigger_checkpoint()
     assert _triggered(actions) == [SRC1]
-    coordinator.receive_acknowledge(SRC1, CheckpointId(1), State())
-    done = coordinator.receive_acknowledge(SINK, CheckpointId(1), State())
+    coordinator.receive_acknowledge(SRC1, CheckpointId(1), inline_state())
+    done = coordinator.receive_acknowledge(SINK, CheckpointId(1), inline_state())
     assert any(isinstance(a, act.NotifyCheckpointComplete) for a in done)
     assert store.latest().task_states[SRC0] is FINISHED_TASK
 
@@ -53,8 +47,8 @@ def test_a_finished_source_is_neither_triggered_nor_awaited(tmp_path):
 def test_finishing_completes_a_pending_checkpoint_it_never_saw(tmp_path):
     coordinator, store = _coordinator(tmp_path)
     coordinator.trigger_checkpoint()
-    coordinator.receive_acknowledge(SRC0, CheckpointId(1), State())
-    coordinator.receive_acknowledge(SRC1, CheckpointId(1), State())
+    coordinator.receive_acknowledge(SRC0, CheckpointId(1), inline_state())
+    coordinator.receive_acknowledge(SRC1, CheckpointId(1), inline_state())
     actions = coordinator.on_task_finished(SINK)
     assert any(isinstance(a, act.NotifyCheckpointComplete) for a in actions)
     assert store.latest().task_states[SINK] is FINISHED_TASK

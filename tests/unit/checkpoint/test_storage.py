@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 import random
 import re
@@ -33,19 +32,10 @@ from flintlock.runtime.checkpoint.storage import (
     discard_state,
     read_state,
 )
+from tests.unit.checkpoint.file_states import inline_state
 
 JOB = JobId("0123456789abcdef")
 TASK = TaskId(JobVertexId("map"), SubtaskIndex(0))
-
-
-class PlainState:
-    """A picklable stand-in for a task's state snapshot."""
-
-    def __init__(self, size: int) -> None:
-        self.state_size = size
-
-    def discard(self) -> None:
-        pass
 
 
 def storage(tmp_path: Path) -> CheckpointStorage:
@@ -54,7 +44,7 @@ def storage(tmp_path: Path) -> CheckpointStorage:
 
 def completed(location: CheckpointStorageLocation, savepoint: bool = False) -> CompletedCheckpoint:
     props = CheckpointProperties.for_savepoint() if savepoint else CheckpointProperties()
-    return CompletedCheckpoint(JOB, location.checkpoint_id, 10, 20, {TASK: PlainState(4)},
+    return CompletedCheckpoint(JOB, location.checkpoint_id, 10, 20, {TASK: inline_state(b"four")},
                                props, location.uri, location.metadata_uri)
 
 
@@ -104,7 +94,8 @@ def test_state_file_corruption_is_a_typed_error_naming_the_file(tmp_path: Path) 
 
 def test_state_names_are_checked(tmp_path: Path) -> None:
     location = storage(tmp_path).init_checkpoint(CheckpointId(1))
-    for bad in ("", "a/b", "../x", "_metadata", ".hidden", "x.inprogress-1"):
+    for bad in ("", "a/b", "../x", "_metadata", "_metadata.committed", ".hidden",
+                "x.inprogress-1"):
         with pytest.raises(InvalidStateNameError):
             location.write_state(bad, b"")
     location.write_state("once", b"1")
@@ -177,11 +168,10 @@ def test_decode_checks_version_and_payload_type() -> None:
     data[11] = 99
     with pytest.raises(CorruptStateError, match="version 99"):
         decode(bytes(data), "x")
-    payload = pickle.dumps("not a checkpoint")
-    wrapped = metadata._HEADER.pack(metadata.MAGIC, metadata.FORMAT_VERSION, len(payload),
-                                    hashlib.sha256(payload).digest()) + payload
-    with pytest.raises(CorruptStateError, match="payload is a str"):
-        decode(wrapped, "x")
+    with pytest.raises(CorruptStateError, match="expected an object"):
+        decode(metadata.wrap(metadata.JSON_FORMAT, b'"not a checkpoint"'), "x")
+    with pytest.raises(CorruptStateError, match="format-1 payload is a str"):
+        decode(metadata.wrap(metadata.PICKLE_FORMAT, pickle.dumps("not a checkpoint")), "x")
 
 
 def test_error_survives_pickling() -> None:

@@ -18,28 +18,14 @@ from flintlock.runtime.checkpoint.completed import (
     JobTerminalStatus,
     SavepointOwnedByUserError,
 )
-from flintlock.runtime.checkpoint.handles import StreamStateHandle
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint
 from flintlock.runtime.checkpoint.pending import TaskId
-from flintlock.runtime.checkpoint.storage import CheckpointStorage, discard_state, read_state
+from flintlock.runtime.checkpoint.storage import CheckpointStorage, read_state
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from tests.unit.checkpoint.file_states import file_state, handle_of
 
 JOB = JobId("job-store")
 TASK = TaskId(JobVertexId("map"), SubtaskIndex(0))
-
-
-class FileState:
-    """A task state backed by one state file; discarding deletes it."""
-
-    def __init__(self, handle: StreamStateHandle) -> None:
-        self.handle = handle
-
-    @property
-    def state_size(self) -> int:
-        return self.handle.size
-
-    def discard(self) -> None:
-        discard_state(self.handle)
 
 
 class Crash(BaseException):
@@ -58,7 +44,7 @@ def make_checkpoint(
         location = storage.init_savepoint(CheckpointId(n))
     else:
         location = storage.init_checkpoint(CheckpointId(n))
-    state = FileState(location.write_state("map-0", f"state of {n}".encode()))
+    state = file_state(location.write_state("map-0", f"state of {n}".encode()))
     return CompletedCheckpoint(JOB, CheckpointId(n), n * 10, n * 10 + 5, {TASK: state}, props,
                                location.uri, location.metadata_uri)
 
@@ -92,7 +78,7 @@ def test_a_savepoints_files_are_never_deleted(tmp_path: Path) -> None:
     store.add(savepoint)
     store.add(make_checkpoint(storage, 2))
     assert Path(savepoint.metadata_path).exists()
-    assert read_state(savepoint.task_states[TASK].handle)  # type: ignore[union-attr]
+    assert read_state(handle_of(savepoint.task_states[TASK]))
     with pytest.raises(SavepointOwnedByUserError, match="belongs to the user"):
         savepoint.discard()
     error = pickle.loads(pickle.dumps(SavepointOwnedByUserError("/sp/x")))
@@ -119,7 +105,7 @@ def test_a_failed_write_changes_nothing(tmp_path: Path, monkeypatch: pytest.Monk
     latest = recovered.latest()
     assert latest is not None and latest.checkpoint_id == 1
     assert recovered.highest_checkpoint_id == 2
-    assert read_state(latest.task_states[TASK].handle) == b"state of 1"  # type: ignore[union-attr]
+    assert read_state(handle_of(latest.task_states[TASK])) == b"state of 1"
 
 
 def test_recover_skips_an_incomplete_newest_checkpoint(tmp_path: Path) -> None:
