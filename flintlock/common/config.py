@@ -8,13 +8,18 @@ before any key is validated. Keys are Flink's names wherever Flink has the setti
 ``Configuration`` mirrors PyFlink's class (``set_string``, ``get_integer``, ``to_dict``, ...).
 Values are stored as given (strings from YAML or the CLI, native values from code) and parsed
 by the option's type on every typed read, so a bad value fails with an error naming the key
-and the expected type or allowed values. Setting a key that no option defines fails at once
-with the nearest valid keys as suggestions. Keys under ``spark.`` pass through untouched to
-the Spark launcher; they are Spark's to validate.
+and the expected type or allowed values. Durations and memory sizes are read in the units
+Flink defines for the key (``config_units``: a bare duration is milliseconds, or seconds for
+Flink's ``*Sec`` options; fractions are refused), and an option may set a ``maximum`` where a
+larger value could exhaust memory (``ConfigValueOutOfRangeError``). Setting a key that no
+option defines fails at once with the nearest valid keys as suggestions. Keys under ``spark.``
+pass through untouched to the Spark launcher; they are Spark's to validate.
 
-Loading order (later wins): option defaults < ``flintlock-conf.yaml`` (from
-``$FLINTLOCK_CONF_DIR``, else the working directory) < values set in code or on the CLI.
-Nested YAML maps are flattened into dotted keys, as Flink's ``config.yaml`` allows.
+Loading order (later wins): option defaults < Flink's ``config.yaml`` or ``flink-conf.yaml``
+from ``$FLINK_CONF_DIR`` (``flink_conf``: Flink keys with no meaning here are ignored with one
+warning) < ``flintlock-conf.yaml`` (from ``$FLINTLOCK_CONF_DIR``, else the working directory) <
+values set in code or on the CLI. Nested YAML maps are flattened into dotted keys, as Flink's
+``config.yaml`` allows.
 
 Thread ownership: a ``Configuration`` is not synchronised; it is built on one thread (the
 user's, or the driver's) and read-only once a job is submitted.
@@ -25,45 +30,44 @@ from __future__ import annotations
 import builtins
 import difflib
 import enum
+import logging
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
+from flintlock.common.config_units import (
+    DURATION_FORMS,
+    MEMORY_FORMS,
+    NANOS_PER_UNIT,
+    format_duration,
+    format_memory,
+    parse_duration,
+    parse_memory_bytes,
+)
 from flintlock.common.errors import (
     ConfigurationError,
+    ConfigValueOutOfRangeError,
     InvalidConfigValueError,
     UnknownConfigKeyError,
 )
 
 T = TypeVar("T")
+_LOG = logging.getLogger(__name__)
 
 PASSTHROUGH_PREFIXES = ("spark.",)
 CONF_FILE_NAME = "flintlock-conf.yaml"
 CONF_DIR_ENV = "FLINTLOCK_CONF_DIR"
 
-_DURATION_UNITS_MS = {
-    "ms": 1.0, "milli": 1.0, "millis": 1.0, "millisecond": 1.0, "milliseconds": 1.0,
-    "s": 1000.0, "sec": 1000.0, "secs": 1000.0, "second": 1000.0, "seconds": 1000.0,
-    "min": 60_000.0, "mins": 60_000.0, "minute": 60_000.0, "minutes": 60_000.0, "m": 60_000.0,
-    "h": 3_600_000.0, "hour": 3_600_000.0, "hours": 3_600_000.0,
-    "d": 86_400_000.0, "day": 86_400_000.0, "days": 86_400_000.0,
-}
-_MEMORY_UNITS = {
-    "b": 1, "bytes": 1,
-    "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
-    "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20,
-    "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
-    "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40,
-}
-_QUANTITY = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+INT_MAX = 2**31 - 1
+"""Flink's Integer options are Java ints; an INT option without its own maximum stops here."""
 
 
 class OptionType(enum.Enum):
-    """How an option's raw value is parsed. DURATION values are milliseconds (int), MEMORY
-    values bytes (int), ENUM values one of the option's allowed strings (lower-cased)."""
+    """How an option's raw value is parsed. DURATION values are whole numbers of the option's
+    ``time_unit`` (milliseconds unless it says otherwise), MEMORY values bytes (int), ENUM
+    values one of the option's allowed strings (lower-cased). See ``config_units``."""
 
     STRING = "string"
     INT = "int"
@@ -77,37 +81,8 @@ class OptionType(enum.Enum):
 
 
 def parse_duration_ms(raw: object) -> int:
-    """``100`` / ``"100"`` (ms), ``"100 ms"``, ``"10 s"``, ``"1 min"`` → milliseconds."""
-    if isinstance(raw, bool):
-        raise ValueError("a boolean is not a duration")
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float) and raw.is_integer():
-        return int(raw)
-    match = _QUANTITY.match(str(raw))
-    if not match:
-        raise ValueError(f"not a duration: {raw!r}")
-    number, unit = match.groups()
-    factor = _DURATION_UNITS_MS.get(unit.lower() or "ms")
-    if factor is None:
-        raise ValueError(f"unknown duration unit {unit!r}")
-    return round(float(number) * factor)
-
-
-def parse_memory_bytes(raw: object) -> int:
-    """``32768``, ``"32kb"``, ``"64 mb"``, ``"1g"`` → bytes."""
-    if isinstance(raw, bool):
-        raise ValueError("a boolean is not a memory size")
-    if isinstance(raw, int):
-        return raw
-    match = _QUANTITY.match(str(raw))
-    if not match:
-        raise ValueError(f"not a memory size: {raw!r}")
-    number, unit = match.groups()
-    factor = _MEMORY_UNITS.get(unit.lower() or "b")
-    if factor is None:
-        raise ValueError(f"unknown memory unit {unit!r}")
-    return int(float(number) * factor)
+    """``100`` / ``"100"`` (ms), ``"100 ms"``, ``"10 s"``, ``"1 min"`` -> milliseconds."""
+    return parse_duration(raw, "ms")
 
 
 def _parse_bool(raw: object) -> bool:
@@ -157,7 +132,6 @@ _PARSERS: dict[OptionType, Callable[[object], Any]] = {
     OptionType.INT: _parse_int,
     OptionType.FLOAT: lambda raw: float(cast(Any, raw)),
     OptionType.BOOLEAN: _parse_bool,
-    OptionType.DURATION: parse_duration_ms,
     OptionType.MEMORY: parse_memory_bytes,
     OptionType.LIST: _parse_list,
     OptionType.MAP: _parse_map,
@@ -168,7 +142,10 @@ _PARSERS: dict[OptionType, Callable[[object], Any]] = {
 class ConfigOption(Generic[T]):
     """One setting: its key, value type, default and description.
 
-    ``allowed`` lists the valid values of an ENUM option; ``minimum`` bounds numeric options;
+    ``allowed`` lists the valid values of an ENUM option; ``minimum`` and ``maximum`` bound
+    numeric options (in the option's own unit: bytes, or ``time_unit``); a maximum is set
+    where a larger value could exhaust memory. ``time_unit`` is the unit of a DURATION
+    option's bare numbers, default and parsed values (``"s"`` for Flink's ``*Sec`` options).
     ``deprecated_keys`` are older names still accepted when reading a configuration.
     """
 
@@ -179,12 +156,17 @@ class ConfigOption(Generic[T]):
     allowed: tuple[str, ...] = ()
     minimum: float | None = None
     deprecated_keys: tuple[str, ...] = field(default=())
+    maximum: float | None = None
+    time_unit: str = "ms"
 
     def __post_init__(self) -> None:
+        if self.time_unit not in NANOS_PER_UNIT:
+            raise ConfigurationError(f"{self.key}: unknown time unit {self.time_unit!r}")
         _register(self)
 
     def parse(self, raw: object) -> T:
-        """Parse ``raw`` as this option's type, or raise ``InvalidConfigValueError``."""
+        """Parse ``raw`` as this option's type, or raise ``InvalidConfigValueError`` (its
+        ``ConfigValueOutOfRangeError`` subclass for a value outside the bounds)."""
         if raw is None:
             return self.default
         if self.type is OptionType.ENUM:
@@ -194,12 +176,51 @@ class ConfigOption(Generic[T]):
                 raise InvalidConfigValueError(self.key, raw, f"one of {', '.join(self.allowed)}")
             return cast(T, text)
         try:
-            value = _PARSERS[self.type](raw)
+            value = self._parse_value(raw)
         except (TypeError, ValueError) as exc:
-            raise InvalidConfigValueError(self.key, raw, f"a {self.type.value}") from exc
-        if self.minimum is not None and value < self.minimum:
-            raise InvalidConfigValueError(self.key, raw, f"a {self.type.value} >= {self.minimum:g}")
+            raise InvalidConfigValueError(self.key, raw, f"{self.forms()} ({exc})") from exc
+        self._check_bounds(raw, value)
         return cast(T, value)
+
+    def forms(self) -> str:
+        """What a value of this option looks like, for errors and the reference."""
+        if self.type is OptionType.DURATION:
+            return f"a duration, {DURATION_FORMS}; a bare number is {self.time_unit}"
+        if self.type is OptionType.MEMORY:
+            return f"a memory size, {MEMORY_FORMS}; a bare number is bytes"
+        return f"a {self.type.value}"
+
+    def bound_text(self, value: float) -> str:
+        """A bound or default of this option as written in the reference (``64 mb``)."""
+        if self.type is OptionType.MEMORY:
+            return format_memory(int(value))
+        if self.type is OptionType.DURATION:
+            return format_duration(int(value), self.time_unit)
+        return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+    def upper_bound(self) -> float | None:
+        """``maximum``, or Java's int range for an INT option that sets none."""
+        if self.maximum is None and self.type is OptionType.INT:
+            return INT_MAX
+        return self.maximum
+
+    def _parse_value(self, raw: object) -> Any:
+        if self.type is OptionType.DURATION:
+            return parse_duration(raw, self.time_unit)
+        return _PARSERS[self.type](raw)
+
+    def _check_bounds(self, raw: object, value: Any) -> None:
+        low, high = self.minimum, self.upper_bound()
+        if (low is None or value >= low) and (high is None or value <= high):
+            return
+        if low is not None and high is not None:
+            expected = f"between {self.bound_text(low)} and {self.bound_text(high)}"
+        elif low is not None:
+            expected = f"at least {self.bound_text(low)}"
+        else:
+            expected = f"at most {self.bound_text(cast(float, high))}"
+        article = "an" if self.type is OptionType.INT else "a"
+        raise ConfigValueOutOfRangeError(self.key, raw, f"{article} {self.type.value} {expected}")
 
 
 _REGISTRY: dict[str, ConfigOption[Any]] = {}
@@ -235,18 +256,20 @@ def is_passthrough(key: str) -> bool:
     return key.startswith(PASSTHROUGH_PREFIXES)
 
 
-def _flatten(prefix: str, data: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+def defined_keys() -> frozenset[str]:
+    """Every key an option answers to: canonical keys and their deprecated names."""
+    return frozenset(all_options()) | frozenset(_ALIASES)
+
+
+def flatten_nested(data: Mapping[Any, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """A YAML map with nested maps as ``(dotted key, value)`` pairs, as Flink's
+    ``config.yaml`` allows; a map under the key of a MAP option is that option's value."""
     for name, value in data.items():
         key = f"{prefix}{name}"
-        if isinstance(value, Mapping) and not _is_leaf_map(key):
-            yield from _flatten(key + ".", value)
+        if isinstance(value, Mapping) and key not in all_options():
+            yield from flatten_nested(value, key + ".")
         else:
             yield key, value
-
-
-def _is_leaf_map(key: str) -> bool:
-    """A nested map whose key is itself an option is a value, not a subtree."""
-    return key in all_options()
 
 
 class Configuration:
@@ -270,7 +293,8 @@ class Configuration:
 
     @classmethod
     def from_yaml_file(cls, path: str | os.PathLike[str]) -> Configuration:
-        """Read a ``flintlock-conf.yaml``; nested maps become dotted keys."""
+        """Read a ``flintlock-conf.yaml``; nested maps become dotted keys. A bad key or value
+        fails naming the file."""
         import yaml
 
         try:
@@ -280,20 +304,42 @@ class Configuration:
             raise ConfigurationError(f"{path}: not valid YAML: {exc}") from exc
         if not isinstance(data, Mapping):
             raise ConfigurationError(f"{path}: expected a map of keys to values at the top level")
-        config = cls()
-        for key, value in _flatten("", data):
-            config._set_raw(str(key), value)
-        return config
+        return cls()._add_from_file(flatten_nested(data), str(path))
 
     @classmethod
-    def load(cls, conf_dir: str | os.PathLike[str] | None = None) -> Configuration:
-        """The file configuration: ``<conf_dir>/flintlock-conf.yaml`` if present, else empty.
+    def load(
+        cls,
+        conf_dir: str | os.PathLike[str] | None = None,
+        flink_conf_dir: str | os.PathLike[str] | None = None,
+    ) -> Configuration:
+        """The file configuration: Flink's ``config.yaml`` (or ``flink-conf.yaml``) from
+        ``flink_conf_dir`` (default ``$FLINK_CONF_DIR``), then ``flintlock-conf.yaml`` from
+        ``conf_dir`` (default ``$FLINTLOCK_CONF_DIR``, then the working directory), the later
+        winning; empty when neither exists. Keys of the Flink file that mean nothing here are
+        logged in one warning."""
+        from flintlock.common import flink_conf
 
-        ``conf_dir`` defaults to ``$FLINTLOCK_CONF_DIR``, then the working directory.
-        """
-        directory = Path(conf_dir or os.environ.get(CONF_DIR_ENV) or os.getcwd())
-        path = directory / CONF_FILE_NAME
-        return cls.from_yaml_file(path) if path.is_file() else cls()
+        config = cls()
+        flink_dir = flink_conf_dir or os.environ.get(flink_conf.FLINK_CONF_DIR_ENV)
+        flink_path = flink_conf.find_flink_conf(flink_dir) if flink_dir else None
+        if flink_path is not None:
+            read = flink_conf.read_flink_conf(flink_path)
+            config._add_from_file(read.values.items(), str(flink_path))
+            message = read.warning()
+            if message is not None:
+                _LOG.warning("%s", message)
+        path = Path(conf_dir or os.environ.get(CONF_DIR_ENV) or os.getcwd()) / CONF_FILE_NAME
+        if path.is_file():
+            config.add_all(cls.from_yaml_file(path))
+        return config
+
+    def _add_from_file(self, items: Iterable[tuple[str, Any]], source: str) -> Configuration:
+        for key, value in items:
+            try:
+                self._set_raw(str(key), value)
+            except (UnknownConfigKeyError, InvalidConfigValueError) as exc:
+                raise exc.in_source(source) from exc.__cause__
+        return self
 
     # -- typed access by option (what the runtime uses) -------------------------------
 

@@ -30,24 +30,28 @@ TOLERABLE_FAILURES = ConfigOption(
 UNALIGNED = ConfigOption(
     "execution.checkpointing.unaligned.enabled", OptionType.BOOLEAN, False,
     "Let barriers overtake in-flight buffers, which become part of the checkpoint.",
+    deprecated_keys=("execution.checkpointing.unaligned",),
 )
 ALIGNED_TIMEOUT = ConfigOption(
     "execution.checkpointing.aligned-checkpoint-timeout", OptionType.DURATION, 0,
     "With unaligned checkpoints on: start aligned and switch to unaligned after this long "
     "(0 = unaligned from the start).", minimum=0,
+    deprecated_keys=("execution.checkpointing.alignment-timeout",),
 )
 DIR = ConfigOption(
     "execution.checkpointing.dir", OptionType.STRING, None,
     "Where checkpoints are written: a local path or an fsspec URL. Defaults to a directory "
     "under the system temp dir in the embedded mode.",
+    deprecated_keys=("state.checkpoints.dir",),
 )
 SAVEPOINT_DIR = ConfigOption(
     "execution.checkpointing.savepoint-dir", OptionType.STRING, None,
-    "Default directory for savepoints.",
+    "Default directory for savepoints.", deprecated_keys=("state.savepoints.dir",),
 )
 NUM_RETAINED = ConfigOption(
     "execution.checkpointing.num-retained", OptionType.INT, 1,
     "Completed checkpoints kept in the completed-checkpoint store.", minimum=1,
+    deprecated_keys=("state.checkpoints.num-retained",),
 )
 EXTERNALIZED = ConfigOption(
     "execution.checkpointing.externalized-checkpoint-retention", OptionType.ENUM,

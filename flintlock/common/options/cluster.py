@@ -25,13 +25,14 @@ JM_ADDRESS = ConfigOption(
 )
 JM_PORT = ConfigOption(
     "jobmanager.rpc.port", OptionType.INT, 0,
-    "Port of the JobManager's RPC endpoint; 0 picks a free port.", minimum=0,
+    "Port of the JobManager's RPC endpoint; 0 picks a free port.", minimum=0, maximum=65535,
 )
 REST_BIND_HOST = ConfigOption(
     "rest.bind-address", OptionType.STRING, "127.0.0.1", "Address of the REST/JSON endpoint.",
 )
 REST_PORT = ConfigOption(
     "rest.port", OptionType.INT, 8081, "Port of the REST/JSON endpoint; 0 picks one.", minimum=0,
+    maximum=65535,
 )
 REGISTRATION_TIMEOUT = ConfigOption(
     "taskmanager.registration.timeout", OptionType.DURATION, 120_000,

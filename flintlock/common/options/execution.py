@@ -4,11 +4,12 @@ from flintlock.common.config import ConfigOption, OptionType
 
 PARALLELISM = ConfigOption(
     "parallelism.default", OptionType.INT, 1,
-    "Default parallelism of operators that do not set their own.", minimum=1,
+    "Default parallelism of operators that do not set their own.", minimum=1, maximum=32768,
 )
 MAX_PARALLELISM = ConfigOption(
     "pipeline.max-parallelism", OptionType.INT, 128,
     "Number of key groups: the upper bound for rescaling keyed state.", minimum=1,
+    maximum=32768,
 )
 BUFFER_TIMEOUT = ConfigOption(
     "execution.buffer-timeout", OptionType.DURATION, 100,
@@ -23,6 +24,7 @@ RUNTIME_MODE = ConfigOption(
 OPERATOR_CHAINING = ConfigOption(
     "pipeline.operator-chaining.enabled", OptionType.BOOLEAN, True,
     "Chain operators connected by forward edges into one subtask.",
+    deprecated_keys=("pipeline.operator-chaining",),
 )
 NAME = ConfigOption("pipeline.name", OptionType.STRING, None, "The job's name.")
 CLASSLOADER_RESOLVE_ORDER = ConfigOption(

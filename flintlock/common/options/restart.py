@@ -8,6 +8,7 @@ TYPE = ConfigOption(
     "checkpointing is on and none otherwise.",
     allowed=("none", "off", "disable", "fixed-delay", "fixeddelay", "failure-rate",
              "failurerate", "exponential-delay", "exponentialdelay"),
+    deprecated_keys=("restart-strategy",),
 )
 FIXED_DELAY_ATTEMPTS = ConfigOption(
     "restart-strategy.fixed-delay.attempts", OptionType.INT, 1,
@@ -47,7 +48,7 @@ EXP_RESET = ConfigOption(
 )
 EXP_JITTER = ConfigOption(
     "restart-strategy.exponential-delay.jitter-factor", OptionType.FLOAT, 0.1,
-    "Random fraction added to or taken from each pause.", minimum=0.0,
+    "Random fraction added to or taken from each pause.", minimum=0.0, maximum=1.0,
 )
 EXP_ATTEMPTS = ConfigOption(
     "restart-strategy.exponential-delay.attempts-before-reset-backoff", OptionType.INT,

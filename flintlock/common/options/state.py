@@ -14,5 +14,7 @@ LOCAL_DIR = ConfigOption(
 INLINE_THRESHOLD = ConfigOption(
     "state.storage.fs.memory-threshold", OptionType.MEMORY, 20 * 1024,
     "State blobs smaller than this are kept inline in the checkpoint metadata, not as files.",
-    minimum=0, deprecated_keys=("state.backend.fs.memory-threshold",),
+    minimum=0, maximum=1 << 20,
+    deprecated_keys=("state.backend.fs.memory-threshold",
+                     "execution.checkpointing.data-inline-threshold"),
 )

@@ -206,7 +206,7 @@ class TcpTransport(RemoteChannelFactory):
             return client
 
     def _connect(self, address: DataAddress) -> ClientHandler:
-        timeout_s = self.config.get(CONNECT_TIMEOUT) / 1000.0
+        timeout_s = float(self.config.get(CONNECT_TIMEOUT))  # Flink's unit: seconds
         try:
             sock = socket.create_connection(address, timeout=timeout_s)
         except OSError as exc:

@@ -140,3 +140,116 @@ def test_every_option_default_parses_as_its_type():
     for option in all_options().values():
         if option.default is not None:
             assert option.parse(option.default) == option.default, option.key
+
+
+def test_connect_timeout_is_read_in_seconds_as_flink_reads_it():
+    option = network.CONNECT_TIMEOUT
+    assert Configuration().get(option) == 120
+    config = Configuration().set_string(option.key, "120")
+    assert config.get(option) == 120 and config.get_integer(option.key) == 120
+    assert Configuration().set_integer(option.key, 30).get(option) == 30
+    assert Configuration().set_string(option.key, "2 min").get(option) == 120
+    assert Configuration().set_string(option.key, "5000 ms").get(option) == 5
+    for bad in ("1500 ms", "0.5", "0"):
+        with pytest.raises(errors.InvalidConfigValueError, match="connectTimeoutSec"):
+            Configuration().set_string(option.key, bad)
+
+
+def test_millisecond_options_keep_bare_numbers_in_milliseconds():
+    assert Configuration().set_string("heartbeat.timeout", "500").get_integer(
+        "heartbeat.timeout") == 500
+    assert Configuration().set_string("taskmanager.network.request-backoff.max", "2 s").get(
+        network.REQUEST_BACKOFF_MAX) == 2000
+
+
+def test_a_fractional_duration_names_key_value_and_accepted_forms():
+    with pytest.raises(errors.InvalidConfigValueError) as info:
+        Configuration().set_string("execution.checkpointing.interval", "0.4")
+    text = str(info.value)
+    assert "execution.checkpointing.interval" in text and "'0.4'" in text
+    assert "whole number" in text and "fraction" in text and "bare number is ms" in text
+    assert not isinstance(info.value, errors.ConfigValueOutOfRangeError)
+
+
+@pytest.mark.parametrize(("key", "largest", "too_large"), [
+    ("taskmanager.memory.segment-size", "4 mb", "4097 kb"),
+    ("taskmanager.memory.network.max", "4 gb", "4097 mb"),
+    ("taskmanager.network.memory.buffers-per-channel", "1048576", "1048577"),
+    ("taskmanager.network.memory.floating-buffers-per-gate", "1048576", "1048577"),
+    ("taskmanager.network.memory.max-buffers-per-channel", "1048576", "1048577"),
+    ("flintlock.network.max-frame-size", "64 mb", "65537 kb"),
+    ("flintlock.network.write-buffer.high-water-mark", "256 mb", "257 mb"),
+    ("flintlock.network.write-buffer.low-water-mark", "256 mb", "1 gb"),
+    ("state.storage.fs.memory-threshold", "1 mb", "1025 kb"),
+    ("pipeline.max-parallelism", "32768", "32769"),
+    ("parallelism.default", "32768", "32769"),
+    ("rest.port", "65535", "65536"),
+    ("jobmanager.rpc.port", "65535", "65536"),
+    ("taskmanager.data.port", "65535", "65536"),
+    ("taskmanager.network.netty.client.connectTimeoutSec", "2147483647", "2147483648"),
+    ("taskmanager.numberOfTaskSlots", "2147483647", "2147483648"),
+    ("restart-strategy.exponential-delay.jitter-factor", "1.0", "1.01"),
+])
+def test_upper_bounds_refuse_larger_values_with_a_typed_error(key, largest, too_large):
+    Configuration().set_string(key, largest)
+    with pytest.raises(errors.ConfigValueOutOfRangeError) as info:
+        Configuration().set_string(key, too_large)
+    text = str(info.value)
+    assert key in text and repr(too_large) in text and ("at most" in text or "between" in text)
+
+
+def test_a_bound_is_written_in_the_options_unit():
+    with pytest.raises(errors.ConfigValueOutOfRangeError) as info:
+        Configuration().set_string("taskmanager.memory.segment-size", "1 gb")
+    assert "between 4 kb and 4 mb" in str(info.value)
+    with pytest.raises(errors.ConfigValueOutOfRangeError) as info:
+        Configuration().set_string("heartbeat.interval", "0")
+    assert "at least 1 ms" in str(info.value)
+
+
+def test_every_option_default_lies_within_its_bounds():
+    for option in all_options().values():
+        if isinstance(option.default, (int, float)) and not isinstance(option.default, bool):
+            high = option.upper_bound()
+            assert option.minimum is None or option.default >= option.minimum, option.key
+            assert high is None or option.default <= high, option.key
+
+
+def test_flinks_older_key_names_are_read(tmp_path):
+    config = Configuration({"state.checkpoints.dir": "/c", "state.savepoints.dir": "/s",
+                            "state.checkpoints.num-retained": "3",
+                            "execution.checkpointing.unaligned": "true",
+                            "execution.checkpointing.alignment-timeout": "5 s",
+                            "restart-strategy": "fixed-delay",
+                            "pipeline.operator-chaining": "false",
+                            "execution.checkpointing.data-inline-threshold": "1 kb"})
+    assert config.get(checkpointing.DIR) == "/c"
+    assert config.get(checkpointing.SAVEPOINT_DIR) == "/s"
+    assert config.get(checkpointing.NUM_RETAINED) == 3
+    assert config.get(checkpointing.UNALIGNED) is True
+    assert config.get(checkpointing.ALIGNED_TIMEOUT) == 5000
+    assert config.get(execution.OPERATOR_CHAINING) is False
+    assert config.get_string("restart-strategy.type") == "fixed-delay"
+    assert config.get_integer("state.storage.fs.memory-threshold") == 1024
+
+
+def test_an_error_from_a_file_names_the_file(tmp_path):
+    path = tmp_path / "flintlock-conf.yaml"
+    path.write_text("execution.checkpointing.interval: 1.5 s\n")
+    with pytest.raises(errors.InvalidConfigValueError) as info:
+        Configuration.from_yaml_file(path)
+    assert str(path) in str(info.value) and "write '1500 ms'" in str(info.value)
+    assert isinstance(info.value.__cause__, ValueError)
+    path.write_text("taskmanager.memory.segment-size: 1 gb\n")
+    with pytest.raises(errors.ConfigValueOutOfRangeError, match=r"flintlock-conf\.yaml"):
+        Configuration.from_yaml_file(path)
+
+
+def test_errors_with_a_source_survive_pickling():
+    unknown = errors.UnknownConfigKeyError("a.b", ("a.c",)).in_source("/etc/f.yaml")
+    back = pickle.loads(pickle.dumps(unknown))
+    assert str(back) == str(unknown) and back.source == "/etc/f.yaml"
+    bound = errors.ConfigValueOutOfRangeError("k", "9", "an int at most 8").in_source("/x")
+    back_bound = pickle.loads(pickle.dumps(bound))
+    assert type(back_bound) is errors.ConfigValueOutOfRangeError
+    assert str(back_bound) == str(bound) and "/x" in str(bound)

@@ -259,7 +259,7 @@ def test_local_channel_takes_its_backoff_from_the_configuration():
     from flintlock.runtime.network.gate import LocalInputChannel, SingleInputGate
 
     config = Configuration({"taskmanager.network.request-backoff.initial": "50 ms",
-                            "taskmanager.network.request-backoff.max": "0.2 s"})
+                            "taskmanager.network.request-backoff.max": "200 ms"})
     gate = SingleInputGate()
     channel = LocalInputChannel.from_config(
         gate, ChannelIndex(0), pid(), 0, ResultPartitionManager(), config)
