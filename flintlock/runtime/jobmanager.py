@@ -63,13 +63,13 @@ from flintlock.runtime.enumerators import (
     enumerated_sources,
     is_coordinator_task,
 )
+from flintlock.runtime.messages import TaskManagerPayload
 from flintlock.runtime.network.buffer import BufferPoolDestroyedError
 from flintlock.runtime.network.gate import ProducerFailedError
 from flintlock.runtime.restart import create_restart_strategy
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
 from flintlock.runtime.state.assignment import assign_states
 from flintlock.runtime.state.snapshots import OperatorId, OperatorSubtaskState, TaskStateSnapshot
-from flintlock.runtime.taskmanager import TaskManagerPayload
 from flintlock.usercode.python_env import collect_dependencies
 from flintlock.usercode.shipping import shipped_by_value
 

@@ -4,6 +4,10 @@ Frozen dataclasses, pickled by the RPC layer only after the connection proved th
 Every message a TaskManager sends names the job attempt it belongs to, so the JobManager can
 drop what a TaskManager of an earlier, failed attempt still had in flight.
 
+``TaskManagerPayload`` is what a TaskManager process is started with (through the launcher,
+not over RPC); it lives here, not in ``taskmanager``, so that the JobManager's process does not
+import the TaskManager's modules to start one (start-up time).
+
 TaskManager → JobManager: ``RegisterTaskManager`` (call; the reply is ``Registered``),
 ``TaskStateUpdate``, ``AcknowledgeCheckpoint``, ``DeclineCheckpoint``, ``Heartbeat``,
 ``CollectBatch``. (Printed output travels with the Spark bootstrap's own messages.)
@@ -24,6 +28,19 @@ from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.rpc import RemoteFailure
 
 DataAddress = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class TaskManagerPayload:
+    """What a TaskManager process is started with (pickled into the Spark task)."""
+
+    job_id: str
+    attempt: int
+    tm_index: int
+    jm_host: str
+    jm_port: int
+    secret: bytes
+    configuration: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

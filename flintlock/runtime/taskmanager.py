@@ -25,7 +25,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 import cloudpickle
@@ -47,6 +46,7 @@ from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.storage import read_state as read_checkpoint_state
+from flintlock.runtime.messages import TaskManagerPayload
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.transport import (
@@ -73,19 +73,6 @@ SAVEPOINT_LOCATION_WAIT_S = 60.0
 
 class TaskManagerError(FlintlockError):
     """The TaskManager could not register, deploy or keep in touch with the JobManager."""
-
-
-@dataclass(frozen=True)
-class TaskManagerPayload:
-    """What a TaskManager process is started with (pickled into the Spark task)."""
-
-    job_id: str
-    attempt: int
-    tm_index: int
-    jm_host: str
-    jm_port: int
-    secret: bytes
-    configuration: Mapping[str, Any] = field(default_factory=dict)
 
 
 class TaskManager:

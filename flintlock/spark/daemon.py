@@ -5,7 +5,8 @@ worker from it. PySpark's own daemon imports almost nothing before forking; each
 imports ``pyspark.worker`` and, for a barrier task of flintlock, the TaskManager's modules
 (about 0.2 s each, two workers at once on a 2-core machine, beside the driver JVM). This
 daemon imports ``flintlock.spark.bootstrap`` (which imports the TaskManager) once, before
-forking, so workers start with it in memory.
+forking, so workers start with it in memory. (The bootstrap imports the TaskManager only when
+a TaskManager runs, so that the driver does not.)
 
 Importing these modules starts no thread (a thread would not survive the fork). Used only by
 the session flintlock builds itself; run as ``python -m flintlock.spark.daemon``.
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 from pyspark import daemon
 
-import flintlock.spark.bootstrap  # noqa: F401  (imported for the forked workers)
+# For the workers this daemon forks (see the module doc):
+import flintlock.runtime.taskmanager
+import flintlock.spark.bootstrap  # noqa: F401
 
 if __name__ == "__main__":
     daemon.manager()

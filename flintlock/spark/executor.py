@@ -14,8 +14,8 @@ from __future__ import annotations
 from flintlock.common.config import Configuration
 from flintlock.runtime.executor import PipelineExecutor
 from flintlock.runtime.jobmanager import AttemptHandle
+from flintlock.runtime.messages import TaskManagerPayload
 from flintlock.runtime.rpc import MessageDispatcher
-from flintlock.runtime.taskmanager import TaskManagerPayload
 from flintlock.spark.bootstrap import SparkTaskManagerMain
 from flintlock.spark.launcher import (
     AttemptReports,

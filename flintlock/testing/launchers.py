@@ -11,7 +11,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from flintlock.runtime.taskmanager import TaskManager, TaskManagerPayload
+from flintlock.runtime.messages import TaskManagerPayload
+from flintlock.runtime.taskmanager import TaskManager
 
 
 class ThreadAttempt:
