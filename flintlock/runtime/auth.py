@@ -27,7 +27,10 @@ Invariants:
 
 The core (``ServerHandshake``, ``ClientHandshake``) does no I/O: a selector-driven transport
 feeds it the bytes it reads (each message has a fixed size: ``bytes_expected``) and sends what
-it returns. ``authenticate_server`` / ``authenticate_client`` run it on a blocking socket.
+it returns. ``AcceptingHandshake`` is that driver for the accepting side of a non-blocking
+socket (the data server's and the RPC endpoint's selector loops use it, so a client that
+says nothing pins no thread; the loop enforces an absolute deadline with ``expire``).
+``authenticate_server`` / ``authenticate_client`` run the core on a blocking socket.
 
 Thread ownership: a handshake object belongs to the one thread driving its connection.
 """
@@ -40,6 +43,7 @@ import hmac
 import os
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 
 from flintlock.common.errors import FlintlockError
@@ -241,6 +245,81 @@ class ClientHandshake(_Handshake):
         self.state = HandshakeState.AUTHENTICATED
 
 
+# -- non-blocking accepting side -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HandshakeEnded:
+    """The accepting handshake is over: ``error`` None means the client proved the secret."""
+
+    error: AuthenticationError | None
+
+
+class AcceptingHandshake:
+    """The accepting side on a connected non-blocking socket, driven by a selector loop:
+    ``start()`` sends the challenge; ``on_readable()`` takes what has arrived and, once the
+    response is complete, sends the CONFIRM. Each returns ``HandshakeEnded`` when the
+    handshake is over (then the socket is the caller's again), None while it goes on. The
+    caller owns the deadline: past it, ``expire()`` ends the handshake as timed out."""
+
+    def __init__(self, sock: socket.socket, secret: bytes, context: str) -> None:
+        self._sock = sock
+        self._handshake = ServerHandshake(secret, context)
+        self._received = bytearray()
+        self.ended: HandshakeEnded | None = None
+
+    def start(self) -> HandshakeEnded | None:
+        try:  # 36 bytes into an empty send buffer: never partial
+            self._sock.send(self._handshake.challenge())
+        except OSError as exc:
+            return self._end(_peer_closed("sending the challenge", exc))
+        return None
+
+    def on_readable(self) -> HandshakeEnded | None:
+        if self.ended is not None:
+            return self.ended
+        try:
+            chunk = self._sock.recv(self._handshake.bytes_expected - len(self._received))
+        except (BlockingIOError, InterruptedError):
+            return None
+        except OSError as exc:
+            return self._end(_peer_closed("reading the response", exc))
+        if not chunk:
+            return self._end(AuthenticationError(
+                AuthFailure.PEER_CLOSED,
+                f"after {len(self._received)} of {RESPONSE_SIZE} bytes of the response"))
+        self._received += chunk
+        if len(self._received) < self._handshake.bytes_expected:
+            return None
+        return self._respond()
+
+    def _respond(self) -> HandshakeEnded:
+        confirm, error = self._handshake.receive_response(bytes(self._received))
+        try:
+            self._sock.send(confirm)
+        except OSError as exc:
+            return self._end(error or _peer_closed("sending the confirm", exc))
+        return self._end(error)
+
+    def expire(self) -> HandshakeEnded:
+        """The deadline passed before the client proved the secret."""
+        if self.ended is not None:
+            return self.ended
+        return self._end(AuthenticationError(
+            AuthFailure.TIMEOUT, f"no complete response by the deadline "
+                                 f"({len(self._received)} of {RESPONSE_SIZE} bytes)"))
+
+    def _end(self, error: AuthenticationError | None) -> HandshakeEnded:
+        self.ended = HandshakeEnded(error)
+        return self.ended
+
+
+def _peer_closed(what: str, cause: OSError) -> AuthenticationError:
+    error = AuthenticationError(AuthFailure.PEER_CLOSED, f"{what}: {cause}")
+    error.__cause__ = cause
+    return error
+
+
 # -- blocking socket helpers --------------------------------------------------------------
 
 
@@ -296,8 +375,9 @@ def authenticate_server(
 ) -> None:
     """Run the accepting side on a connected blocking socket; raise ``AuthenticationError``.
 
-    ``timeout_s`` bounds each read and write of the handshake (a silent client cannot hold the
-    accepting thread longer than about twice that)."""
+    ``timeout_s`` bounds each read and write of the handshake, not the whole: a client that
+    trickles its response holds the calling thread longer. Endpoints that accept anyone's
+    connections use ``AcceptingHandshake`` with an absolute deadline instead."""
     handshake = ServerHandshake(secret, context)
     with _Deadline(sock, timeout_s):
         _send(sock, handshake.challenge(), "challenge")

@@ -156,7 +156,9 @@ class TaskManager:
         if self._given is not None:
             self._connection = self._given[0]
         else:
-            self._connection = RpcClient.connect(p.jm_host, p.jm_port, p.secret, dispatcher)
+            self._connection = RpcClient.connect(
+                p.jm_host, p.jm_port, p.secret, dispatcher,
+                idle_timeout_s=self.config.get(cluster_options.HEARTBEAT_TIMEOUT) / 1000.0)
         assert self._transport is not None
         host, port = self._transport.address
         reply = self._connection.call(

@@ -6,10 +6,16 @@ length-prefixed frames (``frames``) of pickled messages, on symmetric connection
 ``RpcServer`` is the JM's endpoint, ``RpcClient.connect`` the TM's way in, and
 ``MessageDispatcher`` routes messages to functions by type.
 
-May import ``flintlock.common`` and ``flintlock.runtime.auth``; nothing else of the runtime.
+May import ``flintlock.common`` and, of the runtime, ``auth``, ``admission`` and ``liveness``
+(each I/O-free or socket-level); nothing else of the runtime.
 """
 
-from flintlock.runtime.rpc.connection import RemoteFailure, RpcConnection, RpcHandler
+from flintlock.runtime.rpc.connection import (
+    RemoteFailure,
+    RpcConnection,
+    RpcConnectionStatistics,
+    RpcHandler,
+)
 from flintlock.runtime.rpc.dispatch import MessageDispatcher
 from flintlock.runtime.rpc.errors import (
     ConnectionLostError,
@@ -38,6 +44,7 @@ __all__ = [
     "RpcClient",
     "RpcClosedError",
     "RpcConnection",
+    "RpcConnectionStatistics",
     "RpcError",
     "RpcHandler",
     "RpcServer",

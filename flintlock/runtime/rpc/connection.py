@@ -10,10 +10,17 @@ Threads (both daemon, named after the peer):
   calls when REPLY/FAILURE frames arrive and queues CALL/TELL messages for the dispatcher; on
   end of stream, error or a malformed frame it fails every pending call, queues the
   disconnect notification and closes the socket. It is the only thread that closes the socket.
+  With an idle timeout it also runs the connection's ``Liveness`` between reads: it answers
+  a PING with a PONG, pings a quiet peer, and ends the connection as lost
+  (``ConnectionLostError`` naming ``heartbeat.timeout``) when the peer stays silent. Its
+  keepalives never block it: one is skipped when another thread is sending (those bytes are
+  on their way) or the socket cannot take it now.
 - the *dispatcher* runs the handler, one message at a time in arrival order, so a handler may
   itself ``call`` the peer (its reply is read by the reader) without deadlock.
 
-Any thread may ``call``/``tell``: sends are serialised by ``_send_lock``. ``_pending`` (call id
+Any thread may ``call``/``tell``: sends are serialised by ``_send_lock``, and written in
+chunks so that the reader sees a large frame's progress (``_bytes_sent``, written under the
+send lock, read by the reader). ``_pending`` (call id
 → waiter) is guarded by ``_lock``. ``close()`` shuts the socket down, which wakes the reader,
 then joins both threads (except the calling one, when a handler closes its own connection).
 
@@ -27,12 +34,15 @@ import itertools
 import logging
 import pickle
 import queue
+import selectors
 import socket
 import threading
+import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
+from flintlock.runtime.liveness import PROGRESS_BYTES, Liveness, PeerSilent, SendPing
 from flintlock.runtime.rpc.errors import (
     ConnectionLostError,
     MalformedFrameError,
@@ -47,11 +57,13 @@ from flintlock.runtime.rpc.frames import (
     FrameDecoder,
     FrameKind,
     decode_payload,
+    encode_frame,
     encode_message,
 )
 
 LOG = logging.getLogger(__name__)
 _RECV_SIZE = 64 * 1024
+_DONTWAIT: Final = getattr(socket, "MSG_DONTWAIT", 0)
 
 
 class RpcHandler(Protocol):
@@ -97,6 +109,14 @@ class RemoteFailure:
         return RemoteCallError(self.type_name, self.message, self.traceback)
 
 
+@dataclass(frozen=True, slots=True)
+class RpcConnectionStatistics:
+    bytes_sent: int
+    bytes_received: int
+    keepalives_sent: int
+    keepalives_received: int
+
+
 @dataclass(slots=True)
 class _PendingCall:
     message_type: str
@@ -114,11 +134,17 @@ class RpcConnection:
         handler: RpcHandler,
         peer_name: str,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        idle_timeout_s: float | None = None,
     ) -> None:
         self.peer_name = peer_name
         self._sock = sock
         self._handler = handler
         self._max_frame_size = max_frame_size
+        self._idle_timeout_s = idle_timeout_s
+        self._bytes_sent = 0  # written under _send_lock
+        self._bytes_received = 0  # reader thread
+        self._keepalives_sent = 0  # reader thread
+        self._keepalives_received = 0  # reader thread
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
         self._pending: dict[int, _PendingCall] = {}  # guarded by _lock
@@ -171,11 +197,22 @@ class RpcConnection:
             self._raise_if_unusable()
         try:
             with self._send_lock:
-                self._sock.sendall(data)
+                self._send_locked(data)
         except OSError as exc:
             with self._lock:
                 self._raise_if_unusable()
             raise ConnectionLostError(self.peer_name, f"send failed: {exc}") from exc
+
+    def _send_locked(self, data: bytes) -> None:
+        view = memoryview(data)
+        for start in range(0, len(view), PROGRESS_BYTES):
+            chunk = view[start:start + PROGRESS_BYTES]
+            self._sock.sendall(chunk)
+            self._bytes_sent += len(chunk)
+
+    def statistics(self) -> RpcConnectionStatistics:
+        return RpcConnectionStatistics(self._bytes_sent, self._bytes_received,
+                                       self._keepalives_sent, self._keepalives_received)
 
     def _raise_if_unusable(self) -> None:
         if self._closing:
@@ -217,16 +254,29 @@ class RpcConnection:
         decoder = FrameDecoder(self._max_frame_size)
         cause: BaseException | None = None
         try:
-            while True:
-                data = self._sock.recv(_RECV_SIZE)
-                if not data:
-                    detail = "peer closed the connection"
-                    if decoder.pending_bytes:
-                        detail += f" mid-frame ({decoder.pending_bytes} bytes pending)"
-                    cause = ConnectionLostError(self.peer_name, detail)
-                    break
-                for frame in decoder.feed(data):
-                    self._on_frame(frame)
+            with selectors.DefaultSelector() as selector:
+                selector.register(self._sock, selectors.EVENT_READ)
+                liveness = None
+                if self._idle_timeout_s is not None:
+                    liveness = Liveness(self._idle_timeout_s, time.monotonic())
+                while True:
+                    if liveness is not None:
+                        silent = self._await_bytes(selector, liveness)
+                        if silent is not None:
+                            cause = ConnectionLostError(self.peer_name, _silence(silent))
+                            break
+                    data = self._sock.recv(_RECV_SIZE)
+                    if not data:
+                        detail = "peer closed the connection"
+                        if decoder.pending_bytes:
+                            detail += f" mid-frame ({decoder.pending_bytes} bytes pending)"
+                        cause = ConnectionLostError(self.peer_name, detail)
+                        break
+                    self._bytes_received += len(data)
+                    if liveness is not None:
+                        liveness.received(time.monotonic())
+                    for frame in decoder.feed(data):
+                        self._on_frame(frame)
         except MalformedFrameError as exc:
             LOG.warning("closing RPC connection to %s: %s", self.peer_name, exc)
             cause = exc
@@ -235,7 +285,51 @@ class RpcConnection:
         finally:
             self._finish_reading(cause)
 
+    def _await_bytes(self, selector: selectors.BaseSelector, liveness: Liveness
+                     ) -> PeerSilent | None:
+        """Waits until the socket is readable (None), pinging a quiet peer on the way, or
+        until the peer has been silent for the idle timeout (its ``PeerSilent``)."""
+        while True:
+            now = time.monotonic()
+            if selector.select(max(0.0, liveness.next_check() - now)):
+                return None
+            now = time.monotonic()
+            liveness.sent(now, self._bytes_sent)
+            action = liveness.poll(now)
+            if isinstance(action, PeerSilent):
+                return action
+            if isinstance(action, SendPing):
+                self._send_keepalive(FrameKind.PING)
+
+    def _send_keepalive(self, kind: FrameKind) -> None:
+        """From the reader, never blocking: skipped while another thread sends (its bytes
+        are on their way) or when the socket cannot take a frame now."""
+        if not self._send_lock.acquire(blocking=False):
+            return
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(self._sock, selectors.EVENT_WRITE)
+                if not selector.select(0):
+                    return
+            frame = encode_frame(kind, 0, b"", self._max_frame_size)
+            sent = self._sock.send(frame, _DONTWAIT)
+            if sent < len(frame):  # a writable socket takes 15 bytes; this is a safeguard
+                self._sock.sendall(frame[sent:])
+            self._bytes_sent += len(frame)
+            self._keepalives_sent += 1
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            LOG.debug("keepalive to %s not sent: %s", self.peer_name, exc)
+        finally:
+            self._send_lock.release()
+
     def _on_frame(self, frame: Frame) -> None:
+        if frame.kind in (FrameKind.PING, FrameKind.PONG):
+            self._keepalives_received += 1
+            if frame.kind is FrameKind.PING:
+                self._send_keepalive(FrameKind.PONG)
+            return
         message = decode_payload(frame)
         if frame.kind in (FrameKind.CALL, FrameKind.TELL):
             self._inbox.put((frame, message))
@@ -320,3 +414,8 @@ class RpcConnection:
 
     def __repr__(self) -> str:
         return f"RpcConnection({self.peer_name}, open={self.is_open})"
+
+
+def _silence(silent: PeerSilent) -> str:
+    return (f"nothing heard for {silent.silent_s:.1f} s, not even an answer to a keepalive "
+            f"(heartbeat.timeout is {silent.timeout_s:g} s)")

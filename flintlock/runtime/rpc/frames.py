@@ -5,12 +5,14 @@ Frame layout (big-endian)::
     magic "FR" (2) | kind (1) | correlation id (8) | payload length (4) | payload
 
 ``kind`` says what the payload is: a CALL expecting a REPLY or FAILURE with the same
-correlation id, or a one-way TELL. Payloads are messages pickled with cloudpickle (so a
-message may carry a function or a class shipped by value, as user code is), but this module
-never unpickles: the decoder only splits bytes into frames, rejects a bad magic, an unknown
-kind or a length above the limit (before allocating anything), and reports bytes left pending
-when the stream ends. ``decode_payload`` unpickles, and is only ever called on an authenticated
-connection.
+correlation id, or a one-way TELL. PING and PONG carry no payload: a connection that has heard
+nothing for a while asks with a PING, and the peer answers at once with a PONG
+(``flintlock.runtime.liveness``); they never reach a handler. Other payloads are messages
+pickled with cloudpickle (so a message may carry a function or a class shipped by value, as
+user code is), but this module never unpickles: the decoder only splits bytes into frames,
+rejects a bad magic, an unknown kind or a length above the limit (before allocating
+anything), and reports bytes left pending when the stream ends. ``decode_payload``
+unpickles, and is only ever called on an authenticated connection.
 
 Thread ownership: a ``FrameDecoder`` belongs to the single reader thread of its connection.
 """
@@ -37,6 +39,8 @@ class FrameKind(enum.IntEnum):
     REPLY = 2
     FAILURE = 3
     TELL = 4
+    PING = 5
+    PONG = 6
 
 
 @dataclass(frozen=True, slots=True)

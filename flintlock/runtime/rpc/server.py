@@ -1,20 +1,27 @@
 """The JobManager's RPC endpoint and the TaskManager's way in (``RpcClient.connect``).
 
 ``RpcServer`` listens on ``jobmanager.bind-host``:``jobmanager.rpc.port`` (127.0.0.1 and a free
-port by default). Its *acceptor* thread waits on the listening socket and a wake-up socket
-pair; each accepted socket gets a short-lived *handshake* thread that authenticates it with
-the job secret (context ``CONTROL_PLANE``) and, only on success, wraps it in an
-``RpcConnection`` dispatching to the server's handler. A wrong secret or garbage is logged and
-the socket closed: nothing is unpickled, the handler never hears of it, other connections are
-unaffected.
+port by default). Its *acceptor* thread runs one selector loop over the listening socket, a
+wake-up socket pair and every connection still authenticating: each accepted socket is made
+non-blocking and authenticated with the job secret (context ``CONTROL_PLANE``) by an
+``AcceptingHandshake`` under an absolute deadline (``handshake_timeout_s`` from accept, however
+slowly the client trickles); only on success is it wrapped in an ``RpcConnection``
+dispatching to the server's handler. A wrong secret, garbage or the deadline is logged and the
+socket closed: nothing is unpickled, the handler never hears of it, no thread waits on it.
+
+Bounds against any client (issue 14): at most ``max_pending_handshakes`` connections
+authenticate at once (``admission.Admission``); more are closed at once, unread, with one log
+line per burst. An authenticated connection silent for ``heartbeat.timeout`` (keepalives
+included, ``runtime.liveness``) is closed as lost.
 
 ``RpcClient.connect`` dials, authenticates (raising ``AuthenticationError`` on a wrong secret)
 and returns a started ``RpcConnection`` whose handler receives what the server pushes.
 
-Thread ownership: ``_connections`` and ``_handshakes`` are guarded by ``_lock`` (acceptor,
-handshake threads and ``close()`` touch them). ``close()`` stops the acceptor, wakes
-handshakes still waiting for their client, closes every connection and joins every thread
-this server started: nothing is left running.
+Thread ownership: the acceptor thread owns the listening socket and the handshakes (and their
+``Admission``); ``_connections`` and ``_closed`` are guarded by ``_lock`` (the acceptor and
+``close()`` touch them). ``close()`` stops the acceptor (which closes the sockets still
+authenticating), closes every connection and joins every thread this server started: nothing
+is left running.
 """
 
 from __future__ import annotations
@@ -23,17 +30,26 @@ import logging
 import selectors
 import socket
 import threading
+import time
 from typing import Final
 
 from flintlock.common.config import Configuration
-from flintlock.common.options.cluster import JM_BIND_HOST, JM_PORT
-from flintlock.runtime.auth import CONTROL_PLANE, authenticate_client, authenticate_server
+from flintlock.common.options.cluster import HEARTBEAT_TIMEOUT, JM_BIND_HOST, JM_PORT
+from flintlock.runtime.admission import Admission, BurstEnded, Refused
+from flintlock.runtime.auth import (
+    CONTROL_PLANE,
+    AcceptingHandshake,
+    HandshakeEnded,
+    authenticate_client,
+)
 from flintlock.runtime.rpc.connection import RpcConnection, RpcHandler
 from flintlock.runtime.rpc.errors import UnknownMessageError
 from flintlock.runtime.rpc.frames import DEFAULT_MAX_FRAME_SIZE
 
 LOG = logging.getLogger(__name__)
 DEFAULT_HANDSHAKE_TIMEOUT_S: Final = 10.0
+DEFAULT_IDLE_TIMEOUT_S: Final = HEARTBEAT_TIMEOUT.default / 1000.0
+MAX_PENDING_HANDSHAKES: Final = 128
 
 
 class _NoHandler:
@@ -44,6 +60,18 @@ class _NoHandler:
 
     def on_disconnected(self, connection: RpcConnection, cause: BaseException | None) -> None:
         return None
+
+
+class _Pending:
+    """A socket still authenticating, with its absolute deadline (acceptor thread)."""
+
+    __slots__ = ("deadline", "handshake", "peer", "sock")
+
+    def __init__(self, sock: socket.socket, peer: str, secret: bytes, deadline: float) -> None:
+        self.sock = sock
+        self.peer = peer
+        self.deadline = deadline
+        self.handshake = AcceptingHandshake(sock, secret, CONTROL_PLANE)
 
 
 class RpcServer:
@@ -57,17 +85,21 @@ class RpcServer:
         port: int = 0,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         handshake_timeout_s: float = DEFAULT_HANDSHAKE_TIMEOUT_S,
+        idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
+        max_pending_handshakes: int = MAX_PENDING_HANDSHAKES,
     ) -> None:
         self._handler = handler
         self._secret = secret
         self._max_frame_size = max_frame_size
         self._handshake_timeout_s = handshake_timeout_s
+        self._idle_timeout_s = idle_timeout_s
+        self._admission = Admission(max_pending_handshakes)  # acceptor thread
+        self._pending: dict[socket.socket, _Pending] = {}  # acceptor thread
         self._lock = threading.Lock()
         self._connections: list[RpcConnection] = []  # guarded by _lock
-        # handshakes in progress and their sockets; guarded by _lock
-        self._handshakes: dict[threading.Thread, socket.socket] = {}
         self._closed = False  # guarded by _lock
         self._listener = socket.create_server((host, port), backlog=128)
+        self._listener.setblocking(False)
         self._wake_r, self._wake_w = socket.socketpair()
         self.address: tuple[str, int] = self._listener.getsockname()[:2]
         self._acceptor = threading.Thread(
@@ -80,64 +112,103 @@ class RpcServer:
     def from_config(
         cls, config: Configuration, handler: RpcHandler, secret: bytes
     ) -> RpcServer:
-        return cls(handler, secret, config.get(JM_BIND_HOST), config.get(JM_PORT))
+        return cls(handler, secret, config.get(JM_BIND_HOST), config.get(JM_PORT),
+                   idle_timeout_s=config.get(HEARTBEAT_TIMEOUT) / 1000.0)
 
     def connections(self) -> list[RpcConnection]:
         """The authenticated connections still open (for pushing messages to TaskManagers)."""
         with self._lock:
             return [conn for conn in self._connections if conn.is_open]
 
-    # -- acceptor and handshake threads ----------------------------------------------
+    # -- the acceptor thread ----------------------------------------------------------
 
     def _accept_loop(self) -> None:
         with selectors.DefaultSelector() as selector:
             selector.register(self._listener, selectors.EVENT_READ)
             selector.register(self._wake_r, selectors.EVENT_READ)
-            while True:
-                ready = {key.fileobj for key, _ in selector.select()}
-                if self._wake_r in ready:
-                    return
-                try:
-                    sock, address = self._listener.accept()
-                except OSError as exc:
-                    LOG.warning("RPC accept failed: %s", exc)
-                    continue
-                self._start_handshake(sock, f"{address[0]}:{address[1]}")
+            try:
+                while self._run_once(selector):
+                    pass
+            finally:
+                for pending in list(self._pending.values()):
+                    self._end_handshake(selector, pending, None)
 
-    def _start_handshake(self, sock: socket.socket, peer: str) -> None:
-        thread = threading.Thread(
-            target=self._handshake, args=(sock, peer), name=f"flintlock-rpc-handshake-{peer}",
-            daemon=True,
-        )
-        with self._lock:
-            if self._closed:
-                sock.close()
+    def _run_once(self, selector: selectors.BaseSelector) -> bool:
+        """One round: accept, advance handshakes, expire the late ones; False to stop."""
+        timeout = None
+        if self._pending:
+            earliest = min(pending.deadline for pending in self._pending.values())
+            timeout = max(0.0, earliest - time.monotonic())
+        for key, _ in selector.select(timeout):
+            if key.fileobj is self._wake_r:
+                return False
+            if key.fileobj is self._listener:
+                self._accept(selector)
+            else:
+                pending = self._pending[key.fileobj]  # type: ignore[index]
+                ended = pending.handshake.on_readable()
+                if ended is not None:
+                    self._end_handshake(selector, pending, ended)
+        now = time.monotonic()
+        for pending in [p for p in self._pending.values() if p.deadline <= now]:
+            self._end_handshake(selector, pending, pending.handshake.expire())
+        return True
+
+    def _accept(self, selector: selectors.BaseSelector) -> None:
+        while True:
+            try:
+                sock, address = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
                 return
-            self._handshakes[thread] = sock
-        thread.start()
+            except OSError as exc:
+                LOG.warning("RPC accept failed: %s", exc)
+                return
+            decision = self._admission.admit()
+            if isinstance(decision, Refused):
+                sock.close()
+                if decision.first_of_burst:
+                    LOG.warning("RPC endpoint %s: %d unauthenticated connections are pending "
+                                "(the limit); closing new ones unread until they clear",
+                                self.address[1], decision.limit)
+                continue
+            peer = f"{address[0]}:{address[1]}"
+            sock.setblocking(False)
+            pending = _Pending(sock, peer, self._secret,
+                               time.monotonic() + self._handshake_timeout_s)
+            self._pending[sock] = pending
+            selector.register(sock, selectors.EVENT_READ)
+            ended = pending.handshake.start()
+            if ended is not None:
+                self._end_handshake(selector, pending, ended)
 
-    def _handshake(self, sock: socket.socket, peer: str) -> None:
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            authenticate_server(sock, self._secret, CONTROL_PLANE, self._handshake_timeout_s)
-        except Exception as exc:
-            LOG.warning("refused RPC connection from %s: %s", peer, exc)
-            sock.close()
-            self._handshake_done(None)
+    def _end_handshake(self, selector: selectors.BaseSelector, pending: _Pending,
+                       ended: HandshakeEnded | None) -> None:
+        """``ended`` None: the server is closing."""
+        del self._pending[pending.sock]
+        selector.unregister(pending.sock)
+        burst = self._admission.release()
+        if isinstance(burst, BurstEnded):
+            LOG.info("RPC endpoint %s: the flood ended; %d unauthenticated connections "
+                     "were closed unread", self.address[1], burst.refused)
+        if ended is None or ended.error is not None:
+            if ended is not None:
+                LOG.warning("refused RPC connection from %s: %s", pending.peer, ended.error)
+            pending.sock.close()
             return
-        connection = RpcConnection(sock, self._handler, peer, self._max_frame_size)
-        self._handshake_done(connection)
+        self._connected(pending.sock, pending.peer)
 
-    def _handshake_done(self, connection: RpcConnection | None) -> None:
+    def _connected(self, sock: socket.socket, peer: str) -> None:
+        sock.setblocking(True)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection = RpcConnection(sock, self._handler, peer, self._max_frame_size,
+                                   self._idle_timeout_s)
         with self._lock:
-            self._handshakes.pop(threading.current_thread(), None)
-            if connection is not None and not self._closed:
+            if not self._closed:
                 self._connections = [c for c in self._connections if not c.finished]
                 self._connections.append(connection)
                 connection.start()
                 return
-        if connection is not None:
-            connection.close()
+        sock.close()
 
     # -- shutdown ---------------------------------------------------------------------
 
@@ -147,14 +218,10 @@ class RpcServer:
             if self._closed:
                 return
             self._closed = True
-            handshakes = dict(self._handshakes)
         self._wake_w.send(b"x")
         self._acceptor.join()
         for sock in (self._listener, self._wake_r, self._wake_w):
             sock.close()
-        for thread, sock in handshakes.items():
-            _shutdown(sock)
-            thread.join()
         with self._lock:
             connections, self._connections = self._connections, []
         for connection in connections:
@@ -165,14 +232,6 @@ class RpcServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def _shutdown(sock: socket.socket) -> None:
-    """Wake a thread blocked reading ``sock`` (a handshake still waiting for its client)."""
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 class RpcClient:
@@ -186,8 +245,11 @@ class RpcClient:
         handler: RpcHandler | None = None,
         timeout_s: float = DEFAULT_HANDSHAKE_TIMEOUT_S,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
     ) -> RpcConnection:
-        """Dial, prove the secret (``AuthenticationError`` if refused) and start the connection."""
+        """Dial, prove the secret (``AuthenticationError`` if refused) and start the
+        connection; it is closed as lost if the server stays silent for ``idle_timeout_s``
+        (pass ``heartbeat.timeout``; keepalives keep a healthy idle connection open)."""
         sock = socket.create_connection((host, port), timeout=timeout_s)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -195,5 +257,6 @@ class RpcClient:
         except BaseException:
             sock.close()
             raise
-        connection = RpcConnection(sock, handler or _NoHandler(), f"{host}:{port}", max_frame_size)
+        connection = RpcConnection(sock, handler or _NoHandler(), f"{host}:{port}",
+                                   max_frame_size, idle_timeout_s)
         return connection.start()
