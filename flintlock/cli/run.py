@@ -6,7 +6,8 @@ would run it. The settings reach every ``StreamExecutionEnvironment`` the script
 without any change to the API: ``get_execution_environment()`` starts from
 ``Configuration.load()``, which reads ``$FLINTLOCK_CONF_DIR/flintlock-conf.yaml``. So this
 command writes a temporary conf directory whose ``flintlock-conf.yaml`` is the user's own
-file (``$FLINTLOCK_CONF_DIR``, else the working directory) overlaid with the command's
+file (``$FLINTLOCK_CONF_DIR``, else the working directory, over Flink's from
+``$FLINK_CONF_DIR``, which the script then does not read again) overlaid with the command's
 settings — ``--conf`` first, then ``--parallelism`` (``parallelism.default``), ``--master``
 (``flintlock.spark.master``) and ``--from-savepoint`` (``execution.state-recovery.path``) —
 and points ``FLINTLOCK_CONF_DIR`` at it while the script runs. Settings the script makes in
@@ -41,6 +42,7 @@ from flintlock.cli.errors import CliError
 from flintlock.cli.jobs import absolute
 from flintlock.common.config import CONF_DIR_ENV, CONF_FILE_NAME, Configuration
 from flintlock.common.errors import ConfigurationError
+from flintlock.common.flink_conf import FLINK_CONF_DIR_ENV
 from flintlock.common.options import cluster, execution
 from flintlock.runtime.rest.jobfiles import jobs_dir, read_job_files
 
@@ -136,19 +138,23 @@ def _plain(value: object) -> object:
 
 @contextlib.contextmanager
 def _script_context(script: Path, script_args: list[str], conf_dir: str) -> Iterator[None]:
+    """``conf_dir``'s file already holds what ``$FLINK_CONF_DIR`` gave, so the script does not
+    read (and warn about) the Flink file a second time."""
     saved_argv, saved_path = sys.argv[:], sys.path[:]
-    saved_conf_dir = os.environ.get(CONF_DIR_ENV)
+    saved_env = {name: os.environ.get(name) for name in (CONF_DIR_ENV, FLINK_CONF_DIR_ENV)}
     sys.argv = [str(script), *script_args]
     sys.path.insert(0, str(script.resolve().parent))
     os.environ[CONF_DIR_ENV] = conf_dir
+    os.environ.pop(FLINK_CONF_DIR_ENV, None)
     try:
         yield
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
-        if saved_conf_dir is None:
-            os.environ.pop(CONF_DIR_ENV, None)
-        else:
-            os.environ[CONF_DIR_ENV] = saved_conf_dir
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 # -- detached ---------------------------------------------------------------------------------

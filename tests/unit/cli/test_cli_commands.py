@@ -149,6 +149,29 @@ def test_the_merged_file_keeps_the_users_keys(tmp_path, monkeypatch):
     assert merged.get_integer("parallelism.default") == 7
 
 
+def test_run_reads_flinks_file_once_and_the_script_sees_its_keys(tmp_path, monkeypatch, caplog):
+    flink, own = tmp_path / "flink", tmp_path / "own"
+    flink.mkdir()
+    own.mkdir()
+    (flink / "config.yaml").write_text(
+        "parallelism.default: 5\ntaskmanager.memory.process.size: 1728m\n")
+    monkeypatch.setenv("FLINK_CONF_DIR", str(flink))
+    monkeypatch.setenv("FLINTLOCK_CONF_DIR", str(own))
+    seen = tmp_path / "seen.json"
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import json, os, sys\n"
+        "from flintlock.common.config import Configuration\n"
+        "json.dump([Configuration.load().get_integer('parallelism.default'),\n"
+        "           os.environ.get('FLINK_CONF_DIR')], open(sys.argv[1], 'w'))\n")
+    with caplog.at_level("WARNING", logger="flintlock.common.config"):
+        assert main(["run", str(script), str(seen)]) == 0
+    assert json.loads(seen.read_text()) == [5, None]
+    assert os.environ["FLINK_CONF_DIR"] == str(flink)
+    assert len([r for r in caplog.records if "taskmanager.memory.process.size"
+                in r.getMessage()]) == 1
+
+
 def test_detached_runs_the_same_command_attached():
     args = _run_args(parallelism=2, master="local[2]", from_savepoint="/sp",
                      conf=["a.b=c"], script="job.py", args=["--x", "1"], detached=True)
