@@ -188,7 +188,7 @@ class ConfigOption(Generic[T]):
             return f"a duration, {DURATION_FORMS}; a bare number is {self.time_unit}"
         if self.type is OptionType.MEMORY:
             return f"a memory size, {MEMORY_FORMS}; a bare number is bytes"
-        return f"a {self.type.value}"
+        return f"{self._article()} {self.type.value}"
 
     def bound_text(self, value: float) -> str:
         """A bound or default of this option as written in the reference (``64 mb``)."""
@@ -219,8 +219,11 @@ class ConfigOption(Generic[T]):
             expected = f"at least {self.bound_text(low)}"
         else:
             expected = f"at most {self.bound_text(cast(float, high))}"
-        article = "an" if self.type is OptionType.INT else "a"
-        raise ConfigValueOutOfRangeError(self.key, raw, f"{article} {self.type.value} {expected}")
+        raise ConfigValueOutOfRangeError(
+            self.key, raw, f"{self._article()} {self.type.value} {expected}")
+
+    def _article(self) -> str:
+        return "an" if self.type is OptionType.INT else "a"
 
 
 _REGISTRY: dict[str, ConfigOption[Any]] = {}
@@ -328,6 +331,9 @@ class Configuration:
             message = read.warning()
             if message is not None:
                 _LOG.warning("%s", message)
+        elif flink_dir:
+            _LOG.warning("Flink configuration directory %s has no %s or %s; nothing read from it",
+                         flink_dir, flink_conf.FLINK_CONF_FILE, flink_conf.LEGACY_FLINK_CONF_FILE)
         path = Path(conf_dir or os.environ.get(CONF_DIR_ENV) or os.getcwd()) / CONF_FILE_NAME
         if path.is_file():
             config.add_all(cls.from_yaml_file(path))

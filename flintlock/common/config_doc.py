@@ -96,7 +96,8 @@ Later sources win:
 1. each option's default (below);
 2. Flink's configuration, when `$FLINK_CONF_DIR` is set: its `config.yaml` (Flink 1.19+,
    standard YAML, nested or flat keys), or the legacy `flink-conf.yaml` (`key: value` lines)
-   when there is no `config.yaml` (as in Flink, never both). Keys Flink has and flintlock
+   when there is no `config.yaml` (as in Flink, never both; a directory with neither is
+   reported in a warning). Keys Flink has and flintlock
    gives no meaning (JVM memory sizes, metrics reporters, high availability, ...; listed at
    the end) are ignored and named in one warning, as are the addresses and ports of Flink's
    own processes: flintlock places its JobManager and TaskManagers on Spark itself. Any other

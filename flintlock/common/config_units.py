@@ -151,7 +151,7 @@ def _refuse_fraction(number: str, factor: int, floor: int, units: dict[str, int]
     amount = Decimal(number) * factor
     hint = ""
     if amount == amount.to_integral_value() and int(amount) % floor == 0:
-        hint = f" (write '{_format(int(amount), units, floor)}')"
+        hint = f"; write '{_format(int(amount), units, floor)}'"
     raise ValueError(f"{number!r} is a fraction, which Flink does not accept either{hint}")
 
 

@@ -195,6 +195,14 @@ def test_without_flink_conf_dir_nothing_is_read(tmp_path, monkeypatch):
     assert Configuration.load(tmp_path, flink_conf_dir=tmp_path).to_dict() == {}
 
 
+def test_a_flink_conf_dir_without_a_file_is_reported(dirs, caplog):
+    flink, _ = dirs
+    with caplog.at_level(logging.WARNING):
+        assert Configuration.load().to_dict() == {}
+    [warning] = _warnings(caplog)
+    assert str(flink) in warning.getMessage() and "config.yaml" in warning.getMessage()
+
+
 def test_flink_keys_are_unknown_outside_a_flink_file(tmp_path):
     with pytest.raises(errors.UnknownConfigKeyError):
         Configuration().set_string("taskmanager.memory.process.size", "1728m")
