@@ -153,12 +153,18 @@ class BasicTypeInfo(TypeInformation):
         return super()._compile()
 
     def need_conversion(self) -> bool:
-        return self.basic_type is BasicType.FLOAT
+        return self.basic_type in (BasicType.FLOAT, BasicType.DOUBLE)
 
     def coerce(self, value: Any) -> Any:
-        """A FLOAT is a Java float in PyFlink: a value comes back rounded to 32 bits
-        (``0.1`` → ``0.10000000149011612``), beyond the float range as ±inf (Java's cast,
-        and what the typed codec's ``array('f')`` gives)."""
+        """FLOAT and DOUBLE are Java's float and double in PyFlink: an int comes back as a
+        float, and a FLOAT rounded to 32 bits (``0.1`` → ``0.10000000149011612``), beyond the
+        float range as ±inf (Java's cast, and what the typed codec's ``array('f')`` gives).
+        An int too large for a double is left as it is (``validate`` accepts it)."""
+        if type(value) is int and self.basic_type in (BasicType.FLOAT, BasicType.DOUBLE):
+            try:
+                value = float(value)
+            except OverflowError:
+                return value
         if self.basic_type is BasicType.FLOAT and type(value) is float:
             try:
                 return _unpack_float32(_pack_float32(value))[0]

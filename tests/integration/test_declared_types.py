@@ -196,12 +196,19 @@ CONVERSIONS = [
                  [("1", 1), ("2", 2), ("3", 3)], id="list for TUPLE (columns)"),
     pytest.param(Types.ROW_NAMED(["word", "n"], [STRING, LONG]), lambda x: (str(x), x),
                  [Row(word=str(x), n=x) for x in (1, 2, 3)], id="tuple for ROW"),
+    pytest.param(Types.ROW_NAMED(["n", "x"], [LONG, Types.DOUBLE()]), lambda x: Row(x, x),
+                 [Row(n=x, x=float(x)) for x in (1, 2, 3)], id="int for a ROW's DOUBLE"),
+    pytest.param(Types.LIST(Types.DOUBLE()), lambda x: [x, 0.5],
+                 [[float(x), 0.5] for x in (1, 2, 3)], id="int for a LIST's DOUBLE"),
 ]
 
 
 def _same_types(values):
-    return [type(value).__name__ if not isinstance(value, tuple) else
-            tuple(type(field).__name__ for field in value) for value in values]
+    """Each value's type, and for tuples, rows and lists the types of their items (1 == 1.0,
+    so equality alone cannot tell whether an int became a float)."""
+    return [(type(value).__name__, tuple(type(item).__name__ for item in value))
+            if isinstance(value, (tuple, list, Row)) else type(value).__name__
+            for value in values]
 
 
 @pytest.mark.parametrize("route", ["exchange", "chained sink"])
