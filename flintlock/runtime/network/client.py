@@ -42,6 +42,7 @@ from flintlock.runtime.network.protocol import (
     MalformedFrameError,
     Message,
     PartitionRequest,
+    PayloadTarget,
     ReceiverId,
 )
 
@@ -58,7 +59,8 @@ class ReceivingChannel(Protocol):
 
     def partition_request(self) -> PartitionRequest: ...
 
-    def take_target(self, data_type: DataType, size: int) -> tuple[memoryview, Buffer] | None: ...
+    def take_target(self, data_type: DataType, size: int
+                    ) -> tuple[PayloadTarget, Buffer] | None: ...
 
     def on_buffer(self, buffer: Buffer, sequence_number: int, backlog: int) -> None: ...
 
@@ -140,7 +142,7 @@ class ClientHandler:
 
     def allocate(
         self, receiver_id: ReceiverId, data_type: int, size: int
-    ) -> tuple[memoryview, object] | None:
+    ) -> tuple[PayloadTarget, object] | None:
         channel = self._channels.get(receiver_id)
         if channel is None:
             return None

@@ -16,6 +16,10 @@ Invariants:
   exactly once, when the chunk has been written or when the connection closes.
 - Any protocol error, socket error or end of stream closes this connection only and tells its
   handler why (``on_closed(cause)``; None for a clean end between frames).
+- With an idle timeout (``heartbeat.timeout``), the connection keeps its own ``Liveness``: it
+  answers a PING with a PONG and pings a quiet peer (neither reaches the handler), and a peer
+  silent for the whole timeout fails the connection with ``PeerSilentError``, a lost
+  connection: its channels fail and the job fails over instead of waiting for ever.
 
 Thread ownership: everything here belongs to the TaskManager's network I/O loop: its I/O
 thread, or a thread running a task inline while the loop is idle (``IOThread.call_now_or_soon``),
@@ -28,16 +32,21 @@ import itertools
 import logging
 import selectors
 import socket
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
 from flintlock.common.errors import FlintlockError
+from flintlock.runtime.liveness import Liveness, PeerSilent, SendPing
 from flintlock.runtime.network.io_thread import IOThread
 from flintlock.runtime.network.protocol import (
     BufferResponse,
     FrameDecoder,
     Message,
+    PeerSilentError,
+    Ping,
+    Pong,
     ProtocolError,
     encode_buffer_header,
     encode_control,
@@ -82,9 +91,12 @@ class SocketConnection:
         high_water_mark: int,
         low_water_mark: int,
         peer: str,
+        idle_timeout_s: float | None = None,
     ) -> None:
         self.io = io
         self.peer = peer
+        self._idle_timeout_s = idle_timeout_s
+        self._liveness: Liveness | None = None
         self._sock = sock
         self._decoder = decoder
         self._high = high_water_mark
@@ -102,11 +114,16 @@ class SocketConnection:
         self.bytes_sent = 0
         self.bytes_received = 0
         self.max_queued_bytes = 0  # the most bytes ever queued at once (statistics)
+        self.keepalives_sent = 0
+        self.keepalives_received = 0
 
     def start(self, handler: ConnectionHandler) -> None:
         self.handler = handler
         self.io.selector.register(self._sock, selectors.EVENT_READ, self._on_ready)
         self._closer = self.io.add_closer(lambda: self.close(None))
+        if self._idle_timeout_s is not None:
+            self._liveness = Liveness(self._idle_timeout_s, time.monotonic())
+            self._check_liveness()
 
     @property
     def writable(self) -> bool:
@@ -164,6 +181,8 @@ class SocketConnection:
                 self._end_of_stream()
                 return
             self.bytes_received += n
+            if self._liveness is not None:
+                self._liveness.received(time.monotonic())
             try:
                 self._dispatch(self._decoder.bytes_received(n))
             except FlintlockError as exc:  # malformed input or a broken protocol rule
@@ -177,7 +196,28 @@ class SocketConnection:
         for message in messages:
             if self._closed:
                 return
+            if isinstance(message, (Ping, Pong)):
+                self.keepalives_received += 1
+                if isinstance(message, Ping):
+                    self.send(Pong())
+                continue
             self.handler.on_message(message)
+
+    def _check_liveness(self) -> None:
+        """A timer on the I/O thread, re-armed at the liveness' next check while open."""
+        liveness = self._liveness
+        if self._closed or liveness is None:
+            return
+        now = time.monotonic()
+        liveness.sent(now, self.bytes_sent)
+        action = liveness.poll(now)
+        if isinstance(action, PeerSilent):
+            self._fail(PeerSilentError(self.peer, action.silent_s, action.timeout_s))
+            return
+        if isinstance(action, SendPing):
+            self.keepalives_sent += 1
+            self.send(Ping())
+        self.io.call_later(liveness.next_check() - now, self._check_liveness)
 
     def _end_of_stream(self) -> None:
         try:

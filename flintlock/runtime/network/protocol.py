@@ -20,6 +20,8 @@ unique on its connections):
     CLOSE_REQUEST      (empty)
     BACKLOG            receiver u64, backlog u32 (a sender with data but no credit says so,
                        so a receiver without exclusive buffers can borrow floating ones)
+    PING, PONG         (empty) a side that has heard nothing for a while asks; the other
+                       answers at once (``flintlock.runtime.liveness``; either side may ask)
 
 Invariants:
 
@@ -28,6 +30,12 @@ Invariants:
   order. Small frames are parsed out of a staging area (few syscalls for many frames); a
   buffer payload is placed directly in the receiver's buffer: the part already staged is
   copied once, the rest is received straight into the buffer (``PayloadAllocator``).
+- Nothing is allocated for bytes that have not arrived: a frame's length field is a claim,
+  not a fact (issue 14). A body larger than the staging area grows as its bytes arrive, and
+  so does a payload the allocator gives as a growable ``bytearray`` (fresh memory, e.g. an
+  event); only memory that already exists (a pooled network buffer) is handed out at the
+  announced size. An authenticated peer announcing 16 MiB and sending 10 bytes costs 10
+  bytes, not 16 MiB.
 - Data payloads are never unpickled here. An error response's cause stays as bytes until
   ``ErrorResponse.cause()`` is called, which connections only do after authentication.
 - ``close()`` on a decoder that holds part of a frame raises ``ConnectionLostError`` naming
@@ -103,6 +111,22 @@ class ConnectionLostError(ProtocolError, ConnectionError):
         return f"connection to {self.peer} lost{cut}"
 
 
+class PeerSilentError(ConnectionLostError):
+    """Nothing came from the peer for ``heartbeat.timeout``, not even an answer to a PING: a
+    frozen or cut-off peer, or one that holds the connection and says nothing."""
+
+    def __init__(self, peer: str, silent_s: float, timeout_s: float) -> None:
+        ProtocolError.__init__(self, peer, silent_s, timeout_s)
+        self.peer = peer
+        self.pending = ""
+        self.silent_s = silent_s
+        self.timeout_s = timeout_s
+
+    def __str__(self) -> str:
+        return (f"connection to {self.peer} lost: nothing heard for {self.silent_s:.1f} s, "
+                f"not even an answer to a keepalive (heartbeat.timeout is {self.timeout_s:g} s)")
+
+
 class RemoteError(FlintlockError):
     """A remote failure whose exception could not be rebuilt here; carries its text."""
 
@@ -119,6 +143,8 @@ class MessageType(enum.IntEnum):
     CANCEL_PARTITION = 5
     CLOSE_REQUEST = 6
     BACKLOG_ANNOUNCEMENT = 7
+    PING = 8
+    PONG = 9
 
 
 _MESSAGE_TYPES: dict[int, MessageType] = {int(kind): kind for kind in MessageType}
@@ -205,9 +231,19 @@ class BacklogAnnouncement:
     backlog: int
 
 
+@dataclass(frozen=True, slots=True)
+class Ping:
+    """Anyone there? (the connection's ``Liveness``; answered by the connection itself)"""
+
+
+@dataclass(frozen=True, slots=True)
+class Pong:
+    """The answer to a Ping."""
+
+
 Message = (
     PartitionRequest | AddCredit | BufferResponse | ErrorResponse | CancelPartitionRequest
-    | CloseRequest | BacklogAnnouncement
+    | CloseRequest | BacklogAnnouncement | Ping | Pong
 )
 
 
@@ -253,7 +289,15 @@ def encode_control(message: Message) -> bytes:
     if isinstance(message, BacklogAnnouncement):
         body = _ADD_CREDIT.pack(message.receiver_id, message.backlog)
         return _frame(MessageType.BACKLOG_ANNOUNCEMENT, body)
+    if isinstance(message, Ping):
+        return _PING_FRAME
+    if isinstance(message, Pong):
+        return _PONG_FRAME
     raise TypeError(f"not a control message: {message!r}")
+
+
+_PING_FRAME: Final = _frame(MessageType.PING, b"")
+_PONG_FRAME: Final = _frame(MessageType.PONG, b"")
 
 
 def _encode_request(message: PartitionRequest) -> bytes:
@@ -311,6 +355,10 @@ def _decode_fixed(kind: MessageType, body: memoryview) -> Message:
         return BacklogAnnouncement(*_ADD_CREDIT.unpack_from(body))
     if kind is MessageType.CLOSE_REQUEST and len(body) == 0:
         return CloseRequest()
+    if kind is MessageType.PING and len(body) == 0:
+        return Ping()
+    if kind is MessageType.PONG and len(body) == 0:
+        return Pong()
     if kind is MessageType.PARTITION_REQUEST:
         return _decode_request(body)
     if kind is MessageType.ERROR_RESPONSE:
@@ -318,22 +366,30 @@ def _decode_fixed(kind: MessageType, body: memoryview) -> Message:
     raise MalformedFrameError(f"{kind.name} body of {len(body)} bytes")
 
 
+PayloadTarget = memoryview | bytearray
+
+
 class PayloadAllocator(Protocol):
-    """Gives the decoder a place for a buffer payload, or None to discard it."""
+    """Gives the decoder a place for a buffer payload and its handle, or None to discard it.
+
+    The place is either a memoryview of exactly ``size`` bytes of memory that exists already
+    (a pooled buffer: filled in place), or an empty ``bytearray`` that the decoder grows as
+    the payload's bytes arrive (fresh memory: never allocated ahead of the bytes)."""
 
     def allocate(
         self, receiver_id: ReceiverId, data_type: int, size: int
-    ) -> tuple[memoryview, object] | None: ...
+    ) -> tuple[PayloadTarget, object] | None: ...
 
 
 class BytearrayAllocator:
-    """Allocates a fresh bytearray per payload (tests, and the decoder's default)."""
+    """Gives each payload a fresh bytearray, grown as it arrives (the decoder's default:
+    tests, and the serving side, where no client sends payloads)."""
 
     def allocate(
         self, receiver_id: ReceiverId, data_type: int, size: int
-    ) -> tuple[memoryview, object] | None:
-        target = bytearray(size)
-        return memoryview(target), target
+    ) -> tuple[PayloadTarget, object] | None:
+        target = bytearray()
+        return target, target
 
 
 class _State(enum.Enum):
@@ -366,10 +422,10 @@ class FrameDecoder:
         self._state = _State.HEADER
         self._kind = MessageType.CLOSE_REQUEST
         self._need = HEADER_SIZE  # bytes the current state needs
-        self._body: bytearray | None = None  # a body larger than the staging area
-        self._body_filled = 0
+        self._body: bytearray | None = None  # a body larger than the staging area, growing
+        self._body_size = 0  # what its header announced
         self._fixed: tuple[int, int, int, int] = (0, 0, 0, 0)
-        self._target: memoryview | None = None
+        self._target: PayloadTarget | None = None  # filled in place, or grown
         self._handle: object = None
         self._filled = 0
         self._size = 0
@@ -379,12 +435,9 @@ class FrameDecoder:
 
     def read_target(self) -> memoryview:
         """Where the next received bytes should be written (``sock.recv_into``)."""
-        if self._state is _State.PAYLOAD and self._start == self._end:
-            remaining = self._size - self._filled
-            if remaining >= DIRECT_THRESHOLD and self._target is not None:
-                return self._target[self._filled:self._size]
-        if self._body is not None and self._start == self._end:
-            return memoryview(self._body)[self._body_filled:]
+        if self._state is _State.PAYLOAD and self._start == self._end and self._direct():
+            assert isinstance(self._target, memoryview)
+            return self._target[self._filled:self._size]
         if self._start == self._end:
             self._start = self._end = 0
         elif len(self._staging) - self._end < len(self._staging) // 4:
@@ -402,8 +455,6 @@ class FrameDecoder:
             return []
         if self._state is _State.PAYLOAD and self._start == self._end and self._direct():
             self._filled += n
-        elif self._body is not None and self._start == self._end:
-            self._body_filled += n
         else:
             self._end += n
         self._parse()
@@ -411,7 +462,9 @@ class FrameDecoder:
         return out
 
     def _direct(self) -> bool:
-        return self._target is not None and self._size - self._filled >= DIRECT_THRESHOLD
+        """The rest of the payload is received straight into a pooled buffer."""
+        return (isinstance(self._target, memoryview)
+                and self._size - self._filled >= DIRECT_THRESHOLD)
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Message]:
         """Copy ``data`` in through ``read_target`` (tests and the in-memory pipe)."""
@@ -439,7 +492,7 @@ class FrameDecoder:
         return handle
 
     def _pending_description(self) -> str:
-        staged = self._end - self._start
+        staged = self._end - self._start + (len(self._body) if self._body is not None else 0)
         if self._state is _State.HEADER and staged == 0:
             return ""
         if self._state is _State.PAYLOAD:
@@ -493,18 +546,16 @@ class FrameDecoder:
             self._state, self._need = _State.BUFFER_FIXED, _BUFFER_FIXED.size
             self._size = length - _BUFFER_FIXED.size
         elif length > len(self._staging) - HEADER_SIZE:
-            self._body, self._body_filled, self._state = bytearray(length), 0, _State.BODY
+            self._body, self._body_size, self._state = bytearray(), length, _State.BODY
         else:
             self._state, self._need = _State.BODY, length
 
     def _fill_large_body(self) -> bool:
         assert self._body is not None
-        take = min(len(self._body) - self._body_filled, self._end - self._start)
-        start, filled = self._start, self._body_filled
-        self._body[filled:filled + take] = self._view[start:start + take]
+        take = min(self._body_size - len(self._body), self._end - self._start)
+        self._body += self._view[self._start:self._start + take]
         self._start += take
-        self._body_filled += take
-        if self._body_filled < len(self._body):
+        if len(self._body) < self._body_size:
             return False
         body, self._body = self._body, None
         self._out.append(_decode_fixed(self._kind, memoryview(body)))
@@ -523,9 +574,11 @@ class FrameDecoder:
 
     def _fill_payload(self) -> bool:
         take = min(self._size - self._filled, self._end - self._start)
-        if take and self._target is not None:
-            start, filled = self._start, self._filled
-            self._target[filled:filled + take] = self._view[start:start + take]
+        start, filled, target = self._start, self._filled, self._target
+        if take and isinstance(target, bytearray):
+            target += self._view[start:start + take]
+        elif take and target is not None:
+            target[filled:filled + take] = self._view[start:start + take]
         self._start += take
         self._filled += take
         if self._filled < self._size:

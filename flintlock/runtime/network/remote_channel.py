@@ -83,7 +83,11 @@ from flintlock.runtime.network.gate import (
 )
 from flintlock.runtime.network.io_thread import IOThread
 from flintlock.runtime.network.partition import PartitionNotFoundError
-from flintlock.runtime.network.protocol import MalformedFrameError, PartitionRequest
+from flintlock.runtime.network.protocol import (
+    MalformedFrameError,
+    PartitionRequest,
+    PayloadTarget,
+)
 
 DataAddress = tuple[str, int]
 _receiver_ids = itertools.count(1)
@@ -238,10 +242,13 @@ class RemoteInputChannel(InputChannel):
         with self._lock:
             return self._ledger.announce()
 
-    def take_target(self, data_type: DataType, size: int) -> tuple[memoryview, Buffer] | None:
+    def take_target(self, data_type: DataType, size: int) -> tuple[PayloadTarget, Buffer] | None:
+        """Where an arriving payload goes: a data buffer into an empty exclusive or floating
+        buffer (filled in place), an event into a fresh buffer grown as its bytes arrive (its
+        announced size is not allocated ahead of them)."""
         if data_type is not DataType.DATA_BUFFER:
-            event = Buffer(bytearray(size), FREEING_RECYCLER, 0, data_type)
-            return memoryview(event.segment), event
+            event = Buffer(bytearray(), FREEING_RECYCLER, 0, data_type)
+            return event.segment, event
         with self._lock:
             if self._released:
                 return None

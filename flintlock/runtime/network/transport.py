@@ -10,8 +10,14 @@ Invariants:
 
 - Every connection proves the job secret (``runtime.auth``, mutual HMAC, context DATA_PLANE)
   before a single frame is read; on the server side the handshake runs non-blocking on the
-  I/O thread under ``flintlock.network.auth-timeout``. A wrong secret, garbage, a truncated
-  or oversized frame or a vanished peer fails that connection and the channels on it only.
+  I/O thread (``AcceptingHandshake``) under an absolute deadline,
+  ``flintlock.network.auth-timeout`` from accept. A wrong secret, garbage, a truncated or
+  oversized frame or a vanished peer fails that connection and the channels on it only.
+- Bounds against any client (issue 14): at most ``max_pending_handshakes`` connections
+  authenticate at once (``admission.Admission``; more are closed unread, one log line per
+  burst); a frame's announced length is not allocated before its bytes arrive
+  (``protocol``); an authenticated connection silent for ``heartbeat.timeout`` — keepalives
+  included (``runtime.liveness``) — is closed as lost, on both sides.
 - One network I/O thread per transport does all socket work; see ``io_thread``.
 - ``close()`` closes every socket and joins the I/O thread: nothing is left behind.
 - ``start()`` lowers the interpreter's GIL switch interval to what the configured
@@ -36,6 +42,7 @@ from dataclasses import dataclass
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, ResultPartitionId
+from flintlock.common.options.cluster import HEARTBEAT_TIMEOUT
 from flintlock.common.options.execution import BUFFER_TIMEOUT
 from flintlock.common.options.network import (
     AUTH_TIMEOUT,
@@ -49,10 +56,12 @@ from flintlock.common.options.network import (
     WRITE_HIGH_WATER_MARK,
     WRITE_LOW_WATER_MARK,
 )
+from flintlock.runtime.admission import Admission, BurstEnded, Refused
 from flintlock.runtime.auth import (
     DATA_PLANE,
+    AcceptingHandshake,
     AuthenticationError,
-    ServerHandshake,
+    HandshakeEnded,
     authenticate_client,
 )
 from flintlock.runtime.network.buffer import NetworkBufferPool
@@ -69,6 +78,7 @@ log = logging.getLogger(__name__)
 
 MIN_SWITCH_INTERVAL_S = 0.0005
 MAX_SWITCH_INTERVAL_S = 0.005  # Python's own default
+MAX_PENDING_HANDSHAKES = 128
 
 
 def switch_interval_for(buffer_timeout_ms: int) -> float:
@@ -119,6 +129,8 @@ class ConnectionStatistics:
     max_queued_bytes: int
     bytes_sent: int
     bytes_received: int
+    keepalives_sent: int
+    keepalives_received: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +168,7 @@ class TcpTransport(RemoteChannelFactory):
     def __init__(
         self, config: Configuration, secret: bytes, partitions: ResultPartitionManager,
         network_pool: NetworkBufferPool, name: str = "taskmanager",
+        max_pending_handshakes: int = MAX_PENDING_HANDSHAKES,
     ) -> None:
         self.config = config
         self.name = name
@@ -167,6 +180,8 @@ class TcpTransport(RemoteChannelFactory):
         self._high = config.get(WRITE_HIGH_WATER_MARK)
         self._low = config.get(WRITE_LOW_WATER_MARK)
         self._auth_timeout_s = config.get(AUTH_TIMEOUT) / 1000.0
+        self._idle_timeout_s = config.get(HEARTBEAT_TIMEOUT) / 1000.0
+        self._admission = Admission(max_pending_handshakes)  # I/O thread
         self._lock = threading.Lock()
         self._clients: dict[DataAddress, ClientHandler] = {}  # guarded by _lock
         self._connections: dict[int, tuple[SocketConnection, bool]] = {}  # guarded by _lock
@@ -221,7 +236,8 @@ class TcpTransport(RemoteChannelFactory):
         peer = f"{address[0]}:{address[1]}"
         client = ClientHandler(self.io, peer, self._forget_client)
         decoder = FrameDecoder(self._max_frame, client, valid_data_type)
-        conn = SocketConnection(self.io, sock, decoder, self._high, self._low, peer)
+        conn = SocketConnection(self.io, sock, decoder, self._high, self._low, peer,
+                                self._idle_timeout_s)
         client.attach(conn)
         self._track(conn, serving=False)
         self.io.call_soon(lambda: conn.start(client))
@@ -251,7 +267,7 @@ class TcpTransport(RemoteChannelFactory):
             tuple(
                 ConnectionStatistics(
                     c.peer, serving, c.queued_bytes, c.max_queued_bytes, c.bytes_sent,
-                    c.bytes_received,
+                    c.bytes_received, c.keepalives_sent, c.keepalives_received,
                 )
                 for c, serving in connections
             ),
@@ -270,12 +286,35 @@ class TcpTransport(RemoteChannelFactory):
             except OSError as exc:
                 log.warning("data server %s cannot accept: %s", self.name, exc)
                 return
+            decision = self._admission.admit()
+            if isinstance(decision, Refused):
+                self._refuse(sock, decision)
+                continue
             _Authenticating(self, sock, f"{peer[0]}:{peer[1]}").begin()
+
+    def _refuse(self, sock: socket.socket, decision: Refused) -> None:
+        sock.close()
+        self.rejected_connections += 1
+        if decision.first_of_burst:
+            log.warning("data server %s: %d unauthenticated connections are pending (the "
+                        "limit); closing new ones unread until they clear", self.name,
+                        decision.limit)
+
+    def _handshake_ended(self, sock: socket.socket, peer: str, ended: HandshakeEnded) -> None:
+        burst = self._admission.release()
+        if isinstance(burst, BurstEnded):
+            log.info("data server %s: the flood ended; %d unauthenticated connections were "
+                     "closed unread", self.name, burst.refused)
+        if ended.error is None:
+            self._authenticated(sock, peer)
+        else:
+            self._rejected(sock, peer, ended.error)
 
     def _authenticated(self, sock: socket.socket, peer: str) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         decoder = FrameDecoder(self._max_frame)
-        conn = SocketConnection(self.io, sock, decoder, self._high, self._low, peer)
+        conn = SocketConnection(self.io, sock, decoder, self._high, self._low, peer,
+                                self._idle_timeout_s)
         handler = ServerHandler(self.io, conn, self._partitions)
         handler.on_close_callbacks.append(lambda: self._untrack(conn))
         self._track(conn, serving=True)
@@ -305,61 +344,39 @@ class TcpTransport(RemoteChannelFactory):
 
 
 class _Authenticating:
-    """A connection accepted but not yet authenticated (non-blocking, on the I/O thread)."""
+    """A connection accepted but not yet authenticated (non-blocking, on the I/O thread),
+    with its absolute deadline."""
 
     def __init__(self, transport: TcpTransport, sock: socket.socket, peer: str) -> None:
         self._transport = transport
         self._sock = sock
         self._peer = peer
-        self._handshake = ServerHandshake(transport._secret, DATA_PLANE)
-        self._received = bytearray()
+        self._handshake = AcceptingHandshake(sock, transport._secret, DATA_PLANE)
         self._done = False
         self._closer: int | None = None
 
     def begin(self) -> None:
         io = self._transport.io
         self._sock.setblocking(False)
-        try:
-            self._sock.send(self._handshake.challenge())
-        except OSError as exc:
-            self._finish(exc)
-            return
         io.selector.register(self._sock, selectors.EVENT_READ, self._on_ready)
-        self._closer = io.add_closer(
-            lambda: self._finish(TransportClosedError("transport closed"))
-        )
+        self._closer = io.add_closer(self._abort)
         io.call_later(self._transport._auth_timeout_s, self._on_timeout)
+        self._finish(self._handshake.start())
+
+    def _abort(self) -> None:
+        """The transport is closing: drop the connection without a verdict."""
+        self._done = True
+        self._sock.close()
 
     def _on_timeout(self) -> None:
         if not self._done:
-            self._finish(TimeoutError(f"no proof of the job secret from {self._peer} in time"))
+            self._finish(self._handshake.expire())
 
     def _on_ready(self, mask: int) -> None:
-        try:
-            chunk = self._sock.recv(self._handshake.bytes_expected - len(self._received))
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError as exc:
-            self._finish(exc)
-            return
-        if not chunk:
-            self._finish(ConnectionResetError(f"{self._peer} closed during authentication"))
-            return
-        self._received += chunk
-        if len(self._received) == self._handshake.bytes_expected:
-            self._respond()
+        self._finish(self._handshake.on_readable())
 
-    def _respond(self) -> None:
-        confirm, error = self._handshake.receive_response(bytes(self._received))
-        try:
-            self._sock.send(confirm)
-        except OSError as exc:
-            self._finish(error or exc)
-            return
-        self._finish(error)
-
-    def _finish(self, error: BaseException | None) -> None:
-        if self._done:
+    def _finish(self, ended: HandshakeEnded | None) -> None:
+        if ended is None or self._done:
             return
         self._done = True
         if self._closer is not None:
@@ -368,7 +385,4 @@ class _Authenticating:
             self._transport.io.selector.unregister(self._sock)
         except (KeyError, ValueError):
             pass
-        if error is None:
-            self._transport._authenticated(self._sock, self._peer)
-        else:
-            self._transport._rejected(self._sock, self._peer, error)
+        self._transport._handshake_ended(self._sock, self._peer, ended)

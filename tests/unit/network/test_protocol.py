@@ -27,6 +27,8 @@ from flintlock.runtime.network.protocol import (
     Message,
     MessageType,
     PartitionRequest,
+    Ping,
+    Pong,
     RemoteError,
     encode,
 )
@@ -58,6 +60,8 @@ CONTROL: list[Message] = [
     CancelPartitionRequest(2**63),
     CloseRequest(),
     BacklogAnnouncement(4, 17),
+    Ping(),
+    Pong(),
     ErrorResponse(None, ErrorKind.OTHER, "text only"),
     ErrorResponse.of(9, ErrorKind.PRODUCER_FAILED, Boom("producer died")),
 ]
