@@ -147,8 +147,6 @@ class _DistributionMode:
 _OTHER_NAMES: dict[tuple[str, str], Any] = {
     ("flintlock.runtime.checkpoint.finished", "FINISHED_TASK"): _FINISHED,
     (_SNAPSHOTS, "DistributionMode"): _DistributionMode,
-    ("builtins", "frozenset"): frozenset,
-    ("builtins", "set"): set,
 }
 
 
