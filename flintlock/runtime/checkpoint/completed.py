@@ -2,8 +2,9 @@
 
 A ``CompletedCheckpoint`` is one successful distributed snapshot: every task acknowledged it,
 and its ``_metadata`` is (or is about to be) written by the completed-checkpoint store. It is
-an immutable value, picklable (it is what ``_metadata`` holds) and owns the task states: only
-``discard()`` deletes them, and only when the properties allow it.
+an immutable value (``_metadata`` records it field by field, ``metadata_json``; its class
+name appears nowhere on storage) and owns the task states: only ``discard()`` deletes them,
+and only when the properties allow it.
 
 ``CheckpointProperties`` say when a checkpoint's files may be deleted, after Flink's rules:
 

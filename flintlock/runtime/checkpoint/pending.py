@@ -54,7 +54,9 @@ class TaskId:
 class SubtaskState(Protocol):
     """The opaque state a task acknowledges a checkpoint with (S1's ``TaskStateSnapshot``).
 
-    Must be picklable: it is written into the checkpoint's ``_metadata``.
+    Must be picklable (it travels with the ack). ``_metadata`` records only the kinds it has
+    names for (``metadata_json``): ``TaskStateSnapshot``, ``FINISHED_TASK``,
+    ``EnumeratorState``; completing a checkpoint with any other kind fails it.
     """
 
     @property
