@@ -2,9 +2,10 @@
 
 Most of the seconds a local SparkSession takes to start are the driver JVM loading, parsing
 and verifying some 10,000 classes from Spark's ~280 jars. With Java's class-data sharing (CDS)
-the JVM maps them, already parsed and verified, from an archive: measured on a 2-core machine,
-the session plus one barrier stage went from 9.2-10.3 s to 3.4-6.0 s (benchmarks/startup.py,
-docs/benchmarks.md "Start-up"). Java 17 cannot create and refresh such an archive by itself
+the JVM maps them, already parsed and verified, from an archive: on a 2-core machine a
+SparkSession plus one barrier stage took 3.4-6.0 s with an archive against 9.2-10.3 s without
+(three interleaved pairs; docs/benchmarks.md "Start-up"). Java 17 cannot create and refresh an
+archive by itself
 (``-XX:+AutoCreateSharedArchive`` is Java 19+), so this module does, under
 ``<flintlock.spark.cache-dir>/cds``, for one archive per *key*: the JVM binary and the Spark
 classpath (jar names, sizes and times), so a new JDK or Spark gets a new archive.
@@ -18,7 +19,11 @@ Life of an archive:
 2. A later start promotes the part: only when its log says "Written dynamic archive" (the JVM
    logs that after it wrote and closed the file) and the part is as long as the regions the
    log lists. ``os.replace`` makes it ``<key>-<size>.jsa`` at once, so no JVM ever maps a
-   file that is still being written. Unfinished parts older than ``CLAIM_TTL_S`` are deleted.
+   file that is still being written. A write that failed — a part still unfinished after
+   ``CLAIM_TTL_S``, or no part at all once the writing process is gone and its JVM's log has
+   been quiet for ``DUMP_QUIET_S`` — leaves ``<key>.failed``, and no process tries that key
+   again for ``FAILED_TTL_S``: the writing run starts about 3 s slower (measured), which
+   should not recur every ten minutes where the JVM cannot write an archive.
 3. The JVM gets ``-XX:SharedArchiveFile`` only for an archive whose size is the one in its
    name: a truncated archive crashes Java 17 with SIGBUS (tried), so it is deleted instead.
    An archive the JVM does not accept (another JDK build, a changed classpath) it ignores
@@ -43,6 +48,8 @@ from dataclasses import dataclass
 
 LOG = logging.getLogger(__name__)
 CLAIM_TTL_S = 600.0
+DUMP_QUIET_S = 60.0
+FAILED_TTL_S = 24 * 3600.0
 UNUSED_TTL_S = 30 * 24 * 3600.0
 _WRITTEN = "Written dynamic archive"
 _REGION = re.compile(r"Shared file region .*?([\d,]+) bytes, addr \S+ file offset 0x([0-9a-fA-F]+)")
@@ -119,7 +126,7 @@ def plan_archive(directory: str, key: str, pid: int | None = None,
     now = time.time() if now is None else now
     try:
         os.makedirs(directory, exist_ok=True)
-        _promote_finished_parts(directory, key, now)
+        _settle_writes(directory, key, now)
         archive = _complete_archive(directory, key)
         if archive is not None:
             os.utime(archive)
@@ -151,7 +158,13 @@ def _complete_archive(directory: str, key: str) -> str | None:
 
 
 def _claim(directory: str, key: str, now: float) -> bool:
-    """Whether this process may write the archive of ``key`` (an expired claim is taken over)."""
+    """Whether this process may write the archive of ``key`` (an expired claim is taken over;
+    none after a recent failure)."""
+    failed = os.path.join(directory, f"{key}.failed")
+    if os.path.exists(failed):
+        if now - os.path.getmtime(failed) < FAILED_TTL_S:
+            return False
+        _remove(failed)
     lock = os.path.join(directory, f"{key}.lock")
     for _ in range(2):
         try:
@@ -164,26 +177,51 @@ def _claim(directory: str, key: str, now: float) -> bool:
     return False
 
 
-def _promote_finished_parts(directory: str, key: str, now: float) -> None:
-    for name in os.listdir(directory):
-        if not (name.startswith(f"{key}.") and name.endswith(".part")):
-            continue
-        part = os.path.join(directory, name)
-        log = part[: -len(".part")] + ".log"
-        try:  # another process may promote or delete the same part meanwhile
-            size = os.path.getsize(part)
-            if _finished(log, size):
-                if any(n.startswith(f"{key}-") for n in os.listdir(directory)):
-                    _remove(part)  # a second writer's: one archive per key is enough
-                else:
-                    os.replace(part, os.path.join(directory, f"{key}-{size}.jsa"))
-                    LOG.debug("class-data archive %s-%d.jsa ready", key, size)
-                _remove(log, os.path.join(directory, f"{key}.lock"))
-                _prune(directory, key, now)
-            elif now - os.path.getmtime(part) > CLAIM_TTL_S:
-                _remove(part, log)
+def _settle_writes(directory: str, key: str, now: float) -> None:
+    """Promotes the parts the JVM finished writing; records the writes that failed."""
+    writers = {int(match.group(1)) for name in os.listdir(directory)
+               if (match := re.fullmatch(rf"{key}\.(\d+)\.(?:log|part)", name))}
+    for pid in writers:
+        stem = os.path.join(directory, f"{key}.{pid}")
+        try:  # another process may settle the same write meanwhile
+            if os.path.exists(f"{stem}.part"):
+                _settle_part(directory, key, stem, now)
+            elif not _alive(pid) and now - os.path.getmtime(f"{stem}.log") > DUMP_QUIET_S:
+                _failed(directory, key, stem, "its JVM ended without writing one")
         except FileNotFoundError:
             continue
+
+
+def _settle_part(directory: str, key: str, stem: str, now: float) -> None:
+    part = f"{stem}.part"
+    size = os.path.getsize(part)
+    if _finished(f"{stem}.log", size):
+        if any(n.startswith(f"{key}-") for n in os.listdir(directory)):
+            _remove(part)  # a second writer's: one archive per key is enough
+        else:
+            os.replace(part, os.path.join(directory, f"{key}-{size}.jsa"))
+            LOG.debug("class-data archive %s-%d.jsa ready", key, size)
+        _remove(f"{stem}.log", os.path.join(directory, f"{key}.lock"))
+        _prune(directory, key, now)
+    elif now - os.path.getmtime(part) > CLAIM_TTL_S:
+        _failed(directory, key, stem, "its JVM's log does not show a complete archive")
+
+
+def _failed(directory: str, key: str, stem: str, why: str) -> None:
+    LOG.debug("no class-data archive from %s: %s", stem, why)
+    with open(os.path.join(directory, f"{key}.failed"), "w", encoding="utf-8") as marker:
+        marker.write(why + "\n")
+    _remove(f"{stem}.part", f"{stem}.log", os.path.join(directory, f"{key}.lock"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _finished(log: str, size: int) -> bool:
@@ -200,10 +238,10 @@ def _finished(log: str, size: int) -> bool:
 
 def _prune(directory: str, key: str, now: float) -> None:
     """Deletes what has not been used for ``UNUSED_TTL_S``: other keys' archives (an old JDK
-    or Spark), and logs of JVMs that never wrote their archive (killed)."""
+    or Spark) and whatever else they left."""
     for name in os.listdir(directory):
         path = os.path.join(directory, name)
-        if name.startswith(f"{key}-") or not name.endswith((".jsa", ".log")):
+        if name.startswith(f"{key}-") or not name.endswith((".jsa", ".log", ".part", ".failed")):
             continue
         if now - os.path.getmtime(path) > UNUSED_TTL_S:
             _remove(path)

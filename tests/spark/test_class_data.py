@@ -11,10 +11,18 @@ import pytest
 
 from flintlock.common.config import Configuration
 from flintlock.spark import class_data
-from flintlock.spark.class_data import CLAIM_TTL_S, ArchiveUse, archive_key, plan_archive
+from flintlock.spark.class_data import (
+    CLAIM_TTL_S,
+    DUMP_QUIET_S,
+    FAILED_TTL_S,
+    ArchiveUse,
+    archive_key,
+    plan_archive,
+)
 from flintlock.spark.session import driver_java_options
 
 KEY = "k" * 20
+GONE = 99_999_999  # above any pid_max: no such process
 NOW = 1_000_000.0
 LOG_OF_A_WRITTEN_ARCHIVE = (  # the lines Java 17 writes, shortened
     "[14.2s][info][cds] Shared file region (rw )  0: 3000 bytes, addr 0x800bc7000 "
@@ -65,9 +73,30 @@ def test_a_part_that_may_be_incomplete_is_never_mapped(tmp_path: Path, size, log
     part = write_part(tmp_path, 11, size, log)
     assert plan_archive(str(tmp_path), KEY, pid=12, now=NOW).use is ArchiveUse.NONE
     assert part.exists()
-    later = os.path.getmtime(part) + CLAIM_TTL_S + 1  # the claim and the part expired
-    retry = plan_archive(str(tmp_path), KEY, pid=13, now=later)
-    assert retry.use is ArchiveUse.WRITING and not part.exists()
+    later = os.path.getmtime(part) + CLAIM_TTL_S + 1  # the writing JVM is long gone
+    assert plan_archive(str(tmp_path), KEY, pid=13, now=later).use is ArchiveUse.NONE
+    assert not part.exists() and (tmp_path / f"{KEY}.failed").exists()
+    retry = plan_archive(str(tmp_path), KEY, pid=14, now=later + FAILED_TTL_S)
+    assert retry.use is ArchiveUse.WRITING
+
+
+def test_a_jvm_that_ended_without_writing_stops_further_attempts_for_a_while(tmp_path: Path):
+    assert plan_archive(str(tmp_path), KEY, pid=GONE, now=NOW).use is ArchiveUse.WRITING
+    log = tmp_path / f"{KEY}.{GONE}.log"
+    log.write_text("[0.1s][info][cds] Opened archive classes.jsa.\n")
+    quiet = os.path.getmtime(log) + DUMP_QUIET_S + 1
+    assert plan_archive(str(tmp_path), KEY, pid=12, now=quiet).use is ArchiveUse.NONE
+    assert not log.exists() and (tmp_path / f"{KEY}.failed").exists()
+    assert plan_archive(str(tmp_path), KEY, pid=13, now=quiet + 3600).use is ArchiveUse.NONE
+
+
+def test_the_log_of_a_process_still_running_is_left_alone(tmp_path: Path):
+    assert plan_archive(str(tmp_path), KEY, pid=os.getpid(), now=NOW).use is ArchiveUse.WRITING
+    log = tmp_path / f"{KEY}.{os.getpid()}.log"
+    log.write_text("[0.1s][info][cds] Opened archive classes.jsa.\n")
+    later = os.path.getmtime(log) + DUMP_QUIET_S + 1
+    assert plan_archive(str(tmp_path), KEY, pid=12, now=later).use is ArchiveUse.NONE
+    assert log.exists() and not (tmp_path / f"{KEY}.failed").exists()
 
 
 def test_a_truncated_archive_is_deleted_not_mapped(tmp_path: Path):
@@ -142,3 +171,16 @@ def test_the_jvm_starts_without_an_archive_it_cannot_use(tmp_path: Path, content
                            "-Xlog:cds*=off", "-version"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "cds" not in done.stdout.lower()
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="no java")
+def test_the_jvm_writes_an_archive_that_the_next_start_maps(tmp_path: Path):
+    """The whole life cycle with this machine's JVM (its CDS log format included)."""
+    writing = plan_archive(str(tmp_path), KEY)
+    assert writing.use is ArchiveUse.WRITING
+    subprocess.run(["java", *writing.java_options, "-version"], capture_output=True, check=True)
+    mapped = plan_archive(str(tmp_path), KEY, pid=GONE)
+    assert mapped.use is ArchiveUse.MAPPED
+    archive = mapped.java_options[0]
+    done = subprocess.run(["java", archive, "-Xshare:on", "-version"], capture_output=True)
+    assert done.returncode == 0, done.stderr
