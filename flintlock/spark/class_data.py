@@ -5,8 +5,7 @@ and verifying some 10,000 classes from Spark's ~280 jars. With Java's class-data
 the JVM maps them, already parsed and verified, from an archive: on a 2-core machine a
 SparkSession plus one barrier stage took 3.4-6.0 s with an archive against 9.2-10.3 s without
 (three interleaved pairs; docs/benchmarks.md "Start-up"). Java 17 cannot create and refresh an
-archive by itself
-(``-XX:+AutoCreateSharedArchive`` is Java 19+), so this module does, under
+archive by itself (``-XX:+AutoCreateSharedArchive`` is Java 19+), so this module does, under
 ``<flintlock.spark.cache-dir>/cds``, for one archive per *key*: the JVM binary and the Spark
 classpath (jar names, sizes and times), so a new JDK or Spark gets a new archive.
 
