@@ -273,7 +273,7 @@ class CheckpointStorageLocation:
         return self
 
     def write_state(self, name: str, data: bytes | memoryview) -> StreamStateHandle:
-        """Write one state file (temp name, then rename); its handle records size and SHA-256."""
+        """Write one state file (``write_file``); its handle records size and SHA-256."""
         if not _VALID_NAME.match(name) or name in _RESERVED or _INPROGRESS in name:
             raise InvalidStateNameError(name)
         fs, path = self._resolved()
