@@ -19,7 +19,8 @@ Errors use Flink's shape ``{"errors": ["..."]}``: 401 bad token, 404 unknown pat
 trigger, 405 wrong method, 400 a body that is not the JSON the path expects (naming the
 problem), 413 a body over 64 KiB, 409 a savepoint on a job that has ended.
 
-Thread ownership: ``handle`` runs on the HTTP server's request threads, concurrently. It
+Thread ownership: ``handle`` runs on the HTTP server's workers, concurrently, and on its loop
+thread for a request without the token (which gets its 401 from ``authorized`` alone). It
 keeps one mutable field, ``_last_description`` (a reference swap, atomic under the GIL), the
 fallback when the JobManager thread is busy (deploying, or ending an attempt) — the
 last description with the current status, or before the first one, the job's id, name and
@@ -129,7 +130,7 @@ class RestApi:
         self._last_description = self._fallback
 
     def handle(self, request: RestRequest) -> RestResponse:
-        if not self._authorized(request.authorization):
+        if not self.authorized(request.authorization):
             return _error(401, "missing or wrong bearer token (Authorization: Bearer <token>)",
                           (("WWW-Authenticate", 'Bearer realm="flintlock"'),))
         try:
@@ -137,7 +138,8 @@ class RestApi:
         except HttpError as error:
             return _error(error.status, error.message, error.headers)
 
-    def _authorized(self, header: str | None) -> bool:
+    def authorized(self, header: str | None) -> bool:
+        """Whether an ``Authorization`` header carries this job's token (constant time)."""
         scheme, _, credentials = (header or "").strip().partition(" ")
         given = credentials.strip().encode("utf-8", "surrogateescape")
         return scheme.lower() == "bearer" and hmac.compare_digest(given, self._token)
