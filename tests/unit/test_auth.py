@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+import select
 import socket
 import threading
 from collections.abc import Callable
@@ -245,3 +246,64 @@ def test_the_socket_timeout_is_restored_after_the_handshake():
         server, lambda s: authenticate_client(s, SECRET, DATA_PLANE, 5)
     )
     assert server_error is None and client_error is None
+
+
+# -- the non-blocking accepting side --------------------------------------------------------
+
+
+def _drive(handshake: auth.AcceptingHandshake, sock: socket.socket
+           ) -> auth.HandshakeEnded:
+    """Feeds the handshake as a selector loop would, until it ends (bounded)."""
+    ended = handshake.start()
+    while ended is None:
+        readable, _, _ = select.select([sock], [], [], 10)
+        assert readable, "the handshake made no progress"
+        ended = handshake.on_readable()
+    return ended
+
+
+@pytest.mark.parametrize(("client_secret", "reason"), [(SECRET, None),
+                                                       (OTHER, AuthFailure.WRONG_SECRET)])
+def test_the_accepting_handshake_runs_on_a_non_blocking_socket(client_secret, reason):
+    server_side, client_side = socket.socketpair()
+    server_side.setblocking(False)
+    outcome: list[BaseException | None] = []
+
+    def client() -> None:
+        try:
+            authenticate_client(client_side, client_secret, DATA_PLANE, 5)
+            outcome.append(None)
+        except AuthenticationError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=client)
+    thread.start()
+    try:
+        ended = _drive(auth.AcceptingHandshake(server_side, SECRET, DATA_PLANE), server_side)
+        thread.join(10)
+        if reason is None:
+            assert ended.error is None and outcome == [None]
+        else:
+            assert ended.error is not None and ended.error.reason is reason
+            assert isinstance(outcome[0], AuthenticationError)
+    finally:
+        server_side.close()
+        client_side.close()
+
+
+def test_the_accepting_handshake_expires_with_what_it_got():
+    server_side, client_side = socket.socketpair()
+    server_side.setblocking(False)
+    try:
+        handshake = auth.AcceptingHandshake(server_side, SECRET, DATA_PLANE)
+        assert handshake.start() is None
+        client_side.sendall(auth.MAGIC + b"x")
+        select.select([server_side], [], [], 10)
+        assert handshake.on_readable() is None
+        ended = handshake.expire()
+        assert ended.error is not None and ended.error.reason is AuthFailure.TIMEOUT
+        assert "5 of 68 bytes" in str(ended.error)
+        assert handshake.on_readable() is ended  # over: nothing more is read
+    finally:
+        server_side.close()
+        client_side.close()

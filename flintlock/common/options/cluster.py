@@ -12,7 +12,8 @@ HEARTBEAT_INTERVAL = ConfigOption(
 )
 HEARTBEAT_TIMEOUT = ConfigOption(
     "heartbeat.timeout", OptionType.DURATION, 15_000,
-    "Silence after which a peer is declared failed.", minimum=1,
+    "Silence after which a peer is declared failed; also how long an authenticated data or "
+    "RPC connection may hear nothing (keepalives are sent after a third of it).", minimum=1,
 )
 JM_BIND_HOST = ConfigOption(
     "jobmanager.bind-host", OptionType.STRING, "127.0.0.1",

@@ -1,9 +1,10 @@
 """The REST/JSON endpoint of a job (Flink's paths and JSON) and job discovery for the CLI.
 
 ``server.RestEndpoint`` is started with each job by ``flintlock.runtime.executor`` and serves
-``api.RestApi`` (authenticated with a per-job bearer token) built from ``views``; the job's
-``jobfiles.JobFile`` tells the ``flintlock`` command where to find it. ``triggers`` keeps the
-savepoint operations started over REST.
+``api.RestApi`` (authenticated with a per-job bearer token) built from ``views``, over
+``httpd.HttpServer`` (one selector loop and a few workers: no client holds a thread or the
+close) reading requests with ``wire``; the job's ``jobfiles.JobFile`` tells the ``flintlock``
+command where to find it. ``triggers`` keeps the savepoint operations started over REST.
 
 May import ``flintlock.common`` and ``flintlock.runtime`` (the JobManager's public API); is
 imported by ``flintlock.runtime.executor`` and ``flintlock.cli``.
