@@ -118,11 +118,11 @@ def test_a_silent_authenticated_connection_is_closed_as_lost(recorder: Recorder)
 
 
 def test_a_healthy_idle_connection_stays_open(recorder: Recorder) -> None:
-    with RpcServer(recorder.dispatcher, SECRET, idle_timeout_s=0.3) as server:
+    with RpcServer(recorder.dispatcher, SECRET, idle_timeout_s=1.0) as server:
         host, port = server.address
-        client = RpcClient.connect(host, port, SECRET, idle_timeout_s=0.3)
+        client = RpcClient.connect(host, port, SECRET, idle_timeout_s=1.0)
         try:
-            # nothing but keepalives for several idle timeouts
+            # nothing but keepalives, one each third of the timeout, for two timeouts
             wait_until(lambda: client.statistics().keepalives_received >= 6)
             assert client.is_open and server.connections()
             assert client.call(Echo("still here"), WAIT_S) == "echo:still here"

