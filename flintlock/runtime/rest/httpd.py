@@ -176,7 +176,7 @@ class HttpServer:
         if self._exchanges:
             earliest = min(exchange.deadline for exchange in self._exchanges.values())
             timeout = max(0.0, earliest - time.monotonic())
-        for key, mask in self._selector.select(timeout):
+        for key, _ in self._selector.select(timeout):
             if key.fileobj is self._listener:
                 self._accept()
             elif key.fileobj is self._wake_r:
@@ -184,7 +184,7 @@ class HttpServer:
             else:
                 exchange = self._exchanges.get(key.fileobj)  # type: ignore[call-overload]
                 if exchange is not None:
-                    self._on_ready(exchange, mask)
+                    self._on_ready(exchange)
         now = time.monotonic()
         for exchange in [e for e in self._exchanges.values() if e.deadline <= now]:
             self._expire(exchange)
@@ -221,7 +221,7 @@ class HttpServer:
             self._exchanges[sock] = exchange
             self._selector.register(sock, selectors.EVENT_READ)
 
-    def _on_ready(self, exchange: _Exchange, mask: int) -> None:
+    def _on_ready(self, exchange: _Exchange) -> None:
         if exchange.phase is Phase.WRITING:
             self._write(exchange)
         else:
