@@ -27,6 +27,7 @@ BENCHMARKS = {
                                  "100000", "--checkpoint-ms", "1000"],
     "checkpoint_alignment": ["-m", "benchmarks.checkpoint_alignment"],
     "runtime_costs": ["-m", "benchmarks.runtime_costs"],
+    "startup": ["benchmarks/startup.py"],
     "event_time": ["-m", "benchmarks.event_time"],
     "stage_costs": ["-m", "benchmarks.stage_costs"],
 }
