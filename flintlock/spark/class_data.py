@@ -214,6 +214,8 @@ def _failed(directory: str, key: str, stem: str, why: str) -> None:
 
 
 def _alive(pid: int) -> bool:
+    if os.name != "posix":  # signal 0 would interrupt the process on Windows
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
