@@ -16,6 +16,8 @@ import codecs
 from typing import Any
 
 from flintlock.common.errors import FlintlockError
+from flintlock.common.print_format import java_string
+from flintlock.common.typeinfo import BasicType, BasicTypeInfo
 
 
 class UnknownCharsetError(FlintlockError, LookupError):
@@ -38,6 +40,13 @@ def checked_charset(charset: str) -> str:
     return charset
 
 
+def _prints_as_str(type_info: Any) -> bool:
+    """Whether Java's ``toString`` of every value of ``type_info`` is Python's ``str``: no
+    declared type, or text (STRING, CHAR; the chain's edge has checked the values are str)."""
+    return type_info is None or (isinstance(type_info, BasicTypeInfo) and type_info.basic_type
+                                 in (BasicType.STRING, BasicType.CHAR))
+
+
 class Encoder:
     """Writes one record as bytes (row formats of the ``FileSink``).
 
@@ -49,6 +58,7 @@ class Encoder:
     def __init__(self, charset_name: str = "UTF-8", type_info: Any = None) -> None:
         self._charset = checked_charset(charset_name)
         self._type_info = type_info
+        self._plain = _prints_as_str(type_info)
 
     @staticmethod
     def simple_string_encoder(charset_name: str = "UTF-8") -> Encoder:
@@ -64,20 +74,20 @@ class Encoder:
         return self._charset
 
     def _text(self, record: Any) -> str:
-        if self._type_info is None:
+        if self._plain:
             return str(record)
-        from flintlock.common.print_format import java_string
-
         return java_string(record, self._type_info)
 
     def encode(self, record: Any) -> bytes:
         return (self._text(record) + "\n").encode(self._charset)
 
     def encode_all(self, records: list[Any]) -> bytes:
-        """The concatenated encodings of ``records`` (one call per batch)."""
+        """The concatenated encodings of ``records`` (one call per batch; for undeclared and
+        STRING streams no Python code runs per record)."""
         if not records:
             return b""
-        return ("\n".join(map(self._text, records)) + "\n").encode(self._charset)
+        text = map(str, records) if self._plain else map(self._text, records)
+        return ("\n".join(text) + "\n").encode(self._charset)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Encoder) and other._charset == self._charset
