@@ -147,21 +147,30 @@ def _decode_column(code: str, payload: memoryview, count: int) -> list[Any]:
 class CodecPlan:
     """How one declared type's batches are laid out; built once per edge."""
 
-    __slots__ = ("converts", "encode_block")
+    __slots__ = ("check", "converts", "encode_block")
 
     def __init__(self, encode_block: Callable[[Sequence[Any]], list[bytes]],
-                 converts: bool) -> None:
+                 converts: bool, check: Callable[[Sequence[Any]], object] | None = None
+                 ) -> None:
         self.encode_block = encode_block
         self.converts = converts
         """Whether decoding can change a value that passed (int → float, list → tuple)."""
+        self.check = check
+        """A cheaper routine that fails exactly where ``encode_block`` would, without building
+        bytes (None: encode to check); a chain's edge into a sink uses it."""
 
 
-def _scalar_plan(encoder: _ColumnEncoder, converts: bool) -> CodecPlan:
+def _scalar_plan(encoder: _ColumnEncoder, converts: bool,
+                 check: Callable[[Sequence[Any]], object] | None = None) -> CodecPlan:
     def encode_block(values: Sequence[Any]) -> list[bytes]:
         code, payload = encoder.encode(values)
         return _block(f"V{code}", len(values), [payload])
 
-    return CodecPlan(encode_block, converts)
+    return CodecPlan(encode_block, converts, check)
+
+
+def _check_text(values: Sequence[Any]) -> object:
+    return _NUL.join(values)  # TypeError unless every value is a str, as _encode_text
 
 
 def _rows_plan(codes: str, converts: bool) -> CodecPlan:
@@ -208,7 +217,8 @@ def compile_plan(type_info: TypeInformation | None) -> CodecPlan | None:
         encoder = _column_encoder(type_info)
         if encoder is None:
             return None
-        return _scalar_plan(encoder, _converts([type_info]))
+        text = type_info.basic_type is BasicType.STRING
+        return _scalar_plan(encoder, _converts([type_info]), _check_text if text else None)
     if isinstance(type_info, TupleTypeInfo):
         fields = type_info.get_field_types()
         if not fields:

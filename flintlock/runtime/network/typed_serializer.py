@@ -29,7 +29,6 @@ from flintlock.runtime.network.typed_codec import (
     encode_chunk,
 )
 
-
 _TUPLE = frozenset({tuple})
 
 
@@ -83,13 +82,21 @@ class TypedBatchSerializer(PickleBatchSerializer):
         edge into a sink): decoded again only when that can change something (a FLOAT/DOUBLE
         field, or a TUPLE batch holding something other than tuples); a ``TimestampedBatch``
         keeps its timestamps."""
-        if self._plan is not None:
+        plan = self._plan
+        if plan is not None and plan.check is not None and not plan.converts:
             try:
-                chunk = encode_chunk(self._plan, records)
+                plan.check(records)
             except ENCODE_ERRORS as error:
                 converted = self._checked(records, error)
             else:
-                if not self._plan.converts and (
+                return records
+        elif plan is not None:
+            try:
+                chunk = encode_chunk(plan, records)
+            except ENCODE_ERRORS as error:
+                converted = self._checked(records, error)
+            else:
+                if not plan.converts and (
                         not self._tuples or set(map(type, records)) <= _TUPLE):
                     return records
                 converted = decode_chunk(chunk)[0]
