@@ -73,7 +73,6 @@ FLINK_NAMESPACES: tuple[str, ...] = (
 under them (``taskmanager.memory.segment-size``) are still applied."""
 
 FLINK_KEYS: frozenset[str] = frozenset({
-    "classloader.parent-first-patterns.default", "classloader.check-leaked-classloader",
     "classloader.fail-on-metaspace-oom-error", "heartbeat.rpc-failure-threshold",
     "external-resources", "taskmanager.bind-host", "taskmanager.jvm-exit-on-oom",
     "execution.attached", "execution.shutdown-on-attached-exit", "execution.job-listeners",

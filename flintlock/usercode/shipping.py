@@ -8,14 +8,22 @@ they are not installed there. Flink solves this with the job's jar and a child-f
 loader; flintlock ships the job's own modules *by value* inside the pickled job graph:
 
 * ``child-first`` (the default): every *job module* — loaded from a file that is neither in
-  the standard library nor in an installed package (site-/dist-packages), and not part of
-  flintlock, pyspark, py4j or cloudpickle — is pickled by value, so the TaskManager runs
+  the standard library nor in an installed package (site-/dist-packages), and not matched
+  by a parent-first pattern (below) — is pickled by value, so the TaskManager runs
   exactly the code the driver has, even if a different version of that module is importable
   there;
 * ``parent-first``: nothing is shipped; the TaskManager imports modules itself (they must be
   installed there, e.g. with ``spark-submit --py-files``);
-* ``classloader.parent-first-patterns.additional``: module-name prefixes that always stay
-  parent-first (a shared library the cluster provides), on top of flintlock's own.
+* ``classloader.parent-first-patterns.default`` and ``.additional``: module-name prefixes
+  that always stay parent-first, whatever the resolve order (see "Patterns" below).
+
+Patterns are Flink's: a plain prefix match on the dotted module name, where a module's name
+is read with a dot after it, as a Java package is. So ``org.example.`` matches the package
+``org.example`` and everything below it but not ``org.examplefoo``, and ``org.example`` (no
+dot) matches all three, exactly as Flink's ``className.startsWith(pattern)`` does. The
+standard library (``sys.stdlib_module_names`` and the interpreter's stdlib directories) and
+flintlock itself are parent-first whatever the options say: no prefix list can name the
+whole standard library, and the runtime that does the loading cannot be shipped by value.
 
 ``shipped_by_value(config)`` registers the job modules with cloudpickle for the duration of a
 ``with`` block (the JobManager pickles the job graph inside it) and unregisters them after,
@@ -38,8 +46,8 @@ import cloudpickle
 from flintlock.common.config import Configuration
 from flintlock.common.options import execution as execution_options
 
-ALWAYS_PARENT_FIRST = ("flintlock", "pyspark", "py4j", "cloudpickle", "_pytest", "pytest",
-                       "pluggy", "hypothesis")
+ALWAYS_PARENT_FIRST = ("flintlock.",)
+"""Parent-first whatever ``classloader.parent-first-patterns.default`` says."""
 _INSTALLED = ("site-packages", "dist-packages")
 
 
@@ -49,12 +57,20 @@ def _library_roots() -> tuple[str, ...]:
     return tuple(sorted(roots))
 
 
+def matches_parent_first(name: str, patterns: tuple[str, ...]) -> bool:
+    """Whether the module ``name`` matches one of ``patterns`` (plain prefix, as in Flink;
+    the name is read as ``name.`` so that ``org.example.`` matches ``org.example``)."""
+    dotted = name + "."
+    return any(dotted.startswith(pattern) for pattern in patterns if pattern)
+
+
 def is_job_module(module: ModuleType, parent_first: tuple[str, ...] = ()) -> bool:
-    """Whether ``module`` is the job's own code (see the module docstring)."""
+    """Whether ``module`` is the job's own code (see the module docstring); ``parent_first``
+    are the configured patterns."""
     name = getattr(module, "__name__", "")
     if name == "__main__" or not name:
         return False  # cloudpickle already ships __main__ by value
-    if any(name == p or name.startswith(p + ".") for p in ALWAYS_PARENT_FIRST + parent_first):
+    if matches_parent_first(name, ALWAYS_PARENT_FIRST + parent_first):
         return False
     if name.split(".")[0] in sys.stdlib_module_names:
         return False
@@ -67,12 +83,18 @@ def is_job_module(module: ModuleType, parent_first: tuple[str, ...] = ()) -> boo
     return not any(origin.startswith(root + os.sep) for root in _library_roots())
 
 
+def parent_first_patterns(config: Configuration) -> tuple[str, ...]:
+    """The configured default patterns, then the additional ones."""
+    default: list[str] = config.get(execution_options.CLASSLOADER_PARENT_FIRST_PATTERNS_DEFAULT)
+    additional: list[str] = config.get(execution_options.CLASSLOADER_PARENT_FIRST_PATTERNS)
+    return tuple(default) + tuple(additional)
+
+
 def job_modules(config: Configuration) -> list[ModuleType]:
     """The modules ``shipped_by_value`` would register under ``config``."""
     if config.get(execution_options.CLASSLOADER_RESOLVE_ORDER) == "parent-first":
         return []
-    patterns: list[str] = config.get(execution_options.CLASSLOADER_PARENT_FIRST_PATTERNS)
-    parent_first = tuple(patterns)
+    parent_first = parent_first_patterns(config)
     return [module for module in list(sys.modules.values())
             if module is not None and is_job_module(module, parent_first)]
 

@@ -3,9 +3,19 @@
 import subprocess
 import sys
 import textwrap
+from types import ModuleType
+
+import pytest
 
 from flintlock.common.config import Configuration
-from flintlock.usercode.shipping import is_job_module, job_modules, shipped_by_value
+from flintlock.common.options import execution
+from flintlock.usercode.shipping import (
+    is_job_module,
+    job_modules,
+    matches_parent_first,
+    parent_first_patterns,
+    shipped_by_value,
+)
 
 PROBE = textwrap.dedent("""
     import pickle, sys
@@ -78,3 +88,75 @@ def test_a_module_the_user_registered_stays_registered():
         assert module.__name__ in cloudpickle.list_registry_pickle_by_value()
     finally:
         cloudpickle.unregister_pickle_by_value(module)
+
+
+def _fake_module(monkeypatch, tmp_path, name):
+    """A module loaded from a file of the job (outside stdlib and site-packages)."""
+    module = ModuleType(name)
+    module.__file__ = str(tmp_path.joinpath(*name.split(".")).with_suffix(".py"))
+    monkeypatch.setitem(sys.modules, name, module)
+    return module
+
+
+def test_the_classloader_keys_are_known_options():
+    config = Configuration({
+        "classloader.parent-first-patterns.default": "flintlock.;org.acme.",
+        "classloader.parent-first-patterns.additional": "com.example.;other",
+        "classloader.check-leaked-classloader": "false",
+    })
+    assert config.get(execution.CLASSLOADER_PARENT_FIRST_PATTERNS_DEFAULT) == [
+        "flintlock.", "org.acme."]
+    assert config.get(execution.CLASSLOADER_PARENT_FIRST_PATTERNS) == ["com.example.", "other"]
+    assert config.get(execution.CLASSLOADER_CHECK_LEAKED) is False
+    assert Configuration().get(execution.CLASSLOADER_CHECK_LEAKED) is True
+    assert parent_first_patterns(config) == ("flintlock.", "org.acme.", "com.example.", "other")
+
+
+def test_patterns_are_plain_prefixes_of_the_dotted_name():
+    assert matches_parent_first("org.example", ("org.example.",))  # the package itself
+    assert matches_parent_first("org.example.sub", ("org.example.",))
+    assert not matches_parent_first("org.examplefoo", ("org.example.",))
+    assert not matches_parent_first("org", ("org.example.",))
+    for name in ("org.example", "org.example.sub", "org.examplefoo"):  # Flink's startsWith
+        assert matches_parent_first(name, ("org.example",))
+    assert not matches_parent_first("org.example", ("",))
+
+
+@pytest.mark.parametrize("pattern, kept_home", [
+    ("acme.", {"acme", "acme.lib"}),
+    ("acme", {"acme", "acme.lib", "acmefoo"}),
+])
+def test_additional_patterns_win_under_child_first(monkeypatch, tmp_path, pattern, kept_home):
+    names = {"acme", "acme.lib", "acmefoo"}
+    for name in names:
+        _fake_module(monkeypatch, tmp_path, name)
+    config = Configuration({"classloader.resolve-order": "child-first",
+                            "classloader.parent-first-patterns.additional": pattern})
+    shipped = {m.__name__ for m in job_modules(config)} & names
+    assert shipped == names - kept_home
+
+
+def test_default_patterns_win_under_child_first(monkeypatch, tmp_path):
+    # A job-side file whose name falls under a default pattern is never shipped by value.
+    names = {"pyspark.shadow", "cloudpickle.shadow", "pysparkx", "acme.lib"}
+    for name in names:
+        _fake_module(monkeypatch, tmp_path, name)
+    config = Configuration({"classloader.resolve-order": "child-first"})
+    assert {m.__name__ for m in job_modules(config)} & names == {"pysparkx", "acme.lib"}
+    config = config.merged({"classloader.parent-first-patterns.default": "acme."})
+    assert {m.__name__ for m in job_modules(config)} & names == {
+        "pyspark.shadow", "cloudpickle.shadow", "pysparkx"}
+
+
+def test_the_standard_library_and_flintlock_stay_parent_first_without_default_patterns(
+        monkeypatch, tmp_path):
+    import json
+
+    import flintlock.runtime.jobmanager as jobmanager
+
+    flintlock_file = _fake_module(monkeypatch, tmp_path, "flintlock.not_installed")
+    stdlib_named = _fake_module(monkeypatch, tmp_path, "email.not_installed")
+    config = Configuration({"classloader.parent-first-patterns.default": ""})
+    shipped = job_modules(config)
+    assert not {json, jobmanager, flintlock_file, stdlib_named} & set(shipped)
+    assert sys.modules[__name__] in shipped

@@ -32,9 +32,26 @@ CLASSLOADER_RESOLVE_ORDER = ConfigOption(
     "Whether a job's own modules shadow the TaskManager's (child-first) or not.",
     allowed=("child-first", "parent-first"),
 )
+CLASSLOADER_PARENT_FIRST_PATTERNS_DEFAULT: ConfigOption[list[str]] = ConfigOption(
+    "classloader.parent-first-patterns.default", OptionType.LIST,
+    ["flintlock.", "pyspark.", "py4j.", "cloudpickle.", "_pytest.", "pytest.", "pluggy.",
+     "hypothesis."],
+    "Module-name prefixes always resolved parent-first (semicolon-separated, plain prefix "
+    "match as in Flink: `org.example.` matches `org.example` and its submodules, "
+    "`org.example` also matches `org.examplefoo`). The standard library and flintlock itself "
+    "are parent-first whatever this says. Change `.additional` instead of this.",
+)
 CLASSLOADER_PARENT_FIRST_PATTERNS: ConfigOption[list[str]] = ConfigOption(
     "classloader.parent-first-patterns.additional", OptionType.LIST, [],
-    "Module-name prefixes always resolved parent-first, besides flintlock's own.",
+    "Module-name prefixes resolved parent-first on top of the default patterns "
+    "(semicolon-separated, matched as those are).",
+)
+CLASSLOADER_CHECK_LEAKED = ConfigOption(
+    "classloader.check-leaked-classloader", OptionType.BOOLEAN, True,
+    "Flink's check that code of an ended job does not run again. Not implemented yet "
+    "(issue 13): accepted and has no effect. Whatever it says, a reused Spark worker drops "
+    "the job's modules first imported during the run and logs threads still alive 5 s after "
+    "its TaskManager ended; those threads keep running.",
 )
 STATE_RECOVERY_PATH = ConfigOption(
     "execution.state-recovery.path", OptionType.STRING, None,

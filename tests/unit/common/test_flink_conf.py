@@ -109,6 +109,26 @@ def test_a_realistic_flink_config_yaml_loads_with_one_warning(dirs, caplog):
     assert "taskmanager.memory.segment-size" not in message
 
 
+def test_flinks_classloader_keys_are_taken_not_ignored(dirs, caplog):
+    flink, _ = dirs
+    (flink / "config.yaml").write_text(
+        "classloader:\n"
+        "  resolve-order: parent-first\n"
+        "  check-leaked-classloader: false\n"
+        "  parent-first-patterns:\n"
+        "    default: flintlock.;pyspark.;org.acme\n"
+        "    additional: com.example.;org.other.\n")
+    with caplog.at_level(logging.WARNING):
+        config = Configuration.load()
+    assert not _warnings(caplog)
+    assert config.get(execution.CLASSLOADER_RESOLVE_ORDER) == "parent-first"
+    assert config.get(execution.CLASSLOADER_CHECK_LEAKED) is False
+    assert config.get(execution.CLASSLOADER_PARENT_FIRST_PATTERNS_DEFAULT) == [
+        "flintlock.", "pyspark.", "org.acme"]
+    assert config.get(execution.CLASSLOADER_PARENT_FIRST_PATTERNS) == [
+        "com.example.", "org.other."]
+
+
 def test_flintlock_file_and_code_win_over_the_flink_file(dirs):
     flink, own = dirs
     (flink / "config.yaml").write_text(
@@ -218,6 +238,7 @@ def test_which_keys_count_as_flinks():
     assert is_flink_key("pipeline.object-reuse")
     assert not is_flink_key("high-availabilityx")
     assert not is_flink_key("paralelism.default")
+    assert not is_flink_key("classloader.check-leaked-classloader")  # flintlock's own now
 
 
 def test_legacy_lines_split_at_the_first_colon_space():
