@@ -31,6 +31,10 @@ from flintlock.runtime.network.typed_codec import (
 
 _TUPLE = frozenset({tuple})
 
+WRONG_TYPE_ERRORS = (TypeError, AttributeError, IndexError, KeyError, ValueError)
+"""What user code (a chained function, a key selector) typically raises when handed a record
+of the wrong type: the errors after which ``diagnose`` looks at the batch."""
+
 
 def serializer_for(type_info: TypeInformation | None, operator_name: str) -> BatchSerializer:
     """The writer's serializer for records of ``type_info`` produced by ``operator_name``."""
@@ -107,6 +111,12 @@ class TypedBatchSerializer(PickleBatchSerializer):
         if type(records) is TimestampedBatch:
             return TimestampedBatch(converted, records.timestamps)
         return converted
+
+    def diagnose(self, records: Sequence[Any], error: BaseException) -> None:
+        """User code raised ``error`` on ``records``: if one of them does not fit the type
+        (after PyFlink's conversions, so a list for a TUPLE fits), raise that
+        ``RecordTypeMismatchError`` from ``error`` instead; otherwise return."""
+        self._checked(records, error)
 
     def _checked(self, values: Sequence[Any], cause: BaseException | None = None) -> list[Any]:
         """``values`` after PyFlink's implicit conversions, each checked by the predicate;

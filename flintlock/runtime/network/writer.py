@@ -37,7 +37,6 @@ from typing import Any, Protocol
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.errors import FlintlockError
 from flintlock.common.key_encoding import UnstableKeyError
-from flintlock.common.typeinfo_base import RecordTypeMismatchError
 from flintlock.runtime.network.buffer import Buffer
 from flintlock.runtime.network.channel_selector import ChannelSelector, KeyGroupSelector
 from flintlock.runtime.network.event_time import StampedRun
@@ -48,6 +47,7 @@ from flintlock.runtime.network.serialization import (
     RecordTooLargeError,
     write_chunk,
 )
+from flintlock.runtime.network.typed_serializer import WRONG_TYPE_ERRORS
 
 
 class OutputFlushFailedError(FlintlockError):
@@ -105,10 +105,6 @@ class _Pending(list[Any]):
         super().__init__()
         self.channel = channel
         self.limit = 1  # written under the writer's lock, read unlocked by the task thread
-
-
-_WRONG_TYPE_ERRORS = (TypeError, AttributeError, IndexError, KeyError, ValueError)
-"""What a key selector typically raises when handed a record of the wrong type."""
 
 
 class RecordWriter:
@@ -198,8 +194,10 @@ class RecordWriter:
                 pending.append(record)
         except UnstableKeyError as error:
             raise error.at(f"the key selector of the exchange {self._name!r}") from None
-        except _WRONG_TYPE_ERRORS as error:
-            self._diagnose(records, error)
+        except WRONG_TYPE_ERRORS as error:
+            diagnose = getattr(self._serializer, "diagnose", None)
+            if diagnose is not None:  # a declared type: a record that does not fit is the cause
+                diagnose(records, error)
             raise
         for pending in self._pending:
             if len(pending) >= pending.limit:
@@ -257,17 +255,6 @@ class RecordWriter:
     def _emit_keyed(self, record: Any) -> None:
         """``emit`` for key-group hashing (the chain's hot path is ``emit_batch``)."""
         self._emit_batch_keyed((record,))
-
-    def _diagnose(self, records: Sequence[Any], error: BaseException) -> None:
-        """The key selector raised: if the batch has a record that does not fit the producer's
-        declared type, that is the error to report (``typed_serializer``)."""
-        check = getattr(self._serializer, "check_batch", None)
-        if check is None:
-            return
-        try:
-            check(list(records))
-        except RecordTypeMismatchError as mismatch:
-            raise mismatch from error
 
     def _pending_for_new_key(self, key: Any) -> _Pending:
         cache = self._key_cache

@@ -28,11 +28,8 @@ from flintlock.common.typeinfo import (
 )
 from flintlock.common.types import Row
 from flintlock.runtime.network.event_time import TimestampedBatch
-from flintlock.runtime.network.typed_serializer import TypedBatchSerializer
+from flintlock.runtime.network.typed_serializer import WRONG_TYPE_ERRORS, TypedBatchSerializer
 from flintlock.runtime.tasks.operator import Output
-
-_WRONG_TYPE_ERRORS = (TypeError, AttributeError, IndexError, KeyError, ValueError)
-"""What a user function typically raises when handed a record of the wrong type."""
 
 
 class SinkEdgeOutput:
@@ -59,13 +56,12 @@ class DiagnosingOutput:
     """Hands batches to a chained successor unchecked; if the successor raises, reports the
     first record of the batch that does not fit the declared type instead."""
 
-    __slots__ = ("_coerce", "_collect", "_operator", "_output", "_type")
+    __slots__ = ("_coerce", "_collect", "_diagnose", "_output")
 
     def __init__(self, output: Output, type_info: TypeInformation, operator_name: str) -> None:
         self._output = output
         self._collect = output.collect_batch
-        self._type = type_info
-        self._operator = operator_name
+        self._diagnose = TypedBatchSerializer(type_info, operator_name).diagnose
         self._coerce = type_info.coerce if isinstance(type_info, RowTypeInfo) else None
 
     def collect_batch(self, records: list[Any]) -> None:
@@ -75,8 +71,8 @@ class DiagnosingOutput:
             self._collect(records)
         except RecordTypeMismatchError:
             raise
-        except _WRONG_TYPE_ERRORS as error:
-            self._diagnose(records, error)
+        except WRONG_TYPE_ERRORS as error:
+            self._diagnose(records, error)  # judged as an edge would, after the conversions
             raise
 
     def _as_rows(self, records: list[Any]) -> list[Any]:
@@ -88,19 +84,6 @@ class DiagnosingOutput:
         if type(records) is TimestampedBatch:
             return TimestampedBatch(converted, records.timestamps)
         return converted
-
-    def _diagnose(self, records: list[Any], error: BaseException) -> None:
-        """Judges each record as an edge would, after PyFlink's conversions (a list for a
-        TUPLE fits), so the successor's own error is not blamed on a record that fits."""
-        fits = self._type.predicate()
-        coerce = self._type.coerce if self._type.need_conversion() else None
-        for record in records:
-            value = record if coerce is None else coerce(record)
-            if not fits(value):
-                try:
-                    self._type._reject(value, self._operator)
-                except RecordTypeMismatchError as mismatch:
-                    raise mismatch from error
 
     def emit_watermark(self, timestamp: int) -> None:
         self._output.emit_watermark(timestamp)
