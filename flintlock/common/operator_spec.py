@@ -36,6 +36,10 @@ WINDOW             keyed: ``window`` (a ``WindowSpec``): elements go to the wind
                    assigner picks; the trigger fires a window, whose contents (or incremental
                    aggregate) the window function turns into outputs stamped with the
                    window's ``max_timestamp()``; window contents and timers are keyed state.
+ASYNC              ``function.async_invoke(value)``: a coroutine run on the subtask's event
+                   loop, returning a list of outputs; ``async_io`` (an ``AsyncIOSpec``): timeout,
+                   capacity, ordered or unordered emission, retry strategy
+                   (``runtime.tasks.async_operator``). Outputs keep the input's timestamp.
 CO_MAP             two inputs: ``function.map1(v)`` for input 0, ``map2`` for input 1.
 CO_FLAT_MAP        two inputs: ``function.flat_map1/flat_map2(v)`` → iterable or None.
 CO_PROCESS         two inputs: ``function.process_element1/2(v, ctx)`` → iterable or None.
@@ -105,6 +109,7 @@ class OperatorKind(enum.Enum):
     REDUCE = "reduce"
     AGGREGATION = "aggregation"
     WINDOW = "window"
+    ASYNC = "async"
     CO_MAP = "co_map"
     CO_FLAT_MAP = "co_flat_map"
     CO_PROCESS = "co_process"
@@ -243,6 +248,22 @@ class WindowSpec:
 
 
 @dataclass(frozen=True)
+class AsyncIOSpec:
+    """``AsyncDataStream.(un)ordered_wait(_with_retry)``: at most ``capacity`` records in
+    flight; ``timeout_ms`` covers all attempts of one record (<= 0: no timeout, allowed only
+    without retries); ``retry_strategy`` is the user's ``AsyncRetryStrategy``."""
+
+    timeout_ms: int
+    capacity: int
+    ordered: bool
+    retry_strategy: Any
+
+    def __post_init__(self) -> None:
+        if self.capacity <= 0:
+            raise ValueError(f"async I/O capacity must be positive, got {self.capacity}")
+
+
+@dataclass(frozen=True)
 class OperatorSpec:
     """What one stream node does (see the module docstring for each kind's fields)."""
 
@@ -256,6 +277,7 @@ class OperatorSpec:
     sink: Any = None
     window: WindowSpec | None = None
     broadcast_states: tuple[Any, ...] = ()
+    async_io: AsyncIOSpec | None = None
 
     def __post_init__(self) -> None:
         problem = _shape_problem(self)
@@ -279,6 +301,8 @@ def _shape_problem(spec: OperatorSpec) -> str | None:
         return None if spec.watermark_strategy is not None else "needs `watermark_strategy`"
     if kind is OperatorKind.WINDOW:
         return None if spec.window is not None else "needs `window`"
+    if kind is OperatorKind.ASYNC and spec.async_io is None:
+        return "needs `async_io`"
     if kind is OperatorKind.AGGREGATION:
         return None if spec.aggregation is not None else "needs `aggregation`"
     if spec.function is None:
@@ -287,7 +311,7 @@ def _shape_problem(spec: OperatorSpec) -> str | None:
 
 
 __all__ = [
-    "Aggregation", "AggregationKind", "CollectSink", "CollectionSource", "OperatorKind",
-    "OperatorSpec", "PrintSink", "UnhashableKeyError", "UnstableKeyError", "WindowFunctionKind",
-    "WindowSpec", "check_key",
+    "Aggregation", "AggregationKind", "AsyncIOSpec", "CollectSink", "CollectionSource",
+    "OperatorKind", "OperatorSpec", "PrintSink", "UnhashableKeyError", "UnstableKeyError",
+    "WindowFunctionKind", "WindowSpec", "check_key",
 ]

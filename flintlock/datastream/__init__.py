@@ -6,6 +6,8 @@ runtime or Spark, which ``execute()`` loads lazily.
 """
 
 from flintlock.common.checkpointing import CheckpointingMode, ExternalizedCheckpointRetention
+from flintlock.datastream import async_retry_predicates, async_retry_strategies
+from flintlock.datastream.async_data_stream import AsyncDataStream
 from flintlock.datastream.checkpoint_config import CheckpointConfig, ExternalizedCheckpointCleanup
 from flintlock.datastream.checkpoint_storage import (
     CheckpointStorage,
@@ -22,6 +24,9 @@ from flintlock.datastream.execution_mode import RuntimeExecutionMode
 from flintlock.datastream.functions import (
     AggregateFunction,
     AllWindowFunction,
+    AsyncFunction,
+    AsyncRetryPredicate,
+    AsyncRetryStrategy,
     BroadcastProcessFunction,
     CoFlatMapFunction,
     CoMapFunction,
@@ -72,6 +77,10 @@ __all__ = [
     "AggregateFunction",
     "AllWindowFunction",
     "AllWindowedStream",
+    "AsyncDataStream",
+    "AsyncFunction",
+    "AsyncRetryPredicate",
+    "AsyncRetryStrategy",
     "BroadcastProcessFunction",
     "CheckpointConfig",
     "CheckpointStorage",
@@ -124,4 +133,6 @@ __all__ = [
     "WindowAssigner",
     "WindowFunction",
     "WindowedStream",
+    "async_retry_predicates",
+    "async_retry_strategies",
 ]

@@ -106,12 +106,16 @@ class DataStream(OperatorSettings):
 
     def _one_input(self, name: str, kind: OperatorKind, function: Any,
                    output_type: TypeInformation | None, keyed: bool = False) -> DataStream:
-        _check_type_info(output_type, name)
         spec = OperatorSpec(kind, function=function, output_type=output_type, keyed=keyed)
+        return self._add_operator(name, spec)
+
+    def _add_operator(self, name: str, spec: OperatorSpec) -> DataStream:
+        """A one-input operator described by ``spec`` after this stream."""
+        _check_type_info(spec.output_type, name)
         transformation = self._env._add_transformation(
-            name, spec, [(stream_input, 0) for stream_input in self._inputs], output_type,
-            key_selectors=self._key_selectors() if keyed else ())
-        return DataStream(self._env, (StreamInput(transformation.id),), output_type,
+            name, spec, [(stream_input, 0) for stream_input in self._inputs], spec.output_type,
+            key_selectors=self._key_selectors() if spec.keyed else ())
+        return DataStream(self._env, (StreamInput(transformation.id),), spec.output_type,
                           transformation)
 
     def _key_selectors(self) -> tuple[Any, ...]:

@@ -135,3 +135,8 @@ class UnpicklableFunctionError(DataStreamApiError, TypeError):
         return (f"operator {self.operator!r}: {self.function} cannot be pickled to ship it to "
                 f"the TaskManagers: {where} is not picklable ({self.cause}); create such "
                 "resources (connections, locks, files, threads) in open() instead")
+
+
+class AsyncFunctionError(DataStreamApiError, ValueError):
+    """``AsyncDataStream`` got an unusable argument: no ``AsyncFunction``, an ``async_invoke``
+    that is no coroutine function, a bad capacity, timeout or retry strategy."""

@@ -27,6 +27,12 @@ from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
 from flintlock.common.errors import FlintlockError
+from flintlock.datastream.async_retry_strategies import (
+    AsyncRetryPredicate as AsyncRetryPredicate,
+)
+from flintlock.datastream.async_retry_strategies import (
+    AsyncRetryStrategy as AsyncRetryStrategy,
+)
 
 
 class TimeDomain(enum.Enum):
@@ -426,6 +432,22 @@ class KeyedBroadcastProcessFunction(Function):
                  ) -> Iterable[Any] | None:
         """Called when a timer registered for the current key fires."""
         return None
+
+
+# -- async I/O (AsyncDataStream; the runtime is runtime.tasks.async_operator) -----------------
+
+class AsyncFunction(Function, Generic[IN, OUT]):
+    """Enriches each record by a request that does not block the task: ``async_invoke`` is a
+    coroutine on the task's event loop and returns the record's outputs as a list."""
+
+    @abc.abstractmethod
+    async def async_invoke(self, value: IN) -> list[OUT]:
+        """The outputs for ``value``; raising fails the job (unless a retry strategy retries)."""
+
+    def timeout(self, value: IN) -> list[OUT]:
+        """The outputs for ``value`` when its request did not finish within the timeout; by
+        default the job fails with a ``TimeoutError``."""
+        raise TimeoutError(f"Async function call has timed out for input: {value}")
 
 
 class FunctionTypeError(FlintlockError, TypeError):

@@ -39,7 +39,13 @@ from flintlock.runtime.state.operator_snapshot import (
     snapshot_operator,
 )
 from flintlock.runtime.state.snapshots import OperatorSubtaskState, ReadState
-from flintlock.runtime.tasks.operator import OperatorContext, Output, StreamOperator, TimerScheduler
+from flintlock.runtime.tasks.operator import (
+    OperatorContext,
+    Output,
+    StreamOperator,
+    TaskMailboxAccess,
+    TimerScheduler,
+)
 from flintlock.runtime.tasks.typed_edges import typed_edge
 
 
@@ -131,6 +137,7 @@ class ChainEnvironment:
     configuration: Configuration
     timers: TimerScheduler
     extra: Mapping[str, Any]
+    mailbox: TaskMailboxAccess | None = None
 
 
 class OperatorChain:
@@ -184,7 +191,7 @@ class OperatorChain:
             max_parallelism=vertex.max_parallelism, attempt_number=env.attempt_number,
             timers=env.timers, keyed_backend=keyed_backend, operator_backend=operator_backend,
             extra={**env.extra, "key_selectors": spec.key_selectors},
-            side_outputs=side_outputs,
+            side_outputs=side_outputs, mailbox=env.mailbox,
         )
         operator.setup(context, _combine(outputs))
         return ChainMember(spec, operator, operator_backend, keyed_backend)

@@ -11,8 +11,15 @@ The same condition variable also carries the "input is available" signal, so an 
 waits on exactly one thing: ``wait(timeout)`` returns when a mail arrives, when input became
 available (``signal_input()``), or when the timeout passes. Nothing polls.
 
-Thread ownership: ``put``/``signal_input``/``close`` from any thread; ``take_all``/``wait`` from
-the task thread only. All fields are guarded by ``_cond``.
+An operator that must wait inside a batch for work finished by another thread (async I/O
+waiting for a free slot, ``runtime.tasks.async_operator``) blocks in ``wait_for_wake``: it
+returns on ``wake()``, on newly put mail (a cancel) or on close, but mail that was already
+queued neither ends that wait nor runs, so a checkpoint trigger never runs in the middle of a
+batch.
+
+Thread ownership: ``put``/``signal_input``/``wake``/``close`` from any thread;
+``take_all``/``wait``/``wait_for_wake`` from the task thread only. All fields are guarded by
+``_cond``.
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ class Mailbox:
         self._urgent: deque[Mail] = deque()  # first in, first out, before any ordinary mail
         self._mails: deque[Mail] = deque()
         self._input_signalled = False
+        self._woken = False
+        self._puts = 0  # mails put so far: a wait for wake ends when it changes
         self._closed = False
 
     def put(self, action: Callable[[], None], description: str, *, urgent: bool = False) -> None:
@@ -52,6 +61,7 @@ class Mailbox:
             if self._closed:
                 raise MailboxClosedError(f"mailbox closed; dropped {description!r}")
             (self._urgent if urgent else self._mails).append(mail)
+            self._puts += 1
             self._cond.notify()
 
     def offer(self, action: Callable[[], None], description: str, *, urgent: bool = False) -> bool:
@@ -67,6 +77,22 @@ class Mailbox:
         with self._cond:
             self._input_signalled = True
             self._cond.notify()
+
+    def wake(self) -> None:
+        """Ends a ``wait_for_wake`` of the task thread (called by an operator's helper thread)."""
+        with self._cond:
+            self._woken = True
+            self._cond.notify()
+
+    def wait_for_wake(self, timeout_s: float | None) -> None:
+        """Block until ``wake()``, new mail, close or the timeout; clears the wake flag. Mail
+        already queued is left for the task loop (the caller is in the middle of a batch)."""
+        with self._cond:
+            puts = self._puts
+            if not self._woken and not self._closed:
+                self._cond.wait_for(
+                    lambda: self._woken or self._closed or self._puts != puts, timeout_s)
+            self._woken = False
 
     def has_mail(self) -> bool:
         return bool(self._urgent or self._mails)

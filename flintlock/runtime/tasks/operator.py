@@ -46,6 +46,23 @@ class TimerScheduler(Protocol):
     def schedule(self, timestamp_ms: int, callback: Callable[[int], None]) -> None: ...
 
 
+class TaskMailboxAccess(Protocol):
+    """How an operator's helper thread gets work onto the task thread, and how the operator
+    waits for that work inside a batch (async I/O; see ``mailbox``)."""
+
+    def execute(self, action: Callable[[], None], description: str) -> bool:
+        """Any thread: run ``action`` on the task thread; False if the task has ended."""
+        ...
+
+    def wake(self) -> None:
+        """Any thread: end the task thread's ``wait_for_wake``."""
+        ...
+
+    def wait_for_wake(self) -> None:
+        """Task thread: block until ``wake()`` or new mail; raises if the task was cancelled."""
+        ...
+
+
 @dataclass(slots=True)
 class OperatorContext:
     """What an operator may know about where it runs."""
@@ -66,6 +83,8 @@ class OperatorContext:
     extra: dict[str, Any] = field(default_factory=dict)
     side_outputs: dict[str, Output] = field(default_factory=dict)
     """Where ``ctx.output(tag, value)`` goes, by tag id (tags nobody reads are absent)."""
+    mailbox: TaskMailboxAccess | None = None
+    """The task's mailbox, for operators with a helper thread (None outside a stream task)."""
 
 
 class StreamOperator:

@@ -481,6 +481,10 @@ def create_operator(spec: OperatorSpec) -> StreamOperator:
         from flintlock.runtime.tasks.window_operator import WindowOperator
 
         return WindowOperator(spec)
+    if spec.kind is OperatorKind.ASYNC:
+        from flintlock.runtime.tasks.async_operator import AsyncWaitOperator
+
+        return AsyncWaitOperator(spec)
     if spec.kind is OperatorKind.TIMESTAMPS:
         from flintlock.runtime.tasks.timestamps_operator import TimestampsAndWatermarksOperator
 

@@ -226,6 +226,26 @@ class _TaskTimers:
         self._timers.clear()
 
 
+class _OperatorMailbox:
+    """``TaskMailboxAccess`` for the operators of one task (see ``mailbox.wait_for_wake``)."""
+
+    def __init__(self, mailbox: Mailbox, cancelled: Callable[[], bool], name: str) -> None:
+        self._mailbox = mailbox
+        self._cancelled = cancelled
+        self._name = name
+
+    def execute(self, action: Callable[[], None], description: str) -> bool:
+        return self._mailbox.offer(action, description)
+
+    def wake(self) -> None:
+        self._mailbox.wake()
+
+    def wait_for_wake(self) -> None:
+        self._mailbox.wait_for_wake(IDLE_POLL_S)
+        if self._cancelled():
+            raise TaskCancelledError(self._name)
+
+
 class StreamTask:
     def __init__(
         self, spec: TaskSpec, io: TaskIO, callbacks: TaskCallbacks, snapshots: SnapshotWriting,
@@ -340,6 +360,7 @@ class StreamTask:
             attempt_number=spec.attempt_number, configuration=spec.configuration,
             timers=self._timers,
             extra={**spec.extra, "checkpointing": spec.checkpointing.enabled},
+            mailbox=_OperatorMailbox(self.mailbox, lambda: self._cancelled, self.name),
         )
         self._chain = OperatorChain(spec.vertex, self.io.writers, env, self._create_operator)
         restored = {} if spec.finished_on_restore else spec.restored
