@@ -41,10 +41,9 @@ import enum
 import hashlib
 import hmac
 import os
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from flintlock.common.errors import FlintlockError
 
@@ -68,6 +67,21 @@ _SERVER_LABEL: Final = b"flintlock-auth-v1/server"
 NonceSource = Callable[[int], bytes]
 
 
+class StreamSocket(Protocol):
+    """What the handshake needs of a connected socket: a ``socket.socket``, or a
+    ``runtime.tls`` ``TlsSocket`` when the handshake runs inside TLS."""
+
+    def recv(self, size: int, /) -> bytes: ...
+
+    def send(self, data: bytes, /) -> int: ...
+
+    def sendall(self, data: bytes, /) -> None: ...
+
+    def gettimeout(self) -> float | None: ...
+
+    def settimeout(self, value: float | None, /) -> None: ...
+
+
 class AuthFailure(enum.Enum):
     """Why a handshake failed."""
 
@@ -76,6 +90,9 @@ class AuthFailure(enum.Enum):
     TIMEOUT = "timed out"
     PEER_CLOSED = "peer closed the connection"
     ILLEGAL_STATE = "handshake step out of order"
+    CERTIFICATE_REJECTED = "TLS: the peer's certificate is not trusted"
+    REJECTED_BY_PEER = "TLS: the peer refused our certificate"
+    TLS_FAILED = "TLS handshake failed"
 
 
 class AuthenticationError(FlintlockError, ConnectionError):
@@ -262,7 +279,7 @@ class AcceptingHandshake:
     handshake is over (then the socket is the caller's again), None while it goes on. The
     caller owns the deadline: past it, ``expire()`` ends the handshake as timed out."""
 
-    def __init__(self, sock: socket.socket, secret: bytes, context: str) -> None:
+    def __init__(self, sock: StreamSocket, secret: bytes, context: str) -> None:
         self._sock = sock
         self._handshake = ServerHandshake(secret, context)
         self._received = bytearray()
@@ -323,11 +340,13 @@ def _peer_closed(what: str, cause: OSError) -> AuthenticationError:
 # -- blocking socket helpers --------------------------------------------------------------
 
 
-def _recv_exactly(sock: socket.socket, size: int, what: str) -> bytes:
+def _recv_exactly(sock: StreamSocket, size: int, what: str) -> bytes:
     chunks = bytearray()
     while len(chunks) < size:
         try:
             chunk = sock.recv(size - len(chunks))
+        except AuthenticationError:  # e.g. TLS under the handshake: the peer refused us
+            raise
         except TimeoutError as exc:
             raise AuthenticationError(AuthFailure.TIMEOUT, f"waiting for the {what}") from exc
         except OSError as exc:
@@ -342,9 +361,11 @@ def _recv_exactly(sock: socket.socket, size: int, what: str) -> bytes:
     return bytes(chunks)
 
 
-def _send(sock: socket.socket, data: bytes, what: str) -> None:
+def _send(sock: StreamSocket, data: bytes, what: str) -> None:
     try:
         sock.sendall(data)
+    except AuthenticationError:
+        raise
     except TimeoutError as exc:
         raise AuthenticationError(AuthFailure.TIMEOUT, f"sending the {what}") from exc
     except OSError as exc:
@@ -354,7 +375,7 @@ def _send(sock: socket.socket, data: bytes, what: str) -> None:
 class _Deadline:
     """Sets a socket timeout for the handshake and restores the previous one afterwards."""
 
-    def __init__(self, sock: socket.socket, timeout_s: float) -> None:
+    def __init__(self, sock: StreamSocket, timeout_s: float) -> None:
         self._sock = sock
         self._timeout_s = timeout_s
         self._previous: float | None = None
@@ -371,7 +392,7 @@ class _Deadline:
 
 
 def authenticate_server(
-    sock: socket.socket, secret: bytes, context: str, timeout_s: float
+    sock: StreamSocket, secret: bytes, context: str, timeout_s: float
 ) -> None:
     """Run the accepting side on a connected blocking socket; raise ``AuthenticationError``.
 
@@ -393,7 +414,7 @@ def authenticate_server(
 
 
 def authenticate_client(
-    sock: socket.socket, secret: bytes, context: str, timeout_s: float
+    sock: StreamSocket, secret: bytes, context: str, timeout_s: float
 ) -> None:
     """Run the connecting side on a connected blocking socket; raise ``AuthenticationError``."""
     handshake = ClientHandshake(secret, context)

@@ -38,6 +38,7 @@ _RUNTIME_LEAVES = (  # I/O-free or socket-level helpers both sides of the contro
     "flintlock.runtime.liveness",
     "flintlock.runtime.heartbeat",
     "flintlock.runtime.cancellation",
+    "flintlock.runtime.tls",
 )
 _CONTROL = (  # the control plane shared by the JobManager and the TaskManagers
     *_RUNTIME_LEAVES,
@@ -243,7 +244,7 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
         "flintlock.common.options.checkpointing", "flintlock.common.options.cluster",
         "flintlock.common.options.execution", "flintlock.common.options.network",
         "flintlock.common.options.python", "flintlock.common.options.restart",
-        "flintlock.common.options.state",
+        "flintlock.common.options.security", "flintlock.common.options.state",
     }): "issue 19: config imports options and flink_conf inside functions; they import config",
     frozenset({
         "flintlock.datastream.broadcast_stream", "flintlock.datastream.data_stream",

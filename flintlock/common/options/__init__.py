@@ -11,5 +11,6 @@ from flintlock.common.options import (  # noqa: F401  (imported to register the 
     network,
     python,
     restart,
+    security,
     state,
 )
