@@ -1,0 +1,337 @@
+"""Kafka jobs end to end (DataStream API, JobManager with the split enumerator, thread
+TaskManagers) against a Kafka-protocol broker: librdkafka's mock cluster in a helper process
+(tests/unit/connectors/kafka_broker.py). The mock does not enforce transactions, so the
+exactly-once sink's end-to-end check with ``read_committed`` readers also runs against a real
+broker when ``FLINTLOCK_KAFKA_BOOTSTRAP`` names one (docs/connectors.md)."""
+
+import os
+import threading
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from flintlock.common import WatermarkStrategy
+from flintlock.common.job_status import JobStatus
+from flintlock.common.serialization import Encoder, SimpleStringSchema
+from flintlock.datastream import CheckpointingMode
+from flintlock.datastream.connectors.file_system import (
+    BucketAssigner,
+    FileSink,
+    OutputFileConfig,
+)
+from flintlock.datastream.connectors.kafka import (
+    DeliveryGuarantee,
+    KafkaOffsetsInitializer,
+    KafkaRecordSerializationSchema,
+    KafkaSink,
+    KafkaSource,
+)
+from flintlock.datastream.functions import ProcessFunction
+from flintlock.testing.environments import local_environment
+from flintlock.testing.faults import RaiseOnceAfter
+from tests.unit.connectors.kafka_broker import kafka_broker, real_kafka_bootstrap
+
+KEYS = 12
+PER_KEY = 400
+SLOWED = threading.Event()
+GATE = threading.Event()
+
+
+@pytest.fixture(scope="module")
+def broker():
+    with kafka_broker() as running:
+        yield running
+
+
+def _env(tmp_path, parallelism=2, **conf):
+    return local_environment(tmp_path, parallelism, restart_attempts=3, options=conf)
+
+
+def _topic(broker, partitions=4, prefix="t"):
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    broker.create_topic(name, partitions)
+    return name
+
+
+def _produce_sequences(bootstrap, topic, keys=KEYS, per_key=PER_KEY):
+    """Per key k the values 'k<k>,<i>' for i = 1..per_key, keyed so each key stays in one
+    partition (and in order); timestamps 1_000_000 + i."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for i in range(1, per_key + 1):
+        for k in range(keys):
+            producer.produce(topic, f"k{k},{i}".encode(), f"k{k}".encode(),
+                             timestamp=1_000_000 + i)
+        producer.poll(0)
+    assert producer.flush(30) == 0
+
+
+def _read_all(bootstrap, topic, isolation="read_uncommitted", partitions=4):
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4()}",
+                         "isolation.level": isolation, "enable.auto.commit": False})
+    try:
+        ends = {}
+        for p in range(partitions):
+            ends[p] = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        values, deadline = [], time.monotonic() + 30
+        positions = dict.fromkeys(range(partitions), 0)
+        while time.monotonic() < deadline and any(positions[p] < ends[p] for p in ends):
+            for message in consumer.consume(500, timeout=0.2):
+                assert message.error() is None, message.error()
+                values.append(message.value().decode())
+            positions = {tp.partition: tp.offset for tp in consumer.position(
+                [TopicPartition(topic, p) for p in range(partitions)])}
+        return values
+    finally:
+        consumer.close()
+
+
+def _source(bootstrap, topic, **props):
+    builder = (KafkaSource.builder().set_bootstrap_servers(bootstrap).set_topics(topic)
+               .set_starting_offsets(KafkaOffsetsInitializer.earliest())
+               .set_bounded(KafkaOffsetsInitializer.latest())
+               .set_value_only_deserializer(SimpleStringSchema()))
+    return builder.set_properties(props).build()
+
+
+def _sink(bootstrap, topic, guarantee, prefix=None):
+    serializer = (KafkaRecordSerializationSchema.builder().set_topic(topic)
+                  .set_value_serialization_schema(SimpleStringSchema()).build())
+    builder = (KafkaSink.builder().set_bootstrap_servers(bootstrap)
+               .set_record_serializer(serializer).set_delivery_guarantee(guarantee))
+    if prefix is not None:
+        builder.set_transactional_id_prefix(prefix)
+    return builder.build()
+
+
+class StampOf(ProcessFunction):
+    def process_element(self, value, ctx):
+        yield (value, ctx.timestamp())
+
+
+def test_bounded_source_reads_every_partition_with_kafka_timestamps(executor, tmp_path,
+                                                                    broker):
+    topic = _topic(broker)
+    _produce_sequences(broker.bootstrap, topic, keys=5, per_key=60)
+    env = _env(tmp_path, 3)
+    records = env.from_source(_source(broker.bootstrap, topic),
+                              WatermarkStrategy.no_watermarks(), "kafka")
+    got = list(records.process(StampOf()).execute_and_collect())
+    expected = [(f"k{k},{i}", 1_000_000 + i) for k in range(5) for i in range(1, 61)]
+    assert sorted(got) == sorted(expected)
+
+
+def _split(line):
+    key, count = line.split(",")
+    return key, int(count)
+
+
+def _running_counts(env, source):
+    records = env.from_source(source, WatermarkStrategy.for_monotonous_timestamps(), "kafka")
+    return (records.map(lambda line: (line.split(",")[0], 1))
+            .key_by(lambda pair: pair[0])
+            .reduce(lambda a, b: (a[0], a[1] + b[1]))
+            .map(lambda pair: f"{pair[0]},{pair[1]}"))
+
+
+def _assert_every_count_once(lines, keys=KEYS, per_key=PER_KEY):
+    """The per-key sequence check: key k's running counts are exactly 1..per_key."""
+    by_key = {}
+    for key, count in map(_split, lines):
+        by_key.setdefault(key, []).append(count)
+    assert sorted(by_key) == sorted(f"k{k}" for k in range(keys))
+    for key, counts in by_key.items():
+        assert sorted(counts) == list(range(1, per_key + 1)), key
+
+
+def _committed_lines(root):
+    lines = []
+    for directory, _, names in os.walk(root):
+        for name in names:
+            if not name.startswith("."):
+                with open(os.path.join(directory, name), encoding="utf-8") as f:
+                    lines.extend(f.read().splitlines())
+    return lines
+
+
+def _file_sink(path):
+    return (FileSink.for_row_format(str(path), Encoder.simple_string_encoder())
+            .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+            .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".txt")
+                                     .build())
+            .build())
+
+
+def test_kafka_keyed_count_to_files_with_a_crash_is_exactly_once(executor, tmp_path, broker):
+    topic = _topic(broker)
+    _produce_sequences(broker.bootstrap, topic)
+    env = _env(tmp_path)
+    env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
+    marker = tmp_path / "crashed"
+    crash = RaiseOnceAfter(marker, tmp_path / "out" / "part-*", every=50)
+    counts = _running_counts(env, _source(broker.bootstrap, topic, **{"group.id": "counts"}))
+    counts.map(crash).sink_to(_file_sink(tmp_path / "out"))
+    env.execute("kafka keyed count with a crash")
+    assert marker.exists(), "the failure was never injected"
+    assert len(executor.launchers[-1].attempts) >= 2
+    _assert_every_count_once(_committed_lines(tmp_path / "out"))
+
+
+@pytest.mark.parametrize("guarantee", [DeliveryGuarantee.AT_LEAST_ONCE,
+                                       DeliveryGuarantee.EXACTLY_ONCE])
+def test_kafka_to_kafka_with_a_crash(executor, tmp_path, broker, guarantee):
+    source_topic, sink_topic = _topic(broker), _topic(broker)
+    _produce_sequences(broker.bootstrap, source_topic)
+    env = _env(tmp_path)
+    env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
+    marker = tmp_path / "crashed"
+    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
+    counts = _running_counts(env, _source(broker.bootstrap, source_topic))
+    counts.map(crash).sink_to(_sink(broker.bootstrap, sink_topic, guarantee,
+                                    prefix=f"eo-{uuid.uuid4().hex[:6]}"))
+    env.execute("kafka to kafka with a crash")
+    assert marker.exists(), "the failure was never injected"
+    written = _read_all(broker.bootstrap, sink_topic)
+    if guarantee is DeliveryGuarantee.EXACTLY_ONCE:
+        # The crash is in the map, never inside a transaction's commit, so even the mock
+        # (which shows aborted records) holds only committed transactions here.
+        _assert_every_count_once(written)
+    else:
+        assert set(written) == {f"k{k},{i}" for k in range(KEYS) for i in range(1, PER_KEY + 1)}
+
+
+@pytest.mark.skipif(real_kafka_bootstrap() is None,
+                    reason="needs a real Kafka broker: set FLINTLOCK_KAFKA_BOOTSTRAP")
+def test_exactly_once_sink_against_a_real_broker_read_committed(executor, tmp_path):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    bootstrap = real_kafka_bootstrap()
+    source_topic, sink_topic = (f"flintlock-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_topics([NewTopic(source_topic, 4, 1),
+                                       NewTopic(sink_topic, 4, 1)]).values():
+        future.result(30)
+    _produce_sequences(bootstrap, source_topic)
+    env = _env(tmp_path)
+    env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
+    marker = tmp_path / "crashed"
+    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
+    counts = _running_counts(env, _source(bootstrap, source_topic))
+    counts.map(crash).sink_to(_sink(bootstrap, sink_topic, DeliveryGuarantee.EXACTLY_ONCE,
+                                    prefix=f"eo-{uuid.uuid4().hex[:6]}"))
+    env.execute("kafka to kafka exactly once on a real broker")
+    assert marker.exists(), "the failure was never injected"
+    _assert_every_count_once(_read_all(bootstrap, sink_topic, "read_committed"))
+
+
+def test_offsets_are_committed_to_the_group_on_checkpoint_completion(executor, tmp_path,
+                                                                     broker):
+    topic = _topic(broker, partitions=2)
+    _produce_sequences(broker.bootstrap, topic, keys=4, per_key=50)
+    echo = _topic(broker, partitions=1)
+    env = _env(tmp_path, 1)
+    env.enable_checkpointing(30)
+    source = (KafkaSource.builder().set_bootstrap_servers(broker.bootstrap).set_topics(topic)
+              .set_group_id("monitor").set_value_only_deserializer(SimpleStringSchema())
+              .build())
+    env.from_source(source, WatermarkStrategy.no_watermarks(), "kafka").sink_to(
+        _sink(broker.bootstrap, echo, DeliveryGuarantee.AT_LEAST_ONCE))
+    job = env.execute_async("unbounded with offset commits")
+    checker = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "monitor"})
+    ends = [checker.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            for p in range(2)]
+
+    def committed():
+        found = checker.committed([TopicPartition(topic, p) for p in range(2)], timeout=10)
+        return [tp.offset for tp in found]
+
+    try:
+        assert _wait_for(lambda: committed() == ends), (committed(), ends)
+        assert job.jm.wait_until_running(30)
+    finally:
+        job.cancel()
+        job.join(30)
+        checker.close()
+    assert len(_read_all(broker.bootstrap, echo, partitions=1)) == 200
+
+
+def test_a_topic_matching_the_pattern_is_discovered_while_running(executor, tmp_path, broker):
+    prefix = f"disc{uuid.uuid4().hex[:6]}"
+    first = _topic(broker, partitions=1, prefix=prefix)
+    echo = _topic(broker, partitions=1)
+    _produce_sequences(broker.bootstrap, first, keys=1, per_key=3)
+    env = _env(tmp_path, 2)
+    env.enable_checkpointing(30)
+    source = (KafkaSource.builder().set_bootstrap_servers(broker.bootstrap)
+              .set_topic_pattern(prefix + "-.*")
+              .set_property("partition.discovery.interval.ms", "100")
+              .set_value_only_deserializer(SimpleStringSchema()).build())
+    env.from_source(source, WatermarkStrategy.no_watermarks(), "kafka").sink_to(
+        _sink(broker.bootstrap, echo, DeliveryGuarantee.AT_LEAST_ONCE))
+    job = env.execute_async("discovery")
+    try:
+        assert _wait_for(lambda: len(_read_all(broker.bootstrap, echo, partitions=1)) == 3)
+        second = _topic(broker, partitions=3, prefix=prefix)
+        _produce_sequences(broker.bootstrap, second, keys=3, per_key=2)
+        assert _wait_for(lambda: len(_read_all(broker.bootstrap, echo, partitions=1)) == 9)
+    finally:
+        job.cancel()
+        job.join(30)
+    assert sorted(_read_all(broker.bootstrap, echo, partitions=1)) == sorted(
+        ["k0,1", "k0,2", "k0,3", "k0,1", "k0,2", "k1,1", "k1,2", "k2,1", "k2,2"])
+
+
+class SlowAfterCommit:
+    """Passes records through; once a part file is committed, 2 ms per record until GATE
+    opens (module-level events, so it is pickled by reference)."""
+
+    def __init__(self, pattern):
+        self.pattern = str(pattern)
+        self.seen = 0
+
+    def __call__(self, value):
+        import glob
+
+        self.seen += 1
+        if not GATE.is_set() and (SLOWED.is_set() or (self.seen % 100 == 0
+                                                      and glob.glob(self.pattern))):
+            SLOWED.set()
+            GATE.wait(0.002)
+        return value
+
+
+@pytest.mark.slow
+def test_savepoint_restore_at_another_parallelism_resumes_at_the_right_offsets(
+        executor, tmp_path, broker):
+    topic, out = _topic(broker), tmp_path / "out"
+    _produce_sequences(broker.bootstrap, topic)
+    GATE.clear()
+    SLOWED.clear()
+    env = _env(tmp_path / "first", parallelism=2)
+    env.enable_checkpointing(30)
+    counts = _running_counts(env, _source(broker.bootstrap, topic))
+    counts.map(SlowAfterCommit(out / "part-*")).sink_to(_file_sink(out))
+    job = env.execute_async("first part")
+    assert SLOWED.wait(60) and job.jm.wait_until_running(60)
+    path = job.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(60)
+    GATE.set()
+    assert job.jm.wait_for_status({JobStatus.FINISHED}, 60)
+    assert 0 < len(_committed_lines(out)) < KEYS * PER_KEY
+
+    env2 = _env(tmp_path / "second", parallelism=3,
+                **{"execution.state-recovery.path": path})
+    env2.enable_checkpointing(30)
+    _running_counts(env2, _source(broker.bootstrap, topic)).sink_to(_file_sink(out))
+    env2.execute("second part")
+    _assert_every_count_once(_committed_lines(out))
+
+
+def _wait_for(condition, timeout_s=30.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
