@@ -14,6 +14,9 @@ The contract a connector's ``Source`` object fulfils (``env.from_source``):
   (operator list state, even split) when the parallelism changed;
 * ``SourceReader.poll(max_records) -> (records, finished)`` — up to ``max_records`` records;
   ``finished`` when it will never produce more; ``([], False)`` when nothing is ready now;
+  records that carry their own event timestamps (Kafka's) come as a list with a
+  ``timestamps`` attribute (one int per record), which a timestamp assigner sees as the
+  previous timestamp;
 * ``SourceReader.snapshot_state(checkpoint_id) -> list`` — picklable entries describing its
   position; ``notify_checkpoint_complete(checkpoint_id)`` and ``close()`` are optional.
 
@@ -125,12 +128,15 @@ class ReaderSourceOperator(SourceOperator):
         records, finished = self._reader.poll(max_records)
         if records:
             batch = list(records)
+            own: list[int] | None = getattr(records, "timestamps", None)
             emitter = self._emitter
             if emitter is not None:
-                timestamps = emitter.timestamps_of(batch, None)
+                timestamps = emitter.timestamps_of(batch, own)
                 emitter.on_timestamps(timestamps)
                 if self._strategy is not None and self._strategy.timestamp_assigner is not None:
-                    batch = TimestampedBatch(batch, timestamps)
+                    own = timestamps
+            if own is not None:
+                batch = TimestampedBatch(batch, own)
             self.output.collect_batch(batch)
         if finished:
             return InputStatus.END_OF_INPUT
