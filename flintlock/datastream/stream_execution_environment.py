@@ -384,13 +384,19 @@ class StreamExecutionEnvironment:
                                                      "objects)")
     register_type = unsupported("Java type registration (records are Python objects)")
     def add_python_file(self, file_path: str) -> None:
-        """Makes a Python file or directory importable by the job (PyFlink's
-        ``add_python_file``). Its modules travel to the TaskManagers with the job graph
-        (``classloader.resolve-order: child-first``, the default), so it only has to be
-        importable here: the file's directory, or the directory itself, joins ``sys.path``."""
+        """Adds a Python file, a directory, a zip/egg or a wheel to the job's files (PyFlink's
+        ``add_python_file``; appends to ``python.files``). They travel to every TaskManager
+        through Spark, where the job's functions import from them as written, resolved by
+        ``classloader.resolve-order`` (docs/usercode.md). Here, on the driver, the entry also
+        joins ``sys.path`` (a file's directory, a directory or zip itself), so the job's
+        main program can import from it too."""
         path = os.path.abspath(file_path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"add_python_file: {file_path} does not exist")
+        current = self._configuration.get(python_options.FILES)
+        entries = [e for e in (current or "").split(",") if e]
+        if path not in entries:
+            self._configuration.set(python_options.FILES, ",".join([*entries, path]))
         directory = path if os.path.isdir(path) else os.path.dirname(path)
         if path.endswith((".zip", ".whl", ".egg")):
             directory = path

@@ -70,6 +70,8 @@ from flintlock.runtime.restart import create_restart_strategy
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
 from flintlock.runtime.state.assignment import assign_states
 from flintlock.runtime.state.snapshots import OperatorId, OperatorSubtaskState, TaskStateSnapshot
+from flintlock.usercode.job_files import JobFiles
+from flintlock.usercode.job_files import pack as pack_job_files
 from flintlock.usercode.python_env import collect_dependencies
 from flintlock.usercode.shipping import shipped_by_value
 
@@ -129,7 +131,10 @@ class AttemptHandle(Protocol):
 
 class Launcher(Protocol):
     """Starts the TaskManagers of one attempt, all at once. A launcher may also have
-    ``install(dispatcher)`` to receive messages of its own on the JobManager's endpoint."""
+    ``install(dispatcher)`` to receive messages of its own on the JobManager's endpoint,
+    ``ships_code = False`` when its TaskManagers share the driver's process (nothing of the
+    job's code travels), and ``ship_job_files(files)`` to hand the job's packed files
+    (``usercode.job_files``) to whatever brings them to the TaskManagers' hosts."""
 
     def available_slots(self) -> int | None: ...
 
@@ -227,10 +232,15 @@ class JobManager:
         self._checkpointing = configuration.get(cp_options.INTERVAL) > 0
         self._restart = create_restart_strategy(
             configuration, self._checkpointing, clock, self._rng)
-        self._graph_bytes = _pickle_job_graph(
-            job_graph, configuration, getattr(launcher, "ships_code", True))
+        ships_code = getattr(launcher, "ships_code", True)
+        job_files = pack_job_files(configuration) if ships_code else None
+        self._python_dependencies = collect_dependencies(configuration, job_files)
+        self._graph_bytes = _pickle_job_graph(job_graph, configuration, ships_code, job_files)
         log.debug("job %s: job graph pickled (%d bytes)", self.job_id, len(self._graph_bytes))
-        self._python_dependencies = collect_dependencies(configuration)
+        if job_files is not None and job_files.files:
+            ship = getattr(launcher, "ship_job_files", None)
+            if ship is not None:
+                ship(job_files.files)
         self._start_wall_ms = clock.wall_ms()
         self._restored_finished = set()
         self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
@@ -858,13 +868,15 @@ def _finished_tasks(checkpoint: CompletedCheckpoint, job_graph: JobGraph) -> set
     return finished
 
 
-def _pickle_job_graph(job_graph: JobGraph, config: Configuration, ship_code: bool) -> bytes:
-    """The job graph for the TaskManagers; with ``ship_code``, the job's own modules travel
-    by value inside it (``flintlock.usercode.shipping``)."""
+def _pickle_job_graph(job_graph: JobGraph, config: Configuration, ship_code: bool,
+                      job_files: JobFiles | None) -> bytes:
+    """The job graph for the TaskManagers; with ``ship_code``, the job's own modules that its
+    files do not cover travel by value inside it (``flintlock.usercode.shipping``)."""
     try:
         if not ship_code:
             return bytes(cloudpickle.dumps(job_graph))
-        with shipped_by_value(config):
+        covered = job_files.covers if job_files is not None else (lambda module: False)
+        with shipped_by_value(config, covered):
             return bytes(cloudpickle.dumps(job_graph))
     except (TypeError, AttributeError, pickle.PicklingError) as exc:
         raise JobNotPicklableError(job_graph.name, f"{type(exc).__name__}: {exc}") from exc

@@ -82,10 +82,13 @@ class TaskManager:
 
     def __init__(self, payload: TaskManagerPayload, connection: RpcConnection | None = None,
                  dispatcher: MessageDispatcher | None = None, owns_process: bool = False,
-                 ) -> None:
+                 locate_file: Callable[[str], str] | None = None) -> None:
         self.payload = payload
         self._owns_process = owns_process  # alone in its process: may change its cwd
+        self._locate_file = locate_file  # finds a shipped job file on this host
         self._python_env: PreparedEnvironment | None = None
+        self.leftover_threads: list[threading.Thread] = []
+        """Threads the job started that outlived it (a process of its own only)."""
         self._given = (connection, dispatcher) if connection is not None else None
         self.config = Configuration(payload.configuration)
         self._lock = threading.Lock()
@@ -119,6 +122,9 @@ class TaskManager:
             self._await_deployment()
             self._deploy()
             self._await_tasks()
+        except BaseException as exc:
+            self.annotate(exc)
+            raise
         finally:
             self._done.set()
             if heartbeat is not None:
@@ -191,7 +197,8 @@ class TaskManager:
             return
         if self._python_env is None:  # the job's packages first: unpickling may import them
             self._python_env = prepare_environment(
-                deployment.python_dependencies, self.config, self._owns_process)
+                deployment.python_dependencies, self.config, self._owns_process,
+                self.payload.job_id, self._locate_file)
         job_graph: JobGraph = cloudpickle.loads(deployment.job_graph)
         timeouts = [out.buffer_timeout_ms for vertex in job_graph.vertices
                     for op in vertex.operators for out in op.non_chained_outputs]
@@ -371,7 +378,17 @@ class TaskManager:
         if self._connection is not None and self._given is None:
             self._connection.close()
         if self._python_env is not None:
-            self._python_env.close()
+            self.leftover_threads = self._python_env.close()
+        if self.leftover_threads:
+            log.error("TaskManager %d (process %d): %d thread(s) of job %s outlived it: %s; "
+                      "the job's code is retired and this process is not reused",
+                      self.payload.tm_index, os.getpid(), len(self.leftover_threads),
+                      self.payload.job_id, [t.name for t in self.leftover_threads])
+
+    def annotate(self, error: BaseException) -> None:
+        """Says where a failed import of the job's code was searched (``usercode.loader``)."""
+        if self._python_env is not None:
+            self._python_env.annotate(error)
 
     def _await_task_threads(self) -> None:
         """Until every task thread ended; one stuck in user code past
@@ -400,6 +417,8 @@ class _Callbacks:
 
     def task_state_changed(self, task: StreamTask, state: ExecutionState,
                            error: BaseException | None) -> None:
+        if error is not None:
+            self._tm.annotate(error)
         failure = RemoteFailure.capture(error) if error is not None else None
         self._tm.tell(msg.TaskStateUpdate(
             self._tm.payload.attempt, self._task_id, state.value, failure))

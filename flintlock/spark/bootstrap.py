@@ -36,9 +36,11 @@ Thread ownership: everything here runs on the Python worker's main thread, excep
 
 from __future__ import annotations
 
+import gc
 import io
 import logging
 import os
+import socket
 import sys
 import threading
 import time
@@ -58,10 +60,12 @@ from flintlock.runtime.rpc import (
     RpcConnection,
     RpcError,
 )
+from flintlock.usercode.leaks import leftover_threads
+from flintlock.usercode.shipping import is_job_module
 
 LOG = logging.getLogger(__name__)
 THREAD_JOIN_BUDGET_S = 5.0
-_RUNTIME_PACKAGES = frozenset({"flintlock", "pyspark", "py4j", "cloudpickle"})
+_RUNTIME_PATTERNS = ("pyspark.", "py4j.", "cloudpickle.")
 REPORT_TIMEOUT_S = 10.0
 
 
@@ -198,33 +202,14 @@ class _ProcessSnapshot:
     def restore(self) -> None:
         sys.path[:] = self.path
         for name in [n for n in sys.modules if n not in self.modules]:
-            if _is_job_module(sys.modules.get(name)):
+            module = sys.modules.get(name)
+            if module is not None and is_job_module(module, _RUNTIME_PATTERNS):
                 del sys.modules[name]
-        self._join_leftover_threads()
-
-    def _join_leftover_threads(self) -> None:
-        deadline = time.monotonic() + THREAD_JOIN_BUDGET_S
-        leftover = [t for t in threading.enumerate() if t not in self.threads]
-        for thread in leftover:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        alive = [t.name for t in leftover if t.is_alive()]
+        if _retiring:  # the TaskManager already waited for and reported its threads
+            return
+        alive = leftover_threads(self.threads, THREAD_JOIN_BUDGET_S)
         if alive:
-            LOG.warning("threads outlived the TaskManager in a reusable worker: %s", alive)
-
-
-def _is_job_module(module: object) -> bool:
-    """A module the job brought along: not stdlib, not installed, not flintlock or pyspark."""
-    top = getattr(module, "__name__", "").split(".")[0]
-    if top in sys.stdlib_module_names or top in _RUNTIME_PACKAGES:
-        return False
-    origin = getattr(module, "__file__", None)
-    if origin is None:
-        return False
-    origin = os.path.abspath(origin)
-    installed = ("site-packages", "dist-packages")
-    if any(part in origin.split(os.sep) for part in installed):
-        return False
-    return not origin.startswith(os.path.abspath(sys.base_prefix) + os.sep)
+            retire_worker(tuple(t.name for t in alive))
 
 
 def process_start_time() -> float | None:
@@ -292,8 +277,77 @@ class SparkTaskManagerMain:
         payload = messages.TaskManagerPayload(
             self.job_id, context.attempt, context.tm_index, self.jm_host, self.jm_port,
             context.secret, context.config.raw_items())
-        TaskManager(payload, connection=context.jm, dispatcher=context.dispatcher,
-                    owns_process=True).run()
+        task_manager = TaskManager(payload, connection=context.jm, dispatcher=context.dispatcher,
+                                   owns_process=True, locate_file=shipped_file)
+        try:
+            task_manager.run()
+        finally:
+            leftover = task_manager.leftover_threads
+            if leftover:
+                names = tuple(t.name for t in leftover)
+                retire_worker(names)
+                try:
+                    context.jm.tell(WorkerRetired(context.attempt, context.tm_index,
+                                                  os.getpid(), socket.gethostname(),
+                                                  self.job_id, names))
+                except RpcError:
+                    LOG.warning("could not tell the JM that this worker retires")
+
+
+def shipped_file(name: str) -> str:
+    """Where Spark put the job file ``name`` on this executor (``SparkContext.addFile``)."""
+    from pyspark import SparkFiles
+
+    path = SparkFiles.get(name)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"the job file {name} did not reach this executor (looked in {path}); it is "
+            "shipped with SparkContext.addFile when the job is submitted")
+    return path
+
+
+_retiring: tuple[str, ...] = ()
+"""Threads that outlived a job in this process; set once, the process ends when idle."""
+
+
+def retire_worker(threads: tuple[str, ...]) -> None:
+    """Ends this Python worker once Spark's daemon has taken back control after the current
+    task, instead of letting it be reused: ``threads`` of an ended job still run in it.
+
+    PySpark's daemon runs ``gc.collect()`` in a reused worker between two tasks, after the
+    finished task's result and end-of-stream marker were written; a collection callback that
+    sees it called from there ends the process. Spark discards a dead worker from its idle
+    pool. Without worker reuse the process ends after the task anyway."""
+    global _retiring
+    if _retiring:
+        return
+    _retiring = threads
+    LOG.error("Python worker %d on %s retires: thread(s) %s outlived their job",
+              os.getpid(), socket.gethostname(), list(threads))
+
+    def end_when_idle(phase: str, info: dict[str, int]) -> None:
+        if phase != "start" or threading.current_thread() is not threading.main_thread():
+            return
+        caller = sys._getframe(1)
+        if caller.f_code.co_filename.endswith(os.path.join("pyspark", "daemon.py")):
+            logging.shutdown()
+            sys.stderr.flush()
+            os._exit(0)
+
+    gc.callbacks.append(end_when_idle)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRetired:
+    """TM → JM: threads of the job outlived this TaskManager; its Python worker ends instead
+    of being reused (``retire_worker``)."""
+
+    attempt: int
+    tm_index: int
+    pid: int
+    host: str
+    job_id: str
+    threads: tuple[str, ...]
 
 
 class TaskManagerEntry:

@@ -11,6 +11,8 @@ driver thread of the launch handle.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from flintlock.common.config import Configuration
 from flintlock.runtime.executor import PipelineExecutor
 from flintlock.runtime.jobmanager import AttemptHandle
@@ -24,6 +26,7 @@ from flintlock.spark.launcher import (
     launch_task_managers,
 )
 from flintlock.spark.session import available_slots, context_for_job
+from flintlock.usercode.job_files import JobFile
 
 
 class SparkAttempt:
@@ -68,6 +71,11 @@ class SparkLauncher:
 
     def install(self, dispatcher: MessageDispatcher) -> None:
         self.reports.install(dispatcher)
+
+    def ship_job_files(self, files: Sequence[JobFile]) -> None:
+        """Spark serves each file to every executor (``SparkFiles`` finds it there)."""
+        for job_file in files:
+            self.context.addFile(job_file.staged_path)
 
     def launch(self, payloads: list[TaskManagerPayload], description: str) -> AttemptHandle:
         first = payloads[0]

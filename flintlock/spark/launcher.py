@@ -45,6 +45,7 @@ from flintlock.spark.bootstrap import (
     TaskManagerFinished,
     TaskManagerPayload,
     TaskManagerStarted,
+    WorkerRetired,
 )
 from flintlock.spark.errors import JobAttemptCancelled, JobAttemptFailed, TaskManagerFailure
 from flintlock.spark.session import check_capacity
@@ -65,13 +66,29 @@ class AttemptReports:
         self._failures: dict[int, list[TaskManagerFailure]] = {}  # guarded by _lock
         self._finished: dict[int, set[int]] = {}  # guarded by _lock
         self._started: dict[int, list[TaskManagerStarted]] = {}  # guarded by _lock
+        self._retired: dict[int, list[WorkerRetired]] = {}  # guarded by _lock
 
     def install(self, dispatcher: MessageDispatcher) -> MessageDispatcher:
         dispatcher.register(TaskManagerStarted, self.on_started)
         dispatcher.register(TaskManagerFailed, self.on_failure)
         dispatcher.register(TaskManagerFinished, self.on_finished)
         dispatcher.register(StdoutForwarded, self.on_stdout)
+        dispatcher.register(WorkerRetired, self.on_retired)
         return dispatcher
+
+    def on_retired(self, connection: RpcConnection, report: WorkerRetired) -> None:
+        LOG.warning("job %s attempt %d: thread(s) %s of the job outlived TaskManager %d; its "
+                    "code is retired and its Python worker (process %d on %s) ends instead "
+                    "of being reused (classloader.check-leaked-classloader)", report.job_id,
+                    report.attempt, list(report.threads), report.tm_index, report.pid,
+                    report.host)
+        with self._lock:
+            self._retired.setdefault(report.attempt, []).append(report)
+
+    def retired(self, attempt: int) -> tuple[WorkerRetired, ...]:
+        """The workers of ``attempt`` that retired because job threads outlived them."""
+        with self._lock:
+            return tuple(self._retired.get(attempt, ()))
 
     def on_started(self, connection: RpcConnection, report: TaskManagerStarted) -> None:
         LOG.debug("attempt %d: TaskManager %d started (process %s, entered %.3f, main loaded "

@@ -45,13 +45,19 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
+from flintlock.common.options import execution as execution_options
 from flintlock.common.options import python as python_options
+from flintlock.usercode.job_files import JobFile, JobFiles
+from flintlock.usercode.leaks import leftover_threads
+from flintlock.usercode.loader import CodeRoot, JobCodeLoader
+from flintlock.usercode.shipping import parent_first_patterns
 
 MAX_SHIPPED_BYTES = 48 * 1024 * 1024
 """Requirements, cached packages and archives of one job together: they travel inside the
@@ -61,6 +67,9 @@ cluster's image or Spark's ``spark.archives``."""
 _ARCHIVE_SUFFIXES = (".zip", ".jar", ".whl", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2",
                      ".tar.xz", ".txz")
 _COMPLETE = ".flintlock-complete"
+LEFTOVER_THREAD_BUDGET_S = 5.0
+"""How long a TaskManager alone in its process waits, after its tasks ended, for threads the
+job started; those still alive then are reported and their process retired."""
 
 
 class PythonDependencyError(FlintlockError):
@@ -91,6 +100,8 @@ class PythonDependencies:
     """Names the install directory: the same requirements and cache reuse one install."""
     archives_digest: str = field(default="", compare=False)
     """Names the unpacked archives' directory."""
+    job_files: tuple[JobFile, ...] = ()
+    """The job's own files (``job_files``): they travel through Spark, not in here."""
 
     @property
     def size(self) -> int:
@@ -101,11 +112,14 @@ class PythonDependencies:
 # ---------------------------------------------------------------------------------- driver
 
 
-def collect_dependencies(config: Configuration) -> PythonDependencies | None:
-    """What the job's options name, read from the submitting machine; None if nothing."""
+def collect_dependencies(config: Configuration,
+                         job_files: JobFiles | None = None) -> PythonDependencies | None:
+    """What the job's options name, read from the submitting machine, with the job's files
+    as ``job_files.pack`` made them; None if nothing."""
     requirements, cached = _collect_requirements(config.get(python_options.REQUIREMENTS))
     archives = tuple(_collect_archive(spec) for spec in config.get(python_options.ARCHIVES))
-    if requirements is None and not archives:
+    files = job_files.files if job_files is not None else ()
+    if requirements is None and not archives and not files:
         return None
     targets = [archive.target_dir for archive in archives]
     clashing = sorted({t for t in targets if targets.count(t) > 1})
@@ -119,13 +133,12 @@ def collect_dependencies(config: Configuration) -> PythonDependencies | None:
             f"the job's Python dependencies are {unsealed.size / 2**20:.1f} MiB, more than the "
             f"{MAX_SHIPPED_BYTES // 2**20} MiB that travel with a deployment; install them in "
             "the cluster's Python environment or ship them with Spark (spark.archives)")
-    return PythonDependencies(
-        requirements, cached, archives,
-        _digest([requirements or b"", *(part for name, data in cached
-                                         for part in (name.encode(), data))]),
-        _digest([part for archive in archives
-                 for part in (archive.name.encode(), archive.target_dir.encode(),
-                              archive.data)]))
+    requirements_digest = _digest([requirements or b"", *(
+        part for name, data in cached for part in (name.encode(), data))])
+    archives_digest = _digest([part for archive in archives for part in (
+        archive.name.encode(), archive.target_dir.encode(), archive.data)])
+    return PythonDependencies(requirements, cached, archives, requirements_digest,
+                              archives_digest, files)
 
 
 def _digest(parts: Iterable[bytes]) -> str:
@@ -182,13 +195,17 @@ def _read(path: str, what: str) -> bytes:
 
 
 class PreparedEnvironment:
-    """The directories a TaskManager added to ``sys.path`` and the working directory it
-    left; ``close()`` undoes both (idempotent)."""
+    """The directories a TaskManager added to ``sys.path``, the working directory it left
+    and, in a process of its own, the job's code loader (``loader``); ``close()`` undoes all
+    (idempotent) and returns the job's threads that outlived it."""
 
     def __init__(self) -> None:
         self.paths: list[str] = []
         self.working_dir: str | None = None
         self._previous_cwd: str | None = None
+        self.loader: JobCodeLoader | None = None
+        self._threads_before: frozenset[threading.Thread] = frozenset()
+        self._leftover_budget_s = 0.0
 
     def add_path(self, path: str) -> None:
         if path not in sys.path:
@@ -200,7 +217,26 @@ class PreparedEnvironment:
         os.chdir(path)
         self.working_dir = path
 
-    def close(self) -> None:
+    def load_code(self, loader: JobCodeLoader, leftover_budget_s: float) -> None:
+        """Opens ``loader``; with a budget, ``close`` first waits that long for the threads
+        started from now on and reports those still alive."""
+        self._threads_before = frozenset(threading.enumerate())
+        self._leftover_budget_s = leftover_budget_s
+        loader.open()
+        self.loader = loader
+
+    def annotate(self, error: BaseException) -> None:
+        """Where an import failing in ``error`` was searched (see ``loader``)."""
+        if self.loader is not None:
+            self.loader.annotate(error)
+
+    def close(self) -> list[threading.Thread]:
+        leftover: list[threading.Thread] = []
+        if self.loader is not None:
+            if self._leftover_budget_s > 0:
+                leftover = leftover_threads(self._threads_before, self._leftover_budget_s)
+            self.loader.close()
+            self.loader = None
         for path in self.paths:
             with contextlib.suppress(ValueError):
                 sys.path.remove(path)
@@ -209,16 +245,18 @@ class PreparedEnvironment:
             with contextlib.suppress(OSError):
                 os.chdir(self._previous_cwd)
             self._previous_cwd = None
+        return leftover
 
 
 def prepare_environment(
     deps: PythonDependencies | None, config: Configuration, owns_process: bool,
+    job_id: str = "", locate_file: Callable[[str], str] | None = None,
 ) -> PreparedEnvironment:
-    """Installs and unpacks ``deps`` on this host (once per content) and puts them on
-    ``sys.path``; see the module docstring."""
+    """Installs and unpacks ``deps`` on this host (once per content) and makes them
+    importable; see the module docstring. ``locate_file`` finds a shipped job file on this
+    host by its name (Spark's ``SparkFiles``)."""
     prepared = PreparedEnvironment()
-    if deps is None:
-        return prepared
+    deps = deps or PythonDependencies()
     if deps.archives and not owns_process:
         raise PythonDependencyError(
             "python.archives: these TaskManagers share one process (the thread launcher), so "
@@ -226,22 +264,50 @@ def prepare_environment(
             "Spark")
     root = config.get(python_options.DEPENDENCIES_DIR) or os.path.join(
         tempfile.gettempdir(), "flintlock-python-env")
-    os.makedirs(root, exist_ok=True)
+    roots: list[CodeRoot] = []
     try:
+        if deps.job_files and owns_process:
+            if locate_file is None:
+                raise PythonDependencyError(
+                    "the job ships files (python.files, its directory) but this TaskManager "
+                    "has no way to fetch them")
+            os.makedirs(root, exist_ok=True)
+            for shipped in deps.job_files:
+                roots.append(CodeRoot(_unpack_job_file(shipped, locate_file, root),
+                                      shipped.origin))
         if deps.requirements is not None:
+            os.makedirs(root, exist_ok=True)
             timeout_s = config.get(python_options.INSTALL_TIMEOUT) / 1000.0
             site = _once(os.path.join(root, f"requirements-{deps.requirements_digest[:24]}"),
                          lambda into: _install(deps, into, timeout_s))
-            prepared.add_path(site)
+            if owns_process:
+                roots.append(CodeRoot(site, "python.requirements"))
+            else:
+                prepared.add_path(site)
         if deps.archives:
+            os.makedirs(root, exist_ok=True)
             work = _once(os.path.join(root, f"archives-{deps.archives_digest[:24]}"),
                          lambda into: _unpack_all(deps.archives, into))
             prepared.change_directory(work)
+        if owns_process:
+            check = config.get(execution_options.CLASSLOADER_CHECK_LEAKED)
+            prepared.load_code(
+                JobCodeLoader(job_id, roots,
+                              config.get(execution_options.CLASSLOADER_RESOLVE_ORDER),
+                              parent_first_patterns(config), check),
+                LEFTOVER_THREAD_BUDGET_S if check else 0.0)
     except BaseException:
         prepared.close()
         raise
     importlib.invalidate_caches()
     return prepared
+
+
+def _unpack_job_file(shipped: JobFile, locate_file: Callable[[str], str], root: str) -> str:
+    """The directory ``shipped`` is unpacked in on this host (once per content)."""
+    local = locate_file(shipped.name)
+    return _once(os.path.join(root, f"files-{shipped.digest[:24]}"),
+                 lambda into: _unzip(shipped.name, local, into))
 
 
 def _once(final: str, build: Callable[[str], None]) -> str:

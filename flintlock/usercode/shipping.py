@@ -2,20 +2,18 @@
 loading, DESIGN.md §2; ``classloader.resolve-order``).
 
 A job graph reaches the TaskManagers cloudpickled. cloudpickle pickles a function of an
-importable module *by reference* (module and name), so a TaskManager on another machine —
-a Spark executor — fails to load a job whose functions live in the user's own helper modules:
-they are not installed there. Flink solves this with the job's jar and a child-first class
-loader; flintlock ships the job's own modules *by value* inside the pickled job graph:
-
-* ``child-first`` (the default): every *job module* — loaded from a file that is neither in
-  the standard library nor in an installed package (site-/dist-packages), and not matched
-  by a parent-first pattern (below) — is pickled by value, so the TaskManager runs
-  exactly the code the driver has, even if a different version of that module is importable
-  there;
-* ``parent-first``: nothing is shipped; the TaskManager imports modules itself (they must be
-  installed there, e.g. with ``spark-submit --py-files``);
-* ``classloader.parent-first-patterns.default`` and ``.additional``: module-name prefixes
-  that always stay parent-first, whatever the resolve order (see "Patterns" below).
+importable module *by reference* (module and name) and the TaskManager imports it, so the
+module must be importable there. The job's own files travel through Spark (``job_files``) and
+the TaskManager's loader (``loader``) resolves imports from them child-first or parent-first;
+a function defined in them is pickled by reference. What is left are *job modules* the files
+do not cover — loaded from a file that is neither in the standard library nor in an installed
+package (site-/dist-packages), not matched by a parent-first pattern, and not importable under
+their own name from the job's files (a test module a test runner imported, a module on a
+path entry the job did not ship). Under ``child-first`` (the default) those are pickled *by
+value*, so the TaskManager runs the code the driver has; under ``parent-first`` nothing is,
+and the TaskManager imports them itself. ``__main__`` always goes by value (cloudpickle's
+rule). ``classloader.parent-first-patterns.default`` and ``.additional`` are module-name
+prefixes that always stay parent-first, whatever the resolve order (see "Patterns" below).
 
 Patterns are Flink's: a plain prefix match on the dotted module name, where a module's name
 is read with a dot after it, as a Java package is. So ``org.example.`` matches the package
@@ -25,9 +23,9 @@ standard library (``sys.stdlib_module_names`` and the interpreter's stdlib direc
 flintlock itself are parent-first whatever the options say: no prefix list can name the
 whole standard library, and the runtime that does the loading cannot be shipped by value.
 
-``shipped_by_value(config)`` registers the job modules with cloudpickle for the duration of a
-``with`` block (the JobManager pickles the job graph inside it) and unregisters them after,
-so nothing leaks into later pickling in the same driver.
+``shipped_by_value(config, covered)`` registers those modules with cloudpickle for the
+duration of a ``with`` block (the JobManager pickles the job graph inside it) and unregisters
+them after, so nothing leaks into later pickling in the same driver.
 
 Called on the driver thread that submits a job; no state outlives the ``with`` block.
 """
@@ -37,7 +35,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
@@ -90,21 +88,27 @@ def parent_first_patterns(config: Configuration) -> tuple[str, ...]:
     return tuple(default) + tuple(additional)
 
 
-def job_modules(config: Configuration) -> list[ModuleType]:
-    """The modules ``shipped_by_value`` would register under ``config``."""
+def job_modules(config: Configuration,
+                covered: Callable[[ModuleType], bool] = lambda module: False,
+                ) -> list[ModuleType]:
+    """The modules ``shipped_by_value`` would register under ``config``: job modules that
+    the job's files do not cover (``covered``: importable there under their own name)."""
     if config.get(execution_options.CLASSLOADER_RESOLVE_ORDER) == "parent-first":
         return []
     parent_first = parent_first_patterns(config)
     return [module for module in list(sys.modules.values())
-            if module is not None and is_job_module(module, parent_first)]
+            if module is not None and is_job_module(module, parent_first)
+            and not covered(module)]
 
 
 @contextmanager
-def shipped_by_value(config: Configuration) -> Iterator[list[ModuleType]]:
+def shipped_by_value(
+    config: Configuration, covered: Callable[[ModuleType], bool] = lambda module: False,
+) -> Iterator[list[ModuleType]]:
     """Registers the job modules for pickling by value inside the block (see above)."""
     registered = []
     already = set(cloudpickle.list_registry_pickle_by_value())
-    for module in job_modules(config):
+    for module in job_modules(config, covered):
         if module.__name__ in already:  # registered by the user: theirs to unregister
             continue
         cloudpickle.register_pickle_by_value(module)

@@ -25,3 +25,14 @@ INSTALL_TIMEOUT = ConfigOption(
     "flintlock.python.requirements.install-timeout", OptionType.DURATION, 600_000,
     "How long pip may take to install the job's requirements on a host.", minimum=1,
 )
+FILES = ConfigOption(
+    "python.files", OptionType.STRING, None,
+    "Python files, directories, zips, eggs and wheels the job's TaskManagers import from, "
+    "comma-separated (StreamExecutionEnvironment.add_python_file appends to it). They travel "
+    "through Spark and are resolved by classloader.resolve-order (docs/usercode.md).",
+)
+SHIP_JOB_DIRECTORY = ConfigOption(
+    "flintlock.python.ship-job-directory", OptionType.BOOLEAN, True,
+    "Whether the directory the job's main module was loaded from travels with the job, as "
+    "the first of its files (docs/usercode.md).",
+)
