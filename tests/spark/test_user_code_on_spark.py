@@ -80,7 +80,7 @@ def test_files_zips_and_data_reach_every_task_manager(tmp_path):
 def program_output(tmp_path_factory) -> dict[str, dict]:
     """Runs ``usercode_program.py`` once with an "installed" directory on PYTHONPATH."""
     work = tmp_path_factory.mktemp("usercode")
-    versioned = {name: f"VERSION = '{{which}}'\n" for name in
+    versioned = {name: "VERSION = '{which}'\n" for name in
                  ("probe_mod.py", "pfa/__init__.py", "pfb/__init__.py", "pfd/__init__.py")}
     versioned["probe_mod.py"] += "def version():\n    return VERSION\n"
     for which in ("installed", "shipped"):

@@ -52,6 +52,7 @@ def environment(name: str, options: dict[str, str] | None = None) -> StreamExecu
 
 def versions_in_body(x: int) -> str:
     import colorsys  # standard library: never shadowed by the shipped colorsys.py
+
     import pfa
     import pfb
     import pfd

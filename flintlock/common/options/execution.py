@@ -48,10 +48,10 @@ CLASSLOADER_PARENT_FIRST_PATTERNS: ConfigOption[list[str]] = ConfigOption(
 )
 CLASSLOADER_CHECK_LEAKED = ConfigOption(
     "classloader.check-leaked-classloader", OptionType.BOOLEAN, True,
-    "Flink's check that code of an ended job does not run again. Not implemented yet "
-    "(issue 13): accepted and has no effect. Whatever it says, a reused Spark worker drops "
-    "the job's modules first imported during the run and logs threads still alive 5 s after "
-    "its TaskManager ended; those threads keep running.",
+    "When a TaskManager that has its Python worker to itself ends, wait up to 5 s for the "
+    "threads its job started, retire the job's code (calling a function of the ended job "
+    "raises LeakedUserCodeError) and end a worker whose job threads are still alive instead "
+    "of letting Spark reuse it (docs/usercode.md). The job's modules are unloaded either way.",
 )
 STATE_RECOVERY_PATH = ConfigOption(
     "execution.state-recovery.path", OptionType.STRING, None,
