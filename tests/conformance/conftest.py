@@ -1,7 +1,8 @@
 """Builds TaskManager-like network nodes on either transport for the conformance suite.
 
-Every test here takes the ``cluster`` fixture, which is parametrised over the TCP transport and
-the in-memory one: both must pass the same tests.
+Every test here takes the ``cluster`` fixture, which is parametrised over the TCP transport, the
+TCP transport with mutual TLS (``security.ssl.internal.enabled``, one per-job CA per cluster)
+and the in-memory one: all must pass the same tests.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from flintlock.runtime.network.partition import (
 from flintlock.runtime.network.protocol import PartitionRequest, encode
 from flintlock.runtime.network.remote_channel import RemoteInputChannel
 from flintlock.runtime.network.transport import TcpTransport
+from flintlock.runtime.tls.certificates import InternalTls, JobSecret, new_internal_tls
 from flintlock.testing.transport import InMemoryNetwork, InMemoryTransport
 
 SECRET = b"conformance-secret-0123456789abc"
@@ -85,6 +87,7 @@ class Cluster:
     kind: str
     network: InMemoryNetwork = field(default_factory=InMemoryNetwork)
     nodes: list[Node] = field(default_factory=list)
+    tls: InternalTls | None = None  # the "tls" kind's per-job material, made on first use
 
     def node(self, secret: bytes = SECRET, segments: int = 256, **options: object) -> Node:
         config = Configuration()
@@ -96,7 +99,11 @@ class Cluster:
         partitions = ResultPartitionManager()
         transport: Any
         name = f"tm{len(self.nodes)}"
-        if self.kind == "tcp":
+        if self.kind == "tls":
+            self.tls = self.tls or new_internal_tls()
+            config.set_string("security.ssl.internal.enabled", "true")
+            secret = JobSecret(secret, self.tls)
+        if self.kind in ("tcp", "tls"):
             transport = TcpTransport(config, secret, partitions, pool, name)
         else:
             transport = InMemoryTransport(self.network, config, secret, partitions, pool, name)
@@ -109,7 +116,7 @@ class Cluster:
             node.transport.close()
 
 
-@pytest.fixture(params=["tcp", "memory"])
+@pytest.fixture(params=["tcp", "tls", "memory"])
 def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     before = set(threading.enumerate())
     fds_before = psutil.Process().num_fds()

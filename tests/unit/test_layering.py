@@ -47,6 +47,11 @@ _CONTROL = (  # the control plane shared by the JobManager and the TaskManagers
     "flintlock.runtime.restart",
     "flintlock.runtime.enumerators",
 )
+_CONNECTION_SECURITY = (  # socket-level, below both planes: the secret handshake, admission, TLS
+    "flintlock.runtime.auth",
+    "flintlock.runtime.admission",
+    "flintlock.runtime.tls",
+)
 _BASE = ("flintlock.common", "flintlock.graph", "flintlock.usercode")
 _DATA_PLANE = (
     "flintlock.runtime.network", "flintlock.runtime.state", "flintlock.runtime.checkpoint",
@@ -58,7 +63,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "flintlock.usercode": ("flintlock.common",),
     "flintlock.graph": ("flintlock.common",),
     "flintlock.datastream": ("flintlock.common", "flintlock.graph"),
-    "flintlock.runtime.network": ("flintlock.common", "flintlock.runtime.state.keygroups"),
+    "flintlock.runtime.network": (
+        "flintlock.common", "flintlock.runtime.state.keygroups", *_CONNECTION_SECURITY,
+    ),
     "flintlock.runtime.state": ("flintlock.common", "flintlock.runtime.checkpoint.handles"),
     "flintlock.runtime.checkpoint": (
         *_BASE, "flintlock.runtime.network", "flintlock.runtime.state", *_RUNTIME_LEAVES,
@@ -230,10 +237,6 @@ KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
         "issue 19: barrier types live in checkpoint, which sits beside network",
     ("flintlock.runtime.network.remote_channel", "flintlock.runtime.checkpoint.barriers"):
         "issue 19: barrier types live in checkpoint, which sits beside network",
-    ("flintlock.runtime.network.transport", "flintlock.runtime.admission"):
-        "issue 19: the data transport uses the control plane's connection admission",
-    ("flintlock.runtime.network.transport", "flintlock.runtime.auth"):
-        "issue 19: the data transport uses the control plane's job-secret handshake",
     ("flintlock.runtime.tasks.operators", "flintlock.datastream.functions"):
         "issue 19: TimeDomain is a user-API enum (imported inside functions)",
 }

@@ -16,6 +16,10 @@ Invariants:
   exactly once, when the chunk has been written or when the connection closes.
 - Any protocol error, socket error or end of stream closes this connection only and tells its
   handler why (``on_closed(cause)``; None for a clean end between frames).
+- Over TLS (``runtime.tls.TlsSocket``) the same reads and writes carry decrypted bytes; two
+  things differ: decrypted bytes may wait in the TLS socket that no readiness announces (a
+  read that stops on its budget with such bytes posts another), and sealed bytes the socket
+  did not take keep write interest until they are out.
 - With an idle timeout (``heartbeat.timeout``), the connection keeps its own ``Liveness``: it
   answers a PING with a PONG and pings a quiet peer (neither reaches the handler), and a peer
   silent for the whole timeout fails the connection with ``PeerSilentError``, a lost
@@ -51,6 +55,7 @@ from flintlock.runtime.network.protocol import (
     encode_buffer_header,
     encode_control,
 )
+from flintlock.runtime.tls.channel import TlsSocket
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +91,7 @@ class SocketConnection:
     def __init__(
         self,
         io: IOThread,
-        sock: socket.socket,
+        sock: socket.socket | TlsSocket,
         decoder: FrameDecoder,
         high_water_mark: int,
         low_water_mark: int,
@@ -98,6 +103,7 @@ class SocketConnection:
         self._idle_timeout_s = idle_timeout_s
         self._liveness: Liveness | None = None
         self._sock = sock
+        self._tls = sock if isinstance(sock, TlsSocket) else None
         self._decoder = decoder
         self._high = high_water_mark
         self._low = min(low_water_mark, high_water_mark)
@@ -124,6 +130,8 @@ class SocketConnection:
         if self._idle_timeout_s is not None:
             self._liveness = Liveness(self._idle_timeout_s, time.monotonic())
             self._check_liveness()
+        if self._tls is not None and self._tls.buffered_input:
+            self.io.call_soon(self._read)
 
     @property
     def writable(self) -> bool:
@@ -190,6 +198,8 @@ class SocketConnection:
                 return
             if n < len(target):
                 return  # the socket is drained: spare the syscall that would say so
+        if self._tls is not None and self._tls.buffered_input and not self._closed:
+            self.io.call_soon(self._read)  # decrypted bytes no readiness will announce
 
     def _dispatch(self, messages: list[Message]) -> None:
         assert self.handler is not None
@@ -232,6 +242,12 @@ class SocketConnection:
         self.close(cause)
 
     def flush(self) -> None:
+        if self._tls is not None and not self._closed:
+            try:
+                self._tls.flush_output()
+            except OSError as exc:
+                self._fail(exc)
+                return
         while self._chunks and not self._closed:
             batch = list(itertools.islice(self._chunks, _MAX_CHUNKS_PER_SEND))
             try:
@@ -243,13 +259,18 @@ class SocketConnection:
                 return
             self.bytes_sent += sent
             self._consume(sent)
-            if sent < sum(len(c) for c in batch):
+            if sent < sum(len(c) for c in batch) and self._socket_full():
                 break
         self._update_write_interest()
         if not self._writable and self._queued_bytes <= self._low and not self._closed:
             self._writable = True
             assert self.handler is not None
             self.handler.on_writable()
+
+    def _socket_full(self) -> bool:
+        """A short send means a full socket; over TLS only if sealed bytes wait (TLS seals
+        a budget per call)."""
+        return self._tls is None or self._tls.wants_write
 
     def _consume(self, sent: int) -> None:
         self._queued_bytes -= sent
@@ -271,7 +292,8 @@ class SocketConnection:
             self._completions.popleft()[1]()
 
     def _update_write_interest(self) -> None:
-        want = bool(self._chunks) and not self._closed
+        sealed = self._tls is not None and self._tls.wants_write
+        want = (bool(self._chunks) or sealed) and not self._closed
         if want != self._want_write:
             self._want_write = want
             events = selectors.EVENT_READ | (selectors.EVENT_WRITE if want else 0)

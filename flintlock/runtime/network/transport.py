@@ -13,6 +13,11 @@ Invariants:
   I/O thread (``AcceptingHandshake``) under an absolute deadline,
   ``flintlock.network.auth-timeout`` from accept. A wrong secret, garbage, a truncated or
   oversized frame or a vanished peer fails that connection and the channels on it only.
+- With ``security.ssl.internal.enabled`` (the job secret then carries the job's TLS material,
+  ``runtime.tls``), every connection first runs mutual TLS 1.3 against the per-job CA, within
+  the same deadline and just as non-blocking (``SecuredAccept``); the secret handshake and
+  every frame then travel inside TLS. A client without the job's certificate is closed when
+  its TLS handshake fails, before the secret handshake starts.
 - Bounds against any client (issue 14): at most ``max_pending_handshakes`` connections
   authenticate at once (``admission.Admission``; more are closed unread, one log line per
   burst); a frame's announced length is not allocated before its bytes arrive
@@ -35,6 +40,7 @@ from __future__ import annotations
 import logging
 import selectors
 import socket
+import ssl
 import sys
 import threading
 from dataclasses import dataclass
@@ -56,14 +62,9 @@ from flintlock.common.options.network import (
     WRITE_HIGH_WATER_MARK,
     WRITE_LOW_WATER_MARK,
 )
+from flintlock.common.options.security import INTERNAL_ENABLED
 from flintlock.runtime.admission import Admission, BurstEnded, Refused
-from flintlock.runtime.auth import (
-    DATA_PLANE,
-    AcceptingHandshake,
-    AuthenticationError,
-    HandshakeEnded,
-    authenticate_client,
-)
+from flintlock.runtime.auth import DATA_PLANE, AuthenticationError, HandshakeEnded
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.client import ClientHandler, valid_data_type
 from flintlock.runtime.network.connection import SocketConnection
@@ -73,6 +74,8 @@ from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.protocol import FrameDecoder
 from flintlock.runtime.network.remote_channel import DataAddress, RemoteInputChannel
 from flintlock.runtime.network.server import ServerHandler
+from flintlock.runtime.tls.accepting import SecuredAccept, SecuredSocket, connect_secured
+from flintlock.runtime.tls.contexts import internal_contexts
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +193,8 @@ class TcpTransport(RemoteChannelFactory):
         self._closed = False
         self.address: DataAddress = ("", 0)
         self.rejected_connections = 0  # I/O thread
+        self._tls_server, self._tls_client = internal_contexts(
+            secret, required=config.get(INTERNAL_ENABLED))
 
     def start(self) -> TcpTransport:
         host, port = self.config.get(BIND_HOST), self.config.get(DATA_PORT)
@@ -227,16 +232,17 @@ class TcpTransport(RemoteChannelFactory):
         except OSError as exc:
             raise ConnectFailedError(address, str(exc)) from exc
         try:
-            authenticate_client(sock, self._secret, DATA_PLANE, self._auth_timeout_s)
+            secured = connect_secured(sock, self._secret, DATA_PLANE, self._tls_client,
+                                      self._auth_timeout_s)
         except AuthenticationError:
             sock.close()
             raise
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.setblocking(False)
+        secured.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        secured.setblocking(False)
         peer = f"{address[0]}:{address[1]}"
         client = ClientHandler(self.io, peer, self._forget_client)
         decoder = FrameDecoder(self._max_frame, client, valid_data_type)
-        conn = SocketConnection(self.io, sock, decoder, self._high, self._low, peer,
+        conn = SocketConnection(self.io, secured, decoder, self._high, self._low, peer,
                                 self._idle_timeout_s)
         client.attach(conn)
         self._track(conn, serving=False)
@@ -290,7 +296,7 @@ class TcpTransport(RemoteChannelFactory):
             if isinstance(decision, Refused):
                 self._refuse(sock, decision)
                 continue
-            _Authenticating(self, sock, f"{peer[0]}:{peer[1]}").begin()
+            _Authenticating(self, sock, f"{peer[0]}:{peer[1]}", self._tls_server).begin()
 
     def _refuse(self, sock: socket.socket, decision: Refused) -> None:
         sock.close()
@@ -300,7 +306,7 @@ class TcpTransport(RemoteChannelFactory):
                         "limit); closing new ones unread until they clear", self.name,
                         decision.limit)
 
-    def _handshake_ended(self, sock: socket.socket, peer: str, ended: HandshakeEnded) -> None:
+    def _handshake_ended(self, sock: SecuredSocket, peer: str, ended: HandshakeEnded) -> None:
         burst = self._admission.release()
         if isinstance(burst, BurstEnded):
             log.info("data server %s: the flood ended; %d unauthenticated connections were "
@@ -310,7 +316,7 @@ class TcpTransport(RemoteChannelFactory):
         else:
             self._rejected(sock, peer, ended.error)
 
-    def _authenticated(self, sock: socket.socket, peer: str) -> None:
+    def _authenticated(self, sock: SecuredSocket, peer: str) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         decoder = FrameDecoder(self._max_frame)
         conn = SocketConnection(self.io, sock, decoder, self._high, self._low, peer,
@@ -320,7 +326,7 @@ class TcpTransport(RemoteChannelFactory):
         self._track(conn, serving=True)
         conn.start(handler)
 
-    def _rejected(self, sock: socket.socket, peer: str, cause: BaseException) -> None:
+    def _rejected(self, sock: SecuredSocket, peer: str, cause: BaseException) -> None:
         self.rejected_connections += 1
         log.warning("data server %s rejected a connection from %s: %s", self.name, peer, cause)
         sock.close()
@@ -344,24 +350,26 @@ class TcpTransport(RemoteChannelFactory):
 
 
 class _Authenticating:
-    """A connection accepted but not yet authenticated (non-blocking, on the I/O thread),
-    with its absolute deadline."""
+    """A connection accepted but not yet authenticated (non-blocking, on the I/O thread):
+    TLS when the job has it, then the secret handshake, under one absolute deadline."""
 
-    def __init__(self, transport: TcpTransport, sock: socket.socket, peer: str) -> None:
+    def __init__(self, transport: TcpTransport, sock: socket.socket, peer: str,
+                 tls: ssl.SSLContext | None) -> None:
         self._transport = transport
         self._sock = sock
         self._peer = peer
-        self._handshake = AcceptingHandshake(sock, transport._secret, DATA_PLANE)
+        self._accept = SecuredAccept(sock, transport._secret, DATA_PLANE, tls)
+        self._events = selectors.EVENT_READ
         self._done = False
         self._closer: int | None = None
 
     def begin(self) -> None:
         io = self._transport.io
         self._sock.setblocking(False)
-        io.selector.register(self._sock, selectors.EVENT_READ, self._on_ready)
+        io.selector.register(self._sock, self._events, self._on_ready)
         self._closer = io.add_closer(self._abort)
         io.call_later(self._transport._auth_timeout_s, self._on_timeout)
-        self._finish(self._handshake.start())
+        self._finish(self._accept.start())
 
     def _abort(self) -> None:
         """The transport is closing: drop the connection without a verdict."""
@@ -370,13 +378,18 @@ class _Authenticating:
 
     def _on_timeout(self) -> None:
         if not self._done:
-            self._finish(self._handshake.expire())
+            self._finish(self._accept.expire())
 
     def _on_ready(self, mask: int) -> None:
-        self._finish(self._handshake.on_readable())
+        self._finish(self._accept.on_ready())
 
     def _finish(self, ended: HandshakeEnded | None) -> None:
-        if ended is None or self._done:
+        if self._done:
+            return
+        if ended is None:
+            if self._accept.events != self._events:  # TLS records wait for the socket
+                self._events = self._accept.events
+                self._transport.io.selector.modify(self._sock, self._events, self._on_ready)
             return
         self._done = True
         if self._closer is not None:
@@ -385,4 +398,5 @@ class _Authenticating:
             self._transport.io.selector.unregister(self._sock)
         except (KeyError, ValueError):
             pass
-        self._transport._handshake_ended(self._sock, self._peer, ended)
+        self._transport._handshake_ended(self._accept.sock, self._peer, ended)
+

@@ -26,6 +26,12 @@ then joins both threads (except the calling one, when a handler closes its own c
 
 Invariant: payloads are unpickled only by the reader, and only after the handshake succeeded
 (the server authenticates before constructing a connection, the client before returning one).
+
+Over TLS the socket is a ``runtime.tls.TlsSocket``: the reader's ``recv`` decrypts, senders'
+``sendall`` encrypt, each taking the TLS session's lock only for in-memory work, so the reader
+blocked on the socket never holds up a sender. Decrypted bytes can wait inside the TLS socket
+without the socket being readable; the reader takes them before it waits
+(``buffered_input``).
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ from flintlock.runtime.rpc.frames import (
     encode_frame,
     encode_message,
 )
+from flintlock.runtime.tls.channel import TlsSocket
 
 LOG = logging.getLogger(__name__)
 _RECV_SIZE = 64 * 1024
@@ -130,7 +137,7 @@ class RpcConnection:
 
     def __init__(
         self,
-        sock: socket.socket,
+        sock: socket.socket | TlsSocket,
         handler: RpcHandler,
         peer_name: str,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
@@ -290,6 +297,8 @@ class RpcConnection:
         """Waits until the socket is readable (None), pinging a quiet peer on the way, or
         until the peer has been silent for the idle timeout (its ``PeerSilent``)."""
         while True:
+            if isinstance(self._sock, TlsSocket) and self._sock.buffered_input:
+                return None
             now = time.monotonic()
             if selector.select(max(0.0, liveness.next_check() - now)):
                 return None

@@ -17,6 +17,13 @@ included, ``runtime.liveness``) is closed as lost.
 ``RpcClient.connect`` dials, authenticates (raising ``AuthenticationError`` on a wrong secret)
 and returns a started ``RpcConnection`` whose handler receives what the server pushes.
 
+TLS (``security.ssl.internal.enabled``): when the job secret carries the job's TLS material
+(``runtime.tls.certificates.JobSecret``), both sides first run mutual TLS 1.3 against the
+per-job CA — the acceptor non-blocking, within the same absolute deadline
+(``SecuredAccept``), the client under one deadline — and the secret handshake and every frame
+then travel inside TLS. A client without the job's certificate gets a
+``TlsHandshakeError``; on the server it is logged and closed like a wrong secret.
+
 Thread ownership: the acceptor thread owns the listening socket and the handshakes (and their
 ``Admission``); ``_connections`` and ``_closed`` are guarded by ``_lock`` (the acceptor and
 ``close()`` touch them). ``close()`` stops the acceptor (which closes the sockets still
@@ -29,22 +36,21 @@ from __future__ import annotations
 import logging
 import selectors
 import socket
+import ssl
 import threading
 import time
 from typing import Final
 
 from flintlock.common.config import Configuration
 from flintlock.common.options.cluster import HEARTBEAT_TIMEOUT, JM_BIND_HOST, JM_PORT
+from flintlock.common.options.security import INTERNAL_ENABLED
 from flintlock.runtime.admission import Admission, BurstEnded, Refused
-from flintlock.runtime.auth import (
-    CONTROL_PLANE,
-    AcceptingHandshake,
-    HandshakeEnded,
-    authenticate_client,
-)
+from flintlock.runtime.auth import CONTROL_PLANE, HandshakeEnded
 from flintlock.runtime.rpc.connection import RpcConnection, RpcHandler
 from flintlock.runtime.rpc.errors import UnknownMessageError
 from flintlock.runtime.rpc.frames import DEFAULT_MAX_FRAME_SIZE
+from flintlock.runtime.tls.accepting import SecuredAccept, SecuredSocket, connect_secured
+from flintlock.runtime.tls.contexts import internal_contexts
 
 LOG = logging.getLogger(__name__)
 DEFAULT_HANDSHAKE_TIMEOUT_S: Final = 10.0
@@ -65,13 +71,15 @@ class _NoHandler:
 class _Pending:
     """A socket still authenticating, with its absolute deadline (acceptor thread)."""
 
-    __slots__ = ("deadline", "handshake", "peer", "sock")
+    __slots__ = ("deadline", "events", "handshake", "peer", "sock")
 
-    def __init__(self, sock: socket.socket, peer: str, secret: bytes, deadline: float) -> None:
+    def __init__(self, sock: socket.socket, peer: str, secret: bytes, deadline: float,
+                 tls: ssl.SSLContext | None) -> None:
         self.sock = sock
         self.peer = peer
         self.deadline = deadline
-        self.handshake = AcceptingHandshake(sock, secret, CONTROL_PLANE)
+        self.handshake = SecuredAccept(sock, secret, CONTROL_PLANE, tls)
+        self.events = selectors.EVENT_READ
 
 
 class RpcServer:
@@ -98,6 +106,7 @@ class RpcServer:
         self._lock = threading.Lock()
         self._connections: list[RpcConnection] = []  # guarded by _lock
         self._closed = False  # guarded by _lock
+        self._tls = internal_contexts(secret)[0]
         self._listener = socket.create_server((host, port), backlog=128)
         self._listener.setblocking(False)
         self._wake_r, self._wake_w = socket.socketpair()
@@ -112,6 +121,7 @@ class RpcServer:
     def from_config(
         cls, config: Configuration, handler: RpcHandler, secret: bytes
     ) -> RpcServer:
+        internal_contexts(secret, required=config.get(INTERNAL_ENABLED))  # fails early if absent
         return cls(handler, secret, config.get(JM_BIND_HOST), config.get(JM_PORT),
                    idle_timeout_s=config.get(HEARTBEAT_TIMEOUT) / 1000.0)
 
@@ -146,9 +156,7 @@ class RpcServer:
                 self._accept(selector)
             else:
                 pending = self._pending[key.fileobj]  # type: ignore[index]
-                ended = pending.handshake.on_readable()
-                if ended is not None:
-                    self._end_handshake(selector, pending, ended)
+                self._advanced(selector, pending, pending.handshake.on_ready())
         now = time.monotonic()
         for pending in [p for p in self._pending.values() if p.deadline <= now]:
             self._end_handshake(selector, pending, pending.handshake.expire())
@@ -174,12 +182,18 @@ class RpcServer:
             peer = f"{address[0]}:{address[1]}"
             sock.setblocking(False)
             pending = _Pending(sock, peer, self._secret,
-                               time.monotonic() + self._handshake_timeout_s)
+                               time.monotonic() + self._handshake_timeout_s, self._tls)
             self._pending[sock] = pending
-            selector.register(sock, selectors.EVENT_READ)
-            ended = pending.handshake.start()
-            if ended is not None:
-                self._end_handshake(selector, pending, ended)
+            selector.register(sock, pending.events)
+            self._advanced(selector, pending, pending.handshake.start())
+
+    def _advanced(self, selector: selectors.BaseSelector, pending: _Pending,
+                  ended: HandshakeEnded | None) -> None:
+        if ended is not None:
+            self._end_handshake(selector, pending, ended)
+        elif pending.handshake.events != pending.events:  # TLS records wait for the socket
+            pending.events = pending.handshake.events
+            selector.modify(pending.sock, pending.events)
 
     def _end_handshake(self, selector: selectors.BaseSelector, pending: _Pending,
                        ended: HandshakeEnded | None) -> None:
@@ -195,9 +209,9 @@ class RpcServer:
                 LOG.warning("refused RPC connection from %s: %s", pending.peer, ended.error)
             pending.sock.close()
             return
-        self._connected(pending.sock, pending.peer)
+        self._connected(pending.handshake.sock, pending.peer)
 
-    def _connected(self, sock: socket.socket, peer: str) -> None:
+    def _connected(self, sock: SecuredSocket, peer: str) -> None:
         sock.setblocking(True)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         connection = RpcConnection(sock, self._handler, peer, self._max_frame_size,
@@ -249,14 +263,16 @@ class RpcClient:
     ) -> RpcConnection:
         """Dial, prove the secret (``AuthenticationError`` if refused) and start the
         connection; it is closed as lost if the server stays silent for ``idle_timeout_s``
-        (pass ``heartbeat.timeout``; keepalives keep a healthy idle connection open)."""
+        (pass ``heartbeat.timeout``; keepalives keep a healthy idle connection open). With
+        TLS material in ``secret`` the connection is mutual TLS first (see the module doc)."""
+        tls = internal_contexts(secret)[1]
         sock = socket.create_connection((host, port), timeout=timeout_s)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            authenticate_client(sock, secret, CONTROL_PLANE, timeout_s)
+            secured = connect_secured(sock, secret, CONTROL_PLANE, tls, timeout_s)
         except BaseException:
             sock.close()
             raise
-        connection = RpcConnection(sock, handler or _NoHandler(), f"{host}:{port}",
+        connection = RpcConnection(secured, handler or _NoHandler(), f"{host}:{port}",
                                    max_frame_size, idle_timeout_s)
         return connection.start()

@@ -28,7 +28,7 @@ from flintlock.common.config import ConfigOption, Configuration
 from flintlock.common.errors import ConfigurationError
 from flintlock.common.options import security as options
 from flintlock.runtime.auth import AuthenticationError, AuthFailure
-from flintlock.runtime.tls.certificates import InternalTls
+from flintlock.runtime.tls.certificates import InternalTls, internal_tls_of
 
 # OpenSSL's reasons, as ssl.SSLError.reason, by who refused whom
 _WE_REFUSED = frozenset({
@@ -88,6 +88,21 @@ def internal_context(material: InternalTls, role: TlsRole) -> ssl.SSLContext:
     context.load_verify_locations(cadata=material.ca_cert_pem.decode("ascii"))
     _load_chain(context, material.cert_pem, material.key_pem)
     return context
+
+
+def internal_contexts(secret: bytes, required: bool = False
+                      ) -> tuple[ssl.SSLContext | None, ssl.SSLContext | None]:
+    """The (server, client) contexts of the job whose secret is ``secret``; (None, None) for a
+    job without TLS material, which is a ``TlsConfigurationError`` when ``required`` (the
+    configuration says ``security.ssl.internal.enabled``)."""
+    material = internal_tls_of(secret)
+    if material is None:
+        if required:
+            raise TlsConfigurationError(
+                options.INTERNAL_ENABLED.key, "is true but the job secret carries no "
+                "certificate (a JobManager makes one at submission: new_job_credentials)")
+        return None, None
+    return internal_context(material, TlsRole.SERVER), internal_context(material, TlsRole.CLIENT)
 
 
 def rest_server_context(configuration: Configuration) -> ssl.SSLContext | None:
