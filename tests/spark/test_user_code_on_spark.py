@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import traceback
 import zipfile
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 from flintlock.common import Types
 from flintlock.common.config import Configuration
 from flintlock.datastream import StreamExecutionEnvironment
+from flintlock.runtime.jobmanager import JobFailedError
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -161,3 +163,22 @@ def test_a_leaked_thread_is_reported_stopped_and_its_worker_not_reused(program_o
     for pid in leaking_pids:  # the thread ran until its job's code was retired
         count, outcome = (work / f"leaked-{pid}").read_text().split()
         assert outcome == "LeakedUserCodeError" and int(count) > 0
+
+
+def test_an_import_error_on_a_task_manager_says_where_it_looked(tmp_path):
+    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    config.set_string("flintlock.python.dependencies-dir", str(tmp_path / "deps"))
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.add_python_file(str(_write(tmp_path / "lib", {"present.py": "X = 1\n"})))
+
+    def needs_a_missing_module(x: int) -> int:
+        import fl_absent_module  # noqa: F401
+        return x
+
+    with pytest.raises(JobFailedError) as failed:
+        list(env.from_collection([1, 2]).map(needs_a_missing_module)
+             .execute_and_collect("missing module"))
+    text = "".join(traceback.format_exception(failed.value))
+    assert "looked for 'fl_absent_module'" in text
+    assert "classloader.resolve-order: child-first" in text
+    assert f"python.files entry {tmp_path / 'lib'}" in text
