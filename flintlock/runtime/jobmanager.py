@@ -45,7 +45,6 @@ from flintlock.graph.execution_graph import ExecutionGraph, build_execution_grap
 from flintlock.graph.job_graph import JobGraph
 from flintlock.graph.scheduling import AllocationPlan, plan_allocation_for
 from flintlock.runtime import messages as msg
-from flintlock.runtime.auth import new_job_secret
 from flintlock.runtime.checkpoint import coordinator_actions as actions
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
 from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
@@ -70,6 +69,7 @@ from flintlock.runtime.restart import create_restart_strategy
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
 from flintlock.runtime.state.assignment import assign_states
 from flintlock.runtime.state.snapshots import OperatorId, OperatorSubtaskState, TaskStateSnapshot
+from flintlock.runtime.tls.certificates import new_job_credentials
 from flintlock.usercode.job_files import JobFiles
 from flintlock.usercode.job_files import pack as pack_job_files
 from flintlock.usercode.python_env import collect_dependencies
@@ -215,7 +215,7 @@ class JobManager:
         self._clock = clock
         self._rng = rng or random.Random()
         self._on_collect = on_collect
-        self._secret = new_job_secret()
+        self._secret = new_job_credentials(configuration)  # TLS material if internal TLS
         self._events: queue.Queue[tuple[Callable[[], None], str]] = queue.Queue()
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = 0
