@@ -1,4 +1,4 @@
-"""PyFlink parity on embedded Spark: seven of the parity programs, ported by changing their
+"""PyFlink parity on embedded Spark: eight of the parity programs, ported by changing their
 imports only, run with TaskManagers as Spark barrier-stage tasks and print what PyFlink printed.
 
 ``word_count`` reads its file with a ``FileSource`` and prints through the print sink, whose
@@ -6,7 +6,9 @@ lines the TaskManagers forward to the driver's stdout; ``state_access`` keeps ke
 parallelism 2 and collects its results with ``execute_and_collect``; ``recovery`` fails once
 midway and restarts from a checkpoint, and its exactly-once results match PyFlink's;
 ``event_time``, ``end_of_input_timers``, ``count_windows`` and ``broadcast_state`` carry
-timestamps, watermarks, windows and broadcast state between TaskManager processes.
+timestamps, watermarks, windows and broadcast state between TaskManager processes;
+``python_files`` imports a module given to ``add_python_file`` inside its functions, shipped
+through Spark.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("name", ["word_count", "state_access", "recovery", "event_time",
-                                  "end_of_input_timers", "count_windows", "broadcast_state"])
+                                  "end_of_input_timers", "count_windows", "broadcast_state",
+                                  "python_files"])
 def test_program_on_spark_prints_what_pyflink_printed(name, capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     expected = Expected(name, ordered=True)
