@@ -87,6 +87,23 @@ def test_unordered_wait_over_many_records_loses_and_duplicates_nothing(executor,
     assert sorted(out) == [v * 10 for v in range(1000)]
 
 
+class Sleeps(AsyncFunction):
+    async def async_invoke(self, value):
+        await asyncio.sleep(0.02)
+        return [value]
+
+
+def test_results_still_in_flight_at_the_end_reach_an_exactly_once_sink(executor, tmp_path):
+    """Downstream of a finished source the end of input comes after the final checkpoint;
+    the maximum watermark before it makes the operator empty its queue in time."""
+    env = _env(tmp_path, 2)
+    env.enable_checkpointing(100, CheckpointingMode.EXACTLY_ONCE)
+    stream = env.from_collection(list(range(1000))).map(lambda v: v)
+    out = list(AsyncDataStream.unordered_wait(stream, Sleeps(), Time.seconds(30), 8)
+               .execute_and_collect())
+    assert sorted(out) == list(range(1000))
+
+
 class ByValue(TimestampAssigner):
     def extract_timestamp(self, value, record_timestamp):
         return value

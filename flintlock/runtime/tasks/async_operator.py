@@ -27,7 +27,11 @@ watermarks, the user's ``timeout`` hook and the checkpointed state.
   and the watermarks between them in operator list state; ``open`` after a restore adds them
   again and re-issues their requests. Results emitted before the barrier are not in the state,
   those after it are re-created: exactly-once output, at the price of repeating the requests
-  in flight at the checkpoint. ``end_input`` waits until every queued record is emitted.
+  in flight at the checkpoint. ``end_input`` waits until every queued record is emitted, and
+  so does the maximum watermark: a task downstream of a finished source gets its end of input
+  only after the job's final checkpoint, but the maximum watermark before that checkpoint's
+  barrier, so results emitted at end of input would come after the last checkpoint and never
+  reach an exactly-once sink.
 
 Threads: ``_completions`` and ``_drain_posted`` are shared with the loop thread (a deque
 append and a flag; see ``_deliver``); ``_tasks`` belongs to the loop thread; all the rest to
@@ -46,7 +50,7 @@ from typing import Any
 from flintlock.common.errors import FlintlockError
 from flintlock.common.operator_spec import AsyncIOSpec, OperatorSpec
 from flintlock.common.state import ListStateDescriptor
-from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
+from flintlock.runtime.network.event_time import MAX_WATERMARK, NO_TIMESTAMP, TimestampedBatch
 from flintlock.runtime.tasks.async_queue import AsyncResultQueue, RecordEntry, WatermarkEntry
 from flintlock.runtime.tasks.contexts import RuntimeContextImpl
 from flintlock.runtime.tasks.operator import StreamOperator, TaskMailboxAccess
@@ -159,12 +163,11 @@ class AsyncWaitOperator(StreamOperator):
         self._wait_for_room()
         self._queue.add_watermark(timestamp)
         self._emit_ready()
+        if timestamp >= MAX_WATERMARK:
+            self._wait_until_empty()
 
     def end_input(self, input_index: int = 0) -> None:
-        while len(self._queue):
-            self._drain()
-            if len(self._queue):
-                self._mailbox().wait_for_wake()
+        self._wait_until_empty()
 
     def snapshot_state(self, checkpoint_id: int) -> Any:
         self._state.update([
@@ -203,6 +206,12 @@ class AsyncWaitOperator(StreamOperator):
         while self._queue.is_full:
             self._drain()
             if self._queue.is_full:
+                self._mailbox().wait_for_wake()
+
+    def _wait_until_empty(self) -> None:
+        while len(self._queue):
+            self._drain()
+            if len(self._queue):
                 self._mailbox().wait_for_wake()
 
     def _mailbox(self) -> TaskMailboxAccess:
