@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import abc
 import enum
+import struct
 from collections.abc import Callable, Collection, Iterable
-from typing import Any, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.state import ReducingStateDescriptor
+from flintlock.common.type_serializer import TypeSerializer, read_exactly
 
 MAX_LONG = 2**63 - 1
 MIN_LONG = -(2**63)
@@ -168,6 +170,44 @@ class GlobalWindow(Window):
 
     def __repr__(self) -> str:
         return "GlobalWindow"
+
+
+# -- window serializers (PyFlink's names; flintlock itself pickles windows) ---------------
+
+_LONG = struct.Struct(">q")
+_TWO_LONGS = struct.Struct(">qq")
+
+
+class TimeWindowSerializer(TypeSerializer[TimeWindow]):
+    """A ``TimeWindow`` as its start and end, two big-endian 64-bit integers."""
+
+    def serialize(self, element: TimeWindow, stream: BinaryIO) -> None:
+        stream.write(_TWO_LONGS.pack(element.start, element.end))
+
+    def deserialize(self, stream: BinaryIO) -> TimeWindow:
+        start, end = _TWO_LONGS.unpack(read_exactly(stream, 16, "TimeWindow"))
+        return TimeWindow(start, end)
+
+
+class CountWindowSerializer(TypeSerializer[CountWindow]):
+    """A ``CountWindow`` as its id, a big-endian 64-bit integer."""
+
+    def serialize(self, element: CountWindow, stream: BinaryIO) -> None:
+        stream.write(_LONG.pack(element.id))
+
+    def deserialize(self, stream: BinaryIO) -> CountWindow:
+        return CountWindow(_LONG.unpack(read_exactly(stream, 8, "CountWindow"))[0])
+
+
+class GlobalWindowSerializer(TypeSerializer[GlobalWindow]):
+    """The one ``GlobalWindow`` as a single zero byte."""
+
+    def serialize(self, element: GlobalWindow, stream: BinaryIO) -> None:
+        stream.write(b"\x00")
+
+    def deserialize(self, stream: BinaryIO) -> GlobalWindow:
+        read_exactly(stream, 1, "GlobalWindow")
+        return GlobalWindow()
 
 
 # -- triggers -----------------------------------------------------------------------------
@@ -414,6 +454,134 @@ class PurgingTrigger(Trigger[Any, Window]):
         return hash((PurgingTrigger, self.nested_trigger))
 
 
+FIRE_TIME_STATE = ReducingStateDescriptor("_flintlock_continuous_fire_time", min, None)
+"""The next time a continuous trigger fires, per key and window (merged windows: the
+earliest)."""
+
+
+class _ContinuousTrigger(Trigger[Any, TimeWindow]):
+    """Fires every ``interval`` ms while a window is open: the first firing at the end of the
+    interval the first element fell into (intervals aligned to the epoch), then every
+    ``interval`` after it, never past the window's ``max_timestamp()``."""
+
+    def __init__(self, interval: int) -> None:
+        self.interval = _positive(int(interval), f"{type(self).__name__} interval")
+
+    def _fire_time(self, ctx: TriggerContext) -> Any:
+        return ctx.get_partitioned_state(FIRE_TIME_STATE)
+
+    def _schedule_after(self, time: int, window: TimeWindow, ctx: TriggerContext) -> None:
+        next_fire = min(time + self.interval, window.max_timestamp())
+        self._fire_time(ctx).add(next_fire)
+        self._register(ctx, next_fire)
+
+    def _schedule_first(self, time: int, window: TimeWindow, ctx: TriggerContext) -> None:
+        if self._fire_time(ctx).get() is None:
+            self._schedule_after(time - time % self.interval, window, ctx)
+
+    def _fire_if_due(self, time: int, window: TimeWindow, ctx: TriggerContext
+                     ) -> TriggerResult:
+        state = self._fire_time(ctx)
+        if state.get() == time:
+            state.clear()
+            self._schedule_after(time, window, ctx)
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def _register(self, ctx: TriggerContext, time: int) -> None:
+        raise NotImplementedError
+
+    def _delete(self, ctx: TriggerContext, time: int) -> None:
+        raise NotImplementedError
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: TimeWindow, ctx: OnMergeContext) -> None:
+        ctx.merge_partitioned_state(FIRE_TIME_STATE)
+        next_fire = self._fire_time(ctx).get()
+        if next_fire is not None:
+            self._register(ctx, next_fire)
+
+    def clear(self, window: TimeWindow, ctx: TriggerContext) -> None:
+        state = self._fire_time(ctx)
+        next_fire = state.get()
+        if next_fire is not None:
+            self._delete(ctx, next_fire)
+            state.clear()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ContinuousTrigger) and type(other) is type(self) and (
+            other.interval == self.interval)
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.interval))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.of({self.interval} ms)"
+
+
+class ContinuousEventTimeTrigger(_ContinuousTrigger):
+    """Fires every ``interval`` of event time (watermarks) and once more at the window's end;
+    an element arriving after the watermark passed the window's end fires it at once."""
+
+    @staticmethod
+    def of(interval: Any) -> ContinuousEventTimeTrigger:
+        return ContinuousEventTimeTrigger(to_millis(interval, "ContinuousEventTimeTrigger"))
+
+    def _register(self, ctx: TriggerContext, time: int) -> None:
+        ctx.register_event_time_timer(time)
+
+    def _delete(self, ctx: TriggerContext, time: int) -> None:
+        ctx.delete_event_time_timer(time)
+
+    def on_element(self, element: Any, timestamp: int, window: TimeWindow,
+                   ctx: TriggerContext) -> TriggerResult:
+        if window.max_timestamp() <= ctx.get_current_watermark():
+            return TriggerResult.FIRE
+        ctx.register_event_time_timer(window.max_timestamp())
+        self._schedule_first(timestamp, window, ctx)
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: TimeWindow, ctx: TriggerContext
+                      ) -> TriggerResult:
+        if time == window.max_timestamp():
+            return TriggerResult.FIRE
+        return self._fire_if_due(time, window, ctx)
+
+    def on_processing_time(self, time: int, window: TimeWindow, ctx: TriggerContext
+                           ) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+
+class ContinuousProcessingTimeTrigger(_ContinuousTrigger):
+    """Fires every ``interval`` of processing time while the window has elements."""
+
+    @staticmethod
+    def of(interval: Any) -> ContinuousProcessingTimeTrigger:
+        return ContinuousProcessingTimeTrigger(
+            to_millis(interval, "ContinuousProcessingTimeTrigger"))
+
+    def _register(self, ctx: TriggerContext, time: int) -> None:
+        ctx.register_processing_time_timer(time)
+
+    def _delete(self, ctx: TriggerContext, time: int) -> None:
+        ctx.delete_processing_time_timer(time)
+
+    def on_element(self, element: Any, timestamp: int, window: TimeWindow,
+                   ctx: TriggerContext) -> TriggerResult:
+        self._schedule_first(ctx.get_current_processing_time(), window, ctx)
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time: int, window: TimeWindow, ctx: TriggerContext
+                           ) -> TriggerResult:
+        return self._fire_if_due(time, window, ctx)
+
+    def on_event_time(self, time: int, window: TimeWindow, ctx: TriggerContext
+                      ) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+
 def _add(a: int, b: int) -> int:
     return a + b
 
@@ -431,6 +599,9 @@ class WindowAssigner(abc.ABC, Generic[T, W]):
         @abc.abstractmethod
         def get_current_processing_time(self) -> int: ...
 
+        def get_runtime_context(self) -> Any:
+            raise NotImplementedError("this assigner context has no runtime context")
+
     @abc.abstractmethod
     def assign_windows(self, element: T, timestamp: int,
                        context: WindowAssigner.WindowAssignerContext) -> Collection[W]: ...
@@ -441,10 +612,10 @@ class WindowAssigner(abc.ABC, Generic[T, W]):
     @abc.abstractmethod
     def is_event_time(self) -> bool: ...
 
-    def get_window_serializer(self) -> Any:
-        raise NotImplementedError("WindowAssigner.get_window_serializer(): window "
-                                  "serializers are not needed in flintlock (windows are "
-                                  "pickled)")
+    def get_window_serializer(self) -> TypeSerializer[W]:
+        """Abstract in PyFlink; flintlock pickles windows and never calls it, so an assigner
+        needs it only to run on PyFlink as well."""
+        raise NotImplementedError(f"{type(self).__name__}.get_window_serializer()")
 
 
 class MergingWindowAssigner(WindowAssigner[T, W]):
@@ -483,6 +654,9 @@ class _Tumbling(WindowAssigner[Any, TimeWindow]):
 
     def get_default_trigger(self, env: Any = None) -> Trigger[Any, Any]:
         return EventTimeTrigger() if self._event_time else ProcessingTimeTrigger()
+
+    def get_window_serializer(self) -> TypeSerializer[Any]:
+        return TimeWindowSerializer()
 
     def is_event_time(self) -> bool:
         return self._event_time
@@ -584,6 +758,9 @@ class _Sessions(MergingWindowAssigner[Any, TimeWindow]):
     def get_default_trigger(self, env: Any = None) -> Trigger[Any, Any]:
         return EventTimeTrigger() if self._event_time else ProcessingTimeTrigger()
 
+    def get_window_serializer(self) -> TypeSerializer[Any]:
+        return TimeWindowSerializer()
+
     def is_event_time(self) -> bool:
         return self._event_time
 
@@ -645,6 +822,9 @@ class GlobalWindows(WindowAssigner[Any, GlobalWindow]):
     def get_default_trigger(self, env: Any = None) -> Trigger[Any, Any]:
         return NeverTrigger()
 
+    def get_window_serializer(self) -> TypeSerializer[Any]:
+        return GlobalWindowSerializer()
+
     def is_event_time(self) -> bool:
         return False
 
@@ -693,6 +873,9 @@ class CountTumblingWindowAssigner(WindowAssigner[Any, CountWindow]):
     def get_default_trigger(self, env: Any = None) -> Trigger[Any, Any]:
         return PurgingTrigger(CountTrigger(self.window_size))
 
+    def get_window_serializer(self) -> TypeSerializer[Any]:
+        return CountWindowSerializer()
+
     def is_event_time(self) -> bool:
         return False
 
@@ -713,6 +896,9 @@ class CountSlidingWindowAssigner(WindowAssigner[Any, CountWindow]):
 
     def get_default_trigger(self, env: Any = None) -> Trigger[Any, Any]:
         return CountTrigger(self.window_slide)
+
+    def get_window_serializer(self) -> TypeSerializer[Any]:
+        return CountWindowSerializer()
 
     def is_event_time(self) -> bool:
         return False

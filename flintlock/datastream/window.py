@@ -9,16 +9,20 @@ Names only: this module holds no state.
 from typing import NoReturn
 
 from flintlock.common.windowing import (
+    ContinuousEventTimeTrigger,
+    ContinuousProcessingTimeTrigger,
     CountSlidingWindowAssigner,
     CountTrigger,
     CountTumblingWindowAssigner,
     CountWindow,
+    CountWindowSerializer,
     DynamicEventTimeSessionWindows,
     DynamicProcessingTimeSessionWindows,
     EventTimeSessionWindows,
     EventTimeTrigger,
     GlobalWindow,
     GlobalWindows,
+    GlobalWindowSerializer,
     MergingWindowAssigner,
     NeverTrigger,
     ProcessingTimeSessionWindows,
@@ -28,6 +32,7 @@ from flintlock.common.windowing import (
     SlidingEventTimeWindows,
     SlidingProcessingTimeWindows,
     TimeWindow,
+    TimeWindowSerializer,
     Trigger,
     TriggerResult,
     TumblingEventTimeWindows,
@@ -36,13 +41,7 @@ from flintlock.common.windowing import (
     WindowAssigner,
 )
 
-_UNSUPPORTED = {
-    "ContinuousEventTimeTrigger": "continuous event-time triggers",
-    "ContinuousProcessingTimeTrigger": "continuous processing-time triggers",
-    "TimeWindowSerializer": "window serializers (windows are pickled)",
-    "CountWindowSerializer": "window serializers (windows are pickled)",
-    "GlobalWindowSerializer": "window serializers (windows are pickled)",
-}
+_UNSUPPORTED: dict[str, str] = {}
 
 
 def __getattr__(name: str) -> NoReturn:
@@ -53,12 +52,34 @@ def __getattr__(name: str) -> NoReturn:
 
 
 __all__ = [
-    "CountSlidingWindowAssigner", "CountTrigger", "CountTumblingWindowAssigner", "CountWindow",
-    "DynamicEventTimeSessionWindows", "DynamicProcessingTimeSessionWindows",
-    "EventTimeSessionWindows", "EventTimeTrigger", "GlobalWindow", "GlobalWindows",
-    "MergingWindowAssigner", "NeverTrigger", "ProcessingTimeSessionWindows",
-    "ProcessingTimeTrigger", "PurgingTrigger", "SessionWindowTimeGapExtractor",
-    "SlidingEventTimeWindows", "SlidingProcessingTimeWindows", "TimeWindow", "Trigger",
-    "TriggerResult", "TumblingEventTimeWindows", "TumblingProcessingTimeWindows", "Window",
+    "ContinuousEventTimeTrigger",
+    "ContinuousProcessingTimeTrigger",
+    "CountSlidingWindowAssigner",
+    "CountTrigger",
+    "CountTumblingWindowAssigner",
+    "CountWindow",
+    "CountWindowSerializer",
+    "DynamicEventTimeSessionWindows",
+    "DynamicProcessingTimeSessionWindows",
+    "EventTimeSessionWindows",
+    "EventTimeTrigger",
+    "GlobalWindow",
+    "GlobalWindowSerializer",
+    "GlobalWindows",
+    "MergingWindowAssigner",
+    "NeverTrigger",
+    "ProcessingTimeSessionWindows",
+    "ProcessingTimeTrigger",
+    "PurgingTrigger",
+    "SessionWindowTimeGapExtractor",
+    "SlidingEventTimeWindows",
+    "SlidingProcessingTimeWindows",
+    "TimeWindow",
+    "TimeWindowSerializer",
+    "Trigger",
+    "TriggerResult",
+    "TumblingEventTimeWindows",
+    "TumblingProcessingTimeWindows",
+    "Window",
     "WindowAssigner",
 ]

@@ -157,6 +157,8 @@ class WindowedStream:
         _check_type_info(output_type, name)
         keyed = self._keyed
         env = keyed._env
+        if window.trigger is None:  # as PyFlink: the assigner's default, given the environment
+            window = replace(window, trigger=window.assigner.get_default_trigger(env))
         spec = OperatorSpec(OperatorKind.WINDOW, output_type=output_type, keyed=True,
                             window=window)
         transformation = env._add_transformation(

@@ -62,7 +62,9 @@ class WindowOperator(FunctionOperator):
             raise ValueError("a window operator needs a WindowSpec")
         self.window: WindowSpec = window
         self._assigner = window.assigner
-        trigger = window.trigger or window.assigner.get_default_trigger()
+        # The API resolves the default trigger with the environment (PyFlink's signature
+        # get_default_trigger(self, env)); a spec built without it gets env=None.
+        trigger = window.trigger or window.assigner.get_default_trigger(None)
         if not isinstance(trigger, Trigger):
             raise TypeError(f"a window trigger must be a Trigger, got {trigger!r}")
         self._trigger: Trigger[Any, Any] = trigger
@@ -434,6 +436,9 @@ class _AssignerContext:
 
     def get_current_processing_time(self) -> int:
         return self._operator.context.timers.now_ms()
+
+    def get_runtime_context(self) -> RuntimeContextImpl:
+        return RuntimeContextImpl(self._operator.context)
 
 
 class _TriggerContext(OnMergeContext):
