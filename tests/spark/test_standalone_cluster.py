@@ -95,3 +95,30 @@ def test_a_keyed_job_runs_across_two_executors(cluster_context, tmp_path):
         consumers.add(consumer_pid)
     assert final == dict(collections.Counter(w for line in lines for w in line.split()))
     assert len(consumers) == 2, "the keyed operators did not run in two processes"
+
+
+def test_the_jobs_files_reach_executors_of_the_cluster(cluster_context, tmp_path):
+    """``add_python_file`` on a standalone cluster: Spark's file server brings the directory
+    to each executor, where a function imports it lazily and reads a data file beside it."""
+    library = tmp_path / "cluster_lib"
+    library.mkdir()
+    (library / "cluster_helper.py").write_text(
+        "import os\n"
+        "def greeting():\n"
+        "    here = os.path.dirname(__file__)\n"
+        "    with open(os.path.join(here, 'greeting.txt')) as handle:\n"
+        "        return handle.read().strip()\n")
+    (library / "greeting.txt").write_text("hello from the job's files\n")
+    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(2)
+    env.add_python_file(str(library))
+
+    def greet(x):
+        import cluster_helper
+        return cluster_helper.greeting(), os.getcwd()
+
+    rows = list(env.from_collection(list(range(10))).rebalance().map(greet)
+                .execute_and_collect("job files on a cluster"))
+    assert {greeting for greeting, _ in rows} == {"hello from the job's files"}
+    assert len({cwd for _, cwd in rows}) == 2  # two executors, each with its own copy
