@@ -19,8 +19,10 @@ Python worker imports this module. It finds its TM index (the barrier partition 
 4. always cleans up, because Spark reuses Python workers (``spark.python.worker.reuse``):
    restores ``sys.stdout`` and ``sys.path``, closes the RPC connection (joining its threads),
    unloads modules first imported during the run that are not installed packages or the
-   standard library (the job's own modules), and joins threads the run started, warning
-   about any that outlive a bounded wait.
+   standard library, and joins threads the run started. A job's own code is unloaded and
+   retired by the TaskManager (``usercode.loader``); when threads of the job outlive it (or
+   the run's threads outlive a bounded wait), ``retire_worker`` ends this worker as soon as
+   PySpark's daemon takes it back, and the JM hears of it (``WorkerRetired``).
 
 A TaskManager main registers the functions for the messages the JM pushes on
 ``context.dispatcher`` *before* it announces itself to the JM. A job's main is

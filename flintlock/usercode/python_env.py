@@ -11,6 +11,10 @@ an archive of an unknown format or more than ``MAX_SHIPPED_BYTES`` in all are a
 TaskManager side, ``prepare_environment(dependencies, ...)`` runs before the job graph is
 unpickled (user code may import the packages at load time):
 
+* the job's own files (``job_files``; they travel through Spark, not in the message): each is
+  fetched with ``locate_file`` and unzipped once per host and content, like the archives
+  below; with the installed requirements they are the roots of the job's ``JobCodeLoader``
+  (``loader``), which a TaskManager alone in its process opens for the job's lifetime;
 * requirements: ``pip install --target`` into a directory named after the content's
   digest under ``flintlock.python.dependencies-dir``, once per host: the first TaskManager
   installs under a file lock, writes a completion marker and renames the directory into
@@ -26,8 +30,10 @@ unpickled (user code may import the packages at load time):
   has archives. Members that would land outside the target directory (absolute paths,
   ``..``, links) are a ``PythonDependencyError``.
 
-``PreparedEnvironment.close()`` takes the directories off ``sys.path`` and restores the
-working directory: a Spark Python worker may be reused for other work afterwards.
+``PreparedEnvironment.close()`` closes the loader (the job's modules unloaded and, with
+``classloader.check-leaked-classloader``, its code retired after a bounded wait for the job's
+threads, which it returns if they outlive it), takes the directories off ``sys.path`` and
+restores the working directory: a Spark Python worker may be reused for other work afterwards.
 
 State: a ``PythonDependencies`` is an immutable value; a ``PreparedEnvironment`` belongs to
 the TaskManager that prepared it (its deploying thread).
