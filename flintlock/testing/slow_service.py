@@ -7,9 +7,11 @@ connection are answered in the order they arrive. The server runs its own event 
 daemon thread; ``address`` is ``(host, port)`` and travels to TaskManager processes as plain
 data. ``requests`` counts the lines answered (server thread writes, anyone reads).
 
-Clients: ``query_async(address, line)`` opens a connection per request from a coroutine
-(what an ``AsyncFunction`` calls); ``BlockingClient`` keeps one socket per thread and blocks
-for each answer (what a plain ``map`` does).
+Clients: ``query_async(address, line)`` opens a connection per request from a coroutine;
+``AsyncClient`` keeps one connection and pipelines the requests of one event loop on it (what
+an ``AsyncFunction`` with a client created in ``open`` does); ``BlockingClient`` keeps one
+socket per thread and blocks for each answer (what a plain ``map`` does). Clients pickle
+without their connections and connect on first use.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+from collections import deque
 from typing import Any
 
 HOST = "127.0.0.1"
@@ -53,7 +56,10 @@ class SlowService:
             self._loop.run_forever()
         finally:
             self._server.close()
-            self._loop.run_until_complete(self._server.wait_closed())
+            pending = asyncio.all_tasks(self._loop)
+            for task in pending:
+                task.cancel()
+            self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             self._loop.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -62,9 +68,10 @@ class SlowService:
         try:
             while line := await reader.readline():
                 await replies.put(asyncio.ensure_future(self._answer(line)))
-        finally:
             await replies.put(None)
             await sender
+        except (asyncio.CancelledError, ConnectionError):  # the service stops, or the peer left
+            sender.cancel()
 
     async def _answer(self, line: bytes) -> bytes:
         await asyncio.sleep(self.latency_s)
@@ -97,6 +104,41 @@ async def query_async(address: tuple[str, int], line: str) -> str:
         return (await reader.readline()).decode().rstrip("\n")
     finally:
         writer.close()
+
+
+class AsyncClient:
+    """One pipelined connection per client: answers come back in request order, so each
+    request waits on a future queued when it was sent (its event loop only)."""
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        self.address: tuple[str, int] = (str(address[0]), int(address[1]))
+        self._connecting: asyncio.Task[asyncio.StreamWriter] | None = None
+        self._waiting: deque[asyncio.Future[str]] = deque()
+        self._reader_task: asyncio.Task[None] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"address": self.address, "_connecting": None, "_waiting": deque(),
+                "_reader_task": None}
+
+    async def query(self, line: str) -> str:
+        if self._connecting is None:
+            self._connecting = asyncio.ensure_future(self._connect())
+        writer = await self._connecting
+        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._waiting.append(answer)
+        writer.write(line.encode() + b"\n")
+        return await answer
+
+    async def _connect(self) -> asyncio.StreamWriter:
+        reader, writer = await asyncio.open_connection(*self.address)
+        self._reader_task = asyncio.ensure_future(self._read(reader))
+        return writer
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        while line := await reader.readline():
+            self._waiting.popleft().set_result(line.decode().rstrip("\n"))
+        while self._waiting:
+            self._waiting.popleft().set_exception(ConnectionError("the service closed"))
 
 
 class BlockingClient:
