@@ -13,13 +13,14 @@ from flintlock.common.job_client import CloseableIterator, CompletableFuture, Jo
 from flintlock.common.job_execution_result import JobExecutionResult
 from flintlock.common.job_status import JobStatus
 from flintlock.common.restart_strategy import RestartStrategies
-from flintlock.common.serialization import Encoder, SimpleStringSchema
+from flintlock.common.serialization import ByteArraySchema, Encoder, SimpleStringSchema
 from flintlock.common.time import Duration, Instant, Time
 from flintlock.common.typeinfo import TypeInformation, Types
 from flintlock.common.types import Row, RowKind
 from flintlock.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 
 __all__ = [
+    "ByteArraySchema",
     "CheckpointingMode",
     "CloseableIterator",
     "CompletableFuture",

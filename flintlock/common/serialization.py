@@ -124,3 +124,26 @@ class SimpleStringSchema:
 
     def __repr__(self) -> str:
         return f"SimpleStringSchema({self._charset!r})"
+
+
+class ByteArraySchema:
+    """Bytes as they are (Flink's ``ByteArraySchema``): for connectors whose records are raw
+    ``bytes`` (PyFlink's ``kafka_bytearray_format`` example)."""
+
+    def serialize(self, value: bytes) -> bytes:
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"ByteArraySchema serializes bytes, got {type(value).__name__} "
+                            "(use SimpleStringSchema for str)")
+        return bytes(value)
+
+    def deserialize(self, data: bytes) -> bytes:
+        return bytes(data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ByteArraySchema)
+
+    def __hash__(self) -> int:
+        return hash("ByteArraySchema")
+
+    def __repr__(self) -> str:
+        return "ByteArraySchema()"
