@@ -6,18 +6,23 @@ becomes ``EndpointGoneError`` — on a per-job endpoint that means the job has j
 which ``cancel`` and ``stop`` treat as success rather than failure.
 
 Requests never go through an HTTP proxy (the endpoint is local, and a proxy would see the
-token). Owned by the CLI's one thread.
+token). An endpoint that serves HTTPS (``security.ssl.rest.enabled``) is trusted by its
+certificate recorded in the job file and by nothing else (a pin: no system CA, no host name);
+with REST client authentication the CLI presents the certificate and key files the job file
+names. A TLS failure is a ``TlsRefusedError``. Owned by the CLI's one thread.
 """
 
 from __future__ import annotations
 
 import json
+import ssl
 import urllib.error
 import urllib.request
 from typing import Any
 
 from flintlock.cli.errors import CliError
 from flintlock.runtime.rest.jobfiles import JobFile, jobs_dir, read_job_files
+from flintlock.runtime.tls.contexts import rest_client_context
 
 Json = dict[str, Any]
 
@@ -26,6 +31,11 @@ LIST_HINT = "`flintlock list` shows running jobs"
 
 class EndpointGoneError(CliError):
     """The job's REST endpoint refuses connections: the job has ended (or its driver died)."""
+
+
+class TlsRefusedError(CliError):
+    """The TLS handshake with the job's REST endpoint failed: its certificate is not the one
+    the job file records, or it refused ours (REST client authentication)."""
 
 
 class RestCallError(CliError):
@@ -60,7 +70,10 @@ class RestClient:
     def __init__(self, job: JobFile, timeout_s: float = 10.0) -> None:
         self.job = job
         self._timeout_s = timeout_s
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({})]
+        if job.tls_cert:
+            handlers.append(urllib.request.HTTPSHandler(context=_tls_context(job)))
+        self._opener = urllib.request.build_opener(*handlers)
 
     def get(self, path: str) -> Json:
         return self._call("GET", path)
@@ -96,12 +109,38 @@ class RestClient:
         return RestCallError(f"{method} {path} failed ({error.code}): {detail}", hint, error.code)
 
     def _unreachable(self, error: BaseException) -> CliError:
+        if isinstance(error, ssl.SSLError):  # raised while reading: TLS 1.3 refuses late
+            return _tls_refused(self.job, error)
         reason = getattr(error, "reason", error)
+        if isinstance(reason, ssl.SSLError):
+            return _tls_refused(self.job, reason)
         if isinstance(reason, ConnectionRefusedError):
             return EndpointGoneError(
                 f"job {self.job.job_id} does not answer at {self.job.url}: it has ended", LIST_HINT)
         return CliError(f"cannot reach job {self.job.job_id} at {self.job.url}: {reason}",
                         "is the job's driver process still running? " + LIST_HINT)
+
+
+def _tls_context(job: JobFile) -> ssl.SSLContext:
+    try:
+        return rest_client_context(job.tls_cert, job.client_cert or None, job.client_key or None)
+    except (OSError, ssl.SSLError) as error:
+        raise CliError(
+            f"cannot use the REST client certificate {job.client_cert} with key "
+            f"{job.client_key} of job {job.job_id}: {error}",
+            "the job's security.ssl.rest.cert and .key must be readable by this user") from error
+
+
+def _tls_refused(job: JobFile, error: ssl.SSLError) -> CliError:
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return TlsRefusedError(
+            f"job {job.job_id} at {job.url} presented a certificate other than the one its job "
+            f"file records ({error.verify_message})",
+            "another program may be listening on the job's port; " + LIST_HINT)
+    return TlsRefusedError(
+        f"TLS with job {job.job_id} at {job.url} failed: {error.reason or error}",
+        "with security.ssl.rest.authentication-enabled the endpoint requires a client "
+        "certificate from security.ssl.rest.trusted-certs")
 
 
 def _decode(raw: bytes) -> Json:

@@ -23,6 +23,12 @@ client may hold a thread or the close. Hence:
   loop and the workers, whose API calls are bounded by their own timeouts. Nothing waits for
   a client's bytes.
 
+With TLS (``security.ssl.rest.enabled``) an accepted socket is wrapped server-side and its
+handshake runs on the loop like everything else (``Phase.HANDSHAKING``: non-blocking,
+``SSLWantRead``/``SSLWantWrite`` wait for the socket) within the same absolute deadline and
+under the same cap; a client that fails it (no certificate or an untrusted one, with
+authentication-enabled; not TLS at all) is closed before a byte of its request is read.
+
 After a response the loop shuts its side down and reads what the client still sends until it
 closes or the deadline passes (a *lingering close*: closing a socket with unread bytes would
 reset the connection and could destroy the response, e.g. a 413 sent before the body).
@@ -38,6 +44,7 @@ import enum
 import logging
 import selectors
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -68,6 +75,7 @@ class RequestHandler(Protocol):
 
 
 class Phase(enum.Enum):
+    HANDSHAKING = "handshaking"  # TLS only: the handshake runs; unauthenticated
     READING = "reading"  # the request arrives; unauthenticated until its head is checked
     HANDLING = "handling"  # a worker runs the API
     WRITING = "writing"  # the response goes out
@@ -93,7 +101,9 @@ class HttpServer:
     """Serves a ``RequestHandler`` on a listening socket bound at construction."""
 
     def __init__(self, host: str, port: int, *, request_timeout_s: float = REQUEST_TIMEOUT_S,
-                 max_pending_requests: int = MAX_PENDING_REQUESTS) -> None:
+                 max_pending_requests: int = MAX_PENDING_REQUESTS,
+                 tls: ssl.SSLContext | None = None) -> None:
+        self._tls = tls
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._listener = socket.create_server((host, port), family=family, backlog=128)
         self._listener.setblocking(False)
@@ -166,7 +176,7 @@ class HttpServer:
             if exchange.phase is Phase.READING:
                 self._read(exchange)  # what has arrived already, without waiting
         for exchange in list(self._exchanges.values()):
-            if exchange.phase in (Phase.READING, Phase.LINGERING):
+            if exchange.phase in (Phase.HANDSHAKING, Phase.READING, Phase.LINGERING):
                 self._close(exchange)
             else:
                 exchange.deadline = min(exchange.deadline, self._closing_by)
@@ -215,22 +225,49 @@ class HttpServer:
                                 self.server_address[1], decision.limit)
                 continue
             sock.setblocking(False)
+            if self._tls is not None:
+                sock = self._tls.wrap_socket(sock, server_side=True,
+                                             do_handshake_on_connect=False)
             deadline = time.monotonic() + self._request_timeout_s
             exchange = _Exchange(sock, f"{address[0]}:{address[1]}",
                                  min(deadline, self._closing_by or deadline))
+            if self._tls is not None:
+                exchange.phase = Phase.HANDSHAKING
             self._exchanges[sock] = exchange
             self._selector.register(sock, selectors.EVENT_READ)
 
     def _on_ready(self, exchange: _Exchange) -> None:
-        if exchange.phase is Phase.WRITING:
+        if exchange.phase is Phase.HANDSHAKING:
+            self._handshake(exchange)
+        elif exchange.phase is Phase.WRITING:
             self._write(exchange)
         else:
             self._read(exchange)
 
+    def _handshake(self, exchange: _Exchange) -> None:
+        sock = exchange.sock
+        assert isinstance(sock, ssl.SSLSocket)
+        try:
+            sock.do_handshake()
+        except ssl.SSLWantReadError:
+            self._selector.modify(sock, selectors.EVENT_READ)
+            return
+        except ssl.SSLWantWriteError:
+            self._selector.modify(sock, selectors.EVENT_WRITE)
+            return
+        except OSError as exc:  # ssl.SSLError included: refused, or not TLS at all
+            log.info("REST endpoint %s: TLS handshake with %s failed: %s",
+                     self.server_address[1], exchange.peer, exc)
+            self._close(exchange)
+            return
+        exchange.phase = Phase.READING
+        self._selector.modify(sock, selectors.EVENT_READ)
+        self._read(exchange)  # the request may have come with the handshake
+
     def _read(self, exchange: _Exchange) -> None:
         try:
             data = exchange.sock.recv(_RECV_SIZE)
-        except (BlockingIOError, InterruptedError):
+        except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return
         except OSError:
             data = b""
@@ -245,6 +282,10 @@ class HttpServer:
             self._respond(exchange, _error_response(error))
             return
         self._advance(exchange)
+        sock = exchange.sock
+        if (isinstance(sock, ssl.SSLSocket) and exchange.phase is Phase.READING
+                and sock.pending()):
+            self._read(exchange)  # decrypted bytes no readiness will announce
 
     def _advance(self, exchange: _Exchange) -> None:
         """After the head: check the token (a 401 at once, the body unread); once the
@@ -289,7 +330,7 @@ class HttpServer:
     def _write(self, exchange: _Exchange) -> None:
         try:
             sent = exchange.sock.send(exchange.out)
-        except (BlockingIOError, InterruptedError):
+        except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return
         except OSError:
             self._close(exchange)

@@ -3,7 +3,10 @@ REST endpoint (address, port, token) of every job started on this machine.
 
 Layout: ``<dir>/<job-id>.json`` where ``<dir>`` is ``$FLINTLOCK_HOME/jobs``, by default
 ``~/.flintlock/jobs``. The directory is created with mode 0700 and each file with mode 0600,
-because the file holds the job's REST token: whoever can read it can cancel the job.
+because the file holds the job's REST token: whoever can read it can cancel the job. With
+``security.ssl.rest.enabled`` it also records the endpoint's certificate (the CLI trusts that
+and nothing else) and, with REST client authentication, the paths of the certificate and key
+files the CLI presents (never the key itself).
 
 Invariants:
 
@@ -60,11 +63,15 @@ class JobFile:
     token: str
     pid: int
     start_time_ms: int
+    tls_cert: str = ""  # the endpoint's certificate (PEM) when it serves HTTPS: the CLI pins it
+    client_cert: str = ""  # with REST client authentication: the files the CLI presents
+    client_key: str = ""
 
     @property
     def url(self) -> str:
         host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"http://{host}:{self.port}"
+        scheme = "https" if self.tls_cert else "http"
+        return f"{scheme}://{host}:{self.port}"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
@@ -78,6 +85,8 @@ class JobFile:
             job_id=str(data["job_id"]), name=str(data["name"]), address=str(data["address"]),
             port=int(data["port"]), token=str(data["token"]), pid=int(data["pid"]),
             start_time_ms=int(data["start_time_ms"]),
+            tls_cert=str(data.get("tls_cert", "")), client_cert=str(data.get("client_cert", "")),
+            client_key=str(data.get("client_key", "")),
         )
 
 

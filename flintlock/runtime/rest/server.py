@@ -5,6 +5,11 @@ the job ends. It binds ``rest.bind-address`` (default 127.0.0.1) on ``rest.port`
 8081). Several jobs may run on one machine, so when that port is taken the endpoint binds a
 free port instead and logs it; the job file (``jobfiles``) tells the CLI which port it got.
 
+With ``security.ssl.rest.enabled`` the endpoint speaks HTTPS with the configured PEM
+certificate and key (``runtime.tls.contexts.rest_server_tls``; with
+``security.ssl.rest.authentication-enabled``, mutual TLS), and its job file records the
+certificate, which the CLI then trusts and nothing else.
+
 Every request must carry ``Authorization: Bearer <token>``, a random secret made per job and
 written only to the job's 0600 job file. The API (``api.RestApi``) checks it before anything
 else.
@@ -31,6 +36,7 @@ import errno
 import logging
 import os
 import secrets
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -45,6 +51,7 @@ from flintlock.runtime.rest.httpd import MAX_PENDING_REQUESTS, REQUEST_TIMEOUT_S
 from flintlock.runtime.rest.jobfiles import JobFile, JobFileError, write_job_file
 from flintlock.runtime.rest.triggers import SavepointTriggers
 from flintlock.runtime.rest.wire import MAX_BODY_BYTES
+from flintlock.runtime.tls.contexts import RestTls, rest_server_tls
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +83,10 @@ class RestEndpoint:
                  token: str | None = None, jobs_directory: Path | None = None,
                  linger_s: float = DEFAULT_LINGER_S,
                  request_timeout_s: float = REQUEST_TIMEOUT_S,
-                 max_pending_requests: int = MAX_PENDING_REQUESTS) -> None:
+                 max_pending_requests: int = MAX_PENDING_REQUESTS,
+                 tls: RestTls | None = None) -> None:
         self.token = token or secrets.token_urlsafe(32)
+        self._tls = tls
         self.job_id = ""
         self.job_file: JobFile | None = None
         self.job_file_path: Path | None = None
@@ -85,16 +94,19 @@ class RestEndpoint:
         self._jobs_directory = jobs_directory
         self._triggers = SavepointTriggers(lambda: secrets.token_hex(16))
         self._requested_port = port
-        self._server = _bind(bind_address, port, request_timeout_s, max_pending_requests)
+        self._server = _bind(bind_address, port, request_timeout_s, max_pending_requests,
+                             tls.context if tls is not None else None)
         self._serving = False
         self._closed = False
         self._close_lock = threading.Lock()
 
     @classmethod
     def bind(cls, configuration: Configuration, **kwargs: Any) -> RestEndpoint:
-        """An endpoint bound where ``rest.bind-address`` and ``rest.port`` say."""
+        """An endpoint bound where ``rest.bind-address`` and ``rest.port`` say, with the TLS
+        of ``security.ssl.rest.*`` (``TlsConfigurationError`` if its files are unusable)."""
         return cls(configuration.get(cluster_options.REST_BIND_HOST),
-                   configuration.get(cluster_options.REST_PORT), **kwargs)
+                   configuration.get(cluster_options.REST_PORT),
+                   tls=rest_server_tls(configuration), **kwargs)
 
     def serve(self, job: JobControl, name: str | None = None) -> RestEndpoint:
         """Starts answering requests about ``job`` and writes its job file."""
@@ -109,8 +121,11 @@ class RestEndpoint:
         if self._requested_port not in (0, self.address[1]):
             log.warning("rest.port %d is taken; the REST endpoint of job %s uses port %d",
                         self._requested_port, self.job_id, self.address[1])
+        tls = self._tls
         self.job_file = JobFile(self.job_id, name, self.address[0], self.address[1],
-                                self.token, os.getpid(), start_time_ms)
+                                self.token, os.getpid(), start_time_ms,
+                                tls.cert_pem if tls else "", tls.client_cert if tls else "",
+                                tls.client_key if tls else "")
         self.job_file_path = self._write_job_file(self.job_file)
         log.info("job %s (%s): REST endpoint at %s", self.job_id, name, self.url)
         return self
@@ -123,7 +138,8 @@ class RestEndpoint:
     @property
     def url(self) -> str:
         host, port = self.address
-        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        scheme = "https" if self._tls is not None else "http"
+        return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
     def _write_job_file(self, job_file: JobFile) -> Path | None:
         try:
@@ -152,11 +168,11 @@ class RestEndpoint:
         self._server.close()
 
 
-def _bind(host: str, port: int, request_timeout_s: float, max_pending_requests: int
-          ) -> HttpServer:
+def _bind(host: str, port: int, request_timeout_s: float, max_pending_requests: int,
+          tls: ssl.SSLContext | None) -> HttpServer:
     def bind(at_port: int) -> HttpServer:
         return HttpServer(host, at_port, request_timeout_s=request_timeout_s,
-                          max_pending_requests=max_pending_requests)
+                          max_pending_requests=max_pending_requests, tls=tls)
 
     try:
         return bind(port)

@@ -21,6 +21,7 @@ import enum
 import os
 import ssl
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +106,21 @@ def internal_contexts(secret: bytes, required: bool = False
     return internal_context(material, TlsRole.SERVER), internal_context(material, TlsRole.CLIENT)
 
 
-def rest_server_context(configuration: Configuration) -> ssl.SSLContext | None:
-    """The REST endpoint's context, or None when ``security.ssl.rest.enabled`` is off."""
+@dataclass(frozen=True, slots=True)
+class RestTls:
+    """The REST endpoint's TLS: its context, its certificate (PEM, for the job file, which
+    the CLI pins) and, with authentication-enabled, the certificate and key files the CLI
+    presents as a client."""
+
+    context: ssl.SSLContext
+    cert_pem: str
+    client_cert: str = ""
+    client_key: str = ""
+
+
+def rest_server_tls(configuration: Configuration) -> RestTls | None:
+    """The REST endpoint's TLS, or None when ``security.ssl.rest.enabled`` is off; a
+    ``TlsConfigurationError`` naming the key when a file is missing or unusable."""
     if not configuration.get(options.REST_ENABLED):
         return None
     cert = _required_file(configuration, options.REST_CERT)
@@ -118,11 +132,13 @@ def rest_server_context(configuration: Configuration) -> ssl.SSLContext | None:
     except (ssl.SSLError, OSError) as exc:
         raise TlsConfigurationError(
             options.REST_KEY.key, f"cannot use {cert} with {key}: {exc}") from exc
-    if configuration.get(options.REST_AUTHENTICATION):
-        trusted = configuration.get(options.REST_TRUSTED_CERTS) or cert
-        _trust(context, Path(trusted).expanduser(), options.REST_TRUSTED_CERTS.key)
-        context.verify_mode = ssl.CERT_REQUIRED
-    return context
+    cert_pem = Path(cert).read_text(encoding="ascii", errors="replace")
+    if not configuration.get(options.REST_AUTHENTICATION):
+        return RestTls(context, cert_pem)
+    trusted = configuration.get(options.REST_TRUSTED_CERTS) or cert
+    _trust(context, Path(trusted).expanduser(), options.REST_TRUSTED_CERTS.key)
+    context.verify_mode = ssl.CERT_REQUIRED
+    return RestTls(context, cert_pem, cert, key)
 
 
 def rest_client_context(endpoint_cert_pem: str, client_cert: str | None = None,
@@ -136,7 +152,7 @@ def rest_client_context(endpoint_cert_pem: str, client_cert: str | None = None,
     context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
     context.load_verify_locations(cadata=_first_certificate(endpoint_cert_pem))
     if client_cert and client_key:
-        context.load_cert_chain(client_cert, client_key)
+        context.load_cert_chain(client_cert, client_key)  # OSError, ssl.SSLError: the caller's
     return context
 
 
