@@ -155,12 +155,20 @@ class _TimerQueue:
     def earliest(self) -> int | None:
         return self._heap[0][0] if self._heap else None
 
-    def fire_due(self, now: int, on_fire: Callable[..., None]) -> None:
+    def fire_due(self, now: int, on_fire: Callable[..., None],
+                 registered_before: bool = False) -> None:
         """Fires every timer at or before ``now``, earliest first, with its key set:
-        ``on_fire(timestamp, key)``, or ``on_fire(timestamp, key, namespace)`` if namespaced."""
+        ``on_fire(timestamp, key)``, or ``on_fire(timestamp, key, namespace)`` if namespaced.
+        With ``registered_before`` a timer registered while these fire waits for the next
+        call, even if it is due already (PyFlink's window timers)."""
         backend = self._backend
+        limit = self._sequence
+        deferred: list[tuple[int, int, Any, Any]] = []
         while self._heap and self._heap[0][0] <= now:
-            timestamp, _, key, namespace = heapq.heappop(self._heap)
+            timestamp, sequence, key, namespace = heapq.heappop(self._heap)
+            if registered_before and sequence > limit:
+                deferred.append((timestamp, sequence, key, namespace))
+                continue
             backend.set_current_key(key)
             timers = self._timers()
             entry = self._entry(timestamp, namespace)
@@ -171,6 +179,8 @@ class _TimerQueue:
                 on_fire(timestamp, key, namespace)
             else:
                 on_fire(timestamp, key)
+        for item in deferred:
+            heapq.heappush(self._heap, item)
 
     def _push(self, timestamp: int, key: Any, namespace: Any) -> None:
         self._sequence += 1
@@ -185,12 +195,14 @@ class KeyedTimerService:
     already set as the current key of the backend: ``(timestamp, key)``, or ``(timestamp, key,
     namespace)`` when ``namespaced``. Processing-time timers fire from the task's timer
     scheduler; event-time timers when the operator's watermark reaches them
-    (``advance_watermark``).
+    (``advance_watermark``). With ``defer_new_event_timers`` (window operators) an event-time
+    timer registered while a watermark's timers fire waits for the next watermark even if it
+    is due, as PyFlink's window timers do (see ``window_operator``).
     """
 
     def __init__(self, context: OperatorContext, on_processing_time: Callable[..., None],
                  on_event_time: Callable[..., None] | None = None,
-                 namespaced: bool = False) -> None:
+                 namespaced: bool = False, defer_new_event_timers: bool = False) -> None:
         self._context = context
         self._backend = context.keyed_backend
         self._on_processing_time = on_processing_time
@@ -200,6 +212,7 @@ class KeyedTimerService:
         self._processing = _TimerQueue(self._backend, states[0], namespaced)
         self._event = _TimerQueue(self._backend, states[1], namespaced)
         self._wakeup_at: int | None = None
+        self._defer_new_event_timers = defer_new_event_timers
         self.watermark = MIN_WATERMARK
 
     def restore_timers(self) -> None:
@@ -234,7 +247,7 @@ class KeyedTimerService:
     def advance_watermark(self, watermark: int) -> None:
         """Event time reached ``watermark``: fire every event-time timer at or before it."""
         self.watermark = watermark
-        self._event.fire_due(watermark, self._on_event_time)
+        self._event.fire_due(watermark, self._on_event_time, self._defer_new_event_timers)
 
     def _schedule_wakeup(self) -> None:
         earliest = self._processing.earliest()

@@ -21,6 +21,12 @@ Merging assigners (sessions): each new window is merged with the key's current s
 (``merge_windows``); the contents, trigger state and timers of merged windows move to the
 window that covers them, as Flink's merging window set does.
 
+Event-time timers a trigger registers while a watermark's timers fire (a continuous trigger's
+next firing) wait for the next watermark even when they are due already: PyFlink's window
+operator behaves so (its timers return to the JVM only after the watermark was handled), and
+a watermark that jumps ahead then fires a window once instead of once per interval it passed.
+Java Flink would fire them in the same advance.
+
 Outputs carry the fired window's ``max_timestamp()``. Everything runs on the task thread.
 """
 
@@ -93,7 +99,8 @@ class WindowOperator(FunctionOperator):
         self._sessions = backend.get_partitioned_state(SESSIONS)
         self._states = WindowStates(backend)
         self._timers = KeyedTimerService(self.context, self._on_processing_time,
-                                         self._on_event_time, namespaced=True)
+                                         self._on_event_time, namespaced=True,
+                                         defer_new_event_timers=True)
         self._trigger_context = _TriggerContext(self)
         self._assigner_context = _AssignerContext(self)
         self._out = TimestampedBatch()

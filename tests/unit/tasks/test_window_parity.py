@@ -55,6 +55,19 @@ def test_continuous_event_time_trigger_fires_every_interval_and_at_the_end():
     assert [r for r, _ in out.records()] == [("a", 3), ("a", 7), ("a", 7), ("a", 7)]
 
 
+def test_a_watermark_jumping_several_intervals_fires_a_continuous_window_once():
+    """The next firing, registered while the watermark's timers fire, waits for the next
+    watermark (PyFlink's window timers), even though it is due already."""
+    window = WindowSpec(TumblingEventTimeWindows.of(100), reduce_function=_sum(),
+                        trigger=ContinuousEventTimeTrigger.of(10))
+    operator, out, _ = _window(window)
+    operator.process_batch(_stamped(("a", 1, 5)))
+    operator.process_watermark(50)
+    assert len(out.records()) == 1
+    operator.process_watermark(51)
+    assert len(out.records()) == 2
+
+
 def test_continuous_event_time_trigger_fires_at_once_for_a_window_already_past():
     trigger = ContinuousEventTimeTrigger.of(10)
     window = WindowSpec(TumblingEventTimeWindows.of(100), reduce_function=_sum(),
