@@ -65,6 +65,9 @@ PROGRAMS = {
     "end_of_input_timers": True,
     "count_windows": True,
     "broadcast_state": True,
+    "async_io": True,
+    "custom_window_assigner": False,
+    "continuous_trigger": True,
 }
 
 GAPS: dict[str, str] = {
