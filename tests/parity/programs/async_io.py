@@ -15,12 +15,16 @@ Four jobs at parallelism 1, each collected with ``execute_and_collect``:
 
 import asyncio
 import functools
-from typing import List
 
 from pyflink.common import Time, Types
-from pyflink.datastream import (AsyncDataStream, AsyncFunction, AsyncRetryStrategy,
-                                RuntimeContext, StreamExecutionEnvironment,
-                                async_retry_predicates)
+from pyflink.datastream import (
+    AsyncDataStream,
+    AsyncFunction,
+    AsyncRetryStrategy,
+    RuntimeContext,
+    StreamExecutionEnvironment,
+    async_retry_predicates,
+)
 
 REQUESTS = list(range(1, 13))
 
@@ -30,19 +34,19 @@ class Inference(AsyncFunction):
     def open(self, runtime_context: RuntimeContext):
         self.prefix = "score"
 
-    async def async_invoke(self, value: int) -> List[str]:
+    async def async_invoke(self, value: int) -> list[str]:
         await asyncio.sleep((value * 7 % 5) / 100)
         return [f"{value}: {self.prefix} {value * value % 17}"]
 
 
 class SometimesSilent(AsyncFunction):
 
-    async def async_invoke(self, value: int) -> List[str]:
+    async def async_invoke(self, value: int) -> list[str]:
         if value % 5 == 0:
             await asyncio.sleep(5)
         return [f"{value}: answered"]
 
-    def timeout(self, value: int) -> List[str]:
+    def timeout(self, value: int) -> list[str]:
         return [f"{value}: timed out, default answer"]
 
 
@@ -51,7 +55,7 @@ class FlakyModel(AsyncFunction):
     def open(self, runtime_context: RuntimeContext):
         self.attempts = {}
 
-    async def async_invoke(self, value: int) -> List[str]:
+    async def async_invoke(self, value: int) -> list[str]:
         attempt = self.attempts.get(value, 0) + 1
         self.attempts[value] = attempt
         if value % 2 == 0 and attempt < 3:

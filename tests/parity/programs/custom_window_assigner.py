@@ -12,17 +12,22 @@ flintlock (docs/parity.md). The records' timestamps come from the data (their fi
 ms). Parallelism 1; printed in the order the windows fire.
 """
 
-from typing import Collection, Iterable, Tuple
+from collections.abc import Collection, Iterable
 
 from pyflink.common import Types, WatermarkStrategy
 from pyflink.common.serializer import TypeSerializer
 from pyflink.common.watermark_strategy import TimestampAssigner
-from pyflink.datastream import (ProcessWindowFunction, StreamExecutionEnvironment, Trigger,
-                                WindowAssigner, WindowFunction)
+from pyflink.datastream import (
+    ProcessWindowFunction,
+    StreamExecutionEnvironment,
+    Trigger,
+    WindowAssigner,
+    WindowFunction,
+)
 from pyflink.datastream.window import EventTimeTrigger, TimeWindow, TimeWindowSerializer
 
 
-class TumblingEventWindowAssigner(WindowAssigner[Tuple, TimeWindow]):
+class TumblingEventWindowAssigner(WindowAssigner[tuple, TimeWindow]):
 
     def __init__(self, size: int, offset: int, is_event_time: bool):
         self._size = size
@@ -30,13 +35,13 @@ class TumblingEventWindowAssigner(WindowAssigner[Tuple, TimeWindow]):
         self._is_event_time = is_event_time
 
     def assign_windows(self,
-                       element: Tuple,
+                       element: tuple,
                        timestamp: int,
                        context: WindowAssigner.WindowAssignerContext) -> Collection[TimeWindow]:
         start = TimeWindow.get_window_start_with_offset(timestamp, self._offset, self._size)
         return [TimeWindow(start, start + self._size)]
 
-    def get_default_trigger(self, env) -> Trigger[Tuple, TimeWindow]:
+    def get_default_trigger(self, env) -> Trigger[tuple, TimeWindow]:
         return EventTimeTrigger()
 
     def get_window_serializer(self) -> TypeSerializer[TimeWindow]:
@@ -46,12 +51,12 @@ class TumblingEventWindowAssigner(WindowAssigner[Tuple, TimeWindow]):
         return self._is_event_time
 
 
-class SumWindowProcessFunction(ProcessWindowFunction[Tuple, Tuple, str, TimeWindow]):
+class SumWindowProcessFunction(ProcessWindowFunction[tuple, tuple, str, TimeWindow]):
 
     def process(self,
                 key: str,
                 content: ProcessWindowFunction.Context,
-                elements: Iterable[Tuple]) -> Iterable[tuple]:
+                elements: Iterable[tuple]) -> Iterable[tuple]:
         result = 0
         for i in elements:
             result += i[0]
@@ -62,9 +67,9 @@ class SumWindowProcessFunction(ProcessWindowFunction[Tuple, Tuple, str, TimeWind
         pass
 
 
-class SumWindowFunction(WindowFunction[Tuple, Tuple, str, TimeWindow]):
+class SumWindowFunction(WindowFunction[tuple, tuple, str, TimeWindow]):
 
-    def apply(self, key: str, window: TimeWindow, inputs: Iterable[Tuple]):
+    def apply(self, key: str, window: TimeWindow, inputs: Iterable[tuple]):
         result = 0
         for i in inputs:
             result += i[0]
