@@ -347,3 +347,28 @@ def _wait_for(condition, timeout_s=30.0):
             return True
         time.sleep(0.05)
     return condition()
+
+
+def test_the_ported_kafka_example_totals_every_customer(executor, tmp_path, broker):
+    import json
+
+    from flintlock.examples import kafka_orders
+
+    orders, totals = _topic(broker), _topic(broker)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    expected = {}
+    for i in range(300):
+        customer, amount = f"c{i % 7}", i
+        expected.setdefault(customer, []).append(sum(expected.get(customer, [0])[-1:]) + amount)
+        producer.produce(orders, json.dumps({"customer": customer, "amount": amount}).encode(),
+                         customer.encode())
+    assert producer.flush(30) == 0
+    env = _env(tmp_path)
+    env.enable_checkpointing(30)
+    kafka_orders.build(env, broker.bootstrap, orders, totals, bounded=True)
+    env.execute("order totals")
+    written = [json.loads(v) for v in _read_all(broker.bootstrap, totals)]
+    got = {}
+    for row in written:
+        got.setdefault(row["customer"], []).append(row["total"])
+    assert {c: sorted(t) for c, t in got.items()} == expected
