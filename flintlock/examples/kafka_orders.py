@@ -75,7 +75,8 @@ def main(argv: list[str]) -> int:
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(2)
     env.enable_checkpointing(1000, CheckpointingMode.EXACTLY_ONCE)
-    build(env, *argv)
+    bootstrap, orders, totals = argv
+    build(env, bootstrap, orders, totals)
     env.execute("order totals")
     return 0
 
