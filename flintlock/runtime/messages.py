@@ -86,6 +86,11 @@ class TaskStateUpdate:
     task: TaskId
     state: str
     error: RemoteFailure | None = None
+    consequence: bool = False
+    """The task failed only because another one did (its producer failed, or its consumer
+    released the partition it wrote to): that task's own report names the cause, so the
+    JobManager waits briefly for it. Decided on the TaskManager, which knows the data
+    plane's errors; the JobManager does not import them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,8 @@ from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.storage import read_state as read_checkpoint_state
 from flintlock.runtime.messages import TaskManagerPayload
-from flintlock.runtime.network.buffer import NetworkBufferPool
+from flintlock.runtime.network.buffer import BufferPoolDestroyedError, NetworkBufferPool
+from flintlock.runtime.network.gate import ProducerFailedError
 from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.transport import (
     TcpTransport,
@@ -420,8 +421,9 @@ class _Callbacks:
         if error is not None:
             self._tm.annotate(error)
         failure = RemoteFailure.capture(error) if error is not None else None
+        consequence = isinstance(error, (ProducerFailedError, BufferPoolDestroyedError))
         self._tm.tell(msg.TaskStateUpdate(
-            self._tm.payload.attempt, self._task_id, state.value, failure))
+            self._tm.payload.attempt, self._task_id, state.value, failure, consequence))
 
     def acknowledge_checkpoint(self, task: StreamTask, checkpoint_id: int, state: Any,
                                metrics: Mapping[str, float]) -> None:

@@ -87,7 +87,7 @@ def test_a_source_restored_as_finished_does_not_keep_checkpoints_from_starting(
         second.wait(60)
     finally:
         second.cancel()
-    assert second.jm._restored_finished, "no subtask was restored as finished"
+    assert second.jm._restore.finished, "no subtask was restored as finished"
     completed = [c for c in second.jm.describe().checkpoints.history
                  if c.status.name == "COMPLETED"]
     assert completed, "the restored job completed no checkpoint"

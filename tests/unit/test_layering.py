@@ -223,10 +223,6 @@ KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
         "issue 19: EnumeratorState is JobManager code; enumerators imports checkpoint back",
     ("flintlock.runtime.checkpoint.metadata_legacy", "flintlock.runtime.enumerators"):
         "issue 19: EnumeratorState is JobManager code; enumerators imports checkpoint back",
-    ("flintlock.runtime.jobmanager", "flintlock.runtime.network.buffer"):
-        "issue 19: the driver classifies a failure by the data plane's BufferPoolDestroyedError",
-    ("flintlock.runtime.jobmanager", "flintlock.runtime.network.gate"):
-        "issue 19: the driver classifies a failure by the data plane's ProducerFailedError",
     ("flintlock.runtime.network.connection", "flintlock.runtime.liveness"):
         "issue 19: network uses the control plane's liveness monitor",
     ("flintlock.runtime.network.events", "flintlock.runtime.checkpoint.barriers"):

@@ -1,0 +1,128 @@
+"""One attempt of a job, as the JobManager sees it: the TaskManagers that registered, the state
+of every subtask, the first failure, and how to end it.
+
+Thread ownership: an ``Attempt`` belongs to the JobManager thread, which alone reads and writes
+it (RPC threads hand their messages over as events). ``states`` is written under the
+JobManager's status lock as well, because ``wait_until_running`` reads it from other threads.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from flintlock.common.errors import FlintlockError
+from flintlock.common.ids import JobVertexId
+from flintlock.graph.execution_graph import ExecutionGraph
+from flintlock.graph.scheduling import AllocationPlan
+from flintlock.runtime import messages as msg
+from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.enumerators import SourceCoordinator
+from flintlock.runtime.jobmanager.launching import AttemptHandle
+from flintlock.runtime.rpc import RpcConnection
+
+log = logging.getLogger(__name__)
+
+ROOT_CAUSE_GRACE_MS = 500.0
+"""How long an attempt whose first reported failure is only a consequence (a task failed
+because another one did) waits for the report of the task that failed first, which names
+the real cause."""
+END_WAIT_S = 30.0
+"""How long ending an attempt waits for its TaskManagers, before and after cancelling them."""
+
+
+@dataclass
+class Attempt:
+    number: int
+    graph: ExecutionGraph
+    plan: AllocationPlan
+    handle: AttemptHandle | None = None
+    connections: dict[int, RpcConnection] = field(default_factory=dict)
+    addresses: dict[int, msg.DataAddress] = field(default_factory=dict)
+    last_heartbeat: dict[int, float] = field(default_factory=dict)
+    states: dict[TaskId, str] = field(default_factory=dict)
+    times: dict[TaskId, Any] = field(default_factory=dict)
+    deployed: bool = False
+    sources: dict[JobVertexId, SourceCoordinator] = field(default_factory=dict)
+    snapshotted: set[int] = field(default_factory=set)
+    failure: BaseException | None = None
+    failure_is_consequence: bool = False
+    started_ms: float = 0.0
+    ended: bool = False
+    failed_at_ms: float = 0.0
+    checkpointing_started: bool = False
+
+    # -- what the subtasks report --------------------------------------------------------
+
+    def all_started(self) -> bool:
+        """Every subtask reported RUNNING at some point (it is RUNNING or already
+        FINISHED)."""
+        return bool(self.states) and all(
+            s in ("RUNNING", "FINISHED") for s in self.states.values())
+
+    def all_finished(self) -> bool:
+        return bool(self.states) and all(s == "FINISHED" for s in self.states.values())
+
+    def task_manager_finished(self, tm_index: int) -> bool:
+        tm = self.plan.task_managers[tm_index]
+        return all(self.states.get(TaskId(v.job_vertex_id, v.subtask_index)) == "FINISHED"
+                   for v in tm.subtasks)
+
+    def silent_task_managers(self, now_ms: float, timeout_ms: int) -> list[int]:
+        """TaskManagers with unfinished subtasks and no heartbeat for ``timeout_ms``."""
+        return [index for index, seen in self.last_heartbeat.items()
+                if now_ms - seen > timeout_ms and not self.task_manager_finished(index)]
+
+    def record_failure(self, failure: BaseException, consequence: bool, now_ms: float) -> None:
+        """The first failure wins, except that a task's own error replaces a report that
+        was only a consequence of it (which may arrive first)."""
+        if self.failure is None or (self.failure_is_consequence and not consequence):
+            self.failure = failure
+            self.failure_is_consequence = consequence
+            self.failed_at_ms = now_ms
+
+    def root_cause(self, now_ms: float) -> BaseException | None:
+        """The failure that ends the attempt, once it is known: a consequence waits
+        ``ROOT_CAUSE_GRACE_MS`` for its cause."""
+        if self.failure is None:
+            return None
+        if self.failure_is_consequence and now_ms - self.failed_at_ms < ROOT_CAUSE_GRACE_MS:
+            return None
+        return self.failure
+
+    # -- talking to the TaskManagers -----------------------------------------------------
+
+    def task_manager_of(self, task: TaskId) -> int:
+        vertex = next(v for v in self.graph.vertices
+                      if v.job_vertex_id == task.vertex and v.subtask_index == task.subtask)
+        return self.plan.task_manager_of(vertex)
+
+    def send(self, tm_index: int, message: object) -> None:
+        connection = self.connections.get(tm_index)
+        if connection is None:
+            return
+        try:
+            connection.tell(message)
+        except FlintlockError as exc:
+            log.warning("could not send %s to TaskManager %d: %s",
+                        type(message).__name__, tm_index, exc)
+
+    def broadcast(self, message: object) -> None:
+        for connection in self.connections.values():
+            try:
+                connection.tell(message)
+            except FlintlockError:
+                pass
+
+    def release(self) -> None:
+        """Ends the attempt's TaskManagers: cancel and release them, wait for the launcher's
+        handle (cancelling it if they do not end), close the connections."""
+        self.broadcast(msg.CancelTasks(self.number))
+        self.broadcast(msg.ReleaseTaskManager(self.number))
+        handle = self.handle
+        if handle is not None and not handle.wait(END_WAIT_S):
+            handle.cancel()
+            handle.wait(END_WAIT_S)
+        for connection in list(self.connections.values()):
+            connection.close()

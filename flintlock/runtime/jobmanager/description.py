@@ -1,0 +1,41 @@
+"""What the JobManager tells about a job: its description (REST, CLI) and its result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flintlock.common.job_status import JobStatus
+
+
+@dataclass(frozen=True)
+class TaskDescription:
+    vertex_name: str
+    vertex_id: str
+    subtask: int
+    state: str
+    time: Any = None
+    """The latest ``TaskTimeStatistics`` (busy / backpressured / idle ms per second)."""
+
+
+@dataclass(frozen=True)
+class JobDescription:
+    """What ``JobManager.describe`` returns; ``checkpoints`` is the coordinator's
+    ``CheckpointStatistics``."""
+
+    job_id: str
+    name: str
+    status: str
+    attempt: int
+    start_time_ms: int
+    tasks: tuple[TaskDescription, ...]
+    checkpoints: Any
+
+
+@dataclass
+class JobResult:
+    job_id: str
+    status: JobStatus
+    net_runtime_ms: int
+    attempts: int
+    error: BaseException | None = None

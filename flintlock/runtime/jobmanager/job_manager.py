@@ -1,0 +1,535 @@
+"""The JobManager: runs one job from submission to its end (DESIGN.md §3, §5, §6).
+
+It lives in the driver process. For every job attempt it expands the job graph, plans the
+slots, computes what each subtask restores (``restore_plan``), has its ``Launcher`` start the
+TaskManagers (a Spark barrier stage, or threads in tests), waits for them to register, deploys,
+and then drives the attempt (``Attempt``): task states, heartbeats, and the checkpoint
+coordinator's decisions (``CheckpointActions``). A failed attempt — a task failed, a
+TaskManager died or fell silent, the Spark job failed — is ended and the restart strategy
+decides whether a new attempt restores and runs, or the job fails.
+
+Job status: CREATED → RUNNING → FINISHED; RUNNING → FAILING → RESTARTING → RUNNING; FAILING →
+FAILED; RUNNING → CANCELLING → CANCELED.
+
+Threads: ``run()`` is the JobManager thread; it alone touches the attempt, the coordinator and
+the restart strategy. RPC threads only put events on the ``EventLoop``; ``cancel``,
+``trigger_savepoint``, ``stop_with_savepoint`` and ``describe`` may be called from any thread
+(they enqueue too and wait for the answer).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from flintlock.common.clock import SYSTEM_CLOCK, Clock
+from flintlock.common.config import Configuration
+from flintlock.common.ids import CheckpointId, JobVertexId, SubtaskIndex, new_id
+from flintlock.common.job_status import JobStatus
+from flintlock.common.options import checkpointing as cp_options
+from flintlock.common.options import cluster as cluster_options
+from flintlock.common.options import execution as execution_options
+from flintlock.graph.execution_graph import build_execution_graph
+from flintlock.graph.job_graph import JobGraph
+from flintlock.graph.scheduling import plan_allocation_for
+from flintlock.runtime import messages as msg
+from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
+from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
+from flintlock.runtime.checkpoint.metadata import resolve_savepoint
+from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
+from flintlock.runtime.checkpoint.storage import CheckpointStorage
+from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.runtime.enumerators import (
+    EnumeratorState,
+    SourceCoordinator,
+    SplitAssignment,
+    coordinator_task,
+    enumerated_sources,
+)
+from flintlock.runtime.jobmanager.attempt import Attempt
+from flintlock.runtime.jobmanager.checkpoint_actions import CheckpointActions
+from flintlock.runtime.jobmanager.description import JobDescription, JobResult, TaskDescription
+from flintlock.runtime.jobmanager.errors import (
+    AttemptFailedError,
+    JobCancelledError,
+    JobFailedError,
+    describe,
+)
+from flintlock.runtime.jobmanager.event_loop import EventLoop
+from flintlock.runtime.jobmanager.launching import Launcher
+from flintlock.runtime.jobmanager.restore_plan import RestorePlan, plan_restore
+from flintlock.runtime.jobmanager.submission import prepare_submission
+from flintlock.runtime.messages import TaskManagerPayload
+from flintlock.runtime.restart import create_restart_strategy
+from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
+from flintlock.runtime.tls.certificates import new_job_credentials
+
+log = logging.getLogger(__name__)
+
+@dataclass(frozen=True)
+class _AttemptEnd:
+    cause: BaseException | None
+    """Why the attempt ended; None: the job finished."""
+
+
+REGISTER_REPLY_S = 30.0
+"""How long a registering TaskManager's RPC thread waits for the JobManager thread."""
+
+
+class JobManager:
+    _initial_savepoint: CompletedCheckpoint | None
+    _enumerated: list[tuple[JobVertexId, str, Any, int]]
+
+    def __init__(
+        self, job_graph: JobGraph, configuration: Configuration, launcher: Launcher, *,
+        clock: Clock = SYSTEM_CLOCK, rng: random.Random | None = None,
+        on_collect: Callable[[str, list[Any]], None] | None = None,
+    ) -> None:
+        self.job_graph = job_graph
+        self.job_id = str(job_graph.job_id)
+        self.config = configuration
+        self._launcher = launcher
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._on_collect = on_collect
+        self._secret = new_job_credentials(configuration)  # TLS material if internal TLS
+        self._loop = EventLoop(clock)
+        self.status = JobStatus.CREATED
+        self._status_lock = threading.Lock()
+        self._status_changed = threading.Condition(self._status_lock)
+        self._attempt: Attempt | None = None
+        self._attempt_number = -1
+        self._cancel_requested = False
+        self._stop_requested = False
+        self._delivered_collect: set[tuple[str, int, int]] = set()
+        self._checkpointing = configuration.get(cp_options.INTERVAL) > 0
+        self._restart = create_restart_strategy(
+            configuration, self._checkpointing, clock, self._rng)
+        self._submission = prepare_submission(job_graph, configuration, launcher)
+        self._start_wall_ms = clock.wall_ms()
+        self._restore = RestorePlan()
+        self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
+        self._checkpoints = CheckpointActions(
+            self._create_coordinator(), self._loop, lambda: self._attempt, self._stop)
+
+    @property
+    def _coordinator(self) -> CheckpointCoordinator:
+        return self._checkpoints.coordinator
+
+    # -- public (any thread) -------------------------------------------------------------
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self._server.address
+
+    def get_status(self) -> JobStatus:
+        with self._status_lock:
+            return self.status
+
+    def wait_for_status(self, wanted: set[JobStatus], timeout_s: float) -> bool:
+        with self._status_lock:
+            return self._status_changed.wait_for(lambda: self.status in wanted, timeout_s)
+
+    def wait_until_running(self, timeout_s: float) -> bool:
+        """Waits until every subtask of the current attempt has reached RUNNING: it reports
+        RUNNING, or already FINISHED (a bounded source may end before its consumers have
+        opened)."""
+        def all_running() -> bool:
+            attempt = self._attempt
+            return attempt is not None and attempt.deployed and attempt.all_started()
+
+        with self._status_lock:
+            return self._status_changed.wait_for(all_running, timeout_s)
+
+    def cancel(self) -> None:
+        self._loop.enqueue(self._on_cancel_request, "cancel")
+
+    def trigger_savepoint(self, target_dir: str | None = None, stop: bool = False) -> Future[str]:
+        future: Future[str] = Future()
+        request_id = new_id(self._rng)
+        self._loop.enqueue(
+            lambda: self._checkpoints.request_savepoint(request_id, future, target_dir, stop),
+            "savepoint")
+        return future
+
+    def stop_with_savepoint(self, target_dir: str | None = None) -> Future[str]:
+        return self.trigger_savepoint(target_dir, stop=True)
+
+    def describe(self, timeout_s: float = 10.0) -> JobDescription:
+        """A consistent snapshot of the job for the REST endpoint and the CLI (taken on the
+        JobManager thread; once the job has ended, taken directly)."""
+        if self.status.is_globally_terminal_state():
+            return self._describe_now()
+        future: Future[JobDescription] = Future()
+        self._loop.enqueue(lambda: future.set_result(self._describe_now()), "describe")
+        return future.result(timeout_s)
+
+    def _describe_now(self) -> JobDescription:
+        attempt = self._attempt
+        names = {v.id: v.name for v in self.job_graph.vertices}
+        times = attempt.times if attempt else {}
+        tasks = tuple(
+            TaskDescription(names.get(task.vertex, str(task.vertex)), str(task.vertex),
+                            int(task.subtask), state, times.get(task))
+            for task, state in sorted((attempt.states if attempt else {}).items(),
+                                      key=lambda item: (str(item[0].vertex), item[0].subtask)))
+        return JobDescription(
+            job_id=self.job_id, name=self.job_graph.name, status=self.status.name,
+            attempt=self._attempt_number, start_time_ms=self._start_wall_ms, tasks=tasks,
+            checkpoints=self._coordinator.statistics())
+
+    # -- the job's lifecycle (JobManager thread) -----------------------------------------
+
+    def run(self) -> JobResult:
+        started = time.monotonic()
+        error: BaseException | None = None
+        try:
+            self._set_status(JobStatus.RUNNING)
+            error = self._run_attempts()
+        except BaseException:
+            self._finish(JobStatus.FAILED, JobTerminalStatus.FAILED)
+            raise
+        finally:
+            self._server.close()
+        runtime = int((time.monotonic() - started) * 1000)
+        return JobResult(self.job_id, self.status, runtime, self._attempt_number + 1, error)
+
+    def _run_attempts(self) -> BaseException | None:
+        while True:
+            outcome = self._run_attempt()
+            if outcome is None:
+                self._finish(JobStatus.FINISHED, JobTerminalStatus.FINISHED)
+                return None
+            if isinstance(outcome, JobCancelledError):
+                self._finish(JobStatus.CANCELED, JobTerminalStatus.CANCELED)
+                return outcome
+            self._set_status(JobStatus.FAILING)
+            decision = self._restart.on_failure(outcome)
+            if not decision.restart:
+                self._finish(JobStatus.FAILED, JobTerminalStatus.FAILED)
+                error = JobFailedError(self.job_graph.name, describe(outcome))
+                error.__cause__ = outcome
+                return error
+            log.warning("job %s attempt %d failed (%s); restarting in %d ms (%s)",
+                        self.job_id, self._attempt_number, describe(outcome),
+                        decision.delay_ms, decision.reason)
+            self._set_status(JobStatus.RESTARTING)
+            if self._sleep_unless_cancelled(decision.delay_ms / 1000.0):
+                self._finish(JobStatus.CANCELED, JobTerminalStatus.CANCELED)
+                return JobCancelledError(self.job_graph.name)
+            self._set_status(JobStatus.RUNNING)
+
+    def _sleep_unless_cancelled(self, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self._cancel_requested:
+                return True
+            self._loop.process(min(0.1, max(0.0, deadline - time.monotonic())))
+        return self._cancel_requested
+
+    def _set_status(self, status: JobStatus) -> None:
+        with self._status_lock:
+            self.status = status
+            self._status_changed.notify_all()
+
+    def _finish(self, status: JobStatus, terminal: JobTerminalStatus) -> None:
+        self._checkpoints.apply(self._coordinator.shutdown(terminal))
+        self._checkpoints.fail_open_requests(JobCancelledError(f"job ended ({status.name})"))
+        self._set_status(status)
+
+    def _stop(self) -> None:
+        """A stop-with-savepoint's savepoint completed: the attempt ends as finished."""
+        self._stop_requested = True
+
+    # -- one attempt ---------------------------------------------------------------------
+
+    def _run_attempt(self) -> BaseException | None:
+        """Runs one attempt to its end: None when the job finished, else why it did not."""
+        self._attempt_number += 1
+        graph = build_execution_graph(self.job_graph, self._attempt_number)
+        plan = plan_allocation_for(graph, self.config, self._launcher.available_slots())
+        attempt = self._attempt = Attempt(self._attempt_number, graph, plan,
+                                          started_ms=self._clock.now_ms())
+        latest = self._coordinator.restore_latest_checkpoint() or self._initial_savepoint
+        self._restore = plan_restore(
+            latest, self.job_graph, self.config.get(execution_options.ALLOW_NON_RESTORED_STATE))
+        if latest is not None:
+            log.info("job %s restores checkpoint %d", self.job_id, latest.checkpoint_id)
+        payloads = [
+            TaskManagerPayload(self.job_id, attempt.number, tm.index, *self.address,
+                               self._secret, self.config.raw_items())
+            for tm in plan.task_managers
+        ]
+        attempt.handle = self._launcher.launch(
+            payloads, f"flintlock job {self.job_graph.name} attempt {attempt.number}")
+        try:
+            return self._drive(attempt)
+        finally:
+            self._end_attempt(attempt)
+
+    def _drive(self, attempt: Attempt) -> BaseException | None:
+        heartbeat_interval_ms = self.config.get(cluster_options.HEARTBEAT_INTERVAL)
+        last_beat_ms = self._clock.now_ms()
+        while True:
+            if self._clock.now_ms() - last_beat_ms >= heartbeat_interval_ms:
+                last_beat_ms = self._clock.now_ms()
+                attempt.broadcast(msg.Heartbeat(attempt.number, -1))
+            end = self._check(attempt)
+            if end is not None:
+                return end.cause
+            self._loop.process(0.1)
+
+    def _check(self, attempt: Attempt) -> _AttemptEnd | None:
+        """How the attempt ended, or None while it runs; deploys once every TaskManager has
+        registered."""
+        now = self._clock.now_ms()
+        if self._cancel_requested:
+            return _AttemptEnd(JobCancelledError(self.job_graph.name))
+        if self._stop_requested:
+            return _AttemptEnd(None)
+        cause = attempt.root_cause(now)
+        if cause is not None:
+            return _AttemptEnd(cause)
+        if attempt.deployed and attempt.all_finished():
+            return _AttemptEnd(None)
+        handle = attempt.handle
+        if handle is not None and (failure := handle.failure()) is not None:
+            return _AttemptEnd(failure)
+        if handle is not None and handle.done() and not attempt.all_finished():
+            return _AttemptEnd(AttemptFailedError("the TaskManagers ended before the job finished"))
+        if not attempt.deployed:
+            registration_ms = self.config.get(cluster_options.REGISTRATION_TIMEOUT)
+            if len(attempt.addresses) == attempt.plan.num_task_managers:
+                self._deploy(attempt)
+            elif now - attempt.started_ms > registration_ms:
+                return _AttemptEnd(AttemptFailedError(
+                    f"only {len(attempt.addresses)} of {attempt.plan.num_task_managers} "
+                    f"TaskManagers registered within {registration_ms} ms"))
+        timeout_ms = self.config.get(cluster_options.HEARTBEAT_TIMEOUT)
+        silent = attempt.silent_task_managers(now, timeout_ms)
+        if silent:
+            return _AttemptEnd(AttemptFailedError(
+                f"TaskManager {silent[0]} sent no heartbeat for {timeout_ms} ms "
+                "(heartbeat.timeout)"))
+        return None
+
+    def _deploy(self, attempt: Attempt) -> None:
+        restore = self._restore
+        checkpoint_dir = self._storage.checkpoint_dir
+        for tm in attempt.plan.task_managers:
+            mine = {TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index)): restore.states.get(
+                        TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index)), {})
+                    for v in tm.subtasks}
+            log.debug("attempt %d: deploying %s to TaskManager %d (finished: %s)",
+                      attempt.number, sorted(mine), tm.index,
+                      sorted(restore.finished & set(mine)))
+            attempt.connections[tm.index].tell(msg.DeployTasks(
+                attempt.number, self._submission.graph_bytes, attempt.plan,
+                dict(attempt.addresses), mine, checkpoint_dir,
+                frozenset(restore.finished & set(mine)),
+                self._submission.python_dependencies))
+        for vertex in attempt.graph.vertices:
+            attempt.states[TaskId(vertex.job_vertex_id, vertex.subtask_index)] = "DEPLOYING"
+        attempt.deployed = True
+        self._start_source_coordinators(attempt)
+
+    def _start_source_coordinators(self, attempt: Attempt) -> None:
+        latest = self._restore.checkpoint
+        for vertex, operator_id, source, parallelism in self._enumerated:
+            coordinator = SourceCoordinator(
+                vertex, operator_id, source, parallelism, self._assignments_for(attempt),
+                self._schedule_for(attempt), self._clock.now_ms)
+            restored = latest.task_states.get(coordinator.task) if latest else None
+            coordinator.start(restored if isinstance(restored, EnumeratorState) else None)
+            attempt.sources[vertex] = coordinator
+            self._checkpoints.apply(
+                self._coordinator.on_task_state_changed(coordinator.task, True))
+
+    def _schedule_for(self, attempt: Attempt) -> Callable[[float, Callable[[], None]], None]:
+        """Timers that die with the attempt."""
+        def schedule(at_ms: float, callback: Callable[[], None]) -> None:
+            self._loop.schedule(at_ms, lambda: callback() if self._attempt is attempt else None)
+        return schedule
+
+    def _assignments_for(self, attempt: Attempt) -> Callable[[SplitAssignment], None]:
+        def send(assignment: SplitAssignment) -> None:
+            task = TaskId(assignment.vertex, SubtaskIndex(assignment.subtask))
+            attempt.send(attempt.task_manager_of(task), msg.AssignSplits(
+                attempt.number, task, assignment.operator_id, assignment.splits,
+                assignment.no_more_splits))
+        return send
+
+    def _end_attempt(self, attempt: Attempt) -> None:
+        attempt.ended = True
+        for source in attempt.sources.values():
+            source.close()
+        self._checkpoints.apply(self._coordinator.on_failover())
+        attempt.release()
+
+    # -- checkpointing -------------------------------------------------------------------
+
+    def _create_coordinator(self) -> CheckpointCoordinator:
+        self._initial_savepoint = None
+        recovery_path = self.config.get(execution_options.STATE_RECOVERY_PATH)
+        if recovery_path:
+            self._initial_savepoint = resolve_savepoint(recovery_path)
+        job_id = self.job_graph.job_id
+        storage = self._storage = CheckpointStorage.from_config(self.config, job_id, self._rng)
+        store = CompletedCheckpointStore.recover(
+            storage.job_dir, self.config.get(cp_options.NUM_RETAINED))
+        tasks = [TaskId(v.id, SubtaskIndex(i)) for v in self.job_graph.vertices
+                 for i in range(v.parallelism)]
+        sources = [TaskId(v.id, SubtaskIndex(i)) for v in self.job_graph.vertices
+                   if v.is_source for i in range(v.parallelism)]
+        self._enumerated = enumerated_sources(self.job_graph)
+        coordinators = [coordinator_task(vertex) for vertex, _, _, _ in self._enumerated]
+        everyone = frozenset(tasks + coordinators)
+        return CheckpointCoordinator(
+            job_id, self.config, CheckpointTaskSets(frozenset(sources), everyone, everyone),
+            storage, store, self._clock, self._rng)
+
+    def _start_checkpointing_once_started(self, attempt: Attempt) -> None:
+        """Periodic checkpoints begin once every subtask has reached RUNNING. A subtask that
+        already FINISHED counts: a source restored as finished ends at once, possibly before
+        the others report RUNNING, and requiring RUNNING of all at the same moment would then
+        never start checkpointing for the attempt (so a bounded source could never take its
+        final checkpoint, and two-phase-commit sinks would never commit again)."""
+        if attempt.checkpointing_started or not attempt.all_started():
+            return
+        if attempt.all_finished():
+            return  # nothing left to checkpoint: the job is ending
+        attempt.checkpointing_started = True
+        self._checkpoints.apply(self._coordinator.start())
+
+    # -- RPC (dispatcher threads → events) ----------------------------------------------
+
+    def _dispatcher(self) -> MessageDispatcher:
+        d = MessageDispatcher()
+        d.register(msg.RegisterTaskManager, self._on_register)
+        for kind, handler, after_end in (
+            (msg.TaskStateUpdate, self._on_task_state, False),
+            (msg.AcknowledgeCheckpoint, self._on_ack, True),  # late: state discarded
+            (msg.DeclineCheckpoint, self._on_decline, True),
+            (msg.Heartbeat, self._on_heartbeat, True),
+            (msg.CollectBatch, self._on_collect_batch, True),
+        ):
+            d.register(kind, self._deferred(handler, after_end))
+        install = getattr(self._launcher, "install", None)
+        if install is not None:
+            install(d)
+        return d
+
+    def _deferred(
+        self, handler: Callable[[Any], None], after_end: bool,
+    ) -> Callable[[RpcConnection, Any], None]:
+        def enqueue(connection: RpcConnection, message: Any) -> None:
+            self._loop.enqueue(lambda: self._if_current(message, handler, after_end),
+                               type(message).__name__)
+        return enqueue
+
+    def _if_current(
+        self, message: Any, handler: Callable[[Any], None], after_end: bool,
+    ) -> None:
+        """Runs ``handler`` for a message of the current attempt. Once the attempt is ending
+        (its failover reset the coordinator), only messages marked ``after_end`` still count:
+        a task of the dying attempt reporting FINISHED late would otherwise be recorded by the
+        coordinator as finished for the restored attempt too, which then never triggers that
+        task's restored copy (docs/known-issues.md)."""
+        attempt = self._attempt
+        if attempt is None or message.attempt != attempt.number:
+            return
+        if attempt.ended and not after_end:
+            return
+        handler(message)
+
+    def _on_register(
+        self, connection: RpcConnection, message: msg.RegisterTaskManager
+    ) -> msg.Registered:
+        done = threading.Event()
+        reply: list[msg.Registered] = []
+
+        def register() -> None:
+            attempt = self._attempt
+            if attempt is None or message.attempt != attempt.number:
+                reply.append(msg.Registered(False, f"attempt {message.attempt} is not current"))
+            else:
+                attempt.connections[message.tm_index] = connection
+                attempt.addresses[message.tm_index] = (message.host, message.data_port)
+                attempt.last_heartbeat[message.tm_index] = self._clock.now_ms()
+                log.debug("attempt %d: TaskManager %d registered", attempt.number,
+                          message.tm_index)
+                reply.append(msg.Registered(True))
+            done.set()
+
+        self._loop.enqueue(register, "register")
+        if not done.wait(REGISTER_REPLY_S):
+            return msg.Registered(False, "the JobManager is busy")
+        return reply[0]
+
+    def _on_heartbeat(self, message: msg.Heartbeat) -> None:
+        attempt = self._attempt
+        assert attempt is not None
+        attempt.last_heartbeat[message.tm_index] = self._clock.now_ms()
+        attempt.times.update(message.tasks)
+
+    def _on_task_state(self, message: msg.TaskStateUpdate) -> None:
+        attempt = self._attempt
+        assert attempt is not None
+        log.debug("attempt %d: task %s is %s", attempt.number, message.task, message.state)
+        with self._status_lock:
+            attempt.states[message.task] = message.state
+            self._status_changed.notify_all()
+        coordinator = self._coordinator
+        if message.state == "RUNNING":
+            source = attempt.sources.get(message.task.vertex)
+            if source is not None:
+                source.add_reader(int(message.task.subtask))
+            self._checkpoints.apply(coordinator.on_task_state_changed(message.task, True))
+            self._start_checkpointing_once_started(attempt)
+        elif message.state == "FINISHED":
+            self._checkpoints.apply(coordinator.on_task_finished(message.task))
+            self._start_checkpointing_once_started(attempt)
+        elif message.state in ("FAILED", "CANCELED") and not (
+                self._cancel_requested or self._stop_requested):
+            cause = message.error.to_exception() if message.error else None
+            failure = cause or AttemptFailedError(f"task {message.task} {message.state}")
+            attempt.record_failure(failure, message.consequence, self._clock.now_ms())
+
+    def _on_ack(self, message: msg.AcknowledgeCheckpoint) -> None:
+        m = message.metrics
+        metrics = SubtaskCheckpointMetrics(
+            alignment_duration_ms=float(m.get("alignment_duration_ms", 0.0)),
+            start_delay_ms=float(m.get("start_delay_ms", 0.0)),
+            bytes_persisted_during_alignment=int(
+                m.get("channel_state_bytes", m.get("bytes_processed_during_alignment", 0))),
+            unaligned=bool(m.get("unaligned", 0.0)),
+        )
+        self._checkpoints.apply(self._coordinator.receive_acknowledge(
+            message.task, CheckpointId(message.checkpoint_id), message.state, metrics))
+
+    def _on_decline(self, message: msg.DeclineCheckpoint) -> None:
+        cause = message.error.to_exception() if message.error else None
+        self._checkpoints.apply(self._coordinator.receive_decline(
+            message.task, CheckpointId(message.checkpoint_id), message.reason, cause))
+
+    def _on_collect_batch(self, message: msg.CollectBatch) -> None:
+        if message.token is not None:
+            key = (message.collect_id, *message.token)
+            if key in self._delivered_collect:
+                return
+            self._delivered_collect.add(key)
+        if self._on_collect is not None:
+            self._on_collect(message.collect_id, message.records)
+
+    def _on_cancel_request(self) -> None:
+        if self.status.is_globally_terminal_state():
+            return
+        self._cancel_requested = True
+        self._set_status(JobStatus.CANCELLING)
