@@ -22,9 +22,10 @@ busier process over ours, i.e. the rate ratio two otherwise idle cores would sho
 
 Run: ``.venv/bin/python benchmarks/exchange_throughput.py [--records N] [--repeat R]
 [--shape small|kib|both] [--emit batch|record] [--set key=value ...]`` (``--set`` configures
-both TaskManagers, e.g. more credit). To compare with another version of flintlock, run the
-same script with ``PYTHONPATH`` pointing at that version's source tree (the spawned producer
-inherits it).
+both TaskManagers, e.g. more credit; ``--set security.ssl.internal.enabled=true`` runs the
+flintlock path over mutual TLS, docs/security.md). To compare with another version of
+flintlock, run the same script with ``PYTHONPATH`` pointing at that version's source tree (the
+spawned producer inherits it).
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ from flintlock.common.ids import (
     SubtaskIndex,
 )
 from flintlock.common.options.network import FLOATING_BUFFERS_PER_GATE
-from flintlock.runtime.auth import new_job_secret
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.channel_selector import ForwardSelector
 from flintlock.runtime.network.gate import SingleInputGate
@@ -62,6 +62,7 @@ from flintlock.runtime.network.partition import (
 from flintlock.runtime.network.serialization import RecordDeserializer
 from flintlock.runtime.network.transport import TcpTransport
 from flintlock.runtime.network.writer import RecordWriter
+from flintlock.runtime.tls.certificates import new_job_credentials
 
 PID = ResultPartitionId(IntermediateDataSetId("bench"), SubtaskIndex(0))
 SEGMENT = 32 * 1024
@@ -150,7 +151,7 @@ def flintlock_run(
     shape: str, records: int, options: dict[str, str], emit_mode: str = "batch"
 ) -> Result:
     context = multiprocessing.get_context("spawn")
-    secret = new_job_secret()
+    secret = new_job_credentials(configuration(options))  # the job's TLS material if asked
     parent, child = context.Pipe()
     process = context.Process(
         target=flintlock_producer, args=(secret, child, shape, records, options, emit_mode)

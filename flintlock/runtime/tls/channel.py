@@ -38,7 +38,7 @@ import ssl
 import threading
 import time
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast
 
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.auth import AuthenticationError, AuthFailure
@@ -86,6 +86,8 @@ class TlsSocket:
         self._plain = bytearray()  # decrypted, not yet returned; reader only
         self._plain_start = 0  # reader only
         self._eof = False  # the peer's end of stream has been read; reader only
+        self._raw = bytearray(RAW_READ_SIZE)  # reader only
+        self._raw_view = memoryview(self._raw)
         self.handshake_done = False
 
     # -- handshake ---------------------------------------------------------------------
@@ -162,14 +164,20 @@ class TlsSocket:
     def recv_into(self, buffer: Buffer, nbytes: int = 0) -> int:
         """Decrypted bytes into ``buffer``: what is buffered, else what the socket has (a
         non-blocking socket with no complete record raises ``BlockingIOError``); 0 at end of
-        stream."""
+        stream. Records are opened straight into ``buffer``; what does not fit is kept."""
         target = memoryview(buffer).cast("B")
         if nbytes:
             target = target[:nbytes]
-        while not self.buffered_input:
-            if self._eof:
-                return 0
+        if self.buffered_input:
+            return self._take_buffered(target)
+        while len(target):
+            filled = self._open_into(target)
+            if filled or self._eof:
+                return filled
             self._receive()
+        return 0
+
+    def _take_buffered(self, target: memoryview) -> int:
         n = min(len(target), len(self._plain) - self._plain_start)
         target[:n] = self._plain[self._plain_start:self._plain_start + n]
         self._plain_start += n
@@ -178,14 +186,37 @@ class TlsSocket:
             self._plain_start = 0
         return n
 
-    def _receive(self) -> None:
-        raw = self._sock.recv(RAW_READ_SIZE)
+    def _open_into(self, target: memoryview) -> int:
+        """Opens the complete records that have arrived into ``target``; if it fills up, the
+        rest go to ``_plain`` (so that no decrypted byte hides inside the TLS session)."""
+        filled = 0
         with self._lock:
-            if raw:
-                self._incoming.write(raw)
+            while filled < len(target):
+                try:
+                    n = cast(int, self._tls.read(len(target) - filled, target[filled:]))
+                except ssl.SSLWantReadError:
+                    return filled
+                except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+                    self._eof = True
+                    return filled
+                except ssl.SSLError as exc:
+                    raise self._read_error(exc) from exc
+                if not n:
+                    self._eof = True
+                    return filled
+                filled += n
+        self._decrypt()
+        return filled
+
+    def _receive(self) -> None:
+        """Reads what the socket has into the incoming BIO (``BlockingIOError`` if nothing;
+        an end of stream is passed on to the TLS session)."""
+        n = self._sock.recv_into(self._raw)
+        with self._lock:
+            if n:
+                self._incoming.write(self._raw_view[:n])
             else:
                 self._incoming.write_eof()
-        self._decrypt()
 
     def _decrypt(self) -> None:
         """Every complete record in the incoming BIO into ``_plain``."""
