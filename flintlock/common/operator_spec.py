@@ -40,6 +40,8 @@ ASYNC              ``function.async_invoke(value)``: a coroutine run on the subt
                    loop, returning a list of outputs; ``async_io`` (an ``AsyncIOSpec``): timeout,
                    capacity, ordered or unordered emission, retry strategy
                    (``runtime.tasks.async_operator``). Outputs keep the input's timestamp.
+CACHE              ``cache`` (a ``CachedResult``): pass every record on and store it
+                   (``DataStream.cache()``, BATCH mode; ``runtime.tasks.cache_operator``).
 CO_MAP             two inputs: ``function.map1(v)`` for input 0, ``map2`` for input 1.
 CO_FLAT_MAP        two inputs: ``function.flat_map1/flat_map2(v)`` → iterable or None.
 CO_PROCESS         two inputs: ``function.process_element1/2(v, ctx)`` → iterable or None.
@@ -110,6 +112,7 @@ class OperatorKind(enum.Enum):
     AGGREGATION = "aggregation"
     WINDOW = "window"
     ASYNC = "async"
+    CACHE = "cache"
     CO_MAP = "co_map"
     CO_FLAT_MAP = "co_flat_map"
     CO_PROCESS = "co_process"
@@ -278,6 +281,7 @@ class OperatorSpec:
     window: WindowSpec | None = None
     broadcast_states: tuple[Any, ...] = ()
     async_io: AsyncIOSpec | None = None
+    cache: Any = None
 
     def __post_init__(self) -> None:
         problem = _shape_problem(self)
@@ -303,6 +307,8 @@ def _shape_problem(spec: OperatorSpec) -> str | None:
         return None if spec.window is not None else "needs `window`"
     if kind is OperatorKind.ASYNC and spec.async_io is None:
         return "needs `async_io`"
+    if kind is OperatorKind.CACHE:
+        return None if spec.cache is not None else "needs `cache`"
     if kind is OperatorKind.AGGREGATION:
         return None if spec.aggregation is not None else "needs `aggregation`"
     if spec.function is None:

@@ -334,8 +334,35 @@ class DataStream(OperatorSettings):
                             "returned (e.g. the result of process())")
         side = StreamInput(transformation.id, None, output_tag.tag_id)
         return DataStream(self._env, (side,), output_tag.type_info)
-    cache = unsupported("cached streams")
+    def cache(self) -> CachedDataStream:
+        """Keep this stream's records for the later jobs of this environment (BATCH mode):
+        the first job that runs it stores them, later ones read them instead of computing
+        the stream again (``flintlock.datastream.cache``)."""
+        from flintlock.common.options import execution
+        from flintlock.datastream import cache
+
+        cache.check_batch_mode(str(self._env._configuration.get(execution.RUNTIME_MODE)))
+        spec = OperatorSpec(OperatorKind.CACHE, output_type=self._output_type,
+                            cache=cache.new_cached_result())
+        view = self._add_operator("Cache", spec)
+        transformation = view._transformation
+        assert transformation is not None
+        transformation.cached = cache.CachedStream(
+            spec.cache, spec, list(transformation.inputs), transformation.chaining)
+        return CachedDataStream(self._env, view._inputs, self._output_type, transformation)
+
     set_uid_hash = unsupported("user-provided operator hashes (use uid)")
+
+
+class CachedDataStream(DataStream):
+    """A stream whose records are computed once and kept for the later jobs of its
+    environment (``DataStream.cache()``)."""
+
+    def invalidate(self) -> None:
+        """Drop the stored records; the next job that uses this stream computes it again."""
+        transformation = self._transformation
+        assert transformation is not None and transformation.cached is not None
+        transformation.cached.invalidate(transformation)
 
 
 class DataStreamSink(OperatorSettings):

@@ -36,6 +36,7 @@ from flintlock.common.restart_strategy import RestartStrategyConfiguration
 from flintlock.common.time import Duration
 from flintlock.common.typeinfo import TypeInformation
 from flintlock.common.watermark_strategy import WatermarkStrategy
+from flintlock.datastream.cache import release_cached_results, use_cached_results
 from flintlock.datastream.checkpoint_config import CheckpointConfig
 from flintlock.datastream.connectors.base import Source
 from flintlock.datastream.data_stream import DataStream
@@ -107,6 +108,7 @@ class StreamExecutionEnvironment:
     def close(self) -> None:
         """Release the environment; later operations fail. Closing twice is harmless."""
         self._closed = True
+        release_cached_results(self._known.values())
         self._transformations.clear()
         self._known.clear()
 
@@ -323,6 +325,7 @@ class StreamExecutionEnvironment:
         """The validated stream graph of everything defined so far (internal: used by
         ``execute`` and by tests)."""
         self._check_open("execute()")
+        use_cached_results(self._known.values())
         transformations = reachable(self._transformations, self._known)
         if not transformations:
             raise EmptyJobError()

@@ -69,6 +69,8 @@ class Transformation:
     buffer_timeout_ms: int | None = None
     key_selectors: tuple[Any, ...] = ()
     non_parallel: bool = False
+    cached: Any = None
+    """``cache.CachedStream`` for the operator of ``DataStream.cache()``, else None."""
 
     @property
     def is_source(self) -> bool:

@@ -481,6 +481,10 @@ def create_operator(spec: OperatorSpec) -> StreamOperator:
         from flintlock.runtime.tasks.window_operator import WindowOperator
 
         return WindowOperator(spec)
+    if spec.kind is OperatorKind.CACHE:
+        from flintlock.runtime.tasks.cache_operator import CacheOperator
+
+        return CacheOperator(spec)
     if spec.kind is OperatorKind.ASYNC:
         from flintlock.runtime.tasks.async_operator import AsyncWaitOperator
 
