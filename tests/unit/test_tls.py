@@ -29,7 +29,7 @@ from flintlock.runtime.tls.certificates import (
     new_job_credentials,
 )
 from flintlock.runtime.tls.channel import SEND_BUDGET, TlsRecordError, TlsSocket
-from flintlock.runtime.tls.contexts import TlsRole, internal_context
+from flintlock.runtime.tls.contexts import TlsRole, internal_context, warn_if_exposed
 
 MATERIAL = new_internal_tls()
 
@@ -201,3 +201,15 @@ def test_a_handshake_against_silence_ends_at_its_deadline() -> None:
     assert time.monotonic() - started < 3
     quiet.close()
     end.close()
+
+
+@pytest.mark.parametrize(("host", "warned"), [
+    ("127.0.0.1", False), ("::1", False), ("localhost", False),
+    ("0.0.0.0", True), ("10.1.2.3", True), ("worker-7.cluster", True),
+])
+def test_a_clear_text_listener_beyond_loopback_is_warned_about(
+    host: str, warned: bool, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("WARNING", logger="flintlock.runtime.tls.contexts")
+    assert warn_if_exposed(host, "the data server", "security.ssl.internal.enabled") is warned
+    assert ("security.ssl.internal.enabled" in caplog.text) is warned

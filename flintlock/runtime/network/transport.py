@@ -75,7 +75,7 @@ from flintlock.runtime.network.protocol import FrameDecoder
 from flintlock.runtime.network.remote_channel import DataAddress, RemoteInputChannel
 from flintlock.runtime.network.server import ServerHandler
 from flintlock.runtime.tls.accepting import SecuredAccept, SecuredSocket, connect_secured
-from flintlock.runtime.tls.contexts import internal_contexts
+from flintlock.runtime.tls.contexts import internal_contexts, warn_if_exposed
 
 log = logging.getLogger(__name__)
 
@@ -202,6 +202,8 @@ class TcpTransport(RemoteChannelFactory):
         listener.setblocking(False)
         self._listener = listener
         self.address = (host, listener.getsockname()[1])
+        if self._tls_server is None:
+            warn_if_exposed(host, f"data server {self.name}", INTERNAL_ENABLED.key)
         lower_switch_interval(switch_interval_for(self.config.get(BUFFER_TIMEOUT)))
         self.io.selector.register(listener, selectors.EVENT_READ, self._accept)
         self.io.add_closer(listener.close)

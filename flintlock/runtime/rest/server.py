@@ -45,13 +45,14 @@ from typing import Any
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.options import cluster as cluster_options
+from flintlock.common.options import security as security_options
 from flintlock.runtime.jobmanager import JobManager
 from flintlock.runtime.rest.api import JobControl, RestApi
 from flintlock.runtime.rest.httpd import MAX_PENDING_REQUESTS, REQUEST_TIMEOUT_S, HttpServer
 from flintlock.runtime.rest.jobfiles import JobFile, JobFileError, write_job_file
 from flintlock.runtime.rest.triggers import SavepointTriggers
 from flintlock.runtime.rest.wire import MAX_BODY_BYTES
-from flintlock.runtime.tls.contexts import RestTls, rest_server_tls
+from flintlock.runtime.tls.contexts import RestTls, rest_server_tls, warn_if_exposed
 
 log = logging.getLogger(__name__)
 
@@ -104,9 +105,11 @@ class RestEndpoint:
     def bind(cls, configuration: Configuration, **kwargs: Any) -> RestEndpoint:
         """An endpoint bound where ``rest.bind-address`` and ``rest.port`` say, with the TLS
         of ``security.ssl.rest.*`` (``TlsConfigurationError`` if its files are unusable)."""
-        return cls(configuration.get(cluster_options.REST_BIND_HOST),
-                   configuration.get(cluster_options.REST_PORT),
-                   tls=rest_server_tls(configuration), **kwargs)
+        host = configuration.get(cluster_options.REST_BIND_HOST)
+        tls = rest_server_tls(configuration)
+        if tls is None:
+            warn_if_exposed(host, "the REST endpoint", security_options.REST_ENABLED.key)
+        return cls(host, configuration.get(cluster_options.REST_PORT), tls=tls, **kwargs)
 
     def serve(self, job: JobControl, name: str | None = None) -> RestEndpoint:
         """Starts answering requests about ``job`` and writes its job file."""

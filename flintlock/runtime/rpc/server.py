@@ -50,7 +50,7 @@ from flintlock.runtime.rpc.connection import RpcConnection, RpcHandler
 from flintlock.runtime.rpc.errors import UnknownMessageError
 from flintlock.runtime.rpc.frames import DEFAULT_MAX_FRAME_SIZE
 from flintlock.runtime.tls.accepting import SecuredAccept, SecuredSocket, connect_secured
-from flintlock.runtime.tls.contexts import internal_contexts
+from flintlock.runtime.tls.contexts import internal_contexts, warn_if_exposed
 
 LOG = logging.getLogger(__name__)
 DEFAULT_HANDSHAKE_TIMEOUT_S: Final = 10.0
@@ -121,7 +121,9 @@ class RpcServer:
     def from_config(
         cls, config: Configuration, handler: RpcHandler, secret: bytes
     ) -> RpcServer:
-        internal_contexts(secret, required=config.get(INTERNAL_ENABLED))  # fails early if absent
+        if internal_contexts(secret, required=config.get(INTERNAL_ENABLED))[0] is None:
+            warn_if_exposed(config.get(JM_BIND_HOST), "the JobManager's RPC endpoint",
+                            INTERNAL_ENABLED.key)
         return cls(handler, secret, config.get(JM_BIND_HOST), config.get(JM_PORT),
                    idle_timeout_s=config.get(HEARTBEAT_TIMEOUT) / 1000.0)
 

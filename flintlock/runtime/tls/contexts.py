@@ -18,6 +18,8 @@ PEM material to a private temporary directory (0700, files 0600) for the length 
 from __future__ import annotations
 
 import enum
+import ipaddress
+import logging
 import os
 import ssl
 import tempfile
@@ -30,6 +32,8 @@ from flintlock.common.errors import ConfigurationError
 from flintlock.common.options import security as options
 from flintlock.runtime.auth import AuthenticationError, AuthFailure
 from flintlock.runtime.tls.certificates import InternalTls, internal_tls_of
+
+log = logging.getLogger(__name__)
 
 # OpenSSL's reasons, as ssl.SSLError.reason, by who refused whom
 _WE_REFUSED = frozenset({
@@ -190,3 +194,17 @@ def _load_chain(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> Non
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
         context.load_cert_chain(str(cert), str(key))
+
+
+def warn_if_exposed(host: str, what: str, option_key: str) -> bool:
+    """Logs a warning (and returns True) when ``what`` listens beyond loopback in clear text:
+    TLS is off by default because on one machine only local users reach the ports."""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if loopback:
+        return False
+    log.warning("%s listens on %s without TLS: anyone on the network can read its traffic "
+                "(set %s: true, docs/security.md)", what, host, option_key)
+    return True
