@@ -275,8 +275,8 @@ def test_a_restore_drops_a_batch_whose_transaction_was_committed():
 
     bootstrap = real_kafka_bootstrap()
     topic = f"flintlock-{uuid.uuid4().hex[:8]}"
-    AdminClient({"bootstrap.servers": bootstrap}).create_topics(
-        [NewTopic(topic, 1, 1)])[topic].result(30)
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # alive until the topic exists
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
     sink = _eo_sink(bootstrap, topic, f"p{uuid.uuid4().hex[:6]}")
     first = sink.create_writer(0, 1)
     first.restore([])
