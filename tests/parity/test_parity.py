@@ -68,6 +68,7 @@ PROGRAMS = {
     "async_io": True,
     "custom_window_assigner": False,
     "continuous_trigger": True,
+    "cached_stream": True,
 }
 
 GAPS: dict[str, str] = {
