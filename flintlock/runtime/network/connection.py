@@ -132,6 +132,8 @@ class SocketConnection:
             self._check_liveness()
         if self._tls is not None and self._tls.buffered_input:
             self.io.call_soon(self._read)
+        if self._tls is not None and self._tls.wants_write:
+            self.io.flush_later(self)  # sealed records of the handshake still wait
 
     @property
     def writable(self) -> bool:

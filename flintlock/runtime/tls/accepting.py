@@ -48,6 +48,7 @@ class SecuredAccept:
         self._handshake = (AcceptingHandshake(sock, secret, plane) if self._tls is None
                            else None)
         self.ended: HandshakeEnded | None = None
+        self._held: HandshakeEnded | None = None  # accepted, its CONFIRM not yet on the socket
 
     @property
     def events(self) -> int:
@@ -63,6 +64,14 @@ class SecuredAccept:
     def on_ready(self) -> HandshakeEnded | None:
         if self.ended is not None:
             return self.ended
+        if self._tls is not None and self._tls.wants_write:
+            try:
+                self._tls.flush_output()
+            except OSError as exc:
+                return self._end(AuthenticationError(
+                    AuthFailure.PEER_CLOSED, f"{self._plane}: sending TLS records: {exc}"))
+        if self._held is not None:
+            return self._end_with(self._held)
         if self._handshake is None:
             return self._advance_tls()
         return self._end_with(self._handshake.on_readable())
@@ -87,8 +96,14 @@ class SecuredAccept:
         return self._end_with(self._handshake.start())
 
     def _end_with(self, ended: HandshakeEnded | None) -> HandshakeEnded | None:
-        if ended is not None:
-            self.ended = ended
+        """Ends with ``ended``; an acceptance only once the socket took our last records (the
+        client waits for the CONFIRM before it sends anything that would wake us)."""
+        if ended is None:
+            return None
+        if ended.error is None and self._tls is not None and self._tls.wants_write:
+            self._held = ended
+            return None
+        self.ended = ended
         return ended
 
     def _end(self, error: AuthenticationError) -> HandshakeEnded:
