@@ -50,7 +50,7 @@ from flintlock.runtime.rpc.connection import RpcConnection, RpcHandler
 from flintlock.runtime.rpc.errors import UnknownMessageError
 from flintlock.runtime.rpc.frames import DEFAULT_MAX_FRAME_SIZE
 from flintlock.runtime.tls.accepting import SecuredAccept, SecuredSocket, connect_secured
-from flintlock.runtime.tls.contexts import internal_contexts, warn_if_exposed
+from flintlock.runtime.tls.contexts import internal_contexts, required_material, warn_if_exposed
 
 LOG = logging.getLogger(__name__)
 DEFAULT_HANDSHAKE_TIMEOUT_S: Final = 10.0
@@ -121,7 +121,7 @@ class RpcServer:
     def from_config(
         cls, config: Configuration, handler: RpcHandler, secret: bytes
     ) -> RpcServer:
-        if internal_contexts(secret, required=config.get(INTERNAL_ENABLED))[0] is None:
+        if required_material(secret, config.get(INTERNAL_ENABLED)) is None:
             warn_if_exposed(config.get(JM_BIND_HOST), "the JobManager's RPC endpoint",
                             INTERNAL_ENABLED.key)
         return cls(handler, secret, config.get(JM_BIND_HOST), config.get(JM_PORT),

@@ -100,14 +100,21 @@ def internal_contexts(secret: bytes, required: bool = False
     """The (server, client) contexts of the job whose secret is ``secret``; (None, None) for a
     job without TLS material, which is a ``TlsConfigurationError`` when ``required`` (the
     configuration says ``security.ssl.internal.enabled``)."""
-    material = internal_tls_of(secret)
+    material = required_material(secret, required)
     if material is None:
-        if required:
-            raise TlsConfigurationError(
-                options.INTERNAL_ENABLED.key, "is true but the job secret carries no "
-                "certificate (a JobManager makes one at submission: new_job_credentials)")
         return None, None
     return internal_context(material, TlsRole.SERVER), internal_context(material, TlsRole.CLIENT)
+
+
+def required_material(secret: bytes, required: bool) -> InternalTls | None:
+    """The TLS material ``secret`` carries; a ``TlsConfigurationError`` if it carries none
+    although ``required`` (``security.ssl.internal.enabled``)."""
+    material = internal_tls_of(secret)
+    if material is None and required:
+        raise TlsConfigurationError(
+            options.INTERNAL_ENABLED.key, "is true but the job secret carries no certificate "
+            "(a JobManager makes one at submission: new_job_credentials)")
+    return material
 
 
 @dataclass(frozen=True, slots=True)
