@@ -22,6 +22,10 @@ writer writes into a bucket it lists the directory and continues past every coun
 subtask already there (committed or hidden), so a rerun into the same directory or a rescaled
 restore never reuses a name.
 
+Bulk formats (Parquet): each part file has a writer from the format's factory that takes
+batches of records and writes its footer when the part closes; a bulk part rolls only at
+checkpoints (and at the end of the input), as in Flink.
+
 End of the input: ``end_input`` closes the in-progress parts. With checkpointing on they are
 committed by the final checkpoint that follows; without, they are committed right away (see
 ``EndOfInputRule`` for how the writer knows which).
@@ -93,6 +97,9 @@ class FileSinkSettings:
     rolling_policy: RollingPolicy
     bucket_assigner: BucketAssigner
     output_config: OutputFileConfig
+    # A bulk format (``for_bulk_format``): ``create(stream)`` gives each part file a writer
+    # with ``add_elements(records)`` and ``finish()``; None for row formats (the encoder).
+    bulk_writer_factory: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,11 +137,14 @@ def commit_file(fs: Any, pending: PendingFile) -> None:
 class _InProgressPart:
     """An open part file: in progress until ``close()`` (pending) or ``abandon()``."""
 
-    __slots__ = ("_file", "_local", "final", "hidden", "info", "state")
+    __slots__ = ("_bulk", "_file", "_local", "final", "hidden", "info", "state")
 
-    def __init__(self, fs: Any, hidden: str, final: str, info: PartFileInfo) -> None:
+    def __init__(self, fs: Any, hidden: str, final: str, info: PartFileInfo,
+                 bulk_writer_factory: Any = None) -> None:
         self._local = isinstance(fs, LocalFileSystem)
         self._file: BinaryIO = open(hidden, "wb") if self._local else fs.open(hidden, "wb")
+        self._bulk = (bulk_writer_factory.create(self._file)
+                      if bulk_writer_factory is not None else None)
         self.hidden = hidden
         self.final = final
         self.info = info
@@ -147,8 +157,18 @@ class _InProgressPart:
         self.info.size += len(data)
         self.info.last_updated_ms = now_ms
 
+    def add_elements(self, records: list[Any], now_ms: float) -> None:
+        """A bulk format's part: hands the records to its writer."""
+        if self.state is not PartState.IN_PROGRESS or self._bulk is None:
+            raise IllegalPartMoveError(self.hidden, self.state.value, "add records to")
+        self._bulk.add_elements(records)
+        self.info.size = self._file.tell()
+        self.info.last_updated_ms = now_ms
+
     def close(self) -> PendingFile:
         self._move(PartState.PENDING)
+        if self._bulk is not None:
+            self._bulk.finish()
         self._file.flush()
         if self._local:
             os.fsync(self._file.fileno())
@@ -213,6 +233,9 @@ class FileSinkWriter:
         now = self._clock.now_ms()
         self._roll_expired(now)
         bucket = self._settings.bucket_assigner.get_bucket_id(records[0], self._clock.wall_ms())
+        if self._settings.bulk_writer_factory is not None:
+            self._part(bucket, now).add_elements(records, now)
+            return
         limit = self._settings.rolling_policy.part_size
         part = self._part(bucket, now)
         data = self._encoder.encode_all(records)
@@ -292,7 +315,8 @@ class FileSinkWriter:
         self._counter += 1
         hidden = posixpath.join(directory, f".{name}.inprogress.{uuid.uuid4().hex}")
         final = posixpath.join(directory, name)
-        return _InProgressPart(self._fs, hidden, final, PartFileInfo(bucket, now, now))
+        return _InProgressPart(self._fs, hidden, final, PartFileInfo(bucket, now, now),
+                               self._settings.bulk_writer_factory)
 
     def _prepare(self, directory: str) -> None:
         """First write into a bucket: create it, continue past existing counters, and (with our

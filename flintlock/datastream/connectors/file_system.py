@@ -207,6 +207,57 @@ class RowFormatBuilder:
 _RowFormatBuilder = RowFormatBuilder
 
 
+class BulkFormatBuilder:
+    """``FileSink.for_bulk_format(...)`` returns one: part files roll on every checkpoint
+    (bulk formats cannot be appended to once closed), so there is no rolling policy to set."""
+
+    def __init__(self, base_path: str, writer_factory: Any) -> None:
+        if not isinstance(base_path, str) or not base_path:
+            raise TypeError(f"FileSink base_path must be a non-empty str, got {base_path!r}")
+        if not callable(getattr(writer_factory, "create", None)):
+            raise TypeError("FileSink.for_bulk_format needs a bulk writer factory (e.g. "
+                            f"ParquetBulkWriters.for_row_type(...)), got {writer_factory!r}")
+        self._base_path = _absolute(base_path)
+        self._factory = writer_factory
+        self._assigner: BucketAssigner = DateTimeBucketAssigner()
+        self._output_config = OutputFileConfig()
+
+    def with_bucket_check_interval(self, interval: int) -> BulkFormatBuilder:
+        """Accepted for compatibility (bulk parts roll at checkpoints only)."""
+        if isinstance(interval, bool) or not isinstance(interval, int) or interval <= 0:
+            raise ValueError(f"interval must be a positive number of ms, got {interval!r}")
+        return self
+
+    def with_bucket_assigner(self, assigner: BucketAssigner) -> BulkFormatBuilder:
+        if not isinstance(assigner, (BasePathBucketAssigner, DateTimeBucketAssigner)):
+            raise TypeError(f"expected BucketAssigner.base_path_bucket_assigner() or "
+                            f"date_time_bucket_assigner(), got {assigner!r}")
+        self._assigner = assigner
+        return self
+
+    def with_rolling_policy(self, policy: RollingPolicy) -> BulkFormatBuilder:
+        if not isinstance(policy, OnCheckpointRollingPolicy):
+            raise TypeError("bulk formats roll on checkpoints only: use "
+                            f"RollingPolicy.on_checkpoint_rolling_policy(), got {policy!r}")
+        return self
+
+    def with_output_file_config(self, output_file_config: OutputFileConfig
+                                ) -> BulkFormatBuilder:
+        if not isinstance(output_file_config, OutputFileConfig):
+            raise TypeError(f"expected an OutputFileConfig, got {output_file_config!r}")
+        self._output_config = output_file_config
+        return self
+
+    enable_compact = unsupported("file compaction")
+
+    def disable_compact(self) -> BulkFormatBuilder:
+        return self
+
+    def build(self) -> FileSink:
+        return FileSink(FileSinkSettings(self._base_path, Encoder(), OnCheckpointRollingPolicy(),
+                                         self._assigner, self._output_config, self._factory))
+
+
 class FileSink(Sink):
     """Writes records as lines into part files under a base path, exactly once."""
 
@@ -219,7 +270,10 @@ class FileSink(Sink):
     def for_row_format(base_path: str, encoder: Encoder) -> _RowFormatBuilder:
         return _RowFormatBuilder(base_path, encoder)
 
-    for_bulk_format = unsupported("bulk formats (only row formats with an Encoder)")
+    @staticmethod
+    def for_bulk_format(base_path: str, writer_factory: Any) -> BulkFormatBuilder:
+        """Part files written by a bulk format (``ParquetBulkWriters.for_row_type(...)``)."""
+        return BulkFormatBuilder(base_path, writer_factory)
 
     @property
     def settings(self) -> FileSinkSettings:
@@ -234,6 +288,7 @@ class FileSink(Sink):
 
 __all__ = [
     "BucketAssigner",
+    "BulkFormatBuilder",
     "DefaultRollingPolicy",
     "FileSink",
     "FileSource",
