@@ -1,4 +1,4 @@
-"""PyFlink parity on embedded Spark: eleven of the parity programs, ported by changing their
+"""PyFlink parity on embedded Spark: twelve of the parity programs, ported by changing their
 imports only, run with TaskManagers as Spark barrier-stage tasks and print what PyFlink printed.
 
 ``word_count`` reads its file with a ``FileSource`` and prints through the print sink, whose
@@ -10,7 +10,8 @@ timestamps, watermarks, windows and broadcast state between TaskManager processe
 ``python_files`` imports a module given to ``add_python_file`` inside its functions, shipped
 through Spark; ``async_io`` runs asyncio event loops in the TaskManagers (ordered, unordered,
 timeout, retry); ``custom_window_assigner`` and ``continuous_trigger`` ship a user's window
-assigner and a continuous trigger to them.
+assigner and a continuous trigger to them; ``cached_stream`` stores a cached stream from
+TaskManager processes and reads it back in later jobs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 @pytest.mark.parametrize("name", ["word_count", "state_access", "recovery", "event_time",
                                   "end_of_input_timers", "count_windows", "broadcast_state",
                                   "python_files", "async_io", "custom_window_assigner",
-                                  "continuous_trigger"])
+                                  "continuous_trigger", "cached_stream"])
 def test_program_on_spark_prints_what_pyflink_printed(name, capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     expected = Expected(name, ordered=PROGRAMS[name])
