@@ -22,9 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.barriers import CheckpointOptions
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.checkpoint.stats import NO_METRICS, SubtaskCheckpointMetrics
+from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.rpc import RemoteFailure
 
 DataAddress = tuple[str, int]
@@ -84,7 +87,7 @@ class DeployTasks:
 class TaskStateUpdate:
     attempt: int
     task: TaskId
-    state: str
+    state: ExecutionState
     error: RemoteFailure | None = None
     consequence: bool = False
     """The task failed only because another one did (its producer failed, or its consumer
@@ -97,7 +100,7 @@ class TaskStateUpdate:
 class TriggerCheckpoint:
     attempt: int
     task: TaskId
-    checkpoint_id: int
+    checkpoint_id: CheckpointId
     timestamp: int
     options: CheckpointOptions
     location: str
@@ -108,7 +111,7 @@ class CheckpointLocation:
     """Where the tasks of a TaskManager write their state for a checkpoint or savepoint."""
 
     attempt: int
-    checkpoint_id: int
+    checkpoint_id: CheckpointId
     location: str
 
 
@@ -116,16 +119,16 @@ class CheckpointLocation:
 class AcknowledgeCheckpoint:
     attempt: int
     task: TaskId
-    checkpoint_id: int
+    checkpoint_id: CheckpointId
     state: Any
-    metrics: Mapping[str, float] = field(default_factory=dict)
+    metrics: SubtaskCheckpointMetrics = NO_METRICS
 
 
 @dataclass(frozen=True, slots=True)
 class DeclineCheckpoint:
     attempt: int
     task: TaskId
-    checkpoint_id: int
+    checkpoint_id: CheckpointId
     reason: CheckpointFailureReason
     error: RemoteFailure | None = None
 
@@ -133,7 +136,7 @@ class DeclineCheckpoint:
 @dataclass(frozen=True, slots=True)
 class NotifyCheckpointComplete:
     attempt: int
-    checkpoint_id: int
+    checkpoint_id: CheckpointId
     in_flight_data: bool = False
     """The checkpoint held channel state (see ``coordinator_actions``)."""
 
@@ -141,7 +144,7 @@ class NotifyCheckpointComplete:
 @dataclass(frozen=True, slots=True)
 class NotifyCheckpointAborted:
     attempt: int
-    checkpoint_id: int
+    checkpoint_id: CheckpointId
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,8 +44,10 @@ from flintlock.runtime import messages as msg
 from flintlock.runtime.cancellation import await_task_threads, exit_process
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.checkpoint.stats import subtask_metrics
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.storage import read_state as read_checkpoint_state
+from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.messages import TaskManagerPayload
 from flintlock.runtime.network.buffer import BufferPoolDestroyedError, NetworkBufferPool
 from flintlock.runtime.network.gate import ProducerFailedError
@@ -60,7 +62,6 @@ from flintlock.runtime.state.snapshots import StateWriter
 from flintlock.runtime.tasks.operators import create_operator
 from flintlock.runtime.tasks.stream_task import (
     CheckpointingSettings,
-    ExecutionState,
     StreamTask,
     TaskSpec,
 )
@@ -423,18 +424,20 @@ class _Callbacks:
         failure = RemoteFailure.capture(error) if error is not None else None
         consequence = isinstance(error, (ProducerFailedError, BufferPoolDestroyedError))
         self._tm.tell(msg.TaskStateUpdate(
-            self._tm.payload.attempt, self._task_id, state.value, failure, consequence))
+            self._tm.payload.attempt, self._task_id, state, failure, consequence))
 
     def acknowledge_checkpoint(self, task: StreamTask, checkpoint_id: int, state: Any,
                                metrics: Mapping[str, float]) -> None:
         self._tm.tell(msg.AcknowledgeCheckpoint(
-            self._tm.payload.attempt, self._task_id, checkpoint_id, state, dict(metrics)))
+            self._tm.payload.attempt, self._task_id, CheckpointId(checkpoint_id), state,
+            subtask_metrics(metrics)))
 
     def decline_checkpoint(self, task: StreamTask, checkpoint_id: int,
                            reason: CheckpointFailureReason, error: BaseException | None) -> None:
         failure = RemoteFailure.capture(error) if error is not None else None
         self._tm.tell(msg.DeclineCheckpoint(
-            self._tm.payload.attempt, self._task_id, checkpoint_id, reason, failure))
+            self._tm.payload.attempt, self._task_id, CheckpointId(checkpoint_id), reason,
+            failure))
 
 
 class _LazyLocation:

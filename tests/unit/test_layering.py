@@ -39,6 +39,7 @@ _RUNTIME_LEAVES = (  # I/O-free or socket-level helpers both sides of the contro
     "flintlock.runtime.heartbeat",
     "flintlock.runtime.cancellation",
     "flintlock.runtime.tls",
+    "flintlock.runtime.execution_state",
 )
 _CONTROL = (  # the control plane shared by the JobManager and the TaskManagers
     *_RUNTIME_LEAVES,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from flintlock.common.ids import CheckpointId
@@ -36,6 +37,20 @@ class SubtaskCheckpointMetrics:
     """From the trigger timestamp to the first barrier arriving at the task."""
     bytes_persisted_during_alignment: int = 0
     unaligned: bool = False
+
+
+def subtask_metrics(figures: Mapping[str, float]) -> SubtaskCheckpointMetrics:
+    """The metrics of an ack from the figures a task gathered while taking the checkpoint:
+    the aligner's ``CheckpointMetrics`` fields, plus ``unaligned`` and
+    ``channel_state_bytes`` (the in-flight data persisted) when the checkpoint was or became
+    unaligned. Built on the TaskManager: the message to the JobManager is typed."""
+    return SubtaskCheckpointMetrics(
+        alignment_duration_ms=float(figures.get("alignment_duration_ms", 0.0)),
+        start_delay_ms=float(figures.get("start_delay_ms", 0.0)),
+        bytes_persisted_during_alignment=int(figures.get(
+            "channel_state_bytes", figures.get("bytes_processed_during_alignment", 0))),
+        unaligned=bool(figures.get("unaligned", 0.0)),
+    )
 
 
 NO_METRICS = SubtaskCheckpointMetrics()

@@ -19,6 +19,7 @@ from flintlock.graph.scheduling import AllocationPlan
 from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.enumerators import SourceCoordinator
+from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.jobmanager.launching import AttemptHandle
 from flintlock.runtime.rpc import RpcConnection
 
@@ -41,7 +42,7 @@ class Attempt:
     connections: dict[int, RpcConnection] = field(default_factory=dict)
     addresses: dict[int, msg.DataAddress] = field(default_factory=dict)
     last_heartbeat: dict[int, float] = field(default_factory=dict)
-    states: dict[TaskId, str] = field(default_factory=dict)
+    states: dict[TaskId, ExecutionState] = field(default_factory=dict)
     times: dict[TaskId, Any] = field(default_factory=dict)
     deployed: bool = False
     sources: dict[JobVertexId, SourceCoordinator] = field(default_factory=dict)
@@ -58,16 +59,17 @@ class Attempt:
     def all_started(self) -> bool:
         """Every subtask reported RUNNING at some point (it is RUNNING or already
         FINISHED)."""
-        return bool(self.states) and all(
-            s in ("RUNNING", "FINISHED") for s in self.states.values())
+        return bool(self.states) and all(s.has_started for s in self.states.values())
 
     def all_finished(self) -> bool:
-        return bool(self.states) and all(s == "FINISHED" for s in self.states.values())
+        return bool(self.states) and all(
+            s is ExecutionState.FINISHED for s in self.states.values())
 
     def task_manager_finished(self, tm_index: int) -> bool:
         tm = self.plan.task_managers[tm_index]
-        return all(self.states.get(TaskId(v.job_vertex_id, v.subtask_index)) == "FINISHED"
-                   for v in tm.subtasks)
+        return all(
+            self.states.get(TaskId(v.job_vertex_id, v.subtask_index)) is ExecutionState.FINISHED
+            for v in tm.subtasks)
 
     def silent_task_managers(self, now_ms: float, timeout_ms: int) -> list[int]:
         """TaskManagers with unfinished subtasks and no heartbeat for ``timeout_ms``."""

@@ -30,7 +30,7 @@ from typing import Any
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.config import Configuration
-from flintlock.common.ids import CheckpointId, JobVertexId, SubtaskIndex, new_id
+from flintlock.common.ids import JobVertexId, SubtaskIndex, new_id
 from flintlock.common.job_status import JobStatus
 from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import cluster as cluster_options
@@ -43,7 +43,6 @@ from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTermi
 from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint
 from flintlock.runtime.checkpoint.pending import TaskId
-from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
 from flintlock.runtime.checkpoint.storage import CheckpointStorage
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
 from flintlock.runtime.enumerators import (
@@ -53,6 +52,7 @@ from flintlock.runtime.enumerators import (
     coordinator_task,
     enumerated_sources,
 )
+from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.jobmanager.attempt import Attempt
 from flintlock.runtime.jobmanager.checkpoint_actions import CheckpointActions
 from flintlock.runtime.jobmanager.description import JobDescription, JobResult, TaskDescription
@@ -177,7 +177,7 @@ class JobManager:
         times = attempt.times if attempt else {}
         tasks = tuple(
             TaskDescription(names.get(task.vertex, str(task.vertex)), str(task.vertex),
-                            int(task.subtask), state, times.get(task))
+                            int(task.subtask), state.value, times.get(task))
             for task, state in sorted((attempt.states if attempt else {}).items(),
                                       key=lambda item: (str(item[0].vertex), item[0].subtask)))
         return JobDescription(
@@ -336,7 +336,8 @@ class JobManager:
                 frozenset(restore.finished & set(mine)),
                 self._submission.python_dependencies))
         for vertex in attempt.graph.vertices:
-            attempt.states[TaskId(vertex.job_vertex_id, vertex.subtask_index)] = "DEPLOYING"
+            attempt.states[TaskId(vertex.job_vertex_id, vertex.subtask_index)] = (
+                ExecutionState.DEPLOYING)
         attempt.deployed = True
         self._start_source_coordinators(attempt)
 
@@ -487,37 +488,30 @@ class JobManager:
             attempt.states[message.task] = message.state
             self._status_changed.notify_all()
         coordinator = self._coordinator
-        if message.state == "RUNNING":
+        if message.state is ExecutionState.RUNNING:
             source = attempt.sources.get(message.task.vertex)
             if source is not None:
                 source.add_reader(int(message.task.subtask))
             self._checkpoints.apply(coordinator.on_task_state_changed(message.task, True))
             self._start_checkpointing_once_started(attempt)
-        elif message.state == "FINISHED":
+        elif message.state is ExecutionState.FINISHED:
             self._checkpoints.apply(coordinator.on_task_finished(message.task))
             self._start_checkpointing_once_started(attempt)
-        elif message.state in ("FAILED", "CANCELED") and not (
+        elif message.state in (ExecutionState.FAILED, ExecutionState.CANCELED) and not (
                 self._cancel_requested or self._stop_requested):
             cause = message.error.to_exception() if message.error else None
-            failure = cause or AttemptFailedError(f"task {message.task} {message.state}")
+            failure = cause or AttemptFailedError(
+                f"task {message.task} {message.state.value}")
             attempt.record_failure(failure, message.consequence, self._clock.now_ms())
 
     def _on_ack(self, message: msg.AcknowledgeCheckpoint) -> None:
-        m = message.metrics
-        metrics = SubtaskCheckpointMetrics(
-            alignment_duration_ms=float(m.get("alignment_duration_ms", 0.0)),
-            start_delay_ms=float(m.get("start_delay_ms", 0.0)),
-            bytes_persisted_during_alignment=int(
-                m.get("channel_state_bytes", m.get("bytes_processed_during_alignment", 0))),
-            unaligned=bool(m.get("unaligned", 0.0)),
-        )
         self._checkpoints.apply(self._coordinator.receive_acknowledge(
-            message.task, CheckpointId(message.checkpoint_id), message.state, metrics))
+            message.task, message.checkpoint_id, message.state, message.metrics))
 
     def _on_decline(self, message: msg.DeclineCheckpoint) -> None:
         cause = message.error.to_exception() if message.error else None
         self._checkpoints.apply(self._coordinator.receive_decline(
-            message.task, CheckpointId(message.checkpoint_id), message.reason, cause))
+            message.task, message.checkpoint_id, message.reason, cause))
 
     def _on_collect_batch(self, message: msg.CollectBatch) -> None:
         if message.token is not None:

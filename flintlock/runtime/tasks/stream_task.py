@@ -35,7 +35,6 @@ mail.
 
 from __future__ import annotations
 
-import enum
 import logging
 import threading
 import time
@@ -59,6 +58,7 @@ from flintlock.runtime.checkpoint.barriers import (
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, RecoveredInput
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.finished import FINISHED_TASK
+from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.network.buffer import BufferPoolDestroyedError, DataType, LocalBufferPool
 from flintlock.runtime.network.event_time import Watermark, WatermarkStatus
 from flintlock.runtime.network.events import decode_event
@@ -116,21 +116,6 @@ class AdaptiveBatch:
             self.size *= 2
         elif seconds > 2 * BATCH_TARGET_S and self.size > 1:
             self.size = max(1, int(self.size * BATCH_TARGET_S / seconds))
-
-
-class ExecutionState(enum.Enum):
-    CREATED = "CREATED"
-    DEPLOYING = "DEPLOYING"
-    INITIALIZING = "INITIALIZING"
-    RUNNING = "RUNNING"
-    FINISHED = "FINISHED"
-    CANCELING = "CANCELING"
-    CANCELED = "CANCELED"
-    FAILED = "FAILED"
-
-    @property
-    def is_terminal(self) -> bool:
-        return self in (ExecutionState.FINISHED, ExecutionState.CANCELED, ExecutionState.FAILED)
 
 
 class TaskCancelledError(FlintlockError):
