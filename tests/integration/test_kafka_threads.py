@@ -372,3 +372,31 @@ def test_the_ported_kafka_example_totals_every_customer(executor, tmp_path, brok
     for row in written:
         got.setdefault(row["customer"], []).append(row["total"])
     assert {c: sorted(t) for c, t in got.items()} == expected
+
+
+def test_event_time_windows_on_kafka_timestamps_with_per_partition_watermarks(
+        executor, tmp_path, broker):
+    """Two partitions written out of step (partition 1 far behind partition 0): with
+    watermarks per partition, no record of the slow partition is late, so every one-second
+    window counts all of its records."""
+    from flintlock.common import Duration
+    from flintlock.datastream.window import TumblingEventTimeWindows
+
+    topic = _topic(broker, partitions=2)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(3000):
+        producer.produce(topic, b"fast", partition=0, timestamp=1_000_000 + 100 * i)
+    for i in range(3000):
+        producer.produce(topic, b"slow", partition=1, timestamp=1_000_000 + i)
+    assert producer.flush(30) == 0
+    env = _env(tmp_path, 1)
+    env.get_config().set_auto_watermark_interval(1)
+    records = env.from_source(_source(broker.bootstrap, topic),
+                              WatermarkStrategy.for_monotonous_timestamps(), "kafka")
+    windows = (records.map(Throttle()).map(lambda v: (v, 1)).key_by(lambda p: p[0])
+               .window(TumblingEventTimeWindows.of(Duration.of_seconds(1)))
+               .reduce(lambda a, b: (a[0], a[1] + b[1])))
+    counts = {}
+    for key, count in windows.execute_and_collect():
+        counts[key] = counts.get(key, 0) + count
+    assert counts == {"fast": 3000, "slow": 3000}

@@ -94,13 +94,17 @@ class KafkaPartitionSplit:
 
 
 class StampedRecords(list[Any]):
-    """Records with their Kafka timestamps (``timestamps[i]`` is that of ``self[i]``)."""
+    """Records with their Kafka timestamps and splits (``timestamps[i]`` and ``splits[i]``
+    are those of ``self[i]``), and the splits the poll finished: what the source operator
+    needs for per-partition watermarks (``runtime.tasks.split_watermarks``)."""
 
-    __slots__ = ("timestamps",)
+    __slots__ = ("finished_splits", "splits", "timestamps")
 
     def __init__(self) -> None:
         super().__init__()
         self.timestamps: list[int] = []
+        self.splits: list[str] = []
+        self.finished_splits: list[str] = []
 
 
 def client_config(properties: dict[str, str], client_id: str) -> dict[str, Any]:
@@ -247,6 +251,8 @@ class PartitionDiscovery:
 class KafkaPartitionReader:
     """Reads its partition splits (the runtime's SourceReader; task thread)."""
 
+    per_split_watermarks = True  # watermarks per partition, as Flink's Kafka source
+
     def __init__(self, config: dict[str, Any], deserializer: Any,
                  commit_on_checkpoint: bool) -> None:
         self._config = config
@@ -257,6 +263,7 @@ class KafkaPartitionReader:
         self._no_more_splits = False
         self._consumer: Any = None
         self._assigned = False  # whether the consumer's assignment matches _splits
+        self._finished_now: list[str] = []  # split ids finished since the last poll
 
     def restore(self, state: list[Any]) -> None:
         self.add_splits(state)
@@ -271,15 +278,15 @@ class KafkaPartitionReader:
         self._no_more_splits = True
 
     def poll(self, max_records: int) -> tuple[list[Any], bool]:
-        if not self._splits:
-            return [], self._no_more_splits
-        consumer = self._ready_consumer()
-        messages = consumer.consume(num_messages=max_records, timeout=0)
         out = StampedRecords()
-        for message in messages:
-            self._take(message, out)
-        if not messages:
-            self._finish_reached(consumer)
+        if self._splits:
+            consumer = self._ready_consumer()
+            messages = consumer.consume(num_messages=max_records, timeout=0)
+            for message in messages:
+                self._take(message, out)
+            if not messages:
+                self._finish_reached(consumer)
+        out.finished_splits, self._finished_now = self._finished_now, []
         return out, self._no_more_splits and not self._splits
 
     def _ready_consumer(self) -> Any:
@@ -317,6 +324,7 @@ class KafkaPartitionReader:
             kind, timestamp = message.timestamp()
             out.append(value)
             out.timestamps.append(timestamp if kind else NO_TIMESTAMP)
+            out.splits.append(split.split_id)
         if advanced.finished:
             self._finish(advanced)
         else:
@@ -337,6 +345,7 @@ class KafkaPartitionReader:
 
     def _finish(self, split: KafkaPartitionSplit) -> None:
         del self._splits[(split.topic, split.partition)]
+        self._finished_now.append(split.split_id)
         self._assigned = False
 
     def snapshot_state(self, checkpoint_id: int) -> list[Any]:

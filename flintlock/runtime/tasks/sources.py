@@ -16,7 +16,9 @@ The contract a connector's ``Source`` object fulfils (``env.from_source``):
   ``finished`` when it will never produce more; ``([], False)`` when nothing is ready now;
   records that carry their own event timestamps (Kafka's) come as a list with a
   ``timestamps`` attribute (one int per record), which a timestamp assigner sees as the
-  previous timestamp;
+  previous timestamp; a reader with ``per_split_watermarks = True`` also gives ``splits``
+  (the split id of each record) and ``finished_splits`` (ids of splits it finished), and then
+  gets watermarks per split (``split_watermarks``);
 * ``SourceReader.snapshot_state(checkpoint_id) -> list`` — picklable entries describing its
   position; ``notify_checkpoint_complete(checkpoint_id)`` and ``close()`` are optional.
 
@@ -40,6 +42,7 @@ from flintlock.common.state import ListStateDescriptor
 from flintlock.common.watermark_strategy import WatermarkStrategy
 from flintlock.runtime.network.event_time import TimestampedBatch
 from flintlock.runtime.tasks.operator import StreamOperator
+from flintlock.runtime.tasks.split_watermarks import SplitWatermarks
 from flintlock.runtime.tasks.watermarks import PeriodicEmission, WatermarkEmitter
 
 POSITION_STATE = ListStateDescriptor("_flintlock_source_position", None)
@@ -98,20 +101,25 @@ class CollectionSourceOperator(SourceOperator):
 class ReaderSourceOperator(SourceOperator):
     """``env.from_source``: drives the connector's ``SourceReader``; with a watermark strategy
     other than ``no_watermarks()`` it assigns timestamps and emits watermarks as the strategy
-    says (``watermarks.WatermarkEmitter``), periodically."""
+    says (``watermarks.WatermarkEmitter``), periodically; per split (``split_watermarks``)
+    when the reader asks for it."""
 
     def __init__(self, source: Any, strategy: WatermarkStrategy | None = None) -> None:
         self._source = source
         self._reader: Any = None
         self._strategy = strategy
         self._emitter: WatermarkEmitter | None = None
+        self._per_split: SplitWatermarks | None = None
+        self._split_ids: list[Any] = []  # splits seen before open
         self._periodic: PeriodicEmission | None = None
 
     def initialize_state(self, restored: Any) -> None:
         ctx = self.context
         self._reader = self._source.create_reader(ctx.subtask_index, ctx.parallelism)
         self._state = ctx.operator_backend.get_list_state(POSITION_STATE)
-        self._reader.restore(list(self._state.get()))
+        positions = list(self._state.get())
+        self._reader.restore(positions)
+        self._note_splits(positions)
 
     def open(self) -> None:
         strategy = self._strategy
@@ -119,8 +127,14 @@ class ReaderSourceOperator(SourceOperator):
             return
         timers = self.context.timers
         self._emitter = WatermarkEmitter(strategy, self, timers.now_ms)
+        if getattr(self._reader, "per_split_watermarks", False) and self._emitter.is_periodic:
+            self._per_split = SplitWatermarks(strategy, self, timers.now_ms)
+            for split_id in self._split_ids:
+                self._per_split.add_split(split_id)
+        emit = (self._per_split.on_periodic_emit if self._per_split is not None
+                else self._emitter.on_periodic_emit)
         interval = int(self.context.extra.get("auto_watermark_interval_ms", 200))
-        self._periodic = PeriodicEmission(timers, interval, self._emitter.on_periodic_emit)
+        self._periodic = PeriodicEmission(timers, interval, emit)
         if self._emitter.is_periodic:
             self._periodic.start()
 
@@ -132,12 +146,19 @@ class ReaderSourceOperator(SourceOperator):
             emitter = self._emitter
             if emitter is not None:
                 timestamps = emitter.timestamps_of(batch, own)
-                emitter.on_timestamps(timestamps)
+                split_ids = getattr(records, "splits", None)
+                if self._per_split is not None and split_ids is not None:
+                    self._per_split.on_timestamps(split_ids, timestamps)
+                else:
+                    emitter.on_timestamps(timestamps)
                 if self._strategy is not None and self._strategy.timestamp_assigner is not None:
                     own = timestamps
             if own is not None:
                 batch = TimestampedBatch(batch, own)
             self.output.collect_batch(batch)
+        if self._per_split is not None:
+            for split_id in getattr(records, "finished_splits", ()):
+                self._per_split.remove_split(split_id)
         if finished:
             return InputStatus.END_OF_INPUT
         return InputStatus.MORE_AVAILABLE if records else InputStatus.NOTHING_AVAILABLE
@@ -148,6 +169,15 @@ class ReaderSourceOperator(SourceOperator):
 
     def add_splits(self, splits: list[Any]) -> None:
         self._reader.add_splits(splits)
+        self._note_splits(splits)
+
+    def _note_splits(self, splits: list[Any]) -> None:
+        ids = [split.split_id for split in splits if hasattr(split, "split_id")]
+        if self._per_split is not None:
+            for split_id in ids:
+                self._per_split.add_split(split_id)
+        else:
+            self._split_ids.extend(ids)
 
     def notify_no_more_splits(self) -> None:
         self._reader.notify_no_more_splits()
@@ -162,7 +192,9 @@ class ReaderSourceOperator(SourceOperator):
         then the maximum."""
         if self._periodic is not None:
             self._periodic.stop()
-        if self._emitter is not None:
+        if self._per_split is not None:
+            self._per_split.end(timestamp)
+        elif self._emitter is not None:
             self._emitter.end(timestamp)
         else:
             self.emit_watermark(timestamp)
