@@ -36,7 +36,6 @@ mail.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -90,6 +89,7 @@ from flintlock.runtime.tasks.timeoutable import (
     TimeoutableBarriers,
     is_timeoutable,
 )
+from flintlock.runtime.tasks.timer_service import TaskTimerService, TimerHandle
 from flintlock.runtime.tasks.watermark_valve import WatermarkValve, carry_out
 
 log = logging.getLogger(__name__)
@@ -180,37 +180,6 @@ class TaskSpec:
     it takes no state and ends at once (a source emits nothing)."""
 
 
-class _TaskTimers:
-    """Processing-time timers of one task: a daemon ``threading.Timer`` per wake-up time
-    puts the callback into the mailbox; callbacks therefore run on the task thread."""
-
-    def __init__(self, mailbox: Mailbox, clock: Clock) -> None:
-        self._mailbox = mailbox
-        self._clock = clock
-        self._timers: list[threading.Timer] = []
-
-    def now_ms(self) -> int:
-        return self._clock.wall_ms()
-
-    def schedule(self, timestamp_ms: int, callback: Callable[[int], None]) -> None:
-        delay = max(0.0, (timestamp_ms - self.now_ms()) / 1000.0)
-
-        def fire() -> None:
-            if not self._mailbox.closed:
-                self._mailbox.put(lambda: callback(timestamp_ms), f"timer {timestamp_ms}")
-
-        timer = threading.Timer(delay, fire)
-        timer.daemon = True
-        self._timers = [t for t in self._timers if t.is_alive()]
-        self._timers.append(timer)
-        timer.start()
-
-    def cancel_all(self) -> None:
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
-
-
 class _OperatorMailbox:
     """``TaskMailboxAccess`` for the operators of one task (see ``mailbox.wait_for_wake``)."""
 
@@ -245,7 +214,7 @@ class StreamTask:
         self._create_operator = create_operator
         self._clock = clock
         self.mailbox = Mailbox()
-        self._timers = _TaskTimers(self.mailbox, clock)
+        self._timers = TaskTimerService(self.mailbox, clock, self.name)
         self.state = ExecutionState.CREATED
         self._cancelled = False
         self._chain: OperatorChain | None = None
@@ -262,7 +231,7 @@ class StreamTask:
         self._timeoutable = TimeoutableBarriers(
             io.partitions, self._capture, clock, self._schedule_mail)
         self._restored_channels: ChannelStateSnapshot | None = None
-        self._alignment_timer: threading.Timer | None = None
+        self._alignment_timer: TimerHandle | None = None
         self._alignment_deadline: float | None = None
         self._remainder: tuple[int, list[Any], int] | None = None
         """While a priority event is handled mid-buffer: (channel, records, first unprocessed)."""
@@ -654,15 +623,8 @@ class StreamTask:
         if deadline is None:
             return
         delay_s = max(0.0, (deadline - self._clock.now_ms()) / 1000.0)
-        mailbox = self.mailbox
-
-        def fire() -> None:
-            mailbox.offer(self._on_alignment_timer, "alignment timeout")
-
-        timer = threading.Timer(delay_s, fire)
-        timer.daemon = True
-        self._alignment_timer = timer
-        timer.start()
+        self._alignment_timer = self._timers.schedule_after(
+            delay_s, self._on_alignment_timer, "alignment timeout")
 
     def _on_alignment_timer(self) -> None:
         self._alignment_deadline = None
@@ -730,14 +692,7 @@ class StreamTask:
                 and any(p.partition_type.is_pipelined for p in self.io.partitions))
 
     def _schedule_mail(self, delay_s: float, action: Callable[[], None]) -> None:
-        mailbox = self.mailbox
-
-        def fire() -> None:
-            mailbox.offer(action, "timeoutable barrier check")
-
-        timer = threading.Timer(delay_s, fire)
-        timer.daemon = True
-        timer.start()
+        self._timers.schedule_after(delay_s, action, "timeoutable barrier check")
 
     def _leftovers(self) -> dict[int, bytes]:
         """Each input channel's unprocessed bytes at a trigger: the rest of the buffer being
@@ -811,9 +766,7 @@ class StreamTask:
             partition.finish()
 
     def _cleanup(self, error: BaseException | None) -> list[BaseException]:
-        self._timers.cancel_all()
-        if self._alignment_timer is not None:
-            self._alignment_timer.cancel()
+        self._timers.close()
         self._capture.abort_all()
         self.mailbox.close()
         errors: list[BaseException] = []
