@@ -179,6 +179,9 @@ class _InProgressPart:
         """Closes the file without making it pending: it will never be committed."""
         if self.state is PartState.IN_PROGRESS:
             self._move(PartState.DISCARDED)
+            discard = getattr(self._bulk, "discard", None)
+            if discard is not None:  # a bulk writer lets go of the file before it closes
+                discard()
             self._file.close()
 
     def _move(self, target: PartState) -> None:

@@ -75,6 +75,11 @@ def _absolute(path: str) -> str:
     return path if "://" in path else os.path.abspath(path)
 
 
+def _is_bulk(file_format: Any) -> bool:
+    """A bulk format makes its own split reader (``create_split_reader()``)."""
+    return callable(getattr(file_format, "create_split_reader", None))
+
+
 def _check_paths(paths: tuple[Any, ...]) -> tuple[str, ...]:
     if not paths:
         raise ValueError("FileSource needs at least one path")
@@ -87,9 +92,10 @@ def _check_paths(paths: tuple[Any, ...]) -> tuple[str, ...]:
 class FileSourceBuilder:
     """``FileSource.for_record_stream_format(...)`` returns one; ``build()`` ends it."""
 
-    def __init__(self, stream_format: StreamFormat, paths: tuple[str, ...]) -> None:
-        if not isinstance(stream_format, StreamFormat):
-            raise TypeError(f"expected a StreamFormat, got {stream_format!r}")
+    def __init__(self, stream_format: Any, paths: tuple[str, ...]) -> None:
+        if not isinstance(stream_format, StreamFormat) and not _is_bulk(stream_format):
+            raise TypeError(f"expected a StreamFormat or a bulk format (e.g. "
+                            f"ParquetColumnarRowInputFormat), got {stream_format!r}")
         self._format = stream_format
         self._paths = _check_paths(paths)
         self._interval_ms: int | None = None
@@ -115,9 +121,10 @@ class FileSourceBuilder:
 
 
 class FileSource(Source):
-    """Reads text files line by line; one split per file (see ``_file_source``)."""
+    """Reads text files line by line, or files of a bulk format (Parquet); one split per file
+    (see ``_file_source``)."""
 
-    def __init__(self, stream_format: StreamFormat, paths: tuple[str, ...],
+    def __init__(self, stream_format: Any, paths: tuple[str, ...],
                  discovery_interval_ms: int | None = None) -> None:
         self._format = stream_format
         self._paths = _check_paths(paths)
@@ -127,7 +134,14 @@ class FileSource(Source):
     def for_record_stream_format(stream_format: StreamFormat, *paths: str) -> FileSourceBuilder:
         return FileSourceBuilder(stream_format, tuple(paths))
 
-    for_bulk_file_format = unsupported("bulk file formats (only StreamFormat.text_line_format)")
+    @staticmethod
+    def for_bulk_file_format(bulk_format: Any, *paths: str) -> FileSourceBuilder:
+        """Files read by a bulk format (``ParquetColumnarRowInputFormat``), one split per
+        file, its position the number of records already read."""
+        if not _is_bulk(bulk_format):
+            raise TypeError(f"expected a bulk format (e.g. ParquetColumnarRowInputFormat), got "
+                            f"{bulk_format!r}")
+        return FileSourceBuilder(bulk_format, tuple(paths))
 
     def is_bounded(self) -> bool:
         return self._interval_ms is None
@@ -145,7 +159,9 @@ class FileSource(Source):
                                  bounded=self.is_bounded(),
                                  discovery_interval_ms=self._interval_ms)
 
-    def create_reader(self, subtask_index: int, parallelism: int) -> TextLineReader:
+    def create_reader(self, subtask_index: int, parallelism: int) -> Any:
+        if _is_bulk(self._format):
+            return self._format.create_split_reader()
         return TextLineReader(self._format.charset)
 
     def __repr__(self) -> str:

@@ -158,7 +158,7 @@ def test_builder_surface_and_validation(tmp_path):
         FileSource.for_record_stream_format("text", str(tmp_path))
     with pytest.raises(UnknownCharsetError):
         StreamFormat.text_line_format("no-such-charset")
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(TypeError, match="bulk format"):
         FileSource.for_bulk_file_format(None, str(tmp_path))
 
 
