@@ -145,3 +145,9 @@ class JsonRowSerializationSchemaBuilder:
             raise ValueError("JsonRowSerializationSchema needs its row type: call "
                              "with_type_info(Types.ROW_NAMED([...], [...]))")
         return JsonRowSerializationSchema(self._type_info)
+
+
+# PyFlink spells the builders both ways: ``JsonRowSerializationSchema.builder()`` and
+# ``JsonRowSerializationSchema.Builder()``.
+JsonRowDeserializationSchema.Builder = JsonRowDeserializationSchemaBuilder  # type: ignore[attr-defined]
+JsonRowSerializationSchema.Builder = JsonRowSerializationSchemaBuilder  # type: ignore[attr-defined]
