@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flintlock.common.job_status import JobStatus
+from flintlock.runtime.jobmanager.history import JobEvent
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class JobDescription:
     start_time_ms: int
     tasks: tuple[TaskDescription, ...]
     checkpoints: Any
+    events: tuple[JobEvent, ...] = ()
+    """The job's exception history (attempt failures, checkpoint fallbacks), oldest first."""
 
 
 @dataclass

@@ -10,6 +10,7 @@ GET      /jobs/overview                       name, state, start time, task coun
 GET      /jobs/:jobid                         status, attempt, vertices with subtask states
 PATCH    /jobs/:jobid?mode=cancel             cancel (202)
 GET      /jobs/:jobid/checkpoints             counts, summary, latest, history
+GET      /jobs/:jobid/exceptions              attempt failures, checkpoint fallbacks
 POST     /jobs/:jobid/savepoints              {"target-directory", "cancel-job"} → request-id
 GET      /jobs/:jobid/savepoints/:triggerid   IN_PROGRESS / COMPLETED with location or cause
 POST     /jobs/:jobid/stop                    {"targetDirectory"} → request-id
@@ -162,6 +163,9 @@ class RestApi:
             return self._only(request, "GET", self._details, allow="GET, PATCH")
         if rest == ["checkpoints"]:
             return self._only(request, "GET", self._checkpoints)
+        if rest == ["exceptions"]:
+            return self._only(request, "GET", lambda: RestResponse(
+                200, views.exceptions(self._describe())))
         if rest == ["savepoints"]:
             return self._only(request, "POST", lambda: self._savepoint(request))
         if len(rest) == 2 and rest[0] == "savepoints":

@@ -41,6 +41,19 @@ def job_overview(job: JobDescription, now_ms: int) -> Json:
     }
 
 
+def exceptions(job: JobDescription) -> Json:
+    """``GET /jobs/:jobid/exceptions``: Flink's exception history, newest first; each entry
+    also says its ``kind`` (``attempt-failed``, ``checkpoint-fallback``, ``job-recovered``)
+    and ``attempt``."""
+    entries = [{"exceptionName": e.name, "stacktrace": e.message, "timestamp": e.timestamp_ms,
+                "kind": e.kind.value, "attempt": e.attempt} for e in reversed(job.events)]
+    failures = [e for e in entries if e["kind"] == "attempt-failed"]
+    root = failures[0] if failures else None
+    return {"root-exception": root["stacktrace"] if root else None,
+            "timestamp": root["timestamp"] if root else None,
+            "exceptionHistory": {"entries": entries, "truncated": False}}
+
+
 def job_id_and_status(job: JobDescription) -> Json:
     """One entry of ``GET /jobs`` (Flink's id and status, plus name and start time)."""
     return {"id": job.job_id, "status": job.status, "name": job.name,
