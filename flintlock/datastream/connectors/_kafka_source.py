@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from flintlock.common.errors import FlintlockError
 
@@ -93,6 +93,18 @@ class KafkaPartitionSplit:
         return self.stop_offset is not None and self.next_offset >= self.stop_offset
 
 
+class KafkaRecord(NamedTuple):
+    """A consumed record as a ``KafkaRecordDeserializationSchema`` sees it."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int | None  # epoch ms; None when the record has none
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+
+
 class StampedRecords(list[Any]):
     """Records with their Kafka timestamps and splits (``timestamps[i]`` and ``splits[i]``
     are those of ``self[i]``), and the splits the poll finished: what the source operator
@@ -135,6 +147,13 @@ def _consumer(config: dict[str, Any]) -> Any:
     settings.update({"enable.auto.commit": False, "enable.auto.offset.store": False,
                      "enable.partition.eof": False})
     return _kafka().Consumer(settings)
+
+
+def _record(message: Any) -> KafkaRecord:
+    kind, timestamp = message.timestamp()
+    return KafkaRecord(message.topic(), message.partition(), message.offset(),
+                       timestamp if kind else None, message.key(), message.value(),
+                       tuple(message.headers() or ()))
 
 
 class OffsetResolver:
@@ -254,9 +273,10 @@ class KafkaPartitionReader:
     per_split_watermarks = True  # watermarks per partition, as Flink's Kafka source
 
     def __init__(self, config: dict[str, Any], deserializer: Any,
-                 commit_on_checkpoint: bool) -> None:
+                 commit_on_checkpoint: bool, whole_record: bool = False) -> None:
         self._config = config
         self._deserialize = deserializer.deserialize
+        self._whole_record = whole_record  # the deserializer takes a KafkaRecord
         self._commit = commit_on_checkpoint and "group.id" in config
         self._splits: dict[tuple[str, int], KafkaPartitionSplit] = {}  # unfinished
         self._snapshots: dict[int, list[KafkaPartitionSplit]] = {}  # awaiting commit
@@ -315,7 +335,8 @@ class KafkaPartitionReader:
             self._finish(split)
             return
         try:
-            value = self._deserialize(message.value())
+            value = self._deserialize(_record(message) if self._whole_record
+                                      else message.value())
         except Exception as failed:
             raise KafkaDeserializationError(key[0], key[1], offset,
                                             f"{type(failed).__name__}: {failed}") from failed

@@ -56,6 +56,7 @@ from flintlock.datastream.connectors._kafka_source import (
     KafkaDeserializationError,
     KafkaOffsetResetError,
     KafkaPartitionReader,
+    KafkaRecord,
     KafkaSourceError,
     OffsetSpec,
     PartitionDiscovery,
@@ -168,6 +169,27 @@ def _reset(strategy: Any) -> str:
     return str(strategy.value)
 
 
+class KafkaRecordDeserializationSchema:
+    """Turns a consumed ``KafkaRecord`` into a record of the stream (None: skip it).
+    Subclass and override ``deserialize``, or use ``value_only(schema)``."""
+
+    def deserialize(self, record: KafkaRecord) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must override deserialize(record)")
+
+    @staticmethod
+    def value_only(value_deserialization_schema: Any) -> KafkaRecordDeserializationSchema:
+        return _ValueOnly(_schema(value_deserialization_schema, "deserialize",
+                                  "the value schema"))
+
+
+class _ValueOnly(KafkaRecordDeserializationSchema):
+    def __init__(self, schema: Any) -> None:
+        self._schema = schema
+
+    def deserialize(self, record: KafkaRecord) -> Any:
+        return self._schema.deserialize(record.value)
+
+
 class KafkaSource(Source):
     """Reads Kafka topics (see the module docstring); made by ``KafkaSource.builder()``."""
 
@@ -204,7 +226,9 @@ class KafkaSource(Source):
     def create_reader(self, subtask_index: int, parallelism: int) -> KafkaPartitionReader:
         commit = self._properties.get("commit.offsets.on.checkpoint", "true").lower() == "true"
         config = client_config(self._properties, f"{self._client_id_prefix}-{subtask_index}")
-        return KafkaPartitionReader(config, self._deserializer, commit)
+        return KafkaPartitionReader(
+            config, self._deserializer, commit,
+            whole_record=isinstance(self._deserializer, KafkaRecordDeserializationSchema))
 
     def __repr__(self) -> str:
         what = self._pattern if self._pattern is not None else ", ".join(self._topics)
@@ -267,6 +291,17 @@ class KafkaSourceBuilder:
         self._deserializer = _schema(deserialization_schema, "deserialize", "the deserializer")
         return self
 
+    def set_deserializer(self, record_deserializer: KafkaRecordDeserializationSchema
+                         ) -> KafkaSourceBuilder:
+        """A deserializer of whole records (topic, partition, offset, timestamp, key, value,
+        headers): ``KafkaRecordDeserializationSchema.value_only(schema)`` or a subclass."""
+        if not isinstance(record_deserializer, KafkaRecordDeserializationSchema):
+            raise TypeError("set_deserializer takes a KafkaRecordDeserializationSchema (for a "
+                            "value schema use set_value_only_deserializer), got "
+                            f"{record_deserializer!r}")
+        self._deserializer = record_deserializer
+        return self
+
     def set_client_id_prefix(self, prefix: str) -> KafkaSourceBuilder:
         self._client_id_prefix = _text(prefix, "client id prefix")
         return self
@@ -290,7 +325,8 @@ class KafkaSourceBuilder:
                              "set_topic_pattern(...)")
         if self._deserializer is None:
             raise ValueError("KafkaSource needs a deserializer: call "
-                             "set_value_only_deserializer(SimpleStringSchema())")
+                             "set_value_only_deserializer(SimpleStringSchema()) or "
+                             "set_deserializer(...)")
         uses_group = [i for i in (self._starting, self._stopping)
                       if i is not None and i.spec.kind == "committed"]
         if uses_group and "group.id" not in props:
@@ -489,6 +525,8 @@ __all__ = [
     "KafkaOffsetResetError",
     "KafkaOffsetResetStrategy",
     "KafkaOffsetsInitializer",
+    "KafkaRecord",
+    "KafkaRecordDeserializationSchema",
     "KafkaRecordSerializationSchema",
     "KafkaRecordSerializationSchemaBuilder",
     "KafkaSink",

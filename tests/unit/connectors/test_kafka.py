@@ -23,6 +23,8 @@ from flintlock.datastream.connectors.kafka import (
     KafkaOffsetResetError,
     KafkaOffsetResetStrategy,
     KafkaOffsetsInitializer,
+    KafkaRecord,
+    KafkaRecordDeserializationSchema,
     KafkaRecordSerializationSchema,
     KafkaSink,
     KafkaSource,
@@ -290,3 +292,37 @@ def test_a_restore_drops_a_batch_whose_transaction_was_committed():
     restored.commit(6)
     restored.close()
     assert _values(bootstrap, topic) == ["one"]
+
+
+class KeyAndPlace(KafkaRecordDeserializationSchema):
+    def deserialize(self, record):
+        if record.value == b"skip":
+            return None
+        return (record.topic, record.partition, record.offset, record.key, record.value,
+                record.timestamp, record.headers)
+
+
+def test_a_record_deserializer_sees_key_place_time_and_headers(broker):
+    topic = _topic(broker)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce(topic, b"v0", b"k0", partition=1, timestamp=7000, headers=[("h", b"x")])
+    producer.produce(topic, b"skip", b"k1", partition=1, timestamp=7001)
+    producer.produce(topic, b"v2", None, partition=1, timestamp=7002)
+    assert producer.flush(10) == 0
+    source = (KafkaSource.builder().set_bootstrap_servers(broker.bootstrap).set_topics(topic)
+              .set_deserializer(KeyAndPlace()).build())
+    reader = source.create_reader(0, 1)
+    reader.add_splits([KafkaPartitionSplit(topic, 1, 0, 3)])
+    reader.notify_no_more_splits()
+    try:
+        got, finished = _poll_all(reader)
+    finally:
+        reader.close()
+    assert finished
+    assert [value for value, _ in got] == [
+        (topic, 1, 0, b"k0", b"v0", 7000, (("h", b"x"),)),
+        (topic, 1, 2, None, b"v2", 7002, ())]
+    value_only = KafkaRecordDeserializationSchema.value_only(SimpleStringSchema())
+    with pytest.raises(TypeError, match="set_value_only_deserializer"):
+        KafkaSource.builder().set_deserializer(SimpleStringSchema())
+    assert value_only.deserialize(KafkaRecord(topic, 0, 0, None, None, b"abc", ())) == "abc"
