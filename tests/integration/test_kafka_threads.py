@@ -440,3 +440,29 @@ def test_pyflinks_kafka_json_example_ported_by_its_imports(executor, tmp_path, b
     ds = env.from_source(source, watermark_strategy=WatermarkStrategy.no_watermarks(),
                          source_name="kafka source")
     assert [tuple(row) for row in ds.execute_and_collect()] == pairs
+
+
+@pytest.mark.parametrize("guarantee", [DeliveryGuarantee.AT_LEAST_ONCE,
+                                       DeliveryGuarantee.EXACTLY_ONCE])
+def test_records_keep_their_kafka_timestamps_through_the_sink(executor, tmp_path, broker,
+                                                              guarantee):
+    source_topic, sink_topic = _topic(broker, partitions=1), _topic(broker, partitions=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(50):
+        producer.produce(source_topic, f"v{i}".encode(), timestamp=5_000_000 + 3 * i)
+    assert producer.flush(30) == 0
+    env = _env(tmp_path, 1)
+    env.enable_checkpointing(30)
+    (env.from_source(_source(broker.bootstrap, source_topic),
+                     WatermarkStrategy.no_watermarks(), "kafka")
+     .map(str.upper)
+     .sink_to(_sink(broker.bootstrap, sink_topic, guarantee, prefix=f"ts-{uuid.uuid4().hex}")))
+    env.execute("timestamps through")
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "ts-check"})
+    consumer.assign([TopicPartition(sink_topic, 0, 0)])
+    got, deadline = [], time.monotonic() + 30
+    while len(got) < 50 and time.monotonic() < deadline:
+        got.extend((m.value().decode(), m.timestamp()[1])
+                   for m in consumer.consume(100, timeout=0.2) if m.error() is None)
+    consumer.close()
+    assert got == [(f"V{i}", 5_000_000 + 3 * i) for i in range(50)]

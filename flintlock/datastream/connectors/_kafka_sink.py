@@ -42,7 +42,7 @@ from typing import Any
 
 from flintlock.common.errors import FlintlockError
 from flintlock.datastream.connectors._delivery import EndOfInputRule
-from flintlock.datastream.connectors._kafka_source import _kafka
+from flintlock.datastream.connectors._kafka_source import NO_TIMESTAMP, _kafka
 
 FLUSH_TIMEOUT_S = 60.0
 TRANSACTION_TIMEOUT_S = 60.0
@@ -93,12 +93,25 @@ class _DeliveryErrors:
 
 
 class _ProducingWriter:
+    takes_timestamps = True  # records' event timestamps become the Kafka timestamps
+
     def __init__(self, settings: KafkaSinkSettings) -> None:
         self._settings = settings
         self._serialize: Callable[[Any], tuple[str, bytes | None, bytes | None, int | None]] = (
             settings.serializer.serialize)
         self._errors = _DeliveryErrors()
         self._producer: Any = None
+
+    def _serialize_all(self, records: list[Any]) -> list[Any]:
+        """Serialized records; a record's event timestamp (if it has one) is its Kafka
+        timestamp, as in Flink."""
+        serialized = list(map(self._serialize, records))
+        stamps = getattr(records, "timestamps", None)
+        if stamps is not None:
+            serialized = [(topic, key, value, ts if ts > NO_TIMESTAMP else None)
+                          for (topic, key, value, _), ts in zip(serialized, stamps,
+                                                               strict=True)]
+        return serialized
 
     def _produce_all(self, producer: Any, records: Any) -> None:
         errors = self._errors
@@ -134,7 +147,7 @@ class AtLeastOnceWriter(_ProducingWriter):
     def write(self, records: list[Any]) -> None:
         if self._producer is None:
             self._producer = _kafka().Producer(self._settings.config)
-        self._produce_all(self._producer, map(self._serialize, records))
+        self._produce_all(self._producer, self._serialize_all(records))
         self._errors.raise_any()
 
     def snapshot_state(self, checkpoint_id: int) -> list[Any]:
@@ -171,7 +184,7 @@ class ExactlyOnceWriter(_ProducingWriter):
                           [b for b in batches if b.transactional_id == transactional_id])
 
     def write(self, records: list[Any]) -> None:
-        self._buffer.extend(map(self._serialize, records))
+        self._buffer.extend(self._serialize_all(records))
 
     def snapshot_state(self, checkpoint_id: int) -> list[Any]:
         self._end_rule.saw_checkpoint()

@@ -19,7 +19,9 @@ close the in-progress file and remember it as pending), ``commit(checkpoint_id)`
 notify-complete: publish what was pending up to that checkpoint), ``end_input()``, ``close()``;
 optionally ``set_checkpointing(enabled)``, called right after ``create_writer``: with
 checkpointing on, a final checkpoint follows ``end_input`` and its commit publishes the tail;
-optionally ``set_input_type(type_info)``: the stream's declared type (None if undeclared).
+optionally ``set_input_type(type_info)``: the stream's declared type (None if undeclared);
+a writer with ``takes_timestamps = True`` gets batches of records that have event timestamps
+as they are (a list with a ``timestamps`` attribute), others always a plain list.
 
 All of it belongs to the task thread; ``send`` hands batches to the TaskManager's RPC client.
 """
@@ -32,6 +34,7 @@ from typing import Any
 
 from flintlock.common.operator_spec import CollectSink, OperatorSpec, PrintSink
 from flintlock.common.state import ListStateDescriptor
+from flintlock.runtime.network.event_time import TimestampedBatch
 from flintlock.runtime.tasks.operator import OperatorContext, Output, StreamOperator
 
 COLLECT_STATE = ListStateDescriptor("_flintlock_collect_staged", None)
@@ -111,6 +114,7 @@ class WriterSinkOperator(StreamOperator):
     def initialize_state(self, restored: Any) -> None:
         ctx = self.context
         self._writer = self._sink.create_writer(ctx.subtask_index, ctx.parallelism)
+        self._takes_timestamps = bool(getattr(self._writer, "takes_timestamps", False))
         set_checkpointing = getattr(self._writer, "set_checkpointing", None)
         if set_checkpointing is not None:
             set_checkpointing(bool(ctx.extra.get("checkpointing")))
@@ -121,7 +125,10 @@ class WriterSinkOperator(StreamOperator):
         self._writer.restore(list(self._state.get()))
 
     def process_batch(self, records: list[Any]) -> None:
-        self._writer.write(records if type(records) is list else list(records))
+        if type(records) is not list and not (self._takes_timestamps
+                                              and isinstance(records, TimestampedBatch)):
+            records = list(records)
+        self._writer.write(records)
 
     def snapshot_state(self, checkpoint_id: int) -> Any:
         self._state.update(list(self._writer.snapshot_state(checkpoint_id)))
