@@ -368,6 +368,12 @@ class RecordWriter:
         ongoing = self._clock.now_ms() - since if since is not None else 0.0
         return self._backpressured_ms + ongoing
 
+    def io_counts(self) -> tuple[int, int]:
+        """(records, bytes) written so far. Takes no lock, like ``backpressured_ms`` (two int
+        reads, each atomic under the GIL): for the heartbeat's metrics (numRecordsOut,
+        numBytesOut), which must not wait behind a writer blocked for a buffer."""
+        return self._records_out, self._bytes_out
+
     def _emit_buffer_locked(self, channel: int, buffer: Buffer) -> None:
         self._buffers_out += 1
         self._bytes_out += buffer.size
