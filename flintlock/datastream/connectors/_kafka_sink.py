@@ -9,16 +9,24 @@ failed), so a restore can only repeat records, never lose one.
 **EXACTLY_ONCE**: two-phase commit on Kafka transactions, one transaction per checkpoint per
 subtask. Pre-commit (``snapshot_state(n)``): the records since the last checkpoint become a
 ``StagedBatch`` of checkpoint ``n`` in the writer's state. Commit (``commit(n)``, on
-notify-complete): each staged batch up to ``n`` is written in one transaction of the
-subtask's transactional id ``<prefix>-<subtask>``, together with a *commit marker*: the
-transaction also commits, through ``send_offsets_to_transaction``, the offset ``n`` of a
-consumer group ``<transactional id>.commits`` on the marker partition. Kafka makes the records
-and the marker visible atomically. A restored writer first fences every transactional id whose
-state it restored (``init_transactions`` aborts that id's open transaction of an earlier
-attempt), then reads the marker: a batch whose checkpoint is at or below the committed marker
-was committed before the failure and is dropped; any other is written again, in a new
-transaction. So nothing is lost and nothing is written twice, under any single failure, on a
-broker that enforces transactions.
+notify-complete): each staged batch up to ``n`` is written in one transaction of the writer's
+transactional id, together with a *commit marker*: the transaction also commits, through
+``send_offsets_to_transaction``, the offset ``n`` of a consumer group
+``<transactional id>.commits`` on partition 0 of the sink's topic (so exactly once needs a
+fixed topic). Kafka makes the records and the marker visible atomically.
+
+Recovery: a writer's whole state is one ``WriterState`` entry (its transactional id and staged
+batches), so however the state is redistributed, one restored writer gets all of it. For each
+restored entry the writer fences that id (``init_transactions`` aborts the open transaction of
+the failed attempt), reads its marker, writes every batch above the marker in a transaction of
+that id, and is done with the id: the batches belong to a completed checkpoint, so they are
+committed at the restore, as the ``FileSink`` commits restored pending files. A batch at or
+below the marker was committed before the failure and is dropped. Nothing is lost and nothing
+is written twice under any single failure, on a broker that enforces transactions.
+
+Transactional ids are ``<prefix>-<subtask>-<8 hex digits>``, new for every writer instance:
+after a rescale, the entry of old subtask 1 may land on new subtask 0 while a new subtask 1
+runs; with ids per subtask index the two would fence each other.
 
 Why the records wait in the checkpoint rather than in an open transaction, as in Flink: Flink
 commits a pre-committed transaction after a failure by resuming it with its producer id and
@@ -26,16 +34,12 @@ epoch from another process; librdkafka cannot resume a transaction. The cost is 
 records of one checkpoint interval live in the sink's checkpointed state, and they reach Kafka
 when the checkpoint completes (what a ``read_committed`` reader sees in Flink too).
 
-The marker partition is partition 0 of the sink's topic (exactly once needs a fixed topic).
-Every writer's snapshot also holds a ``WriterIdentity`` entry, so that after a restore at a
-lower parallelism the ids of subtasks that no longer exist are still fenced (their open
-transactions would otherwise block ``read_committed`` readers until they time out).
-
 All of it belongs to the sink subtask's task thread.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -65,14 +69,16 @@ class KafkaSinkSettings:
 class StagedBatch:
     """Serialized records of one checkpoint: (topic, key, value, timestamp or None)."""
 
-    transactional_id: str
     checkpoint_id: int
     records: tuple[tuple[str, bytes | None, bytes | None, int | None], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class WriterIdentity:
+class WriterState:
+    """All an exactly-once writer checkpoints, in one entry (see "Recovery")."""
+
     transactional_id: str
+    batches: tuple[StagedBatch, ...]
 
 
 class _DeliveryErrors:
@@ -166,10 +172,15 @@ class AtLeastOnceWriter(_ProducingWriter):
 class ExactlyOnceWriter(_ProducingWriter):
     def __init__(self, settings: KafkaSinkSettings, subtask_index: int) -> None:
         super().__init__(settings)
-        self._id = f"{settings.transactional_id_prefix}-{subtask_index}"
+        self._id = f"{settings.transactional_id_prefix}-{subtask_index}-{uuid.uuid4().hex[:8]}"
         self._buffer: list[tuple[str, bytes | None, bytes | None, int | None]] = []
         self._staged: list[StagedBatch] = []
+        self._marker_group: Any = None  # the consumer whose group metadata marks commits
         self._end_rule = EndOfInputRule()
+
+    @property
+    def transactional_id(self) -> str:
+        return self._id
 
     def set_checkpointing(self, enabled: bool) -> None:
         self._end_rule.set_checkpointing(enabled)
@@ -177,11 +188,8 @@ class ExactlyOnceWriter(_ProducingWriter):
     def restore(self, state: list[Any]) -> None:
         if state:
             self._end_rule.saw_checkpoint()
-        ids = {e.transactional_id for e in state}
-        batches = [e for e in state if isinstance(e, StagedBatch)]
-        for transactional_id in sorted(ids):
-            self._recover(transactional_id,
-                          [b for b in batches if b.transactional_id == transactional_id])
+        for entry in sorted(state, key=lambda e: e.transactional_id):
+            self._recover(entry)
 
     def write(self, records: list[Any]) -> None:
         self._buffer.extend(self._serialize_all(records))
@@ -189,28 +197,34 @@ class ExactlyOnceWriter(_ProducingWriter):
     def snapshot_state(self, checkpoint_id: int) -> list[Any]:
         self._end_rule.saw_checkpoint()
         if self._buffer:
-            self._staged.append(StagedBatch(self._id, checkpoint_id, tuple(self._buffer)))
+            self._staged.append(StagedBatch(checkpoint_id, tuple(self._buffer)))
             self._buffer = []
-        return [WriterIdentity(self._id), *self._staged]
+        return [WriterState(self._id, tuple(self._staged))]
 
     def commit(self, checkpoint_id: int) -> None:
         ready = [b for b in self._staged if b.checkpoint_id <= checkpoint_id]
+        if ready and self._producer is None:
+            self._producer = self._fenced_producer(self._id)
+            self._marker_group = self._marker_consumer(self._id)
         for batch in ready:
-            self._transact(self._own_producer(), batch)
+            self._transact(self._producer, self._marker_group, batch)
         self._staged = [b for b in self._staged if b.checkpoint_id > checkpoint_id]
 
     def end_input(self) -> None:
-        """Without checkpointing, writes everything in one transaction; with checkpointing,
-        the final checkpoint does."""
+        """Without checkpointing, writes everything in one transaction (no marker: nothing
+        is restored without checkpoints); with checkpointing, the final checkpoint does."""
         if self._buffer and self._end_rule.publish_at_end():
-            batch = StagedBatch(self._id, 0, tuple(self._buffer))
+            if self._producer is None:
+                self._producer = self._fenced_producer(self._id)
+            batch = StagedBatch(0, tuple(self._buffer))
             self._buffer = []
-            self._transact(self._own_producer(), batch, marker=False)
+            self._transact(self._producer, None, batch)
 
-    def _own_producer(self) -> Any:
-        if self._producer is None:
-            self._producer = self._fenced_producer(self._id)
-        return self._producer
+    def close(self) -> None:
+        super().close()
+        if self._marker_group is not None:
+            self._marker_group.close()
+            self._marker_group = None
 
     def _fenced_producer(self, transactional_id: str) -> Any:
         config = dict(self._settings.config)
@@ -223,58 +237,52 @@ class ExactlyOnceWriter(_ProducingWriter):
                                  f"{failed}") from failed
         return producer
 
-    def _recover(self, transactional_id: str, batches: list[StagedBatch]) -> None:
-        """Fences ``transactional_id`` and writes its batches that were not committed."""
-        own = transactional_id == self._id
-        producer = self._own_producer() if own else self._fenced_producer(transactional_id)
-        committed = self._committed_marker(transactional_id)
-        for batch in sorted(batches, key=lambda b: b.checkpoint_id):
-            if batch.checkpoint_id > committed:
-                if own:
-                    self._staged.append(batch)  # committed with its checkpoint, again
-                else:
-                    self._transact(producer, batch)
-        if not own:
+    def _recover(self, entry: WriterState) -> None:
+        """Fences the entry's id, then writes its batches that were not committed."""
+        producer = self._fenced_producer(entry.transactional_id)
+        marker_group = self._marker_consumer(entry.transactional_id)
+        try:
+            committed = self._committed_marker(marker_group)
+            for batch in sorted(entry.batches, key=lambda b: b.checkpoint_id):
+                if batch.checkpoint_id > committed:
+                    self._transact(producer, marker_group, batch)
+        finally:
+            marker_group.close()
             producer.flush(FLUSH_TIMEOUT_S)
 
-    def _committed_marker(self, transactional_id: str) -> int:
-        topic = self._settings.marker_topic
-        if topic is None:
-            return -1
-        kafka = _kafka()
-        consumer = kafka.Consumer({**self._marker_consumer_config(transactional_id)})
-        try:
-            found = consumer.committed([kafka.TopicPartition(topic, 0)],
-                                       timeout=TRANSACTION_TIMEOUT_S)
-        finally:
-            consumer.close()
-        return int(found[0].offset)
-
-    def _marker_consumer_config(self, transactional_id: str) -> dict[str, Any]:
+    def _marker_consumer(self, transactional_id: str) -> Any:
         config = {k: v for k, v in self._settings.config.items()
                   if k not in PRODUCER_ONLY_KEYS}
         config.update({"group.id": f"{transactional_id}.commits", "enable.auto.commit": False,
                        "isolation.level": "read_committed"})
-        return config
+        return _kafka().Consumer(config)
 
-    def _transact(self, producer: Any, batch: StagedBatch, marker: bool = True) -> None:
+    def _committed_marker(self, marker_group: Any) -> int:
+        topic = self._settings.marker_topic
+        if topic is None:
+            return -1
+        kafka = _kafka()
+        try:
+            found = marker_group.committed([kafka.TopicPartition(topic, 0)],
+                                           timeout=TRANSACTION_TIMEOUT_S)
+        except kafka.KafkaException as failed:
+            raise KafkaSinkError(f"cannot read the commit marker: {failed}") from failed
+        return int(found[0].offset)
+
+    def _transact(self, producer: Any, marker_group: Any, batch: StagedBatch) -> None:
         kafka = _kafka()
         topic = self._settings.marker_topic
         try:
             producer.begin_transaction()
             self._produce_all(producer, batch.records)
-            if marker and topic is not None:
-                consumer = kafka.Consumer(self._marker_consumer_config(batch.transactional_id))
-                try:
-                    producer.send_offsets_to_transaction(
-                        [kafka.TopicPartition(topic, 0, batch.checkpoint_id)],
-                        consumer.consumer_group_metadata(), TRANSACTION_TIMEOUT_S)
-                finally:
-                    consumer.close()
+            if marker_group is not None and topic is not None:
+                producer.send_offsets_to_transaction(
+                    [kafka.TopicPartition(topic, 0, batch.checkpoint_id)],
+                    marker_group.consumer_group_metadata(), TRANSACTION_TIMEOUT_S)
             producer.commit_transaction(TRANSACTION_TIMEOUT_S)
         except kafka.KafkaException as failed:
-            raise KafkaSinkError(f"transaction of checkpoint {batch.checkpoint_id} "
-                                 f"({batch.transactional_id}) failed: {failed}") from failed
+            raise KafkaSinkError(f"the transaction of checkpoint {batch.checkpoint_id} "
+                                 f"failed: {failed}") from failed
         self._errors.raise_any()
 
 

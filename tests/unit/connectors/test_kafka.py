@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from flintlock.common.serialization import SimpleStringSchema
-from flintlock.datastream.connectors._kafka_sink import StagedBatch, WriterIdentity
+from flintlock.datastream.connectors._kafka_sink import StagedBatch, WriterState
 from flintlock.datastream.connectors._kafka_source import (
     KafkaPartitionReader,
     KafkaPartitionSplit,
@@ -226,7 +226,9 @@ def test_exactly_once_writer_writes_only_on_commit(broker):
     state = writer.snapshot_state(1)
     writer.write(["c"])
     assert _values(broker.bootstrap, topic) == []
-    assert [type(e) for e in state] == [WriterIdentity, StagedBatch]
+    assert state == [WriterState(writer.transactional_id,
+                                 (StagedBatch(1, ((topic, None, b"a", None),
+                                                  (topic, None, b"b", None))),))]
     writer.commit(1)
     assert _values(broker.bootstrap, topic) == ["a", "b"]
     writer.snapshot_state(2)
@@ -248,24 +250,22 @@ def test_a_restore_writes_what_was_not_committed(broker):
     state_6 = first.snapshot_state(6)  # checkpoint 6 completes, its commit never runs
     first.close()
     assert _values(broker.bootstrap, topic) == ["one"]
-
-    # Subtask 0 again: its own batch of checkpoint 6 is committed with its next commit.
-    restored = sink.create_writer(0, 1)
-    restored.restore(state_6)
-    assert _values(broker.bootstrap, topic) == ["one"]
-    restored.commit(6)
-    restored.close()
-    assert _values(broker.bootstrap, topic) == ["one", "two"]
-
-    # Another subtask's state (its id no longer exists) is fenced and written at restore.
     other = sink.create_writer(1, 2)
     other.restore([])
     other.write(["three"])
-    orphan = other.snapshot_state(7)
+    state_7 = other.snapshot_state(7)
     other.close()
-    survivor = sink.create_writer(0, 1)
-    survivor.restore(orphan)
-    survivor.close()
+
+    # Restored at parallelism 1: one writer gets both entries and commits what they staged,
+    # each in a transaction of the entry's own (fenced) id; its own id is a new one.
+    restored = sink.create_writer(0, 1)
+    restored.restore(state_6 + state_7)
+    assert restored.transactional_id not in {state_6[0].transactional_id,
+                                             state_7[0].transactional_id}
+    assert _values(broker.bootstrap, topic) == ["one", "two", "three"]
+    assert restored.snapshot_state(8) == [WriterState(restored.transactional_id, ())]
+    restored.commit(8)
+    restored.close()
     assert _values(broker.bootstrap, topic) == ["one", "two", "three"]
 
 
@@ -287,9 +287,7 @@ def test_a_restore_drops_a_batch_whose_transaction_was_committed():
     first.commit(5)  # committed, then the job fails and restores checkpoint 5
     first.close()
     restored = sink.create_writer(0, 1)
-    restored.restore(state_5)
-    restored.snapshot_state(6)
-    restored.commit(6)
+    restored.restore(state_5)  # its marker says checkpoint 5 is in: nothing written again
     restored.close()
     assert _values(bootstrap, topic) == ["one"]
 
