@@ -99,3 +99,26 @@ def test_file_source_reads_parquet_and_resumes_mid_file_after_a_crash(executor, 
     got = [(r["id"], r["name"]) for r in rows]
     assert marker.exists(), "the failure was never injected"
     assert sorted(got) == sorted(expected)
+
+
+def test_a_file_that_is_not_parquet_or_lacks_a_column_is_a_typed_error(tmp_path):
+    import pyarrow as pa
+
+    from flintlock.datastream.connectors._file_source import FileSplit
+    from flintlock.datastream.formats.parquet import (
+        ParquetColumnarRowInputFormat,
+        ParquetFileError,
+        ParquetSchemaError,
+    )
+
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 but not really")
+    pq.write_table(pa.table({"id": [1, 2]}), tmp_path / "narrow.parquet")
+    row = Types.ROW_NAMED(["id", "name"], [Types.LONG(), Types.STRING()])
+    for name, error, says in (("bad.parquet", ParquetFileError, "not a readable Parquet"),
+                              ("narrow.parquet", ParquetSchemaError, "no column 'name'")):
+        reader = ParquetColumnarRowInputFormat(row).create_split_reader()
+        reader.add_splits([FileSplit(str(tmp_path / name))])
+        with pytest.raises(error, match=says) as failed:
+            reader.poll(10)
+        assert failed.value.path == str(tmp_path / name)
+        reader.close()

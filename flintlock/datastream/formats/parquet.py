@@ -40,7 +40,7 @@ from flintlock.datastream.connectors._enumeration import SplitQueueReader
 from flintlock.datastream.formats._fields import FormatParseError, row_of, row_type
 
 __all__ = ["FormatParseError", "ParquetBulkWriterFactory", "ParquetBulkWriters",
-           "ParquetColumnarRowInputFormat", "ParquetSchemaError"]
+           "ParquetColumnarRowInputFormat", "ParquetFileError", "ParquetSchemaError"]
 
 DEFAULT_ROW_GROUP_SIZE = 128 * 1024
 
@@ -191,6 +191,17 @@ class ParquetBulkWriters:
         return ParquetBulkWriterFactory(row_type, utc_timestamp)
 
 
+class ParquetFileError(FlintlockError):
+    """A file the Parquet reader cannot read (not Parquet, truncated, corrupt)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(path, reason)
+        self.path, self.reason = path, reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: not a readable Parquet file: {self.reason}"
+
+
 class ParquetSchemaError(FlintlockError):
     """A Parquet file lacks a column the declared row type reads."""
 
@@ -261,8 +272,11 @@ class ParquetRowReader(SplitQueueReader):
         if self._path != path:
             self._close_file()
             self._file = fsspec.open(path, "rb").open()
-            self._parquet = _pyarrow().parquet.ParquetFile(self._file)
             self._path = path
+            try:
+                self._parquet = _pyarrow().parquet.ParquetFile(self._file)
+            except (_pyarrow().ArrowException, OSError) as bad:
+                raise ParquetFileError(path, str(bad)) from None
         return self._parquet
 
     def _group_of(self, parquet: Any, position: int) -> tuple[int, int, list[list[Any]]]:
@@ -273,10 +287,16 @@ class ParquetRowReader(SplitQueueReader):
         for index in range(parquet.metadata.num_row_groups):
             rows = parquet.metadata.row_group(index).num_rows
             if position < first + rows:
-                table = parquet.read_row_group(index, columns=self._columns(parquet))
-                columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
-                self._group = (first, rows, columns)
-                return self._group
+                names = self._columns(parquet)
+                try:
+                    table = parquet.read_row_group(index, columns=names)
+                except (_pyarrow().ArrowException, OSError) as bad:
+                    raise ParquetFileError(self._path or "", f"row group {index}: "
+                                           f"{bad}") from None
+                group = (first, rows, [table.column(i).to_pylist()
+                                       for i in range(table.num_columns)])
+                self._group = group
+                return group
             first += rows
         raise IndexError(f"row {position} is past the end of {self._path}")
 
