@@ -6,8 +6,10 @@ columns the fields of a declared ``Types.ROW_NAMED(...)`` in order::
               .set_field_delimiter(";").set_ignore_parse_errors(True).build())
     writer = CsvRowSerializationSchema.Builder(row).set_null_literal("NULL").build()
 
-Fields are scalars (arrays, ROW and MAP fields are a ``TypeError`` when the schema is
-built; ``set_array_element_delimiter`` is accepted for PyFlink's API). Quoting follows
+Fields are scalars or arrays of scalars, whose elements are joined by the array element
+delimiter (``;`` by default; an element containing it, or a null element, cannot be written;
+an empty array is an empty column, read back as null unless a null literal is set); ROW and
+MAP fields are a ``TypeError`` when the schema is built. Quoting follows
 RFC 4180 with Python's ``csv`` module (quote character ``"``, doubled inside quotes, or an
 escape character if one is set). An empty column is null,
 except for a STRING (the empty string) unless a null literal is set; a serialized null is
@@ -53,25 +55,51 @@ class _Dialect:
         return {"delimiter": self.field_delimiter, "quotechar": self.quote_character,
                 "escapechar": self.escape_character, "doublequote": self.escape_character is None,
                 "quoting": csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE,
-                "strict": True, "lineterminator": "\n"}
+                # \r\n: the writer then quotes a field holding either character.
+                "strict": True, "lineterminator": "\r\n"}
 
 
 class _Columns:
     """A row type's columns as text (shared by both directions)."""
 
-    def __init__(self, type_info: Any, what: str) -> None:
+    def __init__(self, type_info: Any, what: str, array_delimiter: str) -> None:
         row = row_type(type_info, what)
         self.names = row.get_field_names()
         self.types = row.get_field_types()
-        self.fields = [_scalar(t) for t in self.types]
+        self.fields = [_text_form(t, array_delimiter) for t in self.types]
         self.strings = [_is_string(t) for t in self.types]
 
 
-def _scalar(type_info: Any) -> Converter:
-    field = converter(type_info, nested=False)
-    if field.from_text is None:
-        raise TypeError(f"CSV rows hold scalar fields only, got {type_info!r}")
-    return field
+def _text_form(type_info: Any, array_delimiter: str) -> Converter:
+    """A scalar's text conversions, or an array of scalars joined by the delimiter."""
+    element = getattr(type_info, "element_type", None)
+    field = converter(element if element is not None else type_info, nested=False)
+    if field.from_text is None or field.to_text is None:
+        raise TypeError(f"CSV columns are scalars or arrays of scalars, got {type_info!r}")
+    if element is None:
+        return field
+    return _joined(field, array_delimiter)
+
+
+def _joined(element: Converter, delimiter: str) -> Converter:
+    parse, show = element.from_text, element.to_text
+    assert parse is not None and show is not None
+
+    def from_text(text: str) -> list[Any]:
+        return [parse(part) for part in text.split(delimiter)] if text else []
+
+    def to_text(values: Any) -> str:
+        texts = []
+        for value in values:
+            if value is None:
+                raise ValueError("a CSV array cannot hold a null element")
+            text = show(value)
+            if delimiter in text:
+                raise ValueError(f"array element {text!r} contains the delimiter {delimiter!r}")
+            texts.append(text)
+        return delimiter.join(texts)
+
+    return Converter(from_text, to_text, from_text, to_text)
 
 
 def _is_string(type_info: Any) -> bool:
@@ -82,7 +110,8 @@ class CsvRowDeserializationSchema:
     """CSV bytes to ``Row``s of the declared type."""
 
     def __init__(self, type_info: Any, dialect: _Dialect, ignore_parse_errors: bool) -> None:
-        self._columns = _Columns(type_info, "CsvRowDeserializationSchema")
+        self._columns = _Columns(type_info, "CsvRowDeserializationSchema",
+                                 dialect.array_element_delimiter)
         self._dialect = dialect
         self._ignore_errors = ignore_parse_errors
         self.skipped_records = 0
@@ -183,7 +212,8 @@ class CsvRowSerializationSchema:
     """``Row``s (or tuples, lists) of the declared type to CSV lines."""
 
     def __init__(self, type_info: Any, dialect: _Dialect, line_delimiter: str) -> None:
-        self._columns = _Columns(type_info, "CsvRowSerializationSchema")
+        self._columns = _Columns(type_info, "CsvRowSerializationSchema",
+                                 dialect.array_element_delimiter)
         self._dialect = dialect
         self._line_delimiter = line_delimiter
 
@@ -243,7 +273,7 @@ class CsvRowSerializationSchema:
             csv.writer(out, **self._dialect.options()).writerow(cells)
         except csv.Error as bad:
             raise FormatParseError("(record)", f"cannot write as CSV: {bad}") from None
-        return (out.getvalue()[:-1] + self._line_delimiter).encode()
+        return (out.getvalue()[:-2] + self._line_delimiter).encode()
 
     def _cell(self, value: Any, name: str, field: Converter) -> str:
         if value is None:
