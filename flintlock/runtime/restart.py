@@ -25,7 +25,12 @@ Strategies and their rules (Flink's, keys under ``restart-strategy.``):
 
 Unset ``restart-strategy.type``: exponential-delay when checkpointing is enabled, else none
 (Flink >= 1.19). A failure whose cause chain contains ``SuppressRestartsError`` is never
-restarted, whatever the strategy.
+restarted, whatever the strategy; nor is one a restart cannot fix (``PERMANENT_FAILURES``): a
+corrupt or unreadable checkpoint or savepoint file (``CorruptStateError``, naming the file), state
+that cannot be restored into this job (non-restored state without allowNonRestoredState, a
+changed max parallelism, a state used as another kind, unaligned state that cannot be
+rescaled, a parallelism out of range). Every attempt would restore the same files into the same
+job graph and fail the same way, so the job fails at once with that error (docs/reliability.md).
 
 Thread ownership: a strategy instance belongs to the JobManager's coordination thread.
 """
@@ -46,6 +51,14 @@ from flintlock.common.errors import (
     InvalidConfigValueError,
 )
 from flintlock.common.options import restart as options
+from flintlock.runtime.checkpoint.handles import CorruptStateError
+from flintlock.runtime.state.errors import (
+    ChannelStateRescaleError,
+    InvalidParallelismError,
+    MaxParallelismMismatchError,
+    NonRestoredStateError,
+    StateKindMismatchError,
+)
 
 _LONG_MAX = 2**63 - 1
 
@@ -62,15 +75,28 @@ class SuppressRestartsError(FlintlockError):
         return f"restarts suppressed: {self.reason}"
 
 
-def is_unrecoverable(cause: BaseException | None) -> bool:
-    """Whether ``cause`` or anything in its cause/context chain suppresses restarts."""
+PERMANENT_FAILURES: tuple[type[BaseException], ...] = (
+    SuppressRestartsError, CorruptStateError, NonRestoredStateError,
+    MaxParallelismMismatchError, StateKindMismatchError, ChannelStateRescaleError,
+    InvalidParallelismError,
+)
+"""Failures no restart can fix: the next attempt restores the same files into the same job."""
+
+
+def permanent_cause(cause: BaseException | None) -> BaseException | None:
+    """The first error in ``cause``'s cause/context chain that no restart can fix, or None."""
     seen: set[int] = set()
     while cause is not None and id(cause) not in seen:
-        if isinstance(cause, SuppressRestartsError):
-            return True
+        if isinstance(cause, PERMANENT_FAILURES):
+            return cause
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
-    return False
+    return None
+
+
+def is_unrecoverable(cause: BaseException | None) -> bool:
+    """Whether ``cause`` or anything in its cause/context chain is a ``PERMANENT_FAILURES``."""
+    return permanent_cause(cause) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +121,10 @@ class RestartStrategy(abc.ABC):
 
     def on_failure(self, cause: BaseException | None = None) -> RestartDecision:
         self.running = False
-        if is_unrecoverable(cause):
-            return RestartDecision(False, 0, f"unrecoverable failure: {cause}")
+        permanent = permanent_cause(cause)
+        if permanent is not None:
+            return RestartDecision(False, 0, f"a restart cannot fix {type(permanent).__name__}: "
+                                   f"{permanent}")
         decision = self._decide(cause)
         if decision.restart and decision.new_attempt:
             self.restarts += 1

@@ -66,3 +66,11 @@ INCREMENTAL = ConfigOption(
     "full). The hashmap backend always writes full checkpoints.",
     deprecated_keys=("state.backend.incremental",),
 )
+FALLBACK_TO_OLDER = ConfigOption(
+    "execution.checkpointing.recovery.fallback-to-older-checkpoint", OptionType.BOOLEAN, True,
+    "When a recovering JobManager finds the newest completed checkpoint damaged (its "
+    "_metadata truncated, altered or unreadable): true restores the newest older valid one "
+    "and records the fallback in the job's log and exception history; false fails the job "
+    "with the CorruptStateError naming the file. A fallback can repeat output a "
+    "two-phase-commit sink already committed for the skipped checkpoint.",
+)

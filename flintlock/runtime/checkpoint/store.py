@@ -19,10 +19,16 @@ checkpoint's private files.
 
 A restarted driver calls ``CompletedCheckpointStore.recover(job_dir)``: it scans the
 ``chk-<n>`` directories, loads every valid ``_metadata`` (newest first), skips an incomplete
-one (no ``_metadata``, or no commit marker naming it: the driver died before finishing it)
-and a corrupt one (logged as a warning, never used), and reports the highest checkpoint id
-ever used, so new ids never collide with an old directory. The recovered checkpoints are
-registered again, so the restarted driver knows every shared file's references.
+one (no ``_metadata``, or no commit marker naming it: the driver died before finishing it),
+and reports the highest checkpoint id ever used, so new ids never collide with an old
+directory. The recovered checkpoints are registered again, so the restarted driver knows every
+shared file's references. A committed but damaged checkpoint newer than the latest valid one is
+a fallback: with ``fallback`` (``execution.checkpointing.recovery.fallback-to-older-checkpoint``)
+it is skipped and recorded in ``fallbacks`` (the JobManager shows each in the job's log and
+exception history); without it ``recover`` raises its ``CorruptStateError``, naming the file. A
+damaged checkpoint older than a valid one is never restored anyway and is only logged.
+Falling back can break exactly-once for sinks that already committed the skipped checkpoint's
+output (docs/reliability.md).
 
 On shutdown the checkpoints' properties decide what is deleted (see ``completed``): a
 cancelled job keeps them only with RETAIN_ON_CANCELLATION, a failed job keeps externalized
@@ -36,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+from dataclasses import dataclass
 
 from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
@@ -56,6 +63,21 @@ from flintlock.runtime.checkpoint.storage import (
 
 log = logging.getLogger(__name__)
 _CHECKPOINT_DIR = re.compile(rf"^{CHECKPOINT_PREFIX}(\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointFallback:
+    """A damaged completed checkpoint that recovery skipped for an older one."""
+
+    checkpoint_id: int
+    error: CorruptStateError
+    restored_id: int | None
+    """The checkpoint restored instead (None: no valid checkpoint was left)."""
+
+    def __str__(self) -> str:
+        instead = (f"checkpoint {self.restored_id}" if self.restored_id is not None
+                   else "no checkpoint (a fresh start)")
+        return f"checkpoint {self.checkpoint_id} is damaged ({self.error}); restoring {instead}"
 
 
 class CompletedCheckpointStore:
@@ -80,6 +102,8 @@ class CompletedCheckpointStore:
             canonical_uri(join(job_dir, SHARED_DIR)) if job_dir else None)
         for checkpoint in self._checkpoints:
             self.shared_state.register(checkpoint)
+        self.fallbacks: tuple[CheckpointFallback, ...] = ()
+        """What ``recover`` skipped to reach the latest valid checkpoint, newest first."""
 
     # -- queries ------------------------------------------------------------------------
 
@@ -164,12 +188,32 @@ class CompletedCheckpointStore:
     # -- recovery -----------------------------------------------------------------------
 
     @classmethod
-    def recover(cls, job_dir: str, num_retained: int = 1) -> CompletedCheckpointStore:
-        """The store as a previous driver left it in ``job_dir`` (see the module docstring)."""
+    def recover(cls, job_dir: str, num_retained: int = 1, *,
+                fallback: bool = True) -> CompletedCheckpointStore:
+        """The store as a previous driver left it in ``job_dir`` (see the module docstring).
+        Raises ``CorruptStateError`` for a damaged newest checkpoint unless ``fallback``."""
         ids = _checkpoint_ids(job_dir)
-        valid = [c for c in (_load(job_dir, n) for n in sorted(ids, reverse=True)) if c]
+        valid: list[CompletedCheckpoint] = []
+        damaged: list[tuple[int, CorruptStateError]] = []
+        for checkpoint_id in sorted(ids, reverse=True):
+            loaded = _load(job_dir, checkpoint_id)
+            if isinstance(loaded, CorruptStateError):
+                if not valid:
+                    if not fallback:
+                        raise loaded
+                    damaged.append((checkpoint_id, loaded))
+                else:
+                    log.warning("skipping damaged checkpoint %d (older than checkpoint %d): %s",
+                                checkpoint_id, valid[0].checkpoint_id, loaded)
+            elif loaded is not None:
+                valid.append(loaded)
         store = cls(num_retained, job_dir, max(ids, default=0), list(reversed(valid)))
         latest = store.latest()
+        restored = latest.checkpoint_id if latest is not None else None
+        store.fallbacks = tuple(CheckpointFallback(n, error, restored) for n, error in damaged)
+        for skipped in store.fallbacks:
+            log.warning("damaged checkpoint %d skipped, falling back: %s",
+                        skipped.checkpoint_id, skipped)
         log.info(
             "recovered %s: latest valid %s, highest id used %d",
             job_dir, latest or "none", store.highest_checkpoint_id,
@@ -189,7 +233,8 @@ def _checkpoint_ids(job_dir: str) -> list[int]:
     return ids
 
 
-def _load(job_dir: str, checkpoint_id: int) -> CompletedCheckpoint | None:
+def _load(job_dir: str, checkpoint_id: int) -> CompletedCheckpoint | CorruptStateError | None:
+    """The checkpoint, None if it never completed, its error if it is damaged."""
     metadata_uri = join(job_dir, f"{CHECKPOINT_PREFIX}{checkpoint_id}", METADATA_FILE)
     fs, path = resolve(metadata_uri)
     if not fs.exists(path):
@@ -202,9 +247,8 @@ def _load(job_dir: str, checkpoint_id: int) -> CompletedCheckpoint | None:
         log.info("checkpoint %d in %s never completed; skipped: %s", checkpoint_id, job_dir, exc)
         return None
     except CorruptStateError as exc:
-        log.warning("skipping damaged checkpoint %d: %s", checkpoint_id, exc)
-        return None
+        return exc
     if checkpoint.checkpoint_id != checkpoint_id:
-        log.warning("skipping %s: it holds checkpoint %d", metadata_uri, checkpoint.checkpoint_id)
-        return None
+        return CorruptStateError(
+            metadata_uri, f"it holds checkpoint {checkpoint.checkpoint_id}, not {checkpoint_id}")
     return checkpoint

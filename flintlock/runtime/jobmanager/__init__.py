@@ -3,6 +3,10 @@
 - ``job_manager``: ``JobManager``, the job's lifecycle: attempts, restarts, status, RPC;
 - ``attempt``: one attempt's TaskManagers, subtask states and first failure;
 - ``restore_plan``: what each subtask of an attempt restores;
+- ``coordinator_setup``: checkpoint storage, the recovered completed-checkpoint store and the
+  coordinator of a new JobManager;
+- ``deployment``: sending an attempt's subtasks, starting its source coordinators;
+- ``history``: the exception history (attempt failures, checkpoint fallbacks);
 - ``checkpoint_actions``: carrying out the checkpoint coordinator's decisions;
 - ``event_loop``: the JobManager thread's events and timers;
 - ``submission``: the pickled job graph, the job's files and dependencies;

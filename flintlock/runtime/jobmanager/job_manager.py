@@ -30,7 +30,7 @@ from typing import Any
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.config import Configuration
-from flintlock.common.ids import JobVertexId, SubtaskIndex, new_id
+from flintlock.common.ids import new_id
 from flintlock.common.job_status import JobStatus
 from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import cluster as cluster_options
@@ -39,22 +39,13 @@ from flintlock.graph.execution_graph import build_execution_graph
 from flintlock.graph.job_graph import JobGraph
 from flintlock.graph.scheduling import plan_allocation_for
 from flintlock.runtime import messages as msg
-from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
-from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
-from flintlock.runtime.checkpoint.metadata import resolve_savepoint
-from flintlock.runtime.checkpoint.pending import TaskId
-from flintlock.runtime.checkpoint.storage import CheckpointStorage
-from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
-from flintlock.runtime.enumerators import (
-    EnumeratorState,
-    SourceCoordinator,
-    SplitAssignment,
-    coordinator_task,
-    enumerated_sources,
-)
+from flintlock.runtime.checkpoint.completed import JobTerminalStatus
+from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.jobmanager.attempt import Attempt
 from flintlock.runtime.jobmanager.checkpoint_actions import CheckpointActions
+from flintlock.runtime.jobmanager.coordinator_setup import set_up_checkpointing
+from flintlock.runtime.jobmanager.deployment import deploy_tasks, start_source_coordinators
 from flintlock.runtime.jobmanager.description import JobDescription, JobResult, TaskDescription
 from flintlock.runtime.jobmanager.errors import (
     AttemptFailedError,
@@ -63,12 +54,14 @@ from flintlock.runtime.jobmanager.errors import (
     describe,
 )
 from flintlock.runtime.jobmanager.event_loop import EventLoop
+from flintlock.runtime.jobmanager.history import JobEvent, JobEventKind, JobHistory
 from flintlock.runtime.jobmanager.launching import Launcher
 from flintlock.runtime.jobmanager.restore_plan import RestorePlan, plan_restore
 from flintlock.runtime.jobmanager.submission import prepare_submission
 from flintlock.runtime.messages import TaskManagerPayload
 from flintlock.runtime.restart import create_restart_strategy
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
+from flintlock.runtime.state.errors import StateError
 from flintlock.runtime.tls.certificates import new_job_credentials
 
 log = logging.getLogger(__name__)
@@ -84,9 +77,6 @@ REGISTER_REPLY_S = 30.0
 
 
 class JobManager:
-    _initial_savepoint: CompletedCheckpoint | None
-    _enumerated: list[tuple[JobVertexId, str, Any, int]]
-
     def __init__(
         self, job_graph: JobGraph, configuration: Configuration, launcher: Launcher, *,
         clock: Clock = SYSTEM_CLOCK, rng: random.Random | None = None,
@@ -116,8 +106,15 @@ class JobManager:
         self._start_wall_ms = clock.wall_ms()
         self._restore = RestorePlan()
         self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
+        self._history = JobHistory()
+        setup = set_up_checkpointing(job_graph, configuration, clock, self._rng)
+        self._storage = setup.storage
+        self._initial_savepoint = setup.initial_savepoint
+        self._enumerated = setup.enumerated
+        for fallback in setup.fallbacks:
+            self._record(JobEventKind.CHECKPOINT_FALLBACK, "CheckpointFallback", str(fallback))
         self._checkpoints = CheckpointActions(
-            self._create_coordinator(), self._loop, lambda: self._attempt, self._stop)
+            setup.coordinator, self._loop, lambda: self._attempt, self._stop)
 
     @property
     def _coordinator(self) -> CheckpointCoordinator:
@@ -164,8 +161,8 @@ class JobManager:
 
     def describe(self, timeout_s: float = 10.0) -> JobDescription:
         """A consistent snapshot of the job for the REST endpoint and the CLI (taken on the
-        JobManager thread; once the job has ended, taken directly)."""
-        if self.status.is_globally_terminal_state():
+        JobManager thread; before it runs or once the job has ended, taken directly)."""
+        if self.status is JobStatus.CREATED or self.status.is_globally_terminal_state():
             return self._describe_now()
         future: Future[JobDescription] = Future()
         self._loop.enqueue(lambda: future.set_result(self._describe_now()), "describe")
@@ -183,7 +180,13 @@ class JobManager:
         return JobDescription(
             job_id=self.job_id, name=self.job_graph.name, status=self.status.name,
             attempt=self._attempt_number, start_time_ms=self._start_wall_ms, tasks=tasks,
-            checkpoints=self._coordinator.statistics())
+            checkpoints=self._coordinator.statistics(), events=self._history.entries())
+
+    def _record(self, kind: JobEventKind, name: str, message: str) -> None:
+        """An entry of the job's exception history, also logged as a warning."""
+        log.warning("job %s: %s: %s", self.job_id, name, message)
+        self._history.record(JobEvent(self._clock.wall_ms(), self._attempt_number, kind,
+                                      name, message))
 
     # -- the job's lifecycle (JobManager thread) -----------------------------------------
 
@@ -211,8 +214,13 @@ class JobManager:
                 self._finish(JobStatus.CANCELED, JobTerminalStatus.CANCELED)
                 return outcome
             self._set_status(JobStatus.FAILING)
+            self._history.record(JobEvent(self._clock.wall_ms(), self._attempt_number,
+                                          JobEventKind.ATTEMPT_FAILED,
+                                          type(outcome).__name__, str(outcome)))
             decision = self._restart.on_failure(outcome)
             if not decision.restart:
+                log.error("job %s failed for good: %s (%s)", self.job_id, describe(outcome),
+                          decision.reason)
                 self._finish(JobStatus.FAILED, JobTerminalStatus.FAILED)
                 error = JobFailedError(self.job_graph.name, describe(outcome))
                 error.__cause__ = outcome
@@ -253,15 +261,18 @@ class JobManager:
     def _run_attempt(self) -> BaseException | None:
         """Runs one attempt to its end: None when the job finished, else why it did not."""
         self._attempt_number += 1
+        latest = self._coordinator.restore_latest_checkpoint() or self._initial_savepoint
+        try:
+            self._restore = plan_restore(latest, self.job_graph, self.config.get(
+                execution_options.ALLOW_NON_RESTORED_STATE))
+        except StateError as exc:  # the state does not fit this job: no attempt can start
+            return exc
+        if latest is not None:
+            log.info("job %s restores checkpoint %d", self.job_id, latest.checkpoint_id)
         graph = build_execution_graph(self.job_graph, self._attempt_number)
         plan = plan_allocation_for(graph, self.config, self._launcher.available_slots())
         attempt = self._attempt = Attempt(self._attempt_number, graph, plan,
                                           started_ms=self._clock.now_ms())
-        latest = self._coordinator.restore_latest_checkpoint() or self._initial_savepoint
-        self._restore = plan_restore(
-            latest, self.job_graph, self.config.get(execution_options.ALLOW_NON_RESTORED_STATE))
-        if latest is not None:
-            log.info("job %s restores checkpoint %d", self.job_id, latest.checkpoint_id)
         payloads = [
             TaskManagerPayload(self.job_id, attempt.number, tm.index, *self.address,
                                self._secret, self.config.raw_items())
@@ -321,51 +332,15 @@ class JobManager:
         return None
 
     def _deploy(self, attempt: Attempt) -> None:
-        restore = self._restore
-        checkpoint_dir = self._storage.checkpoint_dir
-        for tm in attempt.plan.task_managers:
-            mine = {TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index)): restore.states.get(
-                        TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index)), {})
-                    for v in tm.subtasks}
-            log.debug("attempt %d: deploying %s to TaskManager %d (finished: %s)",
-                      attempt.number, sorted(mine), tm.index,
-                      sorted(restore.finished & set(mine)))
-            attempt.connections[tm.index].tell(msg.DeployTasks(
-                attempt.number, self._submission.graph_bytes, attempt.plan,
-                dict(attempt.addresses), mine, checkpoint_dir,
-                frozenset(restore.finished & set(mine)),
-                self._submission.python_dependencies))
-        for vertex in attempt.graph.vertices:
-            attempt.states[TaskId(vertex.job_vertex_id, vertex.subtask_index)] = (
-                ExecutionState.DEPLOYING)
-        attempt.deployed = True
-        self._start_source_coordinators(attempt)
+        deploy_tasks(attempt, self._restore, self._submission, self._storage.checkpoint_dir)
 
-    def _start_source_coordinators(self, attempt: Attempt) -> None:
-        latest = self._restore.checkpoint
-        for vertex, operator_id, source, parallelism in self._enumerated:
-            coordinator = SourceCoordinator(
-                vertex, operator_id, source, parallelism, self._assignments_for(attempt),
-                self._schedule_for(attempt), self._clock.now_ms)
-            restored = latest.task_states.get(coordinator.task) if latest else None
-            coordinator.start(restored if isinstance(restored, EnumeratorState) else None)
-            attempt.sources[vertex] = coordinator
-            self._checkpoints.apply(
-                self._coordinator.on_task_state_changed(coordinator.task, True))
-
-    def _schedule_for(self, attempt: Attempt) -> Callable[[float, Callable[[], None]], None]:
-        """Timers that die with the attempt."""
         def schedule(at_ms: float, callback: Callable[[], None]) -> None:
+            """Timers that die with the attempt."""
             self._loop.schedule(at_ms, lambda: callback() if self._attempt is attempt else None)
-        return schedule
 
-    def _assignments_for(self, attempt: Attempt) -> Callable[[SplitAssignment], None]:
-        def send(assignment: SplitAssignment) -> None:
-            task = TaskId(assignment.vertex, SubtaskIndex(assignment.subtask))
-            attempt.send(attempt.task_manager_of(task), msg.AssignSplits(
-                attempt.number, task, assignment.operator_id, assignment.splits,
-                assignment.no_more_splits))
-        return send
+        for source in start_source_coordinators(attempt, self._restore, self._enumerated,
+                                                schedule, self._clock.now_ms):
+            self._checkpoints.apply(self._coordinator.on_task_state_changed(source.task, True))
 
     def _end_attempt(self, attempt: Attempt) -> None:
         attempt.ended = True
@@ -375,26 +350,6 @@ class JobManager:
         attempt.release()
 
     # -- checkpointing -------------------------------------------------------------------
-
-    def _create_coordinator(self) -> CheckpointCoordinator:
-        self._initial_savepoint = None
-        recovery_path = self.config.get(execution_options.STATE_RECOVERY_PATH)
-        if recovery_path:
-            self._initial_savepoint = resolve_savepoint(recovery_path)
-        job_id = self.job_graph.job_id
-        storage = self._storage = CheckpointStorage.from_config(self.config, job_id, self._rng)
-        store = CompletedCheckpointStore.recover(
-            storage.job_dir, self.config.get(cp_options.NUM_RETAINED))
-        tasks = [TaskId(v.id, SubtaskIndex(i)) for v in self.job_graph.vertices
-                 for i in range(v.parallelism)]
-        sources = [TaskId(v.id, SubtaskIndex(i)) for v in self.job_graph.vertices
-                   if v.is_source for i in range(v.parallelism)]
-        self._enumerated = enumerated_sources(self.job_graph)
-        coordinators = [coordinator_task(vertex) for vertex, _, _, _ in self._enumerated]
-        everyone = frozenset(tasks + coordinators)
-        return CheckpointCoordinator(
-            job_id, self.config, CheckpointTaskSets(frozenset(sources), everyone, everyone),
-            storage, store, self._clock, self._rng)
 
     def _start_checkpointing_once_started(self, attempt: Attempt) -> None:
         """Periodic checkpoints begin once every subtask has reached RUNNING. A subtask that

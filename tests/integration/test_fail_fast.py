@@ -1,0 +1,168 @@
+"""Failures no restart can fix end the job at once (issue 16), on TaskManager threads.
+
+* a truncated state file in the savepoint a job starts from: FAILED after one attempt with
+  the ``CorruptStateError`` naming the file, although the restart strategy allows five more;
+* a savepoint holding state of an operator the job no longer has (no allowNonRestoredState):
+  FAILED with ``NonRestoredStateError`` before any TaskManager starts;
+* a damaged newest checkpoint found by a JobManager recovering the job's checkpoints: with the
+  fallback on it restores the older one and says so in its exception history; with it off the
+  JobManager refuses to start with the ``CorruptStateError`` naming ``_metadata``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from flintlock.common import Types
+from flintlock.common.job_status import JobStatus
+from flintlock.datastream.functions import MapFunction
+from flintlock.datastream.state import ValueStateDescriptor
+from flintlock.runtime.checkpoint.handles import CorruptStateError
+from flintlock.runtime.executor import JobHandle
+from flintlock.runtime.jobmanager import JobFailedError, JobManager
+from flintlock.runtime.jobmanager.history import JobEventKind
+from flintlock.runtime.state.errors import NonRestoredStateError
+from flintlock.testing.environments import local_configuration, local_environment
+from flintlock.testing.launchers import ThreadLauncher
+
+WAIT_S = 30.0
+STARTED = threading.Event()
+
+
+class _Slow(MapFunction):
+    """1 ms a record, so the job is still running when the test acts (chained to the source:
+    no buffers queue ahead of a barrier)."""
+
+    def map(self, value):
+        STARTED.set()
+        time.sleep(0.001)
+        return value
+
+
+class _Count(MapFunction):
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.INT()))
+
+    def map(self, value):
+        count = (self.count.value() or 0) + 1
+        self.count.update(count)
+        return value % 5, count
+
+
+def _build(env, keyed=True):
+    stream = env.from_collection(list(range(100_000))).map(_Slow()).uid("slow")
+    if keyed:
+        stream = stream.key_by(lambda v: v % 5).map(_Count()).uid("count")
+    stream.filter(lambda _: False).print()
+
+
+def _options(**extra):
+    return {"state.storage.fs.memory-threshold": "0 b", **extra}
+
+
+def _savepoint(tmp_path: Path) -> str:
+    STARTED.clear()
+    env = local_environment(tmp_path / "first", 1, options=_options())
+    env.enable_checkpointing(60_000)
+    _build(env)
+    client = env.execute_async("first")
+    assert STARTED.wait(WAIT_S) and client.jm.wait_until_running(WAIT_S)
+    path = client.trigger_savepoint(str(tmp_path / "sp")).result(WAIT_S)
+    client.cancel()
+    assert client.jm.wait_for_status({JobStatus.CANCELED}, WAIT_S)
+    assert client.join(WAIT_S)
+    return path
+
+
+def _state_files(directory: str) -> list[str]:
+    return [p for p in glob.glob(os.path.join(directory, "*"))
+            if not os.path.basename(p).startswith("_metadata")]
+
+
+def test_a_truncated_state_file_fails_the_job_in_one_attempt_naming_it(executor, tmp_path):
+    savepoint = _savepoint(tmp_path)
+    files = _state_files(savepoint)
+    assert files, "the savepoint wrote no state file"
+    for path in files:
+        data = Path(path).read_bytes()
+        Path(path).write_bytes(data[: len(data) // 2])
+    env = local_environment(tmp_path / "second", 1, restart_attempts=5, restart_delay="10 ms",
+                            options=_options(**{"execution.state-recovery.path": savepoint}))
+    env.enable_checkpointing(60_000)
+    _build(env)
+    with pytest.raises(JobFailedError) as failed:
+        env.execute("second")
+    cause = failed.value.__cause__
+    assert isinstance(cause, CorruptStateError)
+    assert cause.uri in {Path(p).as_uri() for p in files} | set(files)
+    assert cause.uri in str(failed.value)
+    assert len(executor.launchers[-1].attempts) == 1
+
+
+def test_state_of_a_removed_operator_fails_before_any_task_manager_starts(executor, tmp_path):
+    savepoint = _savepoint(tmp_path)
+    env = local_environment(tmp_path / "second", 1, restart_attempts=5, restart_delay="10 ms",
+                            options=_options(**{"execution.state-recovery.path": savepoint}))
+    env.enable_checkpointing(60_000)
+    _build(env, keyed=False)
+    with pytest.raises(JobFailedError) as failed:
+        env.execute("second")
+    assert isinstance(failed.value.__cause__, NonRestoredStateError)
+    assert executor.launchers[-1].attempts == []
+
+
+def _checkpointed_job(tmp_path: Path):
+    """A job cancelled after two completed checkpoints, which it retains."""
+    STARTED.clear()
+    env = local_environment(tmp_path, 1, options=_options(**{
+        "execution.checkpointing.num-retained": 2,
+        "execution.checkpointing.externalized-checkpoint-retention": "retain-on-cancellation"}))
+    env.enable_checkpointing(20)
+    _build(env)
+    client = env.execute_async("checkpointed")
+    job_dir = tmp_path / "chk" / client.get_job_id()
+    deadline = time.monotonic() + WAIT_S
+    while len(glob.glob(str(job_dir / "chk-*" / "_metadata.committed"))) < 2:
+        assert time.monotonic() < deadline, "no two checkpoints completed"
+        time.sleep(0.005)
+    client.cancel()
+    assert client.jm.wait_for_status({JobStatus.CANCELED}, WAIT_S)
+    assert client.join(WAIT_S)
+    ids = sorted(int(Path(p).parent.name[4:])
+                 for p in glob.glob(str(job_dir / "chk-*" / "_metadata.committed")))
+    return client.jm.job_graph, job_dir, ids
+
+
+def test_a_damaged_newest_checkpoint_falls_back_and_is_reported(executor, tmp_path):
+    job_graph, job_dir, ids = _checkpointed_job(tmp_path)
+    newest = job_dir / f"chk-{ids[-1]}" / "_metadata"
+    newest.write_bytes(newest.read_bytes()[:-7])
+    config = local_configuration(tmp_path, options=_options())
+    jm = JobManager(job_graph, config, ThreadLauncher())
+    events = jm.describe().events
+    assert [e.kind for e in events] == [JobEventKind.CHECKPOINT_FALLBACK]
+    assert str(newest) in events[0].message and f"checkpoint {ids[-2]}" in events[0].message
+    handle = JobHandle(jm)
+    try:
+        assert jm.wait_until_running(WAIT_S)
+        assert jm.describe().checkpoints.restored_checkpoint_id == ids[-2]
+    finally:
+        jm.cancel()
+        assert handle.join(WAIT_S)
+
+
+def test_with_the_fallback_off_a_damaged_newest_checkpoint_is_an_error(executor, tmp_path):
+    job_graph, job_dir, ids = _checkpointed_job(tmp_path)
+    newest = job_dir / f"chk-{ids[-1]}" / "_metadata"
+    newest.write_bytes(newest.read_bytes()[:-7])
+    config = local_configuration(tmp_path, options=_options(**{
+        "execution.checkpointing.recovery.fallback-to-older-checkpoint": False}))
+    with pytest.raises(CorruptStateError) as damaged:
+        JobManager(job_graph, config, ThreadLauncher())
+    assert str(newest) in str(damaged.value)
