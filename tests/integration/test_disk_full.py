@@ -1,0 +1,145 @@
+"""A full disk under checkpoint storage (issue 16), on TaskManager threads.
+
+The checkpoint directory is a ``fulldisk://`` storage (``flintlock.testing.full_disk``) whose
+writes fail with ``ENOSPC`` on cue: the TaskManagers' state files, or the JobManager's
+``_metadata``. Such a checkpoint is declined (or cannot be stored) and fails; with
+``execution.checkpointing.tolerable-failed-checkpoints`` the job keeps running in the same
+attempt and checkpoints again once space returns; without it the job fails over, as Flink
+does. Either way the output is exactly once.
+
+The job is throttled (2 ms a record) until the test releases it, so it is surely running
+while the disk is full; the test waits on what happened (refused writes, failed and completed
+checkpoints), never on time.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+
+import pytest
+
+from flintlock.common import Types, WatermarkStrategy
+from flintlock.datastream import CheckpointingMode
+from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+from flintlock.datastream.functions import MapFunction
+from flintlock.datastream.state import ValueStateDescriptor
+from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
+from flintlock.runtime.checkpoint.failure_manager import TooManyCheckpointFailuresError
+from flintlock.runtime.jobmanager.history import JobEventKind
+from flintlock.testing.environments import local_environment
+from flintlock.testing.full_disk import FullDisk
+
+N = 6000
+WAIT_S = 60.0
+RELEASE = threading.Event()
+
+
+class _Throttle(MapFunction):
+    def map(self, value):
+        RELEASE.wait(0.002)
+        return value
+
+
+class _Count(MapFunction):
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.INT()))
+
+    def map(self, value):
+        count = (self.count.value() or 0) + 1
+        self.count.update(count)
+        return value % 7, count
+
+
+def _expected():
+    counts = collections.Counter()
+    out = []
+    for value in range(N):
+        counts[value % 7] += 1
+        out.append((value % 7, counts[value % 7]))
+    return sorted(out)
+
+
+def _wait(condition, what):
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"waited in vain for {what}"
+        time.sleep(0.01)
+
+
+class _Run:
+    """The job's records, collected on a thread of their own."""
+
+    def __init__(self, env):
+        stream = (env.from_source(NumberSequenceSource(0, N - 1),
+                                  WatermarkStrategy.no_watermarks(), "numbers")
+                  .map(_Throttle()).key_by(lambda v: v % 7).map(_Count()))
+        self.records = stream.execute_and_collect()
+        self.jm = self.records.handle.jm
+        self.out = []
+        self.error = None
+        self._thread = threading.Thread(target=self._collect, daemon=True)
+        self._thread.start()
+
+    def _collect(self):
+        try:
+            self.out.extend(self.records)
+        except BaseException as exc:
+            self.error = exc
+
+    def finish(self):
+        RELEASE.set()
+        self._thread.join(WAIT_S)
+        assert not self._thread.is_alive() and self.error is None, self.error
+        return sorted(self.out)
+
+
+def _env(tmp_path, disk_uri, tolerable, restarts):
+    RELEASE.clear()
+    env = local_environment(tmp_path, 2, restart_attempts=restarts, restart_delay="10 ms",
+                            options={"execution.checkpointing.dir": disk_uri,
+                                     "execution.checkpointing.tolerable-failed-checkpoints":
+                                         tolerable,
+                                     "state.storage.fs.memory-threshold": "0 b"})
+    env.enable_checkpointing(20, CheckpointingMode.EXACTLY_ONCE)
+    return env
+
+
+REASON = {"state": CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION,
+          "metadata": CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE}
+
+
+@pytest.mark.parametrize("scope", ["state", "metadata"])
+def test_tolerated_full_disk_keeps_the_attempt_and_checkpoints_again(
+        executor, tmp_path, scope):
+    disk = FullDisk(f"fulldisk://tolerated-{scope}-{tmp_path.name}")
+    run = _Run(_env(tmp_path, disk.uri, tolerable=1000, restarts=0))
+    _wait(lambda: disk.committed_checkpoints(run.jm.job_id), "a first checkpoint")
+    disk.fill(scope)
+    before = max(disk.committed_checkpoints(run.jm.job_id))
+    failed = run.jm.describe().checkpoints.num_failed
+    _wait(lambda: disk.refused_writes() >= 3
+          and run.jm.describe().checkpoints.num_failed >= failed + 2, "failed checkpoints")
+    stats = run.jm.describe().checkpoints
+    reasons = {c.failure_reason for c in stats.history if c.checkpoint_id > before}
+    assert REASON[scope] in reasons, reasons
+    assert any("No space left on device" in c.failure_message for c in stats.history
+               if c.checkpoint_id > before), [c.failure_message for c in stats.history]
+    disk.free()
+    _wait(lambda: max(disk.committed_checkpoints(run.jm.job_id), default=0) > before,
+          "a checkpoint once space returned")
+    assert run.finish() == _expected()
+    assert len(executor.launchers[-1].attempts) == 1
+
+
+def test_without_tolerance_a_full_disk_fails_the_job_over(executor, tmp_path):
+    disk = FullDisk(f"fulldisk://intolerant-{tmp_path.name}")
+    run = _Run(_env(tmp_path, disk.uri, tolerable=0, restarts=3))
+    _wait(lambda: disk.committed_checkpoints(run.jm.job_id), "a first checkpoint")
+    disk.fill("state")
+    _wait(lambda: len(executor.launchers[-1].attempts) >= 2, "a failover")
+    disk.free()
+    assert run.finish() == _expected()
+    failures = [e for e in run.jm.describe().events if e.kind is JobEventKind.ATTEMPT_FAILED]
+    assert failures and failures[0].name == TooManyCheckpointFailuresError.__name__
