@@ -28,6 +28,7 @@ from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.stats import NO_METRICS, SubtaskCheckpointMetrics
 from flintlock.runtime.execution_state import ExecutionState
+from flintlock.runtime.metrics.report import SubtaskMetricsReport
 from flintlock.runtime.rpc import RemoteFailure
 
 DataAddress = tuple[str, int]
@@ -174,12 +175,13 @@ class ReleaseTaskManager:
 
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
-    """Sent both ways; from a TaskManager it carries each running subtask's time split
-    (``TaskTimeStatistics``: busy / backpressured / idle ms per second) since the last one."""
+    """Sent both ways; from a TaskManager it carries each running subtask's metrics
+    (``SubtaskMetricsReport``: Flink's task metrics, busy / backpressured / idle ms per second
+    since the last heartbeat among them, and the user's metrics)."""
 
     attempt: int
     tm_index: int
-    tasks: Mapping[TaskId, Any] = field(default_factory=dict)
+    tasks: Mapping[TaskId, SubtaskMetricsReport] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

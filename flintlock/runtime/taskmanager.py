@@ -49,6 +49,7 @@ from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointSt
 from flintlock.runtime.checkpoint.storage import read_state as read_checkpoint_state
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.messages import TaskManagerPayload
+from flintlock.runtime.metrics.groups import EXTRA_KEY
 from flintlock.runtime.network.buffer import BufferPoolDestroyedError, NetworkBufferPool
 from flintlock.runtime.network.gate import ProducerFailedError
 from flintlock.runtime.network.partition import ResultPartitionManager
@@ -59,6 +60,7 @@ from flintlock.runtime.network.transport import (
 )
 from flintlock.runtime.rpc import MessageDispatcher, RemoteFailure, RpcClient, RpcConnection
 from flintlock.runtime.state.snapshots import StateWriter
+from flintlock.runtime.task_metrics import TaskMetrics
 from flintlock.runtime.tasks.operators import create_operator
 from flintlock.runtime.tasks.stream_task import (
     CheckpointingSettings,
@@ -71,6 +73,8 @@ from flintlock.usercode.python_env import PreparedEnvironment, prepare_environme
 log = logging.getLogger(__name__)
 
 SAVEPOINT_LOCATION_WAIT_S = 60.0
+_REPORTING = frozenset({ExecutionState.RUNNING, ExecutionState.FINISHED})
+"""Subtasks whose metrics heartbeats carry: a finished one's final counts stay visible."""
 
 
 class TaskManagerError(FlintlockError):
@@ -99,6 +103,7 @@ class TaskManager:
         self._done = threading.Event()
         self._deployment: msg.DeployTasks | None = None
         self._tasks: dict[TaskId, StreamTask] = {}  # guarded by _lock
+        self._metrics: dict[TaskId, TaskMetrics] = {}  # set before its task is in _tasks
         self._threads: list[threading.Thread] = []
         self._savepoint_locations: dict[int, str] = {}  # guarded by _lock
         self._location_arrived = threading.Condition(self._lock)
@@ -226,13 +231,18 @@ class TaskManager:
             task_id = TaskId(subtask.job_vertex_id, SubtaskIndex(subtask.subtask_index))
             io = build_task_io(subtask, graph, plan, deployment.addresses,
                                self.payload.tm_index, net)
+            metrics = self._metrics[task_id] = TaskMetrics(
+                job_id=self.payload.job_id, job_name=job_graph.name,
+                tm_index=self.payload.tm_index, vertex_id=str(subtask.job_vertex_id),
+                task_name=job_graph.vertex(subtask.job_vertex_id).name,
+                subtask_index=subtask.subtask_index, attempt=deployment.attempt)
             spec = TaskSpec(
                 vertex=job_graph.vertex(subtask.job_vertex_id),
                 subtask_index=subtask.subtask_index, attempt_number=deployment.attempt,
                 configuration=self.config, checkpointing=settings,
                 restored=dict(deployment.restored.get(task_id, {})),
                 finished_on_restore=task_id in deployment.finished,
-                extra={"collect_send": self._send_collect,
+                extra={"collect_send": self._send_collect, EXTRA_KEY: metrics.groups,
                        "batch": job_graph.runtime_mode == "batch",
                        "job_parameters": self.config.get(execution_options.GLOBAL_JOB_PARAMETERS),
                        "auto_watermark_interval_ms":
@@ -354,9 +364,9 @@ class TaskManager:
         while not self._done.wait(interval_s):
             with self._lock:
                 tasks = dict(self._tasks)
-            samples = {task_id: sample() for task_id, task in tasks.items()
-                       if task.state is ExecutionState.RUNNING
-                       and (sample := getattr(task, "time_statistics", None)) is not None}
+            samples = {task_id: self._metrics[task_id].sample(task.io, task.time_statistics())
+                       for task_id, task in tasks.items()
+                       if task.state in _REPORTING and task_id in self._metrics}
             self.tell(msg.Heartbeat(self.payload.attempt, self.payload.tm_index, samples))
 
     def savepoint_location(self, checkpoint_id: int) -> str:

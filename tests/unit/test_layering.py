@@ -40,6 +40,7 @@ _RUNTIME_LEAVES = (  # I/O-free or socket-level helpers both sides of the contro
     "flintlock.runtime.cancellation",
     "flintlock.runtime.tls",
     "flintlock.runtime.execution_state",
+    "flintlock.runtime.metrics",
 )
 _CONTROL = (  # the control plane shared by the JobManager and the TaskManagers
     *_RUNTIME_LEAVES,
@@ -72,8 +73,16 @@ ALLOWED: dict[str, tuple[str, ...]] = {
         *_BASE, "flintlock.runtime.network", "flintlock.runtime.state", *_RUNTIME_LEAVES,
     ),
     "flintlock.runtime.rpc": ("flintlock.common", *_RUNTIME_LEAVES),
+    "flintlock.runtime.metrics": ("flintlock.common",),
     "flintlock.runtime.tasks": (*_BASE, *_DATA_PLANE, *_RUNTIME_LEAVES),
-    "flintlock.runtime.taskmanager": (*_BASE, *_DATA_PLANE, *_CONTROL, "flintlock.runtime.tasks"),
+    "flintlock.runtime.taskmanager": (
+        *_BASE, *_DATA_PLANE, *_CONTROL,
+        "flintlock.runtime.tasks", "flintlock.runtime.task_metrics",
+    ),
+    # the TaskManager's metric sampling: reads the data plane's counters into metric reports
+    "flintlock.runtime.task_metrics": (
+        *_BASE, *_DATA_PLANE, *_RUNTIME_LEAVES, "flintlock.runtime.tasks",
+    ),
     "flintlock.runtime.jobmanager": (
         *_BASE, "flintlock.runtime.state", "flintlock.runtime.checkpoint", *_CONTROL,
     ),
@@ -84,6 +93,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "flintlock.testing": ("flintlock",),
     "flintlock.cli": ("flintlock",),
     "flintlock.examples": ("flintlock.common", "flintlock.datastream"),
+    "flintlock.metrics": ("flintlock.common", "flintlock.runtime.metrics"),
     "flintlock": ("flintlock",),  # the root package's own __init__
 }
 

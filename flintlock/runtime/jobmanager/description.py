@@ -7,6 +7,7 @@ from typing import Any
 
 from flintlock.common.job_status import JobStatus
 from flintlock.runtime.jobmanager.history import JobEvent
+from flintlock.runtime.metrics.report import SubtaskMetricsReport
 
 
 @dataclass(frozen=True)
@@ -15,8 +16,8 @@ class TaskDescription:
     vertex_id: str
     subtask: int
     state: str
-    time: Any = None
-    """The latest ``TaskTimeStatistics`` (busy / backpressured / idle ms per second)."""
+    metrics: SubtaskMetricsReport | None = None
+    """The latest metrics its TaskManager reported with a heartbeat (None: none yet)."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from flintlock.common.config import Configuration
 from flintlock.common.ids import IntermediateDataSetId
 from flintlock.common.operator_spec import OperatorKind
 from flintlock.graph.job_graph import ChainedOperator, JobVertex
+from flintlock.runtime.metrics.groups import EXTRA_KEY
+from flintlock.runtime.metrics.report import INPUT_WATERMARK, OUTPUT_WATERMARK
 from flintlock.runtime.network.event_time import (
     MAX_WATERMARK,
     MIN_WATERMARK,
@@ -66,11 +68,12 @@ class _WriterOutput:
     """Sends a batch through a record writer (selector, pending lists); timestamped batches
     and watermarks as ``event_time`` describes."""
 
-    __slots__ = ("_emit", "_writer")
+    __slots__ = ("_emit", "_writer", "watermark")
 
     def __init__(self, writer: RecordWriter) -> None:
         self._writer = writer
         self._emit = writer.emit_batch
+        self.watermark = MIN_WATERMARK  # the last one sent (read by the metrics reporter)
 
     def collect_batch(self, records: list[Any]) -> None:
         if type(records) is TimestampedBatch:
@@ -79,6 +82,7 @@ class _WriterOutput:
             self._emit(records)
 
     def emit_watermark(self, timestamp: int) -> None:
+        self.watermark = timestamp
         self._writer.broadcast_event(Watermark(timestamp))
 
     def emit_watermark_status(self, idle: bool) -> None:
@@ -151,12 +155,23 @@ class OperatorChain:
         self.vertex = vertex
         self._env = env
         self._by_node: dict[int, ChainMember] = {}
+        self._writer_outputs: list[_WriterOutput] = []
         for spec in reversed(vertex.operators):  # successors exist before their predecessors
             self._by_node[spec.node_id] = self._build(spec, writers, create_operator)
         self.members: list[ChainMember] = [self._by_node[s.node_id] for s in vertex.operators]
         self.head = self.members[0].operator
         self._ended_inputs: set[int] = set()
         self._watermark = MIN_WATERMARK  # the last watermark handed to the head
+        groups = env.extra.get(EXTRA_KEY)
+        if groups is not None:  # Flink's task watermark gauges, read on the heartbeat thread
+            groups.task.gauge(INPUT_WATERMARK, lambda: self._watermark)
+            groups.task.gauge(OUTPUT_WATERMARK, self._output_watermark)
+
+    def _output_watermark(self) -> int:
+        """The lowest watermark sent downstream; a chain without outputs (ending in a sink)
+        reports its input watermark, as a sink's operator does in Flink."""
+        sent = [o.watermark for o in self._writer_outputs]
+        return min(sent) if sent else self._watermark
 
     def _build(
         self, spec: ChainedOperator, writers: Mapping[IntermediateDataSetId, RecordWriter],
@@ -171,7 +186,9 @@ class OperatorChain:
                 output = typed_edge(output, spec.output_type, spec.name, into_sink)
             by_tag.setdefault(chained.output_tag, []).append(output)
         for out in spec.non_chained_outputs:
-            by_tag.setdefault(out.output_tag, []).append(_WriterOutput(writers[out.data_set]))
+            writer_output = _WriterOutput(writers[out.data_set])
+            self._writer_outputs.append(writer_output)
+            by_tag.setdefault(out.output_tag, []).append(writer_output)
         outputs = by_tag.pop(None, [])
         side_outputs = {tag: _combine(targets) for tag, targets in by_tag.items() if tag}
         operator = create_operator(spec.operator)

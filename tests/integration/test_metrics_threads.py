@@ -1,0 +1,96 @@
+"""User and system metrics of a running job, TaskManagers as threads: a function registers a
+counter, a meter, a gauge and a distribution in ``open()`` with PyFlink's API (imports
+changed from ``pyflink`` to ``flintlock`` only), and the JobManager's description carries
+them per subtask, with Flink's task metrics, as the TaskManagers' heartbeats reported them.
+Waits are bounded polls for a value, never timed assertions."""
+
+import threading
+import time
+
+import pytest
+
+from flintlock.datastream import StreamExecutionEnvironment
+from flintlock.datastream.functions import MapFunction, RuntimeContext
+from flintlock.metrics import Counter, Distribution, Meter
+from flintlock.testing.environments import local_configuration
+from flintlock.testing.executor import use_thread_executor
+
+N = 2000
+RELEASE = threading.Event()  # the last record waits for it, so the job keeps running
+
+
+class CountingMap(MapFunction):
+    """Ported from PyFlink: only the imports differ."""
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        group = runtime_context.get_metrics_group()
+        self.seen: Counter = group.counter("seen")
+        self.events: Meter = group.add_group("rates").meter("events", time_span_in_seconds=60)
+        self.sizes: Distribution = group.add_group("parity", "even").distribution("values")
+        self.last = 0
+        group.gauge("last", lambda: self.last)
+
+    def map(self, value):
+        self.seen.inc()
+        self.events.mark_event()
+        if value % 2 == 0:
+            self.sizes.update(value)
+        self.last = value
+        if value == N - 1:
+            RELEASE.wait(60)
+        return value
+
+
+@pytest.fixture
+def client(monkeypatch, tmp_path):
+    use_thread_executor(monkeypatch)
+    RELEASE.clear()
+    config = local_configuration(tmp_path, options={
+        "rest.port": "0", "heartbeat.interval": "50 ms"})
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(1)
+    env.from_collection(list(range(N))).rebalance().map(CountingMap()).name("Counting") \
+        .filter(lambda x: False).print()
+    client = env.execute_async("metrics")
+    yield client
+    RELEASE.set()
+    assert client.join(60)
+
+
+def _metrics_when(client, vertex_name, ready, bound_s=60.0):
+    """The latest metrics report of subtask 0 of ``vertex_name`` once ``ready(report)``."""
+    deadline = time.monotonic() + bound_s
+    while time.monotonic() < deadline:
+        for task in client.jm.describe().tasks:
+            if vertex_name in task.vertex_name and task.metrics is not None \
+                    and ready(task.metrics):
+                return task.metrics
+        time.sleep(0.05)
+    raise AssertionError(f"no metrics of {vertex_name!r} as expected within {bound_s} s: "
+                         f"{[(t.vertex_name, t.metrics) for t in client.jm.describe().tasks]}")
+
+
+def test_user_metrics_registered_in_open_reach_the_job_manager(client):
+    report = _metrics_when(client, "Counting", lambda r: r.value("Counting.seen") == N)
+    assert report.value("Counting.rates.events") > 0  # a rate, events per second
+    assert report.value("Counting.last") == N - 1
+    values = report.value("Counting.parity.even.values")
+    assert (values.count, values.min, values.max) == (N // 2, 0, N - 2)
+    variables = dict(report.variables)
+    assert variables["job_name"] == "metrics" and variables["subtask_index"] == "0"
+    (point,) = [p for p in report.points if p.identifier == "Counting.parity.even.values"]
+    assert dict(point.scope.variables)["parity"] == "even"
+
+
+def test_task_metrics_of_a_source_and_its_consumer(client):
+    source = _metrics_when(client, "Source", lambda r: r.value("numRecordsOut") == N)
+    assert source.value("numBytesOut") > 0
+    assert source.value("numRecordsIn") == 0
+    consumer = _metrics_when(client, "Counting", lambda r: r.value("numBytesIn") > 0)
+    assert consumer.value("numBytesIn") <= source.value("numBytesOut")
+    for name in ("busyTimeMsPerSecond", "backPressuredTimeMsPerSecond", "idleTimeMsPerSecond"):
+        assert 0.0 <= consumer.value(name) <= 1000.0
+    assert 0.0 <= consumer.value("inPoolUsage") <= 1.0
+    assert 0.0 <= consumer.value("outPoolUsage") <= 1.0
+    assert consumer.value("currentInputWatermark") is not None
+    assert consumer.value("currentOutputWatermark") is not None
