@@ -16,12 +16,14 @@ set of partitions already turned into splits, so a restore never creates a split
 
 **Reader** (``KafkaPartitionReader``, task thread): one consumer per source subtask, created on
 the first poll. ``poll`` takes what librdkafka has fetched (never blocking: an empty answer is
-"nothing now"), deserializes values, advances each split's next offset and returns the values
-with their Kafka timestamps (``StampedRecords``; the source operator makes them the records'
-event timestamps). A bounded split is finished once the consumer's position reached its stop
-offset (positions also move past transaction markers, which are never delivered as records).
-Its snapshot is its unfinished splits; on checkpoint completion the offsets of that snapshot are
-committed to the consumer group, for monitoring only (Flink's ``commit.offsets.on.checkpoint``).
+"nothing now"), deserializes values (or whole ``KafkaRecord``s, for a record deserializer),
+advances each split's next offset and returns the values with their Kafka timestamps and
+partitions (``StampedRecords``): the source operator makes the timestamps the records' event
+timestamps and generates watermarks per partition (``per_split_watermarks``). A bounded
+split is finished once the consumer's position reached its stop offset (positions also move
+past transaction markers, which are never delivered as records). Its snapshot is its
+unfinished splits; on checkpoint completion the offsets of that snapshot are committed to the
+consumer group, for monitoring only (Flink's ``commit.offsets.on.checkpoint``).
 """
 
 from __future__ import annotations
