@@ -222,9 +222,11 @@ class PartitionDiscovery:
 
     def __init__(self, config: dict[str, Any], topics: tuple[str, ...], pattern: str | None,
                  starting: OffsetSpec, stopping: OffsetSpec | None,
-                 known: frozenset[tuple[str, int]] = frozenset()) -> None:
+                 known: frozenset[tuple[str, int]] = frozenset(),
+                 partitions: tuple[tuple[str, int], ...] = ()) -> None:
         self._config = config
         self._topics = topics
+        self._chosen = partitions  # set_partitions: only these
         self._pattern = re.compile(pattern) if pattern is not None else None
         self._starting = starting
         self._stopping = stopping
@@ -261,6 +263,9 @@ class PartitionDiscovery:
             metadata = consumer.list_topics(timeout=METADATA_TIMEOUT_S)
         except _kafka().KafkaException as failed:
             raise KafkaSourceError(f"cannot list the broker's topics: {failed}") from failed
+        if self._chosen:
+            return [(t, p) for t, p in self._chosen
+                    if t in metadata.topics and p in metadata.topics[t].partitions]
         if self._pattern is not None:
             names = sorted(t for t in metadata.topics if self._pattern.fullmatch(t))
         else:

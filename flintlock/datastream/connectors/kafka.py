@@ -195,9 +195,11 @@ class KafkaSource(Source):
 
     def __init__(self, properties: dict[str, str], topics: tuple[str, ...],
                  pattern: str | None, starting: OffsetSpec, stopping: OffsetSpec | None,
-                 bounded: bool, deserializer: Any, client_id_prefix: str) -> None:
+                 bounded: bool, deserializer: Any, client_id_prefix: str,
+                 partitions: tuple[tuple[str, int], ...] = ()) -> None:
         self._properties = properties
         self._topics = topics
+        self._partitions = partitions
         self._pattern = pattern
         self._starting = starting
         self._stopping = stopping
@@ -217,7 +219,8 @@ class KafkaSource(Source):
         known = restored_state.discovery if restored_state is not None else frozenset()
         discovery = PartitionDiscovery(
             client_config(self._properties, f"{self._client_id_prefix}-enumerator"),
-            self._topics, self._pattern, self._starting, self._stopping, known)
+            self._topics, self._pattern, self._starting, self._stopping, known,
+            self._partitions)
         interval = int(self._properties.get("partition.discovery.interval.ms",
                                             DEFAULT_DISCOVERY_INTERVAL_MS))
         return DealingEnumerator(parallelism, restored_state, discovery, bounded=self._bounded,
@@ -240,6 +243,8 @@ class KafkaSourceBuilder:
         self._properties: dict[str, str] = {}
         self._topics: tuple[str, ...] = ()
         self._pattern: str | None = None
+        self._partitions: tuple[tuple[str, int], ...] = ()
+        self._subscription: str | None = None  # topics, topic pattern or partitions
         self._starting = KafkaOffsetsInitializer.earliest()
         self._stopping: KafkaOffsetsInitializer | None = None
         self._bounded = False
@@ -255,8 +260,9 @@ class KafkaSourceBuilder:
         return self
 
     def set_topics(self, *topics: str) -> KafkaSourceBuilder:
-        self._topics = tuple(dict.fromkeys(_text(t, "topic") for t in topics))
-        self._pattern = None
+        chosen = tuple(dict.fromkeys(_text(t, "topic") for t in topics))
+        self._subscribe("topics")
+        self._topics = chosen
         return self
 
     def set_topic_pattern(self, topic_pattern: str) -> KafkaSourceBuilder:
@@ -265,9 +271,30 @@ class KafkaSourceBuilder:
         except re.error as bad:
             raise ValueError(f"topic pattern {topic_pattern!r} is not a regular expression: "
                              f"{bad}") from None
+        self._subscribe("topic pattern")
         self._pattern = topic_pattern
-        self._topics = ()
         return self
+
+    def set_partitions(self, partitions: Any) -> KafkaSourceBuilder:
+        """Exactly these partitions (a set of ``KafkaTopicPartition``); partition discovery
+        finds them once they exist, and nothing else."""
+        chosen = []
+        for tp in partitions:
+            if not isinstance(tp, KafkaTopicPartition):
+                raise TypeError(f"set_partitions takes KafkaTopicPartition values, got {tp!r}")
+            chosen.append(tp._to_tuple())
+        if not chosen:
+            raise ValueError("set_partitions needs at least one partition")
+        self._subscribe("partitions")
+        self._partitions = tuple(sorted(set(chosen)))
+        return self
+
+    def _subscribe(self, kind: str) -> None:
+        """One way of choosing partitions per source, as in Flink."""
+        if self._subscription not in (None, kind):
+            raise ValueError(f"cannot use {kind}: this KafkaSource already reads "
+                             f"{self._subscription}")
+        self._subscription = kind
 
     def set_starting_offsets(self, initializer: KafkaOffsetsInitializer) -> KafkaSourceBuilder:
         self._starting = _initializer(initializer)
@@ -320,9 +347,9 @@ class KafkaSourceBuilder:
         if "bootstrap.servers" not in props:
             raise ValueError("KafkaSource needs bootstrap servers: call "
                              "set_bootstrap_servers('host:9092')")
-        if not self._topics and self._pattern is None:
-            raise ValueError("KafkaSource needs topics: call set_topics(...) or "
-                             "set_topic_pattern(...)")
+        if self._subscription is None:
+            raise ValueError("KafkaSource needs topics: call set_topics(...), "
+                             "set_topic_pattern(...) or set_partitions(...)")
         if self._deserializer is None:
             raise ValueError("KafkaSource needs a deserializer: call "
                              "set_value_only_deserializer(SimpleStringSchema()) or "
@@ -335,7 +362,8 @@ class KafkaSourceBuilder:
         _check_int_property(props, "partition.discovery.interval.ms")
         return KafkaSource(props, self._topics, self._pattern, self._starting.spec,
                            self._stopping.spec if self._stopping is not None else None,
-                           self._bounded, self._deserializer, self._client_id_prefix)
+                           self._bounded, self._deserializer, self._client_id_prefix,
+                           self._partitions)
 
 
 def _initializer(value: Any) -> KafkaOffsetsInitializer:

@@ -324,3 +324,33 @@ def test_a_record_deserializer_sees_key_place_time_and_headers(broker):
     with pytest.raises(TypeError, match="set_value_only_deserializer"):
         KafkaSource.builder().set_deserializer(SimpleStringSchema())
     assert value_only.deserialize(KafkaRecord(topic, 0, 0, None, None, b"abc", ())) == "abc"
+
+
+def test_set_partitions_reads_exactly_those_and_excludes_other_subscriptions(broker):
+    topic = _topic(broker, partitions=3)
+    source = (KafkaSource.builder().set_bootstrap_servers(broker.bootstrap)
+              .set_partitions({KafkaTopicPartition(topic, 2), KafkaTopicPartition(topic, 0),
+                               KafkaTopicPartition(topic, 9)})
+              .set_value_only_deserializer(SimpleStringSchema()).build())
+    enumerator = source.create_enumerator(1, None)
+    assigned = []
+
+    class Context:
+        parallelism = 1
+
+        def assign_splits(self, subtask, splits):
+            assigned.extend(splits)
+
+        def signal_no_more_splits(self, subtask):
+            pass
+
+        def call_periodically(self, interval_ms, callback):
+            pass
+
+    enumerator.start(Context())
+    enumerator.add_reader(0)
+    assert [(s.topic, s.partition) for s in assigned] == [(topic, 0), (topic, 2)]
+    with pytest.raises(ValueError, match="already reads topics"):
+        KafkaSource.builder().set_topics("a").set_topic_pattern("b.*")
+    with pytest.raises(ValueError, match="already reads partitions"):
+        KafkaSource.builder().set_partitions({KafkaTopicPartition("a", 0)}).set_topics("a")
