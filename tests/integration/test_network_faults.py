@@ -1,0 +1,120 @@
+"""Network faults mid-job (issue 16), on TaskManager threads: a data connection between the
+TaskManagers or a TaskManager's RPC connection to the JobManager is reset, or silently drops
+every byte from some moment on (both ends stay open). Either way the job fails over, restores
+its latest completed checkpoint and finishes with exactly the failure-free output.
+
+Every connection the data plane (``network.transport``) or the control plane's client
+(``rpc.server.RpcClient``) dials goes through a ``flintlock.testing.proxy`` link the test
+breaks once the job is running and has completed a checkpoint. ``heartbeat.timeout`` is 2 s,
+so a silent link is found by the connection's (or the heartbeats') liveness, which names the
+timeout in the failure the exception history shows. The job is throttled until the test
+releases it; the test waits on events (links, checkpoints, attempts), not on time.
+"""
+
+from __future__ import annotations
+
+import collections
+import glob
+import threading
+import time
+
+import pytest
+
+from flintlock.common import Types, WatermarkStrategy
+from flintlock.datastream import CheckpointingMode
+from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+from flintlock.datastream.functions import MapFunction
+from flintlock.datastream.state import ValueStateDescriptor
+from flintlock.runtime.jobmanager.history import JobEventKind
+from flintlock.runtime.network import transport
+from flintlock.runtime.rpc import server as rpc_server
+from flintlock.testing.environments import local_environment
+from flintlock.testing.proxy import interpose
+
+N = 6000
+WAIT_S = 60.0
+RELEASE = threading.Event()
+
+
+class _Throttle(MapFunction):
+    def map(self, value):
+        RELEASE.wait(0.002)
+        return value
+
+
+class _Count(MapFunction):
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.INT()))
+
+    def map(self, value):
+        count = (self.count.value() or 0) + 1
+        self.count.update(count)
+        return value % 7, count
+
+
+def _expected():
+    counts = collections.Counter()
+    out = []
+    for value in range(N):
+        counts[value % 7] += 1
+        out.append((value % 7, counts[value % 7]))
+    return sorted(out)
+
+
+def _wait(condition, what):
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"waited in vain for {what}"
+        time.sleep(0.01)
+
+
+def _start(tmp_path):
+    RELEASE.clear()
+    env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="10 ms", options={
+        "heartbeat.interval": "200 ms", "heartbeat.timeout": "2 s"})
+    env.enable_checkpointing(20, CheckpointingMode.EXACTLY_ONCE)
+    records = (env.from_source(NumberSequenceSource(0, N - 1),
+                               WatermarkStrategy.no_watermarks(), "numbers")
+               .map(_Throttle()).key_by(lambda v: v % 7).map(_Count())).execute_and_collect()
+    out: list = []
+    errors: list = []
+
+    def collect():
+        try:
+            out.extend(records)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=collect, daemon=True)
+    thread.start()
+    jm = records.handle.jm
+
+    def finish():
+        RELEASE.set()
+        thread.join(WAIT_S)
+        assert not thread.is_alive() and not errors, errors
+        return sorted(out)
+
+    pattern = str(tmp_path / "chk" / jm.job_id / "chk-*" / "_metadata.committed")
+    _wait(lambda: glob.glob(pattern), "a completed checkpoint")
+    return jm, finish
+
+
+@pytest.mark.parametrize("fault", ["cut", "silence"])
+@pytest.mark.parametrize("plane", ["data", "rpc"])
+def test_a_broken_connection_fails_the_job_over_and_the_output_is_exactly_once(
+        executor, monkeypatch, tmp_path, plane, fault):
+    links = interpose(monkeypatch, transport if plane == "data" else rpc_server)
+    try:
+        jm, finish = _start(tmp_path)
+        _wait(links.open_links, f"an open {plane} connection")
+        victim = links.open_links()[0]
+        getattr(victim, fault)()
+        _wait(lambda: len(executor.launchers[-1].attempts) >= 2, "a failover")
+        assert finish() == _expected()
+        failures = [e for e in jm.describe().events if e.kind is JobEventKind.ATTEMPT_FAILED]
+        assert failures, "the job did not fail over"
+        if fault == "silence":
+            assert "heartbeat" in failures[0].message, failures[0]
+    finally:
+        links.close()
