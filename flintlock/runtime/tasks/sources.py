@@ -172,6 +172,8 @@ class ReaderSourceOperator(SourceOperator):
         self._note_splits(splits)
 
     def _note_splits(self, splits: list[Any]) -> None:
+        if not getattr(self._reader, "per_split_watermarks", False):
+            return
         ids = [split.split_id for split in splits if hasattr(split, "split_id")]
         if self._per_split is not None:
             for split_id in ids:

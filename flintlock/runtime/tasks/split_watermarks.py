@@ -3,8 +3,9 @@
 A source whose reader says which split each record came from gets one ``WatermarkEmitter``
 per split, each with its own largest timestamp and its own idleness (``with_idleness``: a
 split with no record for the timeout stops holding the others back). The source's watermark
-is the minimum over the splits that are not idle; when every split is idle, the source says it
-is idle; the first record of an idle split makes it active again.
+is the minimum over the splits that are not idle; when every split is idle — or the source
+has no split at all, e.g. more subtasks than Kafka partitions — the source says it is idle,
+so it does not hold back the watermarks downstream; the first record makes it active again.
 
 Laws: the emitted watermark never decreases; a split that has produced nothing (and is not
 idle) holds the source's watermark back, as in Flink; removing a split (it finished) can only
@@ -101,7 +102,7 @@ class SplitWatermarks:
             self._output.emit_watermark(final_watermark)
 
     def _combine(self) -> None:
-        if self._ended or not self._splits:
+        if self._ended:
             return
         active = [state.watermark for _, state in self._splits.values() if not state.idle]
         if not active:

@@ -78,6 +78,16 @@ def test_a_finished_split_no_longer_holds_back():
     assert out.events == [("watermark", 9), ("watermark", 499)]
 
 
+def test_a_source_without_splits_is_idle_until_its_first_record():
+    splits, out, _ = _make()
+    splits.on_periodic_emit()
+    assert out.events == [("idle", True)]
+    splits.add_split("a")
+    splits.on_timestamps(["a"], [40])
+    splits.on_periodic_emit()
+    assert out.events == [("idle", True), ("idle", False), ("watermark", 39)]
+
+
 def test_end_emits_the_final_watermark_once():
     splits, out, _ = _make()
     splits.on_timestamps(["a"], [10])
