@@ -83,12 +83,17 @@ class _Rows:
         schema = self._resolve(schema)
         if value is None:
             return None
-        if isinstance(schema, list):  # a union: the record branch a dict came from
-            if isinstance(value, dict):
-                records = [self._resolve(b) for b in schema]
-                fitting = [b for b in records if isinstance(b, dict) and b.get("type") == "record"
-                           and {f["name"] for f in b["fields"]} == set(value)]
-                return self.to_row(fitting[0], value) if fitting else value
+        if isinstance(schema, list):  # a union: the branch the value was read with
+            branches = [b for b in map(self._resolve, schema) if isinstance(b, dict)]
+            for branch in branches:
+                kind = branch.get("type")
+                if (kind == "array" and isinstance(value, list)) or (
+                        kind == "record" and isinstance(value, dict)
+                        and {f["name"] for f in branch["fields"]} == set(value)):
+                    return self.to_row(branch, value)
+            maps = [b for b in branches if b.get("type") == "map"]
+            if maps and isinstance(value, dict):
+                return self.to_row(maps[0], value)
             return value
         if isinstance(schema, dict):
             kind = schema.get("type")
@@ -102,15 +107,54 @@ class _Rows:
                 return {k: self.to_row(schema["values"], v) for k, v in value.items()}
         return value
 
-    def to_datum(self, value: Any) -> Any:
-        if hasattr(value, "as_dict") and hasattr(value, "get_field_names"):
-            names = value.get_field_names() or []
-            return {n: self.to_datum(v) for n, v in zip(names, list(value), strict=False)}
-        if isinstance(value, list):
-            return [self.to_datum(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self.to_datum(v) for k, v in value.items()}
+    def to_datum(self, schema: Any, value: Any) -> Any:
+        """``value`` as fastavro writes it for ``schema``: a record from a dict, from a named
+        Row whose names are the record's, or else field by field in the schema's order."""
+        schema = self._resolve(schema)
+        if value is None:
+            return None
+        if isinstance(schema, list):  # a union: the first branch of the value's kind
+            for branch in map(self._resolve, schema):
+                if isinstance(branch, dict) and _fits(branch.get("type"), value):
+                    return self.to_datum(branch, value)
+            return value
+        if not isinstance(schema, dict):
+            return value
+        kind = schema.get("type")
+        if kind == "record":
+            return self._record(schema, value)
+        if kind == "array" and isinstance(value, (list, tuple)):
+            return [self.to_datum(schema["items"], v) for v in value]
+        if kind == "map" and isinstance(value, dict):
+            return {k: self.to_datum(schema["values"], v) for k, v in value.items()}
         return value
+
+    def _record(self, schema: dict[str, Any], value: Any) -> Any:
+        fields = schema["fields"]
+        names = [f["name"] for f in fields]
+        if isinstance(value, dict):
+            values = [value.get(n) for n in names]
+        elif hasattr(value, "get_field_names") and set(value.get_field_names() or ()) == set(
+                names):
+            values = [value[n] for n in names]
+        elif isinstance(value, (tuple, list)) or hasattr(value, "get_field_names"):
+            values = list(value)
+            if len(values) != len(names):
+                raise FormatParseError(schema.get("name", "(record)"),
+                                       f"{len(values)} fields, the schema has {len(names)}")
+        else:
+            return value  # fastavro names what does not fit
+        return {f["name"]: self.to_datum(f["type"], v)
+                for f, v in zip(fields, values, strict=True)}
+
+
+def _fits(kind: Any, value: Any) -> bool:
+    """Whether a union branch of ``kind`` takes ``value`` (records, arrays, maps)."""
+    if kind == "record":
+        return isinstance(value, (tuple, dict)) or hasattr(value, "get_field_names")
+    if kind == "array":
+        return isinstance(value, list)
+    return kind == "map" and isinstance(value, dict)
 
 
 class AvroRowDeserializationSchema:
@@ -149,17 +193,9 @@ class AvroRowSerializationSchema:
                              "record classes (record_class) do not exist in flintlock")
         self._schema = _parsed(avro_schema_string, "AvroRowSerializationSchema")
         self._rows = _Rows(self._schema)
-        self._names = [f["name"] for f in self._schema["fields"]]
 
     def serialize(self, row: Any) -> bytes:
-        if isinstance(row, (tuple, list)) and not hasattr(row, "get_field_names"):
-            if len(row) != len(self._names):
-                raise FormatParseError("(record)", f"{len(row)} fields, the schema has "
-                                       f"{len(self._names)}")
-            row = dict(zip(self._names, row, strict=True))
-        datum = self._rows.to_datum(row)
-        if hasattr(row, "get_field_names") and not row.get_field_names():
-            datum = dict(zip(self._names, [self._rows.to_datum(v) for v in row], strict=False))
+        datum = self._rows.to_datum(self._schema, row)
         out = io.BytesIO()
         fastavro = _fastavro()
         try:

@@ -86,3 +86,20 @@ def test_malformed_avro_raises_a_typed_error():
     with pytest.raises(ValueError, match="invalid Avro schema"):
         AvroRowDeserializationSchema(avro_schema_string=json.dumps(
             {"type": "record", "name": "R", "fields": [{"name": "x", "type": "nothing"}]}))
+
+
+def test_rows_without_the_schema_s_names_are_written_field_by_field():
+    schema = json.dumps({"type": "record", "name": "Outer", "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "inner", "type": ["null", {"type": "record", "name": "In", "fields": [
+            {"name": "x", "type": "int"}]}]},
+        {"name": "more", "type": ["null", {"type": "array", "items": "In"}]}]})
+    writer = AvroRowSerializationSchema(avro_schema_string=schema)
+    reader = AvroRowDeserializationSchema(avro_schema_string=schema)
+    back = reader.deserialize(writer.serialize(Row(1, Row(2), [Row(3), (4,)])))
+    assert back == _row(["id", "inner", "more"],
+                        [1, _row(["x"], [2]), [_row(["x"], [3]), _row(["x"], [4])]])
+    assert reader.deserialize(writer.serialize((5, None, None))) == _row(
+        ["id", "inner", "more"], [5, None, None])
+    with pytest.raises(FormatParseError, match="2 fields, the schema has 1"):
+        writer.serialize((1, (2, 3), None))
