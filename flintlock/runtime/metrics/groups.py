@@ -88,7 +88,7 @@ class Gauge(Metric):
                 self._failed = True
                 log.warning("gauge %r cannot be read: %r", self.supplier, error)
             return None
-        return float(value)
+        return value  # an int stays one (watermarks are beyond a float's exact integers)
 
 
 @dataclass(frozen=True, slots=True)

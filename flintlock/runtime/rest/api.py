@@ -4,21 +4,33 @@
 401 and nothing else happens: no routing, no body read, no JobManager call. Then it routes
 Flink's paths to the JobManager's public API:
 
-=======  ===================================  =============================================
-GET      /jobs                                ids and statuses
-GET      /jobs/overview                       name, state, start time, task counts
-GET      /jobs/:jobid                         status, attempt, vertices with subtask states
-PATCH    /jobs/:jobid?mode=cancel             cancel (202)
-GET      /jobs/:jobid/checkpoints             counts, summary, latest, history
-GET      /jobs/:jobid/exceptions              attempt failures, checkpoint fallbacks
-POST     /jobs/:jobid/savepoints              {"target-directory", "cancel-job"} → request-id
-GET      /jobs/:jobid/savepoints/:triggerid   IN_PROGRESS / COMPLETED with location or cause
-POST     /jobs/:jobid/stop                    {"targetDirectory"} → request-id
-=======  ===================================  =============================================
+=======  ==============================================  ==================================
+GET      /jobs                                           ids and statuses
+GET      /jobs/overview                                  name, state, start time, task counts
+GET      /jobs/:jobid                                    status, attempt, vertices with
+                                                         subtask states and I/O metrics
+PATCH    /jobs/:jobid?mode=cancel                        cancel (202)
+GET      /jobs/:jobid/checkpoints                        counts, summary, latest, history
+GET      /jobs/:jobid/exceptions                         attempt failures, checkpoint fallbacks
+POST     /jobs/:jobid/savepoints                         {"target-directory", "cancel-job"}
+                                                         → request-id
+GET      /jobs/:jobid/savepoints/:triggerid              IN_PROGRESS / COMPLETED with
+                                                         location or cause
+POST     /jobs/:jobid/stop                               {"targetDirectory"} → request-id
+GET      /jobs/:jobid/vertices/:vertexid/metrics         ?get=0.numRecordsIn,... (values)
+GET      /jobs/:jobid/vertices/:vertexid/subtasks/metrics  ?get=...&agg=min,max,avg,sum
+GET      /jobs/:jobid/vertices/:vertexid/backpressure    ok / low / high per subtask
+GET      /jobs/:jobid/vertices/:vertexid/watermarks      each subtask's input watermark
+GET      /metrics                                        Prometheus text exposition
+=======  ==============================================  ==================================
 
-Errors use Flink's shape ``{"errors": ["..."]}``: 401 bad token, 404 unknown path, job or
-trigger, 405 wrong method, 400 a body that is not the JSON the path expects (naming the
-problem), 413 a body over 64 KiB, 409 a savepoint on a job that has ended.
+The table is data (``ROUTES``, a ``routes.RouteTable``): one entry per endpoint. The metric
+views are in ``metrics_views``, the Prometheus families in ``runtime.metrics.prometheus``.
+
+Errors use Flink's shape ``{"errors": ["..."]}``: 401 bad token, 404 unknown path, job,
+vertex or trigger, 405 wrong method, 400 a body that is not the JSON the path expects or a
+bad query parameter (naming the problem), 413 a body over 64 KiB, 409 a savepoint on a job
+that has ended.
 
 Thread ownership: ``handle`` runs on the HTTP server's workers, concurrently, and on its loop
 thread for a request without the token (which gets its 401 from ``authorized`` alone). It
@@ -43,8 +55,10 @@ from typing import Any, Protocol
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.job_status import JobStatus
-from flintlock.runtime.jobmanager import JobDescription
-from flintlock.runtime.rest import views
+from flintlock.runtime.jobmanager import JobDescription, TaskDescription
+from flintlock.runtime.metrics import SubtaskMetricsReport
+from flintlock.runtime.rest import metrics_views, views
+from flintlock.runtime.rest.routes import Route, RouteTable
 from flintlock.runtime.rest.triggers import (
     DuplicateTriggerError,
     SavepointTriggers,
@@ -53,6 +67,7 @@ from flintlock.runtime.rest.triggers import (
 )
 
 Json = dict[str, Any]
+Params = Mapping[str, str]
 
 
 class JobControl(Protocol):
@@ -99,9 +114,12 @@ class RestRequest:
 
 @dataclass(frozen=True, slots=True)
 class RestResponse:
+    """``body`` is JSON, or with a ``content_type`` the bytes to send as they are."""
+
     status: int
-    body: Json
+    body: Any
     headers: tuple[tuple[str, str], ...] = ()
+    content_type: str | None = None
 
 
 _SAVEPOINT_FIELDS: Mapping[str, tuple[type, ...]] = {
@@ -148,39 +166,15 @@ class RestApi:
     # -- routing -------------------------------------------------------------------------
 
     def _route(self, request: RestRequest) -> RestResponse:
-        parts = [part for part in request.path.split("/") if part]
-        if parts == ["jobs"]:
-            return self._only(request, "GET", self._jobs)
-        if parts == ["jobs", "overview"]:
-            return self._only(request, "GET", self._overview)
-        if len(parts) < 2 or parts[0] != "jobs":
+        match = ROUTES.match(request.method, request.path)
+        if match.handler is None:
+            if match.allowed:
+                raise HttpError(405, f"method {request.method} not allowed on {request.path}",
+                                (("Allow", ", ".join(match.allowed)),))
             raise HttpError(404, f"not found: {request.path}")
-        self._check_job(parts[1])
-        rest = parts[2:]
-        if not rest:
-            if request.method == "PATCH":
-                return self._cancel(request)
-            return self._only(request, "GET", self._details, allow="GET, PATCH")
-        if rest == ["checkpoints"]:
-            return self._only(request, "GET", self._checkpoints)
-        if rest == ["exceptions"]:
-            return self._only(request, "GET", lambda: RestResponse(
-                200, views.exceptions(self._describe())))
-        if rest == ["savepoints"]:
-            return self._only(request, "POST", lambda: self._savepoint(request))
-        if len(rest) == 2 and rest[0] == "savepoints":
-            return self._only(request, "GET", lambda: self._savepoint_status(rest[1]))
-        if rest == ["stop"]:
-            return self._only(request, "POST", lambda: self._stop(request))
-        raise HttpError(404, f"not found: {request.path}")
-
-    @staticmethod
-    def _only(request: RestRequest, method: str, handler: Callable[[], RestResponse],
-              allow: str | None = None) -> RestResponse:
-        if request.method != method:
-            raise HttpError(405, f"method {request.method} not allowed on {request.path}",
-                            (("Allow", allow or method),))
-        return handler()
+        if "jobid" in match.params:
+            self._check_job(match.params["jobid"])
+        return match.handler(self, request, match.params)
 
     def _check_job(self, job_id: str) -> None:
         if job_id != self._job.job_id:
@@ -200,21 +194,68 @@ class RestApi:
         self._last_description = description
         return description
 
-    def _jobs(self) -> RestResponse:
+    def _jobs(self, request: RestRequest, params: Params) -> RestResponse:
         return RestResponse(200, {"jobs": [views.job_id_and_status(self._describe())]})
 
-    def _overview(self) -> RestResponse:
+    def _overview(self, request: RestRequest, params: Params) -> RestResponse:
         return RestResponse(200, {"jobs": [views.job_overview(self._describe(), self._wall_ms())]})
 
-    def _details(self) -> RestResponse:
+    def _details(self, request: RestRequest, params: Params) -> RestResponse:
         return RestResponse(200, views.job_details(self._describe(), self._wall_ms()))
 
-    def _checkpoints(self) -> RestResponse:
+    def _checkpoints(self, request: RestRequest, params: Params) -> RestResponse:
         return RestResponse(200, views.checkpoints(self._describe().checkpoints))
+
+    def _exceptions(self, request: RestRequest, params: Params) -> RestResponse:
+        return RestResponse(200, views.exceptions(self._describe()))
+
+    def _vertex(self, params: Params) -> list[TaskDescription]:
+        tasks = [t for t in self._describe().tasks if t.vertex_id == params["vertexid"]]
+        if not tasks:
+            raise HttpError(404, f"vertex {params['vertexid']} not found in job "
+                                 f"{self._job.job_id}")
+        return tasks
+
+    def _vertex_metrics(self, request: RestRequest, params: Params) -> RestResponse:
+        get = metrics_views.query_list(request.query, "get")
+        return RestResponse(200, metrics_views.vertex_metrics(self._vertex(params), get))
+
+    def _subtasks_metrics(self, request: RestRequest, params: Params) -> RestResponse:
+        query = request.query
+        try:
+            body = metrics_views.subtasks_metrics(
+                self._vertex(params), metrics_views.query_list(query, "get"),
+                metrics_views.query_list(query, "agg"), query.get("subtasks", [""])[-1])
+        except ValueError as error:
+            raise HttpError(400, str(error)) from None
+        return RestResponse(200, body)
+
+    def _backpressure(self, request: RestRequest, params: Params) -> RestResponse:
+        return RestResponse(200, metrics_views.backpressure(self._vertex(params),
+                                                            self._wall_ms()))
+
+    def _watermarks(self, request: RestRequest, params: Params) -> RestResponse:
+        return RestResponse(200, metrics_views.watermarks(self._vertex(params)))
+
+    def _prometheus(self, request: RestRequest, params: Params) -> RestResponse:
+        body, content_type = self.exposition()
+        return RestResponse(200, body, content_type=content_type)
+
+    def exposition(self) -> tuple[bytes, str]:
+        """The job's metrics in Prometheus' text format (also served by the reporter port)."""
+        try:
+            from flintlock.runtime.metrics.prometheus import exposition
+            return exposition(self._reports)
+        except ImportError as error:
+            raise HttpError(501, f"the Prometheus exposition needs prometheus-client "
+                                 f"(pip install 'flintlock[prometheus]'): {error}") from None
+
+    def _reports(self) -> list[SubtaskMetricsReport]:
+        return [t.metrics for t in self._describe().tasks if t.metrics is not None]
 
     # -- actions -------------------------------------------------------------------------
 
-    def _cancel(self, request: RestRequest) -> RestResponse:
+    def _cancel(self, request: RestRequest, params: Params) -> RestResponse:
         mode = request.query.get("mode", ["cancel"])[-1]
         if mode != "cancel":
             raise HttpError(400, f"unsupported mode {mode!r} (expected 'cancel'; "
@@ -222,7 +263,7 @@ class RestApi:
         self._job.cancel()
         return RestResponse(202, {})
 
-    def _savepoint(self, request: RestRequest) -> RestResponse:
+    def _savepoint(self, request: RestRequest, params: Params) -> RestResponse:
         body = _json_object(request, _SAVEPOINT_FIELDS)
         self._check_running()
         future = self._job.trigger_savepoint(body.get("target-directory"))
@@ -234,7 +275,7 @@ class RestApi:
         if future.exception() is None:
             self._job.cancel()
 
-    def _stop(self, request: RestRequest) -> RestResponse:
+    def _stop(self, request: RestRequest, params: Params) -> RestResponse:
         body = _json_object(request, _STOP_FIELDS)
         if body.get("drain", False):
             raise HttpError(400, "field 'drain': draining (advancing to the end of event "
@@ -256,7 +297,8 @@ class RestApi:
             raise HttpError(409, str(error)) from None
         return RestResponse(202, {"request-id": trigger_id})
 
-    def _savepoint_status(self, trigger_id: str) -> RestResponse:
+    def _savepoint_status(self, request: RestRequest, params: Params) -> RestResponse:
+        trigger_id = params["triggerid"]
         try:
             status = self._triggers.status(trigger_id)
         except UnknownTriggerError as error:
@@ -266,6 +308,26 @@ class RestApi:
             body["operation"] = ({"location": status.location} if status.failure is None
                                  else {"failure-cause": _failure_cause(status.failure)})
         return RestResponse(200, body)
+
+
+Handler = Callable[[RestApi, RestRequest, "Params"], RestResponse]
+
+ROUTES: RouteTable[Handler] = RouteTable([
+    Route("GET", "/jobs", RestApi._jobs),
+    Route("GET", "/jobs/overview", RestApi._overview),
+    Route("GET", "/jobs/:jobid", RestApi._details),
+    Route("PATCH", "/jobs/:jobid", RestApi._cancel),
+    Route("GET", "/jobs/:jobid/checkpoints", RestApi._checkpoints),
+    Route("GET", "/jobs/:jobid/exceptions", RestApi._exceptions),
+    Route("POST", "/jobs/:jobid/savepoints", RestApi._savepoint),
+    Route("GET", "/jobs/:jobid/savepoints/:triggerid", RestApi._savepoint_status),
+    Route("POST", "/jobs/:jobid/stop", RestApi._stop),
+    Route("GET", "/jobs/:jobid/vertices/:vertexid/metrics", RestApi._vertex_metrics),
+    Route("GET", "/jobs/:jobid/vertices/:vertexid/subtasks/metrics", RestApi._subtasks_metrics),
+    Route("GET", "/jobs/:jobid/vertices/:vertexid/backpressure", RestApi._backpressure),
+    Route("GET", "/jobs/:jobid/vertices/:vertexid/watermarks", RestApi._watermarks),
+    Route("GET", "/metrics", RestApi._prometheus),
+])
 
 
 def _json_object(request: RestRequest, fields: Mapping[str, tuple[type, ...]]) -> Json:

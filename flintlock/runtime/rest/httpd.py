@@ -323,7 +323,7 @@ class HttpServer:
     def _respond(self, exchange: _Exchange, response: RestResponse) -> None:
         exchange.phase = Phase.WRITING
         exchange.out = memoryview(encode_response(response.status, response.body,
-                                                  response.headers))
+                                                  response.headers, response.content_type))
         self._selector.modify(exchange.sock, selectors.EVENT_WRITE)
         self._write(exchange)
 

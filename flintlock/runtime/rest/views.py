@@ -2,11 +2,12 @@
 ``/jobs/:jobid/checkpoints``) and built from the JobManager's ``JobDescription`` and the
 coordinator's ``CheckpointStatistics`` — the same numbers the logs and benchmarks show.
 
-Conventions taken from Flink: hyphenated keys for job fields (``start-time``), snake_case for
-checkpoint fields (``trigger_timestamp``), times in epoch milliseconds, durations in whole
-milliseconds, -1 for "not known". flintlock additions (``attempt``, per-vertex ``subtasks``,
-``alignment_duration`` and ``start_delay`` per checkpoint, ``counts.refused``) are extra keys
-that Flink clients ignore.
+Each vertex of ``/jobs/:jobid`` has Flink's ``metrics`` (records and bytes read and written,
+``metrics_views.vertex_io``). Conventions taken from Flink: hyphenated keys for job fields
+(``start-time``), snake_case for checkpoint fields (``trigger_timestamp``), times in epoch
+milliseconds, durations in whole milliseconds, -1 for "not known". flintlock additions
+(``attempt``, per-vertex ``subtasks``, ``alignment_duration`` and ``start_delay`` per
+checkpoint, ``counts.refused``) are extra keys that Flink clients ignore.
 
 Pure functions of immutable snapshots; safe on any thread.
 """
@@ -23,6 +24,7 @@ from flintlock.runtime.checkpoint.stats import (
     CheckpointStatus,
 )
 from flintlock.runtime.jobmanager import JobDescription, TaskDescription
+from flintlock.runtime.rest.metrics_views import vertex_io
 
 TASK_STATES = ("CREATED", "SCHEDULED", "DEPLOYING", "INITIALIZING", "RUNNING", "FINISHED",
                "CANCELING", "CANCELED", "FAILED", "RECONCILING")
@@ -87,6 +89,7 @@ def _vertex(tasks: list[TaskDescription]) -> Json:
         "status": aggregate_state(states), "tasks": _state_counts(states),
         "subtasks": [{"subtask": task.subtask, "status": task.state}
                      for task in sorted(tasks, key=lambda t: t.subtask)],
+        "metrics": vertex_io(tasks),
     }
 
 

@@ -127,14 +127,20 @@ def _head_end(buffer: bytearray) -> int:
     return min(ends) if ends else -1
 
 
-def encode_response(status: int, body: Any, headers: Iterable[tuple[str, str]] = ()) -> bytes:
-    """A complete HTTP/1.0 response with a JSON body; the connection closes after it."""
-    payload = json.dumps(body).encode("utf-8")
+def encode_response(status: int, body: Any, headers: Iterable[tuple[str, str]] = (),
+                    content_type: str | None = None) -> bytes:
+    """A complete HTTP/1.0 response with a JSON body, or with ``content_type`` the bytes
+    ``body`` as they are; the connection closes after it."""
+    if content_type is None:
+        payload = json.dumps(body).encode("utf-8")
+        content_type = "application/json; charset=utf-8"
+    else:
+        payload = bytes(body)
     lines = [
         f"HTTP/1.0 {status} {_reason(status)}",
         "Server: flintlock",
         f"Date: {email.utils.formatdate(usegmt=True)}",
-        "Content-Type: application/json; charset=utf-8",
+        f"Content-Type: {content_type}",
         f"Content-Length: {len(payload)}",
         *(f"{name}: {value}" for name, value in headers),
         "Connection: close",

@@ -1,0 +1,113 @@
+"""Subtask metric reports as Prometheus metric families, named and labelled like Flink's
+Prometheus reporter, and their text exposition — both by prometheus-client.
+
+Names: ``flink_taskmanager_job_task_`` then, for an operator's metric, ``operator_`` and the
+user's group names and keys (not values), then the metric's name, with every character
+Prometheus does not allow in a name replaced by ``_``: ``numRecordsIn`` of a subtask is
+``flink_taskmanager_job_task_numRecordsIn``; ``add_group("user", "alice").counter("hits")``
+in a map is ``flink_taskmanager_job_task_operator_user_hits{user="alice", ...}``.
+
+Labels: Flink's scope variables without brackets — ``host``, ``tm_id``, ``job_id``,
+``job_name``, ``task_id``, ``task_name``, ``subtask_index``, ``task_attempt_num``, and for
+operator metrics ``operator_id``, ``operator_name`` and the user's keys.
+
+Types: counters, gauges and meters (their rate) are gauges, as Flink's reporter exports them
+(a counter may go down); a distribution is a summary (``_count``, ``_sum``) with gauges
+``<name>_min`` and ``<name>_max``. A value that is not a finite number is left out.
+
+prometheus-client is imported when a collector is made: the rest of the package works
+without it (the ``prometheus`` extra installs it).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from flintlock.runtime.metrics.metrics import DistributionValue
+from flintlock.runtime.metrics.report import MetricPoint, SubtaskMetricsReport
+
+PREFIX = "flink_taskmanager_job_task"
+_INVALID_NAME = re.compile(r"[^a-zA-Z0-9_:]")
+_INVALID_LABEL = re.compile(r"[^a-zA-Z0-9_]")
+
+Sample = tuple[dict[str, str], float]
+
+
+def metric_name(point: MetricPoint, suffix: str = "") -> str:
+    parts = [PREFIX, *point.scope.logical, point.name + suffix]
+    return _INVALID_NAME.sub("_", "_".join(parts))
+
+
+def label_name(name: str) -> str:
+    cleaned = _INVALID_LABEL.sub("_", name)
+    return cleaned if not cleaned[:1].isdigit() else "_" + cleaned
+
+
+def families(reports: Iterable[SubtaskMetricsReport]) -> list[Any]:
+    """The metric families of ``reports`` (prometheus-client ``Metric`` objects)."""
+    from prometheus_client.core import GaugeMetricFamily, SummaryMetricFamily
+
+    gauges: dict[str, list[Sample]] = {}
+    summaries: dict[str, list[tuple[dict[str, str], DistributionValue]]] = {}
+    for report in reports:
+        for point in report.points:
+            labels = {label_name(k): v for k, v in (*report.variables, *point.scope.variables)}
+            value = point.value
+            if isinstance(value, DistributionValue):
+                summaries.setdefault(metric_name(point), []).append((labels, value))
+                for suffix, number in (("_min", value.min), ("_max", value.max)):
+                    _add(gauges, metric_name(point, suffix), labels, number)
+            else:
+                _add(gauges, metric_name(point), labels, value)
+    built: list[Any] = []
+    for name, samples in gauges.items():
+        keys = _label_keys(labels for labels, _ in samples)
+        family = GaugeMetricFamily(name, f"flintlock metric {name}", labels=keys)
+        for labels, number in samples:
+            family.add_metric([labels.get(k, "") for k in keys], number)
+        built.append(family)
+    for name, distributions in summaries.items():
+        keys = _label_keys(labels for labels, _ in distributions)
+        summary = SummaryMetricFamily(name, f"flintlock distribution {name}", labels=keys)
+        for labels, value in distributions:
+            summary.add_metric([labels.get(k, "") for k in keys], value.count, value.sum)
+        built.append(summary)
+    return built
+
+
+def _add(into: dict[str, list[Sample]], name: str, labels: dict[str, str], value: float) -> None:
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        into.setdefault(name, []).append((labels, float(value)))
+
+
+def _label_keys(label_sets: Iterable[dict[str, str]]) -> list[str]:
+    keys: dict[str, None] = {}
+    for labels in label_sets:
+        keys.update(dict.fromkeys(labels))
+    return list(keys)
+
+
+class ReportCollector:
+    """A prometheus-client collector over whatever reports ``source`` returns at scrape time
+    (called on the scraping thread; it must be thread-safe: a JobManager description is)."""
+
+    def __init__(self, source: Callable[[], Iterable[SubtaskMetricsReport]]) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[Any]:
+        yield from families(self._source())
+
+    def describe(self) -> list[Any]:
+        return []  # unknown until scraped: the registry must not call collect to describe
+
+
+def exposition(source: Callable[[], Iterable[SubtaskMetricsReport]]) -> tuple[bytes, str]:
+    """The text exposition of ``source``'s reports and its content type."""
+    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(ReportCollector(source))
+    return generate_latest(registry), CONTENT_TYPE_LATEST

@@ -1,0 +1,154 @@
+"""The REST API's metric routes, backpressure levels, the route table and the Prometheus
+exposition (parsed with prometheus-client's own parser), from fixed metric reports."""
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from flintlock.common.job_status import JobStatus
+from flintlock.runtime.jobmanager import JobDescription, TaskDescription
+from flintlock.runtime.metrics import SubtaskMetricGroups, SubtaskMetrics, TaskIOCounters
+from flintlock.runtime.metrics.report import TaskTimeSplit
+from flintlock.runtime.rest.api import ROUTES, RestApi, RestRequest
+from flintlock.runtime.rest.metrics_views import BackPressureLevel
+from flintlock.runtime.rest.routes import Route, RouteTable
+from flintlock.runtime.rest.triggers import SavepointTriggers
+
+JOB_ID = "0123456789abcdef0123456789abcdef"
+TOKEN = "t0ken"
+
+
+def _report(subtask, vertex_name, records_out, backpressured_ms, hits=None):
+    variables = {"host": "h", "tm_id": "tm-0", "job_id": JOB_ID, "job_name": "word count",
+                 "task_id": "v1", "task_name": vertex_name, "subtask_index": str(subtask),
+                 "task_attempt_num": "0"}
+    groups = SubtaskMetricGroups(task_variables=variables)
+    metrics = SubtaskMetrics(groups.registry, tuple(variables.items()), 0.0)
+    groups.task.gauge("currentInputWatermark", lambda: 1_700_000_000_123 + subtask)
+    if hits is not None:
+        groups.operator("op1", "Map").add_group("user", "alice").counter("hits").inc(hits)
+        groups.operator("op1", "Map").distribution("sizes").update(4)
+    io = TaskIOCounters(records_out // 2, records_out, 10, 20, 0.5, 0.75)
+    split = TaskTimeSplit(1000 - backpressured_ms, backpressured_ms, 0)
+    return metrics.sample(io, split, now_s=2.0, wall_ms=2000)
+
+
+class FakeJob:
+    job_id = JOB_ID
+
+    def __init__(self):
+        self.tasks = (
+            TaskDescription("Map", "v1", 0, "RUNNING", _report(0, "Map", 100, 50, hits=3)),
+            TaskDescription("Map", "v1", 1, "RUNNING", _report(1, "Map", 300, 700, hits=4)),
+            TaskDescription("Sink", "v2", 0, "RUNNING", None),
+        )
+
+    def describe(self, timeout_s=10.0):
+        return JobDescription(JOB_ID, "word count", "RUNNING", 0, 1_000, self.tasks, None)
+
+    def get_status(self):
+        return JobStatus.RUNNING
+
+
+@pytest.fixture
+def api():
+    return RestApi(FakeJob(), TOKEN, SavepointTriggers(lambda: "t"), job_name="word count",
+                   start_time_ms=1_000, wall_ms=lambda: 5_000)
+
+
+def get(api, path, **query):
+    return api.handle(RestRequest("GET", path, {k: [v] for k, v in query.items()},
+                                  f"Bearer {TOKEN}", lambda: b""))
+
+
+def test_vertex_metrics_list_and_values_with_subtask_prefixes(api):
+    path = f"/jobs/{JOB_ID}/vertices/v1/metrics"
+    listed = get(api, path).body
+    ids = {entry["id"] for entry in listed}
+    assert {"0.numRecordsOut", "1.numRecordsOut", "0.Map.user.alice.hits",
+            "1.backPressuredTimeMsPerSecond"} <= ids
+    values = get(api, path, get="0.numRecordsOut,1.Map.user.alice.hits,1.nope").body
+    assert values == [{"id": "0.numRecordsOut", "value": "100"},
+                      {"id": "1.Map.user.alice.hits", "value": "4"}]
+
+
+def test_subtask_aggregates(api):
+    path = f"/jobs/{JOB_ID}/vertices/v1/subtasks/metrics"
+    assert {"id": "numRecordsOut"} in get(api, path).body
+    (entry,) = get(api, path, get="numRecordsOut").body
+    assert entry == {"id": "numRecordsOut", "min": 100, "max": 300, "avg": 200.0, "sum": 400}
+    (only,) = get(api, path, get="numRecordsOut", agg="sum,max", subtasks="1").body
+    assert only == {"id": "numRecordsOut", "sum": 300, "max": 300}
+    response = get(api, path, get="numRecordsOut", agg="median")
+    assert response.status == 400 and "agg" in response.body["errors"][0]
+    assert get(api, path, get="numRecordsOut", subtasks="x").status == 400
+
+
+def test_backpressure_levels_follow_flinks_thresholds(api):
+    body = get(api, f"/jobs/{JOB_ID}/vertices/v1/backpressure").body
+    assert body["status"] == "ok" and body["backpressureLevel"] == "high"
+    assert body["end-timestamp"] == 5_000
+    assert [(s["subtask"], s["backpressureLevel"], s["ratio"]) for s in body["subtasks"]] == [
+        (0, "ok", 0.05), (1, "high", 0.7)]
+    assert body["subtasks"][1]["busyRatio"] == pytest.approx(0.3)
+    # a vertex nothing reported for yet has no level
+    assert get(api, f"/jobs/{JOB_ID}/vertices/v2/backpressure").body == {"status": "deprecated"}
+    levels = [BackPressureLevel.of(r).value for r in (0.0, 0.1, 0.1001, 0.5, 0.5001, 1.0)]
+    assert levels == ["ok", "ok", "low", "low", "high", "high"]
+
+
+def test_watermarks_and_vertex_io_in_job_details(api):
+    body = get(api, f"/jobs/{JOB_ID}/vertices/v1/watermarks").body
+    assert body == [{"id": "0.currentInputWatermark", "value": "1700000000123"},
+                    {"id": "1.currentInputWatermark", "value": "1700000000124"}]
+    vertices = get(api, f"/jobs/{JOB_ID}").body["vertices"]
+    (v1,) = [v for v in vertices if v["id"] == "v1"]
+    assert v1["metrics"]["write-records"] == 400 and v1["metrics"]["read-records"] == 200
+    assert v1["metrics"]["write-records-complete"] is False
+
+
+def test_unknown_vertex_job_and_method(api):
+    assert get(api, f"/jobs/{JOB_ID}/vertices/v9/metrics").status == 404
+    assert get(api, f"/jobs/{'f' * 32}/vertices/v1/metrics").status == 404
+    response = api.handle(RestRequest("POST", f"/jobs/{JOB_ID}/vertices/v1/metrics", {},
+                                      f"Bearer {TOKEN}", lambda: b""))
+    assert response.status == 405 and ("Allow", "GET") in response.headers
+    response = api.handle(RestRequest("DELETE", f"/jobs/{JOB_ID}", {}, f"Bearer {TOKEN}",
+                                      lambda: b""))
+    assert response.status == 405 and ("Allow", "GET, PATCH") in response.headers
+
+
+def test_route_table_literals_win_and_duplicates_are_refused():
+    table = RouteTable([Route("GET", "/jobs/:jobid", "job"),
+                        Route("GET", "/jobs/overview", "overview")])
+    assert table.match("GET", "/jobs/overview").handler == "overview"
+    match = table.match("GET", "/jobs/abc/")
+    assert match.handler == "job" and match.params == {"jobid": "abc"}
+    assert table.match("GET", "/jobs/abc/x").allowed == ()
+    with pytest.raises(ValueError, match="two routes"):
+        RouteTable([Route("GET", "/jobs/:a", 1), Route("GET", "/jobs/:b", 2)])
+    assert len(ROUTES.routes) == len({(r.method, r.pattern) for r in ROUTES.routes})
+
+
+def test_prometheus_exposition_parses_with_flinks_names_and_labels(api):
+    response = get(api, "/metrics")
+    assert response.status == 200 and response.content_type.startswith("text/plain")
+    families = {f.name: f for f in text_string_to_metric_families(response.body.decode())}
+    records = families["flink_taskmanager_job_task_numRecordsOut"]
+    assert {(s.labels["subtask_index"], s.value) for s in records.samples} == {
+        ("0", 100.0), ("1", 300.0)}
+    assert records.samples[0].labels["job_name"] == "word count"
+    assert records.samples[0].labels["task_name"] == "Map"
+    hits = families["flink_taskmanager_job_task_operator_user_hits"]
+    assert {(s.labels["user"], s.labels["operator_name"], s.value) for s in hits.samples} == {
+        ("alice", "Map", 3.0), ("alice", "Map", 4.0)}
+    sizes = families["flink_taskmanager_job_task_operator_sizes"]
+    assert sizes.type == "summary"
+    assert {s.name: s.value for s in sizes.samples if s.labels["subtask_index"] == "0"} == {
+        "flink_taskmanager_job_task_operator_sizes_count": 1.0,
+        "flink_taskmanager_job_task_operator_sizes_sum": 4.0}
+    assert families["flink_taskmanager_job_task_operator_sizes_max"].samples[0].value == 4.0
+
+
+def test_prometheus_exposition_needs_the_token(api):
+    response = api.handle(RestRequest("GET", "/metrics", {}, None, lambda: b""))
+    assert response.status == 401
