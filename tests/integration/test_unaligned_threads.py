@@ -13,7 +13,13 @@ import pytest
 from flintlock.common import WatermarkStrategy
 from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
-from flintlock.runtime.tasks import channel_state_io, stream_task, timeoutable
+from flintlock.runtime.tasks import (
+    channel_state_io,
+    input_processor,
+    stream_task,
+    subtask_checkpointer,
+    timeoutable,
+)
 from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
 
@@ -43,8 +49,8 @@ def executor(monkeypatch):
     WRITTEN.clear()
     RESTORED.clear()
     CONVERTED.clear()
-    monkeypatch.setattr(stream_task, "ReceivedBarriers", _RecordingReceivedBarriers)
-    monkeypatch.setattr(stream_task, "write_channel_state", _recording_write)
+    monkeypatch.setattr(input_processor, "ReceivedBarriers", _RecordingReceivedBarriers)
+    monkeypatch.setattr(subtask_checkpointer, "write_channel_state", _recording_write)
     monkeypatch.setattr(stream_task, "read_channel_state", _recording_read)
     return use_thread_executor(monkeypatch)
 
