@@ -152,3 +152,44 @@ def test_prometheus_exposition_parses_with_flinks_names_and_labels(api):
 def test_prometheus_exposition_needs_the_token(api):
     response = api.handle(RestRequest("GET", "/metrics", {}, None, lambda: b""))
     assert response.status == 401
+
+
+def test_reporter_ports_and_configuration_errors():
+    from flintlock.common.config import Configuration
+    from flintlock.runtime.rest.reporter import (
+        PrometheusReporter,
+        ReporterConfigurationError,
+        reporter_ports,
+    )
+
+    assert reporter_ports("9249") == [9249]
+    assert reporter_ports("9250-9252") == [9250, 9251, 9252]
+    for bad in ("x", "9252-9250", "70000"):
+        with pytest.raises(ReporterConfigurationError, match=r"metrics\.reporter\.prom\.port"):
+            reporter_ports(bad)
+    assert PrometheusReporter.bind(Configuration()) is None  # not configured: no reporter
+    wrong = Configuration().set_string("metrics.reporter.prom.factory.class", "com.example.X")
+    with pytest.raises(ReporterConfigurationError, match="PrometheusReporterFactory"):
+        PrometheusReporter.bind(wrong)
+
+
+def test_reporter_skips_taken_ports_of_a_range():
+    import socket
+
+    from flintlock.common.config import Configuration
+    from flintlock.runtime.rest.reporter import PrometheusReporter
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        config = (Configuration()
+                  .set_string("metrics.reporter.prom.factory.class",
+                              "org.apache.flink.metrics.prometheus.PrometheusReporterFactory")
+                  .set_string("metrics.reporter.prom.port", f"{port}-{port + 20}"))
+        reporter = PrometheusReporter.bind(config)
+        assert reporter is not None
+        try:
+            assert port < reporter.address[1] <= port + 20
+        finally:
+            reporter.close()
+        only_taken = config.set_string("metrics.reporter.prom.port", str(port))
+        assert PrometheusReporter.bind(only_taken) is None

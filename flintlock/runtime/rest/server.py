@@ -18,6 +18,9 @@ Anyone who reaches the port may connect, token or not, so the HTTP server (``htt
 no thread for a client and gives each request an absolute deadline and each unauthenticated
 connection a place under a cap (issue 14; see ``httpd`` for the design).
 
+With ``metrics.reporter.prom.factory.class`` set, the endpoint also binds the job's
+Prometheus reporter (``reporter``) and starts and closes it with itself.
+
 Closing (the job has ended): the job file is removed first, so ``flintlock list`` stops
 showing the job; savepoints still in progress are failed; then the endpoint waits — at most
 ``linger_s``, and only if a client with the token started a savepoint whose outcome it has
@@ -50,6 +53,7 @@ from flintlock.runtime.jobmanager import JobManager
 from flintlock.runtime.rest.api import JobControl, RestApi
 from flintlock.runtime.rest.httpd import MAX_PENDING_REQUESTS, REQUEST_TIMEOUT_S, HttpServer
 from flintlock.runtime.rest.jobfiles import JobFile, JobFileError, write_job_file
+from flintlock.runtime.rest.reporter import PrometheusReporter
 from flintlock.runtime.rest.triggers import SavepointTriggers
 from flintlock.runtime.rest.wire import MAX_BODY_BYTES
 from flintlock.runtime.tls.contexts import RestTls, rest_server_tls, warn_if_exposed
@@ -85,7 +89,8 @@ class RestEndpoint:
                  linger_s: float = DEFAULT_LINGER_S,
                  request_timeout_s: float = REQUEST_TIMEOUT_S,
                  max_pending_requests: int = MAX_PENDING_REQUESTS,
-                 tls: RestTls | None = None) -> None:
+                 tls: RestTls | None = None,
+                 reporter: PrometheusReporter | None = None) -> None:
         self.token = token or secrets.token_urlsafe(32)
         self._tls = tls
         self.job_id = ""
@@ -97,6 +102,7 @@ class RestEndpoint:
         self._requested_port = port
         self._server = _bind(bind_address, port, request_timeout_s, max_pending_requests,
                              tls.context if tls is not None else None)
+        self.reporter = reporter
         self._serving = False
         self._closed = False
         self._close_lock = threading.Lock()
@@ -109,7 +115,14 @@ class RestEndpoint:
         tls = rest_server_tls(configuration)
         if tls is None:
             warn_if_exposed(host, "the REST endpoint", security_options.REST_ENABLED.key)
-        return cls(host, configuration.get(cluster_options.REST_PORT), tls=tls, **kwargs)
+        reporter = PrometheusReporter.bind(configuration)
+        try:
+            return cls(host, configuration.get(cluster_options.REST_PORT), tls=tls,
+                       reporter=reporter, **kwargs)
+        except BaseException:
+            if reporter is not None:
+                reporter.close()
+            raise
 
     def serve(self, job: JobControl, name: str | None = None) -> RestEndpoint:
         """Starts answering requests about ``job`` and writes its job file."""
@@ -121,6 +134,8 @@ class RestEndpoint:
                       start_time_ms=start_time_ms)
         self._server.start(api, f"flintlock-rest-{self.job_id[:8]}")
         self._serving = True
+        if self.reporter is not None:
+            self.reporter.start(api.exposition, self.job_id)
         if self._requested_port not in (0, self.address[1]):
             log.warning("rest.port %d is taken; the REST endpoint of job %s uses port %d",
                         self._requested_port, self.job_id, self.address[1])
@@ -169,6 +184,8 @@ class RestEndpoint:
             log.info("job %s: savepoint outcomes %s were never fetched over REST",
                      self.job_id, self._triggers.unfetched())
         self._server.close()
+        if self.reporter is not None:
+            self.reporter.close()
 
 
 def _bind(host: str, port: int, request_timeout_s: float, max_pending_requests: int,

@@ -1,0 +1,153 @@
+"""Metrics over REST and Prometheus for running jobs, TaskManagers as threads: backpressure
+HIGH before a deliberately slow operator and OK at it, numRecordsOut growing, and a user
+counter registered in ``open()`` read back from the REST API, from ``GET /metrics`` and from
+the Prometheus reporter's own port, both parsed with prometheus-client's parser. Waits are
+bounded polls for a value, never timed assertions."""
+
+import json
+import threading
+import time
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from flintlock.datastream import StreamExecutionEnvironment
+from flintlock.datastream.functions import MapFunction
+from flintlock.testing.environments import local_configuration
+from flintlock.testing.executor import use_thread_executor
+
+N = 3000
+RELEASE = threading.Event()  # the last record of the bounded job waits for it
+STOP = threading.Event()  # ends the slow operator's waits once a test is done
+
+
+class CountingMap(MapFunction):
+    def open(self, runtime_context):
+        self.seen = runtime_context.get_metrics_group().add_group("app", "demo").counter("seen")
+
+    def map(self, value):
+        self.seen.inc()
+        if value == N - 1:
+            RELEASE.wait(60)
+        return value
+
+
+def _slow(value):
+    STOP.wait(0.001)
+    return value
+
+
+def _environment(tmp_path, **options):
+    config = local_configuration(tmp_path, options={
+        "rest.port": "0", "heartbeat.interval": "100 ms", **options})
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(1)
+    return env
+
+
+@pytest.fixture
+def executor(monkeypatch):
+    RELEASE.clear()
+    STOP.clear()
+    return use_thread_executor(monkeypatch)
+
+
+def _get(client, path, raw=False):
+    endpoint = client.rest_endpoint
+    request = urllib.request.Request(endpoint.url + path,
+                                     headers={"Authorization": f"Bearer {endpoint.token}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        body = response.read()
+    return body.decode() if raw else json.loads(body)
+
+
+def _vertex_ids(client):
+    assert client.jm.wait_until_running(60)
+    job = _get(client, f"/jobs/{client.get_job_id()}")
+    return {vertex["name"]: vertex["id"] for vertex in job["vertices"]}
+
+
+def _poll(read, ready, what, bound_s=60.0):
+    deadline = time.monotonic() + bound_s
+    value = None
+    while time.monotonic() < deadline:
+        value = read()
+        if ready(value):
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"{what} within {bound_s} s; last seen: {value!r}")
+
+
+def test_backpressure_high_before_a_slow_operator_and_ok_at_it(executor, tmp_path):
+    env = _environment(tmp_path)
+    env.from_collection(list(range(1_000_000))).map(lambda x: x).name("Fast") \
+        .rebalance().map(_slow).name("Slow").filter(lambda x: False).print()
+    client = env.execute_async("backpressure")
+    try:
+        ids = _vertex_ids(client)
+        (fast,) = [v for name, v in ids.items() if "Fast" in name]
+        (slow,) = [v for name, v in ids.items() if "Slow" in name]
+        job = client.get_job_id()
+
+        def level(vertex):
+            return lambda: _get(client, f"/jobs/{job}/vertices/{vertex}/backpressure")
+
+        body = _poll(level(fast), lambda b: b.get("backpressureLevel") == "high",
+                     "backpressure HIGH on the vertex before the slow one")
+        assert body["subtasks"][0]["ratio"] > 0.5
+        at_slow = _poll(level(slow), lambda b: b.get("status") == "ok", "a level at the slow one")
+        assert at_slow["backpressureLevel"] == "ok"
+        assert at_slow["subtasks"][0]["busyRatio"] > 0.5
+
+        def records_out():
+            (entry,) = _get(client, f"/jobs/{job}/vertices/{fast}/subtasks/metrics"
+                                    "?get=numRecordsOut&agg=sum")
+            return entry["sum"]
+
+        first = _poll(records_out, lambda n: n > 0, "records out of the fast vertex")
+        _poll(records_out, lambda n: n > first, "numRecordsOut growing")
+    finally:
+        STOP.set()
+        client.jm.cancel()
+        assert client.join(60)
+
+
+def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
+    env = _environment(tmp_path, **{
+        "metrics.reporter.prom.factory.class":
+            "org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
+        "metrics.reporter.prom.port": "0"})
+    env.from_collection(list(range(N))).rebalance().map(CountingMap()).name("Counting") \
+        .filter(lambda x: False).print()
+    client = env.execute_async("prometheus")
+    try:
+        job = client.get_job_id()
+        (counting,) = [v for name, v in _vertex_ids(client).items() if "Counting" in name]
+        metric_id = "0.Counting.app.demo.seen"
+
+        def seen():
+            return _get(client, f"/jobs/{job}/vertices/{counting}/metrics?get={metric_id}")
+
+        assert _poll(seen, lambda b: b == [{"id": metric_id, "value": str(N)}],
+                     f"the counter at {N}")
+        reporter = client.rest_endpoint.reporter
+        assert reporter is not None
+        host, port = reporter.address
+        with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=10) as response:
+            scraped = response.read().decode()
+        for text in (scraped, _get(client, "/metrics", raw=True)):
+            families = {f.name: f for f in text_string_to_metric_families(text)}
+            (sample,) = families["flink_taskmanager_job_task_operator_app_seen"].samples
+            assert sample.value == N
+            assert sample.labels["app"] == "demo"
+            assert sample.labels["operator_name"] == "Counting"
+            assert sample.labels["job_id"] == job and sample.labels["job_name"] == "prometheus"
+            assert sample.labels["subtask_index"] == "0"
+            assert "Counting" in sample.labels["task_name"]
+            source_out = families["flink_taskmanager_job_task_numRecordsOut"]
+            assert max(s.value for s in source_out.samples) == N
+    finally:
+        RELEASE.set()
+        STOP.set()
+        assert client.join(60)
