@@ -11,18 +11,8 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Callable
 
 WAIT_S = 10.0
-
-
-def wait_until(predicate: Callable[[], bool], timeout_s: float = WAIT_S) -> None:
-    """Bounded wait for another thread's progress (raises if it never comes)."""
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached within the bound")
-        time.sleep(0.005)
 
 
 def open_silent(address: tuple[str, int], count: int) -> list[socket.socket]:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,13 +42,6 @@ SECRET = b"conformance-secret-0123456789abc"
 SEGMENT = 4096
 
 
-def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    """Bounded wait for another thread's progress (raises if it never comes)."""
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached within the bound")
-        time.sleep(0.002)
 
 
 @dataclass

@@ -11,7 +11,8 @@ from flintlock.runtime.network.buffer import BufferRequestTimeoutError, DataType
 from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.gate import InputChannelError, ProducerFailedError
 from flintlock.runtime.network.partition import PartitionNotFoundError
-from tests.conformance.conftest import Cluster, remote, wait_until, write
+from flintlock.testing.waiting import wait_until
+from tests.conformance.conftest import Cluster, remote, write
 
 
 class Boom(Exception):

@@ -30,15 +30,8 @@ from flintlock.runtime.network.protocol import (
     PartitionRequest,
     encode_buffer_header,
 )
-from tests.conformance.conftest import (
-    SECRET,
-    Cluster,
-    Node,
-    raw_connection,
-    request_frame,
-    wait_until,
-    write,
-)
+from flintlock.testing.waiting import wait_until
+from tests.conformance.conftest import SECRET, Cluster, Node, raw_connection, request_frame, write
 
 pytestmark = pytest.mark.slow
 

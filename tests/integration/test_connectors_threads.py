@@ -4,7 +4,6 @@ enumerators) and real TaskManagers hosted as threads."""
 import glob
 import os
 import threading
-import time
 
 import pytest
 import redis
@@ -29,6 +28,7 @@ from flintlock.datastream.connectors.redis import (
 )
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnceAfter
+from flintlock.testing.waiting import poll_until
 from tests.unit.connectors.redis_server import redis_server
 
 NEW_FILE_SEEN = threading.Event()
@@ -120,14 +120,6 @@ def test_file_to_file_restart_in_the_middle_is_exactly_once(executor, tmp_path):
                if not name.startswith("."))
 
 
-def _wait_for(condition, timeout_s=30.0):
-    """Polls ``condition`` until it holds (True) or the timeout passes (False)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
 
 
 class SignalNewFile:
@@ -156,7 +148,7 @@ def test_continuous_file_source_picks_up_a_file_added_while_running(executor, tm
         (source_dir / ".late.tmp").write_text("late arrival\n")
         os.rename(source_dir / ".late.tmp", source_dir / "late.txt")
         assert NEW_FILE_SEEN.wait(30), "the new file was never read"
-        assert _wait_for(lambda: "late arrival" in _committed_lines(tmp_path / "out")), \
+        assert poll_until(lambda: "late arrival" in _committed_lines(tmp_path / "out")), \
             "the line of the new file was never committed"
     finally:
         client.cancel()
@@ -266,9 +258,9 @@ def test_unbounded_redis_source_delivers_entries_added_while_running(executor, t
         return [fields["value"] for _, fields in client.xrange("echo")]
 
     try:
-        assert _wait_for(lambda: echoed() == ["before"])
+        assert poll_until(lambda: echoed() == ["before"])
         client.xadd("live", {"value": "during"})
-        assert _wait_for(lambda: echoed() == ["before", "during"])
+        assert poll_until(lambda: echoed() == ["before", "during"])
         assert client_job.jm.wait_until_running(30)
     finally:
         client_job.cancel()

@@ -12,7 +12,8 @@ from flintlock.common.config import Configuration
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.runtime.rest import jobfiles
 from flintlock.testing.executor import use_thread_executor
-from tests.bad_clients import WAIT_S, Trickler, wait_until
+from flintlock.testing.waiting import wait_until
+from tests.bad_clients import WAIT_S, Trickler
 
 GATE = threading.Event()  # module-level: the user function refers to it by reference
 A_REQUEST = b"GET /jobs HTTP/1.0\r\n" + b"X-Slow: " + b"z" * 200 + b"\r\n\r\n"

@@ -12,14 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from flintlock.runtime.rest.server import RestEndpoint
-from tests.bad_clients import (
-    WAIT_S,
-    Trickler,
-    close_all,
-    closed_by_peer,
-    open_silent,
-    wait_until,
-)
+from flintlock.testing.waiting import wait_until
+from tests.bad_clients import WAIT_S, Trickler, close_all, closed_by_peer, open_silent
 from tests.unit.test_rest_server import FakeJob, call
 
 REST_THREADS = 5  # the loop thread and at most four workers

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import datetime
 import socket
-import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from flintlock.common.config import Configuration
 from flintlock.runtime.rest.jobfiles import JobFile
 from flintlock.runtime.rest.server import RestEndpoint
 from flintlock.runtime.tls.contexts import TlsConfigurationError
+from flintlock.testing.waiting import wait_until
 
 JOB_ID = "c0ffee00" * 4
 
@@ -30,11 +29,6 @@ class FakeJob:
     job_id = JOB_ID
 
 
-def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached within the bound"
-        time.sleep(0.01)
 
 
 def self_signed(directory: Path, name: str) -> tuple[Path, Path]:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import psutil
@@ -24,6 +23,7 @@ from flintlock.runtime.tls.contexts import (
     TlsRole,
     internal_context,
 )
+from flintlock.testing.waiting import wait_until
 
 MATERIAL = new_internal_tls()
 SECRET = JobSecret(b"k" * 32, MATERIAL)
@@ -34,11 +34,6 @@ class Echo:
     payload: bytes
 
 
-def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached within the bound"
-        time.sleep(0.005)
 
 
 @pytest.fixture

@@ -34,7 +34,8 @@ from flintlock.runtime.network.protocol import (
     encode,
 )
 from flintlock.runtime.network.transport import TcpTransport
-from tests.bad_clients import WAIT_S, close_all, closed_by_peer, open_silent, wait_until
+from flintlock.testing.waiting import wait_until
+from tests.bad_clients import WAIT_S, close_all, closed_by_peer, open_silent
 from tests.conformance.conftest import (
     SECRET,
     SEGMENT,

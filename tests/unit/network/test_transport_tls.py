@@ -25,7 +25,8 @@ from flintlock.runtime.tls.contexts import (
     TlsRole,
     internal_context,
 )
-from tests.conformance.conftest import SECRET, Cluster, wait_until, write
+from flintlock.testing.waiting import wait_until
+from tests.conformance.conftest import SECRET, Cluster, write
 
 
 @pytest.fixture
