@@ -86,8 +86,8 @@ def test_task_metrics_of_a_source_and_its_consumer(client):
     source = _metrics_when(client, "Source", lambda r: r.value("numRecordsOut") == N)
     assert source.value("numBytesOut") > 0
     assert source.value("numRecordsIn") == 0
-    consumer = _metrics_when(client, "Counting", lambda r: r.value("numBytesIn") > 0)
-    assert consumer.value("numBytesIn") <= source.value("numBytesOut")
+    consumer = _metrics_when(client, "Counting", lambda r: r.value("numRecordsIn") == N)
+    assert 0 < consumer.value("numBytesIn") <= source.value("numBytesOut")
     for name in ("busyTimeMsPerSecond", "backPressuredTimeMsPerSecond", "idleTimeMsPerSecond"):
         assert 0.0 <= consumer.value(name) <= 1000.0
     assert 0.0 <= consumer.value("inPoolUsage") <= 1.0

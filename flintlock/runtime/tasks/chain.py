@@ -24,7 +24,8 @@ from flintlock.common.ids import IntermediateDataSetId
 from flintlock.common.operator_spec import OperatorKind
 from flintlock.graph.job_graph import ChainedOperator, JobVertex
 from flintlock.runtime.metrics.groups import EXTRA_KEY
-from flintlock.runtime.metrics.report import INPUT_WATERMARK, OUTPUT_WATERMARK
+from flintlock.runtime.metrics.metrics import Counter
+from flintlock.runtime.metrics.report import INPUT_WATERMARK, NUM_RECORDS_IN, OUTPUT_WATERMARK
 from flintlock.runtime.network.event_time import (
     MAX_WATERMARK,
     MIN_WATERMARK,
@@ -163,6 +164,8 @@ class OperatorChain:
         self._ended_inputs: set[int] = set()
         self._watermark = MIN_WATERMARK  # the last watermark handed to the head
         groups = env.extra.get(EXTRA_KEY)
+        self.records_in = Counter() if groups is None else groups.task.counter(NUM_RECORDS_IN)
+        """Records handed to the head from the inputs (the input processor counts per batch)."""
         if groups is not None:  # Flink's task watermark gauges, read on the heartbeat thread
             groups.task.gauge(INPUT_WATERMARK, lambda: self._watermark)
             groups.task.gauge(OUTPUT_WATERMARK, self._output_watermark)

@@ -77,6 +77,7 @@ class StreamInputProcessor:
         self._channels = self.gate.channels
         head = chain.head
         self._process = (head.process_batch, head.process_batch2)
+        self._records_in = chain.records_in  # numRecordsIn, counted per batch
         self._handler = alignment.create_barrier_handler(
             len(self._channel_input), mode, unaligned=unaligned,
             aligned_timeout_ms=aligned_timeout_ms, clock=clock)
@@ -148,6 +149,7 @@ class StreamInputProcessor:
         """Hands ``records`` to the chain in slices of the adaptive batch size, running mail
         between slices; with the ``channel`` they came from, priority events are taken
         between slices too (see the module doc)."""
+        self._records_in.inc(len(records))
         batch = self._batch
         size = batch.size
         if len(records) <= size:
