@@ -1,0 +1,103 @@
+"""What a user metric costs on the hot path: ``counter.inc()`` in a map function against a
+bare attribute increment (``self.n += 1``) in the same function.
+
+What: three ``MapFunction``s, each called once per record the way the map operator calls it
+(a list comprehension over a batch): one that only returns its record, one that also does
+``self.n += 1``, one that also calls ``self.seen.inc()`` on a ``Counter`` from
+``RuntimeContext.get_metrics_group()`` (made by the real ``RuntimeContextImpl``), and, for a
+second reference, ``meter.mark_event()``. The difference to the bare function is each
+update's cost.
+
+How: CPU time (``time.process_time``) over ``--records`` records per repeat in 1,000-record
+batches; the median of ``--repeat`` repeats; nanoseconds per record.
+
+    .venv/bin/python -m benchmarks.metrics_cost [--records 1000000] [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+from flintlock.datastream.functions import MapFunction
+from flintlock.runtime.tasks.contexts import RuntimeContextImpl
+from flintlock.runtime.tasks.operator import OperatorContext
+
+
+class _NoTimers:
+    def now_ms(self) -> int:
+        return 0
+
+    def schedule(self, timestamp_ms: int, callback: Callable[[int], None]) -> None:
+        raise NotImplementedError
+
+
+class Bare(MapFunction):
+    def map(self, value: int) -> int:
+        return value
+
+
+class Attribute(MapFunction):
+    def __init__(self) -> None:
+        self.n = 0
+
+    def map(self, value: int) -> int:
+        self.n += 1
+        return value
+
+
+class Counted(MapFunction):
+    def open(self, runtime_context: RuntimeContextImpl) -> None:  # type: ignore[override]
+        self.seen = runtime_context.get_metrics_group().counter("seen")
+
+    def map(self, value: int) -> int:
+        self.seen.inc()
+        return value
+
+
+class Marked(MapFunction):
+    def open(self, runtime_context: RuntimeContextImpl) -> None:  # type: ignore[override]
+        self.events = runtime_context.get_metrics_group().meter("events")
+
+    def map(self, value: int) -> int:
+        self.events.mark_event()
+        return value
+
+
+def _context() -> RuntimeContextImpl:
+    return RuntimeContextImpl(OperatorContext(
+        task_name="Map", operator_name="Map", operator_id="op", subtask_index=0,
+        parallelism=1, max_parallelism=128, attempt_number=0, timers=_NoTimers()))
+
+
+def _ns_per_record(function: MapFunction, records: int, repeat: int) -> float:
+    function.open(_context())  # type: ignore[arg-type]
+    call = function.map
+    batch = list(range(1000))
+    samples = []
+    for _ in range(repeat):
+        started = time.process_time()
+        for _ in range(records // len(batch)):
+            [call(value) for value in batch]
+        samples.append((time.process_time() - started) / records * 1e9)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    bare = _ns_per_record(Bare(), args.records, args.repeat)
+    print(f"{'map function':<32}{'ns/record':>10}{'over bare':>11}")
+    print(f"{'return value (bare)':<32}{bare:>10.1f}{'':>11}")
+    for label, function in (("self.n += 1", Attribute()), ("counter.inc()", Counted()),
+                            ("meter.mark_event()", Marked())):
+        cost = _ns_per_record(function, args.records, args.repeat)
+        print(f"{label:<32}{cost:>10.1f}{cost - bare:>+11.1f}")
+
+
+if __name__ == "__main__":
+    main()
