@@ -12,3 +12,7 @@ Packages and the direction of their imports (DESIGN.md §2; dependencies point d
 """
 
 __version__ = "0.1.0.dev0"
+
+from flintlock._missing_modules import install as _install_missing_modules
+
+_install_missing_modules()
