@@ -1,4 +1,5 @@
-"""JobManager/TaskManager control-plane options: slots, heartbeats, RPC, REST, Spark."""
+"""JobManager/TaskManager control-plane options: slots, heartbeats, RPC, REST, Spark, and
+JobManager high availability (Flink's keys, the filesystem kind only)."""
 
 from flintlock.common.config import ConfigOption, OptionType
 
@@ -67,4 +68,34 @@ TASK_CANCELLATION_TIMEOUT = ConfigOption(
     "task.cancellation.timeout", OptionType.DURATION, 180_000,
     "A TaskManager whose cancelled task thread has not ended after this long ends its "
     "process (on Spark; a Python thread cannot be interrupted). 0 waits for ever.", minimum=0,
+)
+
+HA_TYPE = ConfigOption(
+    "high-availability.type", OptionType.ENUM, "none",
+    "none: a driver that dies takes its job with it. filesystem: the JobManager keeps the job "
+    "graph, job id and completed-checkpoint pointers under high-availability.storageDir, and a "
+    "driver started again with the same high-availability.cluster-id resumes the job from its "
+    "latest completed checkpoint under the same id (docs/reliability.md).",
+    allowed=("none", "filesystem"), deprecated_keys=("high-availability",),
+)
+HA_STORAGE_DIR = ConfigOption(
+    "high-availability.storageDir", OptionType.STRING, None,
+    "Where the JobManager's recovery data lives: a local path or an fsspec URL every driver "
+    "of the cluster id can reach. Required with high-availability.type: filesystem.",
+)
+HA_CLUSTER_ID = ConfigOption(
+    "high-availability.cluster-id", OptionType.STRING, "default",
+    "Names the job's recovery data under the storage directory: a driver started with the same "
+    "cluster id takes the job over; at most one driver runs it at a time.",
+)
+HA_LEASE_DURATION = ConfigOption(
+    "high-availability.filesystem.lease-duration", OptionType.DURATION, 15_000,
+    "How long a driver's leadership of the cluster id lasts without renewal (renewed every "
+    "third of it). A driver that died holds it until it expires; a successor waits that long. "
+    "Must exceed the clock skew between the hosts of competing drivers.", minimum=100,
+)
+HA_LEASE_WAIT = ConfigOption(
+    "high-availability.filesystem.lease-wait-timeout", OptionType.DURATION, 60_000,
+    "How long a starting driver waits for the leadership held by another driver before it "
+    "gives up with LeadershipUnavailableError.", minimum=0,
 )

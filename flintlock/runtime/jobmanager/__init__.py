@@ -7,6 +7,8 @@
   coordinator of a new JobManager;
 - ``deployment``: sending an attempt's subtasks, starting its source coordinators;
 - ``history``: the exception history (attempt failures, checkpoint fallbacks);
+- ``high_availability``, ``leadership``: JobManager failover (job record, job graph, lease);
+- ``collect``: handing collect sinks' batches to the caller once;
 - ``checkpoint_actions``: carrying out the checkpoint coordinator's decisions;
 - ``event_loop``: the JobManager thread's events and timers;
 - ``submission``: the pickled job graph, the job's files and dependencies;

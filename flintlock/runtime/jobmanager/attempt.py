@@ -128,3 +128,15 @@ class Attempt:
             handle.wait(END_WAIT_S)
         for connection in list(self.connections.values()):
             connection.close()
+
+
+def register_task_manager(attempt: Attempt | None, connection: RpcConnection,
+                          message: msg.RegisterTaskManager, now_ms: float) -> msg.Registered:
+    """Records a TaskManager of the current ``attempt`` (JobManager thread); the reply."""
+    if attempt is None or message.attempt != attempt.number:
+        return msg.Registered(False, f"attempt {message.attempt} is not current")
+    attempt.connections[message.tm_index] = connection
+    attempt.addresses[message.tm_index] = (message.host, message.data_port)
+    attempt.last_heartbeat[message.tm_index] = now_ms
+    log.debug("attempt %d: TaskManager %d registered", attempt.number, message.tm_index)
+    return msg.Registered(True)

@@ -4,7 +4,10 @@
 does them: triggers and notifications go to the TaskManagers of the current attempt (a
 notification once per TaskManager, which passes it to all its subtasks), the source
 coordinators' part of a checkpoint is taken right before the first trigger goes out, timers
-are scheduled on the JobManager's event loop, and savepoint requests are answered.
+are scheduled on the JobManager's event loop, and savepoint requests are answered. Before the
+first notification of a completed checkpoint goes out (which is when two-phase-commit sinks
+commit), ``before_commit`` may veto it: a JobManager that lost its high-availability
+leadership must not let anything commit.
 
 Thread ownership: the JobManager thread only, like the coordinator it drives.
 """
@@ -27,8 +30,11 @@ from flintlock.runtime.jobmanager.event_loop import EventLoop
 class CheckpointActions:
     def __init__(self, coordinator: CheckpointCoordinator, loop: EventLoop,
                  current_attempt: Callable[[], Attempt | None],
-                 on_stop_savepoint: Callable[[], None]) -> None:
+                 on_stop_savepoint: Callable[[], None],
+                 before_commit: Callable[[int], bool] = lambda checkpoint_id: True) -> None:
         self.coordinator = coordinator
+        self._before_commit = before_commit
+        self._vetoed: set[int] = set()
         self._loop = loop
         self._current = current_attempt
         self._on_stop_savepoint = on_stop_savepoint
@@ -55,6 +61,9 @@ class CheckpointActions:
         """Carries out ``todo`` in order; notifications go once per TaskManager."""
         notified: set[tuple[type, int, int]] = set()
         for action in todo:
+            if isinstance(action, actions.NotifyCheckpointComplete) and self._veto(
+                    int(action.checkpoint_id), notified):
+                continue
             if isinstance(action, (actions.NotifyCheckpointComplete,
                                    actions.NotifyCheckpointAborted)):
                 self._notify(action, notified)
@@ -74,6 +83,19 @@ class CheckpointActions:
                 self._complete_savepoint(action.request_id, action.path)
             elif isinstance(action, actions.FailSavepointRequest):
                 self._fail_savepoint(action.request_id, action.error)
+
+    def _veto(self, checkpoint_id: int, notified: set[tuple[type, int, int]]) -> bool:
+        """Asks ``before_commit`` once per completed checkpoint; True: notify nobody."""
+        if checkpoint_id in self._vetoed:
+            return True
+        if any(kind is actions.NotifyCheckpointComplete and n == checkpoint_id
+               for kind, n, _ in notified):
+            return False
+        if not self._before_commit(checkpoint_id):
+            self._vetoed.add(checkpoint_id)
+            return True
+        notified.add((actions.NotifyCheckpointComplete, checkpoint_id, -1))
+        return False
 
     def _schedule_timeout(self, checkpoint_id: CheckpointId, at_ms: float) -> None:
         self._loop.schedule(at_ms, lambda: self.apply(self.coordinator.on_timeout(checkpoint_id)))

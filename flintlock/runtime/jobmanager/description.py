@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from flintlock.common.job_status import JobStatus
+from flintlock.graph.job_graph import JobGraph
+from flintlock.runtime.jobmanager.attempt import Attempt
 from flintlock.runtime.jobmanager.history import JobEvent
 from flintlock.runtime.metrics.report import SubtaskMetricsReport
 
@@ -43,3 +45,19 @@ class JobResult:
     net_runtime_ms: int
     attempts: int
     error: BaseException | None = None
+
+
+def describe_job(job_id: str, job_graph: JobGraph, status: JobStatus, attempt_number: int,
+                 attempt: Attempt | None, start_wall_ms: int, checkpoints: Any,
+                 events: tuple[JobEvent, ...]) -> JobDescription:
+    """The description of a job whose current attempt is ``attempt`` (JobManager thread)."""
+    names = {v.id: v.name for v in job_graph.vertices}
+    metrics = attempt.times if attempt else {}
+    tasks = tuple(
+        TaskDescription(names.get(task.vertex, str(task.vertex)), str(task.vertex),
+                        int(task.subtask), state.value, metrics.get(task))
+        for task, state in sorted((attempt.states if attempt else {}).items(),
+                                  key=lambda item: (str(item[0].vertex), item[0].subtask)))
+    return JobDescription(
+        job_id=job_id, name=job_graph.name, status=status.name, attempt=attempt_number,
+        start_time_ms=start_wall_ms, tasks=tasks, checkpoints=checkpoints, events=events)

@@ -9,7 +9,7 @@ TaskManager died or fell silent, the Spark job failed — is ended and the resta
 decides whether a new attempt restores and runs, or the job fails.
 
 Job status: CREATED → RUNNING → FINISHED; RUNNING → FAILING → RESTARTING → RUNNING; FAILING →
-FAILED; RUNNING → CANCELLING → CANCELED.
+FAILED; RUNNING → CANCELLING → CANCELED; RUNNING → SUSPENDED when HA leadership is lost.
 
 Threads: ``run()`` is the JobManager thread; it alone touches the attempt, the coordinator and
 the restart strategy. RPC threads only put events on the ``EventLoop``; ``cancel``,
@@ -42,11 +42,12 @@ from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.completed import JobTerminalStatus
 from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator
 from flintlock.runtime.execution_state import ExecutionState
-from flintlock.runtime.jobmanager.attempt import Attempt
+from flintlock.runtime.jobmanager.attempt import Attempt, register_task_manager
 from flintlock.runtime.jobmanager.checkpoint_actions import CheckpointActions
+from flintlock.runtime.jobmanager.collect import CollectDelivery
 from flintlock.runtime.jobmanager.coordinator_setup import set_up_checkpointing
 from flintlock.runtime.jobmanager.deployment import deploy_tasks, start_source_coordinators
-from flintlock.runtime.jobmanager.description import JobDescription, JobResult, TaskDescription
+from flintlock.runtime.jobmanager.description import JobDescription, JobResult, describe_job
 from flintlock.runtime.jobmanager.errors import (
     AttemptFailedError,
     JobCancelledError,
@@ -54,8 +55,10 @@ from flintlock.runtime.jobmanager.errors import (
     describe,
 )
 from flintlock.runtime.jobmanager.event_loop import EventLoop
+from flintlock.runtime.jobmanager.high_availability import JobHighAvailability
 from flintlock.runtime.jobmanager.history import JobEvent, JobEventKind, JobHistory
 from flintlock.runtime.jobmanager.launching import Launcher
+from flintlock.runtime.jobmanager.leadership import LeadershipLostError
 from flintlock.runtime.jobmanager.restore_plan import RestorePlan, plan_restore
 from flintlock.runtime.jobmanager.submission import prepare_submission
 from flintlock.runtime.messages import TaskManagerPayload
@@ -82,15 +85,26 @@ class JobManager:
         clock: Clock = SYSTEM_CLOCK, rng: random.Random | None = None,
         on_collect: Callable[[str, list[Any]], None] | None = None,
     ) -> None:
+        self._leadership_lost: LeadershipLostError | None = None
+        self._loop = EventLoop(clock)
+        self._rng = rng or random.Random()
+        self._ha = JobHighAvailability.from_config(configuration, clock)
+        if self._ha is not None:
+            job_graph = self._ha.start(job_graph, lambda lost: self._loop.enqueue(
+                lambda: self._lose_leadership(lost), "leadership lost"))
+        try:
+            setup = set_up_checkpointing(job_graph, configuration, clock, self._rng)
+        except BaseException:
+            if self._ha is not None:  # the record stays for a driver that can restore it
+                self._ha.job_ended(JobStatus.SUSPENDED)
+            raise
         self.job_graph = job_graph
         self.job_id = str(job_graph.job_id)
         self.config = configuration
         self._launcher = launcher
         self._clock = clock
-        self._rng = rng or random.Random()
-        self._on_collect = on_collect
+        self._collect = CollectDelivery(on_collect)
         self._secret = new_job_credentials(configuration)  # TLS material if internal TLS
-        self._loop = EventLoop(clock)
         self.status = JobStatus.CREATED
         self._status_lock = threading.Lock()
         self._status_changed = threading.Condition(self._status_lock)
@@ -98,23 +112,25 @@ class JobManager:
         self._attempt_number = -1
         self._cancel_requested = False
         self._stop_requested = False
-        self._delivered_collect: set[tuple[str, int, int]] = set()
         self._checkpointing = configuration.get(cp_options.INTERVAL) > 0
         self._restart = create_restart_strategy(
             configuration, self._checkpointing, clock, self._rng)
         self._submission = prepare_submission(job_graph, configuration, launcher)
         self._start_wall_ms = clock.wall_ms()
         self._restore = RestorePlan()
-        self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
         self._history = JobHistory()
-        setup = set_up_checkpointing(job_graph, configuration, clock, self._rng)
         self._storage = setup.storage
         self._initial_savepoint = setup.initial_savepoint
         self._enumerated = setup.enumerated
+        if self._ha is not None and self._ha.recovered:
+            self._record(JobEventKind.JOB_RECOVERED, "JobRecovered",
+                         f"recovered from high-availability cluster id {self._ha.cluster_id!r}")
         for fallback in setup.fallbacks:
             self._record(JobEventKind.CHECKPOINT_FALLBACK, "CheckpointFallback", str(fallback))
         self._checkpoints = CheckpointActions(
-            setup.coordinator, self._loop, lambda: self._attempt, self._stop)
+            setup.coordinator, self._loop, lambda: self._attempt, self._stop,
+            self._confirm_commit)
+        self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
 
     @property
     def _coordinator(self) -> CheckpointCoordinator:
@@ -169,18 +185,9 @@ class JobManager:
         return future.result(timeout_s)
 
     def _describe_now(self) -> JobDescription:
-        attempt = self._attempt
-        names = {v.id: v.name for v in self.job_graph.vertices}
-        times = attempt.times if attempt else {}
-        tasks = tuple(
-            TaskDescription(names.get(task.vertex, str(task.vertex)), str(task.vertex),
-                            int(task.subtask), state.value, times.get(task))
-            for task, state in sorted((attempt.states if attempt else {}).items(),
-                                      key=lambda item: (str(item[0].vertex), item[0].subtask)))
-        return JobDescription(
-            job_id=self.job_id, name=self.job_graph.name, status=self.status.name,
-            attempt=self._attempt_number, start_time_ms=self._start_wall_ms, tasks=tasks,
-            checkpoints=self._coordinator.statistics(), events=self._history.entries())
+        return describe_job(self.job_id, self.job_graph, self.status, self._attempt_number,
+                            self._attempt, self._start_wall_ms, self._coordinator.statistics(),
+                            self._history.entries())
 
     def _record(self, kind: JobEventKind, name: str, message: str) -> None:
         """An entry of the job's exception history, also logged as a warning."""
@@ -212,6 +219,10 @@ class JobManager:
                 return None
             if isinstance(outcome, JobCancelledError):
                 self._finish(JobStatus.CANCELED, JobTerminalStatus.CANCELED)
+                return outcome
+            if isinstance(outcome, LeadershipLostError):
+                log.error("job %s suspended: %s", self.job_id, outcome)
+                self._finish(JobStatus.SUSPENDED, JobTerminalStatus.SUSPENDED)
                 return outcome
             self._set_status(JobStatus.FAILING)
             self._history.record(JobEvent(self._clock.wall_ms(), self._attempt_number,
@@ -250,7 +261,24 @@ class JobManager:
     def _finish(self, status: JobStatus, terminal: JobTerminalStatus) -> None:
         self._checkpoints.apply(self._coordinator.shutdown(terminal))
         self._checkpoints.fail_open_requests(JobCancelledError(f"job ended ({status.name})"))
+        if self._ha is not None:
+            self._ha.job_ended(status)
         self._set_status(status)
+
+    def _confirm_commit(self, checkpoint_id: int) -> bool:
+        """Whether sinks may commit ``checkpoint_id``: with HA, only while still the leader
+        (the pointer is recorded first)."""
+        if self._ha is None:
+            return True
+        try:
+            self._ha.checkpoint_completed(checkpoint_id, self.config.get(cp_options.NUM_RETAINED))
+        except LeadershipLostError as exc:
+            self._lose_leadership(exc)
+            return False
+        return True
+
+    def _lose_leadership(self, error: LeadershipLostError) -> None:
+        self._leadership_lost = self._leadership_lost or error
 
     def _stop(self) -> None:
         """A stop-with-savepoint's savepoint completed: the attempt ends as finished."""
@@ -303,6 +331,8 @@ class JobManager:
         now = self._clock.now_ms()
         if self._cancel_requested:
             return _AttemptEnd(JobCancelledError(self.job_graph.name))
+        if self._leadership_lost is not None:
+            return _AttemptEnd(self._leadership_lost)
         if self._stop_requested:
             return _AttemptEnd(None)
         cause = attempt.root_cause(now)
@@ -374,7 +404,7 @@ class JobManager:
             (msg.AcknowledgeCheckpoint, self._on_ack, True),  # late: state discarded
             (msg.DeclineCheckpoint, self._on_decline, True),
             (msg.Heartbeat, self._on_heartbeat, True),
-            (msg.CollectBatch, self._on_collect_batch, True),
+            (msg.CollectBatch, self._collect.deliver, True),
         ):
             d.register(kind, self._deferred(handler, after_end))
         install = getattr(self._launcher, "install", None)
@@ -412,16 +442,8 @@ class JobManager:
         reply: list[msg.Registered] = []
 
         def register() -> None:
-            attempt = self._attempt
-            if attempt is None or message.attempt != attempt.number:
-                reply.append(msg.Registered(False, f"attempt {message.attempt} is not current"))
-            else:
-                attempt.connections[message.tm_index] = connection
-                attempt.addresses[message.tm_index] = (message.host, message.data_port)
-                attempt.last_heartbeat[message.tm_index] = self._clock.now_ms()
-                log.debug("attempt %d: TaskManager %d registered", attempt.number,
-                          message.tm_index)
-                reply.append(msg.Registered(True))
+            reply.append(register_task_manager(self._attempt, connection, message,
+                                               self._clock.now_ms()))
             done.set()
 
         self._loop.enqueue(register, "register")
@@ -467,15 +489,6 @@ class JobManager:
         cause = message.error.to_exception() if message.error else None
         self._checkpoints.apply(self._coordinator.receive_decline(
             message.task, message.checkpoint_id, message.reason, cause))
-
-    def _on_collect_batch(self, message: msg.CollectBatch) -> None:
-        if message.token is not None:
-            key = (message.collect_id, *message.token)
-            if key in self._delivered_collect:
-                return
-            self._delivered_collect.add(key)
-        if self._on_collect is not None:
-            self._on_collect(message.collect_id, message.records)
 
     def _on_cancel_request(self) -> None:
         if self.status.is_globally_terminal_state():

@@ -1,0 +1,159 @@
+"""JobManager failover (issue 16): a driver killed with SIGKILL mid-job and started again with
+the same high-availability cluster id resumes the job under the same id from its latest
+completed checkpoint, and the exactly-once FileSink's output equals the failure-free output.
+
+The driver is a subprocess whose TaskManagers are threads (``tests/integration/ha/driver.py``):
+a SIGKILL takes the whole job down at once, JobManager and TaskManagers, the hardest case for
+the sink (pending files of a completed checkpoint not yet committed, in-progress files of one
+that never completed). Embedded Spark would only add its start-up to each run; the recovery
+path is the JobManager's and the sink's, the same on both.
+
+In-process tests on TaskManager threads: a second JobManager for a cluster id whose lease is
+held cannot start, and a leader fenced by a newer token suspends its job instead of letting
+anything commit.
+"""
+
+from __future__ import annotations
+
+import collections
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from flintlock.common.job_status import JobStatus
+from flintlock.graph.job_graph import build_job_graph
+from flintlock.runtime.executor import JobHandle
+from flintlock.runtime.jobmanager import JobManager
+from flintlock.runtime.jobmanager.leadership import LeadershipUnavailableError
+from flintlock.testing.environments import local_configuration, local_environment
+from flintlock.testing.launchers import ThreadLauncher
+
+DRIVER = Path(__file__).parent / "ha" / "driver.py"
+ROOT = Path(__file__).parents[2]
+N = 4000
+WAIT_S = 120.0
+
+
+def _wait(condition, what, process=None):
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert process is None or process.poll() is None, f"the driver ended before {what}"
+        assert time.monotonic() < deadline, f"waited in vain for {what}"
+        time.sleep(0.02)
+
+
+def _driver(work: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, str(DRIVER), str(work), str(N)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=open(work / "driver.log", "ab"))
+
+
+def _record(work: Path) -> dict:
+    path = work / "ha" / "failover" / "job.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _committed_checkpoints(work: Path, job_id: str) -> list[str]:
+    return glob.glob(str(work / "chk" / job_id / "chk-*" / "_metadata.committed"))
+
+
+def _committed_lines(root: Path) -> list[str]:
+    lines = []
+    for directory, _, names in os.walk(root):
+        for name in names:
+            if not name.startswith("."):
+                lines.extend(Path(directory, name).read_text().splitlines())
+    return lines
+
+
+def _expected() -> list[str]:
+    counts = collections.Counter()
+    lines = []
+    for value in range(N):
+        counts[value % 7] += 1
+        lines.append(f"{value % 7} {counts[value % 7]}")
+    return sorted(lines)
+
+
+def test_a_killed_driver_restarted_resumes_the_job_exactly_once(tmp_path):
+    first = _driver(tmp_path)
+    try:
+        _wait(lambda: _record(tmp_path).get("job_id"), "the job record", first)
+        job_id = _record(tmp_path)["job_id"]
+        _wait(lambda: max(_record(tmp_path).get("completed_checkpoints") or [0]) >= 2
+              and _committed_checkpoints(tmp_path, job_id), "a second completed checkpoint",
+              first)
+        assert not glob.glob(str(tmp_path / "result-*.json")), "the job ended before the kill"
+        first.send_signal(signal.SIGKILL)
+    finally:
+        first.kill()
+        first.wait(WAIT_S)
+    assert first.returncode == -signal.SIGKILL
+    second = _driver(tmp_path)
+    try:
+        assert second.wait(WAIT_S) == 0, (tmp_path / "driver.log").read_text()[-3000:]
+    finally:
+        second.kill()
+    result = json.loads((tmp_path / f"result-{second.pid}.json").read_text())
+    assert result["job_id"] == job_id and result["status"] == "FINISHED"
+    assert result["restored"] is not None
+    assert "job-recovered" in result["events"]
+    assert _record(tmp_path)["status"] == "FINISHED"
+    assert sorted(_committed_lines(tmp_path / "out")) == _expected()
+
+
+def _ha_options(tmp_path, **extra):
+    return {"high-availability.type": "filesystem",
+            "high-availability.storageDir": str(tmp_path / "ha"),
+            "high-availability.cluster-id": "one", **extra}
+
+
+def test_a_second_driver_for_a_held_cluster_id_cannot_start(executor, tmp_path):
+    env = local_environment(tmp_path, 1)
+    env.from_collection([1, 2, 3]).print()
+    graph = env.get_stream_graph()
+    job_graph = build_job_graph(graph)
+    config = local_configuration(tmp_path, options=_ha_options(tmp_path))
+    first = JobManager(job_graph, config, ThreadLauncher())
+    try:
+        waiting = local_configuration(tmp_path, options=_ha_options(
+            tmp_path, **{"high-availability.filesystem.lease-wait-timeout": "0 ms"}))
+        with pytest.raises(LeadershipUnavailableError):
+            JobManager(build_job_graph(graph), waiting, ThreadLauncher())
+    finally:
+        handle = JobHandle(first)
+        assert handle.wait(WAIT_S) is not None
+    assert first.get_status() is JobStatus.FINISHED
+
+
+def _slowly(value):
+    time.sleep(0.002)
+    return value
+
+
+def test_a_fenced_leader_suspends_its_job_and_leaves_it_to_the_successor(executor, tmp_path):
+    env = local_environment(tmp_path, 1, options=_ha_options(
+        tmp_path, **{"high-availability.filesystem.lease-duration": "300 ms"}))
+    env.enable_checkpointing(20)
+    env.from_collection(list(range(100_000))).map(_slowly).print()
+    client = env.execute_async("fenced")
+    jm = client.jm
+    assert jm.wait_until_running(WAIT_S)
+    record = tmp_path / "ha" / "one" / "job.json"
+    _wait(lambda: json.loads(record.read_text())["completed_checkpoints"], "a checkpoint")
+    leases = sorted((tmp_path / "ha" / "one" / "leases").glob("lease-*"))
+    token = int(leases[-1].name[len("lease-"):])
+    successor = leases[-1].with_name(f"lease-{token + 1:010d}")
+    successor.write_text(json.dumps({"owner": "successor", "token": token + 1,
+                                     "expires_ms": time.time() * 1000 + 60_000}))
+    assert jm.wait_for_status({JobStatus.SUSPENDED}, WAIT_S)
+    assert client.join(WAIT_S)
+    assert json.loads(record.read_text())["status"] == "RUNNING"  # for the successor
+    assert json.loads(successor.read_text())["owner"] == "successor"  # not released over
