@@ -31,11 +31,11 @@ def test_without_ha_there_is_nothing_to_start():
 
 def test_filesystem_ha_needs_a_storage_dir_and_a_plain_cluster_id(tmp_path):
     config = Configuration().set_string("high-availability.type", "filesystem")
-    with pytest.raises(ConfigurationError, match="high-availability.storageDir"):
+    with pytest.raises(ConfigurationError, match=r"high-availability\.storageDir"):
         JobHighAvailability.from_config(config, ManualClock())
     config.set_string("high-availability.storageDir", str(tmp_path))
     config.set_string("high-availability.cluster-id", "a/b")
-    with pytest.raises(ConfigurationError, match="high-availability.cluster-id"):
+    with pytest.raises(ConfigurationError, match=r"high-availability\.cluster-id"):
         JobHighAvailability.from_config(config, ManualClock())
 
 
@@ -57,5 +57,5 @@ def test_a_job_graph_that_is_not_the_recorded_one_is_refused(tmp_path):
         "version": 1, "job_id": "j1", "name": "n", "status": "RUNNING",
         "graph_sha256": "0" * 64, "completed_checkpoints": [3]}))
     (root / "jobgraph.pickle").write_bytes(b"something else")
-    with pytest.raises(HighAvailabilityDataError, match="jobgraph.pickle"):
+    with pytest.raises(HighAvailabilityDataError, match=r"jobgraph\.pickle"):
         _ha(tmp_path).start(object(), lambda lost: None)  # type: ignore[arg-type]
