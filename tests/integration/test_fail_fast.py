@@ -2,6 +2,8 @@
 
 * a truncated state file in the savepoint a job starts from: FAILED after one attempt with
   the ``CorruptStateError`` naming the file, although the restart strategy allows five more;
+* a failover restoring a latest checkpoint whose state files were truncated meanwhile: FAILED
+  with that attempt, no further restart;
 * a savepoint holding state of an operator the job no longer has (no allowNonRestoredState):
   FAILED with ``NonRestoredStateError`` before any TaskManager starts;
 * a damaged newest checkpoint found by a JobManager recovering the job's checkpoints: with the
@@ -166,3 +168,39 @@ def test_with_the_fallback_off_a_damaged_newest_checkpoint_is_an_error(executor,
     with pytest.raises(CorruptStateError) as damaged:
         JobManager(job_graph, config, ThreadLauncher())
     assert str(newest) in str(damaged.value)
+
+
+class _DamageLatestThenRaise(MapFunction):
+    """Once the first checkpoint has completed: truncates its state files, then raises, so
+    the failover restores a damaged checkpoint. With a min pause far longer than the test, no
+    other checkpoint can start after the first, so the damaged one is surely the latest."""
+
+    def __init__(self, pattern, marker):
+        self.pattern = pattern
+        self.marker = marker
+
+    def map(self, value):
+        time.sleep(0.001)
+        committed = glob.glob(self.pattern)
+        if committed and not os.path.exists(self.marker):
+            Path(self.marker).touch()
+            for path in _state_files(os.path.dirname(committed[0])):
+                Path(path).write_bytes(Path(path).read_bytes()[:3])
+            raise RuntimeError("injected after damaging the latest checkpoint")
+        return value
+
+
+def test_a_damaged_latest_checkpoint_fails_the_restarted_job_at_once(executor, tmp_path):
+    env = local_environment(tmp_path, 1, restart_attempts=5, restart_delay="10 ms",
+                            options=_options(**{"execution.checkpointing.min-pause": "10 min"}))
+    env.enable_checkpointing(20)
+    pattern = str(tmp_path / "chk" / "*" / "chk-*" / "_metadata.committed")
+    damage = _DamageLatestThenRaise(pattern, str(tmp_path / "damaged"))
+    (env.from_collection(list(range(100_000))).map(damage)
+     .key_by(lambda v: v % 5).map(_Count()).filter(lambda _: False).print())
+    with pytest.raises(JobFailedError) as failed:
+        env.execute("damaged")
+    cause = failed.value.__cause__
+    assert isinstance(cause, CorruptStateError) and os.path.basename(
+        os.path.dirname(cause.uri)).startswith("chk-")
+    assert len(executor.launchers[-1].attempts) == 2  # the failed one and one restore
