@@ -17,7 +17,7 @@ Thread ownership: the task thread; the gates' listeners only signal the task's m
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flintlock.common.checkpointing import CheckpointingMode
@@ -44,15 +44,14 @@ from flintlock.runtime.tasks.watermark_valve import WatermarkValve, carry_out
 if TYPE_CHECKING:
     from flintlock.runtime.tasks.chain import OperatorChain
     from flintlock.runtime.tasks.mailbox import Mailbox
-    from flintlock.runtime.tasks.stream_task import AdaptiveBatch, TaskIO
+    from flintlock.runtime.tasks.stream_task import AdaptiveBatch, CheckpointingSettings, TaskIO
 
 
 class StreamInputProcessor:
-    def __init__(self, name: str, io: TaskIO, chain: OperatorChain, mode: CheckpointingMode,
-                 unaligned: bool, aligned_timeout_ms: int | None, checkpointer:
-                 SubtaskCheckpointer, batch: AdaptiveBatch, mailbox: Mailbox,
-                 timers: TaskTimerService, clock: Clock, run_mail: Callable[[], None],
-                 on_input_ended: Callable[[], None]) -> None:
+    def __init__(self, name: str, io: TaskIO, chain: OperatorChain,
+                 checkpointing: CheckpointingSettings, checkpointer: SubtaskCheckpointer,
+                 batch: AdaptiveBatch, mailbox: Mailbox, timers: TaskTimerService, clock: Clock,
+                 run_mail: Callable[[], None], on_input_ended: Callable[[], None]) -> None:
         self._name = name
         self._chain = chain
         self._checkpointer = checkpointer
@@ -66,24 +65,18 @@ class StreamInputProcessor:
         gates = list(io.gates)
         self.gate: SingleInputGate | UnionInputGate = (
             gates[0] if len(gates) == 1 else UnionInputGate(gates))
-        self._channel_input: list[int] = []
-        self._open_channels: dict[int, int] = {}
-        for gate, input_index in zip(gates, io.gate_inputs, strict=True):
-            self._channel_input += [input_index] * gate.num_channels
-            self._open_channels[input_index] = (
-                self._open_channels.get(input_index, 0) + gate.num_channels)
+        self._channel_input, self._open_channels = _channel_inputs(gates, io.gate_inputs)
         self._deserializers = [CheckpointableDeserializer() for _ in self._channel_input]
         self._valve = WatermarkValve(len(self._channel_input))
         self._channels = self.gate.channels
         head = chain.head
         self._process = (head.process_batch, head.process_batch2)
         self._records_in = chain.records_in  # numRecordsIn, counted per batch
+        cp = checkpointing
         self._handler = alignment.create_barrier_handler(
-            len(self._channel_input), mode, unaligned=unaligned,
-            aligned_timeout_ms=aligned_timeout_ms, clock=clock)
-        self._received_barriers = ReceivedBarriers(
-            self._channels, clock, self._schedule,
-            lambda action: mailbox.offer(action, "barrier announced"))
+            len(self._channel_input),
+            cp.mode if cp.enabled else CheckpointingMode.AT_LEAST_ONCE,
+            unaligned=cp.unaligned, aligned_timeout_ms=cp.aligned_timeout_ms, clock=clock)
         self._alignment_timer: TimerHandle | None = None
         self._alignment_deadline: float | None = None
         self._remainder: tuple[int, list[Any], int] | None = None
@@ -91,6 +84,16 @@ class StreamInputProcessor:
         self._overtaken_by_barrier: tuple[int, int, tuple[bytes, ...]] | None = None
         """(checkpoint id, channel, copies) for the priority barrier being handled."""
         self.last_barrier: int | None = None
+        self._listen(gates)
+
+    def _listen(self, gates: list[SingleInputGate]) -> None:
+        """The gates signal the mailbox on input, and announce barriers queued in remote
+        channels (timeoutable ones may be converted there); then their partitions are
+        requested."""
+        mailbox = self._mailbox
+        self._received_barriers = ReceivedBarriers(
+            self._channels, self._clock, self._schedule,
+            lambda action: mailbox.offer(action, "barrier announced"))
         for gate in gates:
             gate.set_availability_listener(mailbox.signal_input)
             gate.set_barrier_listener(self._received_barriers.on_announced)
@@ -272,3 +275,15 @@ class StreamInputProcessor:
             rest = deserializers[channel].encode(records[position:])
             found[channel] = rest + found.get(channel, b"")
         return found
+
+
+def _channel_inputs(gates: list[SingleInputGate],
+                    gate_inputs: Sequence[int]) -> tuple[list[int], dict[int, int]]:
+    """For each channel of the gates, in order, the head's input it feeds; and per input,
+    how many channels feed it (they end one by one)."""
+    channel_input: list[int] = []
+    open_channels: dict[int, int] = {}
+    for gate, input_index in zip(gates, gate_inputs, strict=True):
+        channel_input += [input_index] * gate.num_channels
+        open_channels[input_index] = open_channels.get(input_index, 0) + gate.num_channels
+    return channel_input, open_channels

@@ -292,12 +292,10 @@ class StreamTask:
             reemit_outputs(restored_channels, self.io.partitions)
         chain.open()
         if self.io.gates:
-            cp = spec.checkpointing
             inputs = self._inputs = StreamInputProcessor(
-                self.name, self.io, chain,
-                cp.mode if cp.enabled else CheckpointingMode.AT_LEAST_ONCE, cp.unaligned,
-                cp.aligned_timeout_ms, self._checkpointer, self._batch, self.mailbox,
-                self._timers, self._clock, self._run_mail, self._end_of_inputs)
+                self.name, self.io, chain, spec.checkpointing, self._checkpointer,
+                self._batch, self.mailbox, self._timers, self._clock, self._run_mail,
+                self._end_of_inputs)
             self._checkpointer.inputs = inputs
             inputs.replay(restored_channels)
 
