@@ -147,7 +147,7 @@ def test_job_details_show_vertices_with_subtask_states(api):
 
 
 @pytest.mark.parametrize("method,path,status", [
-    ("GET", "/", 404), ("GET", "/jobs/overview/x", 404), ("GET", "/config", 404),
+    ("GET", "/web/missing.js", 404), ("GET", "/jobs/overview/x", 404), ("GET", "/config", 404),
     ("GET", f"/jobs/{JOB_ID}/vertices", 404), ("GET", "/jobs/ffff", 404),
     ("GET", "/jobs/ffff/checkpoints", 404), ("DELETE", "/jobs", 405),
     ("POST", f"/jobs/{JOB_ID}", 405), ("GET", f"/jobs/{JOB_ID}/stop", 405),

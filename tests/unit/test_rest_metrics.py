@@ -193,3 +193,32 @@ def test_reporter_skips_taken_ports_of_a_range():
             reporter.close()
         only_taken = config.set_string("metrics.reporter.prom.port", str(port))
         assert PrometheusReporter.bind(only_taken) is None
+
+
+def test_dashboard_files_are_served_without_the_token_and_nothing_else_is(api):
+    page = api.handle(RestRequest("GET", "/", {}, None, lambda: b""))
+    assert page.status == 200 and page.content_type.startswith("text/html")
+    assert b'<script src="/web/dashboard.js"' in page.body
+    headers = dict(page.headers)
+    assert headers["Content-Security-Policy"].startswith("default-src 'self'")
+    script = api.handle(RestRequest("GET", "/web/dashboard.js", {}, None, lambda: b""))
+    assert script.status == 200 and script.content_type.startswith("text/javascript")
+    assert b"Authorization" in script.body  # the page sends the token with API calls
+    for method, path in [("POST", "/"), ("GET", "/web/other.js"), ("GET", "/jobs"),
+                         ("GET", "/metrics")]:
+        assert api.handle(RestRequest(method, path, {}, None, lambda: b"")).status == 401
+
+
+def test_plan_of_a_job_graph():
+    from flintlock.datastream import StreamExecutionEnvironment
+    from flintlock.graph.job_graph import build_job_graph
+    from flintlock.runtime.rest.views import plan
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.from_collection([1, 2, 3]).key_by(lambda x: x).map(lambda x: x).print()
+    body = plan(build_job_graph(env.get_stream_graph("planned")))["plan"]
+    assert body["name"] == "planned" and len(body["nodes"]) == 2
+    source, consumer = body["nodes"]
+    assert source["inputs"] == []
+    assert consumer["inputs"] == [{"num": 0, "id": source["id"], "ship_strategy": "HASH",
+                                   "exchange": "pipelined_bounded"}]

@@ -12,6 +12,7 @@ GET      /jobs/:jobid                                    status, attempt, vertic
 PATCH    /jobs/:jobid?mode=cancel                        cancel (202)
 GET      /jobs/:jobid/checkpoints                        counts, summary, latest, history
 GET      /jobs/:jobid/exceptions                         attempt failures, checkpoint fallbacks
+GET      /jobs/:jobid/plan                               vertices, parallelism, their inputs
 POST     /jobs/:jobid/savepoints                         {"target-directory", "cancel-job"}
                                                          → request-id
 GET      /jobs/:jobid/savepoints/:triggerid              IN_PROGRESS / COMPLETED with
@@ -24,7 +25,9 @@ GET      /jobs/:jobid/vertices/:vertexid/watermarks      each subtask's input wa
 GET      /metrics                                        Prometheus text exposition
 =======  ==============================================  ==================================
 
-The table is data (``ROUTES``, a ``routes.RouteTable``): one entry per endpoint. The metric
+The table is data (``ROUTES``, a ``routes.RouteTable``): one entry per endpoint. Before the
+token is checked, ``GET /`` and ``GET /web/<file>`` answer with the web dashboard's static
+files (``dashboard``), which hold no data. The metric
 views are in ``metrics_views``, the Prometheus families in ``runtime.metrics.prometheus``.
 
 Errors use Flink's shape ``{"errors": ["..."]}``: 401 bad token, 404 unknown path, job,
@@ -57,7 +60,7 @@ from flintlock.common.errors import FlintlockError
 from flintlock.common.job_status import JobStatus
 from flintlock.runtime.jobmanager import JobDescription, TaskDescription
 from flintlock.runtime.metrics import SubtaskMetricsReport
-from flintlock.runtime.rest import metrics_views, views
+from flintlock.runtime.rest import dashboard, metrics_views, views
 from flintlock.runtime.rest.routes import Route, RouteTable
 from flintlock.runtime.rest.triggers import (
     DuplicateTriggerError,
@@ -139,8 +142,9 @@ class RestApi:
     def __init__(self, job: JobControl, token: str, triggers: SavepointTriggers, *,
                  job_name: str = "", start_time_ms: int = 0,
                  wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
-                 describe_timeout_s: float = 2.0) -> None:
+                 describe_timeout_s: float = 2.0, plan: Json | None = None) -> None:
         self._job = job
+        self._plan = plan
         self._fallback = JobDescription(job.job_id, job_name, "", -1, start_time_ms, (), None)
         self._token = token.encode()
         self._triggers = triggers
@@ -149,6 +153,10 @@ class RestApi:
         self._last_description = self._fallback
 
     def handle(self, request: RestRequest) -> RestResponse:
+        static = dashboard.static_file(request.method, request.path)
+        if static is not None:  # the dashboard's files: no data in them, so no token
+            body, content_type, headers = static
+            return RestResponse(200, body, headers, content_type)
         if not self.authorized(request.authorization):
             return _error(401, "missing or wrong bearer token (Authorization: Bearer <token>)",
                           (("WWW-Authenticate", 'Bearer realm="flintlock"'),))
@@ -208,6 +216,11 @@ class RestApi:
 
     def _exceptions(self, request: RestRequest, params: Params) -> RestResponse:
         return RestResponse(200, views.exceptions(self._describe()))
+
+    def _plan_view(self, request: RestRequest, params: Params) -> RestResponse:
+        if self._plan is None:
+            raise HttpError(404, f"no plan of job {self._job.job_id} is known here")
+        return RestResponse(200, self._plan)
 
     def _vertex(self, params: Params) -> list[TaskDescription]:
         tasks = [t for t in self._describe().tasks if t.vertex_id == params["vertexid"]]
@@ -319,6 +332,7 @@ ROUTES: RouteTable[Handler] = RouteTable([
     Route("PATCH", "/jobs/:jobid", RestApi._cancel),
     Route("GET", "/jobs/:jobid/checkpoints", RestApi._checkpoints),
     Route("GET", "/jobs/:jobid/exceptions", RestApi._exceptions),
+    Route("GET", "/jobs/:jobid/plan", RestApi._plan_view),
     Route("POST", "/jobs/:jobid/savepoints", RestApi._savepoint),
     Route("GET", "/jobs/:jobid/savepoints/:triggerid", RestApi._savepoint_status),
     Route("POST", "/jobs/:jobid/stop", RestApi._stop),

@@ -50,6 +50,7 @@ from flintlock.common.errors import FlintlockError
 from flintlock.common.options import cluster as cluster_options
 from flintlock.common.options import security as security_options
 from flintlock.runtime.jobmanager import JobManager
+from flintlock.runtime.rest import views
 from flintlock.runtime.rest.api import JobControl, RestApi
 from flintlock.runtime.rest.httpd import MAX_PENDING_REQUESTS, REQUEST_TIMEOUT_S, HttpServer
 from flintlock.runtime.rest.jobfiles import JobFile, JobFileError, write_job_file
@@ -130,8 +131,9 @@ class RestEndpoint:
             name = job.job_graph.name if isinstance(job, JobManager) else job.job_id
         self.job_id = job.job_id
         start_time_ms = int(time.time() * 1000)
+        plan = views.plan(job.job_graph) if isinstance(job, JobManager) else None
         api = RestApi(job, self.token, self._triggers, job_name=name,
-                      start_time_ms=start_time_ms)
+                      start_time_ms=start_time_ms, plan=plan)
         self._server.start(api, f"flintlock-rest-{self.job_id[:8]}")
         self._serving = True
         if self.reporter is not None:

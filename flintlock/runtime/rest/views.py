@@ -195,3 +195,20 @@ def _summary(values: Iterable[int]) -> dict[str, int]:
     if not items:
         return {"min": 0, "max": 0, "avg": 0}
     return {"min": min(items), "max": max(items), "avg": round(sum(items) / len(items))}
+
+
+def plan(job_graph: Any) -> Json:
+    """``GET /jobs/:jobid/plan``: Flink's plan of the job graph — each vertex with its
+    parallelism and inputs (upstream vertex, ship strategy, exchange); from the JobManager's
+    ``JobGraph`` (read by attribute: this layer does not import ``graph``)."""
+    nodes = []
+    for vertex in job_graph.vertices:
+        inputs = [{"num": index, "id": str(edge.source_vertex),
+                   "ship_strategy": edge.partitioner.kind.name,
+                   "exchange": edge.partition_type.name.lower()}
+                  for index, edge in enumerate(vertex.inputs)]
+        nodes.append({"id": str(vertex.id), "parallelism": vertex.parallelism,
+                      "operator": "", "operator_strategy": "", "description": vertex.name,
+                      "inputs": inputs})
+    return {"plan": {"jid": str(job_graph.job_id), "name": job_graph.name,
+                     "type": job_graph.runtime_mode.upper(), "nodes": nodes}}
