@@ -126,6 +126,10 @@ class _Job:
     def completed(self):
         return self.jm.describe().checkpoints.num_completed
 
+    def wait_for_a_new_checkpoint(self, what):
+        done = self.completed()
+        _wait(lambda: self.completed() > done, what)
+
 
 def _inject(fault, job, executor, links, disk):
     attempts = len(executor.launchers[-1].attempts)
@@ -160,12 +164,10 @@ def test_a_seeded_schedule_of_faults_keeps_every_key_sequence(
     try:
         job = _Job(tmp_path, mode, disk)
         for fault in schedule:
-            done = job.completed()
-            _wait(lambda: job.completed() > done, "a new completed checkpoint")
+            job.wait_for_a_new_checkpoint("a new completed checkpoint")
             assert not job.jm.get_status().is_globally_terminal_state(), "ended too early"
             _inject(fault, job, executor, links, disk)
-        done = job.completed()
-        _wait(lambda: job.completed() > done, "a checkpoint after the last fault")
+        job.wait_for_a_new_checkpoint("a checkpoint after the last fault")
         RELEASE.set()
         job.client.wait(WAIT_S)
     finally:
