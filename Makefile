@@ -4,11 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
+BROWSER := .browser/chromium/usr/lib/chromium/chromium-headless-shell
 
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 
-.PHONY: run test test-fast lint typecheck bench clean
+.PHONY: run test test-fast soak lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,11 +20,20 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/python -m flintlock.examples.word_count
 
-test: $(STAMP)
+# Debian's headless Chromium for the dashboard's browser test, unpacked into .browser/ without
+# root (tests/browser/chromium.py); where it cannot be installed, that test is skipped saying why.
+$(BROWSER): | $(STAMP)
+	-$(BIN)/python -m tests.browser.chromium
+
+test: $(STAMP) $(BROWSER)
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not spark and not slow"
+
+# A longer fault schedule (docs/reliability.md); FLINTLOCK_SOAK_SEED=<n> replays one.
+soak: $(STAMP)
+	FLINTLOCK_SOAK_FAULTS=$${FLINTLOCK_SOAK_FAULTS:-25} $(BIN)/python -m pytest -s tests/integration/test_fault_schedule.py tests/integration/test_jobmanager_failover.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check flintlock tests benchmarks
