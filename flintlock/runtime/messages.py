@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.barriers import CheckpointOptions
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.stats import NO_METRICS, SubtaskCheckpointMetrics
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.metrics.report import SubtaskMetricsReport
+from flintlock.runtime.network.barriers import CheckpointOptions
 from flintlock.runtime.rpc import RemoteFailure
 
 DataAddress = tuple[str, int]

@@ -49,10 +49,11 @@ _CONTROL = (  # the control plane shared by the JobManager and the TaskManagers
     "flintlock.runtime.restart",
     "flintlock.runtime.enumerators",
 )
-_CONNECTION_SECURITY = (  # socket-level, below both planes: the secret handshake, admission, TLS
+_CONNECTION_HELPERS = (  # socket-level, below both planes: handshake, admission, TLS, liveness
     "flintlock.runtime.auth",
     "flintlock.runtime.admission",
     "flintlock.runtime.tls",
+    "flintlock.runtime.liveness",
 )
 _BASE = ("flintlock.common", "flintlock.graph", "flintlock.usercode")
 _DATA_PLANE = (
@@ -66,7 +67,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "flintlock.graph": ("flintlock.common",),
     "flintlock.datastream": ("flintlock.common", "flintlock.graph"),
     "flintlock.runtime.network": (
-        "flintlock.common", "flintlock.runtime.state.keygroups", *_CONNECTION_SECURITY,
+        "flintlock.common", "flintlock.runtime.state.keygroups", *_CONNECTION_HELPERS,
     ),
     "flintlock.runtime.state": ("flintlock.common", "flintlock.runtime.checkpoint.handles"),
     "flintlock.runtime.checkpoint": (
@@ -234,16 +235,6 @@ KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
         "issue 19: EnumeratorState is JobManager code; enumerators imports checkpoint back",
     ("flintlock.runtime.checkpoint.metadata_legacy", "flintlock.runtime.enumerators"):
         "issue 19: EnumeratorState is JobManager code; enumerators imports checkpoint back",
-    ("flintlock.runtime.network.connection", "flintlock.runtime.liveness"):
-        "issue 19: network uses the control plane's liveness monitor",
-    ("flintlock.runtime.network.events", "flintlock.runtime.checkpoint.barriers"):
-        "issue 19: barrier types live in checkpoint, which sits beside network",
-    ("flintlock.runtime.network.gate", "flintlock.runtime.checkpoint.barriers"):
-        "issue 19: barrier types live in checkpoint, which sits beside network",
-    ("flintlock.runtime.network.partition", "flintlock.runtime.checkpoint.barriers"):
-        "issue 19: barrier types live in checkpoint, which sits beside network",
-    ("flintlock.runtime.network.remote_channel", "flintlock.runtime.checkpoint.barriers"):
-        "issue 19: barrier types live in checkpoint, which sits beside network",
     ("flintlock.runtime.tasks.operators", "flintlock.datastream.functions"):
         "issue 19: TimeDomain is a user-API enum (imported inside functions)",
 }

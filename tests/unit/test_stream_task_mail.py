@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from flintlock.runtime.checkpoint.barriers import CheckpointOptions
+from flintlock.runtime.network.barriers import CheckpointOptions
 from flintlock.runtime.tasks.stream_task import StreamTask
 
 

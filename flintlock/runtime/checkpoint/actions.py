@@ -25,8 +25,8 @@ from typing import Protocol
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, CheckpointId
-from flintlock.runtime.checkpoint.barriers import CancelCheckpointMarker, CheckpointBarrier
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
+from flintlock.runtime.network.barriers import CancelCheckpointMarker, CheckpointBarrier
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,13 +56,13 @@ from flintlock.runtime.checkpoint.actions import (
     TriggerCheckpoint,
     buffer_size,
 )
-from flintlock.runtime.checkpoint.barriers import (
+from flintlock.runtime.checkpoint.channels import InputChannels
+from flintlock.runtime.checkpoint.failure import CheckpointFailureReason, StreamCorruptedError
+from flintlock.runtime.network.barriers import (
     AlignmentType,
     CancelCheckpointMarker,
     CheckpointBarrier,
 )
-from flintlock.runtime.checkpoint.channels import InputChannels
-from flintlock.runtime.checkpoint.failure import CheckpointFailureReason, StreamCorruptedError
 
 _SUBSUMED = CheckpointFailureReason.CHECKPOINT_DECLINED_SUBSUMED
 _CANCELLED = CheckpointFailureReason.CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER

@@ -40,7 +40,13 @@ from flintlock.runtime.checkpoint.aligner import (
     IllegalPhaseTransitionError,
     Phase,
 )
-from flintlock.runtime.checkpoint.barriers import (
+from flintlock.runtime.checkpoint.failure import (
+    CheckpointError,
+    CheckpointFailureReason,
+    StreamCorruptedError,
+)
+from flintlock.runtime.checkpoint.tracker import MAX_PENDING_CHECKPOINTS, BarrierTracker
+from flintlock.runtime.network.barriers import (
     END_OF_PARTITION,
     AlignmentType,
     CancelCheckpointMarker,
@@ -49,12 +55,6 @@ from flintlock.runtime.checkpoint.barriers import (
     CheckpointType,
     EndOfPartitionEvent,
 )
-from flintlock.runtime.checkpoint.failure import (
-    CheckpointError,
-    CheckpointFailureReason,
-    StreamCorruptedError,
-)
-from flintlock.runtime.checkpoint.tracker import MAX_PENDING_CHECKPOINTS, BarrierTracker
 
 __all__ = [
     "END_OF_PARTITION",

@@ -46,7 +46,6 @@ from flintlock.common.clock import Clock
 from flintlock.common.config import Configuration
 from flintlock.common.ids import CheckpointId, JobId
 from flintlock.common.options import checkpointing as opts
-from flintlock.runtime.checkpoint.barriers import AlignmentType, CheckpointOptions, CheckpointType
 from flintlock.runtime.checkpoint.completed import (
     CheckpointProperties,
     CompletedCheckpoint,
@@ -92,6 +91,7 @@ from flintlock.runtime.checkpoint.stats import (
 )
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.runtime.network.barriers import AlignmentType, CheckpointOptions, CheckpointType
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.barriers import CheckpointOptions
 from flintlock.runtime.checkpoint.failure import CheckpointError, CheckpointFailureReason
 from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.network.barriers import CheckpointOptions
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,8 @@ from typing import Protocol, runtime_checkable
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId, JobVertexId, SubtaskIndex
-from flintlock.runtime.checkpoint.barriers import CheckpointOptions
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
+from flintlock.runtime.network.barriers import CheckpointOptions
 
 log = logging.getLogger(__name__)
 

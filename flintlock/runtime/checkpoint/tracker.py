@@ -32,9 +32,9 @@ from flintlock.runtime.checkpoint.actions import (
     CheckpointMetrics,
     TriggerCheckpoint,
 )
-from flintlock.runtime.checkpoint.barriers import CancelCheckpointMarker, CheckpointBarrier
 from flintlock.runtime.checkpoint.channels import InputChannels
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason, StreamCorruptedError
+from flintlock.runtime.network.barriers import CancelCheckpointMarker, CheckpointBarrier
 
 MAX_PENDING_CHECKPOINTS = 50
 """How many incomplete checkpoints the tracker remembers (Flink's limit too)."""

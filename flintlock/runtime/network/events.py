@@ -24,7 +24,7 @@ import struct
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.barriers import (
+from flintlock.runtime.network.barriers import (
     END_OF_PARTITION,
     AlignmentType,
     CancelCheckpointMarker,

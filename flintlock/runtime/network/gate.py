@@ -44,7 +44,7 @@ from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, ResultPartitionId
 from flintlock.common.options.network import REQUEST_BACKOFF_INITIAL, REQUEST_BACKOFF_MAX
-from flintlock.runtime.checkpoint.barriers import CheckpointBarrier
+from flintlock.runtime.network.barriers import CheckpointBarrier
 from flintlock.runtime.network.buffer import Buffer, DataType, LocalBufferPool
 from flintlock.runtime.network.events import is_end_of_partition
 from flintlock.runtime.network.partition import (

@@ -42,7 +42,7 @@ from flintlock.common.options.network import (
     MAX_BUFFERS_PER_CHANNEL,
     TMP_DIRS,
 )
-from flintlock.runtime.checkpoint.barriers import END_OF_PARTITION, CheckpointBarrier
+from flintlock.runtime.network.barriers import END_OF_PARTITION, CheckpointBarrier
 from flintlock.runtime.network.blocking import BlockingSubpartition, SpillFile
 from flintlock.runtime.network.buffer import (
     UNBOUNDED,

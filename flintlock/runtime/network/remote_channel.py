@@ -43,7 +43,7 @@ from typing import Protocol
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, ResultPartitionId
-from flintlock.runtime.checkpoint.barriers import CheckpointBarrier
+from flintlock.runtime.network.barriers import CheckpointBarrier
 from flintlock.runtime.network.buffer import (
     FREEING_RECYCLER,
     Buffer,

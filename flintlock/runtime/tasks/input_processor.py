@@ -25,12 +25,12 @@ from flintlock.common.clock import Clock
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, CheckpointId
 from flintlock.runtime.checkpoint import alignment
-from flintlock.runtime.checkpoint.barriers import (
+from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, RecoveredInput
+from flintlock.runtime.network.barriers import (
     CancelCheckpointMarker,
     CheckpointBarrier,
     EndOfPartitionEvent,
 )
-from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, RecoveredInput
 from flintlock.runtime.network.buffer import DataType
 from flintlock.runtime.network.event_time import Watermark, WatermarkStatus
 from flintlock.runtime.network.events import decode_event

@@ -39,12 +39,12 @@ from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId, IntermediateDataSetId
 from flintlock.graph.job_graph import JobVertex
-from flintlock.runtime.checkpoint.barriers import (
+from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
+from flintlock.runtime.execution_state import ExecutionState
+from flintlock.runtime.network.barriers import (
     CheckpointBarrier,
     CheckpointOptions,
 )
-from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
-from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.network.buffer import BufferPoolDestroyedError, LocalBufferPool
 from flintlock.runtime.network.gate import SingleInputGate
 from flintlock.runtime.network.partition import ResultPartition

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from flintlock.common.clock import Clock
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.barriers import CancelCheckpointMarker, CheckpointBarrier
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.finished import FINISHED_TASK
+from flintlock.runtime.network.barriers import CancelCheckpointMarker, CheckpointBarrier
 from flintlock.runtime.state.operator_snapshot import OperatorSnapshotInProgress
 from flintlock.runtime.state.snapshots import OperatorId, StateWriter, TaskStateSnapshot
 from flintlock.runtime.tasks.channel_state_io import (

@@ -11,7 +11,6 @@ import pytest
 
 from flintlock.common.config import Configuration
 from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
-from flintlock.runtime.checkpoint.barriers import AlignmentType, CheckpointOptions, CheckpointType
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
 from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
 from flintlock.runtime.checkpoint.coordinator_actions import (
@@ -35,6 +34,7 @@ from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.runtime.network.barriers import AlignmentType, CheckpointOptions, CheckpointType
 from flintlock.runtime.state.snapshots import TaskStateSnapshot
 from flintlock.testing.clock import ManualClock
 from tests.unit.checkpoint.file_states import exists, file_state

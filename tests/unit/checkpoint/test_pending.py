@@ -7,7 +7,6 @@ import pickle
 import pytest
 
 from flintlock.common.ids import CheckpointId, JobVertexId, SubtaskIndex
-from flintlock.runtime.checkpoint.barriers import CheckpointOptions, CheckpointType
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.pending import (
     AckResult,
@@ -17,6 +16,7 @@ from flintlock.runtime.checkpoint.pending import (
     SubtaskState,
     TaskId,
 )
+from flintlock.runtime.network.barriers import CheckpointOptions, CheckpointType
 
 A = TaskId(JobVertexId("src"), SubtaskIndex(0))
 B = TaskId(JobVertexId("sink"), SubtaskIndex(0))

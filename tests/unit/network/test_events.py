@@ -1,7 +1,7 @@
 import pytest
 
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.barriers import (
+from flintlock.runtime.network.barriers import (
     END_OF_PARTITION,
     AlignmentType,
     CancelCheckpointMarker,

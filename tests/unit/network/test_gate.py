@@ -3,7 +3,7 @@ import threading
 import pytest
 
 from flintlock.common.ids import ChannelIndex
-from flintlock.runtime.checkpoint.barriers import END_OF_PARTITION
+from flintlock.runtime.network.barriers import END_OF_PARTITION
 from flintlock.runtime.network.buffer import BufferRequestTimeoutError, NetworkBufferPool
 from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.gate import (
@@ -278,7 +278,7 @@ def test_gate_counts_the_times_its_reader_waited():
 
 def test_a_priority_event_is_served_before_other_channels_data():
     from flintlock.common.ids import CheckpointId
-    from flintlock.runtime.checkpoint.barriers import (
+    from flintlock.runtime.network.barriers import (
         AlignmentType,
         CheckpointBarrier,
         CheckpointOptions,

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flintlock.common.config import Configuration
-from flintlock.runtime.checkpoint.barriers import END_OF_PARTITION
+from flintlock.runtime.network.barriers import END_OF_PARTITION
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.channel_selector import KeyGroupSelector
 from flintlock.runtime.network.events import decode_event

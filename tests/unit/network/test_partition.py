@@ -4,7 +4,7 @@ import pytest
 
 from flintlock.common.config import Configuration
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.barriers import (
+from flintlock.runtime.network.barriers import (
     END_OF_PARTITION,
     AlignmentType,
     CheckpointBarrier,

@@ -5,7 +5,7 @@ ahead of it when it arrived, copied, and still delivered after the barrier."""
 from __future__ import annotations
 
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.barriers import (
+from flintlock.runtime.network.barriers import (
     AlignmentType,
     CheckpointBarrier,
     CheckpointOptions,

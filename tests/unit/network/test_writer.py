@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.barriers import CancelCheckpointMarker
+from flintlock.runtime.network.barriers import CancelCheckpointMarker
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.channel_selector import (
     BroadcastSelector,

@@ -8,13 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.barriers import (
+from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot
+from flintlock.runtime.checkpoint.handles import StreamStateHandle
+from flintlock.runtime.network.barriers import (
     AlignmentType,
     CheckpointBarrier,
     CheckpointOptions,
 )
-from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot
-from flintlock.runtime.checkpoint.handles import StreamStateHandle
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.serialization import PickleBatchSerializer, write_chunk
 from flintlock.runtime.state.snapshots import OperatorSubtaskState
