@@ -36,9 +36,10 @@ from flintlock.testing.environments import local_environment
 from flintlock.testing.full_disk import FullDisk
 from flintlock.testing.proxy import interpose
 
-N = 30_000
+FAULT_COUNT = int(os.environ.get("FLINTLOCK_SOAK_FAULTS", 3))
+N = 10_000 * (3 + FAULT_COUNT)  # 2 ms a record until released: room for every fault
 KEYS = 7
-WAIT_S = 60.0
+WAIT_S = 120.0
 FAULTS = ("raise", "data-cut", "data-silence", "rpc-cut", "rpc-silence", "disk-full")
 RELEASE = threading.Event()
 RAISE = threading.Event()
@@ -154,8 +155,7 @@ def test_a_seeded_schedule_of_faults_keeps_every_key_sequence(
         executor, monkeypatch, tmp_path, mode):
     seed = int(os.environ.get("FLINTLOCK_SOAK_SEED", random.randrange(1 << 30)))
     rng = random.Random(seed)
-    schedule = [rng.choice(FAULTS) for _ in range(int(os.environ.get("FLINTLOCK_SOAK_FAULTS",
-                                                                       3)))]
+    schedule = [rng.choice(FAULTS) for _ in range(FAULT_COUNT)]
     print(f"fault schedule seed={seed} mode={mode}: {schedule}")
     RELEASE.clear()
     RAISE.clear()
