@@ -8,6 +8,7 @@ from flintlock.common.options import (  # noqa: F401  (imported to register the 
     checkpointing,
     cluster,
     execution,
+    metrics,
     network,
     python,
     restart,

@@ -7,7 +7,7 @@ import pytest
 from flintlock.common import errors
 from flintlock.common.config import Configuration
 from flintlock.common.flink_conf import is_flink_key, parse_legacy_flink_conf
-from flintlock.common.options import checkpointing, cluster, execution, network, state
+from flintlock.common.options import checkpointing, cluster, execution, metrics, network, state
 
 # Flink 1.19's shipped conf/config.yaml, plus what a team adds for its jobs.
 FLINK_CONFIG_YAML = """\
@@ -63,7 +63,6 @@ IGNORED = [
     "jobmanager.execution.failover-strategy", "taskmanager.bind-host",
     "taskmanager.memory.process.size", "rest.address",
     "execution.checkpointing.snapshot-compression",
-    "metrics.reporter.prom.factory.class", "metrics.reporter.prom.port",
     "high-availability.type", "high-availability.zookeeper.quorum", "pipeline.object-reuse",
 ]
 NOT_TAKEN = ["jobmanager.bind-host", "jobmanager.rpc.address", "jobmanager.rpc.port",
@@ -101,6 +100,9 @@ def test_a_realistic_flink_config_yaml_loads_with_one_warning(dirs, caplog):
     # Where Flink's processes listen stays flintlock's choice.
     assert config.get(cluster.JM_ADDRESS) is None and config.get(cluster.JM_PORT) == 0
     assert config.get(network.BIND_HOST) == "127.0.0.1"
+    # Flink's Prometheus reporter keys are taken (issue 15)
+    assert config.get(metrics.PROM_FACTORY_CLASS) == metrics.PROMETHEUS_FACTORY
+    assert config.get(metrics.PROM_PORT) == "9250-9260"
     assert not any(config.contains_key(key) for key in IGNORED + NOT_TAKEN)
     [warning] = _warnings(caplog)
     message = warning.getMessage()
