@@ -6,6 +6,7 @@ runtime or Spark, which ``execute()`` loads lazily.
 """
 
 from flintlock.common.checkpointing import CheckpointingMode, ExternalizedCheckpointRetention
+from flintlock.common.time_domain import TimeDomain
 from flintlock.datastream import async_retry_predicates, async_retry_strategies
 from flintlock.datastream.async_data_stream import AsyncDataStream
 from flintlock.datastream.checkpoint_config import CheckpointConfig, ExternalizedCheckpointCleanup
@@ -47,7 +48,6 @@ from flintlock.datastream.functions import (
     RuntimeContext,
     SinkFunction,
     SourceFunction,
-    TimeDomain,
     TimerService,
     WindowFunction,
 )

@@ -22,24 +22,17 @@ the runtime implements them. Function objects are owned by the subtask thread th
 from __future__ import annotations
 
 import abc
-import enum
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
 from flintlock.common.errors import FlintlockError
+from flintlock.common.time_domain import TimeDomain as TimeDomain
 from flintlock.datastream.async_retry_strategies import (
     AsyncRetryPredicate as AsyncRetryPredicate,
 )
 from flintlock.datastream.async_retry_strategies import (
     AsyncRetryStrategy as AsyncRetryStrategy,
 )
-
-
-class TimeDomain(enum.Enum):
-    """Which clock fired a timer."""
-
-    EVENT_TIME = 0
-    PROCESSING_TIME = 1
 
 
 class RuntimeContext(abc.ABC):

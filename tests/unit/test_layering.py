@@ -235,18 +235,9 @@ KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
         "issue 19: EnumeratorState is JobManager code; enumerators imports checkpoint back",
     ("flintlock.runtime.checkpoint.metadata_legacy", "flintlock.runtime.enumerators"):
         "issue 19: EnumeratorState is JobManager code; enumerators imports checkpoint back",
-    ("flintlock.runtime.tasks.operators", "flintlock.datastream.functions"):
-        "issue 19: TimeDomain is a user-API enum (imported inside functions)",
 }
 
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({
-        "flintlock.common.config", "flintlock.common.flink_conf", "flintlock.common.options",
-        "flintlock.common.options.checkpointing", "flintlock.common.options.cluster",
-        "flintlock.common.options.execution", "flintlock.common.options.network",
-        "flintlock.common.options.python", "flintlock.common.options.restart",
-        "flintlock.common.options.security", "flintlock.common.options.state",
-    }): "issue 19: config imports options and flink_conf inside functions; they import config",
     frozenset({
         "flintlock.datastream.broadcast_stream", "flintlock.datastream.data_stream",
         "flintlock.datastream.windowed_stream",
@@ -270,8 +261,23 @@ def test_no_import_breaks_the_layering_rule() -> None:
     assert not gone, f"fixed, so remove from KNOWN_VIOLATIONS: {gone}"
 
 
+KNOWN_CYCLE_FAMILIES: dict[tuple[str, ...], str] = {
+    ("flintlock.common.config", "flintlock.common.flink_conf", "flintlock.common.options"):
+        "issue 19: config imports options and flink_conf inside functions; they import config "
+        "(a circle that every new option module joins, hence matched by prefix)",
+}
+
+
+def _in_family(cycle: frozenset[str], family: tuple[str, ...]) -> bool:
+    return all(any(m == p or m.startswith(p + ".") for p in family) for m in cycle)
+
+
 def test_no_new_import_circle() -> None:
     found = cycles(import_edges(discover(ROOT)))
+    for family in KNOWN_CYCLE_FAMILIES:
+        members = {c for c in found if _in_family(c, family)}
+        assert members, f"fixed, so remove it from KNOWN_CYCLE_FAMILIES: {family}"
+        found -= members
     new = sorted(sorted(c) for c in found - KNOWN_CYCLES.keys())
     gone = sorted(sorted(c) for c in KNOWN_CYCLES.keys() - found)
     assert not new, f"new import circles (see docs/internals/layers.md): {new}"

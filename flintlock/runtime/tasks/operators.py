@@ -26,6 +26,7 @@ from typing import Any
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec, check_key
 from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import ValueStateDescriptor
+from flintlock.common.time_domain import TimeDomain
 from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
 from flintlock.runtime.state.heap import own_value
 from flintlock.runtime.tasks.contexts import (
@@ -334,12 +335,10 @@ class TimerOperator(FunctionOperator):
         self.emit_watermark(timestamp)
 
     def _on_timer(self, timestamp: int, key: Any) -> None:
-        from flintlock.datastream.functions import TimeDomain  # the user-facing enum
 
         self._fire(timestamp, TimeDomain.PROCESSING_TIME, stamped=False)
 
     def _on_event_timer(self, timestamp: int, key: Any) -> None:
-        from flintlock.datastream.functions import TimeDomain
 
         self._fire(timestamp, TimeDomain.EVENT_TIME, stamped=True)
 
