@@ -128,6 +128,17 @@ def client_config(properties: dict[str, str], client_id: str) -> dict[str, Any]:
     return config
 
 
+def reset_policy(starting: OffsetSpec) -> str:
+    """librdkafka's ``auto.offset.reset`` for a reader whose next offset is no longer on the
+    broker (deleted by retention): what the starting offsets say, as Flink's source does —
+    ``error`` (the task fails) for a reset strategy NONE, never a silent jump."""
+    if starting.kind in ("earliest", "latest"):
+        return starting.kind
+    if starting.kind == "timestamp":
+        return "latest"
+    return "error" if starting.reset == "none" else starting.reset
+
+
 FLINK_ONLY_KEYS = frozenset({
     "partition.discovery.interval.ms", "commit.offsets.on.checkpoint", "client.id.prefix",
     "register.consumer.metrics",
@@ -336,8 +347,10 @@ class KafkaPartitionReader:
         key = (message.topic(), message.partition())
         split = self._splits.get(key)
         offset = message.offset()
-        if split is None or offset < split.next_offset:
-            return  # a partition no longer read, or a record before the resumed offset
+        if split is None:
+            return  # a partition this reader no longer reads
+        # An offset below the split's can only follow an offset reset (the next offset was
+        # deleted by retention; auto.offset.reset, see reset_policy): take it from there.
         if split.stop_offset is not None and offset >= split.stop_offset:
             self._finish(split)
             return

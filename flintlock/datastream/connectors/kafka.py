@@ -61,6 +61,7 @@ from flintlock.datastream.connectors._kafka_source import (
     OffsetSpec,
     PartitionDiscovery,
     client_config,
+    reset_policy,
 )
 from flintlock.datastream.connectors.base import Sink, Source
 
@@ -229,6 +230,7 @@ class KafkaSource(Source):
     def create_reader(self, subtask_index: int, parallelism: int) -> KafkaPartitionReader:
         commit = self._properties.get("commit.offsets.on.checkpoint", "true").lower() == "true"
         config = client_config(self._properties, f"{self._client_id_prefix}-{subtask_index}")
+        config.setdefault("auto.offset.reset", reset_policy(self._starting))
         return KafkaPartitionReader(
             config, self._deserializer, commit,
             whole_record=isinstance(self._deserializer, KafkaRecordDeserializationSchema))

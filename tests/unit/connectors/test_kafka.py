@@ -28,6 +28,7 @@ from flintlock.datastream.connectors.kafka import (
     KafkaRecordSerializationSchema,
     KafkaSink,
     KafkaSource,
+    KafkaSourceError,
     KafkaTopicPartition,
 )
 
@@ -354,3 +355,32 @@ def test_set_partitions_reads_exactly_those_and_excludes_other_subscriptions(bro
         KafkaSource.builder().set_topics("a").set_topic_pattern("b.*")
     with pytest.raises(ValueError, match="already reads partitions"):
         KafkaSource.builder().set_partitions({KafkaTopicPartition("a", 0)}).set_topics("a")
+
+
+@pytest.mark.parametrize("starting, expected", [
+    (KafkaOffsetsInitializer.earliest(), ["a", "b", "c"]),
+    (KafkaOffsetsInitializer.committed_offsets(), KafkaSourceError),
+])
+def test_an_offset_the_broker_no_longer_has_resets_as_the_starting_offsets_say(
+        broker, starting, expected):
+    topic = _topic(broker, partitions=1)
+    _produce(broker.bootstrap, topic, [b"a", b"b", b"c"])
+    source = (KafkaSource.builder().set_bootstrap_servers(broker.bootstrap).set_topics(topic)
+              .set_group_id("resets").set_starting_offsets(starting)
+              .set_value_only_deserializer(SimpleStringSchema()).build())
+    reader = source.create_reader(0, 1)
+    reader.add_splits([KafkaPartitionSplit(topic, 0, 100)])  # past the log's end
+    got, deadline = [], time.monotonic() + 20
+    try:
+        if expected is KafkaSourceError:
+            with pytest.raises(KafkaSourceError, match=f"{topic}-0"):
+                while time.monotonic() < deadline:
+                    reader.poll(100)
+                    time.sleep(0.01)
+        else:
+            while len(got) < 3 and time.monotonic() < deadline:
+                got.extend(reader.poll(100)[0])
+                time.sleep(0.01)
+            assert got == expected
+    finally:
+        reader.close()
