@@ -49,10 +49,11 @@ def _wait(condition, what, process=None):
         time.sleep(0.02)
 
 
-def _driver(work: Path) -> subprocess.Popen:
+def _driver(work: Path, launcher: str = "threads", n: int = N) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, str(DRIVER), str(work), str(N)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=open(work / "driver.log", "ab"))
+    with open(work / "driver.log", "ab") as log:
+        return subprocess.Popen([sys.executable, str(DRIVER), str(work), str(n), launcher],
+                                env=env, stdout=subprocess.DEVNULL, stderr=log)
 
 
 def _record(work: Path) -> dict:
@@ -73,17 +74,23 @@ def _committed_lines(root: Path) -> list[str]:
     return lines
 
 
-def _expected() -> list[str]:
+def _expected(n: int = N) -> list[str]:
     counts = collections.Counter()
     lines = []
-    for value in range(N):
+    for value in range(n):
         counts[value % 7] += 1
         lines.append(f"{value % 7} {counts[value % 7]}")
     return sorted(lines)
 
 
 def test_a_killed_driver_restarted_resumes_the_job_exactly_once(tmp_path):
-    first = _driver(tmp_path)
+    kill_and_restart_the_driver(tmp_path, "threads", N)
+
+
+def kill_and_restart_the_driver(tmp_path: Path, launcher: str, n: int) -> None:
+    """Runs the driver until its second checkpoint, SIGKILLs it, runs it again to the end;
+    checks the job id, the recovery and the sink's output."""
+    first = _driver(tmp_path, launcher, n)
     try:
         _wait(lambda: _record(tmp_path).get("job_id"), "the job record", first)
         job_id = _record(tmp_path)["job_id"]
@@ -96,7 +103,7 @@ def test_a_killed_driver_restarted_resumes_the_job_exactly_once(tmp_path):
         first.kill()
         first.wait(WAIT_S)
     assert first.returncode == -signal.SIGKILL
-    second = _driver(tmp_path)
+    second = _driver(tmp_path, launcher, n)
     try:
         assert second.wait(WAIT_S) == 0, (tmp_path / "driver.log").read_text()[-3000:]
     finally:
@@ -106,7 +113,7 @@ def test_a_killed_driver_restarted_resumes_the_job_exactly_once(tmp_path):
     assert result["restored"] is not None
     assert "job-recovered" in result["events"]
     assert _record(tmp_path)["status"] == "FINISHED"
-    assert sorted(_committed_lines(tmp_path / "out")) == _expected()
+    assert sorted(_committed_lines(tmp_path / "out")) == _expected(n)
 
 
 def _ha_options(tmp_path, **extra):

@@ -1,8 +1,10 @@
-"""A driver program for the JobManager-failover test: ``python driver.py <work dir> <n>``.
+"""A driver program for the JobManager-failover tests:
+``python driver.py <work dir> <n> [threads|spark]``.
 
 Runs a keyed running count over 0..n-1 into an exactly-once FileSink under
 ``<work dir>/out`` with ``high-availability.type: filesystem`` (storage ``<work dir>/ha``,
-cluster id ``failover``) and TaskManagers as threads of this process. Started again after it
+cluster id ``failover``) and TaskManagers as threads of this process (or, with ``spark``, on
+embedded Spark). Started again after it
 was killed, it takes the job over from the HA storage. When the job ends it writes
 ``<work dir>/result-<pid>.json``: the job id, final status, the restored checkpoint and the
 kinds of its exception history.
@@ -42,9 +44,10 @@ class Count(MapFunction):
         return f"{value % 7} {count}"
 
 
-def main(work: str, n: int) -> None:
-    executor = ThreadExecutor()
-    environment.load_executor = lambda: executor
+def main(work: str, n: int, launcher: str) -> None:
+    if launcher == "threads":
+        executor = ThreadExecutor()
+        environment.load_executor = lambda: executor
     env = local_environment(work, 2, restart_attempts=3, restart_delay="10 ms", options={
         "high-availability.type": "filesystem",
         "high-availability.storageDir": os.path.join(work, "ha"),
@@ -71,4 +74,4 @@ def main(work: str, n: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "threads")
