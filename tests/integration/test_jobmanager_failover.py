@@ -5,8 +5,8 @@ completed checkpoint, and the exactly-once FileSink's output equals the failure-
 The driver is a subprocess whose TaskManagers are threads (``tests/integration/ha/driver.py``):
 a SIGKILL takes the whole job down at once, JobManager and TaskManagers, the hardest case for
 the sink (pending files of a completed checkpoint not yet committed, in-progress files of one
-that never completed). Embedded Spark would only add its start-up to each run; the recovery
-path is the JobManager's and the sink's, the same on both.
+that never completed). tests/spark/test_jobmanager_failover_on_spark.py runs the same driver
+with its TaskManagers on embedded Spark.
 
 In-process tests on TaskManager threads: a second JobManager for a cluster id whose lease is
 held cannot start, and a leader fenced by a newer token suspends its job instead of letting
