@@ -15,12 +15,15 @@ The groups (``SubtaskMetricGroups``) reach the operators through their context's
 (``groups.EXTRA_KEY``), where ``RuntimeContext.get_metrics_group()`` and the operator chain
 find them.
 
-Threads: made on the TaskManager's deploying thread; ``sample`` on its heartbeat thread.
+Threads: made on the TaskManager's deploying thread; ``sample`` on its heartbeat thread, and
+once on the task thread of a subtask that finished (its final counts, sent before the
+JobManager learns it finished); a lock keeps the two samples apart.
 """
 
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from typing import Any
 
@@ -49,6 +52,7 @@ class TaskMetrics:
         }
         self.groups = SubtaskMetricGroups(task_variables=variables)
         self.records_in = self.groups.task.counter(NUM_RECORDS_IN)
+        self._sampling = threading.Lock()  # the heartbeat, and a finishing task's last report
         self._metrics = SubtaskMetrics(self.groups.registry, tuple(variables.items()),
                                        time.monotonic())
 
@@ -58,8 +62,9 @@ class TaskMetrics:
         split = None if time_split is None else TaskTimeSplit(
             time_split.busy_ms_per_s, time_split.backpressured_ms_per_s,
             time_split.idle_ms_per_s)
-        return self._metrics.sample(self._io_counters(io), split, time.monotonic(),
-                                    time.time_ns() // 1_000_000)
+        with self._sampling:
+            return self._metrics.sample(self._io_counters(io), split, time.monotonic(),
+                                        time.time_ns() // 1_000_000)
 
     def _io_counters(self, io: TaskIO) -> TaskIOCounters:
         records_out = bytes_out = 0

@@ -369,6 +369,14 @@ class TaskManager:
                        if task.state in _REPORTING and task_id in self._metrics}
             self.tell(msg.Heartbeat(self.payload.attempt, self.payload.tm_index, samples))
 
+    def report_final_metrics(self, task_id: TaskId, task: StreamTask) -> None:
+        """A finished subtask's last metrics (task thread; no time split: it has ended)."""
+        metrics = self._metrics.get(task_id)
+        if metrics is not None:
+            report = metrics.sample(task.io, None)
+            self.tell(msg.Heartbeat(self.payload.attempt, self.payload.tm_index,
+                                    {task_id: report}))
+
     def savepoint_location(self, checkpoint_id: int) -> str:
         with self._lock:
             ok = self._location_arrived.wait_for(
@@ -433,6 +441,8 @@ class _Callbacks:
             self._tm.annotate(error)
         failure = RemoteFailure.capture(error) if error is not None else None
         consequence = isinstance(error, (ProducerFailedError, BufferPoolDestroyedError))
+        if state is ExecutionState.FINISHED:  # its final counts, before the JobManager may end
+            self._tm.report_final_metrics(self._task_id, task)
         self._tm.tell(msg.TaskStateUpdate(
             self._tm.payload.attempt, self._task_id, state, failure, consequence))
 

@@ -94,3 +94,24 @@ def test_task_metrics_of_a_source_and_its_consumer(client):
     assert 0.0 <= consumer.value("outPoolUsage") <= 1.0
     assert consumer.value("currentInputWatermark") is not None
     assert consumer.value("currentOutputWatermark") is not None
+
+
+def test_a_finished_job_keeps_each_subtasks_final_counts(monkeypatch, tmp_path):
+    """A job shorter than a heartbeat interval: every finished subtask still reports its last
+    metrics (sent before its FINISHED state), so the JobManager has the final values."""
+    use_thread_executor(monkeypatch)
+    RELEASE.set()  # nothing waits
+    config = local_configuration(tmp_path, options={"heartbeat.interval": "1 h"})
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(2)
+    env.from_collection(list(range(N))).rebalance().map(CountingMap()).name("Counting") \
+        .filter(lambda x: False).print()
+    client = env.execute_async("finished")
+    assert client.join(60)
+    tasks = client.jm.describe().tasks
+    counting = [t.metrics for t in tasks if "Counting" in t.vertex_name]
+    assert len(counting) == 2 and all(m is not None for m in counting)
+    assert sum(m.value("Counting.seen") for m in counting) == N
+    assert sum(m.value("numRecordsIn") for m in counting) == N
+    (source,) = [t.metrics for t in tasks if "Source" in t.vertex_name]
+    assert source.value("numRecordsOut") == N
