@@ -80,6 +80,23 @@ class OffsetSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class KafkaSourceSettings:
+    """What ``KafkaSource.builder()`` collected: client properties (Flink's own keys among
+    them), which partitions (topics, a pattern or explicit partitions), where to start and
+    stop, and how to deserialize."""
+
+    properties: dict[str, str]
+    topics: tuple[str, ...]
+    pattern: str | None
+    partitions: tuple[tuple[str, int], ...]
+    starting: OffsetSpec
+    stopping: OffsetSpec | None
+    bounded: bool
+    deserializer: Any
+    client_id_prefix: str
+
+
+@dataclass(frozen=True, slots=True)
 class KafkaPartitionSplit:
     topic: str
     partition: int

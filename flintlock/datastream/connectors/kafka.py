@@ -58,6 +58,7 @@ from flintlock.datastream.connectors._kafka_source import (
     KafkaPartitionReader,
     KafkaRecord,
     KafkaSourceError,
+    KafkaSourceSettings,
     OffsetSpec,
     PartitionDiscovery,
     client_config,
@@ -194,50 +195,46 @@ class _ValueOnly(KafkaRecordDeserializationSchema):
 class KafkaSource(Source):
     """Reads Kafka topics (see the module docstring); made by ``KafkaSource.builder()``."""
 
-    def __init__(self, properties: dict[str, str], topics: tuple[str, ...],
-                 pattern: str | None, starting: OffsetSpec, stopping: OffsetSpec | None,
-                 bounded: bool, deserializer: Any, client_id_prefix: str,
-                 partitions: tuple[tuple[str, int], ...] = ()) -> None:
-        self._properties = properties
-        self._topics = topics
-        self._partitions = partitions
-        self._pattern = pattern
-        self._starting = starting
-        self._stopping = stopping
-        self._bounded = bounded
-        self._deserializer = deserializer
-        self._client_id_prefix = client_id_prefix
+    def __init__(self, settings: KafkaSourceSettings) -> None:
+        self._settings = settings
 
     @staticmethod
     def builder() -> KafkaSourceBuilder:
         return KafkaSourceBuilder()
 
+    @property
+    def settings(self) -> KafkaSourceSettings:
+        return self._settings
+
     def is_bounded(self) -> bool:
-        return self._bounded
+        return self._settings.bounded
 
     def create_enumerator(self, parallelism: int,
                           restored_state: EnumeratorSnapshot | None) -> DealingEnumerator:
+        s = self._settings
         known = restored_state.discovery if restored_state is not None else frozenset()
         discovery = PartitionDiscovery(
-            client_config(self._properties, f"{self._client_id_prefix}-enumerator"),
-            self._topics, self._pattern, self._starting, self._stopping, known,
-            self._partitions)
-        interval = int(self._properties.get("partition.discovery.interval.ms",
-                                            DEFAULT_DISCOVERY_INTERVAL_MS))
-        return DealingEnumerator(parallelism, restored_state, discovery, bounded=self._bounded,
+            client_config(s.properties, f"{s.client_id_prefix}-enumerator"),
+            s.topics, s.pattern, s.starting, s.stopping, known, s.partitions)
+        interval = int(s.properties.get("partition.discovery.interval.ms",
+                                        DEFAULT_DISCOVERY_INTERVAL_MS))
+        return DealingEnumerator(parallelism, restored_state, discovery, bounded=s.bounded,
                                  discovery_interval_ms=interval if interval > 0 else None)
 
     def create_reader(self, subtask_index: int, parallelism: int) -> KafkaPartitionReader:
-        commit = self._properties.get("commit.offsets.on.checkpoint", "true").lower() == "true"
-        config = client_config(self._properties, f"{self._client_id_prefix}-{subtask_index}")
-        config.setdefault("auto.offset.reset", reset_policy(self._starting))
+        s = self._settings
+        commit = s.properties.get("commit.offsets.on.checkpoint", "true").lower() == "true"
+        config = client_config(s.properties, f"{s.client_id_prefix}-{subtask_index}")
+        config.setdefault("auto.offset.reset", reset_policy(s.starting))
         return KafkaPartitionReader(
-            config, self._deserializer, commit,
-            whole_record=isinstance(self._deserializer, KafkaRecordDeserializationSchema))
+            config, s.deserializer, commit,
+            whole_record=isinstance(s.deserializer, KafkaRecordDeserializationSchema))
 
     def __repr__(self) -> str:
-        what = self._pattern if self._pattern is not None else ", ".join(self._topics)
-        return f"KafkaSource({what} at {self._properties.get('bootstrap.servers')})"
+        s = self._settings
+        what = s.pattern if s.pattern is not None else ", ".join(
+            s.topics or [f"{t}-{p}" for t, p in s.partitions])
+        return f"KafkaSource({what} at {s.properties.get('bootstrap.servers')})"
 
 
 class KafkaSourceBuilder:
@@ -362,10 +359,10 @@ class KafkaSourceBuilder:
             raise ValueError("committed_offsets() needs a consumer group: call "
                              "set_group_id(...)")
         _check_int_property(props, "partition.discovery.interval.ms")
-        return KafkaSource(props, self._topics, self._pattern, self._starting.spec,
-                           self._stopping.spec if self._stopping is not None else None,
-                           self._bounded, self._deserializer, self._client_id_prefix,
-                           self._partitions)
+        return KafkaSource(KafkaSourceSettings(
+            props, self._topics, self._pattern, self._partitions, self._starting.spec,
+            self._stopping.spec if self._stopping is not None else None, self._bounded,
+            self._deserializer, self._client_id_prefix))
 
 
 def _initializer(value: Any) -> KafkaOffsetsInitializer:
