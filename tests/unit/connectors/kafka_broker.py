@@ -47,12 +47,14 @@ def librdkafka_path() -> Path:
             "the Kafka tests run librdkafka's mock cluster from the 'confluent-kafka' package "
             "of the test extra, which is not installed: run `make test`, or "
             "`pip install -e '.[test]'` in this environment")
-    libs = Path(spec.submodule_search_locations[0]).parent / "confluent_kafka.libs"
-    found = sorted(libs.glob("librdkafka*.so*"))
+    package = Path(spec.submodule_search_locations[0])
+    # Where the wheels put it: auditwheel (Linux) and delocate (macOS).
+    found = sorted([*(package.parent / "confluent_kafka.libs").glob("librdkafka*.so*"),
+                    *(package / ".dylibs").glob("librdkafka*.dylib")])
     if not found:
         raise KafkaBrokerUnavailableError(
-            f"confluent-kafka is installed without a bundled librdkafka in {libs} (a source "
-            "build?): install the manylinux wheel (`pip install --force-reinstall "
+            f"confluent-kafka is installed without a bundled librdkafka next to {package} (a "
+            "source build?): install the wheel (`pip install --force-reinstall "
             "--only-binary :all: confluent-kafka`)")
     return found[0]
 
