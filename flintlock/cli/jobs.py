@@ -43,8 +43,11 @@ def list_jobs(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _status_of(job: JobFile) -> str:
+    """The job's state; ``(recovered)`` after it when a new driver took it over (HA)."""
     try:
-        return str(RestClient(job, timeout_s=5.0).get(f"/jobs/{job.job_id}").get("state", "?"))
+        details = RestClient(job, timeout_s=5.0).get(f"/jobs/{job.job_id}")
+        state = str(details.get("state", "?"))
+        return f"{state} (recovered)" if details.get("recovered") else state
     except EndpointGoneError:
         return "ENDED"
     except CliError:

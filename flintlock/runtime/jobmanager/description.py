@@ -36,6 +36,8 @@ class JobDescription:
     checkpoints: Any
     events: tuple[JobEvent, ...] = ()
     """The job's exception history (attempt failures, checkpoint fallbacks), oldest first."""
+    recovered: bool = False
+    """This JobManager took the job over from high-availability storage (a driver failover)."""
 
 
 @dataclass
@@ -49,7 +51,7 @@ class JobResult:
 
 def describe_job(job_id: str, job_graph: JobGraph, status: JobStatus, attempt_number: int,
                  attempt: Attempt | None, start_wall_ms: int, checkpoints: Any,
-                 events: tuple[JobEvent, ...]) -> JobDescription:
+                 events: tuple[JobEvent, ...], recovered: bool = False) -> JobDescription:
     """The description of a job whose current attempt is ``attempt`` (JobManager thread)."""
     names = {v.id: v.name for v in job_graph.vertices}
     metrics = attempt.times if attempt else {}
@@ -60,4 +62,5 @@ def describe_job(job_id: str, job_graph: JobGraph, status: JobStatus, attempt_nu
                                   key=lambda item: (str(item[0].vertex), item[0].subtask)))
     return JobDescription(
         job_id=job_id, name=job_graph.name, status=status.name, attempt=attempt_number,
-        start_time_ms=start_wall_ms, tasks=tasks, checkpoints=checkpoints, events=events)
+        start_time_ms=start_wall_ms, tasks=tasks, checkpoints=checkpoints, events=events,
+        recovered=recovered)

@@ -187,7 +187,7 @@ class JobManager:
     def _describe_now(self) -> JobDescription:
         return describe_job(self.job_id, self.job_graph, self.status, self._attempt_number,
                             self._attempt, self._start_wall_ms, self._coordinator.statistics(),
-                            self._history.entries())
+                            self._history.entries(), bool(self._ha and self._ha.recovered))
 
     def _record(self, kind: JobEventKind, name: str, message: str) -> None:
         """An entry of the job's exception history, also logged as a warning."""

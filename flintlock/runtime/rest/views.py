@@ -6,7 +6,7 @@ Each vertex of ``/jobs/:jobid`` has Flink's ``metrics`` (records and bytes read 
 ``metrics_views.vertex_io``). Conventions taken from Flink: hyphenated keys for job fields
 (``start-time``), snake_case for checkpoint fields (``trigger_timestamp``), times in epoch
 milliseconds, durations in whole milliseconds, -1 for "not known". flintlock additions
-(``attempt``, per-vertex ``subtasks``, ``alignment_duration`` and ``start_delay`` per
+(``attempt``, ``recovered``, per-vertex ``subtasks``, ``alignment_duration`` and ``start_delay`` per
 checkpoint, ``counts.refused``) are extra keys that Flink clients ignore.
 
 Pure functions of immutable snapshots; safe on any thread.
@@ -70,7 +70,7 @@ def job_details(job: JobDescription, now_ms: int) -> Json:
         "isStoppable": job.status not in TERMINAL_JOB_STATES,
         "start-time": job.start_time_ms, "end-time": -1, "now": now_ms,
         "duration": max(0, now_ms - job.start_time_ms), "attempt": job.attempt,
-        "vertices": vertices,
+        "recovered": job.recovered, "vertices": vertices,
         "status-counts": _state_counts(vertex["status"] for vertex in vertices),
     }
 
