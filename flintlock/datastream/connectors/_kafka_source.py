@@ -337,9 +337,9 @@ class KafkaPartitionReader:
         if self._splits:
             consumer = self._ready_consumer()
             messages = consumer.consume(num_messages=max_records, timeout=0)
-            for message in messages:
-                self._take(message, out)
-            if not messages:
+            if messages:
+                self._take(messages, out)
+            else:
                 self._finish_reached(consumer)
         out.finished_splits, self._finished_now = self._finished_now, []
         return out, self._no_more_splits and not self._splits
@@ -354,39 +354,50 @@ class KafkaPartitionReader:
             self._assigned = True
         return self._consumer
 
-    def _take(self, message: Any, out: StampedRecords) -> None:
+    def _take(self, messages: list[Any], out: StampedRecords) -> None:
+        """Deserializes a batch of messages into ``out`` and advances the splits once per
+        partition (no object per record beyond the value)."""
+        splits, nexts, done = self._splits, {}, set()
+        deserialize, whole = self._deserialize, self._whole_record
+        for message in messages:
+            if message.error() is not None:
+                self._check_error(message)
+                continue
+            key = (message.topic(), message.partition())
+            split = splits.get(key)
+            if split is None or key in done:
+                continue  # a partition this reader no longer reads, or past its stop
+            # An offset below the split's can only follow an offset reset (the next offset
+            # was deleted by retention; auto.offset.reset, see reset_policy): take it.
+            offset, stop = message.offset(), split.stop_offset
+            if stop is not None and offset >= stop:
+                done.add(key)
+                continue
+            try:
+                value = deserialize(_record(message) if whole else message.value())
+            except Exception as failed:
+                raise KafkaDeserializationError(key[0], key[1], offset,
+                                                f"{type(failed).__name__}: {failed}") from failed
+            nexts[key] = offset + 1
+            if value is not None:  # a deserializer that skips malformed records returns None
+                kind, timestamp = message.timestamp()
+                out.append(value)
+                out.timestamps.append(timestamp if kind else NO_TIMESTAMP)
+                out.splits.append(split.split_id)
+            if stop is not None and offset + 1 >= stop:
+                done.add(key)
+        for key, next_offset in nexts.items():
+            split = splits[key]
+            splits[key] = KafkaPartitionSplit(key[0], key[1], next_offset, split.stop_offset)
+        for key in done:
+            self._finish(splits[key])
+
+    @staticmethod
+    def _check_error(message: Any) -> None:
         error = message.error()
-        if error is not None:
-            if error.fatal() or not error.retriable():
-                raise KafkaSourceError(f"reading {message.topic()}-{message.partition()}: "
-                                       f"{error.str()}")
-            return
-        key = (message.topic(), message.partition())
-        split = self._splits.get(key)
-        offset = message.offset()
-        if split is None:
-            return  # a partition this reader no longer reads
-        # An offset below the split's can only follow an offset reset (the next offset was
-        # deleted by retention; auto.offset.reset, see reset_policy): take it from there.
-        if split.stop_offset is not None and offset >= split.stop_offset:
-            self._finish(split)
-            return
-        try:
-            value = self._deserialize(_record(message) if self._whole_record
-                                      else message.value())
-        except Exception as failed:
-            raise KafkaDeserializationError(key[0], key[1], offset,
-                                            f"{type(failed).__name__}: {failed}") from failed
-        advanced = KafkaPartitionSplit(key[0], key[1], offset + 1, split.stop_offset)
-        if value is not None:  # a deserializer that skips malformed records returns None
-            kind, timestamp = message.timestamp()
-            out.append(value)
-            out.timestamps.append(timestamp if kind else NO_TIMESTAMP)
-            out.splits.append(split.split_id)
-        if advanced.finished:
-            self._finish(advanced)
-        else:
-            self._splits[key] = advanced
+        if error.fatal() or not error.retriable():
+            raise KafkaSourceError(f"reading {message.topic()}-{message.partition()}: "
+                                   f"{error.str()}")
 
     def _finish_reached(self, consumer: Any) -> None:
         """Bounded splits whose consumer position passed the stop offset (e.g. over a
