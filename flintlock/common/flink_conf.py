@@ -11,7 +11,9 @@ flintlock's own file and code (see ``flintlock.common.config``), through this mo
   1. ``NOT_TAKEN_FROM_FLINK``: flintlock has the key, but in a Flink file it says where
      *Flink's* processes listen (``jobmanager.rpc.address: localhost``). flintlock puts its
      JobManager in the Spark driver and its TaskManagers in executors and picks these itself,
-     so taking them would point TaskManagers on other hosts at ``localhost``. Not applied.
+     so taking them would point TaskManagers on other hosts at ``localhost``. Likewise the
+     Flink cluster's high availability (``high-availability.*``: its ZooKeeper, its storage):
+     a flintlock driver's HA is set in flintlock's own configuration. Not applied.
   2. A key flintlock defines (or one of its older Flink names): applied, parsed and bounded
      like any other value; a bad value fails naming the key and the file.
   3. A key of Flink's that has no meaning in flintlock: under one of ``FLINK_NAMESPACES``
@@ -45,6 +47,9 @@ LEGACY_FLINK_CONF_FILE = "flink-conf.yaml"
 NOT_TAKEN_FROM_FLINK: frozenset[str] = frozenset({
     "jobmanager.bind-host", "jobmanager.rpc.address", "jobmanager.rpc.port",
     "rest.bind-address", "rest.port", "taskmanager.host", "taskmanager.data.port",
+    "high-availability.type", "high-availability", "high-availability.storageDir",
+    "high-availability.cluster-id", "high-availability.filesystem.lease-duration",
+    "high-availability.filesystem.lease-wait-timeout",
 })
 
 FLINK_NAMESPACES: tuple[str, ...] = (
