@@ -79,7 +79,8 @@ def _flink_keys_section() -> list[str]:
         "warning; anywhere else they are unknown keys. A key flintlock defines is applied even "
         "when it lies in one of these namespaces.",
         "",
-        f"- Not taken from a Flink file (where Flink's own processes listen, and the Flink cluster's high availability): {placement}.",
+        "- Not taken from a Flink file (where Flink's own processes listen, and the Flink "
+        f"cluster's high availability): {placement}.",
         f"- Every key in these namespaces (the name itself or below it): {spaces}.",
         f"- These keys: {keys}.",
     ]
