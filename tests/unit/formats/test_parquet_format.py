@@ -13,6 +13,7 @@ from flintlock.common.types import Row
 from flintlock.datastream.connectors._file_source import FileSplit
 from flintlock.datastream.formats.parquet import (
     FormatParseError,
+    ParquetBulkWriterFactory,
     ParquetBulkWriters,
     ParquetColumnarRowInputFormat,
 )
@@ -52,8 +53,7 @@ rows = st.tuples(*(st.one_of(st.none(), s) for _, _, s in FIELDS)).map(
 
 
 def _write(path, batches, row_group_size=3):
-    factory = ParquetBulkWriters.for_row_type(ROW)
-    factory._row_group_size = row_group_size  # small groups: reads cross row groups
+    factory = ParquetBulkWriterFactory(ROW, row_group_size=row_group_size)  # reads cross groups
     with open(path, "wb") as stream:
         writer = factory.create(stream)
         for batch in batches:
