@@ -1,7 +1,8 @@
 """Connectors under PyFlink's module path (``pyflink.datastream.connectors``).
 
-The concrete connectors live in their PyFlink submodules (``file_system``, ``number_seq``) and
-in ``redis`` (flintlock's own); the names PyFlink re-exports here are re-exported too.
+The concrete connectors live in their PyFlink submodules (``file_system``, ``number_seq``,
+``kafka``) and in ``redis`` (flintlock's own); the names PyFlink re-exports here are
+re-exported too.
 """
 
 from flintlock.datastream.connectors._delivery import DeliveryGuarantee
