@@ -28,12 +28,15 @@ consumer group, for monitoring only (Flink's ``commit.offsets.on.checkpoint``).
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from flintlock.common.errors import FlintlockError
+
+log = logging.getLogger(__name__)
 
 NO_TIMESTAMP = -(2**63)  # the runtime's "no event timestamp" (runtime.network.event_time)
 METADATA_TIMEOUT_S = 30.0
@@ -394,10 +397,17 @@ class KafkaPartitionReader:
 
     @staticmethod
     def _check_error(message: Any) -> None:
+        """Connection trouble is logged (librdkafka reconnects by itself, as Flink's source
+        rides out a broker restart); any other error fails the task."""
         error = message.error()
-        if error.fatal() or not error.retriable():
-            raise KafkaSourceError(f"reading {message.topic()}-{message.partition()}: "
-                                   f"{error.str()}")
+        kafka = _kafka()
+        transient = {kafka.KafkaError._TRANSPORT, kafka.KafkaError._ALL_BROKERS_DOWN,
+                     kafka.KafkaError._RESOLVE, kafka.KafkaError._TIMED_OUT}
+        if not error.fatal() and (error.retriable() or error.code() in transient):
+            log.warning("Kafka source: %s (retrying)", error.str())
+            return
+        raise KafkaSourceError(f"reading {message.topic()}-{message.partition()}: "
+                               f"{error.str()}")
 
     def _finish_reached(self, consumer: Any) -> None:
         """Bounded splits whose consumer position passed the stop offset (e.g. over a
