@@ -12,8 +12,8 @@ subtask. Pre-commit (``snapshot_state(n)``): the records since the last checkpoi
 notify-complete): each staged batch up to ``n`` is written in one transaction of the writer's
 transactional id, together with a *commit marker*: the transaction also commits, through
 ``send_offsets_to_transaction``, the offset ``n`` of a consumer group
-``<transactional id>.commits`` on partition 0 of the sink's topic (so exactly once needs a
-fixed topic). Kafka makes the records and the marker visible atomically.
+``<transactional id>.commits`` on partition 0 of the topic of the first record the writer
+staged (recorded in its state). Kafka makes the records and the marker visible atomically.
 
 Recovery: a writer's whole state is one ``WriterState`` entry (its transactional id and staged
 batches), so however the state is redistributed, one restored writer gets all of it. For each
@@ -62,7 +62,6 @@ class KafkaSinkSettings:
     serializer: Any  # KafkaRecordSerializationSchema
     guarantee: str  # "none", "at-least-once" or "exactly-once"
     transactional_id_prefix: str = "flintlock-kafka-sink"
-    marker_topic: str | None = None  # exactly once: the serializer's (fixed) topic
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +78,7 @@ class WriterState:
 
     transactional_id: str
     batches: tuple[StagedBatch, ...]
+    marker_topic: str | None  # where its commit marker lives (None: nothing staged yet)
 
 
 class _DeliveryErrors:
@@ -175,6 +175,7 @@ class ExactlyOnceWriter(_ProducingWriter):
         self._id = f"{settings.transactional_id_prefix}-{subtask_index}-{uuid.uuid4().hex[:8]}"
         self._buffer: list[tuple[str, bytes | None, bytes | None, int | None]] = []
         self._staged: list[StagedBatch] = []
+        self._marker_topic: str | None = None  # the first staged record's topic, then fixed
         self._marker_group: Any = None  # the consumer whose group metadata marks commits
         self._end_rule = EndOfInputRule()
 
@@ -197,9 +198,11 @@ class ExactlyOnceWriter(_ProducingWriter):
     def snapshot_state(self, checkpoint_id: int) -> list[Any]:
         self._end_rule.saw_checkpoint()
         if self._buffer:
+            if self._marker_topic is None:
+                self._marker_topic = self._buffer[0][0]
             self._staged.append(StagedBatch(checkpoint_id, tuple(self._buffer)))
             self._buffer = []
-        return [WriterState(self._id, tuple(self._staged))]
+        return [WriterState(self._id, tuple(self._staged), self._marker_topic)]
 
     def commit(self, checkpoint_id: int) -> None:
         ready = [b for b in self._staged if b.checkpoint_id <= checkpoint_id]
@@ -207,7 +210,7 @@ class ExactlyOnceWriter(_ProducingWriter):
             self._producer = self._fenced_producer(self._id)
             self._marker_group = self._marker_consumer(self._id)
         for batch in ready:
-            self._transact(self._producer, self._marker_group, batch)
+            self._transact(self._producer, self._marker_group, self._marker_topic, batch)
         self._staged = [b for b in self._staged if b.checkpoint_id > checkpoint_id]
 
     def end_input(self) -> None:
@@ -218,7 +221,7 @@ class ExactlyOnceWriter(_ProducingWriter):
                 self._producer = self._fenced_producer(self._id)
             batch = StagedBatch(0, tuple(self._buffer))
             self._buffer = []
-            self._transact(self._producer, None, batch)
+            self._transact(self._producer, None, None, batch)
 
     def close(self) -> None:
         super().close()
@@ -242,10 +245,10 @@ class ExactlyOnceWriter(_ProducingWriter):
         producer = self._fenced_producer(entry.transactional_id)
         marker_group = self._marker_consumer(entry.transactional_id)
         try:
-            committed = self._committed_marker(marker_group)
+            committed = self._committed_marker(marker_group, entry.marker_topic)
             for batch in sorted(entry.batches, key=lambda b: b.checkpoint_id):
                 if batch.checkpoint_id > committed:
-                    self._transact(producer, marker_group, batch)
+                    self._transact(producer, marker_group, entry.marker_topic, batch)
         finally:
             marker_group.close()
             producer.flush(FLUSH_TIMEOUT_S)
@@ -257,8 +260,7 @@ class ExactlyOnceWriter(_ProducingWriter):
                        "isolation.level": "read_committed"})
         return _kafka().Consumer(config)
 
-    def _committed_marker(self, marker_group: Any) -> int:
-        topic = self._settings.marker_topic
+    def _committed_marker(self, marker_group: Any, topic: str | None) -> int:
         if topic is None:
             return -1
         kafka = _kafka()
@@ -269,9 +271,9 @@ class ExactlyOnceWriter(_ProducingWriter):
             raise KafkaSinkError(f"cannot read the commit marker: {failed}") from failed
         return int(found[0].offset)
 
-    def _transact(self, producer: Any, marker_group: Any, batch: StagedBatch) -> None:
+    def _transact(self, producer: Any, marker_group: Any, topic: str | None,
+                  batch: StagedBatch) -> None:
         kafka = _kafka()
-        topic = self._settings.marker_topic
         try:
             producer.begin_transaction()
             self._produce_all(producer, batch.records)

@@ -536,14 +536,10 @@ class KafkaSinkBuilder:
             if self._prefix is None:
                 raise ValueError("an EXACTLY_ONCE KafkaSink needs set_transactional_id_prefix("
                                  "...), unique to this job and sink")
-            if self._serializer.topic is None:
-                raise ValueError("an EXACTLY_ONCE KafkaSink needs a fixed topic (set_topic); "
-                                 "topic selectors are supported with AT_LEAST_ONCE and NONE")
         # Keyed records land where Java's default partitioner would put them.
         config.setdefault("partitioner", "murmur2_random")
-        return KafkaSink(KafkaSinkSettings(
-            config, self._serializer, guarantee,
-            self._prefix or "flintlock-kafka-sink", self._serializer.topic))
+        return KafkaSink(KafkaSinkSettings(config, self._serializer, guarantee,
+                                           self._prefix or "flintlock-kafka-sink"))
 
 
 __all__ = [

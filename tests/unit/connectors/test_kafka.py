@@ -104,12 +104,6 @@ def test_sink_builder_names_what_is_missing():
     with pytest.raises(ValueError, match="transactional_id_prefix"):
         (KafkaSink.builder().set_bootstrap_servers("b:1").set_record_serializer(serializer)
          .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE).build())
-    selected = (KafkaRecordSerializationSchema.builder().set_topic_selector(lambda r: "x")
-                .set_value_serialization_schema(SimpleStringSchema()).build())
-    with pytest.raises(ValueError, match="fixed topic"):
-        (KafkaSink.builder().set_bootstrap_servers("b:1").set_record_serializer(selected)
-         .set_transactional_id_prefix("p")
-         .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE).build())
     with pytest.raises(ValueError, match="value schema"):
         KafkaRecordSerializationSchema.builder().set_topic("t").build()
     with pytest.raises(TypeError, match="DeliveryGuarantee"):
@@ -229,7 +223,7 @@ def test_exactly_once_writer_writes_only_on_commit(broker):
     assert _values(broker.bootstrap, topic) == []
     assert state == [WriterState(writer.transactional_id,
                                  (StagedBatch(1, ((topic, None, b"a", None),
-                                                  (topic, None, b"b", None))),))]
+                                                  (topic, None, b"b", None))),), topic)]
     writer.commit(1)
     assert _values(broker.bootstrap, topic) == ["a", "b"]
     writer.snapshot_state(2)
@@ -264,7 +258,7 @@ def test_a_restore_writes_what_was_not_committed(broker):
     assert restored.transactional_id not in {state_6[0].transactional_id,
                                              state_7[0].transactional_id}
     assert _values(broker.bootstrap, topic) == ["one", "two", "three"]
-    assert restored.snapshot_state(8) == [WriterState(restored.transactional_id, ())]
+    assert restored.snapshot_state(8) == [WriterState(restored.transactional_id, (), None)]
     restored.commit(8)
     restored.close()
     assert _values(broker.bootstrap, topic) == ["one", "two", "three"]
@@ -384,3 +378,28 @@ def test_an_offset_the_broker_no_longer_has_resets_as_the_starting_offsets_say(
             assert got == expected
     finally:
         reader.close()
+
+
+def test_exactly_once_with_a_topic_selector_marks_commits_on_the_first_topic(broker):
+    evens, odds = _topic(broker, partitions=1), _topic(broker, partitions=1)
+    serializer = (KafkaRecordSerializationSchema.builder()
+                  .set_topic_selector(lambda n: odds if n % 2 else evens)
+                  .set_value_serialization_schema(_Text()).build())
+    sink = (KafkaSink.builder().set_bootstrap_servers(broker.bootstrap)
+            .set_record_serializer(serializer)
+            .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE)
+            .set_transactional_id_prefix(f"sel{uuid.uuid4().hex[:6]}").build())
+    writer = sink.create_writer(0, 1)
+    writer.restore([])
+    writer.write([3, 4, 5])
+    (state,) = writer.snapshot_state(1)
+    assert state.marker_topic == odds
+    writer.commit(1)
+    writer.close()
+    assert (_values(broker.bootstrap, evens), _values(broker.bootstrap, odds)) == (
+        ["4"], ["3", "5"])
+
+
+class _Text:
+    def serialize(self, value):
+        return str(value).encode()
