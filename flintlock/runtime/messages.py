@@ -104,12 +104,13 @@ class TriggerCheckpoint:
     checkpoint_id: CheckpointId
     timestamp: int
     options: CheckpointOptions
-    location: str
 
 
 @dataclass(frozen=True, slots=True)
 class CheckpointLocation:
-    """Where the tasks of a TaskManager write their state for a checkpoint or savepoint."""
+    """Where the tasks of a TaskManager write their state for a savepoint (sent once per
+    TaskManager, before the savepoint's first trigger; checkpoints' locations follow from
+    the checkpoint directory the deployment names)."""
 
     attempt: int
     checkpoint_id: CheckpointId

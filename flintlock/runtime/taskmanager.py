@@ -282,9 +282,6 @@ class TaskManager:
 
     def _on_trigger(self, connection: RpcConnection, message: msg.TriggerCheckpoint) -> None:
         self._touch()
-        if message.options.is_savepoint:
-            self._on_location(connection, msg.CheckpointLocation(
-                message.attempt, message.checkpoint_id, message.location))
         task = self._task(message.task)
         if task is not None:
             task.trigger_checkpoint(message.checkpoint_id, message.timestamp, message.options)

@@ -102,19 +102,18 @@ class CheckpointActions:
 
     def _trigger(self, action: actions.TriggerCheckpointOnTask) -> None:
         attempt = self._current()
-        number = attempt.number if attempt else 0
-        if attempt is not None and action.checkpoint_id not in attempt.snapshotted:
-            attempt.snapshotted.add(action.checkpoint_id)
-            self._snapshot_source_coordinators(attempt, action.checkpoint_id)
         if attempt is None:
             return
-        if action.options.is_savepoint:
-            attempt.broadcast(msg.CheckpointLocation(number, action.checkpoint_id,
-                                                     action.location))
+        if action.checkpoint_id not in attempt.snapshotted:  # the checkpoint's first trigger
+            attempt.snapshotted.add(action.checkpoint_id)
+            self._snapshot_source_coordinators(attempt, action.checkpoint_id)
+            if action.options.is_savepoint:  # once per TaskManager, before any barrier
+                attempt.broadcast(msg.CheckpointLocation(attempt.number, action.checkpoint_id,
+                                                         action.location))
         if attempt.deployed:
             attempt.send(attempt.task_manager_of(action.task), msg.TriggerCheckpoint(
-                number, action.task, action.checkpoint_id, action.timestamp, action.options,
-                action.location))
+                attempt.number, action.task, action.checkpoint_id, action.timestamp,
+                action.options))
 
     def _notify(self, action: Any, notified: set[tuple[type, int, int]]) -> None:
         attempt = self._current()
