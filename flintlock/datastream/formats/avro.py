@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from typing import Any, BinaryIO
 
 from flintlock.common.errors import FlintlockError
+from flintlock.common.typeinfo import PickledBytesTypeInfo
 from flintlock.datastream.formats._fields import FormatParseError, row_of
 
-__all__ = ["AvroRowDeserializationSchema", "AvroRowSerializationSchema", "FormatParseError"]
+__all__ = ["AvroRowDeserializationSchema", "AvroRowSerializationSchema", "AvroSchema",
+           "AvroWriters", "FormatParseError", "GenericRecordAvroTypeInfo"]
 
 
 def _fastavro() -> Any:
@@ -203,3 +205,85 @@ class AvroRowSerializationSchema:
         except (ValueError, TypeError, AttributeError, KeyError) as bad:
             raise FormatParseError("(record)", f"does not fit the Avro schema: {bad}") from None
         return out.getvalue()
+
+
+class AvroSchema:
+    """A parsed Avro schema (PyFlink's ``AvroSchema``): ``AvroSchema.parse_string(json)``."""
+
+    def __init__(self, schema_string: str) -> None:
+        self._string = schema_string
+        self.parsed = _parsed(schema_string, "AvroSchema")
+
+    @staticmethod
+    def parse_string(json_schema: str) -> AvroSchema:
+        return AvroSchema(json_schema)
+
+    def __str__(self) -> str:
+        return self._string
+
+    def __repr__(self) -> str:
+        return f"AvroSchema.parse_string({self._string!r})"
+
+
+class GenericRecordAvroTypeInfo(PickledBytesTypeInfo):
+    """The type of a stream of Avro generic records (dicts, or Rows) of ``schema``; records
+    travel between operators pickled, as any undeclared value."""
+
+    __slots__ = ("schema",)
+
+    def __init__(self, schema: AvroSchema) -> None:
+        if not isinstance(schema, AvroSchema):
+            raise TypeError(f"GenericRecordAvroTypeInfo needs an AvroSchema, got {schema!r}")
+        self.schema = schema
+
+    def __repr__(self) -> str:
+        return f"GenericRecordAvroTypeInfo({self.schema!r})"
+
+
+class AvroBulkWriter:
+    """Writes the records of one part file as an Avro container file (fastavro)."""
+
+    def __init__(self, stream: BinaryIO, schema: Any, rows: _Rows) -> None:
+        self._schema = schema
+        self._rows = rows
+        self._writer = _fastavro().write.Writer(stream, schema)
+
+    def add_elements(self, records: list[Any]) -> None:
+        write, to_datum = self._writer.write, self._rows.to_datum
+        for record in records:
+            try:
+                write(to_datum(self._schema, record))
+            except (ValueError, TypeError, AttributeError, KeyError) as bad:
+                raise FormatParseError("(record)", f"does not fit the Avro schema: {bad}") \
+                    from None
+
+    def finish(self) -> None:
+        self._writer.flush()
+
+    def discard(self) -> None:
+        """The part file is abandoned: nothing more is written to it."""
+
+
+class AvroBulkWriterFactory:
+    """One ``AvroBulkWriter`` per part file (``FileSink.for_bulk_format``)."""
+
+    def __init__(self, schema: AvroSchema) -> None:
+        self._schema = schema
+
+    def create(self, stream: BinaryIO) -> AvroBulkWriter:
+        parsed = self._schema.parsed
+        return AvroBulkWriter(stream, parsed, _Rows(parsed))
+
+    def __repr__(self) -> str:
+        return f"AvroWriters.for_generic_record({self._schema!r})"
+
+
+class AvroWriters:
+    """PyFlink's entry point for Avro part files: ``AvroWriters.for_generic_record(schema)``."""
+
+    @staticmethod
+    def for_generic_record(schema: AvroSchema) -> AvroBulkWriterFactory:
+        if not isinstance(schema, AvroSchema):
+            raise TypeError(f"for_generic_record needs an AvroSchema "
+                            f"(AvroSchema.parse_string(...)), got {schema!r}")
+        return AvroBulkWriterFactory(schema)
