@@ -131,6 +131,11 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
 
         assert _poll(seen, lambda b: b == [{"id": metric_id, "value": str(N)}],
                      f"the counter at {N}")
+        config = _get(client, f"/jobs/{job}/config")
+        assert config["execution-config"]["job-parallelism"] == 1
+        assert config["configuration"]["metrics.reporter.prom.port"] == "0"
+        plan = _get(client, f"/jobs/{job}/plan")["plan"]
+        assert [len(node["inputs"]) for node in plan["nodes"]] == [0, 1]
         reporter = client.rest_endpoint.reporter
         assert reporter is not None
         host, port = reporter.address

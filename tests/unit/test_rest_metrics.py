@@ -222,3 +222,21 @@ def test_plan_of_a_job_graph():
     assert source["inputs"] == []
     assert consumer["inputs"] == [{"num": 0, "id": source["id"], "ship_strategy": "HASH",
                                    "exchange": "pipelined_bounded"}]
+
+
+def test_job_config_shows_the_execution_config_and_hides_secrets():
+    from flintlock.common.config import Configuration
+    from flintlock.runtime.rest.views import job_config
+
+    config = (Configuration().set_string("parallelism.default", "3")
+              .set_string("restart-strategy.type", "fixed-delay")
+              .set_string("security.ssl.rest.key", "/etc/hunter2.pem")
+              .set_string("pipeline.global-job-parameters", "env:prod"))
+    body = job_config(JOB_ID, "word count", config)
+    assert body["jid"] == JOB_ID and body["name"] == "word count"
+    assert body["execution-config"]["job-parallelism"] == 3
+    assert body["execution-config"]["restart-strategy"] == "fixed-delay"
+    assert body["execution-config"]["user-config"] == {"env": "prod"}
+    assert body["configuration"]["security.ssl.rest.key"] == "******"
+    assert body["configuration"]["parallelism.default"] == "3"
+    assert "hunter2" not in repr(body)

@@ -13,6 +13,7 @@ PATCH    /jobs/:jobid?mode=cancel                        cancel (202)
 GET      /jobs/:jobid/checkpoints                        counts, summary, latest, history
 GET      /jobs/:jobid/exceptions                         attempt failures, checkpoint fallbacks
 GET      /jobs/:jobid/plan                               vertices, parallelism, their inputs
+GET      /jobs/:jobid/config                             execution config, keys set (redacted)
 POST     /jobs/:jobid/savepoints                         {"target-directory", "cancel-job"}
                                                          → request-id
 GET      /jobs/:jobid/savepoints/:triggerid              IN_PROGRESS / COMPLETED with
@@ -142,9 +143,11 @@ class RestApi:
     def __init__(self, job: JobControl, token: str, triggers: SavepointTriggers, *,
                  job_name: str = "", start_time_ms: int = 0,
                  wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
-                 describe_timeout_s: float = 2.0, plan: Json | None = None) -> None:
+                 describe_timeout_s: float = 2.0, plan: Json | None = None,
+                 config: Json | None = None) -> None:
         self._job = job
         self._plan = plan
+        self._config = config
         self._fallback = JobDescription(job.job_id, job_name, "", -1, start_time_ms, (), None)
         self._token = token.encode()
         self._triggers = triggers
@@ -221,6 +224,11 @@ class RestApi:
         if self._plan is None:
             raise HttpError(404, f"no plan of job {self._job.job_id} is known here")
         return RestResponse(200, self._plan)
+
+    def _config_view(self, request: RestRequest, params: Params) -> RestResponse:
+        if self._config is None:
+            raise HttpError(404, f"no configuration of job {self._job.job_id} is known here")
+        return RestResponse(200, self._config)
 
     def _vertex(self, params: Params) -> list[TaskDescription]:
         tasks = [t for t in self._describe().tasks if t.vertex_id == params["vertexid"]]
@@ -333,6 +341,7 @@ ROUTES: RouteTable[Handler] = RouteTable([
     Route("GET", "/jobs/:jobid/checkpoints", RestApi._checkpoints),
     Route("GET", "/jobs/:jobid/exceptions", RestApi._exceptions),
     Route("GET", "/jobs/:jobid/plan", RestApi._plan_view),
+    Route("GET", "/jobs/:jobid/config", RestApi._config_view),
     Route("POST", "/jobs/:jobid/savepoints", RestApi._savepoint),
     Route("GET", "/jobs/:jobid/savepoints/:triggerid", RestApi._savepoint_status),
     Route("POST", "/jobs/:jobid/stop", RestApi._stop),

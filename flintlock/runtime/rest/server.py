@@ -131,9 +131,12 @@ class RestEndpoint:
             name = job.job_graph.name if isinstance(job, JobManager) else job.job_id
         self.job_id = job.job_id
         start_time_ms = int(time.time() * 1000)
-        plan = views.plan(job.job_graph) if isinstance(job, JobManager) else None
+        plan = config = None
+        if isinstance(job, JobManager):
+            plan = views.plan(job.job_graph)
+            config = views.job_config(job.job_id, name, job.config)
         api = RestApi(job, self.token, self._triggers, job_name=name,
-                      start_time_ms=start_time_ms, plan=plan)
+                      start_time_ms=start_time_ms, plan=plan, config=config)
         self._server.start(api, f"flintlock-rest-{self.job_id[:8]}")
         self._serving = True
         if self.reporter is not None:

@@ -212,3 +212,28 @@ def plan(job_graph: Any) -> Json:
                       "inputs": inputs})
     return {"plan": {"jid": str(job_graph.job_id), "name": job_graph.name,
                      "type": job_graph.runtime_mode.upper(), "nodes": nodes}}
+
+
+SENSITIVE = ("password", "secret", "token", "key", "credential", "auth", "jaas")
+"""Parts of a key whose value ``job_config`` hides (as Flink's REST API redacts them)."""
+
+
+def job_config(job_id: str, name: str, configuration: Any) -> Json:
+    """``GET /jobs/:jobid/config``: Flink's execution config of the job, and (flintlock's
+    addition) every key the job's configuration sets, with sensitive values hidden."""
+    from flintlock.common.options import execution as execution_options
+    from flintlock.common.options import restart as restart_options
+
+    settings = {key: ("******" if any(part in key.lower() for part in SENSITIVE) else value)
+                for key, value in sorted(configuration.to_dict().items())}
+    return {
+        "jid": job_id, "name": name,
+        "execution-config": {
+            "execution-mode": "PIPELINED",
+            "restart-strategy": str(configuration.get(restart_options.TYPE) or "default"),
+            "job-parallelism": configuration.get(execution_options.PARALLELISM),
+            "object-reuse-mode": False,
+            "user-config": dict(configuration.get(execution_options.GLOBAL_JOB_PARAMETERS)),
+        },
+        "configuration": settings,
+    }
