@@ -1,4 +1,5 @@
-"""The commands that operate on running jobs: ``list``, ``cancel``, ``savepoint``, ``stop``.
+"""The commands that operate on running jobs: ``list``, ``cancel``, ``savepoint``, ``stop``
+(``info`` is in ``info``; ``list`` shows its one-line health of each job).
 
 Each finds the job by its job file (``flintlock.runtime.rest.jobfiles``) and talks to the
 job's REST endpoint (``client.RestClient``). Savepoints are asynchronous in Flink's API: the
@@ -19,6 +20,7 @@ from typing import TextIO
 
 from flintlock.cli.client import EndpointGoneError, RestClient, resolve_job
 from flintlock.cli.errors import CliError
+from flintlock.cli.info import summary
 from flintlock.runtime.rest.jobfiles import JobFile, read_job_files, remove_stale_job_files
 
 POLL_INTERVAL_S = 0.2
@@ -32,9 +34,9 @@ def list_jobs(args: argparse.Namespace, out: TextIO) -> int:
     if not jobs:
         print("No running jobs.", file=out)
         return 0
-    rows = [("JOB ID", "NAME", "STATUS", "START TIME", "REST")]
-    rows += [(job.job_id, job.name, _status_of(job), _format_time(job.start_time_ms), job.url)
-             for job in jobs]
+    rows = [("JOB ID", "NAME", "STATUS", "START TIME", "REST", "HEALTH")]
+    rows += [(job.job_id, job.name, _status_of(job), _format_time(job.start_time_ms), job.url,
+              _health_of(job)) for job in jobs]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
@@ -52,6 +54,14 @@ def _status_of(job: JobFile) -> str:
         return "ENDED"
     except CliError:
         return "UNREACHABLE"
+
+
+def _health_of(job: JobFile) -> str:
+    """Throughput, backpressure, latest checkpoint (``info.summary``); blank if unreachable."""
+    try:
+        return summary(job)
+    except CliError:
+        return ""
 
 
 def _format_time(epoch_ms: int) -> str:

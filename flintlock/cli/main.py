@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
-from flintlock.cli import jobs
+from flintlock.cli import info, jobs
 from flintlock.cli import run as run_command
 from flintlock.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
 
@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", parents=[verbose], help="list the running jobs",
                                   description="List the jobs running on this machine.")
     listing.set_defaults(handler=jobs.list_jobs)
+    _job_command(commands, verbose, "info", "show a running job's throughput, backpressure "
+                 "and latest checkpoint", info.show_info, 10)
     _job_command(commands, verbose, "cancel", "cancel a running job", jobs.cancel_job, 60)
     savepoint = _job_command(commands, verbose, "savepoint", "take a savepoint of a running job",
                              jobs.trigger_savepoint, 600)

@@ -182,10 +182,31 @@ def test_stop_over_rest_ends_the_job_after_a_savepoint(running_job, tmp_path):
 def test_cli_list_shows_the_running_job(running_job, capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["JOB", "ID", "NAME", "STATUS", "START", "TIME", "REST"]
+    assert out[0].split() == ["JOB", "ID", "NAME", "STATUS", "START", "TIME", "REST", "HEALTH"]
     row = out[1]
     assert row.startswith(running_job.get_job_id())
     assert "slow counts" in row and "RUNNING" in row and _job_file(running_job).url in row
+    assert "/s from sources, backpressure " in row and "checkpoint" in row
+
+
+def test_cli_info_shows_vertices_and_the_latest_checkpoint(running_job, capsys):
+    def info():
+        assert main(["info", running_job.get_job_id()[:6]]) == 0
+        return capsys.readouterr().out
+
+    deadline = time.monotonic() + 60
+    out = info()
+    while "Last checkpoint" not in out and time.monotonic() < deadline:
+        time.sleep(0.1)  # until a checkpoint completed
+        out = info()
+    lines = out.splitlines()
+    assert lines[0].startswith(f"Job {running_job.get_job_id()} 'slow counts': RUNNING")
+    assert lines[1] == f"Dashboard: {_job_file(running_job).url}/ (with the token of the job file)"
+    assert lines[2].split() == ["VERTEX", "PAR", "STATUS", "IN", "OUT", "BUSY", "BACKPRESSURE"]
+    vertex_rows = lines[3:-1]
+    assert len(vertex_rows) == len(running_job.jm.job_graph.vertices)
+    assert all(row.split()[-1] in ("ok", "low", "high") for row in vertex_rows)
+    assert lines[-1].startswith("Last checkpoint ")
 
 
 def test_cli_savepoint_by_prefix_then_cancel(running_job, tmp_path, capsys):

@@ -36,6 +36,7 @@ from flintlock.runtime.metrics.report import (
     NUM_BYTES_OUT,
     NUM_RECORDS_IN,
     NUM_RECORDS_OUT,
+    PER_SECOND,
 )
 
 Json = dict[str, Any]
@@ -164,8 +165,11 @@ def watermarks(tasks: Sequence[TaskDescription]) -> list[Json]:
 
 def vertex_io(tasks: Sequence[TaskDescription]) -> Json:
     """The ``metrics`` of a vertex in ``GET /jobs/:jobid`` (Flink's keys: totals over its
-    subtasks' latest reports; ``*-complete`` false while any subtask runs)."""
-    totals = dict.fromkeys((NUM_BYTES_IN, NUM_BYTES_OUT, NUM_RECORDS_IN, NUM_RECORDS_OUT), 0.0)
+    subtasks' latest reports; ``*-complete`` false while any subtask runs; flintlock's:
+    records per second in and out summed over its subtasks, the busiest and the most
+    backpressured subtask's ms per second)."""
+    totals = dict.fromkeys((NUM_BYTES_IN, NUM_BYTES_OUT, NUM_RECORDS_IN, NUM_RECORDS_OUT,
+                            NUM_RECORDS_IN + PER_SECOND, NUM_RECORDS_OUT + PER_SECOND), 0.0)
     busy = backpressured = 0.0
     for _, report in _reports(tasks):
         for name in totals:
@@ -178,6 +182,8 @@ def vertex_io(tasks: Sequence[TaskDescription]) -> Json:
         "write-bytes": int(totals[NUM_BYTES_OUT]), "write-bytes-complete": done,
         "read-records": int(totals[NUM_RECORDS_IN]), "read-records-complete": done,
         "write-records": int(totals[NUM_RECORDS_OUT]), "write-records-complete": done,
+        "records-in-per-second": totals[NUM_RECORDS_IN + PER_SECOND],
+        "records-out-per-second": totals[NUM_RECORDS_OUT + PER_SECOND],
         "max-busy-time-ms-per-second": busy,
         "max-backpressured-time-ms-per-second": backpressured,
     }
