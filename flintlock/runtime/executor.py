@@ -10,13 +10,18 @@ is the subclass's business (``flintlock.spark.executor`` uses a Spark barrier st
 Each job gets a REST endpoint (``flintlock.runtime.rest``), started with its JobManager and
 closed by the JobManager thread when the job has ended, before the result is handed out.
 
+``execute()`` in a terminal shows a one-line progress status while it waits
+(``progress.ProgressLine``; ``flintlock.progress-line: false`` turns it off).
+
 Threads: the JobManager thread per job; the collect iterator is read by the caller's thread
-and fed by the JobManager thread through a queue.
+and fed by the JobManager thread through a queue; the progress line's thread while
+``execute()`` waits.
 """
 
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -26,9 +31,11 @@ from flintlock.common.config import Configuration
 from flintlock.common.job_client import CloseableIterator, JobClient
 from flintlock.common.job_execution_result import JobExecutionResult
 from flintlock.common.job_status import JobStatus
+from flintlock.common.options import metrics as metrics_options
 from flintlock.graph.job_graph import build_job_graph
 from flintlock.graph.stream_graph import StreamGraph
 from flintlock.runtime.jobmanager import JobManager, JobResult, Launcher
+from flintlock.runtime.progress import ProgressLine
 from flintlock.runtime.rest.server import RestEndpoint
 
 _END = object()
@@ -172,7 +179,15 @@ class PipelineExecutor:
 
     def execute(self, graph: StreamGraph, configuration: Configuration,
                 job_name: str | None = None) -> JobExecutionResult:
-        return self._start(graph, configuration).wait()
+        handle = self._start(graph, configuration)
+        progress = None
+        if configuration.get(metrics_options.PROGRESS_LINE) and sys.stderr.isatty():
+            progress = ProgressLine(handle.jm, sys.stderr).start()
+        try:
+            return handle.wait()
+        finally:
+            if progress is not None:
+                progress.stop()
 
     def execute_async(self, graph: StreamGraph, configuration: Configuration,
                       job_name: str | None = None) -> JobClient:

@@ -25,3 +25,9 @@ PROM_HOST = ConfigOption(
     "interfaces). Metrics are read-only, but name jobs and operators: bind beyond loopback "
     "only where the network is trusted.",
 )
+PROGRESS_LINE = ConfigOption(
+    "flintlock.progress-line", OptionType.BOOLEAN, True,
+    "While execute() waits for a job, rewrite one status line on standard error once a "
+    "second (state, records per second from the sources, backpressure, latest checkpoint); "
+    "only when standard error is a terminal. false turns it off.",
+)

@@ -1,0 +1,103 @@
+"""The one-line progress status a long ``execute()`` prints in a terminal (issue 15):
+
+``flintlock: word count RUNNING 0:01:23 · 41.2k rec/s from sources · backpressure ok ·
+checkpoint 12 2 s ago``
+
+rewritten in place once a second on standard error, only when that is a terminal and
+``flintlock.progress-line`` is true (the default); turned off, or not a terminal (a log
+file, a pipe, a notebook), nothing is written. The line is built from the JobManager's
+description — the metrics the TaskManagers' heartbeats carry (docs/metrics.md) — by
+``progress_line``, a pure function; ``ProgressLine`` is the thread that prints it and, when
+the job ends, ends the line.
+
+Threads: ``ProgressLine`` owns one daemon thread; ``start``/``stop`` from the caller's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from flintlock.runtime.jobmanager import JobDescription
+from flintlock.runtime.metrics import DistributionValue
+from flintlock.runtime.metrics.report import BACKPRESSURED, NUM_RECORDS_OUT, PER_SECOND
+from flintlock.runtime.rest.metrics_views import BackPressureLevel
+
+INTERVAL_S = 1.0
+
+
+def _rate(value: float) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:.2f}M rec/s"
+    if value >= 1e3:
+        return f"{value / 1e3:.1f}k rec/s"
+    return f"{value:.0f} rec/s"
+
+
+def _number(value: float | DistributionValue | None) -> float:
+    return 0.0 if value is None or isinstance(value, DistributionValue) else float(value)
+
+
+def progress_line(job: JobDescription, source_vertices: Iterable[str], now_ms: int) -> str:
+    """The status of ``job``: state, running time, records per second leaving its sources,
+    the worst backpressure level, the latest completed checkpoint."""
+    sources = set(source_vertices)
+    rate = worst = 0.0
+    for task in job.tasks:
+        report = task.metrics
+        if report is None:
+            continue
+        if task.vertex_id in sources:
+            rate += _number(report.value(NUM_RECORDS_OUT + PER_SECOND))
+        worst = max(worst, _number(report.value(BACKPRESSURED)) / 1000)
+    elapsed = max(0, now_ms - job.start_time_ms) // 1000
+    parts = [f"flintlock: {job.name} {job.status} "
+             f"{elapsed // 3600}:{elapsed // 60 % 60:02d}:{elapsed % 60:02d}",
+             f"{_rate(rate)} from sources", f"backpressure {BackPressureLevel.of(worst).value}"]
+    latest = getattr(job.checkpoints, "latest_completed", None)
+    if latest is not None:
+        done_ms = latest.trigger_timestamp + (latest.end_to_end_duration_ms or 0)
+        parts.append(f"checkpoint {int(latest.checkpoint_id)} "
+                     f"{max(0, now_ms - done_ms) / 1000:.0f} s ago")
+    return " · ".join(parts)
+
+
+class ProgressLine:
+    """Prints ``progress_line`` of ``job`` (a ``JobManager``) to ``stream`` every
+    ``interval_s`` until ``stop``."""
+
+    def __init__(self, job: Any, stream: TextIO, interval_s: float = INTERVAL_S) -> None:
+        self._job = job
+        self._stream = stream
+        self._interval_s = interval_s
+        self._sources = [str(v.id) for v in job.job_graph.vertices if v.is_source]
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"flintlock-progress-{job.job_id[:8]}")
+        self._width = 0
+
+    def start(self) -> ProgressLine:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+        if self._width:
+            self._stream.write("\n")
+            self._stream.flush()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._interval_s):
+            try:
+                description = self._job.describe(self._interval_s)
+            except TimeoutError:
+                continue  # the JobManager is busy (deploying, restarting): next time
+            self._write(progress_line(description, self._sources, int(time.time() * 1000)))
+
+    def _write(self, line: str) -> None:
+        self._stream.write("\r" + line.ljust(self._width))
+        self._stream.flush()
+        self._width = len(line)
