@@ -9,7 +9,8 @@ It reads counters the data plane keeps already — nothing here counts per recor
   the input side increments per batch (0 for a source, as in Flink);
 - ``inPoolUsage`` / ``outPoolUsage``: buffers in use over the pool's maximum, for the input
   gates' floating-buffer pools and the result partitions' pools (the highest of them);
-- busy / backpressured / idle: the ``TaskTimeStatistics`` the heartbeat samples anyway.
+- busy / backpressured / idle: the ``TaskTimeStatistics`` the heartbeat samples anyway;
+- the TaskManager process: its resident memory, cores and the machine's memory (``/taskmanagers``).
 
 The groups (``SubtaskMetricGroups``) reach the operators through their context's ``extra``
 (``groups.EXTRA_KEY``), where ``RuntimeContext.get_metrics_group()`` and the operator chain
@@ -22,6 +23,8 @@ JobManager learns it finished); a lock keeps the two samples apart.
 
 from __future__ import annotations
 
+import os
+import resource
 import socket
 import threading
 import time
@@ -29,6 +32,7 @@ from typing import Any
 
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.metrics import (
+    ProcessStats,
     SubtaskMetricGroups,
     SubtaskMetrics,
     SubtaskMetricsReport,
@@ -64,7 +68,7 @@ class TaskMetrics:
             time_split.idle_ms_per_s)
         with self._sampling:
             return self._metrics.sample(self._io_counters(io), split, time.monotonic(),
-                                        time.time_ns() // 1_000_000)
+                                        time.time_ns() // 1_000_000, process_stats())
 
     def _io_counters(self, io: TaskIO) -> TaskIOCounters:
         records_out = bytes_out = 0
@@ -78,6 +82,19 @@ class TaskMetrics:
             records_in=self.records_in.get_count(), records_out=records_out,
             bytes_in=bytes_in, bytes_out=bytes_out, in_pool_usage=_usage(in_pools),
             out_pool_usage=_usage([p.buffer_pool for p in io.partitions]))
+
+
+def process_stats() -> ProcessStats:
+    """This process's resident memory (``/proc/self/statm``; the peak from ``getrusage``
+    where there is no /proc), cores and the machine's physical memory."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            rss = int(statm.read().split()[1]) * page
+    except (OSError, ValueError, IndexError):
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return ProcessStats(os.getpid(), rss, os.cpu_count() or 1,
+                        page * os.sysconf("SC_PHYS_PAGES"))
 
 
 def _gate_pool(gate: Any) -> LocalBufferPool | None:

@@ -104,6 +104,11 @@ def test_dashboard_renders_a_running_job(browser_executable, job):
             assert cells[1] == "COMPLETED" and cells[2] == "CHECKPOINT"
             assert cells[9] == "2/2"
 
+            page.wait_for_selector("#taskmanagers tr[data-tm-id]")
+            tm_cells = page.locator("#taskmanagers tr[data-tm-id]").first.locator("td")
+            assert tm_cells.nth(0).text_content().startswith("tm-")
+            assert tm_cells.nth(4).text_content().endswith("iB")  # resident memory
+
             page.wait_for_selector("#throughput polyline")
             page.wait_for_selector("#throughput-legend li")
             page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)

@@ -5,6 +5,7 @@ the Prometheus reporter's own port, both parsed with prometheus-client's parser.
 bounded polls for a value, never timed assertions."""
 
 import json
+import os
 import threading
 import time
 import urllib.request
@@ -136,6 +137,9 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
         assert config["configuration"]["metrics.reporter.prom.port"] == "0"
         plan = _get(client, f"/jobs/{job}/plan")["plan"]
         assert [len(node["inputs"]) for node in plan["nodes"]] == [0, 1]
+        managers = _get(client, "/taskmanagers")["taskmanagers"]
+        assert sum(m["slotsNumber"] for m in managers) == 2  # source and Counting subtasks
+        assert all(m["pid"] == os.getpid() and m["memory"]["rss"] > 0 for m in managers)
         reporter = client.rest_endpoint.reporter
         assert reporter is not None
         host, port = reporter.address

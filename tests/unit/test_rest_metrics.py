@@ -240,3 +240,24 @@ def test_job_config_shows_the_execution_config_and_hides_secrets():
     assert body["configuration"]["security.ssl.rest.key"] == "******"
     assert body["configuration"]["parallelism.default"] == "3"
     assert "hunter2" not in repr(body)
+
+
+def test_task_managers_from_the_subtasks_reports():
+    from flintlock.runtime.metrics import ProcessStats
+    from flintlock.runtime.rest.metrics_views import task_managers
+
+    def report(tm, subtask, at_ms):
+        variables = (("host", "h1"), ("tm_id", tm), ("subtask_index", str(subtask)))
+        metrics = SubtaskMetrics(SubtaskMetricGroups().registry, variables, 0.0)
+        return metrics.sample(TaskIOCounters(0, 0, 0, 0, 0.0, 0.0), None, 1.0, at_ms,
+                              ProcessStats(40 + int(tm[-1]), 5 << 20, 4, 8 << 30))
+
+    tasks = (TaskDescription("A", "a", 0, "RUNNING", report("tm-0", 0, 1_000)),
+             TaskDescription("A", "a", 1, "RUNNING", report("tm-1", 1, 1_500)),
+             TaskDescription("B", "b", 0, "RUNNING", report("tm-0", 0, 2_000)),
+             TaskDescription("B", "b", 1, "CREATED", None))
+    body = task_managers(tasks)["taskmanagers"]
+    assert [(m["id"], m["slotsNumber"], m["timeSinceLastHeartbeat"], m["pid"]) for m in body] == [
+        ("tm-0", 2, 2_000, 40), ("tm-1", 1, 1_500, 41)]
+    assert body[0]["memory"] == {"rss": 5 << 20}
+    assert body[0]["hardware"]["cpuCores"] == 4 and body[0]["hardware"]["physicalMemory"] == 8 << 30

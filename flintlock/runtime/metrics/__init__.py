@@ -35,6 +35,7 @@ from flintlock.runtime.metrics.metrics import (
 from flintlock.runtime.metrics.report import (
     SYSTEM_METRICS,
     MetricPoint,
+    ProcessStats,
     SubtaskMetrics,
     SubtaskMetricsReport,
     TaskIOCounters,
@@ -44,6 +45,7 @@ from flintlock.runtime.metrics.report import (
 __all__ = [
     "SYSTEM_METRICS", "TASK_SCOPE", "Counter", "Distribution", "DistributionValue", "Gauge",
     "Meter", "MeterView", "Metric", "MetricGroup", "MetricKind", "MetricNameClashError",
-    "MetricPoint", "MetricRegistry", "MetricScope", "SubtaskMetricGroups", "SubtaskMetrics",
-    "SubtaskMetricsReport", "TaskIOCounters", "TaskTimeSplit", "operator_group",
+    "MetricPoint", "MetricRegistry", "MetricScope", "ProcessStats", "SubtaskMetricGroups",
+    "SubtaskMetrics", "SubtaskMetricsReport", "TaskIOCounters", "TaskTimeSplit",
+    "operator_group",
 ]

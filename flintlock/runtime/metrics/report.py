@@ -98,14 +98,25 @@ class MetricPoint:
 
 
 @dataclass(frozen=True, slots=True)
+class ProcessStats:
+    """The TaskManager process a subtask runs in (Flink's TaskManager-scope figures)."""
+
+    pid: int
+    rss_bytes: int
+    cpu_cores: int
+    physical_memory_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class SubtaskMetricsReport:
     """A subtask's metrics at ``timestamp_ms`` (wall clock); ``variables``: the task-level
     scope variables (host, tm_id, job_id, job_name, task_id, task_name, subtask_index,
-    task_attempt_num) that every point shares."""
+    task_attempt_num) that every point shares; ``process``: its TaskManager process."""
 
     timestamp_ms: int
     variables: tuple[tuple[str, str], ...]
     points: tuple[MetricPoint, ...]
+    process: ProcessStats | None = None
 
     def value(self, identifier: str) -> float | DistributionValue | None:
         """The value of the point with that id (``numRecordsIn``, ``Map.my_counter``)."""
@@ -130,10 +141,10 @@ class SubtaskMetrics:
         self._last_s = start_s  # a meter first seen now was made after the previous sample
 
     def sample(self, io: TaskIOCounters, time: TaskTimeSplit | None, now_s: float,
-               wall_ms: int) -> SubtaskMetricsReport:
+               wall_ms: int, process: ProcessStats | None = None) -> SubtaskMetricsReport:
         points = [*self._system(io, time, now_s), *self._user(now_s)]
         self._last_s = now_s
-        return SubtaskMetricsReport(wall_ms, self.variables, tuple(points))
+        return SubtaskMetricsReport(wall_ms, self.variables, tuple(points), process)
 
     def _system(self, io: TaskIOCounters, time: TaskTimeSplit | None, now_s: float
                 ) -> Iterator[MetricPoint]:

@@ -23,6 +23,7 @@ GET      /jobs/:jobid/vertices/:vertexid/metrics         ?get=0.numRecordsIn,...
 GET      /jobs/:jobid/vertices/:vertexid/subtasks/metrics  ?get=...&agg=min,max,avg,sum
 GET      /jobs/:jobid/vertices/:vertexid/backpressure    ok / low / high per subtask
 GET      /jobs/:jobid/vertices/:vertexid/watermarks      each subtask's input watermark
+GET      /taskmanagers                                   subtasks, memory and cores per TM
 GET      /metrics                                        Prometheus text exposition
 =======  ==============================================  ==================================
 
@@ -230,6 +231,9 @@ class RestApi:
             raise HttpError(404, f"no configuration of job {self._job.job_id} is known here")
         return RestResponse(200, self._config)
 
+    def _task_managers(self, request: RestRequest, params: Params) -> RestResponse:
+        return RestResponse(200, metrics_views.task_managers(self._describe().tasks))
+
     def _vertex(self, params: Params) -> list[TaskDescription]:
         tasks = [t for t in self._describe().tasks if t.vertex_id == params["vertexid"]]
         if not tasks:
@@ -349,6 +353,7 @@ ROUTES: RouteTable[Handler] = RouteTable([
     Route("GET", "/jobs/:jobid/vertices/:vertexid/subtasks/metrics", RestApi._subtasks_metrics),
     Route("GET", "/jobs/:jobid/vertices/:vertexid/backpressure", RestApi._backpressure),
     Route("GET", "/jobs/:jobid/vertices/:vertexid/watermarks", RestApi._watermarks),
+    Route("GET", "/taskmanagers", RestApi._task_managers),
     Route("GET", "/metrics", RestApi._prometheus),
 ])
 

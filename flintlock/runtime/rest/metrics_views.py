@@ -199,3 +199,32 @@ def query_list(query: Mapping[str, list[str]], name: str) -> list[str] | None:
     if name not in query:
         return None
     return [item for raw in query[name] for item in raw.split(",") if item]
+
+
+def task_managers(tasks: Sequence[TaskDescription]) -> Json:
+    """``GET /taskmanagers``: each TaskManager of the current attempt, from its subtasks'
+    latest reports: Flink's ``id``, ``slotsNumber`` (the subtasks it runs: flintlock gives a
+    TaskManager the slots its plan needs, so ``freeSlots`` is 0), ``timeSinceLastHeartbeat``
+    (as Flink: the time of the latest report, epoch ms), ``hardware`` (cores, physical memory)
+    and flintlock's ``host``, ``pid`` and ``memory.rss`` (resident bytes of its process)."""
+    found: dict[str, list[SubtaskMetricsReport]] = {}
+    for _, report in _reports(tasks):
+        found.setdefault(dict(report.variables).get("tm_id", "?"), []).append(report)
+    managers = []
+    for tm_id, reports in sorted(found.items()):
+        latest = max(reports, key=lambda r: r.timestamp_ms)
+        process = latest.process
+        entry: Json = {
+            "id": tm_id, "host": dict(latest.variables).get("host", ""),
+            "slotsNumber": len(reports), "freeSlots": 0,
+            "timeSinceLastHeartbeat": latest.timestamp_ms,
+        }
+        if process is not None:
+            entry.update({
+                "pid": process.pid, "memory": {"rss": process.rss_bytes},
+                "hardware": {"cpuCores": process.cpu_cores,
+                             "physicalMemory": process.physical_memory_bytes,
+                             "freeMemory": -1, "managedMemory": 0},
+            })
+        managers.append(entry)
+    return {"taskmanagers": managers}

@@ -1,7 +1,8 @@
 // flintlock's web dashboard: polls the job's REST API (same origin, bearer token) once a
 // second and renders the job list, the job graph (coloured by backpressure and busy time),
-// a throughput chart, the checkpoint history and the exception history. No dependencies;
-// every value from the API is written with textContent or as an SVG attribute, never as HTML.
+// a throughput chart, the TaskManagers, the checkpoint history and the exception history.
+// No dependencies; every value from the API is written with textContent or as an SVG
+// attribute, never as HTML.
 "use strict";
 
 const POLL_MS = 1000;
@@ -208,6 +209,15 @@ function renderThroughput(details) {
   legend.replaceChildren(...entries);
 }
 
+function renderTaskManagers(body) {
+  fillTable("taskmanagers", body.taskmanagers.map((tm) => ({
+    attrs: { "data-tm-id": tm.id },
+    cells: [tm.id, tm.host, tm.pid ?? "–", tm.slotsNumber,
+      tm.memory ? fmt.bytes(tm.memory.rss) : "–", tm.hardware ? tm.hardware.cpuCores : "–",
+      fmt.time(tm.timeSinceLastHeartbeat)],
+  })));
+}
+
 function renderCheckpoints(checkpoints) {
   const counts = checkpoints.counts;
   document.getElementById("checkpoint-counts").textContent =
@@ -249,13 +259,15 @@ async function refresh() {
   if (!state.plan) {
     state.plan = await api(`/jobs/${jobId}/plan`).catch(() => null);
   }
-  const [details, checkpoints, exceptions] = await Promise.all([
-    api(`/jobs/${jobId}`), api(`/jobs/${jobId}/checkpoints`), api(`/jobs/${jobId}/exceptions`)]);
+  const [details, checkpoints, exceptions, managers] = await Promise.all([
+    api(`/jobs/${jobId}`), api(`/jobs/${jobId}/checkpoints`), api(`/jobs/${jobId}/exceptions`),
+    api("/taskmanagers")]);
   document.getElementById("job-title").textContent = `${details.name} (${details.state})`;
   const levels = await backpressureLevels(jobId, details.vertices);
   recordThroughput(details);
   renderGraph(details, levels);
   renderThroughput(details);
+  renderTaskManagers(managers);
   renderCheckpoints(checkpoints);
   renderExceptions(exceptions);
   setStatus(`updated ${new Date().toLocaleTimeString()}`);
