@@ -74,7 +74,7 @@ def _wait(condition, what):
         time.sleep(0.01)
 
 
-def _lines_in_order(root: Path) -> list[tuple[int, int, int]]:
+def lines_in_order(root: Path) -> list[tuple[int, int, int]]:
     """(key, seq, count) of every committed line, per subtask in part-file order."""
     parts = []
     for directory, _, names in os.walk(root):
@@ -89,12 +89,14 @@ def _lines_in_order(root: Path) -> list[tuple[int, int, int]]:
     return out
 
 
-def _check_sequences(lines, exactly_once):
+def check_sequences(lines, exactly_once, n=N, keys=KEYS):
+    """Per key: every value once and in order, each count its position (exactly once), or
+    every value at least once."""
     by_key: dict[int, list[tuple[int, int]]] = {}
     for key, seq, count in lines:
         by_key.setdefault(key, []).append((seq, count))
-    for key in range(KEYS):
-        expected = list(range(len(range(key, N, KEYS))))
+    for key in range(keys):
+        expected = list(range(len(range(key, n, keys))))
         seqs = [seq for seq, _ in by_key.get(key, [])]
         if exactly_once:
             assert seqs == expected, f"key {key}: not every value once and in order"
@@ -174,4 +176,4 @@ def test_a_seeded_schedule_of_faults_keeps_every_key_sequence(
         RELEASE.set()
         for interposer in links.values():
             interposer.close()
-    _check_sequences(_lines_in_order(tmp_path / "out"), exactly_once=mode != "at-least-once")
+    check_sequences(lines_in_order(tmp_path / "out"), exactly_once=mode != "at-least-once")

@@ -42,6 +42,8 @@ class Attempt:
     connections: dict[int, RpcConnection] = field(default_factory=dict)
     addresses: dict[int, msg.DataAddress] = field(default_factory=dict)
     last_heartbeat: dict[int, float] = field(default_factory=dict)
+    pids: dict[int, int] = field(default_factory=dict)
+    """Process id of each registered TaskManager (on its host)."""
     states: dict[TaskId, ExecutionState] = field(default_factory=dict)
     times: dict[TaskId, Any] = field(default_factory=dict)
     deployed: bool = False
@@ -138,5 +140,6 @@ def register_task_manager(attempt: Attempt | None, connection: RpcConnection,
     attempt.connections[message.tm_index] = connection
     attempt.addresses[message.tm_index] = (message.host, message.data_port)
     attempt.last_heartbeat[message.tm_index] = now_ms
+    attempt.pids[message.tm_index] = message.pid
     log.debug("attempt %d: TaskManager %d registered", attempt.number, message.tm_index)
     return msg.Registered(True)

@@ -23,6 +23,15 @@ class TaskDescription:
 
 
 @dataclass(frozen=True)
+class TaskManagerDescription:
+    index: int
+    host: str
+    data_port: int
+    pid: int
+    """The process id on ``host`` (what an operator, or a fault-injection test, signals)."""
+
+
+@dataclass(frozen=True)
 class JobDescription:
     """What ``JobManager.describe`` returns; ``checkpoints`` is the coordinator's
     ``CheckpointStatistics``."""
@@ -38,6 +47,8 @@ class JobDescription:
     """The job's exception history (attempt failures, checkpoint fallbacks), oldest first."""
     recovered: bool = False
     """This JobManager took the job over from high-availability storage (a driver failover)."""
+    task_managers: tuple[TaskManagerDescription, ...] = ()
+    """The current attempt's registered TaskManagers, by index."""
 
 
 @dataclass
@@ -63,4 +74,6 @@ def describe_job(job_id: str, job_graph: JobGraph, status: JobStatus, attempt_nu
     return JobDescription(
         job_id=job_id, name=job_graph.name, status=status.name, attempt=attempt_number,
         start_time_ms=start_wall_ms, tasks=tasks, checkpoints=checkpoints, events=events,
-        recovered=recovered)
+        recovered=recovered, task_managers=tuple(
+            TaskManagerDescription(index, *attempt.addresses[index], attempt.pids.get(index, -1))
+            for index in sorted(attempt.addresses)) if attempt else ())
