@@ -31,9 +31,11 @@ test: $(STAMP) $(BROWSER)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not spark and not slow"
 
-# A longer fault schedule (docs/reliability.md); FLINTLOCK_SOAK_SEED=<n> replays one.
+# Longer fault schedules, in-process and process faults on Spark (docs/reliability.md);
+# FLINTLOCK_SOAK_SEED=<n> replays one.
 soak: $(STAMP)
 	FLINTLOCK_SOAK_FAULTS=$${FLINTLOCK_SOAK_FAULTS:-25} $(BIN)/python -m pytest -s tests/integration/test_fault_schedule.py tests/integration/test_jobmanager_failover.py
+	FLINTLOCK_SOAK_FAULTS=$${FLINTLOCK_SOAK_FAULTS:-8} $(BIN)/python -m pytest -s tests/spark/test_fault_schedule_on_spark.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check flintlock tests benchmarks
