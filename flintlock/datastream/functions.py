@@ -61,7 +61,10 @@ class RuntimeContext(abc.ABC):
         return default_value
 
     def get_metrics_group(self) -> Any:
-        raise NotImplementedError("metric groups are not supported yet (issue #5)")
+        """The ``flintlock.metrics.MetricGroup`` of this operator in this subtask
+        (docs/metrics.md); the runtime's context implements it."""
+        raise NotImplementedError(f"{type(self).__name__} has no metric group: only the "
+                                  "runtime's RuntimeContext gives one")
 
     @abc.abstractmethod
     def get_state(self, state_descriptor: Any) -> Any:
