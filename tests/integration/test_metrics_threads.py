@@ -115,3 +115,44 @@ def test_a_finished_job_keeps_each_subtasks_final_counts(monkeypatch, tmp_path):
     assert sum(m.value("numRecordsIn") for m in counting) == N
     (source,) = [t.metrics for t in tasks if "Source" in t.vertex_name]
     assert source.value("numRecordsOut") == N
+
+
+def _pending(report):
+    """The source operator's pendingRecords in ``report`` (None if it has none)."""
+    found = [p.value for p in report.points if p.name == "pendingRecords"]
+    return found[0] if found else None
+
+
+def test_sources_report_pending_records(monkeypatch, tmp_path):
+    from flintlock.common import WatermarkStrategy
+    from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+
+    use_thread_executor(monkeypatch)
+    RELEASE.clear()
+    config = local_configuration(tmp_path, options={"heartbeat.interval": "50 ms"})
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(1)
+    env.from_source(NumberSequenceSource(0, 10**9), WatermarkStrategy.no_watermarks(),
+                    "numbers").rebalance().map(_wait_for_release).print()
+    client = env.execute_async("pending")
+    try:
+        report = _metrics_when(client, "numbers", lambda r: (_pending(r) or 0) > 0)
+        assert 10**9 - 10**7 < _pending(report) <= 10**9 + 1  # the downstream holds it back
+    finally:
+        RELEASE.set()
+        client.jm.cancel()
+        assert client.join(60)
+
+    RELEASE.set()
+    env = StreamExecutionEnvironment.get_execution_environment(
+        local_configuration(tmp_path, options={"heartbeat.interval": "1 h"}))
+    env.from_collection(list(range(N))).print()
+    finished = env.execute_async("collection")
+    assert finished.join(60)
+    (source,) = [t.metrics for t in finished.jm.describe().tasks]
+    assert _pending(source) == 0 and source.value("numRecordsOut") == 0  # chained to print
+
+
+def _wait_for_release(value):
+    RELEASE.wait(60)
+    return value

@@ -68,6 +68,10 @@ class _RangeDiscovery:
 class NumberSequenceReader(SplitQueueReader):
     """Emits the numbers of its splits, ascending within each split."""
 
+    def pending_records(self) -> int:
+        """The numbers of its assigned splits not read yet (any thread: reads a copy)."""
+        return sum(split.remaining for split in tuple(self._splits))
+
     def read_split(self, split: Any, budget: int, out: list[Any]) -> tuple[Any, bool]:
         count = min(budget, split.remaining)
         out.extend(range(split.current, split.current + count))

@@ -20,7 +20,10 @@ The contract a connector's ``Source`` object fulfils (``env.from_source``):
   (the split id of each record) and ``finished_splits`` (ids of splits it finished), and then
   gets watermarks per split (``split_watermarks``);
 * ``SourceReader.snapshot_state(checkpoint_id) -> list`` — picklable entries describing its
-  position; ``notify_checkpoint_complete(checkpoint_id)`` and ``close()`` are optional.
+  position; ``notify_checkpoint_complete(checkpoint_id)`` and ``close()`` are optional;
+* ``SourceReader.pending_records() -> int`` (optional) — records known to be left to read:
+  Flink's ``pendingRecords`` metric of the source operator, called on the TaskManager's
+  heartbeat thread, so it must only read (docs/metrics.md).
 
 A source may instead have its splits enumerated in the JobManager (``runtime.enumerators``):
 then it also has ``create_enumerator(parallelism, restored_state) -> SplitEnumerator`` (with
@@ -34,14 +37,16 @@ All of it belongs to the task thread.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from typing import Any
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.operator_spec import CollectionSource, OperatorSpec
 from flintlock.common.state import ListStateDescriptor
 from flintlock.common.watermark_strategy import WatermarkStrategy
+from flintlock.runtime.metrics.groups import EXTRA_KEY
 from flintlock.runtime.network.event_time import TimestampedBatch
-from flintlock.runtime.tasks.operator import StreamOperator
+from flintlock.runtime.tasks.operator import OperatorContext, StreamOperator
 from flintlock.runtime.tasks.split_watermarks import SplitWatermarks
 from flintlock.runtime.tasks.watermarks import PeriodicEmission, WatermarkEmitter
 
@@ -82,6 +87,7 @@ class CollectionSourceOperator(SourceOperator):
         self._state = ctx.operator_backend.get_list_state(POSITION_STATE)
         positions = self._state.get()
         self._offset = max(positions) if positions else 0
+        _pending_records_gauge(ctx, lambda: len(self._elements) - self._offset)
 
     def emit_next(self, max_records: int) -> InputStatus:
         start = self._offset
@@ -120,6 +126,9 @@ class ReaderSourceOperator(SourceOperator):
         positions = list(self._state.get())
         self._reader.restore(positions)
         self._note_splits(positions)
+        pending = getattr(self._reader, "pending_records", None)
+        if pending is not None:
+            _pending_records_gauge(ctx, pending)
 
     def open(self) -> None:
         strategy = self._strategy
@@ -210,6 +219,14 @@ class ReaderSourceOperator(SourceOperator):
         close = getattr(self._reader, "close", None)
         if close is not None:
             close()
+
+
+def _pending_records_gauge(context: OperatorContext, supplier: Callable[[], int]) -> None:
+    """Registers Flink's ``pendingRecords`` gauge in the source operator's metric group."""
+    groups = context.extra.get(EXTRA_KEY)
+    if groups is not None:
+        groups.operator(context.operator_id, context.operator_name).gauge(
+            "pendingRecords", supplier)
 
 
 def create_source_operator(spec: OperatorSpec) -> SourceOperator:
