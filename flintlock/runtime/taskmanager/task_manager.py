@@ -23,49 +23,44 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import cloudpickle
 
-from flintlock.common.checkpointing import CheckpointingMode
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId, JobId, SubtaskIndex
-from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import cluster as cluster_options
-from flintlock.common.options import execution as execution_options
 from flintlock.common.options import network as network_options
 from flintlock.graph.execution_graph import build_execution_graph
 from flintlock.graph.job_graph import JobGraph
 from flintlock.graph.scheduling import AllocationPlan
 from flintlock.runtime import messages as msg
 from flintlock.runtime.cancellation import await_task_threads, exit_process
-from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.pending import TaskId
-from flintlock.runtime.checkpoint.stats import subtask_metrics
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.storage import read_state as read_checkpoint_state
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.messages import TaskManagerPayload
-from flintlock.runtime.metrics.groups import EXTRA_KEY
-from flintlock.runtime.network.buffer import BufferPoolDestroyedError, NetworkBufferPool
-from flintlock.runtime.network.gate import ProducerFailedError
+from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.transport import (
     TcpTransport,
-    lower_switch_interval,
-    switch_interval_for,
 )
-from flintlock.runtime.rpc import MessageDispatcher, RemoteFailure, RpcClient, RpcConnection
-from flintlock.runtime.state.snapshots import StateWriter
+from flintlock.runtime.rpc import MessageDispatcher, RpcClient, RpcConnection
 from flintlock.runtime.task_metrics import TaskMetrics
+from flintlock.runtime.taskmanager.deployment import (
+    checkpointing_settings,
+    lower_switch_interval_for,
+    task_spec,
+)
+from flintlock.runtime.taskmanager.reports import TaskReports
+from flintlock.runtime.taskmanager.snapshot_writing import SnapshotWriting
 from flintlock.runtime.tasks.operators import create_operator
 from flintlock.runtime.tasks.stream_task import (
-    CheckpointingSettings,
     StreamTask,
-    TaskSpec,
 )
 from flintlock.runtime.tasks.task_io import NetworkContext, build_task_io
 from flintlock.usercode.python_env import PreparedEnvironment, prepare_environment
@@ -207,14 +202,21 @@ class TaskManager:
                 deployment.python_dependencies, self.config, self._owns_process,
                 self.payload.job_id, self._locate_file)
         job_graph: JobGraph = cloudpickle.loads(deployment.job_graph)
-        timeouts = [out.buffer_timeout_ms for vertex in job_graph.vertices
-                    for op in vertex.operators for out in op.non_chained_outputs]
-        if timeouts:  # an operator's own set_buffer_timeout may be shorter than the job's
-            shortest = min(timeouts, key=lambda t: 2**62 if t < 0 else t)
-            lower_switch_interval(switch_interval_for(shortest))
+        lower_switch_interval_for(job_graph)
+        self._storage = CheckpointStorage(
+            deployment.checkpoint_dir or CheckpointStorage.from_config(
+                self.config, JobId(self.payload.job_id)).checkpoint_dir,
+            JobId(self.payload.job_id))
+        self._create_tasks(job_graph, deployment)
+        for task in list(self._tasks.values()):
+            thread = threading.Thread(target=task.run, daemon=True,
+                                      name=f"flintlock-task-{task.name}")
+            self._threads.append(thread)
+            thread.start()
+
+    def _create_tasks(self, job_graph: JobGraph, deployment: msg.DeployTasks) -> None:
         graph = build_execution_graph(job_graph, deployment.attempt)
         plan: AllocationPlan = deployment.plan
-        my_plan = plan.task_managers[self.payload.tm_index]
         transport = self._transport
         assert transport is not None
         net = NetworkContext(
@@ -222,12 +224,8 @@ class TaskManager:
             partition_manager=self._partitions, flusher=None,
             create_remote_channel=transport.create_remote_channel, rng=random.Random(),
         )
-        self._storage = CheckpointStorage(
-            deployment.checkpoint_dir or CheckpointStorage.from_config(
-                self.config, JobId(self.payload.job_id)).checkpoint_dir,
-            JobId(self.payload.job_id))
-        settings = _checkpointing_settings(self.config)
-        for subtask in my_plan.subtasks:
+        settings = checkpointing_settings(self.config)
+        for subtask in plan.task_managers[self.payload.tm_index].subtasks:
             task_id = TaskId(subtask.job_vertex_id, SubtaskIndex(subtask.subtask_index))
             io = build_task_io(subtask, graph, plan, deployment.addresses,
                                self.payload.tm_index, net)
@@ -236,27 +234,12 @@ class TaskManager:
                 tm_index=self.payload.tm_index, vertex_id=str(subtask.job_vertex_id),
                 task_name=job_graph.vertex(subtask.job_vertex_id).name,
                 subtask_index=subtask.subtask_index, attempt=deployment.attempt)
-            spec = TaskSpec(
-                vertex=job_graph.vertex(subtask.job_vertex_id),
-                subtask_index=subtask.subtask_index, attempt_number=deployment.attempt,
-                configuration=self.config, checkpointing=settings,
-                restored=dict(deployment.restored.get(task_id, {})),
-                finished_on_restore=task_id in deployment.finished,
-                extra={"collect_send": self._send_collect, EXTRA_KEY: metrics.groups,
-                       "batch": job_graph.runtime_mode == "batch",
-                       "job_parameters": self.config.get(execution_options.GLOBAL_JOB_PARAMETERS),
-                       "auto_watermark_interval_ms":
-                           self.config.get(execution_options.AUTO_WATERMARK_INTERVAL)},
-            )
-            task = StreamTask(spec, io, _Callbacks(self, task_id), _Snapshots(self),
+            spec = task_spec(job_graph, subtask, deployment, self.config, settings,
+                             self._send_collect, metrics)
+            task = StreamTask(spec, io, TaskReports(self, task_id), SnapshotWriting(self),
                               read_checkpoint_state, create_operator)
             with self._lock:
                 self._tasks[task_id] = task
-        for task in list(self._tasks.values()):
-            thread = threading.Thread(target=task.run, daemon=True,
-                                      name=f"flintlock-task-{task.name}")
-            self._threads.append(thread)
-            thread.start()
 
     def _await_tasks(self) -> None:
         """Until the subtasks ended and the JobManager released this TaskManager (its
@@ -374,6 +357,19 @@ class TaskManager:
             self.tell(msg.Heartbeat(self.payload.attempt, self.payload.tm_index,
                                     {task_id: report}))
 
+    @property
+    def attempt(self) -> int:
+        return self.payload.attempt
+
+    def checkpoint_location(self, checkpoint_id: CheckpointId) -> CheckpointStorageLocation:
+        return self._storage.checkpoint_location(checkpoint_id)
+
+    def submit_snapshot(self, work: Callable[[], None]) -> None:
+        """The asynchronous part of a snapshot, on this TaskManager's snapshot executor."""
+        pool = self._snapshot_pool
+        assert pool is not None
+        pool.submit(work)
+
     def savepoint_location(self, checkpoint_id: int) -> str:
         with self._lock:
             ok = self._location_arrived.wait_for(
@@ -423,94 +419,3 @@ class TaskManager:
             self._threads,
             interval_s=self.config.get(cluster_options.TASK_CANCELLATION_INTERVAL) / 1000.0,
             timeout_s=timeout_s, cancel_again=self._cancel_all, on_timeout=on_timeout)
-
-
-class _Callbacks:
-    """Task → TaskManager → JobManager reports for one subtask."""
-
-    def __init__(self, tm: TaskManager, task_id: TaskId) -> None:
-        self._tm = tm
-        self._task_id = task_id
-
-    def task_state_changed(self, task: StreamTask, state: ExecutionState,
-                           error: BaseException | None) -> None:
-        if error is not None:
-            self._tm.annotate(error)
-        failure = RemoteFailure.capture(error) if error is not None else None
-        consequence = isinstance(error, (ProducerFailedError, BufferPoolDestroyedError))
-        if state is ExecutionState.FINISHED:  # its final counts, before the JobManager may end
-            self._tm.report_final_metrics(self._task_id, task)
-        self._tm.tell(msg.TaskStateUpdate(
-            self._tm.payload.attempt, self._task_id, state, failure, consequence))
-
-    def acknowledge_checkpoint(self, task: StreamTask, checkpoint_id: int, state: Any,
-                               metrics: Mapping[str, float]) -> None:
-        self._tm.tell(msg.AcknowledgeCheckpoint(
-            self._tm.payload.attempt, self._task_id, CheckpointId(checkpoint_id), state,
-            subtask_metrics(metrics)))
-
-    def decline_checkpoint(self, task: StreamTask, checkpoint_id: int,
-                           reason: CheckpointFailureReason, error: BaseException | None) -> None:
-        failure = RemoteFailure.capture(error) if error is not None else None
-        self._tm.tell(msg.DeclineCheckpoint(
-            self._tm.payload.attempt, self._task_id, CheckpointId(checkpoint_id), reason,
-            failure))
-
-
-class _LazyLocation:
-    """A state writer that finds its checkpoint's directory on first write (a savepoint's
-    directory may arrive after the barrier did)."""
-
-    def __init__(self, tm: TaskManager, checkpoint_id: int, is_savepoint: bool) -> None:
-        self._tm = tm
-        self._checkpoint_id = checkpoint_id
-        self._is_savepoint = is_savepoint
-        self._location: CheckpointStorageLocation | None = None
-
-    def _resolved(self) -> CheckpointStorageLocation:
-        if self._location is None:
-            cid = CheckpointId(self._checkpoint_id)
-            if self._is_savepoint:
-                uri = self._tm.savepoint_location(self._checkpoint_id)
-                self._location = CheckpointStorageLocation(uri, cid, is_savepoint=True)
-            else:
-                self._location = self._tm._storage.checkpoint_location(cid)
-        return self._location
-
-    def write_state(self, name: str, data: bytes) -> Any:
-        return self._resolved().write_state(name, data)
-
-    @property
-    def shared_uri(self) -> str | None:
-        """Where incremental checkpoints share files; None for a savepoint (self-contained)."""
-        return None if self._is_savepoint else self._resolved().shared_uri
-
-    def write_shared_state(self, name: str, data: bytes) -> Any:
-        return self._resolved().write_shared_state(name, data)
-
-
-class _Snapshots:
-    def __init__(self, tm: TaskManager) -> None:
-        self._tm = tm
-
-    def state_writer(self, checkpoint_id: int, is_savepoint: bool = False) -> StateWriter:
-        return _LazyLocation(self._tm, checkpoint_id, is_savepoint)
-
-    def submit(self, work: Callable[[], None]) -> None:
-        pool = self._tm._snapshot_pool
-        assert pool is not None
-        pool.submit(work)
-
-
-def _checkpointing_settings(config: Configuration) -> CheckpointingSettings:
-    interval = config.get(cp_options.INTERVAL)
-    timeout = config.get(cp_options.ALIGNED_TIMEOUT)
-    mode = CheckpointingMode.from_config(config.get(cp_options.MODE))
-    enabled = interval > 0
-    # As Flink: unaligned checkpoints exist only for exactly-once checkpointing.
-    unaligned = enabled and mode is CheckpointingMode.EXACTLY_ONCE and config.get(
-        cp_options.UNALIGNED)
-    return CheckpointingSettings(
-        enabled=enabled, mode=mode, unaligned=unaligned,
-        aligned_timeout_ms=timeout if timeout > 0 and unaligned else None,
-    )

@@ -1,0 +1,12 @@
+"""The TaskManager (worker side of a job), one concept per module:
+
+- ``task_manager``: ``TaskManager``, registration, deployment, the JobManager's messages,
+  heartbeats, shutdown;
+- ``deployment``: each subtask's ``TaskSpec`` and the checkpointing settings;
+- ``reports``: what a subtask reports to the JobManager (``TaskReports``);
+- ``snapshot_writing``: where snapshots are written and by whom (``SnapshotWriting``).
+"""
+
+from flintlock.runtime.taskmanager.task_manager import TaskManager, TaskManagerError
+
+__all__ = ["TaskManager", "TaskManagerError"]
