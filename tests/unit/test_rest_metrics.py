@@ -261,3 +261,37 @@ def test_task_managers_from_the_subtasks_reports():
         ("tm-0", 2, 2_000, 40), ("tm-1", 1, 1_500, 41)]
     assert body[0]["memory"] == {"rss": 5 << 20}
     assert body[0]["hardware"]["cpuCores"] == 4 and body[0]["hardware"]["physicalMemory"] == 8 << 30
+
+
+def test_the_reporter_speaks_https_when_the_rest_endpoint_does(tmp_path):
+    import http.client
+    import ssl
+    import urllib.request
+
+    from flintlock.runtime.rest.server import RestEndpoint
+    from tests.unit.test_rest_tls import self_signed, tls_config
+
+    cert, key = self_signed(tmp_path, "endpoint")
+    config = tls_config(cert, key)
+    config.set_string("metrics.reporter.prom.factory.class",
+                      "org.apache.flink.metrics.prometheus.PrometheusReporterFactory")
+    config.set_string("metrics.reporter.prom.port", "0")
+    endpoint = RestEndpoint.bind(config, jobs_directory=tmp_path).serve(FakeJob(), "fake")
+    try:
+        reporter = endpoint.reporter
+        assert reporter is not None and reporter.scheme == "https"
+        host, port = reporter.address
+        context = ssl.create_default_context(cafile=str(cert))
+        context.check_hostname = False
+        with urllib.request.urlopen(f"https://{host}:{port}/metrics", context=context,
+                                    timeout=10) as response:
+            text = response.read().decode()
+        names = {f.name for f in text_string_to_metric_families(text)}
+        assert "flink_taskmanager_job_task_numRecordsOut" in names
+        plain = http.client.HTTPConnection(host, port, timeout=10)
+        with pytest.raises((OSError, http.client.HTTPException)):
+            plain.request("GET", "/metrics")
+            plain.getresponse()
+        plain.close()
+    finally:
+        endpoint.close()

@@ -10,8 +10,10 @@ JobManager's description.
 
 No token: a scraper is configured with an address, and what it reads is read-only (no job
 control is reachable here: every request gets the exposition, whatever its method or path).
-Beyond loopback the metrics name the job and its operators in clear text, so a warning is
-logged, like the other endpoints'.
+With ``security.ssl.rest.enabled`` it speaks HTTPS with the REST endpoint's certificate (and,
+with ``security.ssl.rest.authentication-enabled``, requires the same client certificates);
+without TLS beyond loopback the metrics name the job and its operators in clear text, so a
+warning is logged, like the other endpoints'.
 
 It runs on ``httpd.HttpServer``, so a slow scraper holds no thread and every request has a
 deadline. Threads: the server's loop and workers; ``close`` from the job's thread.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import errno
 import ipaddress
 import logging
+import ssl
 from collections.abc import Callable
 
 from flintlock.common.config import Configuration
@@ -83,12 +86,14 @@ class PrometheusReporter:
     """Bound by ``bind`` (None when not configured or no port was free), serving from
     ``start`` until ``close``."""
 
-    def __init__(self, server: HttpServer) -> None:
+    def __init__(self, server: HttpServer, tls: bool = False) -> None:
         self._server = server
         self._started = False
+        self.scheme = "https" if tls else "http"
 
     @classmethod
-    def bind(cls, configuration: Configuration) -> PrometheusReporter | None:
+    def bind(cls, configuration: Configuration, tls: ssl.SSLContext | None = None
+             ) -> PrometheusReporter | None:
         factory = configuration.get(metrics_options.PROM_FACTORY_CLASS).strip()
         if not factory:
             return None
@@ -99,17 +104,17 @@ class PrometheusReporter:
         ports = reporter_ports(configuration.get(metrics_options.PROM_PORT))
         for port in ports:
             try:
-                server = HttpServer(host, port)
+                server = HttpServer(host, port, tls=tls)
             except OSError as error:
                 if error.errno not in (errno.EADDRINUSE, errno.EACCES):
                     log.error("no Prometheus reporter: cannot bind %s:%d: %s", host, port, error)
                     return None
                 continue
-            if not _is_loopback(host):
+            if not _is_loopback(host) and tls is None:
                 log.warning("the Prometheus reporter listens on %s: anyone who reaches it reads "
                             "the job's metrics, without a token (%s)", host,
                             metrics_options.PROM_HOST.key)
-            return cls(server)
+            return cls(server, tls is not None)
         log.error("no Prometheus reporter: every port of %s on %s is taken (%s)",
                   configuration.get(metrics_options.PROM_PORT), host,
                   metrics_options.PROM_PORT.key)
@@ -123,7 +128,8 @@ class PrometheusReporter:
     def start(self, exposition: Exposition, job_id: str) -> None:
         self._server.start(_ExpositionHandler(exposition), f"flintlock-prom-{job_id[:8]}")
         self._started = True
-        log.info("job %s: Prometheus reporter at http://%s:%d/metrics", job_id, *self.address)
+        log.info("job %s: Prometheus reporter at %s://%s:%d/metrics", job_id, self.scheme,
+                 *self.address)
 
     def close(self) -> None:
         self._server.close()

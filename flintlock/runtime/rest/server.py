@@ -116,7 +116,7 @@ class RestEndpoint:
         tls = rest_server_tls(configuration)
         if tls is None:
             warn_if_exposed(host, "the REST endpoint", security_options.REST_ENABLED.key)
-        reporter = PrometheusReporter.bind(configuration)
+        reporter = PrometheusReporter.bind(configuration, tls.context if tls else None)
         try:
             return cls(host, configuration.get(cluster_options.REST_PORT), tls=tls,
                        reporter=reporter, **kwargs)
