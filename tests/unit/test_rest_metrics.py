@@ -147,6 +147,31 @@ def test_prometheus_exposition_parses_with_flinks_names_and_labels(api):
         "flink_taskmanager_job_task_operator_sizes_count": 1.0,
         "flink_taskmanager_job_task_operator_sizes_sum": 4.0}
     assert families["flink_taskmanager_job_task_operator_sizes_max"].samples[0].value == 4.0
+    (uptime,) = families["flink_jobmanager_job_uptime"].samples
+    assert uptime.value == 4_000 and uptime.labels == {"job_id": JOB_ID, "job_name": "word count"}
+    assert families["flink_jobmanager_job_numRestarts"].samples[0].value == 0
+
+
+def test_job_figures_name_the_checkpoint_counters_as_flink():
+    from flintlock.common.ids import CheckpointId
+    from flintlock.runtime.checkpoint.stats import (
+        CheckpointStatistics,
+        CheckpointStats,
+        CheckpointStatus,
+    )
+    from flintlock.runtime.rest.metrics_views import job_figures
+
+    latest = CheckpointStats(CheckpointId(7), False, CheckpointStatus.COMPLETED, 9_000, 2, 2,
+                             4096, 120.0, 3.0, 1.0, ())
+    stats = CheckpointStatistics(9, 1, 7, 1, latest_completed=latest)
+    job = JobDescription(JOB_ID, "word count", "RUNNING", 2, 1_000, (), stats)
+    assert dict(job_figures(job, 5_000)) == {
+        "uptime": 4_000, "numRestarts": 2, "totalNumberOfCheckpoints": 9,
+        "numberOfInProgressCheckpoints": 1, "numberOfCompletedCheckpoints": 7,
+        "numberOfFailedCheckpoints": 1, "lastCheckpointDuration": 120.0,
+        "lastCheckpointSize": 4096, "lastCompletedCheckpointId": 7}
+    ended = JobDescription(JOB_ID, "word count", "FINISHED", 0, 1_000, (), None)
+    assert dict(job_figures(ended, 5_000)) == {"uptime": 0, "numRestarts": 0}
 
 
 def test_prometheus_exposition_needs_the_token(api):

@@ -15,6 +15,10 @@ Types: counters, gauges and meters (their rate) are gauges, as Flink's reporter 
 (a counter may go down); a distribution is a summary (``_count``, ``_sum``) with gauges
 ``<name>_min`` and ``<name>_max``. A value that is not a finite number is left out.
 
+The job's own figures (``JobFigures``: uptime, restarts, checkpoint counts and the latest
+checkpoint's duration and size) are ``flink_jobmanager_job_<name>{job_id, job_name}``, as
+Flink's JobManager scope names them.
+
 prometheus-client is imported when a collector is made: the rest of the package works
 without it (the ``prometheus`` extra installs it).
 """
@@ -24,12 +28,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from flintlock.runtime.metrics.metrics import DistributionValue
 from flintlock.runtime.metrics.report import MetricPoint, SubtaskMetricsReport
 
 PREFIX = "flink_taskmanager_job_task"
+JOB_PREFIX = "flink_jobmanager_job"
 _INVALID_NAME = re.compile(r"[^a-zA-Z0-9_:]")
 _INVALID_LABEL = re.compile(r"[^a-zA-Z0-9_]")
 
@@ -46,13 +52,36 @@ def label_name(name: str) -> str:
     return cleaned if not cleaned[:1].isdigit() else "_" + cleaned
 
 
-def families(reports: Iterable[SubtaskMetricsReport]) -> list[Any]:
-    """The metric families of ``reports`` (prometheus-client ``Metric`` objects)."""
+@dataclass(frozen=True, slots=True)
+class JobFigures:
+    """Job-scope figures (Flink's ``flink_jobmanager_job_<name>{job_id, job_name}``):
+    uptime, restarts and the checkpoint counters, by Flink's names."""
+
+    job_id: str
+    job_name: str
+    values: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Scrape:
+    """What one scrape exposes: every subtask's latest report and the job's figures."""
+
+    reports: tuple[SubtaskMetricsReport, ...]
+    job: JobFigures | None = None
+
+
+def families(scrape: Scrape) -> list[Any]:
+    """The metric families of ``scrape`` (prometheus-client ``Metric`` objects)."""
     from prometheus_client.core import GaugeMetricFamily, SummaryMetricFamily
 
     gauges: dict[str, list[Sample]] = {}
     summaries: dict[str, list[tuple[dict[str, str], DistributionValue]]] = {}
-    for report in reports:
+    if scrape.job is not None:
+        job = scrape.job
+        for name, number in job.values:
+            _add(gauges, f"{JOB_PREFIX}_{name}", {"job_id": job.job_id,
+                                                  "job_name": job.job_name}, number)
+    for report in scrape.reports:
         for point in report.points:
             labels = {label_name(k): v for k, v in (*report.variables, *point.scope.variables)}
             value = point.value
@@ -91,10 +120,10 @@ def _label_keys(label_sets: Iterable[dict[str, str]]) -> list[str]:
 
 
 class ReportCollector:
-    """A prometheus-client collector over whatever reports ``source`` returns at scrape time
+    """A prometheus-client collector over whatever ``source`` returns at scrape time
     (called on the scraping thread; it must be thread-safe: a JobManager description is)."""
 
-    def __init__(self, source: Callable[[], Iterable[SubtaskMetricsReport]]) -> None:
+    def __init__(self, source: Callable[[], Scrape]) -> None:
         self._source = source
 
     def collect(self) -> Iterator[Any]:
@@ -104,8 +133,8 @@ class ReportCollector:
         return []  # unknown until scraped: the registry must not call collect to describe
 
 
-def exposition(source: Callable[[], Iterable[SubtaskMetricsReport]]) -> tuple[bytes, str]:
-    """The text exposition of ``source``'s reports and its content type."""
+def exposition(source: Callable[[], Scrape]) -> tuple[bytes, str]:
+    """The text exposition of what ``source`` returns, and its content type."""
     from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
     registry = CollectorRegistry(auto_describe=False)

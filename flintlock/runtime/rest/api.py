@@ -61,7 +61,7 @@ from typing import Any, Protocol
 from flintlock.common.errors import FlintlockError
 from flintlock.common.job_status import JobStatus
 from flintlock.runtime.jobmanager import JobDescription, TaskDescription
-from flintlock.runtime.metrics import SubtaskMetricsReport
+from flintlock.runtime.metrics.prometheus import JobFigures, Scrape
 from flintlock.runtime.rest import dashboard, metrics_views, views
 from flintlock.runtime.rest.routes import Route, RouteTable
 from flintlock.runtime.rest.triggers import (
@@ -270,13 +270,16 @@ class RestApi:
         """The job's metrics in Prometheus' text format (also served by the reporter port)."""
         try:
             from flintlock.runtime.metrics.prometheus import exposition
-            return exposition(self._reports)
+            return exposition(self._scrape)
         except ImportError as error:
             raise HttpError(501, f"the Prometheus exposition needs prometheus-client "
                                  f"(pip install 'flintlock[prometheus]'): {error}") from None
 
-    def _reports(self) -> list[SubtaskMetricsReport]:
-        return [t.metrics for t in self._describe().tasks if t.metrics is not None]
+    def _scrape(self) -> Scrape:
+        job = self._describe()
+        figures = JobFigures(job.job_id, job.name,
+                             metrics_views.job_figures(job, self._wall_ms()))
+        return Scrape(tuple(t.metrics for t in job.tasks if t.metrics is not None), figures)
 
     # -- actions -------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from flintlock.runtime.jobmanager import TaskDescription
+from flintlock.runtime.jobmanager import JobDescription, TaskDescription
 from flintlock.runtime.metrics import DistributionValue, SubtaskMetricsReport
 from flintlock.runtime.metrics.report import (
     BACKPRESSURED,
@@ -228,3 +228,31 @@ def task_managers(tasks: Sequence[TaskDescription]) -> Json:
             })
         managers.append(entry)
     return {"taskmanagers": managers}
+
+
+def job_figures(job: JobDescription, now_ms: int) -> tuple[tuple[str, float], ...]:
+    """The job-scope figures of the Prometheus exposition, by Flink's names: ``uptime`` (ms;
+    0 once ended), ``numRestarts``, the checkpoint counters and the latest completed
+    checkpoint's ``lastCheckpointDuration`` (ms), ``lastCheckpointSize`` (bytes) and
+    ``lastCompletedCheckpointId``."""
+    running = job.status not in ("FINISHED", "CANCELED", "FAILED")
+    figures: list[tuple[str, float]] = [
+        ("uptime", float(max(0, now_ms - job.start_time_ms)) if running else 0.0),
+        ("numRestarts", float(max(0, job.attempt))),
+    ]
+    stats = job.checkpoints
+    if stats is not None:
+        figures += [
+            ("totalNumberOfCheckpoints", float(stats.num_triggered)),
+            ("numberOfInProgressCheckpoints", float(stats.num_in_progress)),
+            ("numberOfCompletedCheckpoints", float(stats.num_completed)),
+            ("numberOfFailedCheckpoints", float(stats.num_failed)),
+        ]
+        latest = stats.latest_completed
+        if latest is not None:
+            figures += [
+                ("lastCheckpointDuration", float(latest.end_to_end_duration_ms or 0.0)),
+                ("lastCheckpointSize", float(latest.state_size)),
+                ("lastCompletedCheckpointId", float(latest.checkpoint_id)),
+            ]
+    return tuple(figures)
