@@ -7,8 +7,9 @@ It reads counters the data plane keeps already — nothing here counts per recor
 - ``numBytesIn``: the input channels' ``bytes_received``;
 - ``numRecordsIn``: the task counter ``numRecordsIn`` of the subtask's metric groups, which
   the input side increments per batch (0 for a source, as in Flink);
-- ``inPoolUsage`` / ``outPoolUsage``: buffers in use over the pool's maximum, for the input
-  gates' floating-buffer pools and the result partitions' pools (the highest of them);
+- ``inPoolUsage``: Flink's estimate over the remote channels' exclusive buffers and the
+  gate's floating pool (the fullest gate); ``outPoolUsage``: buffers in use over the maximum
+  of the result partitions' pools (the fullest);
 - busy / backpressured / idle: the ``TaskTimeStatistics`` the heartbeat samples anyway;
 - the TaskManager process: its resident memory, cores and the machine's memory (``/taskmanagers``).
 
@@ -77,11 +78,34 @@ class TaskMetrics:
             records_out += records
             bytes_out += size
         bytes_in = sum(channel.bytes_received for gate in io.gates for channel in gate.channels)
-        in_pools = [pool for gate in io.gates if (pool := _gate_pool(gate)) is not None]
         return TaskIOCounters(
             records_in=self.records_in.get_count(), records_out=records_out,
-            bytes_in=bytes_in, bytes_out=bytes_out, in_pool_usage=_usage(in_pools),
+            bytes_in=bytes_in, bytes_out=bytes_out,
+            in_pool_usage=max([0.0, *(input_usage(gate) for gate in io.gates)]),
             out_pool_usage=_usage([p.buffer_pool for p in io.partitions]))
+
+
+def input_usage(gate: Any) -> float:
+    """Flink's ``inPoolUsage`` estimate of one gate: the buffers holding data over all the
+    buffers its remote channels may hold — their exclusive buffers (credit ledgers: initial
+    credit less the empty ones) and the gate's floating pool (in use less the floating buffers
+    channels hold empty). Local channels hold no buffers of their own and are ignored."""
+    used = total = 0
+    empty_floating = 0
+    for channel in gate.channels:
+        credit = getattr(channel, "credit_statistics", None)
+        if credit is None:
+            continue
+        stats = credit()
+        used += stats.initial_credit - stats.empty_exclusive
+        total += stats.initial_credit
+        empty_floating += stats.empty_floating
+    pool = _gate_pool(gate)
+    if pool is not None and not pool.is_destroyed:
+        pool_stats = pool.statistics()
+        used += max(0, pool_stats.in_use - empty_floating)
+        total += pool_stats.max_buffers
+    return min(1.0, used / total) if total > 0 else 0.0
 
 
 def process_stats() -> ProcessStats:
