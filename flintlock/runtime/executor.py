@@ -31,6 +31,7 @@ from flintlock.common.config import Configuration
 from flintlock.common.job_client import CloseableIterator, JobClient
 from flintlock.common.job_execution_result import JobExecutionResult
 from flintlock.common.job_status import JobStatus
+from flintlock.common.options import execution as execution_options
 from flintlock.common.options import metrics as metrics_options
 from flintlock.graph.job_graph import build_job_graph
 from flintlock.graph.stream_graph import StreamGraph
@@ -160,9 +161,18 @@ class PipelineExecutor:
     def create_launcher(self, configuration: Configuration, slots_needed: int) -> Launcher:
         raise NotImplementedError
 
+    def default_parallelism(self, configuration: Configuration) -> int | None:
+        """The parallelism of operators when the job sets none (neither
+        ``set_parallelism`` nor ``parallelism.default``); None: Flink's default, 1."""
+        return None
+
     def _start(self, graph: StreamGraph, configuration: Configuration,
                on_collect: Callable[[str, list[Any]], None] | None = None,
                on_done: Callable[[JobResult], None] | None = None) -> JobHandle:
+        default = self.default_parallelism(configuration)
+        if default is not None and not configuration.contains_key(
+                execution_options.PARALLELISM.key):
+            graph.default_parallelism = default
         job_graph = build_job_graph(graph)
         from flintlock.graph.execution_graph import build_execution_graph
         from flintlock.graph.scheduling import plan_allocation_for

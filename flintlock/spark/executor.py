@@ -25,7 +25,11 @@ from flintlock.spark.launcher import (
     LaunchSpec,
     launch_task_managers,
 )
-from flintlock.spark.session import available_slots, context_for_job
+from flintlock.spark.session import (
+    available_slots,
+    context_for_job,
+    embedded_default_parallelism,
+)
 from flintlock.usercode.job_files import JobFile
 
 
@@ -91,3 +95,6 @@ class SparkLauncher:
 class SparkExecutor(PipelineExecutor):
     def create_launcher(self, configuration: Configuration, slots_needed: int) -> SparkLauncher:
         return SparkLauncher(configuration, slots_needed)
+
+    def default_parallelism(self, configuration: Configuration) -> int | None:
+        return embedded_default_parallelism(configuration)

@@ -88,6 +88,19 @@ def launched_by_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ and "PYSPARK_GATEWAY_SECRET" in os.environ
 
 
+def embedded_default_parallelism(config: Configuration) -> int | None:
+    """The parallelism of a job that sets none on the embedded session: the machine's cores,
+    as PyFlink's local execution does (``local[*]``); None where a cluster chose the resources
+    (``flintlock.spark.master``, ``spark-submit``, a context the user created), which keep
+    Flink's ``parallelism.default``."""
+    if config.get(SPARK_MASTER) or launched_by_spark_submit():
+        return None
+    sc = active_context()
+    if sc is not None and not _is_embedded(sc):
+        return None
+    return os.cpu_count() or 1
+
+
 def _embedded_master(config: Configuration, slots_needed: int) -> str:
     return config.get(SPARK_MASTER) or f"local[{max(1, slots_needed)}]"
 
