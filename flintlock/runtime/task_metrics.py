@@ -13,8 +13,8 @@ It reads counters the data plane keeps already — nothing here counts per recor
 - busy / backpressured / idle: the ``TaskTimeStatistics`` the heartbeat samples anyway;
 - the TaskManager process: its resident memory, cores and the machine's memory (``/taskmanagers``).
 
-The groups (``SubtaskMetricGroups``) reach the operators through their context's ``extra``
-(``groups.EXTRA_KEY``), where ``RuntimeContext.get_metrics_group()`` and the operator chain
+The groups (``SubtaskMetricGroups``) reach the operators through their context's
+``environment.metric_groups``, where ``RuntimeContext.get_metrics_group()`` and the operator chain
 find them.
 
 Threads: made on the TaskManager's deploying thread; ``sample`` on its heartbeat thread, and

@@ -41,7 +41,7 @@ def _operator():
     operator = ReduceOperator(spec)
     context = OperatorContext("t", "Reduce", "op", 0, 1, 128, 0, timers=None,
                               keyed_backend=backend,
-                              extra={"key_selectors": (lambda v: v[0],)})
+                              key_selectors=(lambda v: v[0],))
     out = Collect()
     operator.setup(context, out)
     operator.open()

@@ -62,8 +62,6 @@ class MetricScope:
 
 TASK_SCOPE = MetricScope()
 
-EXTRA_KEY = "metric_groups"
-"""Where a subtask's ``SubtaskMetricGroups`` is found in its operators' context ``extra``."""
 
 
 class Gauge(Metric):

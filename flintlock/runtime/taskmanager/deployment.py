@@ -7,7 +7,6 @@ Pure functions, called on the TaskManager's main thread while it deploys.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from flintlock.common.checkpointing import CheckpointingMode
@@ -18,12 +17,10 @@ from flintlock.common.options import execution as execution_options
 from flintlock.graph.job_graph import JobGraph
 from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.pending import TaskId
-from flintlock.runtime.metrics.groups import EXTRA_KEY
 from flintlock.runtime.network.transport import lower_switch_interval, switch_interval_for
 from flintlock.runtime.task_metrics import TaskMetrics
+from flintlock.runtime.tasks.operator import CollectSend, TaskEnvironment
 from flintlock.runtime.tasks.stream_task import CheckpointingSettings, TaskSpec
-
-CollectSend = Callable[[str, "tuple[int, int] | None", list[Any]], None]
 
 
 def task_spec(job_graph: JobGraph, subtask: Any, deployment: msg.DeployTasks,
@@ -31,17 +28,19 @@ def task_spec(job_graph: JobGraph, subtask: Any, deployment: msg.DeployTasks,
               collect_send: CollectSend, metrics: TaskMetrics) -> TaskSpec:
     """The spec of ``subtask`` (an ``ExecutionVertex`` of this TaskManager's plan)."""
     task_id = TaskId(subtask.job_vertex_id, SubtaskIndex(subtask.subtask_index))
+    job_parameters: dict[str, str] = config.get(execution_options.GLOBAL_JOB_PARAMETERS)
     return TaskSpec(
         vertex=job_graph.vertex(subtask.job_vertex_id),
         subtask_index=subtask.subtask_index, attempt_number=deployment.attempt,
         configuration=config, checkpointing=settings,
         restored=dict(deployment.restored.get(task_id, {})),
         finished_on_restore=task_id in deployment.finished,
-        extra={"collect_send": collect_send, EXTRA_KEY: metrics.groups,
-               "batch": job_graph.runtime_mode == "batch",
-               "job_parameters": config.get(execution_options.GLOBAL_JOB_PARAMETERS),
-               "auto_watermark_interval_ms":
-                   config.get(execution_options.AUTO_WATERMARK_INTERVAL)},
+        environment=TaskEnvironment(
+            collect_send=collect_send, batch=job_graph.runtime_mode == "batch",
+            checkpointing=settings.enabled,
+            job_parameters=job_parameters,
+            auto_watermark_interval_ms=config.get(execution_options.AUTO_WATERMARK_INTERVAL),
+            metric_groups=metrics.groups),
     )
 
 

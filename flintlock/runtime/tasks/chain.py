@@ -23,8 +23,6 @@ from flintlock.common.config import Configuration
 from flintlock.common.ids import IntermediateDataSetId
 from flintlock.common.operator_spec import OperatorKind
 from flintlock.graph.job_graph import ChainedOperator, JobVertex
-from flintlock.runtime.metrics.groups import EXTRA_KEY
-from flintlock.runtime.metrics.metrics import Counter
 from flintlock.runtime.metrics.report import INPUT_WATERMARK, NUM_RECORDS_IN, OUTPUT_WATERMARK
 from flintlock.runtime.network.event_time import (
     MAX_WATERMARK,
@@ -46,6 +44,7 @@ from flintlock.runtime.tasks.operator import (
     OperatorContext,
     Output,
     StreamOperator,
+    TaskEnvironment,
     TaskMailboxAccess,
     TimerScheduler,
 )
@@ -141,7 +140,7 @@ class ChainEnvironment:
     attempt_number: int
     configuration: Configuration
     timers: TimerScheduler
-    extra: Mapping[str, Any]
+    environment: TaskEnvironment
     mailbox: TaskMailboxAccess | None = None
 
 
@@ -163,12 +162,12 @@ class OperatorChain:
         self.head = self.members[0].operator
         self._ended_inputs: set[int] = set()
         self._watermark = MIN_WATERMARK  # the last watermark handed to the head
-        groups = env.extra.get(EXTRA_KEY)
-        self.records_in = Counter() if groups is None else groups.task.counter(NUM_RECORDS_IN)
+        groups = env.environment.metric_groups
+        self.records_in = groups.task.counter(NUM_RECORDS_IN)
         """Records handed to the head from the inputs (the input processor counts per batch)."""
-        if groups is not None:  # Flink's task watermark gauges, read on the heartbeat thread
-            groups.task.gauge(INPUT_WATERMARK, lambda: self._watermark)
-            groups.task.gauge(OUTPUT_WATERMARK, self._output_watermark)
+        # Flink's task watermark gauges, read on the heartbeat thread
+        groups.task.gauge(INPUT_WATERMARK, lambda: self._watermark)
+        groups.task.gauge(OUTPUT_WATERMARK, self._output_watermark)
 
     def _output_watermark(self) -> int:
         """The lowest watermark sent downstream; a chain without outputs (ending in a sink)
@@ -210,7 +209,7 @@ class OperatorChain:
             subtask_index=env.subtask_index, parallelism=vertex.parallelism,
             max_parallelism=vertex.max_parallelism, attempt_number=env.attempt_number,
             timers=env.timers, keyed_backend=keyed_backend, operator_backend=operator_backend,
-            extra={**env.extra, "key_selectors": spec.key_selectors},
+            key_selectors=spec.key_selectors, environment=env.environment,
             side_outputs=side_outputs, mailbox=env.mailbox,
         )
         operator.setup(context, _combine(outputs))

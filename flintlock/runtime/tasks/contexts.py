@@ -30,7 +30,7 @@ from flintlock.common.state import (
     StateDescriptor,
     ValueStateDescriptor,
 )
-from flintlock.runtime.metrics.groups import EXTRA_KEY, MetricGroup, SubtaskMetricGroups
+from flintlock.runtime.metrics.groups import MetricGroup
 from flintlock.runtime.network.event_time import MIN_WATERMARK, NO_TIMESTAMP, TimestampedBatch
 from flintlock.runtime.tasks.operator import OperatorContext
 
@@ -79,13 +79,12 @@ class RuntimeContextImpl:
         return f"{c.task_name} ({c.subtask_index + 1}/{c.parallelism})"
 
     def get_job_parameter(self, key: str, default_value: str) -> str:
-        return str(self._context.extra.get("job_parameters", {}).get(key, default_value))
+        return str(self._context.environment.job_parameters.get(key, default_value))
 
     def get_metrics_group(self) -> MetricGroup:
         """This operator's group; outside a TaskManager (operator tests) one nobody reports."""
         c = self._context
-        groups: SubtaskMetricGroups = c.extra.setdefault(EXTRA_KEY, SubtaskMetricGroups())
-        return groups.operator(c.operator_id, c.operator_name)
+        return c.environment.metric_groups.operator(c.operator_id, c.operator_name)
 
     def _keyed(self, descriptor: StateDescriptor, expected: type) -> Any:
         if not isinstance(descriptor, expected):

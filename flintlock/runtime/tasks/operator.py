@@ -23,9 +23,11 @@ An operator never sees barriers: the task handles them, asks every operator of t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from flintlock.runtime.metrics.groups import SubtaskMetricGroups
 
 
 class Output(Protocol):
@@ -63,6 +65,33 @@ class TaskMailboxAccess(Protocol):
         ...
 
 
+CollectSend = Callable[[str, "tuple[int, int] | None", list[Any]], None]
+"""Sends one batch of ``execute_and_collect`` records: (collect id, token, records)."""
+
+
+def _no_collect(collect_id: str, token: tuple[int, int] | None, records: list[Any]) -> None:
+    raise RuntimeError("execute_and_collect needs a TaskManager: this operator runs outside one")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEnvironment:
+    """What the TaskManager hands every operator of a subtask, the same for all of them (the
+    typed successor of an untyped ``extra`` dict)."""
+
+    collect_send: CollectSend = _no_collect
+    """Where ``execute_and_collect`` batches go (the TaskManager's RPC to the JobManager)."""
+    batch: bool = False
+    """The job runs in batch execution mode."""
+    checkpointing: bool = False
+    """Periodic checkpoints are on (sinks then commit on checkpoints only)."""
+    job_parameters: Mapping[str, str] = field(default_factory=dict)
+    """``pipeline.global-job-parameters`` (``RuntimeContext.get_job_parameter``)."""
+    auto_watermark_interval_ms: int = 200
+    """``pipeline.auto-watermark-interval``."""
+    metric_groups: SubtaskMetricGroups = field(default_factory=SubtaskMetricGroups)
+    """The subtask's metric groups (outside a TaskManager: ones nobody reports)."""
+
+
 @dataclass(slots=True)
 class OperatorContext:
     """What an operator may know about where it runs."""
@@ -80,7 +109,9 @@ class OperatorContext:
     operator_backend: Any = None
     """The operator state backend (list / union list state)."""
     key_selector: Callable[[Any], Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    key_selectors: tuple[Any, ...] = ()
+    """Per input of the operator, the key selector of a keyed input (None: not keyed)."""
+    environment: TaskEnvironment = field(default_factory=TaskEnvironment)
     side_outputs: dict[str, Output] = field(default_factory=dict)
     """Where ``ctx.output(tag, value)`` goes, by tag id (tags nobody reads are absent)."""
     mailbox: TaskMailboxAccess | None = None

@@ -59,7 +59,7 @@ class FunctionOperator(StreamOperator):
             closer()
 
     def _key_selector(self, index: int = 0) -> Callable[[Any], Any]:
-        selectors = self.context.extra.get("key_selectors") or ()
+        selectors = self.context.key_selectors
         selector = selectors[index] if index < len(selectors) else None
         if selector is None:
             raise TypeError(f"operator {self.context.operator_name!r} is keyed but has no key")
@@ -215,7 +215,7 @@ class ReduceOperator(FunctionOperator):
     def open(self) -> None:
         super().open()
         backend = self.context.keyed_backend
-        self._batch = bool(self.context.extra.get("batch"))
+        self._batch = self.context.environment.batch
         self._state = backend.get_partitioned_state(REDUCE_STATE)
         direct = getattr(backend, "direct_table", None)
         self._table = direct(REDUCE_STATE) if direct is not None else None

@@ -29,18 +29,16 @@ All of it belongs to the task thread; ``send`` hands batches to the TaskManager'
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from flintlock.common.operator_spec import CollectSink, OperatorSpec, PrintSink
 from flintlock.common.state import ListStateDescriptor
 from flintlock.runtime.network.event_time import TimestampedBatch
-from flintlock.runtime.tasks.operator import OperatorContext, Output, StreamOperator
+from flintlock.runtime.tasks.operator import CollectSend, OperatorContext, Output, StreamOperator
 
 COLLECT_STATE = ListStateDescriptor("_flintlock_collect_staged", None)
 SINK_STATE = ListStateDescriptor("_flintlock_sink_writer", None)
 
-CollectSend = Callable[[str, tuple[int, int] | None, list[Any]], None]
 """``send(collect_id, token, records)``; token = (producing subtask, checkpoint id) or None."""
 
 
@@ -69,8 +67,8 @@ class CollectSinkOperator(StreamOperator):
 
     def setup(self, context: OperatorContext, output: Output) -> None:
         super().setup(context, output)
-        self._send: CollectSend = context.extra["collect_send"]
-        self._exactly_once: bool = bool(context.extra.get("checkpointing"))
+        self._send: CollectSend = context.environment.collect_send
+        self._exactly_once = context.environment.checkpointing
 
     def initialize_state(self, restored: Any) -> None:
         self._state = self.context.operator_backend.get_list_state(COLLECT_STATE)
@@ -117,7 +115,7 @@ class WriterSinkOperator(StreamOperator):
         self._takes_timestamps = bool(getattr(self._writer, "takes_timestamps", False))
         set_checkpointing = getattr(self._writer, "set_checkpointing", None)
         if set_checkpointing is not None:
-            set_checkpointing(bool(ctx.extra.get("checkpointing")))
+            set_checkpointing(ctx.environment.checkpointing)
         set_input_type = getattr(self._writer, "set_input_type", None)
         if set_input_type is not None:
             set_input_type(self._input_type)

@@ -44,7 +44,6 @@ from flintlock.common.errors import FlintlockError
 from flintlock.common.operator_spec import CollectionSource, OperatorSpec
 from flintlock.common.state import ListStateDescriptor
 from flintlock.common.watermark_strategy import WatermarkStrategy
-from flintlock.runtime.metrics.groups import EXTRA_KEY
 from flintlock.runtime.network.event_time import TimestampedBatch
 from flintlock.runtime.tasks.operator import OperatorContext, StreamOperator
 from flintlock.runtime.tasks.split_watermarks import SplitWatermarks
@@ -142,7 +141,7 @@ class ReaderSourceOperator(SourceOperator):
                 self._per_split.add_split(split_id)
         emit = (self._per_split.on_periodic_emit if self._per_split is not None
                 else self._emitter.on_periodic_emit)
-        interval = int(self.context.extra.get("auto_watermark_interval_ms", 200))
+        interval = self.context.environment.auto_watermark_interval_ms
         self._periodic = PeriodicEmission(timers, interval, emit)
         if self._emitter.is_periodic:
             self._periodic.start()
@@ -223,10 +222,8 @@ class ReaderSourceOperator(SourceOperator):
 
 def _pending_records_gauge(context: OperatorContext, supplier: Callable[[], int]) -> None:
     """Registers Flink's ``pendingRecords`` gauge in the source operator's metric group."""
-    groups = context.extra.get(EXTRA_KEY)
-    if groups is not None:
-        groups.operator(context.operator_id, context.operator_name).gauge(
-            "pendingRecords", supplier)
+    context.environment.metric_groups.operator(
+        context.operator_id, context.operator_name).gauge("pendingRecords", supplier)
 
 
 def create_source_operator(spec: OperatorSpec) -> SourceOperator:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from flintlock.common.checkpointing import CheckpointingMode
@@ -61,6 +61,7 @@ from flintlock.runtime.tasks.channel_state_io import (
 )
 from flintlock.runtime.tasks.input_processor import StreamInputProcessor
 from flintlock.runtime.tasks.mailbox import Mailbox
+from flintlock.runtime.tasks.operator import TaskEnvironment
 from flintlock.runtime.tasks.sources import InputStatus, SourceOperator
 from flintlock.runtime.tasks.subtask_checkpointer import SubtaskCheckpointer
 from flintlock.runtime.tasks.time_meter import TaskTimeMeter, TaskTimeStatistics
@@ -148,7 +149,9 @@ class TaskSpec:
     configuration: Configuration
     checkpointing: CheckpointingSettings
     restored: Mapping[str, OperatorSubtaskState] = field(default_factory=dict)
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    environment: TaskEnvironment = field(default_factory=TaskEnvironment)
+    """What every operator of the subtask is handed (``checkpointing`` follows
+    ``checkpointing.enabled``)."""
     finished_on_restore: bool = False
     """The restored checkpoint recorded this subtask as finished (see checkpoint.finished):
     it takes no state and ends at once (a source emits nothing)."""
@@ -278,7 +281,7 @@ class StreamTask:
             task_name=spec.vertex.name, subtask_index=spec.subtask_index,
             attempt_number=spec.attempt_number, configuration=spec.configuration,
             timers=self._timers,
-            extra={**spec.extra, "checkpointing": spec.checkpointing.enabled},
+            environment=replace(spec.environment, checkpointing=spec.checkpointing.enabled),
             mailbox=_OperatorMailbox(self.mailbox, lambda: self._cancelled, self.name),
         )
         chain = self._chain = OperatorChain(spec.vertex, self.io.writers, env,

@@ -32,7 +32,7 @@ class TimestampsAndWatermarksOperator(StreamOperator):
     def open(self) -> None:
         timers = self.context.timers
         self._emitter = WatermarkEmitter(self._strategy, self, timers.now_ms)
-        interval = int(self.context.extra.get("auto_watermark_interval_ms", DEFAULT_INTERVAL_MS))
+        interval = self.context.environment.auto_watermark_interval_ms
         self._periodic = PeriodicEmission(timers, interval, self._emitter.on_periodic_emit)
         if self._emitter.is_periodic:
             self._periodic.start()

@@ -38,7 +38,7 @@ def _operator(function, keyed=False, subtask=0, parallelism=1, operator_backend=
     context = OperatorContext(
         "task", "bc", "bc-id", subtask, parallelism, 128, 0, timers=Timers(),
         keyed_backend=backend, operator_backend=operator_backend or OperatorStateBackend(),
-        extra={"key_selectors": (lambda v: v, None) if keyed else ()})
+        key_selectors=(lambda v: v, None) if keyed else ())
     out = Out()
     operator.setup(context, out)
     operator.initialize_state(operator_backend is not None)

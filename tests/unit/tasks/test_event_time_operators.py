@@ -16,7 +16,7 @@ from flintlock.datastream.functions import (
 from flintlock.runtime.network.event_time import MAX_WATERMARK, NO_TIMESTAMP, TimestampedBatch
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange
-from flintlock.runtime.tasks.operator import OperatorContext
+from flintlock.runtime.tasks.operator import OperatorContext, TaskEnvironment
 from flintlock.runtime.tasks.operators import create_operator
 from flintlock.runtime.tasks.watermarks import InvalidTimestampError
 
@@ -72,8 +72,8 @@ def _run(spec, keyed=False, timers=None, interval=200, backend=None):
         backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
     context = OperatorContext(
         "task", "op", "op-id", 0, 1, 128, 0, timers=timers or Timers(), keyed_backend=backend,
-        extra={"key_selectors": (lambda v: v[0],) if keyed else (),
-               "auto_watermark_interval_ms": interval})
+        key_selectors=(lambda v: v[0],) if keyed else (),
+        environment=TaskEnvironment(auto_watermark_interval_ms=interval))
     out = Out()
     operator.setup(context, out)
     operator.initialize_state(False)

@@ -40,7 +40,7 @@ def _window(window, timers=None, backend=None, late_tag=None):
     out, late = Out(), Out()
     context = OperatorContext(
         "task", "window", "w-id", 0, 1, 128, 0, timers=timers or Timers(),
-        keyed_backend=backend, extra={"key_selectors": (lambda v: v[0],)},
+        keyed_backend=backend, key_selectors=(lambda v: v[0],),
         side_outputs={"late": late} if late_tag else {})
     operator.setup(context, out)
     operator.initialize_state(False)
