@@ -17,7 +17,7 @@ from flintlock.runtime.tasks.broadcast_operator import (
 )
 from flintlock.runtime.tasks.operator import OperatorContext
 from flintlock.runtime.tasks.operators import create_operator
-from tests.unit.tasks.test_event_time_operators import Files, Out, Timers
+from flintlock.testing.operators import CollectingOutput, ManualTimers, MemoryStateWriter
 
 RULES = MapStateDescriptor("rules", None, None)
 
@@ -36,10 +36,10 @@ def _operator(function, keyed=False, subtask=0, parallelism=1, operator_backend=
     operator = create_operator(spec)
     backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128) if keyed else None
     context = OperatorContext(
-        "task", "bc", "bc-id", subtask, parallelism, 128, 0, timers=Timers(),
+        "task", "bc", "bc-id", subtask, parallelism, 128, 0, timers=ManualTimers(),
         keyed_backend=backend, operator_backend=operator_backend or OperatorStateBackend(),
         key_selectors=(lambda v: v, None) if keyed else ())
-    out = Out()
+    out = CollectingOutput()
     operator.setup(context, out)
     operator.initialize_state(operator_backend is not None)
     operator.open()
@@ -79,7 +79,7 @@ def test_every_subtask_restores_a_copy_at_any_parallelism():
     operator.process_batch2([("cpu", 90), ("disk", 80)])
     operator.snapshot_state(1)
     snapshot = operator.context.operator_backend.snapshot()
-    files = Files()
+    files = MemoryStateWriter()
     handle = snapshot.write(files, "op")
     for subtask in range(3):  # a new parallelism of 3: subtask 2 had no old copy
         backend = OperatorStateBackend()

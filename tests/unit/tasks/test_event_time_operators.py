@@ -19,51 +19,7 @@ from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.tasks.operator import OperatorContext, TaskEnvironment
 from flintlock.runtime.tasks.operators import create_operator
 from flintlock.runtime.tasks.watermarks import InvalidTimestampError
-
-
-class Timers:
-    """A manual processing-time scheduler: ``advance`` runs what is due, in order."""
-
-    def __init__(self):
-        self.now = 0
-        self.scheduled = []
-
-    def now_ms(self):
-        return self.now
-
-    def schedule(self, timestamp, callback):
-        self.scheduled.append((timestamp, callback))
-
-    def advance(self, ms):
-        self.now += ms
-        due = sorted((t, i, c) for i, (t, c) in enumerate(self.scheduled) if t <= self.now)
-        self.scheduled = [(t, c) for t, c in self.scheduled if t > self.now]
-        for timestamp, _, callback in due:
-            callback(timestamp)
-
-
-class Out:
-    """Records with their timestamps, and watermark / status events, in order."""
-
-    def __init__(self):
-        self.events = []
-
-    def collect_batch(self, records):
-        stamps = records.timestamps if type(records) is TimestampedBatch else (
-            [NO_TIMESTAMP] * len(records))
-        self.events.extend(("record", v, t) for v, t in zip(records, stamps, strict=True))
-
-    def emit_watermark(self, timestamp):
-        self.events.append(("watermark", timestamp))
-
-    def emit_watermark_status(self, idle):
-        self.events.append(("idle", idle))
-
-    def records(self):
-        return [(v, t) for kind, *rest in self.events if kind == "record" for v, t in [rest]]
-
-    def watermarks(self):
-        return [e[1] for e in self.events if e[0] == "watermark"]
+from flintlock.testing.operators import CollectingOutput, ManualTimers, MemoryStateWriter
 
 
 def _run(spec, keyed=False, timers=None, interval=200, backend=None):
@@ -71,10 +27,10 @@ def _run(spec, keyed=False, timers=None, interval=200, backend=None):
     if keyed and backend is None:
         backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
     context = OperatorContext(
-        "task", "op", "op-id", 0, 1, 128, 0, timers=timers or Timers(), keyed_backend=backend,
+        "task", "op", "op-id", 0, 1, 128, 0, timers=timers or ManualTimers(), keyed_backend=backend,
         key_selectors=(lambda v: v[0],) if keyed else (),
         environment=TaskEnvironment(auto_watermark_interval_ms=interval))
-    out = Out()
+    out = CollectingOutput()
     operator.setup(context, out)
     operator.initialize_state(False)
     operator.open()
@@ -107,7 +63,7 @@ def test_a_plain_batch_stays_plain():
 
 
 def test_the_assigner_stamps_records_and_emits_periodic_bounded_watermarks():
-    timers = Timers()
+    timers = ManualTimers()
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(5)) \
         .with_timestamp_assigner(Second())
     operator, out = _run(OperatorSpec(OperatorKind.TIMESTAMPS, watermark_strategy=strategy),
@@ -125,7 +81,7 @@ def test_the_assigner_stamps_records_and_emits_periodic_bounded_watermarks():
 
 
 def test_upstream_watermarks_are_dropped_but_the_maximum_ends_event_time():
-    timers = Timers()
+    timers = ManualTimers()
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(Second())
     operator, out = _run(OperatorSpec(OperatorKind.TIMESTAMPS, watermark_strategy=strategy),
                          timers=timers)
@@ -139,7 +95,7 @@ def test_upstream_watermarks_are_dropped_but_the_maximum_ends_event_time():
 
 
 def test_idleness_marks_the_output_idle_until_the_next_record():
-    timers = Timers()
+    timers = ManualTimers()
     strategy = WatermarkStrategy.for_monotonous_timestamps() \
         .with_timestamp_assigner(Second()).with_idleness(Duration.of_millis(300))
     operator, out = _run(OperatorSpec(OperatorKind.TIMESTAMPS, watermark_strategy=strategy),
@@ -207,21 +163,10 @@ def test_a_deleted_event_time_timer_does_not_fire():
     assert [r for r, _ in out.records()] == ["a@100 wm=-9223372036854775808"]
 
 
-class Files:
-    def __init__(self):
-        self.files = {}
-
-    def write_state(self, name, data):
-        from flintlock.runtime.checkpoint.handles import StreamStateHandle
-
-        self.files[name] = bytes(data)
-        return StreamStateHandle(f"memory://{name}", len(data), "")
-
-
 def test_event_time_timers_are_keyed_state_and_survive_a_restore():
     operator, _ = _keyed_process()
     operator.process_batch(TimestampedBatch([("a", ""), ("b", "")], [100, 200]))
-    files = Files()
+    files = MemoryStateWriter()
     handle = operator.context.keyed_backend.snapshot().write(files, "keyed")
     restored = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
     restored.restore([handle], lambda h: files.files[h.uri.split("//")[1]])

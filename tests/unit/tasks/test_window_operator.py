@@ -31,15 +31,15 @@ from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.tasks.operator import OperatorContext
 from flintlock.runtime.tasks.operators import create_operator
-from tests.unit.tasks.test_event_time_operators import Files, Out, Timers
+from flintlock.testing.operators import CollectingOutput, ManualTimers, MemoryStateWriter
 
 
 def _window(window, timers=None, backend=None, late_tag=None):
     operator = create_operator(OperatorSpec(OperatorKind.WINDOW, keyed=True, window=window))
     backend = backend or HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
-    out, late = Out(), Out()
+    out, late = CollectingOutput(), CollectingOutput()
     context = OperatorContext(
-        "task", "window", "w-id", 0, 1, 128, 0, timers=timers or Timers(),
+        "task", "window", "w-id", 0, 1, 128, 0, timers=timers or ManualTimers(),
         keyed_backend=backend, key_selectors=(lambda v: v[0],),
         side_outputs={"late": late} if late_tag else {})
     operator.setup(context, out)
@@ -123,7 +123,7 @@ def test_late_elements_go_to_the_side_output_and_lateness_fires_again():
 
 
 def test_processing_time_windows_fire_on_the_clock():
-    timers = Timers()
+    timers = ManualTimers()
     operator, out, _ = _window(WindowSpec(TumblingProcessingTimeWindows.of(100),
                                           reduce_function=_sum()), timers=timers)
     timers.now = 30
@@ -196,7 +196,7 @@ def test_window_contents_and_timers_survive_a_restore():
     window = WindowSpec(TumblingEventTimeWindows.of(10), reduce_function=_sum())
     operator, _, _ = _window(window)
     operator.process_batch(_stamped(("a", 1, 1), ("b", 2, 3), ("a", 4, 14)))
-    files = Files()
+    files = MemoryStateWriter()
     handle = operator.context.keyed_backend.snapshot().write(files, "keyed")
     restored = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
     restored.restore([handle], lambda h: files.files[h.uri.split("//")[1]])
@@ -226,7 +226,7 @@ def test_a_window_spec_needs_a_function():
 def test_processing_time_sessions_merge_and_fire_on_the_clock():
     from flintlock.common.windowing import ProcessingTimeSessionWindows
 
-    timers = Timers()
+    timers = ManualTimers()
     operator, out, _ = _window(WindowSpec(ProcessingTimeSessionWindows.with_gap(50),
                                           reduce_function=_sum()), timers=timers)
     operator.process_batch([("a", 1)])

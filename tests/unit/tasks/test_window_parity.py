@@ -35,7 +35,7 @@ from flintlock.datastream.window import (
 )
 from flintlock.datastream.window import TimeWindowSerializer as ExportedSerializer
 from flintlock.runtime.network.event_time import MAX_WATERMARK
-from tests.unit.tasks.test_event_time_operators import Timers
+from flintlock.testing.operators import ManualTimers
 from tests.unit.tasks.test_window_operator import _stamped, _sum, _window
 
 
@@ -79,7 +79,7 @@ def test_continuous_event_time_trigger_fires_at_once_for_a_window_already_past()
 
 
 def test_continuous_processing_time_trigger_fires_on_the_clock():
-    timers = Timers()
+    timers = ManualTimers()
     window = WindowSpec(TumblingProcessingTimeWindows.of(1000), reduce_function=_sum(),
                         trigger=ContinuousProcessingTimeTrigger.of(Time.milliseconds(100)))
     operator, out, _ = _window(window, timers=timers)
