@@ -107,7 +107,8 @@ def check_sequences(lines, exactly_once, n=N, keys=KEYS):
 
 class _Job:
     def __init__(self, tmp_path, mode, disk):
-        env = local_environment(tmp_path, 2, restart_attempts=20, restart_delay="10 ms",
+        env = local_environment(tmp_path, 2, restart_attempts=2 * FAULT_COUNT + 5,
+                                restart_delay="10 ms",
                                 options={
                                     "heartbeat.interval": "200 ms", "heartbeat.timeout": "2 s",
                                     "execution.checkpointing.dir": disk.uri,
@@ -147,7 +148,9 @@ def _inject(fault, job, executor, links, disk):
     else:
         plane, how = fault.split("-")
         _wait(links[plane].open_links, f"an open {plane} connection")
-        getattr(links[plane].open_links()[-1], "cut" if how == "cut" else "silence")()
+        victim = links[plane].open_links()[-1]
+        print(f"{fault}: {victim.address} of {len(links[plane].open_links())} open")
+        getattr(victim, "cut" if how == "cut" else "silence")()
     _wait(lambda: len(executor.launchers[-1].attempts) > attempts, f"a failover after {fault}")
 
 
