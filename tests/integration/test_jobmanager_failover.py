@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -164,3 +165,29 @@ def test_a_fenced_leader_suspends_its_job_and_leaves_it_to_the_successor(executo
     assert client.join(WAIT_S)
     assert json.loads(record.read_text())["status"] == "RUNNING"  # for the successor
     assert json.loads(successor.read_text())["owner"] == "successor"  # not released over
+
+
+def _fail_once(value):
+    if value == 50 and not _FAILED.is_set():
+        _FAILED.set()
+        raise RuntimeError("fail once")
+    return value
+
+
+_FAILED = threading.Event()
+
+
+def test_a_leader_fenced_while_waiting_to_restart_starts_no_attempt(executor, tmp_path):
+    _FAILED.clear()
+    env = local_environment(tmp_path, 1, restart_attempts=3, restart_delay="5 s", options=(
+        _ha_options(tmp_path, **{"high-availability.filesystem.lease-duration": "300 ms"})))
+    env.from_collection(list(range(100_000))).map(_fail_once).map(_slowly).print()
+    client = env.execute_async("fenced while restarting")
+    assert client.jm.wait_for_status({JobStatus.RESTARTING}, WAIT_S)
+    leases = sorted((tmp_path / "ha" / "one" / "leases").glob("lease-*"))
+    token = int(leases[-1].name[len("lease-"):])
+    leases[-1].with_name(f"lease-{token + 1:010d}").write_text(json.dumps(
+        {"owner": "successor", "token": token + 1, "expires_ms": time.time() * 1000 + 60_000}))
+    assert client.jm.wait_for_status({JobStatus.SUSPENDED}, WAIT_S)
+    assert client.join(WAIT_S)
+    assert len(executor.launchers[-1].attempts) == 1

@@ -288,6 +288,8 @@ class JobManager:
 
     def _run_attempt(self) -> BaseException | None:
         """Runs one attempt to its end: None when the job finished, else why it did not."""
+        if self._leadership_lost is not None:  # lost while waiting to restart: start nothing
+            return self._leadership_lost
         self._attempt_number += 1
         latest = self._coordinator.restore_latest_checkpoint() or self._initial_savepoint
         try:
