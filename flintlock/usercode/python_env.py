@@ -44,7 +44,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import importlib
 import os
 import shutil
 import subprocess
@@ -305,7 +304,6 @@ def prepare_environment(
     except BaseException:
         prepared.close()
         raise
-    importlib.invalidate_caches()
     return prepared
 
 
