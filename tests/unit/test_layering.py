@@ -90,7 +90,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # the top-level runtime modules not named above: auth, messages, rpc helpers, executor
     "flintlock.runtime": (*_BASE, "flintlock.runtime"),
     "flintlock.runtime.rest": ("flintlock.common", "flintlock.runtime"),
-    "flintlock.spark": (*_BASE, "flintlock.runtime"),
+    # spark also preloads the user API in the Python daemon its workers fork from (daemon.py)
+    "flintlock.spark": (*_BASE, "flintlock.runtime", "flintlock.datastream"),
     "flintlock.testing": ("flintlock",),
     "flintlock.cli": ("flintlock",),
     "flintlock.examples": ("flintlock.common", "flintlock.datastream"),
