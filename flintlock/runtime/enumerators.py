@@ -27,8 +27,8 @@ from typing import Any
 
 from flintlock.common.ids import JobVertexId, SubtaskIndex
 from flintlock.graph.job_graph import JobGraph
+from flintlock.runtime.checkpoint.enumerator_state import EnumeratorState as EnumeratorState
 from flintlock.runtime.checkpoint.pending import TaskId
-from flintlock.runtime.state import pickles as state_pickles
 
 COORDINATOR_SUBTASK = SubtaskIndex(-1)
 
@@ -40,24 +40,6 @@ def coordinator_task(vertex: JobVertexId) -> TaskId:
 
 def is_coordinator_task(task: TaskId) -> bool:
     return task.subtask == COORDINATOR_SUBTASK
-
-
-@dataclass(frozen=True)
-class EnumeratorState:
-    """A source coordinator's checkpointed state (kept inline in the checkpoint metadata)."""
-
-    operator_id: str
-    data: bytes
-
-    @property
-    def state_size(self) -> int:
-        return len(self.data)
-
-    def discard(self) -> None:
-        """Inline state: nothing to delete."""
-
-    def load(self) -> Any:
-        return state_pickles.loads(self.data)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
 from flintlock.runtime.checkpoint.completed import CheckpointProperties, CompletedCheckpoint
+from flintlock.runtime.checkpoint.enumerator_state import EnumeratorState
 from flintlock.runtime.checkpoint.finished import FINISHED_TASK
 from flintlock.runtime.checkpoint.handles import (
     ByteStateHandle,
@@ -41,7 +42,6 @@ from flintlock.runtime.checkpoint.handles import (
 )
 from flintlock.runtime.checkpoint.pending import SubtaskState, TaskId
 from flintlock.runtime.checkpoint.storage import canonical_uri, join
-from flintlock.runtime.enumerators import EnumeratorState
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.snapshots import (
     DistributionMode,
