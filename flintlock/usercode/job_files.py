@@ -13,14 +13,17 @@ What travels, in this order (the order of the TaskManager's search path, ``loade
    ``sys.path``) or a ``.whl`` (its packages).
 
 Each is one zip file named after its content digest (``flintlock-<digest>-<name>.zip``),
-written once per driver process into a staging directory. The launcher hands the staged files
-to Spark (``SparkContext.addFile``), which serves them to every executor; the TaskManager finds
-them with ``SparkFiles`` and unpacks each once per host (``python_env``). Non-Python files go
+written once into a staging directory kept across driver processes; a source whose files keep
+their sizes and modification times is not read again (``_content_digest``). The launcher
+hands the staged files to Spark (``SparkContext.addFile``), which serves them to every
+executor; the TaskManager finds them with ``SparkFiles`` and unpacks each once per host
+(``python_env``). Non-Python files go
 along, so modules read their data files next to them (``importlib.resources``, or a path built
 from ``__file__``).
 
-Packing a directory leaves out what is never the job's: ``__pycache__``, version-control and
-tool caches, and virtual environments (a directory holding ``pyvenv.cfg``). A job directory
+Packing a directory leaves out what is never the job's: ``__pycache__``, hidden directories
+(``.git``, ``.venv``, tool caches: a name starting with a dot), ``node_modules`` and virtual
+environments (a directory holding ``pyvenv.cfg``). A job directory
 above ``MAX_JOB_DIRECTORY_FILES`` files or ``MAX_JOB_FILES_BYTES`` in all is refused with a
 ``JobFilesError`` that says how to ship less. A zip, egg or wheel travels as it is.
 
@@ -29,13 +32,12 @@ name is importable from the job's files: such modules are pickled by reference a
 TaskManager imports them by its resolve order (whichever copy the driver had loaded); others
 that are not installed go by value.
 
-Called on the driver thread that submits a job; the staging directory lives as long as the
-driver process (Spark reads the files when executors fetch them).
+Called on the driver thread that submits a job; the staging directory outlives the driver
+process (Spark reads the files when executors fetch them; later drivers reuse them).
 """
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import os
 import shutil
@@ -188,19 +190,12 @@ def pack(config: Configuration) -> JobFiles:
 
 
 def _pack_one(source: _Source) -> JobFile:
-    digest = hashlib.sha256()
     if source.kind == "zip":
         _check_zip(source.path)
         members = [("", source.path)]
     else:
         members = sorted(_members(source))
-    for arcname, path in members:
-        digest.update(arcname.encode() + b"\0")
-        with open(path, "rb") as handle:
-            while block := handle.read(1 << 20):
-                digest.update(block)
-        digest.update(b"\0")
-    hexdigest = digest.hexdigest()
+    hexdigest = _content_digest(members)
     base = os.path.basename(source.path.rstrip(os.sep)) or "root"
     name = f"flintlock-{hexdigest[:20]}-{_safe(base)}.zip"
     staged = os.path.join(_staging_directory(), name)
@@ -217,6 +212,38 @@ def _pack_one(source: _Source) -> JobFile:
     return JobFile(name, hexdigest, source.origin, staged, os.path.getsize(staged))
 
 
+def _content_digest(members: list[tuple[str, str]]) -> str:
+    """SHA-256 of the members' names and bytes. Remembered under a fingerprint of their names,
+    sizes and modification times, so a driver started again on unchanged files reads none of
+    them (a file changed in place keeps neither its size and time to the nanosecond)."""
+    fingerprint = hashlib.sha256()
+    for arcname, path in members:
+        stat = os.stat(path)
+        fingerprint.update(f"{arcname}\0{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    remembered = os.path.join(_staging_directory(), "fingerprints", fingerprint.hexdigest())
+    try:
+        with open(remembered, encoding="ascii") as handle:
+            known = handle.read().strip()
+        if len(known) == 64:
+            return known
+    except OSError:
+        pass
+    digest = hashlib.sha256()
+    for arcname, path in members:
+        digest.update(arcname.encode() + b"\0")
+        with open(path, "rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+        digest.update(b"\0")
+    hexdigest = digest.hexdigest()
+    os.makedirs(os.path.dirname(remembered), exist_ok=True)
+    partial = f"{remembered}.{os.getpid()}.{threading.get_ident()}.part"
+    with open(partial, "w", encoding="ascii") as handle:
+        handle.write(hexdigest)
+    os.replace(partial, remembered)
+    return hexdigest
+
+
 def _safe(base: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in base)[:60]
 
@@ -230,6 +257,7 @@ def _members(source: _Source) -> Iterator[tuple[str, str]]:
     size = 0
     for directory, subdirs, names in os.walk(source.path):
         subdirs[:] = sorted(d for d in subdirs if d not in _SKIPPED_DIRECTORIES
+                            and not d.startswith(".")
                             and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
                             and not os.path.islink(os.path.join(directory, d)))
         for name in names:
@@ -264,9 +292,14 @@ _staging_lock = threading.Lock()
 
 
 def _staging_directory() -> str:
+    """Packed files by content and the fingerprints of packed sources, kept across driver
+    processes of this user (``flintlock-job-files-<uid>`` in the temporary directory)."""
     global _staging
     with _staging_lock:
         if _staging is None:
-            _staging = tempfile.mkdtemp(prefix="flintlock-job-files-")
-            atexit.register(shutil.rmtree, _staging, True)
+            path = os.path.join(tempfile.gettempdir(), f"flintlock-job-files-{os.getuid()}")
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            if os.stat(path).st_uid != os.getuid():
+                raise JobFilesError(f"{path} belongs to another user; set TMPDIR elsewhere")
+            _staging = path
         return _staging

@@ -33,6 +33,7 @@ def test_a_directory_is_packed_without_caches_and_environments(tmp_path):
         "helper.py": "X = 1\n", "pkg/__init__.py": "", "pkg/data.txt": "data\n",
         "__pycache__/helper.cpython-311.pyc": "", ".git/HEAD": "ref\n",
         "venv/pyvenv.cfg": "home = /usr\n", "venv/lib/site.py": "",
+        ".browser/chrome": "binary", ".idea/workspace.xml": "",
     })
     packed = job_files.pack(_config(str(lib)))
     (entry,) = packed.files
@@ -105,3 +106,22 @@ def test_add_python_file_appends_to_python_files(tmp_path):
     env.add_python_file(str(b))
     env.add_python_file(str(a))
     assert job_files.python_files(env.get_configuration()) == [str(a), str(b)]
+
+
+def test_an_unchanged_source_is_not_read_again_and_a_changed_one_is(tmp_path, monkeypatch):
+    lib = _tree(tmp_path / "lib", {"helper.py": "X = 1\n", "data.txt": "abc\n"})
+    first = job_files.pack(_config(str(lib))).files[0]
+    reads: list[str] = []
+    real_open = open
+
+    def counting_open(path, mode="r", *args, **kwargs):
+        if "b" in mode and str(path).startswith(str(lib)):
+            reads.append(str(path))
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    again = job_files.pack(_config(str(lib))).files[0]
+    assert again.digest == first.digest and not reads  # known by its fingerprint
+    (lib / "helper.py").write_text("X = 22\n")  # a new size (and time)
+    changed = job_files.pack(_config(str(lib))).files[0]
+    assert changed.digest != first.digest and reads
