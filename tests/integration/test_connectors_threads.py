@@ -193,18 +193,20 @@ def test_redis_to_redis_with_a_crash_loses_nothing(executor, tmp_path, redis_url
 
 
 class SlowAfterCommit:
-    """Passes records through; once ``pattern`` matches a file (committed output), 2 ms per
-    record until GATE opens (module-level, so it is pickled by reference)."""
+    """Passes records through at 2 ms each until GATE opens, so the job cannot reach its end
+    before the test has acted however fast the machine is; sets SLOWED once ``pattern``
+    matches a file (committed output: a checkpoint completed mid-stream). Module-level, so it
+    is pickled by reference."""
 
     def __init__(self, pattern):
         self.pattern = str(pattern)
         self.seen = 0
 
     def __call__(self, value):
-        self.seen += 1
-        if not GATE.is_set() and (SLOWED.is_set() or (self.seen % 100 == 0
-                                                      and glob.glob(self.pattern))):
-            SLOWED.set()
+        if not GATE.is_set():
+            self.seen += 1
+            if not SLOWED.is_set() and self.seen % 100 == 0 and glob.glob(self.pattern):
+                SLOWED.set()
             GATE.wait(0.002)
         return value
 
