@@ -14,58 +14,33 @@ checkpoints), never on time.
 
 from __future__ import annotations
 
-import collections
 import threading
-import time
 
 import pytest
 
-from flintlock.common import Types, WatermarkStrategy
+from flintlock.common import WatermarkStrategy
 from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
-from flintlock.datastream.functions import MapFunction
-from flintlock.datastream.state import ValueStateDescriptor
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.failure_manager import TooManyCheckpointFailuresError
 from flintlock.runtime.jobmanager.history import JobEventKind
 from flintlock.testing.environments import local_environment
 from flintlock.testing.full_disk import FullDisk
+from flintlock.testing.waiting import wait_until
+from tests.integration.throttled_count import (
+    KEYS,
+    RELEASE,
+    Count,
+    N,
+    Throttle,
+    expected,
+)
 
-N = 6000
 WAIT_S = 60.0
-RELEASE = threading.Event()
 
 
-class _Throttle(MapFunction):
-    def map(self, value):
-        RELEASE.wait(0.002)
-        return value
-
-
-class _Count(MapFunction):
-    def open(self, runtime_context):
-        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.INT()))
-
-    def map(self, value):
-        count = (self.count.value() or 0) + 1
-        self.count.update(count)
-        return value % 7, count
-
-
-def _expected():
-    counts = collections.Counter()
-    out = []
-    for value in range(N):
-        counts[value % 7] += 1
-        out.append((value % 7, counts[value % 7]))
-    return sorted(out)
-
-
-def _wait(condition, what):
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"waited in vain for {what}"
-        time.sleep(0.01)
+def _wait_for(condition, what):
+    wait_until(condition, WAIT_S, f"waited in vain for {what}")
 
 
 class _Run:
@@ -74,7 +49,7 @@ class _Run:
     def __init__(self, env):
         stream = (env.from_source(NumberSequenceSource(0, N - 1),
                                   WatermarkStrategy.no_watermarks(), "numbers")
-                  .map(_Throttle()).key_by(lambda v: v % 7).map(_Count()))
+                  .map(Throttle()).key_by(lambda v: v % KEYS).map(Count()))
         self.records = stream.execute_and_collect()
         self.jm = self.records.handle.jm
         self.out = []
@@ -115,11 +90,11 @@ def test_tolerated_full_disk_keeps_the_attempt_and_checkpoints_again(
         executor, tmp_path, scope):
     disk = FullDisk(f"fulldisk://tolerated-{scope}-{tmp_path.name}")
     run = _Run(_env(tmp_path, disk.uri, tolerable=1000, restarts=0))
-    _wait(lambda: disk.committed_checkpoints(run.jm.job_id), "a first checkpoint")
+    _wait_for(lambda: disk.committed_checkpoints(run.jm.job_id), "a first checkpoint")
     disk.fill(scope)
     before = max(disk.committed_checkpoints(run.jm.job_id))
     failed = run.jm.describe().checkpoints.num_failed
-    _wait(lambda: disk.refused_writes() >= 3
+    _wait_for(lambda: disk.refused_writes() >= 3
           and run.jm.describe().checkpoints.num_failed >= failed + 2, "failed checkpoints")
     stats = run.jm.describe().checkpoints
     reasons = {c.failure_reason for c in stats.history if c.checkpoint_id > before}
@@ -127,19 +102,19 @@ def test_tolerated_full_disk_keeps_the_attempt_and_checkpoints_again(
     assert any("No space left on device" in c.failure_message for c in stats.history
                if c.checkpoint_id > before), [c.failure_message for c in stats.history]
     disk.free()
-    _wait(lambda: max(disk.committed_checkpoints(run.jm.job_id), default=0) > before,
+    _wait_for(lambda: max(disk.committed_checkpoints(run.jm.job_id), default=0) > before,
           "a checkpoint once space returned")
-    assert run.finish() == _expected()
+    assert run.finish() == expected()
     assert len(executor.launchers[-1].attempts) == 1
 
 
 def test_without_tolerance_a_full_disk_fails_the_job_over(executor, tmp_path):
     disk = FullDisk(f"fulldisk://intolerant-{tmp_path.name}")
     run = _Run(_env(tmp_path, disk.uri, tolerable=0, restarts=3))
-    _wait(lambda: disk.committed_checkpoints(run.jm.job_id), "a first checkpoint")
+    _wait_for(lambda: disk.committed_checkpoints(run.jm.job_id), "a first checkpoint")
     disk.fill("state")
-    _wait(lambda: len(executor.launchers[-1].attempts) >= 2, "a failover")
+    _wait_for(lambda: len(executor.launchers[-1].attempts) >= 2, "a failover")
     disk.free()
-    assert run.finish() == _expected()
+    assert run.finish() == expected()
     failures = [e for e in run.jm.describe().events if e.kind is JobEventKind.ATTEMPT_FAILED]
     assert failures and failures[0].name == TooManyCheckpointFailuresError.__name__

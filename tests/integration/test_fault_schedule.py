@@ -18,7 +18,6 @@ import os
 import random
 import re
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +34,7 @@ from flintlock.runtime.rpc import server as rpc_server
 from flintlock.testing.environments import local_environment
 from flintlock.testing.full_disk import FullDisk
 from flintlock.testing.proxy import interpose
+from flintlock.testing.waiting import wait_until
 
 FAULT_COUNT = int(os.environ.get("FLINTLOCK_SOAK_FAULTS", 3))
 N = 10_000 * (3 + FAULT_COUNT)  # 2 ms a record until released: room for every fault
@@ -68,10 +68,7 @@ class _Sequence(MapFunction):
 
 
 def _wait(condition, what):
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"waited in vain for {what}"
-        time.sleep(0.01)
+    wait_until(condition, WAIT_S, f"waited in vain for {what}")
 
 
 def lines_in_order(root: Path) -> list[tuple[int, int, int]]:

@@ -13,59 +13,34 @@ releases it; the test waits on events (links, checkpoints, attempts), not on tim
 
 from __future__ import annotations
 
-import collections
 import glob
 import threading
-import time
 
 import pytest
 
-from flintlock.common import Types, WatermarkStrategy
+from flintlock.common import WatermarkStrategy
 from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
-from flintlock.datastream.functions import MapFunction
-from flintlock.datastream.state import ValueStateDescriptor
 from flintlock.runtime.jobmanager.history import JobEventKind
 from flintlock.runtime.network import transport
 from flintlock.runtime.rpc import server as rpc_server
 from flintlock.testing.environments import local_environment
 from flintlock.testing.proxy import interpose
+from flintlock.testing.waiting import wait_until
+from tests.integration.throttled_count import (
+    KEYS,
+    RELEASE,
+    Count,
+    N,
+    Throttle,
+    expected,
+)
 
-N = 6000
 WAIT_S = 60.0
-RELEASE = threading.Event()
 
 
-class _Throttle(MapFunction):
-    def map(self, value):
-        RELEASE.wait(0.002)
-        return value
-
-
-class _Count(MapFunction):
-    def open(self, runtime_context):
-        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.INT()))
-
-    def map(self, value):
-        count = (self.count.value() or 0) + 1
-        self.count.update(count)
-        return value % 7, count
-
-
-def _expected():
-    counts = collections.Counter()
-    out = []
-    for value in range(N):
-        counts[value % 7] += 1
-        out.append((value % 7, counts[value % 7]))
-    return sorted(out)
-
-
-def _wait(condition, what):
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"waited in vain for {what}"
-        time.sleep(0.01)
+def _wait_for(condition, what):
+    wait_until(condition, WAIT_S, f"waited in vain for {what}")
 
 
 def _start(tmp_path):
@@ -75,7 +50,7 @@ def _start(tmp_path):
     env.enable_checkpointing(20, CheckpointingMode.EXACTLY_ONCE)
     records = (env.from_source(NumberSequenceSource(0, N - 1),
                                WatermarkStrategy.no_watermarks(), "numbers")
-               .map(_Throttle()).key_by(lambda v: v % 7).map(_Count())).execute_and_collect()
+               .map(Throttle()).key_by(lambda v: v % KEYS).map(Count())).execute_and_collect()
     out: list = []
     errors: list = []
 
@@ -96,7 +71,7 @@ def _start(tmp_path):
         return sorted(out)
 
     pattern = str(tmp_path / "chk" / jm.job_id / "chk-*" / "_metadata.committed")
-    _wait(lambda: glob.glob(pattern), "a completed checkpoint")
+    _wait_for(lambda: glob.glob(pattern), "a completed checkpoint")
     return jm, finish
 
 
@@ -107,11 +82,11 @@ def test_a_broken_connection_fails_the_job_over_and_the_output_is_exactly_once(
     links = interpose(monkeypatch, transport if plane == "data" else rpc_server)
     try:
         jm, finish = _start(tmp_path)
-        _wait(links.open_links, f"an open {plane} connection")
+        _wait_for(links.open_links, f"an open {plane} connection")
         victim = links.open_links()[0]
         getattr(victim, fault)()
-        _wait(lambda: len(executor.launchers[-1].attempts) >= 2, "a failover")
-        assert finish() == _expected()
+        _wait_for(lambda: len(executor.launchers[-1].attempts) >= 2, "a failover")
+        assert finish() == expected()
         failures = [e for e in jm.describe().events if e.kind is JobEventKind.ATTEMPT_FAILED]
         assert failures, "the job did not fail over"
         if fault == "silence":

@@ -1,0 +1,43 @@
+"""The keyed job the fault tests of issue 16 break (full disk, network faults): N numbers,
+throttled to 2 ms a record until the test sets ``RELEASE`` (so the job is surely running when
+the fault comes), then a per-key running count in keyed state, whose exactly-once output is
+``expected()``. ``RELEASE`` is module state: each test clears it first, one test at a time."""
+
+from __future__ import annotations
+
+import collections
+import threading
+
+from flintlock.common import Types
+from flintlock.datastream.functions import MapFunction
+from flintlock.datastream.state import ValueStateDescriptor
+
+N = 6000
+KEYS = 7
+RELEASE = threading.Event()
+
+
+class Throttle(MapFunction):
+    def map(self, value):
+        RELEASE.wait(0.002)
+        return value
+
+
+class Count(MapFunction):
+    def open(self, runtime_context):
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.INT()))
+
+    def map(self, value):
+        count = (self.count.value() or 0) + 1
+        self.count.update(count)
+        return value % KEYS, count
+
+
+def expected():
+    """The sorted (key, count) pairs of a failure-free run."""
+    counts = collections.Counter()
+    out = []
+    for value in range(N):
+        counts[value % KEYS] += 1
+        out.append((value % KEYS, counts[value % KEYS]))
+    return sorted(out)
