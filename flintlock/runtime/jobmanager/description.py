@@ -1,4 +1,6 @@
-"""What the JobManager tells about a job: its description (REST, CLI) and its result."""
+"""What the JobManager tells about a job: its description (REST, CLI) and its result.
+
+Frozen values (``JobResult`` is filled once, at the end): safe to hand to any thread."""
 
 from __future__ import annotations
 

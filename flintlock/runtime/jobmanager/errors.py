@@ -1,4 +1,5 @@
-"""How a job or one of its attempts ends other than by finishing."""
+"""How a job or one of its attempts ends other than by finishing. Stateless: exception types
+and a formatter."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """What the JobManager needs of whatever starts its TaskManagers (a Spark barrier stage, or
-threads in tests)."""
+threads in tests). Protocols only; a launcher and its handles are called from the JobManager
+thread (``install`` once, before it starts)."""
 
 from __future__ import annotations
 
