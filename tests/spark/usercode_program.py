@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import sys
-import time
 
 from flintlock.common import Types
 from flintlock.common.config import Configuration
@@ -110,7 +109,6 @@ def reuse_jobs() -> None:
     first = successive_job("first", "v1", version_of_the_day)
     second = successive_job("second", "v2", version_of_the_day)
     leaking = successive_job("leaking", "leak", start_a_thread)
-    time.sleep(1.0)  # the leaked thread has tried to run again by now
     after = successive_job("after", "v1", version_of_the_day)
     print(json.dumps({"job": "reuse", "first": first, "second": second, "leaking": leaking,
                       "after": after, "retirements": RETIREMENTS.messages}), flush=True)
