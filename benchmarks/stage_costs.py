@@ -57,7 +57,7 @@ from flintlock.runtime.network.gate import LocalInputChannel, SingleInputGate
 from flintlock.runtime.network.serialization import PickleBatchSerializer, RecordDeserializer
 from flintlock.runtime.network.typed_serializer import TypedBatchSerializer
 from flintlock.runtime.network.writer import RecordWriter
-from flintlock.runtime.state.backend import create_keyed_state_backend
+from flintlock.runtime.state.factory import create_keyed_state_backend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.operator import OperatorStateBackend
 from flintlock.runtime.tasks.operator import OperatorContext, StreamOperator

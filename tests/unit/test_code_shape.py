@@ -18,7 +18,6 @@ KNOWN_LONG_MODULES: dict[str, int] = {  # issue 19: split each; never add one
     "network/gate.py": 630,
     "network/protocol.py": 590,
     "tasks/window_operator.py": 529,
-    "state/heap.py": 524,
 }
 KNOWN_LONG_FUNCTIONS: dict[str, int] = {  # issue 19: shorten each; never add one
     "jobmanager/job_manager.py:JobManager.__init__": 51,

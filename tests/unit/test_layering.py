@@ -240,10 +240,6 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
         "flintlock.datastream.windowed_stream",
     }): "issue 19: DataStream returns the windowed/broadcast streams, which build DataStreams",
     frozenset({
-        "flintlock.runtime.state.backend", "flintlock.runtime.state.heap",
-        "flintlock.runtime.state.rocksdb",
-    }): "issue 19: the backend factory imports the backends, which subclass its base class",
-    frozenset({
         "flintlock.runtime.tasks.broadcast_operator", "flintlock.runtime.tasks.operators",
         "flintlock.runtime.tasks.window_operator",
     }): "issue 19: operators' factory imports window/broadcast operators (inside functions)",

@@ -1,4 +1,4 @@
-"""The keyed state backend contract, and the factory that picks a backend from configuration.
+"""The keyed state backend contract: the base class every keyed backend implements.
 
 A ``KeyedStateBackend`` holds the keyed state of one operator in one subtask: the key groups
 of ``key_group_range`` out of ``max_parallelism``. The operator sets the current key before it
@@ -22,16 +22,12 @@ Threads: everything except ``KeyedStateSnapshot.write``/``release`` belongs to t
 
 from __future__ import annotations
 
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
-from flintlock.common.config import Configuration
-from flintlock.common.options import checkpointing as checkpointing_options
-from flintlock.common.options import state as state_options
 from flintlock.common.state import (
     AggregatingStateDescriptor,
     ReducingStateDescriptor,
@@ -237,30 +233,3 @@ class KeyedStateBackend(ABC):
     def dispose(self) -> None:
         """Release memory and files. The backend must not be used afterwards."""
 
-
-def create_keyed_state_backend(
-    config: Configuration,
-    key_group_range: KeyGroupRange,
-    max_parallelism: int,
-    clock: Clock = SYSTEM_CLOCK,
-) -> KeyedStateBackend:
-    """The backend ``state.backend.type`` names, empty (call ``restore`` to load a checkpoint)."""
-    kind = config.get(state_options.BACKEND)
-    threshold = config.get(state_options.INLINE_THRESHOLD)
-    if kind == "hashmap":
-        from flintlock.runtime.state.heap import HeapKeyedStateBackend
-
-        return HeapKeyedStateBackend(key_group_range, max_parallelism, clock, threshold)
-    if kind == "rocksdb":
-        from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
-
-        directory = config.get(state_options.LOCAL_DIR) or tempfile.gettempdir()
-        return RocksDBKeyedStateBackend(
-            key_group_range, max_parallelism, clock, threshold, directory,
-            incremental=config.get(checkpointing_options.INCREMENTAL),
-        )
-    from flintlock.runtime.state.errors import StateBackendUnavailableError
-
-    raise StateBackendUnavailableError(
-        kind, "sqlite was measured and rejected (docs/internals/state.md); use rocksdb"
-    )

@@ -1,10 +1,10 @@
 """The ``hashmap`` keyed state backend: state as Python dicts on the heap (the default).
 
 Each state name owns one table, a dict ``key → stored value`` (the value, the list, the
-accumulator, or the dict of a map state). State objects hold their table and the backend, and
-read ``backend.current_key`` on every call, so ``set_current_key`` + ``value()`` + ``update()``
-costs a few dict operations. Key groups are not computed on access; they are computed when a
-snapshot is written (``format.KeyGroupIndex``) and restore keeps only owned groups.
+accumulator, or the dict of a map state). The state objects over the tables, and their guarded
+mode, are in ``heap_states``; this module holds the tables and takes snapshots. Key groups are
+not computed on access; they are computed when a snapshot is written
+(``format.KeyGroupIndex``) and restore keeps only owned groups.
 
 Snapshot design note (copy-on-write). The synchronous part shallow-copies every table
 (``dict.copy``: tens of nanoseconds per entry); the asynchronous part groups and pickles the
@@ -35,25 +35,18 @@ because snapshots are released from the asynchronous thread.
 
 from __future__ import annotations
 
-import pickle
 import threading
 import weakref
-from collections.abc import Callable, Collection, Iterator, Sequence
-from itertools import chain
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.state import (
-    AggregatingState,
     AggregatingStateDescriptor,
-    ListState,
-    MapState,
-    ReducingState,
     ReducingStateDescriptor,
     State,
     StateDescriptor,
     StateKind,
-    ValueState,
 )
 from flintlock.runtime.state.backend import (
     DEFAULT_INLINE_THRESHOLD,
@@ -68,6 +61,16 @@ from flintlock.runtime.state.format import (
     entries_of,
     group_by_key_group,
 )
+from flintlock.runtime.state.heap_states import (
+    GUARDED,
+    STATE_CLASSES,
+    UNGUARDED,
+    HeapAggregatingState,
+    HeapReducingState,
+    HeapState,
+    HeapValueState,
+    all_immutable,
+)
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.restore import check_restored_handles
 from flintlock.runtime.state.snapshots import (
@@ -78,228 +81,7 @@ from flintlock.runtime.state.snapshots import (
     write_blob,
 )
 
-_MISSING: Any = object()
-_IMMUTABLE = frozenset({int, float, complex, str, bytes, bool, type(None), frozenset, range})
-
-
 KEY_GROUP_CACHE_MIN = 100_000
-
-
-def _private_copy(value: Any) -> Any:
-    return pickle.loads(pickle.dumps(value, protocol=5))
-
-
-class _HeapState:
-    __slots__ = ("_backend", "_copied", "_table")
-
-    def __init__(self, backend: HeapKeyedStateBackend, table: dict[Any, Any]) -> None:
-        self._backend = backend
-        self._table = table
-        self._copied: set[Any] = set()
-
-    def clear(self) -> None:
-        self._table.pop(self._backend.current_key, None)
-
-
-class HeapValueState(_HeapState, ValueState[Any]):
-    __slots__ = ()
-
-    def value(self) -> Any:
-        return self._table.get(self._backend.current_key)
-
-    def update(self, value: Any) -> None:
-        if value is None:
-            self._table.pop(self._backend.current_key, None)
-        else:
-            self._table[self._backend.current_key] = value
-
-
-class HeapListState(_HeapState, ListState[Any]):
-    """``get()`` returns the stored list itself (like Flink's heap backend): do not modify it."""
-
-    __slots__ = ()
-
-    def get(self) -> list[Any]:
-        return self._table.get(self._backend.current_key) or []
-
-    def add(self, value: Any) -> None:
-        if value is None:
-            raise ValueError("cannot add None to a list state")
-        stored = self._table.get(self._backend.current_key)
-        if stored is None:
-            self._table[self._backend.current_key] = [value]
-        else:
-            stored.append(value)
-
-    def add_all(self, values: list[Any]) -> None:
-        values = list(values or ())
-        if any(value is None for value in values):
-            raise ValueError("cannot add None to a list state")
-        if values:
-            self._table.setdefault(self._backend.current_key, []).extend(values)
-
-    def update(self, values: list[Any]) -> None:
-        values = list(values or ())
-        if any(value is None for value in values):
-            raise ValueError("cannot add None to a list state")
-        if values:
-            self._table[self._backend.current_key] = values
-        else:
-            self._table.pop(self._backend.current_key, None)
-
-
-class HeapMapState(_HeapState, MapState[Any, Any]):
-    __slots__ = ()
-
-    def _map(self) -> dict[Any, Any]:
-        return self._table.get(self._backend.current_key) or {}
-
-    def get(self, key: Any) -> Any:
-        return self._map().get(key)
-
-    def put(self, key: Any, value: Any) -> None:
-        stored = self._table.get(self._backend.current_key)
-        if stored is None:
-            self._table[self._backend.current_key] = {key: value}
-        else:
-            stored[key] = value
-
-    def put_all(self, dict_value: dict[Any, Any]) -> None:
-        if dict_value:
-            self._table.setdefault(self._backend.current_key, {}).update(dict_value)
-
-    def remove(self, key: Any) -> None:
-        stored = self._table.get(self._backend.current_key)
-        if stored is not None:
-            stored.pop(key, None)
-            if not stored:
-                del self._table[self._backend.current_key]
-
-    def contains(self, key: Any) -> bool:
-        return key in self._map()
-
-    def items(self) -> list[tuple[Any, Any]]:
-        return list(self._map().items())
-
-    def keys(self) -> list[Any]:
-        return list(self._map())
-
-    def values(self) -> list[Any]:
-        return list(self._map().values())
-
-    def is_empty(self) -> bool:
-        return not self._map()
-
-
-class HeapReducingState(_HeapState, ReducingState[Any]):
-    __slots__ = ("_reduce",)
-
-    def __init__(
-        self, backend: HeapKeyedStateBackend, table: dict[Any, Any],
-        reduce: Callable[[Any, Any], Any],
-    ) -> None:
-        super().__init__(backend, table)
-        self._reduce = reduce
-
-    def get(self) -> Any:
-        return self._table.get(self._backend.current_key)
-
-    def add(self, value: Any) -> None:
-        key = self._backend.current_key
-        current = self._table.get(key, _MISSING)
-        self._table[key] = value if current is _MISSING else self._reduce(current, value)
-
-
-class HeapAggregatingState(_HeapState, AggregatingState[Any, Any]):
-    __slots__ = ("_function",)
-
-    def __init__(
-        self, backend: HeapKeyedStateBackend, table: dict[Any, Any], function: Any
-    ) -> None:
-        super().__init__(backend, table)
-        self._function = function
-
-    def get(self) -> Any:
-        accumulator = self._table.get(self._backend.current_key, _MISSING)
-        return None if accumulator is _MISSING else self._function.get_result(accumulator)
-
-    def add(self, value: Any) -> None:
-        key = self._backend.current_key
-        accumulator = self._table.get(key, _MISSING)
-        if accumulator is _MISSING:
-            accumulator = self._function.create_accumulator()
-        self._table[key] = self._function.add(value, accumulator)
-
-
-def _own_current_entry(state: _HeapState) -> None:
-    """Guarded mode: give the current key's entry a private copy once per snapshot."""
-    key = state._backend.current_key
-    if key not in state._copied:
-        state._copied.add(key)
-        stored = state._table.get(key, _MISSING)
-        if stored is not _MISSING and not _is_immutable(stored):
-            state._table[key] = _private_copy(stored)
-
-
-def own_value(value: Any) -> Any:
-    """``value`` itself if nothing reachable from it can change, else a private deep copy."""
-    return value if _is_immutable(value) else _private_copy(value)
-
-
-def _all_immutable(values: Collection[Any]) -> bool:
-    """Every value is ``_is_immutable`` — decided in C: the set of the values' types, and for
-    a table of tuples the types of their items (a table of counts or of key/count tuples)."""
-    kinds = set(map(type, values))
-    if kinds <= _IMMUTABLE:
-        return True
-    # building the set of item types is faster than issuperset over the iterator (measured)
-    return kinds == {tuple} and set(map(type, chain.from_iterable(values))) <= _IMMUTABLE
-
-
-def _is_immutable(value: Any) -> bool:
-    """Nothing reachable from ``value`` can change (so a snapshot may share it): an immutable
-    scalar, or a tuple of them (the common shape of a keyed reduce's accumulator)."""
-    kind = type(value)
-    if kind in _IMMUTABLE:
-        return True
-    return kind is tuple and _IMMUTABLE.issuperset(map(type, value))  # in C: no temporary set
-
-
-def _guarded_class(cls: type[_HeapState], methods: tuple[str, ...]) -> type[_HeapState]:
-    namespace: dict[str, Any] = {"__slots__": ()}
-    for name in methods:
-        base = getattr(cls, name)
-
-        def guarded(self: _HeapState, *args: Any, _base: Any = base) -> Any:
-            _own_current_entry(self)
-            return _base(self, *args)
-
-        guarded.__name__ = name
-        namespace[name] = guarded
-    return type(f"Guarded{cls.__name__}", (cls,), namespace)
-
-
-_FAST: dict[StateKind, type[_HeapState]] = {
-    StateKind.VALUE: HeapValueState,
-    StateKind.LIST: HeapListState,
-    StateKind.MAP: HeapMapState,
-    StateKind.REDUCING: HeapReducingState,
-    StateKind.AGGREGATING: HeapAggregatingState,
-}
-_METHODS: dict[StateKind, tuple[str, ...]] = {
-    StateKind.VALUE: ("value", "update", "clear"),
-    StateKind.LIST: ("get", "add", "add_all", "update", "clear"),
-    StateKind.MAP: (
-        "get", "put", "put_all", "remove", "contains", "items", "keys", "values", "is_empty",
-        "clear",
-    ),
-    StateKind.REDUCING: ("get", "add", "clear"),
-    StateKind.AGGREGATING: ("get", "add", "clear"),
-}
-_GUARDED: dict[type[_HeapState], type[_HeapState]] = {
-    cls: _guarded_class(cls, _METHODS[kind]) for kind, cls in _FAST.items()
-}
-_UNGUARDED = {guarded: fast for fast, guarded in _GUARDED.items()}
 
 
 class HeapKeyedStateBackend(KeyedStateBackend):
@@ -314,7 +96,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
     ) -> None:
         super().__init__(key_group_range, max_parallelism, clock, inline_threshold)
         self._tables: dict[str, dict[Any, Any]] = {}  # task thread
-        self._heap_states: list[_HeapState] = []  # task thread
+        self._heap_states: list[HeapState] = []  # task thread
         self._guard_lock = threading.Lock()
         self._in_flight = 0  # snapshots not yet written or released; under _guard_lock
         # id(table) → in-flight snapshots that share a mutable value of it; under _guard_lock
@@ -328,7 +110,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
     def _create_state(self, name: str, kind: StateKind, descriptor: StateDescriptor) -> State:
         self._check_open()
         table = self._tables.setdefault(name, {})
-        state: _HeapState
+        state: HeapState
         if kind is StateKind.REDUCING:
             assert isinstance(descriptor, ReducingStateDescriptor)
             state = HeapReducingState(self, table, descriptor.reduce)
@@ -336,10 +118,10 @@ class HeapKeyedStateBackend(KeyedStateBackend):
             assert isinstance(descriptor, AggregatingStateDescriptor)
             state = HeapAggregatingState(self, table, descriptor.agg_function)
         else:
-            state = _FAST[kind](self, table)
+            state = STATE_CLASSES[kind](self, table)
         with self._guard_lock:
             if id(table) in self._guards:
-                state.__class__ = _GUARDED[type(state)]
+                state.__class__ = GUARDED[type(state)]
         self._heap_states.append(state)
         return state  # type: ignore[return-value]
 
@@ -364,7 +146,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         if not self._guards:
             return None
         state = self.get_partitioned_state(descriptor)
-        if not isinstance(state, _HeapState) or id(state._table) not in self._guards:
+        if not isinstance(state, HeapState) or id(state._table) not in self._guards:
             return None
         return state._copied
 
@@ -411,7 +193,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         # only a table whose copy shares a mutable value needs copy-on-write (checked in C)
         guarded = frozenset(
             id(self._tables[name]) for name, copy in copies.items()
-            if not _all_immutable(copy.values()))
+            if not all_immutable(copy.values()))
         with self._guard_lock:
             self._in_flight += 1
             for table_id in guarded:
@@ -419,8 +201,8 @@ class HeapKeyedStateBackend(KeyedStateBackend):
             for state in self._heap_states:
                 if id(state._table) in guarded:
                     state._copied = set()  # every stored value is shared with this copy
-                    if type(state) in _GUARDED:
-                        state.__class__ = _GUARDED[type(state)]
+                    if type(state) in GUARDED:
+                        state.__class__ = GUARDED[type(state)]
         filters = self.snapshot_filters()
         snapshot = _HeapSnapshot(
             self, copies, filters, tuple(sorted(self._labels.items())), guarded)
@@ -439,7 +221,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
                     done.add(table_id)
             for state in self._heap_states:
                 if id(state._table) in done:
-                    state.__class__ = _UNGUARDED.get(type(state), type(state))
+                    state.__class__ = UNGUARDED.get(type(state), type(state))
                     state._copied = set()
 
     def restore(self, handles: Sequence[KeyedStateHandle], read_state: ReadState) -> None:

@@ -32,7 +32,8 @@ from flintlock.runtime.network.event_time import (
     WatermarkStatus,
 )
 from flintlock.runtime.network.writer import RecordWriter
-from flintlock.runtime.state.backend import KeyedStateBackend, create_keyed_state_backend
+from flintlock.runtime.state.backend import KeyedStateBackend
+from flintlock.runtime.state.factory import create_keyed_state_backend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.operator import OperatorStateBackend
 from flintlock.runtime.state.operator_snapshot import (

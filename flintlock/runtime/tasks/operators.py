@@ -28,7 +28,7 @@ from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import ValueStateDescriptor
 from flintlock.common.time_domain import TimeDomain
 from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
-from flintlock.runtime.state.heap import own_value
+from flintlock.runtime.state.heap_states import own_value
 from flintlock.runtime.tasks.contexts import (
     KeyedTimerService,
     NonKeyedTimerService,

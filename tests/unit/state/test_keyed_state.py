@@ -14,13 +14,13 @@ from flintlock.common.state import (
     StateTtlConfig,
     ValueStateDescriptor,
 )
-from flintlock.runtime.state.backend import create_keyed_state_backend
 from flintlock.runtime.state.errors import (
     NoCurrentKeyError,
     StateBackendDisposedError,
     StateBackendUnavailableError,
     StateKindMismatchError,
 )
+from flintlock.runtime.state.factory import create_keyed_state_backend
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend

@@ -26,7 +26,8 @@ from flintlock.runtime.state.errors import (
     SnapshotReleasedError,
     StateKindMismatchError,
 )
-from flintlock.runtime.state.heap import HeapKeyedStateBackend, HeapValueState
+from flintlock.runtime.state.heap import HeapKeyedStateBackend
+from flintlock.runtime.state.heap_states import HeapValueState
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_key_to_operator
 from flintlock.runtime.state.operator import OperatorStateBackend
 from flintlock.runtime.state.operator_snapshot import snapshot_operator
