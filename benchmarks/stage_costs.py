@@ -61,7 +61,7 @@ from flintlock.runtime.state.factory import create_keyed_state_backend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.operator import OperatorStateBackend
 from flintlock.runtime.tasks.operator import OperatorContext, StreamOperator
-from flintlock.runtime.tasks.operators import create_operator
+from flintlock.runtime.tasks.operator_factory import create_operator
 from flintlock.testing.executor import ThreadExecutor
 
 KEYS = 100

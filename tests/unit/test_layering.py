@@ -239,10 +239,6 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
         "flintlock.datastream.broadcast_stream", "flintlock.datastream.data_stream",
         "flintlock.datastream.windowed_stream",
     }): "issue 19: DataStream returns the windowed/broadcast streams, which build DataStreams",
-    frozenset({
-        "flintlock.runtime.tasks.broadcast_operator", "flintlock.runtime.tasks.operators",
-        "flintlock.runtime.tasks.window_operator",
-    }): "issue 19: operators' factory imports window/broadcast operators (inside functions)",
 }
 
 

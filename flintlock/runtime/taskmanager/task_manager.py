@@ -58,7 +58,7 @@ from flintlock.runtime.taskmanager.deployment import (
 )
 from flintlock.runtime.taskmanager.reports import TaskReports
 from flintlock.runtime.taskmanager.snapshot_writing import SnapshotWriting
-from flintlock.runtime.tasks.operators import create_operator
+from flintlock.runtime.tasks.operator_factory import create_operator
 from flintlock.runtime.tasks.stream_task import (
     StreamTask,
 )

@@ -1,7 +1,8 @@
-"""The runtime operators: one class per ``OperatorKind`` of ``flintlock.common.operator_spec``.
+"""The function operators: map, flat map, filter, keyed reduce, process and co-process.
 
-``create_operator(spec)`` turns the description a stream node carries into the operator that a
-subtask runs. Operators work on batches (see ``operator``): the common case of a stateless
+``operator_factory.create_operator(spec)`` picks the class for a stream node's ``OperatorKind``;
+this module only defines them (the window and broadcast operators build on ``FunctionOperator``
+and ``TimerOperator``). Operators work on batches (see ``operator``): the common case of a stateless
 function is one list comprehension over the batch with the user's bound method, and the keyed
 ones set the current key of their state backend before each call into user code.
 
@@ -444,54 +445,3 @@ class CoOperator(TimerOperator):
 
     def process_batch2(self, records: list[Any]) -> None:
         self._process(records, 1)
-
-
-
-_FACTORIES: dict[OperatorKind, Callable[[OperatorSpec], StreamOperator]] = {
-    OperatorKind.MAP: MapOperator,
-    OperatorKind.FLAT_MAP: FlatMapOperator,
-    OperatorKind.FILTER: FilterOperator,
-    OperatorKind.PROCESS: ProcessOperator,
-    OperatorKind.KEYED_PROCESS: ProcessOperator,
-    OperatorKind.REDUCE: ReduceOperator,
-    OperatorKind.AGGREGATION: ReduceOperator,
-    OperatorKind.CO_MAP: CoOperator,
-    OperatorKind.CO_FLAT_MAP: CoOperator,
-    OperatorKind.CO_PROCESS: CoOperator,
-    OperatorKind.KEYED_CO_PROCESS: CoOperator,
-}
-
-
-def create_operator(spec: OperatorSpec) -> StreamOperator:
-    """The runtime operator for ``spec`` (sources and sinks included)."""
-    if spec.kind is OperatorKind.SOURCE:
-        from flintlock.runtime.tasks.sources import create_source_operator
-
-        return create_source_operator(spec)
-    if spec.kind is OperatorKind.SINK:
-        from flintlock.runtime.tasks.sinks import create_sink_operator
-
-        return create_sink_operator(spec)
-    if spec.kind in (OperatorKind.BROADCAST_PROCESS, OperatorKind.KEYED_BROADCAST_PROCESS):
-        from flintlock.runtime.tasks.broadcast_operator import BroadcastProcessOperator
-
-        return BroadcastProcessOperator(spec)
-    if spec.kind is OperatorKind.WINDOW:
-        from flintlock.runtime.tasks.window_operator import WindowOperator
-
-        return WindowOperator(spec)
-    if spec.kind is OperatorKind.CACHE:
-        from flintlock.runtime.tasks.cache_operator import CacheOperator
-
-        return CacheOperator(spec)
-    if spec.kind is OperatorKind.ASYNC:
-        from flintlock.runtime.tasks.async_operator import AsyncWaitOperator
-
-        return AsyncWaitOperator(spec)
-    if spec.kind is OperatorKind.TIMESTAMPS:
-        from flintlock.runtime.tasks.timestamps_operator import TimestampsAndWatermarksOperator
-
-        return TimestampsAndWatermarksOperator(spec)
-    if spec.keyed and spec.kind in (OperatorKind.MAP, OperatorKind.FLAT_MAP, OperatorKind.FILTER):
-        return KeyedFunctionOperator(spec)
-    return _FACTORIES[spec.kind](spec)

@@ -16,7 +16,7 @@ from flintlock.runtime.tasks.broadcast_operator import (
     UnknownBroadcastStateError,
 )
 from flintlock.runtime.tasks.operator import OperatorContext
-from flintlock.runtime.tasks.operators import create_operator
+from flintlock.runtime.tasks.operator_factory import create_operator
 from flintlock.testing.operators import CollectingOutput, ManualTimers, MemoryStateWriter
 
 RULES = MapStateDescriptor("rules", None, None)

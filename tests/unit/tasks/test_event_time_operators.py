@@ -17,7 +17,7 @@ from flintlock.runtime.network.event_time import MAX_WATERMARK, NO_TIMESTAMP, Ti
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.tasks.operator import OperatorContext, TaskEnvironment
-from flintlock.runtime.tasks.operators import create_operator
+from flintlock.runtime.tasks.operator_factory import create_operator
 from flintlock.runtime.tasks.watermarks import InvalidTimestampError
 from flintlock.testing.operators import CollectingOutput, ManualTimers, MemoryStateWriter
 
