@@ -3,8 +3,12 @@
 An I/O-free decision core (STYLE.md §2): each public method takes one fact — a timer fired,
 a task acknowledged, a task declined, a task stopped running — and returns the list of
 ``coordinator_actions`` the driver in the JobManager carries out in order. The only I/O done
-here is through the injected ``CheckpointStorage`` (creating a checkpoint's directory) and
-``CompletedCheckpointStore`` (writing ``_metadata``), both synchronous.
+is through the injected ``CheckpointStorage`` (creating a checkpoint's directory) and, in
+``finalization``, the ``CompletedCheckpointStore`` (writing ``_metadata``), both synchronous.
+
+Its parts: ``coordinator_settings`` (the task sets and options), ``trigger_timing`` (when the
+next checkpoint may start), ``requests`` (the queue), ``finalization`` (a completed checkpoint
+made durable), ``stray_acks`` (acks that complete nothing), ``failure_manager`` and ``stats``.
 
 Life of a checkpoint:
 
@@ -35,23 +39,13 @@ JobManager's coordinator thread) and owns the timers.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import random
-from collections.abc import Iterable
-from dataclasses import dataclass
 
-from flintlock.common.checkpointing import CheckpointingMode
 from flintlock.common.clock import Clock
 from flintlock.common.config import Configuration
 from flintlock.common.ids import CheckpointId, JobId
-from flintlock.common.options import checkpointing as opts
-from flintlock.runtime.checkpoint.completed import (
-    CheckpointProperties,
-    CompletedCheckpoint,
-    JobTerminalStatus,
-    retention_from_config,
-)
+from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
 from flintlock.runtime.checkpoint.coordinator_actions import (
     CompleteCheckpointRequest,
     CompleteSavepointRequest,
@@ -65,17 +59,20 @@ from flintlock.runtime.checkpoint.coordinator_actions import (
     ScheduleTimeout,
     TriggerCheckpointOnTask,
 )
+from flintlock.runtime.checkpoint.coordinator_settings import (
+    CheckpointTaskSets,
+    CoordinatorSettings,
+)
 from flintlock.runtime.checkpoint.failure import CheckpointError, CheckpointFailureReason
 from flintlock.runtime.checkpoint.failure_manager import CheckpointFailureManager
-from flintlock.runtime.checkpoint.finished import FINISHED_TASK, FinishedTaskState
-from flintlock.runtime.checkpoint.metadata import resolve_savepoint, write_metadata
-from flintlock.runtime.checkpoint.pending import (
-    AckResult,
-    PendingCheckpoint,
-    SubtaskState,
-    TaskId,
-    discard_quietly,
+from flintlock.runtime.checkpoint.finalization import (
+    completed_checkpoint,
+    discard_unstored,
+    persist,
 )
+from flintlock.runtime.checkpoint.finished import FINISHED_TASK
+from flintlock.runtime.checkpoint.metadata import resolve_savepoint
+from flintlock.runtime.checkpoint.pending import AckResult, PendingCheckpoint, SubtaskState, TaskId
 from flintlock.runtime.checkpoint.requests import (
     DEFAULT_MAX_QUEUED_REQUESTS,
     CheckpointRequest,
@@ -91,76 +88,12 @@ from flintlock.runtime.checkpoint.stats import (
 )
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
-from flintlock.runtime.network.barriers import AlignmentType, CheckpointOptions, CheckpointType
+from flintlock.runtime.checkpoint.stray_acks import StrayAcks
+from flintlock.runtime.checkpoint.trigger_timing import TriggerTiming
 
 log = logging.getLogger(__name__)
 
 Actions = list[CoordinatorAction]
-_REMEMBERED_COMPLETED = 16
-
-
-@dataclass(frozen=True, slots=True)
-class CheckpointTaskSets:
-    """Which subtasks are triggered (sources), must acknowledge, and are notified."""
-
-    to_trigger: frozenset[TaskId]
-    to_ack: frozenset[TaskId]
-    to_commit: frozenset[TaskId]
-
-    @staticmethod
-    def for_job(sources: Iterable[TaskId], all_tasks: Iterable[TaskId]) -> CheckpointTaskSets:
-        everyone = frozenset(all_tasks)
-        return CheckpointTaskSets(frozenset(sources), everyone, everyone)
-
-    def __post_init__(self) -> None:
-        if not self.to_trigger or not self.to_ack:
-            raise ValueError("a checkpoint needs tasks to trigger and tasks to acknowledge")
-
-
-@dataclass(frozen=True, slots=True)
-class CoordinatorSettings:
-    """The checkpointing options the coordinator reads, parsed once."""
-
-    interval_ms: int
-    timeout_ms: int
-    min_pause_ms: int
-    max_concurrent: int
-    tolerable_failures: int
-    exactly_once: bool
-    unaligned: bool
-    aligned_timeout_ms: int
-    properties: CheckpointProperties
-
-    @property
-    def periodic(self) -> bool:
-        return self.interval_ms > 0
-
-    @staticmethod
-    def from_config(config: Configuration) -> CoordinatorSettings:
-        mode = CheckpointingMode.from_config(config.get(opts.MODE))
-        return CoordinatorSettings(
-            interval_ms=config.get(opts.INTERVAL),
-            timeout_ms=config.get(opts.TIMEOUT),
-            min_pause_ms=config.get(opts.MIN_PAUSE),
-            max_concurrent=config.get(opts.MAX_CONCURRENT),
-            tolerable_failures=config.get(opts.TOLERABLE_FAILURES),
-            exactly_once=mode is CheckpointingMode.EXACTLY_ONCE,
-            unaligned=config.get(opts.UNALIGNED),
-            aligned_timeout_ms=config.get(opts.ALIGNED_TIMEOUT),
-            properties=CheckpointProperties.for_checkpoint(
-                retention_from_config(config.get(opts.EXTERNALIZED))
-            ),
-        )
-
-    def options_for(self, savepoint: bool) -> CheckpointOptions:
-        kind = CheckpointType.SAVEPOINT if savepoint else CheckpointType.CHECKPOINT
-        if not self.exactly_once:
-            return CheckpointOptions(kind, AlignmentType.AT_LEAST_ONCE)
-        if savepoint or not self.unaligned:
-            return CheckpointOptions(kind, AlignmentType.ALIGNED)
-        if self.aligned_timeout_ms > 0:
-            return CheckpointOptions(kind, AlignmentType.ALIGNED, self.aligned_timeout_ms)
-        return CheckpointOptions(kind, AlignmentType.UNALIGNED)
 
 
 class CheckpointCoordinator:
@@ -192,14 +125,12 @@ class CheckpointCoordinator:
         self._queue = CheckpointRequestQueue(max_queued_requests)
         self._pending: dict[CheckpointId, PendingCheckpoint] = {}
         self._locations: dict[CheckpointId, CheckpointStorageLocation] = {}
-        self._recently_completed: list[CheckpointId] = []
+        self._stray_acks = StrayAcks(store)
         self._running: set[TaskId] = set()
         self._finished: set[TaskId] = set()
         self._next_id = max(last_checkpoint_id, store.highest_checkpoint_id) + 1
-        self._last_completion_ms: float | None = None
-        self._periodic_due_ms: float | None = None
+        self._timing = TriggerTiming(self.settings, clock)
         self._stopping = False  # a stop-with-savepoint is under way: checkpoints refused
-        self._timer_at: float | None = None
         self._shut_down = False
 
     # -- queries ------------------------------------------------------------------------
@@ -251,17 +182,14 @@ class CheckpointCoordinator:
         [min-pause, interval] (so restarted jobs do not all checkpoint in step)."""
         if not self.settings.periodic or self._shut_down or self._stopping:
             return []
-        low = min(self.settings.min_pause_ms, self.settings.interval_ms)
-        delay = self._rng.randint(low, self.settings.interval_ms)
-        self._periodic_due_ms = self._clock.now_ms() + delay
+        self._timing.start_periodic(self._rng)
         return self._reschedule()
 
     def on_periodic_tick(self) -> Actions:
         """The trigger timer fired."""
-        self._timer_at = None
-        due = self._periodic_due_ms
+        self._timing.timer_fired()
         actions: Actions = []
-        if due is not None and self._clock.now_ms() >= due and not self._queue.has_periodic:
+        if self._timing.periodic_is_due() and not self._queue.has_periodic:
             actions += self._enqueue(self._queue.new_request(RequestKind.PERIODIC))
         return actions + self._drain() + self._reschedule()
 
@@ -282,7 +210,7 @@ class CheckpointCoordinator:
         savepoint fails."""
         if stop:
             self._stopping = True
-            self._periodic_due_ms = None
+            self._timing.stop_periodic()
         request = self._queue.new_request(RequestKind.SAVEPOINT, request_id, target_dir)
         return self._enqueue(request) + self._drain() + self._reschedule()
 
@@ -327,25 +255,11 @@ class CheckpointCoordinator:
     ) -> Actions:
         pending = self._pending.get(checkpoint_id)
         if pending is None:
-            self._late_ack(task, checkpoint_id, subtask_state)
+            self._stray_acks.not_pending(task, checkpoint_id, subtask_state)
             return []
         result = pending.acknowledge(task, subtask_state)
-        if result is AckResult.DUPLICATE:
-            earlier = pending.acknowledged.get(task)
-            if isinstance(earlier, FinishedTaskState) and subtask_state is not None \
-                    and not isinstance(subtask_state, FinishedTaskState):
-                # The task finished (and counted as acknowledged) before the asynchronous
-                # part of its last snapshot reported: that snapshot's files belong to no one.
-                log.debug("ack from %s for checkpoint %d after it finished: state discarded",
-                          task, checkpoint_id)
-                discard_quietly(subtask_state, f"ack from finished {task}")
-                return []
-            # A repeated message may carry the very handles of the first ack: keep them.
-            log.warning("duplicate ack from %s for checkpoint %d ignored", task, checkpoint_id)
-            return []
         if result is not AckResult.SUCCESS:
-            log.warning("ack from %s for checkpoint %d: %s", task, checkpoint_id, result.name)
-            discard_quietly(subtask_state, f"{result.name} ack from {task}")
+            self._stray_acks.refused(pending, task, result, subtask_state)
             return []
         size = subtask_state.state_size if subtask_state is not None else 0
         written = getattr(subtask_state, "checkpointed_size", None)
@@ -397,7 +311,7 @@ class CheckpointCoordinator:
             actions += self._abort(pending, reason)
         for request in self._queue.drain():
             actions += self._refuse(request, reason)
-        self._periodic_due_ms = None
+        self._timing.stop_periodic()
         if status is not None:
             self._store.shutdown(status)
         return actions
@@ -415,20 +329,12 @@ class CheckpointCoordinator:
     def _drain(self) -> Actions:
         actions: Actions = []
         while (request := self._queue.peek()) is not None and not self._shut_down:
-            if not request.is_savepoint and self._blocked_until() is not None:
+            blocked = self._timing.blocked_until(self._num_pending_checkpoints())
+            if not request.is_savepoint and blocked is not None:
                 break
             self._queue.poll()
             actions += self._trigger(request)
         return actions
-
-    def _blocked_until(self) -> float | None:
-        """When a non-savepoint request may run: None = now; inf = after a completion."""
-        if self._num_pending_checkpoints() >= self.settings.max_concurrent:
-            return float("inf")
-        if self._last_completion_ms is None:
-            return None
-        earliest = self._last_completion_ms + self.settings.min_pause_ms
-        return earliest if self._clock.now_ms() < earliest else None
 
     def _all_tasks_running(self) -> bool:
         return (self.tasks.to_trigger | self.tasks.to_ack) <= self._running | self._finished
@@ -441,8 +347,8 @@ class CheckpointCoordinator:
             return self._refuse(request, CheckpointFailureReason.PERIODIC_SCHEDULER_SHUTDOWN,
                                 "the job stops with a savepoint")
         now = self._clock.now_ms()
-        if request.is_periodic and self.settings.periodic:
-            self._periodic_due_ms = now + self.settings.interval_ms
+        if request.is_periodic:
+            self._timing.periodic_triggered(now)
         missing = (self.tasks.to_trigger | self.tasks.to_ack) - self._running - self._finished
         if missing or self.tasks.to_trigger <= self._finished:
             detail = (f"{len(missing)} not running, e.g. {min(missing)}" if missing
@@ -513,60 +419,30 @@ class CheckpointCoordinator:
         """Arm the trigger timer for the earliest moment something may need to start."""
         if self._shut_down:
             return []
-        wanted: list[float] = []
-        if self._periodic_due_ms is not None and not self._queue.has_periodic:
-            wanted.append(self._periodic_due_ms)
-        head = self._queue.peek()
-        if head is not None and not head.is_savepoint:
-            blocked = self._blocked_until()
-            if blocked is not None and blocked != float("inf"):
-                wanted.append(blocked)
-        at = min(wanted, default=None)
-        if at is None or at == self._timer_at:
-            return []
-        self._timer_at = at
-        return [ScheduleNextTrigger(at)]
+        at = self._timing.next_timer(self._queue, self._num_pending_checkpoints())
+        return [] if at is None else [ScheduleNextTrigger(at)]
 
     # -- completion and abortion --------------------------------------------------------
 
     def _complete(self, pending: PendingCheckpoint) -> Actions:
-        checkpoint_id = pending.checkpoint_id
-        location = self._locations.pop(checkpoint_id)
-        del self._pending[checkpoint_id]
-        states = pending.mark_completed()
-        completed = CompletedCheckpoint(
-            job_id=self.job_id,
-            checkpoint_id=checkpoint_id,
-            trigger_timestamp=pending.trigger_timestamp,
-            completion_timestamp=self._clock.wall_ms(),
-            task_states=states,
-            properties=self._properties_for(pending),
-            location=location.uri,
-            metadata_path=location.metadata_uri,
-        )
+        location = self._locations.pop(pending.checkpoint_id)
+        del self._pending[pending.checkpoint_id]
+        completed = completed_checkpoint(self.job_id, pending, location,
+                                         self.settings.properties, self._clock.wall_ms())
         try:
-            self._persist(completed)
+            persist(completed, self._store)
         except Exception as exc:
             log.error("could not store %s", completed, exc_info=True)
-            return self._finalize_failed(pending, completed, location, exc)
+            discard_unstored(completed, location)
+            reason = CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE
+            return self._failed(pending, reason, _describe(exc))
         return self._completed(pending, completed)
-
-    def _properties_for(self, pending: PendingCheckpoint) -> CheckpointProperties:
-        if pending.is_savepoint:
-            return CheckpointProperties.for_savepoint()
-        return dataclasses.replace(self.settings.properties, periodic=pending.periodic)
-
-    def _persist(self, completed: CompletedCheckpoint) -> None:
-        if completed.is_savepoint:
-            write_metadata(completed)
-        else:
-            self._store.add(completed)
 
     def _completed(self, pending: PendingCheckpoint, completed: CompletedCheckpoint) -> Actions:
         checkpoint_id = completed.checkpoint_id
         now = self._clock.now_ms()
-        self._last_completion_ms = now
-        self._remember_completed(checkpoint_id)
+        self._timing.completed(now)
+        self._stray_acks.completed(checkpoint_id)
         self._stats.report_completed(checkpoint_id, now, completed.location)
         log.info("completed %s (%d bytes)", completed, completed.state_size)
         actions: Actions = []
@@ -586,16 +462,6 @@ class CheckpointCoordinator:
                     CompleteCheckpointRequest(pending.request_id, checkpoint_id, completed.location)
                 )
         return actions
-
-    def _finalize_failed(
-        self, pending: PendingCheckpoint, completed: CompletedCheckpoint,
-        location: CheckpointStorageLocation, cause: Exception,
-    ) -> Actions:
-        for task, state in completed.task_states.items():
-            discard_quietly(state, f"unstored checkpoint {completed.checkpoint_id}, task {task}")
-        location.dispose()
-        reason = CheckpointFailureReason.FINALIZE_CHECKPOINT_FAILURE
-        return self._failed(pending, reason, _describe(cause))
 
     def _abort(
         self, pending: PendingCheckpoint, reason: CheckpointFailureReason, detail: str = ""
@@ -622,22 +488,6 @@ class CheckpointCoordinator:
         actions += self._fail_request(pending.request_id, pending.is_savepoint, reason, detail)
         error = self._failures.on_failure(reason, checkpoint_id, pending.is_savepoint)
         return actions + ([FailJob(error)] if error is not None else [])
-
-    def _late_ack(
-        self, task: TaskId, checkpoint_id: CheckpointId, state: SubtaskState | None
-    ) -> None:
-        stored = any(c.checkpoint_id == checkpoint_id for c in self._store.checkpoints)
-        if stored or checkpoint_id in self._recently_completed:
-            log.warning("ack from %s for completed checkpoint %d ignored; its state is kept "
-                        "(it may be part of the completed checkpoint)", task, checkpoint_id)
-            return
-        log.info("late or unknown ack from %s for checkpoint %d: state discarded",
-                 task, checkpoint_id)
-        discard_quietly(state, f"late ack from {task} for checkpoint {checkpoint_id}")
-
-    def _remember_completed(self, checkpoint_id: CheckpointId) -> None:
-        self._recently_completed.append(checkpoint_id)
-        del self._recently_completed[:-_REMEMBERED_COMPLETED]
 
     def _pending_in_order(self) -> list[PendingCheckpoint]:
         return [self._pending[c] for c in sorted(self._pending)]

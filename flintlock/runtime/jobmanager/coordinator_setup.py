@@ -21,7 +21,8 @@ from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import execution as execution_options
 from flintlock.graph.job_graph import JobGraph
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint
-from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
+from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator
+from flintlock.runtime.checkpoint.coordinator_settings import CheckpointTaskSets
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorage

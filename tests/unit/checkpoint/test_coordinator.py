@@ -12,7 +12,7 @@ import pytest
 from flintlock.common.config import Configuration
 from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
-from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
+from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator
 from flintlock.runtime.checkpoint.coordinator_actions import (
     CompleteCheckpointRequest,
     CompleteSavepointRequest,
@@ -26,6 +26,7 @@ from flintlock.runtime.checkpoint.coordinator_actions import (
     ScheduleTimeout,
     TriggerCheckpointOnTask,
 )
+from flintlock.runtime.checkpoint.coordinator_settings import CheckpointTaskSets
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason as R
 from flintlock.runtime.checkpoint.failure_manager import TooManyCheckpointFailuresError
 from flintlock.runtime.checkpoint.handles import CorruptStateError

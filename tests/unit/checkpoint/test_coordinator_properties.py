@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from flintlock.common.config import Configuration
 from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
-from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
+from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator
 from flintlock.runtime.checkpoint.coordinator_actions import (
     CompleteSavepointRequest,
     CoordinatorAction,
@@ -30,6 +30,7 @@ from flintlock.runtime.checkpoint.coordinator_actions import (
     NotifyCheckpointComplete,
     TriggerCheckpointOnTask,
 )
+from flintlock.runtime.checkpoint.coordinator_settings import CheckpointTaskSets
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason as R
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation

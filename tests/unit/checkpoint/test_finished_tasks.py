@@ -5,7 +5,8 @@ import random
 from flintlock.common.config import Configuration
 from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
 from flintlock.runtime.checkpoint import coordinator_actions as act
-from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointTaskSets
+from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator
+from flintlock.runtime.checkpoint.coordinator_settings import CheckpointTaskSets
 from flintlock.runtime.checkpoint.finished import FINISHED_TASK
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorage
