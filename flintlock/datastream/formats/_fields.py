@@ -228,6 +228,47 @@ def _row(type_info: RowTypeInfo) -> Converter:
     return Converter(from_json, to_json, None, None)
 
 
+def text_form(type_info: Any, array_delimiter: str) -> Converter:
+    """A CSV column's text conversions: a scalar's, or an array of scalars joined by
+    ``array_delimiter`` (empty: the column holds one element)."""
+    element = getattr(type_info, "element_type", None)
+    field = converter(element if element is not None else type_info, nested=False)
+    if field.from_text is None or field.to_text is None:
+        raise TypeError(f"CSV columns are scalars or arrays of scalars, got {type_info!r}")
+    if element is None:
+        return field
+    return _joined(field, array_delimiter)
+
+
+def _joined(element: Converter, delimiter: str) -> Converter:
+    parse, show = element.from_text, element.to_text
+    assert parse is not None and show is not None
+
+    def from_text(text: str) -> list[Any]:
+        if not text:
+            return []
+        return [parse(part) for part in text.split(delimiter)] if delimiter else [parse(text)]
+
+    def to_text(values: Any) -> str:
+        texts = []
+        for value in values:
+            if value is None:
+                raise ValueError("a CSV array cannot hold a null element")
+            text = show(value)
+            if delimiter and delimiter in text:
+                raise ValueError(f"array element {text!r} contains the delimiter {delimiter!r}")
+            texts.append(text)
+        if not delimiter and len(texts) > 1:
+            raise ValueError("an array column without an element separator holds one element")
+        return delimiter.join(texts)
+
+    return Converter(from_text, to_text, from_text, to_text)
+
+
+def is_string_type(type_info: Any) -> bool:
+    return repr(type_info) == "Types.STRING()"
+
+
 def row_of(names: list[str], values: list[Any]) -> Row:
     row = Row(*values)
     row.set_field_names(names)

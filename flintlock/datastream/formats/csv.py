@@ -25,15 +25,25 @@ import csv
 import io
 from typing import Any
 
+# CSV files for FileSource and FileSink (CsvSchema, CsvReaderFormat, CsvBulkWriters).
+from flintlock.datastream.formats._csv_files import (
+    CsvBulkWriters,
+    CsvFileParseError,
+    CsvReaderFormat,
+    CsvSchema,
+    CsvSchemaBuilder,
+)
 from flintlock.datastream.formats._fields import (
     Converter,
     FormatParseError,
-    converter,
+    is_string_type,
     row_of,
     row_type,
+    text_form,
 )
 
-__all__ = ["CsvRowDeserializationSchema", "CsvRowSerializationSchema", "FormatParseError"]
+__all__ = ["CsvBulkWriters", "CsvFileParseError", "CsvReaderFormat", "CsvRowDeserializationSchema",
+           "CsvRowSerializationSchema", "CsvSchema", "CsvSchemaBuilder", "FormatParseError"]
 
 
 def _one_char(value: Any, what: str) -> str:
@@ -66,44 +76,8 @@ class _Columns:
         row = row_type(type_info, what)
         self.names = row.get_field_names()
         self.types = row.get_field_types()
-        self.fields = [_text_form(t, array_delimiter) for t in self.types]
-        self.strings = [_is_string(t) for t in self.types]
-
-
-def _text_form(type_info: Any, array_delimiter: str) -> Converter:
-    """A scalar's text conversions, or an array of scalars joined by the delimiter."""
-    element = getattr(type_info, "element_type", None)
-    field = converter(element if element is not None else type_info, nested=False)
-    if field.from_text is None or field.to_text is None:
-        raise TypeError(f"CSV columns are scalars or arrays of scalars, got {type_info!r}")
-    if element is None:
-        return field
-    return _joined(field, array_delimiter)
-
-
-def _joined(element: Converter, delimiter: str) -> Converter:
-    parse, show = element.from_text, element.to_text
-    assert parse is not None and show is not None
-
-    def from_text(text: str) -> list[Any]:
-        return [parse(part) for part in text.split(delimiter)] if text else []
-
-    def to_text(values: Any) -> str:
-        texts = []
-        for value in values:
-            if value is None:
-                raise ValueError("a CSV array cannot hold a null element")
-            text = show(value)
-            if delimiter in text:
-                raise ValueError(f"array element {text!r} contains the delimiter {delimiter!r}")
-            texts.append(text)
-        return delimiter.join(texts)
-
-    return Converter(from_text, to_text, from_text, to_text)
-
-
-def _is_string(type_info: Any) -> bool:
-    return repr(type_info) == "Types.STRING()"
+        self.fields = [text_form(t, array_delimiter) for t in self.types]
+        self.strings = [is_string_type(t) for t in self.types]
 
 
 class CsvRowDeserializationSchema:
