@@ -1,23 +1,20 @@
 """What user functions see of the runtime: the RuntimeContext, process-function contexts and
-the keyed processing-time timer service.
+their timer services.
 
 These implement, by duck typing, the abstract classes of ``flintlock.datastream.functions``
 (the runtime never imports the user API): ``get_state(descriptor)`` and friends reach the
 operator's keyed state backend for the current key; a descriptor used outside a keyed context
 is a ``StateOutsideKeyedContextError`` naming the operator.
 
-Timers are keyed state (DESIGN.md §5): each key's registered timestamps live in an internal
-map state of the operator's keyed backend (one per time domain), so they are snapshotted,
-restored and rescaled with the key groups like any other state. A heap per domain orders them
-for firing: the task's ``TimerScheduler`` wakes the task thread (through its mailbox) at the
-earliest processing-time timer; the operator's watermark fires event-time timers.
+The keyed timer service of process functions (``KeyedTimerService``) is a facade: the timers
+themselves are in the operator's ``timer_service.InternalTimerService`` (keyed state, fired
+on the task thread by the task's timer service or the operator's watermark).
 
 Everything here belongs to the task thread.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from typing import Any
 
@@ -33,11 +30,7 @@ from flintlock.common.state import (
 from flintlock.runtime.metrics.groups import MetricGroup
 from flintlock.runtime.network.event_time import MIN_WATERMARK, NO_TIMESTAMP, TimestampedBatch
 from flintlock.runtime.tasks.operator import OperatorContext
-
-TIMER_STATE = MapStateDescriptor("_flintlock_processing_timers", None, None)
-EVENT_TIMER_STATE = MapStateDescriptor("_flintlock_event_timers", None, None)
-WINDOW_TIMER_STATE = MapStateDescriptor("_flintlock_window_processing_timers", None, None)
-WINDOW_EVENT_TIMER_STATE = MapStateDescriptor("_flintlock_window_event_timers", None, None)
+from flintlock.runtime.tasks.timer_service import USER_TIMERS, InternalTimerService
 
 
 class StateOutsideKeyedContextError(FlintlockError):
@@ -110,161 +103,69 @@ class RuntimeContextImpl:
         return self._keyed(state_descriptor, AggregatingStateDescriptor)
 
 
-class _TimerQueue:
-    """The timers of one time domain: per key in a map state, ordered for firing by a heap of
-    (timestamp, sequence, key, namespace); a deleted timer stays in the heap and is skipped
-    when it comes up. A timer's map entry is its timestamp, or ``(timestamp, namespace)`` in a
-    namespaced queue (windows: one timer per key, window and time)."""
-
-    def __init__(self, backend: Any, descriptor: MapStateDescriptor, namespaced: bool) -> None:
-        self._backend = backend
-        self._descriptor = descriptor
-        self._namespaced = namespaced
-        self._heap: list[tuple[int, int, Any, Any]] = []
-        self._sequence = 0
-        self._state: Any = None
-
-    def _timers(self) -> Any:
-        if self._state is None:
-            self._state = self._backend.get_partitioned_state(self._descriptor)
-        return self._state
-
-    def _entry(self, timestamp: int, namespace: Any) -> Any:
-        return (timestamp, namespace) if self._namespaced else timestamp
-
-    def restore(self) -> None:
-        backend = self._backend
-        for key in list(backend.keys(self._descriptor.name)):
-            backend.set_current_key(key)
-            for entry in self._timers().keys():
-                if self._namespaced:
-                    self._push(entry[0], key, entry[1])
-                else:
-                    self._push(entry, key, None)
-
-    def register(self, timestamp: int, namespace: Any = None) -> bool:
-        """Registers for the current key; False if that timer exists already."""
-        timers = self._timers()
-        entry = self._entry(timestamp, namespace)
-        if timers.contains(entry):
-            return False
-        timers.put(entry, True)
-        self._push(timestamp, self._backend.get_current_key(), namespace)
-        return True
-
-    def delete(self, timestamp: int, namespace: Any = None) -> None:
-        self._timers().remove(self._entry(timestamp, namespace))
-
-    def earliest(self) -> int | None:
-        return self._heap[0][0] if self._heap else None
-
-    def fire_due(self, now: int, on_fire: Callable[..., None],
-                 registered_before: bool = False) -> None:
-        """Fires every timer at or before ``now``, earliest first, with its key set:
-        ``on_fire(timestamp, key)``, or ``on_fire(timestamp, key, namespace)`` if namespaced.
-        With ``registered_before`` a timer registered while these fire waits for the next
-        call, even if it is due already (PyFlink's window timers)."""
-        backend = self._backend
-        limit = self._sequence
-        deferred: list[tuple[int, int, Any, Any]] = []
-        while self._heap and self._heap[0][0] <= now:
-            timestamp, sequence, key, namespace = heapq.heappop(self._heap)
-            if registered_before and sequence > limit:
-                deferred.append((timestamp, sequence, key, namespace))
-                continue
-            backend.set_current_key(key)
-            timers = self._timers()
-            entry = self._entry(timestamp, namespace)
-            if not timers.contains(entry):
-                continue  # deleted, or fired already
-            timers.remove(entry)
-            if self._namespaced:
-                on_fire(timestamp, key, namespace)
-            else:
-                on_fire(timestamp, key)
-        for item in deferred:
-            heapq.heappush(self._heap, item)
-
-    def _push(self, timestamp: int, key: Any, namespace: Any) -> None:
-        self._sequence += 1
-        heapq.heappush(self._heap, (timestamp, self._sequence, key, namespace))
-
-
 class KeyedTimerService:
-    """Processing-time and event-time timers per key (``ctx.timer_service()`` of keyed
-    process functions; namespaced per window for window operators).
+    """``ctx.timer_service()`` of keyed process functions: PyFlink's ``TimerService`` over
+    the operator's ``InternalTimerService`` (timers without a namespace, kept in
+    ``USER_TIMERS``).
 
-    ``on_processing_time`` / ``on_event_time`` are called for each due timer with the key
-    already set as the current key of the backend: ``(timestamp, key)``, or ``(timestamp, key,
-    namespace)`` when ``namespaced``. Processing-time timers fire from the task's timer
-    scheduler; event-time timers when the operator's watermark reaches them
-    (``advance_watermark``). With ``defer_new_event_timers`` (window operators) an event-time
-    timer registered while a watermark's timers fire waits for the next watermark even if it
-    is due, as PyFlink's window timers do (see ``window_operator``).
+    ``on_processing_time`` / ``on_event_time`` are called as ``(timestamp, key)`` for each
+    due timer, with the key already set as the current key of the backend: processing-time
+    timers fire from the task's timer service, event-time timers when the operator's
+    watermark reaches them (``advance_watermark``).
     """
 
-    def __init__(self, context: OperatorContext, on_processing_time: Callable[..., None],
-                 on_event_time: Callable[..., None] | None = None,
-                 namespaced: bool = False, defer_new_event_timers: bool = False) -> None:
-        self._context = context
-        self._backend = context.keyed_backend
+    __slots__ = ("_internal", "_on_event_time", "_on_processing_time")
+
+    def __init__(self, context: OperatorContext, on_processing_time: Callable[[int, Any], None],
+                 on_event_time: Callable[[int, Any], None] | None = None) -> None:
         self._on_processing_time = on_processing_time
         self._on_event_time = on_event_time or on_processing_time
-        states = (WINDOW_TIMER_STATE, WINDOW_EVENT_TIMER_STATE) if namespaced else (
-            TIMER_STATE, EVENT_TIMER_STATE)
-        self._processing = _TimerQueue(self._backend, states[0], namespaced)
-        self._event = _TimerQueue(self._backend, states[1], namespaced)
-        self._wakeup_at: int | None = None
-        self._defer_new_event_timers = defer_new_event_timers
-        self.watermark = MIN_WATERMARK
+        self._internal = InternalTimerService(context.keyed_backend, context.timers,
+                                              USER_TIMERS, self)
+
+    @property
+    def internal(self) -> InternalTimerService:
+        return self._internal
+
+    @property
+    def watermark(self) -> int:
+        return self._internal.watermark
 
     def restore_timers(self) -> None:
         """Rebuilds the firing order from the restored timer state of every key."""
-        self._processing.restore()
-        self._event.restore()
-        self._schedule_wakeup()
+        self._internal.restore()
+
+    def advance_watermark(self, watermark: int) -> None:
+        """Event time reached ``watermark``: fire every event-time timer at or before it."""
+        self._internal.advance_watermark(watermark)
+
+    # -- Triggerable (the internal service calls these) -------------------------------------
+
+    def on_event_time(self, timestamp: int, key: Any, namespace: Any) -> None:
+        self._on_event_time(timestamp, key)
+
+    def on_processing_time(self, timestamp: int, key: Any, namespace: Any) -> None:
+        self._on_processing_time(timestamp, key)
 
     # -- TimerService (user-facing) ----------------------------------------------------
 
     def current_processing_time(self) -> int:
-        return self._context.timers.now_ms()
+        return self._internal.current_processing_time()
 
     def current_watermark(self) -> int:
-        return self.watermark
+        return self._internal.watermark
 
-    def register_processing_time_timer(self, timestamp: int, namespace: Any = None) -> None:
-        if self._processing.register(int(timestamp), namespace):
-            self._schedule_wakeup()
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        self._internal.register_processing_time_timer(None, int(timestamp))
 
-    def delete_processing_time_timer(self, timestamp: int, namespace: Any = None) -> None:
-        self._processing.delete(int(timestamp), namespace)
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        self._internal.delete_processing_time_timer(None, int(timestamp))
 
-    def register_event_time_timer(self, timestamp: int, namespace: Any = None) -> None:
-        self._event.register(int(timestamp), namespace)
+    def register_event_time_timer(self, timestamp: int) -> None:
+        self._internal.register_event_time_timer(None, int(timestamp))
 
-    def delete_event_time_timer(self, timestamp: int, namespace: Any = None) -> None:
-        self._event.delete(int(timestamp), namespace)
-
-    # -- firing ---------------------------------------------------------------------------
-
-    def advance_watermark(self, watermark: int) -> None:
-        """Event time reached ``watermark``: fire every event-time timer at or before it."""
-        self.watermark = watermark
-        self._event.fire_due(watermark, self._on_event_time, self._defer_new_event_timers)
-
-    def _schedule_wakeup(self) -> None:
-        earliest = self._processing.earliest()
-        if earliest is None:
-            return
-        if self._wakeup_at is None or earliest < self._wakeup_at:
-            self._wakeup_at = earliest
-            self._context.timers.schedule(earliest, self._fire_due)
-
-    def _fire_due(self, now: int) -> None:
-        self._wakeup_at = None
-        now = max(now, self._context.timers.now_ms())
-        self._processing.fire_due(now, self._on_processing_time)
-        self._schedule_wakeup()
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        self._internal.delete_event_time_timer(None, int(timestamp))
 
 
 class ProcessContext:

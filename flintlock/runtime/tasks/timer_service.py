@@ -1,17 +1,23 @@
-"""The task's one wall-clock timer service: processing-time timers of its operators, the
-alignment timeout of alternating checkpoints, the checks of timeoutable barriers.
+"""The task's one timer service, in two layers as Flink's (``ProcessingTimeService`` and
+``InternalTimerService``):
 
-Flink runs a task's timers on its mailbox thread; here too every callback runs on the task
-thread: when a timer is due, the service puts its action into the task's mailbox, and the
-task loop runs it between two batches like any other mail. One thread per task waits for the
-earliest due time (a heap), instead of a thread per timer.
+- ``TaskTimerService``: the task's wall clock. Processing-time timers of its operators, the
+  alignment timeout of alternating checkpoints, the checks of timeoutable barriers. Flink runs
+  a task's timers on its mailbox thread; here too every callback runs on the task thread:
+  when a timer is due, the service puts its action into the task's mailbox, and the task loop
+  runs it between two batches like any other mail. One thread per task waits for the
+  earliest due time (a heap), instead of a thread per timer.
+- ``InternalTimerService``: the keyed timers of one operator in both time domains (the timers
+  of ``KeyedProcessFunction``s and the window operator's trigger and cleanup timers). A timer
+  is a (key, namespace, timestamp) triple, registered at most once; processing-time ones
+  wake the task through the ``TaskTimerService`` above, event-time ones fire when the
+  operator's watermark passes them (``advance_watermark``, called by the operator's
+  ``process_watermark`` on the task thread). See the design note of that class.
 
-Event-time timers and windows are not wall-clock timers: they fire when a watermark passes
-them, on the task thread, inside the operators (``contexts``, ``window_operator``).
-
-Thread ownership: ``schedule``, ``schedule_after`` and ``cancel`` may be called from any
-thread (operators call them on the task thread); the service's own thread only moves due
-actions into the mailbox. State is guarded by ``_lock``.
+Thread ownership: ``TaskTimerService.schedule``, ``schedule_after`` and ``cancel`` may be
+called from any thread (operators call them on the task thread); its own thread only moves
+due actions into the mailbox, and its state is guarded by ``_lock``. An
+``InternalTimerService`` belongs to the task thread.
 """
 
 from __future__ import annotations
@@ -21,9 +27,14 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from flintlock.common.clock import Clock
+from flintlock.common.state import MapStateDescriptor
+from flintlock.runtime.network.event_time import MIN_WATERMARK
 from flintlock.runtime.tasks.mailbox import Mailbox
+from flintlock.runtime.tasks.operator import TimerScheduler
 
 
 class TimerHandle:
@@ -39,6 +50,8 @@ class TimerHandle:
 
 
 class TaskTimerService:
+    """The task's wall-clock timers (see the module docstring); a ``TimerScheduler``."""
+
     def __init__(self, mailbox: Mailbox, clock: Clock, name: str) -> None:
         self._mailbox = mailbox
         self._clock = clock
@@ -101,3 +114,218 @@ class TaskTimerService:
                 _, _, action, description, handle = heapq.heappop(self._heap)
             if not handle.cancelled and not self._mailbox.closed:
                 self._mailbox.offer(action, description)
+
+
+# -- keyed timers of one operator --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TimerStates:
+    """Where an ``InternalTimerService`` keeps its timers in the keyed state backend: one
+    internal map state per time domain. The map key of a timer is its timestamp, or
+    ``(timestamp, namespace)`` when ``namespaced``; the value is ``True``. These names and
+    entries are part of the checkpoint and savepoint format: keep them."""
+
+    processing: MapStateDescriptor
+    event: MapStateDescriptor
+    namespaced: bool
+
+
+USER_TIMERS = TimerStates(MapStateDescriptor("_flintlock_processing_timers", None, None),
+                          MapStateDescriptor("_flintlock_event_timers", None, None),
+                          namespaced=False)
+"""The timers of keyed process functions (one per key and time: no namespace)."""
+WINDOW_TIMERS = TimerStates(
+    MapStateDescriptor("_flintlock_window_processing_timers", None, None),
+    MapStateDescriptor("_flintlock_window_event_timers", None, None),
+    namespaced=True)
+"""The window operator's timers (one per key, window and time)."""
+
+
+class Triggerable(Protocol):
+    """What an ``InternalTimerService`` calls for a due timer, with the timer's key already
+    the current key of the keyed backend (task thread)."""
+
+    def on_event_time(self, timestamp: int, key: Any, namespace: Any) -> None: ...
+
+    def on_processing_time(self, timestamp: int, key: Any, namespace: Any) -> None: ...
+
+
+class _TimerQueue:
+    """The timers of one time domain. ``_registered`` holds every live timer as a
+    ``(timestamp, key, namespace)`` triple: registering a timer that exists is one set lookup
+    (the per-record case: every element of a window registers the same timer). The map state
+    holds the same timers per key (what checkpoints carry), the heap orders them for firing.
+    A deleted timer stays in the heap and is skipped when it comes up."""
+
+    __slots__ = (
+        "_backend",
+        "_descriptor",
+        "_heap",
+        "_namespaced",
+        "_registered",
+        "_sequence",
+        "_state",
+    )
+
+    def __init__(self, backend: Any, descriptor: MapStateDescriptor, namespaced: bool) -> None:
+        self._backend = backend
+        self._descriptor = descriptor
+        self._namespaced = namespaced
+        self._registered: set[tuple[int, Any, Any]] = set()
+        self._heap: list[tuple[int, int, Any, Any]] = []
+        self._sequence = 0  # ties fire in registration order; also marks "registered since"
+        self._state: Any = None
+
+    def _timers(self) -> Any:
+        if self._state is None:
+            self._state = self._backend.get_partitioned_state(self._descriptor)
+        return self._state
+
+    def __len__(self) -> int:
+        return len(self._registered)
+
+    def restore(self) -> None:
+        """Rebuilds the index and the firing order from the restored state of every key."""
+        backend = self._backend
+        for key in list(backend.keys(self._descriptor.name)):
+            backend.set_current_key(key)
+            for entry in self._timers().keys():
+                timestamp, namespace = entry if self._namespaced else (entry, None)
+                if (timestamp, key, namespace) not in self._registered:
+                    self._registered.add((timestamp, key, namespace))
+                    self._push(timestamp, key, namespace)
+
+    def register(self, timestamp: int, namespace: Any) -> bool:
+        """Registers for the current key; False if that timer exists already."""
+        key = self._backend.get_current_key()
+        timer = (timestamp, key, namespace)
+        if timer in self._registered:
+            return False
+        self._registered.add(timer)
+        self._timers().put((timestamp, namespace) if self._namespaced else timestamp, True)
+        self._push(timestamp, key, namespace)
+        return True
+
+    def delete(self, timestamp: int, namespace: Any) -> None:
+        timer = (timestamp, self._backend.get_current_key(), namespace)
+        if timer in self._registered:
+            self._registered.discard(timer)
+            self._timers().remove((timestamp, namespace) if self._namespaced else timestamp)
+
+    def earliest(self) -> int | None:
+        return self._heap[0][0] if self._heap else None
+
+    def fire_due(self, now: int, on_fire: Callable[[int, Any, Any], None],
+                 registered_before: bool = False) -> None:
+        """Fires every timer at or before ``now``, earliest first, with its key set. With
+        ``registered_before`` a timer registered while these fire waits for the next call,
+        even if it is due already."""
+        backend, heap, registered = self._backend, self._heap, self._registered
+        limit = self._sequence
+        deferred: list[tuple[int, int, Any, Any]] = []
+        while heap and heap[0][0] <= now:
+            item = heapq.heappop(heap)
+            timestamp, sequence, key, namespace = item
+            if registered_before and sequence > limit:
+                deferred.append(item)
+                continue
+            timer = (timestamp, key, namespace)
+            if timer not in registered:
+                continue  # deleted, or fired already
+            registered.discard(timer)
+            backend.set_current_key(key)
+            self._timers().remove((timestamp, namespace) if self._namespaced else timestamp)
+            on_fire(timestamp, key, namespace)
+        for item in deferred:
+            heapq.heappush(heap, item)
+
+    def _push(self, timestamp: int, key: Any, namespace: Any) -> None:
+        self._sequence += 1
+        heapq.heappush(self._heap, (timestamp, self._sequence, key, namespace))
+
+
+class InternalTimerService:
+    """Keyed timers of one operator, in processing and event time (Flink's
+    ``InternalTimerService``).
+
+    Design note. A timer is ``(key, namespace, timestamp)`` in one time domain; registering
+    it twice keeps one (the namespace is the window for the window operator, None for process
+    functions). Timers are keyed state (DESIGN.md §5): each key's timers live in an internal
+    map state of the operator's keyed backend (``TimerStates``), so they are snapshotted,
+    restored and rescaled by key group with the rest of the operator's keyed state, and a
+    restore at another parallelism brings each subtask the timers of its own key groups
+    (``restore`` rebuilds the in-memory index from them). In memory, a set answers "is this
+    timer registered" and a heap per domain orders the timers for firing.
+
+    Firing, always on the task thread with the timer's key set as the current key:
+    processing-time timers when the task's ``TimerScheduler`` reaches the earliest one (one
+    wake-up scheduled at a time); event-time timers when ``advance_watermark`` passes them.
+    With ``defer_new_event_timers`` (the window operator) an event-time timer registered
+    while a watermark's timers fire waits for the next watermark even if it is due, as
+    PyFlink's window timers do (see ``window_operator``).
+    """
+
+    def __init__(self, backend: Any, scheduler: TimerScheduler, states: TimerStates,
+                 triggerable: Triggerable, defer_new_event_timers: bool = False) -> None:
+        if backend is None:
+            raise ValueError("keyed timers need a keyed state backend")
+        self._scheduler = scheduler
+        self._triggerable = triggerable
+        self._processing = _TimerQueue(backend, states.processing, states.namespaced)
+        self._event = _TimerQueue(backend, states.event, states.namespaced)
+        self._wakeup_at: int | None = None
+        self._defer_new_event_timers = defer_new_event_timers
+        self.watermark = MIN_WATERMARK
+        """The operator's event time: the last watermark passed to ``advance_watermark``."""
+
+    def restore(self) -> None:
+        """After the keyed backend was restored: rebuilds the timers of every key."""
+        self._processing.restore()
+        self._event.restore()
+        self._schedule_wakeup()
+
+    def current_processing_time(self) -> int:
+        return self._scheduler.now_ms()
+
+    def current_watermark(self) -> int:
+        return self.watermark
+
+    def register_processing_time_timer(self, namespace: Any, timestamp: int) -> None:
+        """A processing-time timer for the current key (kept once per key, namespace, time)."""
+        if self._processing.register(timestamp, namespace):
+            self._schedule_wakeup()
+
+    def delete_processing_time_timer(self, namespace: Any, timestamp: int) -> None:
+        self._processing.delete(timestamp, namespace)
+
+    def register_event_time_timer(self, namespace: Any, timestamp: int) -> None:
+        """An event-time timer for the current key (kept once per key, namespace, time)."""
+        self._event.register(timestamp, namespace)
+
+    def delete_event_time_timer(self, namespace: Any, timestamp: int) -> None:
+        self._event.delete(timestamp, namespace)
+
+    def timer_counts(self) -> tuple[int, int]:
+        """(processing-time, event-time) timers registered and not fired yet."""
+        return len(self._processing), len(self._event)
+
+    def advance_watermark(self, watermark: int) -> None:
+        """Event time reached ``watermark``: fires every event-time timer at or before it."""
+        self.watermark = watermark
+        self._event.fire_due(watermark, self._triggerable.on_event_time,
+                             self._defer_new_event_timers)
+
+    def _schedule_wakeup(self) -> None:
+        earliest = self._processing.earliest()
+        if earliest is None:
+            return
+        if self._wakeup_at is None or earliest < self._wakeup_at:
+            self._wakeup_at = earliest
+            self._scheduler.schedule(earliest, self._fire_due)
+
+    def _fire_due(self, now: int) -> None:
+        self._wakeup_at = None
+        now = max(now, self._scheduler.now_ms())
+        self._processing.fire_due(now, self._triggerable.on_processing_time)
+        self._schedule_wakeup()

@@ -9,13 +9,11 @@ whether to fire and/or purge; a cleanup timer is registered at the cleanup time.
 cleanup time, drops everything of the window. An element late for all its windows goes to the
 late-data side output if one was asked for (else it is dropped).
 
-Contents: with a reduce or aggregate function and no eviction, one accumulator per window
-(``ACCUMULATORS``: window → accumulator); otherwise the elements themselves, appended in O(1)
-as ``(window, sequence)`` entries (``ELEMENTS``) with the window's sequence bounds
-(``BOUNDS``), so a sliding count window can keep only its last n elements. Everything —
-contents, the set of session windows (``SESSIONS``), trigger and window-function state
-(``window_state``) and the timers — is keyed state of the operator's backend: snapshotted,
-restored and rescaled with the key groups.
+What a window holds is ``window_contents``; what user code sees of it, ``window_contexts``; the
+timers (trigger and cleanup timers, namespaced by window) are the operator's
+``timer_service.InternalTimerService``. Everything — contents, the set of session windows
+(``SESSIONS``), trigger and window-function state (``window_state``) and the timers — is keyed
+state of the operator's backend: snapshotted, restored and rescaled with the key groups.
 
 Merging assigners (sessions): each new window is merged with the key's current session windows
 (``merge_windows``); the contents, trigger state and timers of merged windows move to the
@@ -37,24 +35,28 @@ from typing import Any
 
 from flintlock.common.operator_spec import OperatorSpec, WindowFunctionKind, WindowSpec
 from flintlock.common.output_tag import OutputTag
-from flintlock.common.state import MapStateDescriptor, StateDescriptor
+from flintlock.common.state import MapStateDescriptor
 from flintlock.common.windowing import (
     MAX_LONG,
     EventTimeTrigger,
     MergingWindowAssigner,
-    OnMergeContext,
     SlidingEventTimeWindows,
     Trigger,
     TumblingEventTimeWindows,
 )
 from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
-from flintlock.runtime.tasks.contexts import KeyedTimerService, RuntimeContextImpl
+from flintlock.runtime.tasks.contexts import RuntimeContextImpl
 from flintlock.runtime.tasks.operators import FunctionOperator
+from flintlock.runtime.tasks.timer_service import WINDOW_TIMERS, InternalTimerService
+from flintlock.runtime.tasks.window_contents import WindowContents
+from flintlock.runtime.tasks.window_contexts import (
+    AssignerContext,
+    MergeCollector,
+    ProcessWindowContext,
+    TriggerContext,
+)
 from flintlock.runtime.tasks.window_state import WindowStates
 
-ACCUMULATORS = MapStateDescriptor("_flintlock_window_accumulators", None, None)
-ELEMENTS = MapStateDescriptor("_flintlock_window_elements", None, None)
-BOUNDS = MapStateDescriptor("_flintlock_window_bounds", None, None)
 SESSIONS = MapStateDescriptor("_flintlock_window_sessions", None, None)
 
 
@@ -76,8 +78,6 @@ class WindowOperator(FunctionOperator):
         self._trigger: Trigger[Any, Any] = trigger
         self._merging = isinstance(window.assigner, MergingWindowAssigner)
         self._event_time = bool(window.assigner.is_event_time())
-        self._reduce = getattr(window.reduce_function, "reduce", window.reduce_function)
-        self._aggregate = window.aggregate_function
         self._lateness = window.allowed_lateness_ms
         self._grouping = (type(trigger) is EventTimeTrigger and window.incremental
                           and type(window.assigner) in (TumblingEventTimeWindows,
@@ -93,16 +93,13 @@ class WindowOperator(FunctionOperator):
 
     def open(self) -> None:
         backend = self.context.keyed_backend
-        self._accumulators = backend.get_partitioned_state(ACCUMULATORS)
-        self._elements = backend.get_partitioned_state(ELEMENTS)
-        self._bounds = backend.get_partitioned_state(BOUNDS)
+        self._contents = WindowContents(backend, self.window)
         self._sessions = backend.get_partitioned_state(SESSIONS)
         self._states = WindowStates(backend)
-        self._timers = KeyedTimerService(self.context, self._on_processing_time,
-                                         self._on_event_time, namespaced=True,
-                                         defer_new_event_timers=True)
-        self._trigger_context = _TriggerContext(self)
-        self._assigner_context = _AssignerContext(self)
+        self._timers = InternalTimerService(backend, self.context.timers, WINDOW_TIMERS, self,
+                                            defer_new_event_timers=True)
+        self._trigger_context = TriggerContext(self._timers, self._states)
+        self._assigner_context = AssignerContext(self.context)
         self._out = TimestampedBatch()
         self._side: dict[str, TimestampedBatch] = {}
         runtime_context = RuntimeContextImpl(self.context)
@@ -110,7 +107,7 @@ class WindowOperator(FunctionOperator):
             opener = getattr(function, "open", None)
             if opener is not None:
                 opener(runtime_context)
-        self._timers.restore_timers()
+        self._timers.restore()
 
     def close(self) -> None:
         for function in self._functions():
@@ -146,7 +143,7 @@ class WindowOperator(FunctionOperator):
                     self._sessions.remove(window)
                 continue
             placed = True
-            self._add(window, value)
+            self._contents.add(window, value)
             result = self._trigger.on_element(value, timestamp, window,
                                               self._trigger_context.at(window))
             self._act(result, window, key)
@@ -179,14 +176,15 @@ class WindowOperator(FunctionOperator):
                     groups[(key, window)] = [value]
                 else:
                     group.append(value)
-        accumulators = self._accumulators
+        accumulators, accumulate = self._contents.accumulators, self._contents.accumulate
+        register_timer = self._timers.register_event_time_timer
         for (key, window), values in groups.items():
             set_key(key)
             accumulator = accumulators.get(window)
             for value in values:
-                accumulator = self._accumulate(accumulator, value)
+                accumulator = accumulate(accumulator, value)
             accumulators.put(window, accumulator)
-            self._timers.register_event_time_timer(window.max_timestamp(), window)
+            register_timer(window, window.max_timestamp())
             self._register_cleanup(window)
         return True
 
@@ -207,82 +205,16 @@ class WindowOperator(FunctionOperator):
         if cleanup >= MAX_LONG:
             return
         if self._event_time:
-            self._timers.register_event_time_timer(cleanup, window)
+            self._timers.register_event_time_timer(window, cleanup)
         else:
-            self._timers.register_processing_time_timer(cleanup, window)
+            self._timers.register_processing_time_timer(window, cleanup)
 
     def _delete_cleanup(self, window: Any) -> None:
         cleanup = self._cleanup_time(window)
         if self._event_time:
-            self._timers.delete_event_time_timer(cleanup, window)
+            self._timers.delete_event_time_timer(window, cleanup)
         else:
-            self._timers.delete_processing_time_timer(cleanup, window)
-
-    # -- contents -------------------------------------------------------------------------
-
-    def _add(self, window: Any, value: Any) -> None:
-        if self.window.incremental:
-            self._accumulators.put(window, self._accumulate(self._accumulators.get(window),
-                                                            value))
-            return
-        first, following = self._bounds.get(window) or (0, 0)
-        self._elements.put((window, following), value)
-        self._bounds.put(window, (first, following + 1))
-
-    def _accumulate(self, accumulator: Any, value: Any) -> Any:
-        if self._aggregate is not None:
-            if accumulator is None:
-                accumulator = self._aggregate.create_accumulator()
-            return self._aggregate.add(value, accumulator)
-        return value if accumulator is None else self._reduce(accumulator, value)
-
-    def _combine(self, a: Any, b: Any) -> Any:
-        """Two accumulators into one (merging sessions)."""
-        if a is None or b is None:
-            return b if a is None else a
-        if self._aggregate is not None:
-            return self._aggregate.merge(a, b)
-        return self._reduce(a, b)
-
-    def _values(self, window: Any) -> list[Any]:
-        bounds = self._bounds.get(window)
-        if bounds is None:
-            return []
-        get = self._elements.get
-        return [get((window, sequence)) for sequence in range(*bounds)]
-
-    def _evict(self, window: Any) -> None:
-        """Keeps the last ``keep_last`` elements (Flink's count evictor, before the function)."""
-        keep = self.window.keep_last
-        bounds = self._bounds.get(window)
-        if keep is None or bounds is None or bounds[1] - bounds[0] <= keep:
-            return
-        first, following = bounds
-        for sequence in range(first, following - keep):
-            self._elements.remove((window, sequence))
-        self._bounds.put(window, (following - keep, following))
-
-    def _clear_contents(self, window: Any) -> None:
-        if self.window.incremental:
-            self._accumulators.remove(window)
-            return
-        bounds = self._bounds.get(window)
-        if bounds is not None:
-            for sequence in range(*bounds):
-                self._elements.remove((window, sequence))
-            self._bounds.remove(window)
-
-    def _move_contents(self, source: Any, target: Any) -> None:
-        if self.window.incremental:
-            moved = self._accumulators.get(source)
-            if moved is not None:
-                self._accumulators.put(target, self._combine(self._accumulators.get(target),
-                                                             moved))
-                self._accumulators.remove(source)
-            return
-        for value in self._values(source):
-            self._add(target, value)
-        self._clear_contents(source)
+            self._timers.delete_processing_time_timer(window, cleanup)
 
     # -- firing ---------------------------------------------------------------------------
 
@@ -290,30 +222,13 @@ class WindowOperator(FunctionOperator):
         if result.is_fire():
             self._emit(window, key)
         if result.is_purge():
-            self._clear_contents(window)
+            self._contents.clear(window)
 
     def _emit(self, window: Any, key: Any) -> None:
-        spec = self.window
-        if spec.incremental:
-            accumulator = self._accumulators.get(window)
-            if accumulator is None:
-                return
-            result = (self._aggregate.get_result(accumulator) if self._aggregate is not None
-                      else accumulator)
-            contents = [result]
-        else:
-            self._evict(window)
-            contents = self._values(window)
-            if not contents:
-                return
-            if spec.reduce_function is not None or spec.aggregate_function is not None:
-                accumulator = None
-                for value in contents:
-                    accumulator = self._accumulate(accumulator, value)
-                contents = [self._aggregate.get_result(accumulator)
-                            if self._aggregate is not None else accumulator]
-        produced = self._call_window_function(window, key, contents)
-        self._collect(produced, window.max_timestamp())
+        contents = self._contents.for_firing(window)
+        if contents is not None:
+            produced = self._call_window_function(window, key, contents)
+            self._collect(produced, window.max_timestamp())
 
     def _call_window_function(self, window: Any, key: Any, contents: list[Any]
                               ) -> Iterable[Any] | None:
@@ -325,7 +240,7 @@ class WindowOperator(FunctionOperator):
             return function.apply(key, window, contents)  # type: ignore[no-any-return]
         if kind is WindowFunctionKind.ALL_WINDOW:
             return function.apply(window, contents)  # type: ignore[no-any-return]
-        context = _ProcessWindowContext(self, window)
+        context = self._process_context(window)
         if kind is WindowFunctionKind.PROCESS:
             return function.process(key, context, contents)  # type: ignore[no-any-return]
         return function.process(context, contents)  # type: ignore[no-any-return]
@@ -358,13 +273,17 @@ class WindowOperator(FunctionOperator):
                 if target is not None:
                     target.collect_batch(batch)
 
+    def _process_context(self, window: Any) -> ProcessWindowContext:
+        return ProcessWindowContext(self.context, self._timers, self._states, self._side_output,
+                                    window)
+
     def _clear_all(self, window: Any) -> None:
-        self._clear_contents(window)
+        self._contents.clear(window)
         self._trigger.clear(window, self._trigger_context.at(window))
         clear = getattr(self.window.window_function, "clear", None)
         if clear is not None and self.window.window_function_kind in (
                 WindowFunctionKind.PROCESS, WindowFunctionKind.PROCESS_ALL):
-            clear(_ProcessWindowContext(self, window))
+            clear(self._process_context(window))
         self._states.clear_window(window)
         if self._merging:
             self._sessions.remove(window)
@@ -376,10 +295,12 @@ class WindowOperator(FunctionOperator):
         self._flush()
         self.emit_watermark(timestamp)
 
-    def _on_event_time(self, timestamp: int, key: Any, window: Any) -> None:
+    def on_event_time(self, timestamp: int, key: Any, window: Any) -> None:
+        """A trigger or cleanup timer in event time (the timer service, on a watermark)."""
         self._on_timer(timestamp, key, window, event_time=True)
 
-    def _on_processing_time(self, timestamp: int, key: Any, window: Any) -> None:
+    def on_processing_time(self, timestamp: int, key: Any, window: Any) -> None:
+        """A trigger or cleanup timer in processing time (the timer service, as mail)."""
         self._on_timer(timestamp, key, window, event_time=False)
         self._flush()
 
@@ -402,7 +323,7 @@ class WindowOperator(FunctionOperator):
         element belongs to now."""
         active = list(self._sessions.keys())
         merges: list[tuple[list[Any], Any]] = []
-        self._assigner.merge_windows([*active, new_window], _MergeCollector(merges))
+        self._assigner.merge_windows([*active, new_window], MergeCollector(merges))
         actual = new_window
         for members, result in merges:
             if new_window in members:
@@ -412,7 +333,7 @@ class WindowOperator(FunctionOperator):
             self._trigger.on_merge(result, context)
             for window in merged:
                 if window in active:
-                    self._move_contents(window, result)
+                    self._contents.move(window, result)
                     self._trigger.clear(window, self._trigger_context.at(window))
                     self._delete_cleanup(window)
                     self._sessions.remove(window)
@@ -425,105 +346,3 @@ class WindowOperator(FunctionOperator):
 def _plus(timestamp: int, millis: int) -> int:
     """``timestamp + millis`` capped at the largest long (the end of time stays the end)."""
     return min(MAX_LONG, timestamp + millis)
-
-
-class _MergeCollector(MergingWindowAssigner.MergeCallback):
-    def __init__(self, merges: list[tuple[list[Any], Any]]) -> None:
-        self._merges = merges
-
-    def merge(self, to_be_merged: Iterable[Any], merge_result: Any) -> None:
-        self._merges.append((list(to_be_merged), merge_result))
-
-
-class _AssignerContext:
-    __slots__ = ("_operator",)
-
-    def __init__(self, operator: WindowOperator) -> None:
-        self._operator = operator
-
-    def get_current_processing_time(self) -> int:
-        return self._operator.context.timers.now_ms()
-
-    def get_runtime_context(self) -> RuntimeContextImpl:
-        return RuntimeContextImpl(self._operator.context)
-
-
-class _TriggerContext(OnMergeContext):
-    """The trigger's view of one key and window (``at(window)`` selects the window)."""
-
-    def __init__(self, operator: WindowOperator) -> None:
-        self._operator = operator
-        self._window: Any = None
-        self._merged: list[Any] = []
-
-    def at(self, window: Any, merged: list[Any] | None = None) -> _TriggerContext:
-        self._window = window
-        self._merged = merged or []
-        return self
-
-    def get_current_processing_time(self) -> int:
-        return self._operator.context.timers.now_ms()
-
-    def get_current_watermark(self) -> int:
-        return self._operator._timers.watermark
-
-    def register_processing_time_timer(self, time: int) -> None:
-        self._operator._timers.register_processing_time_timer(time, self._window)
-
-    def register_event_time_timer(self, time: int) -> None:
-        self._operator._timers.register_event_time_timer(time, self._window)
-
-    def delete_processing_time_timer(self, time: int) -> None:
-        self._operator._timers.delete_processing_time_timer(time, self._window)
-
-    def delete_event_time_timer(self, time: int) -> None:
-        self._operator._timers.delete_event_time_timer(time, self._window)
-
-    def get_partitioned_state(self, state_descriptor: StateDescriptor) -> Any:
-        return self._operator._states.get(state_descriptor, self._window)
-
-    def merge_partitioned_state(self, state_descriptor: StateDescriptor) -> None:
-        self._operator._states.merge(state_descriptor, self._merged, self._window)
-
-
-class _ProcessWindowContext:
-    """``context`` of ``ProcessWindowFunction.process`` / ``clear``."""
-
-    def __init__(self, operator: WindowOperator, window: Any) -> None:
-        self._operator = operator
-        self._window = window
-
-    def window(self) -> Any:
-        return self._window
-
-    def current_processing_time(self) -> int:
-        return self._operator.context.timers.now_ms()
-
-    def current_watermark(self) -> int:
-        return self._operator._timers.watermark
-
-    def window_state(self) -> _WindowStateStore:
-        return _WindowStateStore(self._operator._states, self._window)
-
-    def global_state(self) -> RuntimeContextImpl:
-        return RuntimeContextImpl(self._operator.context)
-
-    def output(self, output_tag: Any, value: Any) -> None:
-        tag_id = getattr(output_tag, "tag_id", None)
-        if not isinstance(tag_id, str):
-            raise TypeError(f"context.output() takes an OutputTag, got {output_tag!r}")
-        self._operator._side_output(tag_id, value, self._window.max_timestamp())
-
-
-class _WindowStateStore:
-    """``context.window_state()``: state of the current key and window."""
-
-    def __init__(self, states: WindowStates, window: Any) -> None:
-        self._states = states
-        self._window = window
-
-    def _get(self, descriptor: StateDescriptor) -> Any:
-        return self._states.get(descriptor, self._window)
-
-    get_state = get_list_state = get_map_state = _get
-    get_reducing_state = get_aggregating_state = _get

@@ -1,0 +1,124 @@
+"""What a window holds for the current key, and what it hands to the window function when it
+fires (the contents part of Flink's ``WindowOperator``).
+
+Two shapes, chosen once per operator:
+
+- incremental (a reduce or aggregate function and no eviction): one accumulator per window
+  (``ACCUMULATORS``: window → accumulator), folded as elements arrive;
+- otherwise the elements themselves, appended in O(1) as ``(window, sequence)`` entries
+  (``ELEMENTS``) with the window's sequence bounds (``BOUNDS``), so a count evictor can keep
+  only the last n elements without rewriting the rest.
+
+All of it is keyed state of the operator's backend (map states keyed by window): snapshotted,
+restored and rescaled by key group. The state names are part of the savepoint format.
+Belongs to the task thread; every method works on the backend's current key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flintlock.common.operator_spec import WindowSpec
+from flintlock.common.state import MapStateDescriptor
+
+ACCUMULATORS = MapStateDescriptor("_flintlock_window_accumulators", None, None)
+ELEMENTS = MapStateDescriptor("_flintlock_window_elements", None, None)
+BOUNDS = MapStateDescriptor("_flintlock_window_bounds", None, None)
+
+
+class WindowContents:
+    """The contents of the current key's windows (see the module docstring)."""
+
+    def __init__(self, backend: Any, spec: WindowSpec) -> None:
+        self.incremental = spec.incremental
+        self.accumulators = backend.get_partitioned_state(ACCUMULATORS)
+        self._elements = backend.get_partitioned_state(ELEMENTS)
+        self._bounds = backend.get_partitioned_state(BOUNDS)
+        self._reduce = getattr(spec.reduce_function, "reduce", spec.reduce_function)
+        self._aggregate = spec.aggregate_function
+        self._keep_last = spec.keep_last
+
+    def add(self, window: Any, value: Any) -> None:
+        if self.incremental:
+            self.accumulators.put(window, self.accumulate(self.accumulators.get(window), value))
+            return
+        first, following = self._bounds.get(window) or (0, 0)
+        self._elements.put((window, following), value)
+        self._bounds.put(window, (first, following + 1))
+
+    def accumulate(self, accumulator: Any, value: Any) -> Any:
+        """``value`` folded into ``accumulator`` (None: nothing yet)."""
+        if self._aggregate is not None:
+            if accumulator is None:
+                accumulator = self._aggregate.create_accumulator()
+            return self._aggregate.add(value, accumulator)
+        return value if accumulator is None else self._reduce(accumulator, value)
+
+    def _combine(self, a: Any, b: Any) -> Any:
+        """Two accumulators into one (merging sessions)."""
+        if a is None or b is None:
+            return b if a is None else a
+        if self._aggregate is not None:
+            return self._aggregate.merge(a, b)
+        return self._reduce(a, b)
+
+    def _result(self, accumulator: Any) -> Any:
+        return (self._aggregate.get_result(accumulator) if self._aggregate is not None
+                else accumulator)
+
+    def values(self, window: Any) -> list[Any]:
+        bounds = self._bounds.get(window)
+        if bounds is None:
+            return []
+        get = self._elements.get
+        return [get((window, sequence)) for sequence in range(*bounds)]
+
+    def for_firing(self, window: Any) -> list[Any] | None:
+        """What the window function gets when ``window`` fires (evicting first, as Flink's
+        evictor before the function); None when the window holds nothing."""
+        if self.incremental:
+            accumulator = self.accumulators.get(window)
+            return None if accumulator is None else [self._result(accumulator)]
+        self._evict(window)
+        contents = self.values(window)
+        if not contents:
+            return None
+        if self._reduce is None and self._aggregate is None:
+            return contents
+        accumulator = None
+        for value in contents:
+            accumulator = self.accumulate(accumulator, value)
+        return [self._result(accumulator)]
+
+    def _evict(self, window: Any) -> None:
+        """Keeps the last ``keep_last`` elements (Flink's count evictor)."""
+        keep = self._keep_last
+        bounds = self._bounds.get(window)
+        if keep is None or bounds is None or bounds[1] - bounds[0] <= keep:
+            return
+        first, following = bounds
+        for sequence in range(first, following - keep):
+            self._elements.remove((window, sequence))
+        self._bounds.put(window, (following - keep, following))
+
+    def clear(self, window: Any) -> None:
+        if self.incremental:
+            self.accumulators.remove(window)
+            return
+        bounds = self._bounds.get(window)
+        if bounds is not None:
+            for sequence in range(*bounds):
+                self._elements.remove((window, sequence))
+            self._bounds.remove(window)
+
+    def move(self, source: Any, target: Any) -> None:
+        """Everything of ``source`` into ``target`` (a session merged into another)."""
+        if self.incremental:
+            moved = self.accumulators.get(source)
+            if moved is not None:
+                self.accumulators.put(target, self._combine(self.accumulators.get(target), moved))
+                self.accumulators.remove(source)
+            return
+        for value in self.values(source):
+            self.add(target, value)
+        self.clear(source)
