@@ -1,11 +1,11 @@
-"""Input gates and input channels: a subtask's input for one job edge.
+"""Input gates: a subtask's input for one job edge, read as one stream of (channel, buffer).
 
-A ``SingleInputGate`` has one ``InputChannel`` per consumed subpartition. Channels tell the
-gate when they have data (``notify_channel_non_empty``, from any thread); the gate keeps a
-FIFO of such channels (each at most once) and serves them round robin on the consuming task's
-thread: ``get_next`` returns ``(channel index, buffer)``, events included — end of partition
-too, after which the channel is finished; once every channel has finished and its end of
-partition was returned, ``get_next`` returns None.
+A ``SingleInputGate`` has one ``InputChannel`` per consumed subpartition (``input_channel``;
+local or remote). Channels tell the gate when they have data (``notify_channel_non_empty``,
+from any thread); the gate keeps a FIFO of such channels (each at most once) and serves them
+round robin on the consuming task's thread: ``get_next`` returns ``(channel index, buffer)``,
+events included — end of partition too, after which the channel is finished; once every
+channel has finished and its end of partition was returned, ``get_next`` returns None.
 
 * A channel that received a priority event (an unaligned barrier) goes to the head of the
   queue, so the barrier overtakes the data of other channels too, not only its own.
@@ -19,11 +19,12 @@ partition was returned, ``get_next`` returns None.
   blocked.
 * ``close`` releases every channel and the gate's pool: no buffer stays outstanding.
 
-``LocalInputChannel`` reads a subpartition view of the same TaskManager directly: the
-producer's buffer is handed over without a copy and the consumer recycles it into the
-producer's pool, which is what makes a slow local consumer stall its producer. A partition
-not registered yet is requested again after ``taskmanager.network.request-backoff.initial``,
-doubling up to ``.max``, then fails with ``PartitionNotFoundError``.
+A ``UnionInputGate`` reads several gates as one (a task with more than one input edge), with
+global channel indices: the gate's offset plus the local index.
+
+The channel errors, ``LocalInputChannel`` and the retry ``Scheduler`` are defined in
+``input_channel`` and ``local_channel``; this module re-exports them for the test kit's
+exchange builder and the tests that import them from here.
 
 Threads: the gate's queue and flags are guarded by ``_cond``; ``get_next``/``poll_next``,
 ``block_channel``/``resume_channel`` run on the consuming task thread only; channels'
@@ -32,64 +33,41 @@ Threads: the gate's queue and flags are guarded by ``_cond``; ``get_next``/``pol
 
 from __future__ import annotations
 
-import abc
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
-from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
-from flintlock.common.ids import ChannelIndex, ResultPartitionId
-from flintlock.common.options.network import REQUEST_BACKOFF_INITIAL, REQUEST_BACKOFF_MAX
-from flintlock.runtime.network.barriers import CheckpointBarrier
-from flintlock.runtime.network.buffer import Buffer, DataType, LocalBufferPool
+from flintlock.common.ids import ChannelIndex
+from flintlock.runtime.network.buffer import Buffer, LocalBufferPool
 from flintlock.runtime.network.events import is_end_of_partition
-from flintlock.runtime.network.partition import (
-    PartitionNotFoundError,
-    ResultPartitionManager,
-    ResultSubpartitionView,
+from flintlock.runtime.network.input_channel import (
+    InputChannel,
+    InputChannelError,
+    InputChannelStatistics,
+    ProducerFailedError,
+    Scheduler,
+    timer_scheduler,
 )
+from flintlock.runtime.network.local_channel import LocalInputChannel
 
-
-class InputChannelError(FlintlockError):
-    """Reading a channel failed; ``__cause__`` holds the original error."""
-
-    def __init__(self, channel_index: int, message: str) -> None:
-        super().__init__(channel_index, message)
-        self.channel_index = channel_index
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"input channel {self.channel_index}: {self.message}"
-
-
-class ProducerFailedError(InputChannelError):
-    """The producing subtask failed; ``__cause__`` is its error."""
+__all__ = [
+    "InputChannelError",
+    "InputGateClosedError",
+    "InputGateStatistics",
+    "LocalInputChannel",
+    "ProducerFailedError",
+    "Scheduler",
+    "SingleInputGate",
+    "UnionInputGate",
+    "timer_scheduler",
+]
 
 
 class InputGateClosedError(FlintlockError):
     """The gate was closed (the task is being cancelled) while a read was waiting."""
-
-
-@dataclass(frozen=True, slots=True)
-class BufferAndAvailability:
-    buffer: Buffer
-    more_available: bool
-    next_data_type: DataType | None
-    sequence_number: int
-
-
-@dataclass(frozen=True, slots=True)
-class InputChannelStatistics:
-    channel_index: int
-    buffers_received: int
-    bytes_received: int
-    queued_buffers: int
-    is_finished: bool
-    is_released: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,231 +82,6 @@ class InputGateStatistics:
     idle_ms: float
     """Total time readers spent in those waits."""
     channels: tuple[InputChannelStatistics, ...]
-
-
-class Cancellable(Protocol):
-    def cancel(self) -> None: ...
-
-
-Scheduler = Callable[[float, Callable[[], None]], Cancellable]
-"""Runs a callback after a delay in seconds (on some other thread); returns a handle."""
-
-
-def timer_scheduler(delay_s: float, callback: Callable[[], None]) -> Cancellable:
-    """The default ``Scheduler``: a daemon ``threading.Timer``."""
-    timer = threading.Timer(delay_s, callback)
-    timer.daemon = True
-    timer.start()
-    return timer
-
-
-class InputChannel(abc.ABC):
-    """One consumed subpartition, as seen by the consuming gate."""
-
-    def __init__(
-        self, gate: SingleInputGate, channel_index: ChannelIndex,
-        partition_id: ResultPartitionId, subpartition_index: int,
-    ) -> None:
-        self.gate = gate
-        self.channel_index = channel_index
-        self.partition_id = partition_id
-        self.subpartition_index = subpartition_index
-        self._error: BaseException | None = None  # set from any thread, read by the task
-        self.buffers_received = 0  # task thread
-        self.bytes_received = 0  # task thread
-        self.is_finished = False  # end of partition returned; task thread
-
-    @abc.abstractmethod
-    def request_subpartition(self) -> None: ...
-
-    @abc.abstractmethod
-    def get_next_buffer(self) -> BufferAndAvailability | None: ...
-
-    @abc.abstractmethod
-    def resume_consumption(self) -> None: ...
-
-    @abc.abstractmethod
-    def release(self) -> None: ...
-
-    @property
-    @abc.abstractmethod
-    def is_released(self) -> bool: ...
-
-    def notify_channel_non_empty(self) -> None:
-        self.gate.notify_channel_non_empty(self)
-
-    def set_error(self, cause: BaseException) -> None:
-        """Records ``cause`` (the first one wins); the gate raises it at the next read."""
-        if self._error is None:
-            self._error = cause
-        self.notify_channel_non_empty()
-
-    @property
-    def has_error(self) -> bool:
-        return self._error is not None
-
-    def check_error(self) -> None:
-        error = self._error
-        if error is None:
-            return
-        if isinstance(error, InputChannelError):
-            raise error
-        raise InputChannelError(self.channel_index, f"{type(error).__name__}: {error}") from error
-
-    def queued_buffers(self) -> int:
-        return 0
-
-    def convert_barrier_to_priority(self, barrier: CheckpointBarrier) -> bool:
-        """If this channel's own queue still holds the aligned barrier of
-        ``barrier.checkpoint_id``, replace it by ``barrier`` (its unaligned form) queued as a
-        priority event; True if it did. Only a remote channel has such a queue: a local
-        channel reads its producer's subpartition, where the producer converts."""
-        return False
-
-    def take_overtaken(self) -> tuple[bytes, ...]:
-        """Copies of the data buffers the priority event just returned by
-        ``get_next_buffer`` overtook in this channel's own queue (task thread). A local
-        channel has no queue of its own: its producer's subpartition did the overtaking."""
-        return ()
-
-    def statistics(self) -> InputChannelStatistics:
-        return InputChannelStatistics(
-            self.channel_index, self.buffers_received, self.bytes_received,
-            self.queued_buffers(), self.is_finished, self.is_released,
-        )
-
-
-class LocalInputChannel(InputChannel):
-    """Reads a subpartition of this TaskManager straight from its view (no copy, no credit)."""
-
-    def __init__(
-        self, gate: SingleInputGate, channel_index: ChannelIndex,
-        partition_id: ResultPartitionId, subpartition_index: int,
-        partition_manager: ResultPartitionManager, backoff_initial_ms: int = 100,
-        backoff_max_ms: int = 10_000, scheduler: Scheduler = timer_scheduler,
-    ) -> None:
-        super().__init__(gate, channel_index, partition_id, subpartition_index)
-        self._manager = partition_manager
-        self._backoff_ms = backoff_initial_ms
-        self._backoff_max_ms = backoff_max_ms
-        self._scheduler = scheduler
-        self._lock = threading.Lock()
-        self._view: ResultSubpartitionView | None = None  # guarded by _lock
-        self._retry: Cancellable | None = None  # guarded by _lock
-        self._released = False  # guarded by _lock
-
-    @classmethod
-    def from_config(
-        cls, gate: SingleInputGate, channel_index: ChannelIndex, partition_id: ResultPartitionId,
-        subpartition_index: int, partition_manager: ResultPartitionManager, config: Configuration,
-    ) -> LocalInputChannel:
-        """A channel with the back-off of ``taskmanager.network.request-backoff.*``."""
-        return cls(
-            gate, channel_index, partition_id, subpartition_index, partition_manager,
-            config.get(REQUEST_BACKOFF_INITIAL), config.get(REQUEST_BACKOFF_MAX),
-        )
-
-    def request_subpartition(self) -> None:
-        """Creates the view, or schedules a retry while the partition is not registered."""
-        with self._lock:
-            if self._released or self._view is not None:
-                return
-            self._retry = None
-        try:
-            view = self._manager.create_subpartition_view(
-                self.partition_id, self.subpartition_index, self
-            )
-        except PartitionNotFoundError as exc:
-            self._retry_or_fail(exc)
-            return
-        with self._lock:
-            released = self._released
-            if not released:
-                self._view = view
-        if released:
-            view.release()
-            return
-        # The view may have told the gate of data before ``_view`` was set (at creation, if
-        # the producer was ahead, or from the producer's thread since): a read in between
-        # found no view and dropped the channel from the gate's queue, and the subpartition
-        # will not notify again while its queue stays non-empty. Announce the channel once
-        # more; a read that finds nothing is harmless.
-        self.notify_channel_non_empty()
-
-    def _retry_or_fail(self, cause: PartitionNotFoundError) -> None:
-        with self._lock:
-            if self._released:
-                return
-            delay_ms = self._backoff_ms
-            if delay_ms <= 0 or delay_ms > self._backoff_max_ms:
-                retry = False
-            else:
-                retry = True
-                grown = min(delay_ms * 2, self._backoff_max_ms)
-                self._backoff_ms = grown if grown > delay_ms else self._backoff_max_ms + 1
-                self._retry = self._scheduler(delay_ms / 1000.0, self.request_subpartition)
-        if not retry:
-            self.set_error(cause)
-
-    def notify_data_available(self) -> None:
-        """The view's listener (producer's thread): tell the gate."""
-        self.notify_channel_non_empty()
-
-    def notify_priority_event(self) -> None:
-        """A priority event (unaligned barrier) was queued: the gate serves this channel first."""
-        self.gate.notify_channel_non_empty(self, priority=True)
-
-    def get_next_buffer(self) -> BufferAndAvailability | None:
-        view = self._view
-        if view is None:
-            return None
-        polled = view.poll_next()
-        if polled is None:
-            if view.is_released and not self.is_finished:
-                self._raise_released(view)
-            return None
-        buffer = polled.buffer
-        self.buffers_received += 1
-        self.bytes_received += buffer.size
-        if buffer.data_type is not DataType.DATA_BUFFER and is_end_of_partition(buffer):
-            view.release()
-        return BufferAndAvailability(
-            buffer, polled.next_data_type is not None, polled.next_data_type,
-            polled.sequence_number,
-        )
-
-    def _raise_released(self, view: ResultSubpartitionView) -> None:
-        cause = view.failure_cause
-        if cause is not None:
-            raise ProducerFailedError(
-                self.channel_index, f"producer of {self.partition_id} failed: {cause!r}"
-            ) from cause
-        raise InputChannelError(
-            self.channel_index, f"{self.partition_id} was released before its end"
-        )
-
-    def resume_consumption(self) -> None:
-        """Nothing to do locally: a blocked local channel only stops being read."""
-
-    def release(self) -> None:
-        with self._lock:
-            if self._released:
-                return
-            self._released = True
-            view, self._view = self._view, None
-            retry, self._retry = self._retry, None
-        if retry is not None:
-            retry.cancel()
-        if view is not None:
-            view.release()
-
-    @property
-    def is_released(self) -> bool:
-        return self._released
-
-    def queued_buffers(self) -> int:
-        view = self._view
-        return 0 if view is None else view.get_backlog()
 
 
 class SingleInputGate:

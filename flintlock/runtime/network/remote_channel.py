@@ -75,11 +75,11 @@ from flintlock.runtime.network.events import (
     encode_event,
     is_end_of_partition,
 )
-from flintlock.runtime.network.gate import (
+from flintlock.runtime.network.gate import SingleInputGate
+from flintlock.runtime.network.input_channel import (
     BufferAndAvailability,
     InputChannel,
     ProducerFailedError,
-    SingleInputGate,
 )
 from flintlock.runtime.network.io_thread import IOThread
 from flintlock.runtime.network.partition import PartitionNotFoundError

@@ -19,7 +19,7 @@ from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.stats import subtask_metrics
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.network.buffer import BufferPoolDestroyedError
-from flintlock.runtime.network.gate import ProducerFailedError
+from flintlock.runtime.network.input_channel import ProducerFailedError
 from flintlock.runtime.rpc import RemoteFailure
 
 if TYPE_CHECKING:

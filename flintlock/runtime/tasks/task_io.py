@@ -40,7 +40,9 @@ from flintlock.runtime.network.channel_selector import (
     RebalanceSelector,
     RescaleSelector,
 )
-from flintlock.runtime.network.gate import InputChannel, LocalInputChannel, SingleInputGate
+from flintlock.runtime.network.gate import SingleInputGate
+from flintlock.runtime.network.input_channel import InputChannel
+from flintlock.runtime.network.local_channel import LocalInputChannel
 from flintlock.runtime.network.partition import (
     ResultPartition,
     ResultPartitionManager,

@@ -34,7 +34,7 @@ from collections.abc import Callable, MutableMapping, Sequence
 from flintlock.common.clock import Clock
 from flintlock.common.ids import CheckpointId
 from flintlock.runtime.network.barriers import AlignmentType, CheckpointBarrier
-from flintlock.runtime.network.gate import InputChannel
+from flintlock.runtime.network.input_channel import InputChannel
 from flintlock.runtime.network.partition import ResultPartition
 from flintlock.runtime.tasks.channel_state_io import ChannelStateCapture
 
