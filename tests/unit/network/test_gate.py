@@ -13,8 +13,13 @@ from flintlock.runtime.network.gate import (
     UnionInputGate,
 )
 from flintlock.runtime.network.partition import PartitionNotFoundError, ResultPartitionManager
-
-from .test_partition_support import data_buffer, local_gate, make_partition, pid
+from flintlock.testing.exchange import (
+    local_exchange,
+    local_gate,
+    new_partition,
+    partition_id,
+    write,
+)
 
 
 class ManualScheduler:
@@ -41,13 +46,6 @@ class _Handle:
         self.cancelled = True
 
 
-def two_producers(network, manager, n=1):
-    partitions = [make_partition(network, n, name=f"p{i}") for i in range(2)]
-    for partition in partitions:
-        manager.register(partition)
-    return partitions
-
-
 def read_all(gate):
     out = []
     while (item := gate.get_next(timeout_s=5)) is not None:
@@ -58,13 +56,11 @@ def read_all(gate):
 
 
 def test_local_exchange_delivers_in_order_and_finishes():
-    network = NetworkBufferPool(16, 64)
-    manager = ResultPartitionManager()
-    producers = two_producers(network, manager)
-    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    exchange = local_exchange(producers=2)
+    network, producers, gate = exchange.network, exchange.partitions, exchange.gates[0]
     for index in range(3):
         for number, producer in enumerate(producers):
-            producer.add_buffer(0, data_buffer(producer, 0, f"{number}:{index}".encode()))
+            write(producer, 0, f"{number}:{index}".encode())
     for producer in producers:
         producer.finish()
     out = read_all(gate)
@@ -72,28 +68,24 @@ def test_local_exchange_delivers_in_order_and_finishes():
         mine = [payload for c, payload in out if c == channel]
         assert mine == [f"{channel}:{i}".encode() for i in range(3)] + [END_OF_PARTITION]
     assert gate.is_finished and gate.get_next() is None and gate.poll_next() is None
-    assert manager.partition_ids == []
+    assert exchange.manager.partition_ids == []
     assert network.statistics().free_segments == 16
 
 
 def test_poll_next_returns_none_without_data():
-    network = NetworkBufferPool(16, 64)
-    manager = ResultPartitionManager()
-    producers = two_producers(network, manager)
-    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    exchange = local_exchange(producers=2)
+    gate = exchange.gates[0]
     assert gate.poll_next() is None and not gate.is_finished
     assert gate.get_next(timeout_s=0.001) is None
     gate.close()
 
 
 def test_blocked_channel_keeps_its_data_until_resumed():
-    network = NetworkBufferPool(16, 64)
-    manager = ResultPartitionManager()
-    producers = two_producers(network, manager)
-    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    exchange = local_exchange(producers=2)
+    producers, gate = exchange.partitions, exchange.gates[0]
     gate.block_channel(0)
-    producers[0].add_buffer(0, data_buffer(producers[0], 0, b"held"))
-    producers[1].add_buffer(0, data_buffer(producers[1], 0, b"free"))
+    write(producers[0], 0, b"held")
+    write(producers[1], 0, b"free")
     channel, buffer = gate.poll_next()
     assert (channel, bytes(buffer.view())) == (1, b"free")
     buffer.recycle()
@@ -107,10 +99,8 @@ def test_blocked_channel_keeps_its_data_until_resumed():
 
 
 def test_producer_failure_is_raised_with_its_cause():
-    network = NetworkBufferPool(16, 64)
-    manager = ResultPartitionManager()
-    producers = two_producers(network, manager)
-    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    exchange = local_exchange(producers=2)
+    network, producers, gate = exchange.network, exchange.partitions, exchange.gates[0]
     assert gate.poll_next() is None
     cause = RuntimeError("producer exploded")
     producers[1].fail(cause)
@@ -123,10 +113,8 @@ def test_producer_failure_is_raised_with_its_cause():
 
 
 def test_set_error_surfaces_even_on_a_blocked_channel():
-    network = NetworkBufferPool(16, 64)
-    manager = ResultPartitionManager()
-    producers = two_producers(network, manager)
-    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    exchange = local_exchange(producers=2)
+    gate = exchange.gates[0]
     gate.poll_next()
     gate.block_channel(0)
     cause = OSError("disk gone")
@@ -140,14 +128,13 @@ def test_partition_not_found_is_retried_with_backoff_then_succeeds():
     network = NetworkBufferPool(16, 64)
     manager = ResultPartitionManager()
     scheduler = ManualScheduler()
-    gate = local_gate(manager, [pid("late")], 0, backoff_initial_ms=100,
+    gate = local_gate(manager, [partition_id("late")], 0, backoff_initial_ms=100,
                       backoff_max_ms=1000, scheduler=scheduler)
     assert gate.poll_next() is None
     assert scheduler.run_next() == 0.1
     assert scheduler.run_next() == 0.2
-    producer = make_partition(network, 1, name="late")
-    manager.register(producer)
-    producer.add_buffer(0, data_buffer(producer, 0, b"hello"))
+    producer = new_partition(network, 1, name="late", manager=manager)
+    write(producer, 0, b"hello")
     assert scheduler.run_next() == 0.4
     _, buffer = gate.get_next(timeout_s=5)
     assert bytes(buffer.view()) == b"hello"
@@ -158,7 +145,7 @@ def test_partition_not_found_is_retried_with_backoff_then_succeeds():
 
 def test_partition_not_found_fails_after_the_maximum_backoff():
     scheduler = ManualScheduler()
-    gate = local_gate(ResultPartitionManager(), [pid("never")], 0, backoff_initial_ms=100,
+    gate = local_gate(ResultPartitionManager(), [partition_id("never")], 0, backoff_initial_ms=100,
                       backoff_max_ms=300, scheduler=scheduler)
     gate.poll_next()
     delays = []
@@ -172,7 +159,7 @@ def test_partition_not_found_fails_after_the_maximum_backoff():
 
 def test_release_cancels_a_pending_retry():
     scheduler = ManualScheduler()
-    gate = local_gate(ResultPartitionManager(), [pid("never")], 0, scheduler=scheduler)
+    gate = local_gate(ResultPartitionManager(), [partition_id("never")], 0, scheduler=scheduler)
     gate.poll_next()
     (_, handle), = scheduler.pending
     gate.close()
@@ -180,11 +167,9 @@ def test_release_cancels_a_pending_retry():
 
 
 def test_close_wakes_a_waiting_reader_and_leaves_no_buffer_outstanding():
-    network = NetworkBufferPool(16, 64)
-    manager = ResultPartitionManager()
-    producers = two_producers(network, manager)
-    gate = local_gate(manager, [p.partition_id for p in producers], 0)
-    producers[0].add_buffer(0, data_buffer(producers[0], 0, b"never read"))
+    exchange = local_exchange(producers=2)
+    network, producers, gate = exchange.network, exchange.partitions, exchange.gates[0]
+    write(producers[0], 0, b"never read")
     gate.block_channel(0)
     errors = []
 
@@ -204,14 +189,11 @@ def test_close_wakes_a_waiting_reader_and_leaves_no_buffer_outstanding():
 
 
 def test_slow_consumer_backpressures_the_producer():
-    network = NetworkBufferPool(64, 64)
-    manager = ResultPartitionManager()
-    producer = make_partition(network, 1)
-    manager.register(producer)
-    gate = local_gate(manager, [producer.partition_id], 0)
+    exchange = local_exchange(producers=1, segments=64)
+    producer, gate = exchange.partitions[0], exchange.gates[0]
     capacity = producer.buffer_pool.max_buffers
     for index in range(capacity):
-        producer.add_buffer(0, data_buffer(producer, 0, bytes([index])))
+        write(producer, 0, bytes([index]))
     with pytest.raises(BufferRequestTimeoutError):
         producer.request_buffer_blocking(0, timeout_s=0.01)
     _, buffer = gate.get_next(timeout_s=5)
@@ -222,18 +204,15 @@ def test_slow_consumer_backpressures_the_producer():
 
 
 def test_union_gate_uses_global_channel_indices():
-    network = NetworkBufferPool(32, 64)
-    manager = ResultPartitionManager()
-    producers = [make_partition(network, 1, name=f"u{i}") for i in range(3)]
-    for producer in producers:
-        manager.register(producer)
-    first = local_gate(manager, [producers[0].partition_id], 0)
-    second = local_gate(manager, [producers[1].partition_id, producers[2].partition_id], 0)
+    exchange = local_exchange(producers=3, segments=32, names=["u0", "u1", "u2"])
+    network, producers, ids = exchange.network, exchange.partitions, exchange.partition_ids
+    first = local_gate(exchange.manager, ids[:1], 0)
+    second = local_gate(exchange.manager, ids[1:], 0)
     union = UnionInputGate([first, second])
     assert union.num_channels == 3
     union.block_channel(2)
     for number, producer in enumerate(producers):
-        producer.add_buffer(0, data_buffer(producer, 0, bytes([number])))
+        write(producer, 0, bytes([number]))
         producer.finish()
     seen = read_until_blocked(union)
     assert {(c, p) for c, p in seen if not isinstance(p, type(END_OF_PARTITION))} == {
@@ -262,15 +241,13 @@ def test_local_channel_takes_its_backoff_from_the_configuration():
                             "taskmanager.network.request-backoff.max": "200 ms"})
     gate = SingleInputGate()
     channel = LocalInputChannel.from_config(
-        gate, ChannelIndex(0), pid(), 0, ResultPartitionManager(), config)
+        gate, ChannelIndex(0), partition_id(), 0, ResultPartitionManager(), config)
     assert (channel._backoff_ms, channel._backoff_max_ms) == (50, 200)
 
 
 def test_gate_counts_the_times_its_reader_waited():
-    network = NetworkBufferPool(16, 64)
-    manager = ResultPartitionManager()
-    producers = two_producers(network, manager)
-    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    exchange = local_exchange(producers=2)
+    gate = exchange.gates[0]
     assert gate.get_next(timeout_s=0.001) is None
     assert gate.statistics().idle_waits == 1
     gate.close()
@@ -284,13 +261,11 @@ def test_a_priority_event_is_served_before_other_channels_data():
         CheckpointOptions,
     )
 
-    network = NetworkBufferPool(16, 64)
-    manager = ResultPartitionManager()
-    producers = two_producers(network, manager)
-    gate = local_gate(manager, [p.partition_id for p in producers], 0)
+    exchange = local_exchange(producers=2)
+    producers, gate = exchange.partitions, exchange.gates[0]
     gate.poll_next()
-    producers[0].add_buffer(0, data_buffer(producers[0], 0, b"first"))
-    producers[1].add_buffer(0, data_buffer(producers[1], 0, b"second"))
+    write(producers[0], 0, b"first")
+    write(producers[1], 0, b"second")
     barrier = CheckpointBarrier(CheckpointId(1), 0, CheckpointOptions(
         alignment=AlignmentType.UNALIGNED))
     producers[1].add_event(0, barrier)
@@ -302,12 +277,9 @@ def test_data_announced_while_the_local_view_is_being_created_is_not_lost():
     # The consumer reads at the moment the producer's subpartition announces its data, inside
     # create_view, before the channel holds the view: that read finds nothing. The data must
     # still be delivered, although the subpartition will not announce it again.
-    network = NetworkBufferPool(16, 64)
-    manager = ResultPartitionManager()
-    producer = make_partition(network, 1)
-    manager.register(producer)
-    producer.add_buffer(0, data_buffer(producer, 0, b"early"))
-    gate = local_gate(manager, [producer.partition_id], 0)
+    exchange = local_exchange(producers=1)
+    producer, gate = exchange.partitions[0], exchange.gates[0]
+    write(producer, 0, b"early")
     reads_during_creation = []
 
     def read_now():

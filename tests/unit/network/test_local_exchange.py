@@ -7,14 +7,13 @@ from hypothesis import strategies as st
 
 from flintlock.common.config import Configuration
 from flintlock.runtime.network.barriers import END_OF_PARTITION
-from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.channel_selector import KeyGroupSelector
 from flintlock.runtime.network.events import decode_event
-from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.serialization import RecordDeserializer
 from flintlock.runtime.network.writer import RecordWriter
-
-from .test_partition_support import local_gate, make_partition, pid
+from flintlock.testing.exchange import (
+    local_exchange,
+)
 
 RECORD = st.tuples(st.integers(0, 20), st.integers(), st.binary(max_size=300))
 STEP = st.one_of(
@@ -25,11 +24,11 @@ STEP = st.one_of(
 
 
 class Consumers:
-    """One gate per consumer subtask, each with one local channel per producer."""
+    """Reads the exchange's gates (one per consumer subtask, one local channel per producer)."""
 
-    def __init__(self, manager, producers, num_consumers):
-        self.gates = [local_gate(manager, [p.partition_id for p in producers], c)
-                      for c in range(num_consumers)]
+    def __init__(self, exchange):
+        producers = exchange.partitions
+        self.gates = exchange.gates
         self.deserializers = [[RecordDeserializer() for _ in producers] for _ in self.gates]
         self.received = [[[] for _ in producers] for _ in self.gates]
         self.ended = [[False for _ in producers] for _ in self.gates]
@@ -71,14 +70,11 @@ SEGMENTS = 4_000
 def test_every_record_exactly_once_and_in_order_per_channel(
     steps, segment, producers_n, consumers_n
 ):
-    network = NetworkBufferPool(SEGMENTS, segment)
-    manager = ResultPartitionManager()
-    producers = [make_partition(network, consumers_n, name=f"p{i}", config=ROOMY)
-                 for i in range(producers_n)]
-    for producer in producers:
-        manager.register(producer)
+    exchange = local_exchange(producers_n, consumers_n, segments=SEGMENTS, segment_size=segment,
+                              config=ROOMY)
+    network, producers = exchange.network, exchange.partitions
     writers = [RecordWriter(p, KeyGroupSelector(lambda r: r[0], 16)) for p in producers]
-    consumers = Consumers(manager, producers, consumers_n)
+    consumers = Consumers(exchange)
     sent = [[[] for _ in producers] for _ in range(consumers_n)]
     for number, (kind, arg) in enumerate(steps):
         writer_index = number % producers_n
@@ -98,15 +94,13 @@ def test_every_record_exactly_once_and_in_order_per_channel(
     consumers.read_to_end()
     assert consumers.received == sent
     assert all(all(row) for row in consumers.ended)
-    assert manager.partition_ids == []
+    assert exchange.manager.partition_ids == []
     assert network.statistics().free_segments == SEGMENTS
 
 
 def test_bounded_exchange_between_two_threads_under_backpressure():
-    network = NetworkBufferPool(64, 4096)
-    manager = ResultPartitionManager()
-    producer = make_partition(network, 2)
-    manager.register(producer)
+    exchange = local_exchange(producers=1, consumers=2, segments=64, segment_size=4096)
+    network, producer, gates = exchange.network, exchange.partitions[0], exchange.gates
     total = 60_000
     errors = []
 
@@ -120,7 +114,6 @@ def test_bounded_exchange_between_two_threads_under_backpressure():
         except BaseException as exc:
             errors.append(exc)
 
-    gates = [local_gate(manager, [pid()], c) for c in range(2)]
     thread = threading.Thread(target=produce)
     thread.start()
     received = [[], []]

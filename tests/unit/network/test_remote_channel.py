@@ -2,82 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
-from flintlock.common.ids import (
-    ChannelIndex,
-    IntermediateDataSetId,
-    ResultPartitionId,
-    SubtaskIndex,
-)
-from flintlock.runtime.network.buffer import Buffer, DataType, NetworkBufferPool
+from flintlock.runtime.network.buffer import DataType
 from flintlock.runtime.network.credit import CreditViolationError
-from flintlock.runtime.network.gate import InputChannelError, SingleInputGate
+from flintlock.runtime.network.gate import InputChannelError
 from flintlock.runtime.network.partition import PartitionNotFoundError
 from flintlock.runtime.network.protocol import MalformedFrameError, PartitionRequest
-from flintlock.runtime.network.remote_channel import BufferReorderingError, RemoteInputChannel
+from flintlock.runtime.network.remote_channel import BufferReorderingError
+from flintlock.testing.exchange import deliver, detached_remote_gate, partition_id
 
-PID = ResultPartitionId(IntermediateDataSetId("ds"), SubtaskIndex(1))
+PID = partition_id("ds", subtask=1)
 SEGMENT = 1024
 
 
-class FakeIO:
-    def __init__(self) -> None:
-        self.timers: list[tuple[float, Callable[[], None]]] = []
-
-    def call_later(self, delay_s: float, task: Callable[[], None]) -> None:
-        self.timers.append((delay_s, task))
-
-
-class FakeClient:
-    def __init__(self) -> None:
-        self.requests: list[PartitionRequest] = []
-        self.credit_notifications = 0
-        self.cancelled: list[int] = []
-
-    def request(self, channel: RemoteInputChannel) -> None:
-        if not channel.is_released:
-            self.requests.append(channel.partition_request())
-
-    def notify_credit(self, channel: RemoteInputChannel) -> None:
-        self.credit_notifications += 1
-
-    def cancel(self, channel: RemoteInputChannel) -> None:
-        self.cancelled.append(channel.receiver_id)
-
-
-class FakeConnections:
-    def __init__(self) -> None:
-        self.io = FakeIO()
-        self.client = FakeClient()
-
-    def client_for(self, address: tuple[str, int]) -> FakeClient:
-        return self.client
-
-
 def make(credit: int = 2, floating: int = 4, backoff: tuple[int, int] = (10, 40)):  # type: ignore[no-untyped-def]
-    pool = NetworkBufferPool(32, SEGMENT)
-    gate = SingleInputGate(0, pool.create_buffer_pool(0, floating))
-    connections = FakeConnections()
-    channel = RemoteInputChannel(
-        gate, ChannelIndex(0), PID, 3, connections, ("host", 1), pool, credit, *backoff  # type: ignore[arg-type]
-    )
-    gate.set_channels([channel])
-    channel.request_subpartition()
-    return pool, gate, connections, channel
-
-
-def deliver(channel: RemoteInputChannel, sequence: int, payload: bytes, backlog: int = 0,
-            data_type: DataType = DataType.DATA_BUFFER) -> Buffer:
-    target = channel.take_target(data_type, len(payload))
-    assert target is not None
-    view, buffer = target
-    view[: len(payload)] = payload
-    buffer.size = len(payload)
-    channel.on_buffer(buffer, sequence, backlog)
-    return buffer
+    """(network pool, gate, recording connections, channel) of one requested remote channel
+    reading subpartition 3 of ``PID``."""
+    wired = detached_remote_gate(credit=credit, floating=floating, backoff_ms=backoff,
+                                 segment_size=SEGMENT, partition=PID, subpartition=3)
+    return wired.network, wired.gate, wired.connections, wired.channels[0]
 
 
 def test_request_announces_the_exclusive_buffers_as_initial_credit() -> None:
@@ -183,14 +127,9 @@ def test_errors_after_end_of_partition_are_ignored() -> None:
 
 
 def test_a_gate_without_a_pool_just_has_no_floating_buffers() -> None:
-    pool = NetworkBufferPool(8, SEGMENT)
-    gate = SingleInputGate(0)
-    connections = FakeConnections()
-    channel = RemoteInputChannel(
-        gate, ChannelIndex(0), PID, 0, connections, ("host", 1), pool, 1  # type: ignore[arg-type]
-    )
-    gate.set_channels([channel])
-    channel.request_subpartition()
+    wired = detached_remote_gate(credit=1, floating=None, segments=8, segment_size=SEGMENT,
+                                 partition=PID)
+    gate, channel = wired.gate, wired.channels[0]
     deliver(channel, 0, b"a", backlog=5)  # wants floating buffers, there is no pool
     statistics = channel.credit_statistics()
     assert statistics.empty_floating == 0 and not statistics.waiting_for_floating

@@ -12,9 +12,14 @@ from flintlock.runtime.network.barriers import (
 )
 from flintlock.runtime.network.buffer import DataType, NetworkBufferPool
 from flintlock.runtime.network.events import encode_event, event_bytes
-
-from .test_partition_support import Recorder, data_buffer, make_partition
-from .test_remote_channel import deliver, make
+from flintlock.testing.exchange import (
+    CountingListener,
+    deliver,
+    detached_remote_gate,
+    local_gate,
+    new_partition,
+    write,
+)
 
 
 def unaligned(checkpoint_id: int) -> CheckpointBarrier:
@@ -23,6 +28,12 @@ def unaligned(checkpoint_id: int) -> CheckpointBarrier:
 
 
 ALIGNED = CheckpointBarrier(CheckpointId(5), 0)
+
+
+def one_remote_channel(credit: int):  # type: ignore[no-untyped-def]
+    """(gate, channel): one requested remote channel, 4 floating buffers, no network."""
+    wired = detached_remote_gate(credit=credit, floating=4)
+    return wired.gate, wired.channels[0]
 
 
 def drain(view):  # type: ignore[no-untyped-def]
@@ -37,13 +48,13 @@ def drain(view):  # type: ignore[no-untyped-def]
 
 def test_priority_barrier_returns_copies_of_the_queued_data_buffers_per_subpartition() -> None:
     network = NetworkBufferPool(32, 64)
-    partition = make_partition(network, n=3)
-    views = [partition.create_subpartition_view(i, Recorder()) for i in range(3)]
-    partition.add_buffer(0, data_buffer(partition, 0, b"a0"))
-    partition.add_buffer(0, data_buffer(partition, 0, b"a1"))
+    partition = new_partition(network, 3)
+    views = [partition.create_subpartition_view(i, CountingListener()) for i in range(3)]
+    write(partition, 0, b"a0")
+    write(partition, 0, b"a1")
     partition.add_event(0, ALIGNED)  # an ordinary event is overtaken but is no channel state
-    partition.add_buffer(0, data_buffer(partition, 0, b"a2"))
-    partition.add_buffer(2, data_buffer(partition, 2, b"c0"))
+    write(partition, 0, b"a2")
+    write(partition, 2, b"c0")
     partition.broadcast_event(unaligned(7))
     assert partition.take_overtaken(7) == {0: (b"a0", b"a1", b"a2"), 2: (b"c0",)}
     assert partition.take_overtaken(7) == {}  # taken once
@@ -58,14 +69,14 @@ def test_priority_barrier_returns_copies_of_the_queued_data_buffers_per_subparti
 
 def test_buffers_already_polled_or_added_after_the_barrier_are_not_overtaken() -> None:
     network = NetworkBufferPool(32, 64)
-    partition = make_partition(network, n=1)
-    view = partition.create_subpartition_view(0, Recorder())
-    partition.add_buffer(0, data_buffer(partition, 0, b"sent"))
+    partition = new_partition(network, 1)
+    view = partition.create_subpartition_view(0, CountingListener())
+    write(partition, 0, b"sent")
     polled = view.poll_next()
     assert polled is not None
-    partition.add_buffer(0, data_buffer(partition, 0, b"queued"))
+    write(partition, 0, b"queued")
     partition.broadcast_event(unaligned(1))
-    partition.add_buffer(0, data_buffer(partition, 0, b"after"))
+    write(partition, 0, b"after")
     assert partition.take_overtaken(1) == {0: (b"queued",)}
     polled.buffer.recycle()
     for buffer in drain(view):
@@ -74,9 +85,9 @@ def test_buffers_already_polled_or_added_after_the_barrier_are_not_overtaken() -
 
 def test_copies_survive_the_consumer_recycling_the_originals() -> None:
     network = NetworkBufferPool(32, 64)
-    partition = make_partition(network, n=1)
-    view = partition.create_subpartition_view(0, Recorder())
-    partition.add_buffer(0, data_buffer(partition, 0, b"data"))
+    partition = new_partition(network, 1)
+    view = partition.create_subpartition_view(0, CountingListener())
+    write(partition, 0, b"data")
     partition.broadcast_event(unaligned(3))
     for buffer in drain(view):
         buffer.segment[:4] = b"XXXX"
@@ -86,18 +97,18 @@ def test_copies_survive_the_consumer_recycling_the_originals() -> None:
 
 def test_an_aligned_barrier_overtakes_nothing() -> None:
     network = NetworkBufferPool(32, 64)
-    partition = make_partition(network, n=1)
-    partition.create_subpartition_view(0, Recorder())
-    partition.add_buffer(0, data_buffer(partition, 0, b"data"))
+    partition = new_partition(network, 1)
+    partition.create_subpartition_view(0, CountingListener())
+    write(partition, 0, b"data")
     partition.broadcast_event(ALIGNED)
     assert partition.take_overtaken(ALIGNED.checkpoint_id) == {}
 
 
 def test_taking_a_newer_checkpoint_drops_older_unclaimed_copies() -> None:
     network = NetworkBufferPool(32, 64)
-    partition = make_partition(network, n=1)
-    partition.create_subpartition_view(0, Recorder())
-    partition.add_buffer(0, data_buffer(partition, 0, b"x"))
+    partition = new_partition(network, 1)
+    partition.create_subpartition_view(0, CountingListener())
+    write(partition, 0, b"x")
     partition.broadcast_event(unaligned(1))
     partition.broadcast_event(unaligned(2))
     assert partition.take_overtaken(2) == {0: (b"x",)}
@@ -106,11 +117,11 @@ def test_taking_a_newer_checkpoint_drops_older_unclaimed_copies() -> None:
 
 def test_restored_output_is_queued_as_data_buffers_in_order() -> None:
     network = NetworkBufferPool(32, 64)
-    partition = make_partition(network, n=2)
-    view = partition.create_subpartition_view(1, Recorder())
+    partition = new_partition(network, 2)
+    view = partition.create_subpartition_view(1, CountingListener())
     partition.restore_buffer(1, b"r0")
     partition.restore_buffer(1, b"r1")
-    partition.add_buffer(1, data_buffer(partition, 1, b"new"))
+    write(partition, 1, b"new")
     items = drain(view)
     assert [bytes(b.view()) for b in items] == [b"r0", b"r1", b"new"]
     assert all(b.data_type is DataType.DATA_BUFFER for b in items)
@@ -124,7 +135,7 @@ def deliver_event(channel, sequence: int, event: object):  # type: ignore[no-unt
 
 
 def test_remote_priority_barrier_overtakes_exactly_the_buffers_queued_at_its_arrival() -> None:
-    _, gate, _, channel = make(credit=4, floating=4)
+    gate, channel = one_remote_channel(credit=4)
     deliver(channel, 0, b"consumed")
     item = gate.poll_next()
     assert item is not None and bytes(item[1].view()) == b"consumed"
@@ -145,7 +156,7 @@ def test_remote_priority_barrier_overtakes_exactly_the_buffers_queued_at_its_arr
 
 
 def test_remote_priority_barrier_on_an_empty_queue_overtakes_nothing() -> None:
-    _, gate, _, channel = make()
+    gate, channel = one_remote_channel(credit=2)
     deliver_event(channel, 0, unaligned(1))
     item = gate.poll_next()
     assert item is not None and item[1].data_type is DataType.PRIORITY_EVENT_BUFFER
@@ -153,7 +164,7 @@ def test_remote_priority_barrier_on_an_empty_queue_overtakes_nothing() -> None:
 
 
 def test_two_priority_barriers_keep_their_order_and_their_own_counts() -> None:
-    _, gate, _, channel = make(credit=4, floating=4)
+    gate, channel = one_remote_channel(credit=4)
     deliver(channel, 0, b"a")
     deliver_event(channel, 1, unaligned(1))
     deliver(channel, 2, b"b")
@@ -167,16 +178,8 @@ def test_two_priority_barriers_keep_their_order_and_their_own_counts() -> None:
 
 
 def test_priority_barrier_moves_its_channel_to_the_head_of_the_gate() -> None:
-    from flintlock.common.ids import ChannelIndex
-    from flintlock.runtime.network.remote_channel import RemoteInputChannel
-
-    pool, gate, connections, first = make(credit=4, floating=4)
-    second = RemoteInputChannel(
-        gate, ChannelIndex(1), first.partition_id, 0, connections,  # type: ignore[arg-type]
-        ("host", 1), pool, 2,
-    )
-    gate.set_channels([first, second])
-    second.request_subpartition()
+    wired = detached_remote_gate(channels=2, credit=4, floating=4)
+    gate, (first, second) = wired.gate, wired.channels
     deliver(first, 0, b"other")
     deliver_event(second, 0, unaligned(1))
     item = gate.poll_next()
@@ -187,15 +190,14 @@ def test_priority_barrier_moves_its_channel_to_the_head_of_the_gate() -> None:
 def test_poll_priority_takes_only_a_priority_event_at_the_head() -> None:
     from flintlock.runtime.network.partition import ResultPartitionManager
 
-    from .test_partition_support import local_gate
 
     network = NetworkBufferPool(32, 64)
     manager = ResultPartitionManager()
-    partition = make_partition(network, n=1)
+    partition = new_partition(network, 1)
     manager.register(partition)
     gate = local_gate(manager, [partition.partition_id], 0)
     gate.request_partitions()
-    partition.add_buffer(0, data_buffer(partition, 0, b"data"))
+    write(partition, 0, b"data")
     assert gate.poll_priority() is None  # data is there, but no priority event
     partition.broadcast_event(unaligned(1))
     gate.block_channel(0)
@@ -218,13 +220,13 @@ def aligned_with_timeout(checkpoint_id: int) -> CheckpointBarrier:
 
 def test_a_queued_aligned_barrier_converts_to_priority_and_overtakes_what_was_ahead() -> None:
     network = NetworkBufferPool(32, 64)
-    partition = make_partition(network, n=2)
-    views = [partition.create_subpartition_view(i, Recorder()) for i in range(2)]
-    partition.add_buffer(0, data_buffer(partition, 0, b"a0"))
-    partition.add_buffer(0, data_buffer(partition, 0, b"a1"))
+    partition = new_partition(network, 2)
+    views = [partition.create_subpartition_view(i, CountingListener()) for i in range(2)]
+    write(partition, 0, b"a0")
+    write(partition, 0, b"a1")
     barrier = aligned_with_timeout(3)
     partition.broadcast_event(barrier)
-    partition.add_buffer(0, data_buffer(partition, 0, b"after"))
+    write(partition, 0, b"after")
     assert partition.has_queued_barrier(3)
     sent = drain(views[1])  # subpartition 1 already sent its barrier
     assert [b.data_type for b in sent] == [DataType.EVENT_BUFFER]
@@ -244,8 +246,8 @@ def test_a_queued_aligned_barrier_converts_to_priority_and_overtakes_what_was_ah
 
 def test_a_barrier_already_sent_is_not_converted() -> None:
     network = NetworkBufferPool(32, 64)
-    partition = make_partition(network, n=1)
-    view = partition.create_subpartition_view(0, Recorder())
+    partition = new_partition(network, 1)
+    view = partition.create_subpartition_view(0, CountingListener())
     barrier = aligned_with_timeout(1)
     partition.broadcast_event(barrier)
     drain(view)
@@ -262,7 +264,7 @@ def timeoutable(checkpoint_id: int, timestamp: int = 1000) -> CheckpointBarrier:
 
 
 def test_a_queued_aligned_barrier_converted_at_the_receiver_overtakes_the_data_ahead() -> None:
-    _, gate, _, channel = make(credit=4, floating=4)
+    gate, channel = one_remote_channel(credit=4)
     announced = []
     gate.set_barrier_listener(lambda index, barrier: announced.append((index, barrier)))
     deliver(channel, 0, b"q1")
@@ -287,7 +289,7 @@ def test_a_queued_aligned_barrier_converted_at_the_receiver_overtakes_the_data_a
 
 
 def test_only_the_barrier_of_that_checkpoint_is_converted() -> None:
-    _, gate, _, channel = make(credit=4, floating=4)
+    gate, channel = one_remote_channel(credit=4)
     deliver(channel, 0, b"q1")
     deliver_event(channel, 1, timeoutable(3))
     other = timeoutable(4)
@@ -303,7 +305,7 @@ def test_received_barriers_convert_queued_barriers_at_the_deadline() -> None:
     from flintlock.runtime.tasks.timeoutable import ReceivedBarriers
     from flintlock.testing.clock import ManualClock
 
-    _, gate, _, channel = make(credit=4, floating=4)
+    gate, channel = one_remote_channel(credit=4)
     clock = ManualClock(5000.0)
     scheduled: list[tuple[float, object]] = []
     mail: list[object] = []

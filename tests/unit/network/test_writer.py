@@ -22,14 +22,14 @@ from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.serialization import RecordDeserializer
 from flintlock.runtime.network.writer import OutputFlusher, OutputFlushFailedError, RecordWriter
 from flintlock.runtime.state.keygroups import assign_key_to_operator
-
-from .test_partition_support import Recorder, make_partition
+from flintlock.testing.exchange import CountingListener, new_partition
 
 
 def setup(selector, n, buffer_timeout_ms=-1, segment=256, listener=None, **kwargs):
     network = NetworkBufferPool(256, segment)
-    partition = make_partition(network, n)
-    views = [partition.create_subpartition_view(i, listener or Recorder()) for i in range(n)]
+    partition = new_partition(network, n)
+    views = [partition.create_subpartition_view(i, listener or CountingListener())
+             for i in range(n)]
     writer = RecordWriter(partition, selector, buffer_timeout_ms=buffer_timeout_ms, **kwargs)
     return network, partition, views, writer
 
@@ -277,8 +277,8 @@ def test_writer_waits_for_buffers_when_the_consumer_does_not_read():
     network = NetworkBufferPool(64, 256)
     config = Configuration({"taskmanager.network.memory.buffers-per-channel": 2,
                             "taskmanager.network.memory.floating-buffers-per-gate": 0})
-    partition = make_partition(network, 1, config=config)
-    (view,) = [partition.create_subpartition_view(0, Recorder())]
+    partition = new_partition(network, 1, config=config)
+    (view,) = [partition.create_subpartition_view(0, CountingListener())]
     writer = RecordWriter(partition, ForwardSelector(), buffer_timeout_ms=0, clock=ManualClock())
     writer.emit("a")
     writer.emit("b")
