@@ -21,6 +21,10 @@ Restoring the latest completed checkpoint makes every two-phase-commit sink comm
 checkpoint holds (idempotently) and drop what was written after it, exactly as after a
 TaskManager failure; what a checkpoint that never completed held is thus aborted.
 
+The storage must be one where the lease's fencing holds (``lease_storage``): others are
+refused by ``from_config`` (``LeaseStorageUnsupportedError``, a ``ConfigurationError``), and an
+S3-compatible server that ignores create-only preconditions is refused by ``start``.
+
 Every write here first confirms the leadership (``FileLease.confirm``), and so does
 ``checkpoint_completed``, which the JobManager calls before it lets any sink commit a
 checkpoint: a driver that lost the leadership stops before it commits anything.
@@ -48,6 +52,7 @@ from flintlock.common.options import cluster as options
 from flintlock.graph.job_graph import JobGraph
 from flintlock.runtime.checkpoint.storage import join, read_verified, resolve, write_file
 from flintlock.runtime.jobmanager.leadership import FileLease, LeadershipLostError, LeaseKeeper
+from flintlock.runtime.jobmanager.lease_storage import check_scheme, verify_exclusive_create
 
 log = logging.getLogger(__name__)
 _RECORD = "job.json"
@@ -125,6 +130,7 @@ class JobHighAvailability:
             raise ConfigurationError(f"{options.HA_CLUSTER_ID.key} must be one non-empty path "
                                      f"segment, not {cluster_id!r}")
         root = join(storage, cluster_id)
+        check_scheme(storage, resolve(root)[0])
         lease = FileLease(root, cluster_id, config.get(options.HA_LEASE_DURATION), clock)
         return cls(root, cluster_id, lease, config.get(options.HA_LEASE_WAIT))
 
@@ -134,6 +140,8 @@ class JobHighAvailability:
               on_lost: Callable[[LeadershipLostError], None]) -> JobGraph:
         """Lead the cluster id, then recover its unfinished job, or register ``submitted``.
         Returns the job graph to run."""
+        fs, leases = resolve(self.lease.directory)
+        verify_exclusive_create(self.root, fs, leases)
         self.lease.acquire(self._wait_ms)
         try:
             graph = self._recover_or_register(submitted)

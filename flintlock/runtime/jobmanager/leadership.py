@@ -19,9 +19,13 @@ fencing token: ``lease-<token>`` holds the owner, the token and when the lease e
   A driver that was frozen (GC, SIGSTOP, a paused VM) past its lease finds a newer token or its
   own lease expired, and stops: ``LeadershipLostError``.
 
-The exclusive create is the one primitive this needs: local and network filesystems (POSIX
-``O_EXCL``) and fsspec's memory filesystem have it; object stores generally do not, and there a
-single driver per cluster id must be ensured by whatever starts drivers (docs/reliability.md).
+The exclusive create is the one primitive this needs, plus reading one file by name after
+it was written; which stores have both is ``lease_storage``'s concern (local and network
+filesystems, fsspec's memory filesystem, S3 through s3fs's ``If-None-Match``; others are
+refused). Listings only say where to start looking: the newest token is found by reading
+``lease-<n+1>`` by name until one is missing (``_newest``), and ``confirm`` reads the name
+after its own token, so a listing that lags behind (an eventually consistent one, s3fs's
+listing cache) cannot hide a newer leader. No rename and no modification time is used.
 
 Thread ownership: ``acquire`` on the thread building the JobManager; then the ``LeaseKeeper``
 thread renews, and the JobManager thread calls ``confirm``; both only read the lease's
@@ -88,6 +92,7 @@ class FileLease:
 
     def _tokens(self) -> list[int]:
         fs, path = resolve(self.directory)
+        fs.invalidate_cache(path)
         if not fs.isdir(path):
             return []
         names = [str(p).rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(path, detail=False)]
@@ -97,6 +102,22 @@ class FileLease:
     def _uri(self, token: int) -> str:
         return join(self.directory, f"{_PREFIX}{token:010d}")
 
+    def _newest(self) -> int:
+        """The newest token: where the listing ends, then the next names read one by one."""
+        tokens = self._tokens()
+        newest = tokens[-1] if tokens else 0
+        while self._exists(newest + 1):
+            newest += 1
+        return newest
+
+    def _exists(self, token: int) -> bool:
+        fs, path = resolve(self._uri(token))
+        try:
+            fs.cat_file(path)
+        except FileNotFoundError:
+            return False
+        return True
+
     def _read(self, token: int) -> dict[str, object]:
         fs, path = resolve(self._uri(token))
         try:
@@ -105,8 +126,8 @@ class FileLease:
             return {}
         return value if isinstance(value, dict) else {}
 
-    def _body(self, expires_ms: float) -> bytes:
-        return json.dumps({"owner": self.owner, "token": self.token,
+    def _body(self, expires_ms: float, token: int | None = None) -> bytes:
+        return json.dumps({"owner": self.owner, "token": self.token if token is None else token,
                            "expires_ms": expires_ms}).encode()
 
     # -- the protocol --------------------------------------------------------------------
@@ -116,8 +137,7 @@ class FileLease:
         returns the fencing token."""
         started = self._clock.now_ms()
         while True:
-            tokens = self._tokens()
-            newest = tokens[-1] if tokens else 0
+            newest = self._newest()
             held = self._read(newest) if newest else {}
             expires = _as_float(held.get("expires_ms"))
             now = self._clock.wall_ms()
@@ -129,7 +149,7 @@ class FileLease:
                 sleep(min(0.1, (expires - now) / 1000.0, max(0.0, (wait_ms - waited) / 1000)))
                 continue
             if self._create(newest + 1):
-                self._prune(tokens)
+                self._prune(newest)
                 log.info("leader of cluster id %r with fencing token %d",
                          self.cluster_id, self.token)
                 return self.token
@@ -139,16 +159,17 @@ class FileLease:
         fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
         expires = self._clock.wall_ms() + self.duration_ms
         try:
+            # An object store checks the precondition when the upload completes, at close.
             with fs.open(path, "xb") as handle:
-                self.token = token
-                handle.write(self._body(expires))
+                handle.write(self._body(expires, token))
         except FileExistsError:
             return False
+        self.token = token
         self._expires_ms = expires
         return True
 
-    def _prune(self, tokens: list[int]) -> None:
-        for old in tokens[:-_KEEP_OLD]:
+    def _prune(self, before: int) -> None:
+        for old in [t for t in self._tokens() if t <= before][:-_KEEP_OLD]:
             fs, path = resolve(self._uri(old))
             try:
                 fs.rm(path)
@@ -165,9 +186,11 @@ class FileLease:
             raise LeadershipLostError(self.cluster_id, f"the lease of token {self.token} "
                                       f"expired {late:.0f} ms ago without renewal")
         tokens = self._tokens()
-        if tokens and tokens[-1] > self.token:
+        newer = tokens[-1] if tokens and tokens[-1] > self.token else (
+            self.token + 1 if self._exists(self.token + 1) else 0)
+        if newer:
             raise LeadershipLostError(
-                self.cluster_id, f"fenced: token {tokens[-1]} is newer than ours ({self.token})")
+                self.cluster_id, f"fenced: token {newer} is newer than ours ({self.token})")
 
     def renew(self) -> None:
         self.confirm()
