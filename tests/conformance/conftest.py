@@ -17,31 +17,20 @@ import psutil
 import pytest
 
 from flintlock.common.config import Configuration
-from flintlock.common.ids import (
-    ChannelIndex,
-    IntermediateDataSetId,
-    ResultPartitionId,
-    SubtaskIndex,
-)
+from flintlock.common.ids import ResultPartitionId
 from flintlock.runtime.auth import DATA_PLANE, authenticate_client
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.gate import SingleInputGate
-from flintlock.runtime.network.partition import (
-    ResultPartition,
-    ResultPartitionManager,
-    ResultPartitionType,
-    create_partition_pool,
-)
+from flintlock.runtime.network.partition import ResultPartition, ResultPartitionManager
 from flintlock.runtime.network.protocol import PartitionRequest, encode
 from flintlock.runtime.network.remote_channel import RemoteInputChannel
 from flintlock.runtime.network.transport import TcpTransport
 from flintlock.runtime.tls.certificates import InternalTls, JobSecret, new_internal_tls
+from flintlock.testing.exchange import new_partition, remote_gate
 from flintlock.testing.transport import InMemoryNetwork, InMemoryTransport
 
 SECRET = b"conformance-secret-0123456789abc"
 SEGMENT = 4096
-
-
 
 
 @dataclass
@@ -52,26 +41,15 @@ class Node:
     transport: Any
 
     def partition(self, name: str, subpartitions: int, register: bool = True) -> ResultPartition:
-        pid = ResultPartitionId(IntermediateDataSetId(name), SubtaskIndex(0))
-        kind = ResultPartitionType.PIPELINED_BOUNDED
-        pool = create_partition_pool(self.pool, kind, subpartitions, self.config)
-        partition = ResultPartition(pid, kind, subpartitions, pool)
-        if register:
-            self.partitions.register(partition)
-        return partition
+        return new_partition(self.pool, subpartitions, config=self.config, name=name,
+                             manager=self.partitions if register else None)
 
     def gate(
         self, producer: Node, partition_id: ResultPartitionId, subpartitions: list[int],
         floating: int = 4,
     ) -> SingleInputGate:
-        gate = SingleInputGate(0, self.pool.create_buffer_pool(0, floating))
-        gate.set_channels([
-            self.transport.create_remote_channel(
-                gate, ChannelIndex(i), partition_id, sub, producer.transport.address
-            )
-            for i, sub in enumerate(subpartitions)
-        ])
-        return gate
+        return remote_gate(self.transport, producer.transport.address,
+                           [(partition_id, sub) for sub in subpartitions], floating=floating)
 
 
 @dataclass
@@ -119,14 +97,6 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     leaked = [t for t in threading.enumerate() if t not in before and t.is_alive()]
     leaked = [t for t in leaked if t.name.startswith("flintlock-")]
     assert leaked == []
-
-
-def write(partition: ResultPartition, subpartition: int, payload: bytes, timeout_s: float = 10.0
-          ) -> None:
-    buffer = partition.request_buffer_blocking(subpartition, timeout_s)
-    buffer.segment[: len(payload)] = payload
-    buffer.size = len(payload)
-    partition.add_buffer(subpartition, buffer)
 
 
 def remote(gate: SingleInputGate, index: int) -> RemoteInputChannel:

@@ -11,8 +11,9 @@ from flintlock.runtime.network.buffer import BufferRequestTimeoutError, DataType
 from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.gate import InputChannelError, ProducerFailedError
 from flintlock.runtime.network.partition import PartitionNotFoundError
+from flintlock.testing.exchange import write
 from flintlock.testing.waiting import wait_until
-from tests.conformance.conftest import Cluster, remote, write
+from tests.conformance.conftest import Cluster, remote
 
 
 class Boom(Exception):

@@ -27,29 +27,18 @@ import psutil
 import pytest
 
 from flintlock.common.config import Configuration
-from flintlock.common.ids import (
-    ChannelIndex,
-    IntermediateDataSetId,
-    ResultPartitionId,
-    SubtaskIndex,
-)
 from flintlock.runtime.auth import new_job_secret
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.channel_selector import ForwardSelector
-from flintlock.runtime.network.gate import SingleInputGate
-from flintlock.runtime.network.partition import (
-    ResultPartition,
-    ResultPartitionManager,
-    ResultPartitionType,
-    create_partition_pool,
-)
+from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.serialization import RecordDeserializer
 from flintlock.runtime.network.transport import TcpTransport
 from flintlock.runtime.network.writer import RecordWriter
+from flintlock.testing.exchange import new_partition, partition_id, remote_gate
 
 pytestmark = pytest.mark.slow
 
-PID = ResultPartitionId(IntermediateDataSetId("backpressure"), SubtaskIndex(0))
+PID = partition_id("backpressure")
 SEGMENT = 32 * 1024
 NETWORK_MEMORY = 2 * 1024 * 1024
 RECORD_SIZE = 1000
@@ -84,9 +73,7 @@ def producer_main(secret: bytes, pipe: Connection, produced: Synchronized[int],
     config = network_config()
     pool = NetworkBufferPool.from_memory(NETWORK_MEMORY, SEGMENT)
     partitions = ResultPartitionManager()
-    kind = ResultPartitionType.PIPELINED_BOUNDED
-    partition = ResultPartition(PID, kind, 1, create_partition_pool(pool, kind, 1, config))
-    partitions.register(partition)
+    partition = new_partition(pool, 1, config=config, name="backpressure", manager=partitions)
     with TcpTransport(config, secret, partitions, pool, "producer").start() as transport:
         pipe.send((transport.address, partition.buffer_pool.max_buffers))
         writer = RecordWriter(partition, ForwardSelector(), buffer_timeout_ms=-1)
@@ -108,8 +95,7 @@ def consumer_main(secret: bytes, address: tuple[str, int], pipe: Connection,
     config = network_config()
     pool = NetworkBufferPool.from_memory(NETWORK_MEMORY, SEGMENT)
     with TcpTransport(config, secret, ResultPartitionManager(), pool, "consumer").start() as tm:
-        gate = SingleInputGate(0, pool.create_buffer_pool(0, 8))
-        gate.set_channels([tm.create_remote_channel(gate, ChannelIndex(0), PID, 0, address)])
+        gate = remote_gate(tm, address, [(PID, 0)], floating=8)
         deserializer = RecordDeserializer()
         expected, in_order = 0, True
         while (item := gate.get_next(timeout_s=60)) is not None:

@@ -17,21 +17,22 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from flintlock.runtime.auth import DATA_PLANE, AuthenticationError, authenticate_server
-from flintlock.runtime.network.gate import InputChannelError, SingleInputGate
+from flintlock.runtime.network.frame_decoder import FrameDecoder
+from flintlock.runtime.network.gate import InputChannelError
 from flintlock.runtime.network.protocol import (
     HEADER,
     MAGIC,
     BufferResponse,
     ConnectionLostError,
-    FrameDecoder,
     FrameTooLargeError,
     MalformedFrameError,
     MessageType,
     PartitionRequest,
     encode_buffer_header,
 )
+from flintlock.testing.exchange import remote_gate, write
 from flintlock.testing.waiting import wait_until
-from tests.conformance.conftest import SECRET, Cluster, Node, raw_connection, request_frame, write
+from tests.conformance.conftest import SECRET, Cluster, Node, raw_connection, request_frame
 
 pytestmark = pytest.mark.slow
 
@@ -190,12 +191,8 @@ def test_a_hostile_producer_fails_only_the_channels_on_its_connection(
     behave, error = CLIENT_SIDE[case]
     hostile = HostileProducer(behave)
     partition = producer.partition("ignored", 1)
-    gate = SingleInputGate(0, consumer.pool.create_buffer_pool(0, 4))
-    gate.set_channels([
-        consumer.transport.create_remote_channel(
-            gate, 0, partition.partition_id, 0, hostile.address,
-        )
-    ])
+    gate = remote_gate(consumer.transport, hostile.address, [(partition.partition_id, 0)],
+                       floating=4)
     with pytest.raises(InputChannelError) as info:
         gate.get_next(timeout_s=10)
     assert isinstance(info.value.__cause__, error)

@@ -15,32 +15,21 @@ from typing import Any
 import pytest
 
 from flintlock.common.config import Configuration
-from flintlock.common.ids import (
-    ChannelIndex,
-    IntermediateDataSetId,
-    ResultPartitionId,
-    SubtaskIndex,
-)
 from flintlock.runtime.auth import new_job_secret
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.channel_selector import BroadcastSelector, KeyGroupSelector
-from flintlock.runtime.network.gate import SingleInputGate
-from flintlock.runtime.network.partition import (
-    ResultPartition,
-    ResultPartitionManager,
-    ResultPartitionType,
-    create_partition_pool,
-)
+from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.serialization import RecordDeserializer
 from flintlock.runtime.network.transport import TcpTransport
 from flintlock.runtime.network.writer import RecordWriter
+from flintlock.testing.exchange import new_partition, partition_id, remote_gate
 
 pytestmark = pytest.mark.slow
 
 RECORDS = 1_000_000
 KEYS = 997
 MAX_PARALLELISM = 128
-PID = ResultPartitionId(IntermediateDataSetId("exchange"), SubtaskIndex(0))
+PID = partition_id("exchange")
 
 
 def key_of(record: tuple[int, int]) -> int:
@@ -52,9 +41,7 @@ def producer_main(secret: bytes, pipe: Connection, pattern: str, records: int) -
     config = Configuration()
     pool = NetworkBufferPool.from_memory(8 * 1024 * 1024, 32 * 1024)
     partitions = ResultPartitionManager()
-    kind = ResultPartitionType.PIPELINED_BOUNDED
-    partition = ResultPartition(PID, kind, 2, create_partition_pool(pool, kind, 2, config))
-    partitions.register(partition)
+    partition = new_partition(pool, 2, config=config, name="exchange", manager=partitions)
     with TcpTransport(config, secret, partitions, pool, "producer").start() as transport:
         pipe.send(transport.address)
         selector: Any = (
@@ -72,10 +59,7 @@ def consume(address: tuple[str, int], secret: bytes) -> dict[int, list[Any]]:
     config = Configuration()
     pool = NetworkBufferPool.from_memory(8 * 1024 * 1024, 32 * 1024)
     with TcpTransport(config, secret, ResultPartitionManager(), pool, "consumer").start() as tm:
-        gate = SingleInputGate(0, pool.create_buffer_pool(0, 8))
-        gate.set_channels([
-            tm.create_remote_channel(gate, ChannelIndex(i), PID, i, address) for i in (0, 1)
-        ])
+        gate = remote_gate(tm, address, [(PID, i) for i in (0, 1)], floating=8)
         deserializers = [RecordDeserializer(), RecordDeserializer()]
         received: dict[int, list[Any]] = {0: [], 1: []}
         while (item := gate.get_next(timeout_s=60)) is not None:

@@ -18,22 +18,23 @@ from flintlock.common.config import Configuration
 from flintlock.common.ids import IntermediateDataSetId, ResultPartitionId, SubtaskIndex
 from flintlock.runtime.auth import DATA_PLANE, authenticate_server
 from flintlock.runtime.network.buffer import DataType, NetworkBufferPool
+from flintlock.runtime.network.frame_decoder import FrameDecoder
 from flintlock.runtime.network.gate import InputChannelError
 from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.protocol import (
-    _BUFFER_FIXED,
+    BUFFER_FIXED as _BUFFER_FIXED,
     HEADER,
     HEADER_SIZE,
     MAGIC,
     ConnectionLostError,
     ErrorKind,
     ErrorResponse,
-    FrameDecoder,
     MessageType,
     PeerSilentError,
     encode,
 )
 from flintlock.runtime.network.transport import TcpTransport
+from flintlock.testing.exchange import write
 from flintlock.testing.waiting import wait_until
 from tests.bad_clients import WAIT_S, close_all, closed_by_peer, open_silent
 from tests.conformance.conftest import (
@@ -42,7 +43,6 @@ from tests.conformance.conftest import (
     Cluster,
     raw_connection,
     request_frame,
-    write,
 )
 
 ANNOUNCED = 16 * 1024 * 1024

@@ -8,14 +8,15 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from flintlock.runtime.network.protocol import HEADER_SIZE, FrameDecoder
+from flintlock.runtime.network.frame_decoder import FrameDecoder
+from flintlock.runtime.network.protocol import HEADER_SIZE
 from flintlock.runtime.network.transport import ConnectFailedError, TransportClosedError
+from flintlock.testing.exchange import write
 from tests.conformance.conftest import (
     SEGMENT,
     Cluster,
     raw_connection,
     request_frame,
-    write,
 )
 
 

@@ -25,8 +25,9 @@ from flintlock.runtime.tls.contexts import (
     TlsRole,
     internal_context,
 )
+from flintlock.testing.exchange import write
 from flintlock.testing.waiting import wait_until
-from tests.conformance.conftest import SECRET, Cluster, write
+from tests.conformance.conftest import SECRET, Cluster
 
 
 @pytest.fixture
