@@ -103,3 +103,76 @@ def test_rows_without_the_schema_s_names_are_written_field_by_field():
         ["id", "inner", "more"], [5, None, None])
     with pytest.raises(FormatParseError, match="2 fields, the schema has 1"):
         writer.serialize((1, (2, 3), None))
+
+
+def _as_dict(row):
+    record = dict(zip(NAMES, row, strict=True))
+    record["inner"] = dict(zip(["x", "label"], record["inner"], strict=True))
+    return record
+
+
+def _read_file(path, schema, budget, restore_after):
+    """Every record of an Avro file through AvroInputFormat's reader, in polls of ``budget``;
+    after ``restore_after`` polls a new reader restored from the snapshot reads on."""
+    import pickle
+
+    from flintlock.datastream.connectors._file_source import FileSplit
+    from flintlock.datastream.formats.avro import AvroInputFormat, AvroSchema
+
+    input_format = AvroInputFormat(str(path), AvroSchema.parse_string(schema))
+    reader = input_format.create_split_reader()
+    reader.add_splits([FileSplit(str(path))])
+    reader.notify_no_more_splits()
+    got = []
+    for polls in range(10_000):
+        if polls == restore_after:
+            state = pickle.loads(pickle.dumps(reader.snapshot_state(1)))
+            reader.close()
+            reader = input_format.create_split_reader()
+            reader.restore(state)
+            reader.notify_no_more_splits()
+        records, finished = reader.poll(budget)
+        got.extend(records)
+        if finished:
+            break
+    reader.close()
+    return got
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(rows, max_size=12), st.integers(1, 3), st.integers(0, 8),
+       st.sampled_from([1, 200, 16000]))
+def test_avro_files_read_every_type_across_a_restore(tmp_path_factory, batch, budget,
+                                                      restore_after, sync_interval):
+    import fastavro
+
+    path = tmp_path_factory.mktemp("avro") / "part.avro"
+    records = [_as_dict(row) for row in batch]
+    with open(path, "wb") as out:  # small sync intervals: many blocks, some skipped whole
+        fastavro.writer(out, fastavro.parse_schema(json.loads(SCHEMA)), records,
+                        sync_interval=sync_interval)
+    assert _read_file(path, SCHEMA, budget, restore_after) == records
+
+
+def test_an_avro_file_that_cannot_be_read_names_the_file_and_record(tmp_path):
+    import fastavro
+
+    from flintlock.datastream.formats.avro import AvroFileError
+
+    schema = json.dumps({"type": "record", "name": "R", "fields": [
+        {"name": "id", "type": "long"}]})
+    other = json.dumps({"type": "record", "name": "R", "fields": [
+        {"name": "id", "type": "string"}]})
+    path = tmp_path / "x.avro"
+    path.write_bytes(b"id\n1\n")
+    with pytest.raises(AvroFileError, match=f"{path} at record 0: not a readable Avro file"):
+        _read_file(path, schema, 10, None)
+    with open(path, "wb") as out:
+        fastavro.writer(out, fastavro.parse_schema(json.loads(schema)),
+                        [{"id": i} for i in range(5)])
+    with pytest.raises(AvroFileError, match="at record 0"):  # the schemas do not resolve
+        _read_file(path, other, 10, None)
+    data = path.read_bytes()
+    path.write_bytes(data[:-20])  # the last block cut short
+    with pytest.raises(AvroFileError, match=str(path)):
+        _read_file(path, schema, 10, None)

@@ -147,10 +147,10 @@ def test_a_record_that_does_not_fit_names_the_file_offset_and_field(tmp_path):
     assert (copy.path, copy.offset, copy.field, str(copy)) == (
         failed.value.path, 8, "id", str(failed.value))
     path.write_text("1,a\n2,b,extra\n")
-    with pytest.raises(CsvFileParseError, match="at byte 4.*3 columns"):
+    with pytest.raises(CsvFileParseError, match=r"at byte 4.*3 columns"):
         _read(path, schema)
     path.write_bytes(b"1,a\n2,\xff\n")
-    with pytest.raises(CsvFileParseError, match="at byte 4.*not UTF-8"):
+    with pytest.raises(CsvFileParseError, match=r"at byte 4.*not UTF-8"):
         _read(path, schema)
 
 
