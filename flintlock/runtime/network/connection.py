@@ -43,10 +43,10 @@ from typing import Protocol
 
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.liveness import Liveness, PeerSilent, SendPing
+from flintlock.runtime.network.frame_decoder import FrameDecoder
 from flintlock.runtime.network.io_thread import IOThread
 from flintlock.runtime.network.protocol import (
     BufferResponse,
-    FrameDecoder,
     Message,
     PeerSilentError,
     Ping,

@@ -68,10 +68,10 @@ from flintlock.runtime.auth import DATA_PLANE, AuthenticationError, HandshakeEnd
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.client import ClientHandler, valid_data_type
 from flintlock.runtime.network.connection import SocketConnection
+from flintlock.runtime.network.frame_decoder import FrameDecoder
 from flintlock.runtime.network.gate import SingleInputGate
 from flintlock.runtime.network.io_thread import IOThread
 from flintlock.runtime.network.partition import ResultPartitionManager
-from flintlock.runtime.network.protocol import FrameDecoder
 from flintlock.runtime.network.remote_channel import DataAddress, RemoteInputChannel
 from flintlock.runtime.network.server import ServerHandler
 from flintlock.runtime.tls.accepting import SecuredAccept, SecuredSocket, connect_secured

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flintlock.common.ids import IntermediateDataSetId, ResultPartitionId, SubtaskIndex
+from flintlock.runtime.network.frame_decoder import FrameDecoder
 from flintlock.runtime.network.protocol import (
     HEADER,
     MAGIC,
@@ -21,7 +22,6 @@ from flintlock.runtime.network.protocol import (
     ConnectionLostError,
     ErrorKind,
     ErrorResponse,
-    FrameDecoder,
     FrameTooLargeError,
     MalformedFrameError,
     Message,
