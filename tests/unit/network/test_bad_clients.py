@@ -21,8 +21,8 @@ from flintlock.runtime.network.buffer import DataType, NetworkBufferPool
 from flintlock.runtime.network.frame_decoder import FrameDecoder
 from flintlock.runtime.network.gate import InputChannelError
 from flintlock.runtime.network.partition import ResultPartitionManager
+from flintlock.runtime.network.protocol import BUFFER_FIXED as _BUFFER_FIXED
 from flintlock.runtime.network.protocol import (
-    BUFFER_FIXED as _BUFFER_FIXED,
     HEADER,
     HEADER_SIZE,
     MAGIC,
