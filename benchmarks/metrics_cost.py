@@ -1,12 +1,20 @@
-"""What a user metric costs on the hot path: ``counter.inc()`` in a map function against a
-bare attribute increment (``self.n += 1``) in the same function.
+"""What metrics cost on the hot path: a user's ``counter.inc()`` in a map function against a
+bare attribute increment (``self.n += 1``) in the same function, and the operator-level
+record counts of an operator chain (a counting chained edge, per batch).
 
 What: three ``MapFunction``s, each called once per record the way the map operator calls it
 (a list comprehension over a batch): one that only returns its record, one that also does
 ``self.n += 1``, one that also calls ``self.seen.inc()`` on a ``Counter`` from
 ``RuntimeContext.get_metrics_group()`` (made by the real ``RuntimeContextImpl``), and, for a
 second reference, ``meter.mark_event()``. The difference to the bare function is each
-update's cost.
+update's cost. A last row, ``C method, no argument``, calls a method of a type implemented in C
+(``list.clear`` on an empty list): the floor of what a ``Counter`` written in C would cost,
+measured without compiling anything (docs/metrics.md, "Cost on the hot path").
+
+Operator counts: ``CountingChainedOutput.collect_batch`` (tasks/operator_io.py: add the
+batch's length, call the successor's ``process_batch``) against the successor's bound
+``process_batch`` called directly, as a chain without operator counts would; per batch, and per
+record at batch sizes 1, 100 and 1,000 (the stream task's batches are up to 4,096 records).
 
 How: CPU time (``time.process_time``) over ``--records`` records per repeat in 1,000-record
 batches; the median of ``--repeat`` repeats; nanoseconds per record.
@@ -24,6 +32,7 @@ from collections.abc import Callable
 from flintlock.datastream.functions import MapFunction
 from flintlock.runtime.tasks.contexts import RuntimeContextImpl
 from flintlock.runtime.tasks.operator import OperatorContext
+from flintlock.runtime.tasks.operator_io import CountingChainedOutput
 
 
 class _NoTimers:
@@ -66,6 +75,53 @@ class Marked(MapFunction):
         return value
 
 
+class CMethod(MapFunction):
+    def __init__(self) -> None:
+        self.empty: list[int] = []
+
+    def map(self, value: int) -> int:
+        self.empty.clear()
+        return value
+
+
+class _Successor:
+    """A chained successor that does nothing with its batch."""
+
+    def process_batch(self, records: list[int]) -> None:
+        pass
+
+    def process_watermark(self, timestamp: int) -> None:
+        pass
+
+    def process_watermark_status(self, idle: bool) -> None:
+        pass
+
+
+def _ns_per_batch(collect: Callable[[list[int]], None], size: int, repeat: int) -> float:
+    batch = list(range(size))
+    calls = 200_000
+    samples = []
+    for _ in range(repeat):
+        started = time.process_time()
+        for _ in range(calls // 1000):
+            for _ in range(1000):
+                collect(batch)
+        samples.append((time.process_time() - started) / calls * 1e9)
+    return statistics.median(samples)
+
+
+def _edge_costs(repeat: int) -> None:
+    successor = _Successor()
+    direct = _ns_per_batch(successor.process_batch, 100, repeat)
+    counted = _ns_per_batch(CountingChainedOutput(successor).collect_batch, 100, repeat)
+    extra = counted - direct
+    print(f"\n{'chained edge':<32}{'ns/batch':>10}")
+    print(f"{'process_batch (no counts)':<32}{direct:>10.1f}")
+    print(f"{'counting edge':<32}{counted:>10.1f}{extra:>+11.1f}")
+    for size in (1, 100, 1000):
+        print(f"{f'  per record, batches of {size}':<32}{extra / size:>10.2f}")
+
+
 def _context() -> RuntimeContextImpl:
     return RuntimeContextImpl(OperatorContext(
         task_name="Map", operator_name="Map", operator_id="op", subtask_index=0,
@@ -94,9 +150,11 @@ def main() -> None:
     print(f"{'map function':<32}{'ns/record':>10}{'over bare':>11}")
     print(f"{'return value (bare)':<32}{bare:>10.1f}{'':>11}")
     for label, function in (("self.n += 1", Attribute()), ("counter.inc()", Counted()),
-                            ("meter.mark_event()", Marked())):
+                            ("meter.mark_event()", Marked()),
+                            ("C method, no argument", CMethod())):
         cost = _ns_per_record(function, args.records, args.repeat)
         print(f"{label:<32}{cost:>10.1f}{cost - bare:>+11.1f}")
+    _edge_costs(args.repeat)
 
 
 if __name__ == "__main__":

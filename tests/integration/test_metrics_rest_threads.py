@@ -132,6 +132,22 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
 
         assert _poll(seen, lambda b: b == [{"id": metric_id, "value": str(N)}],
                      f"the counter at {N}")
+        # Operator-level counts. The map holds its last batch (RELEASE), so it has taken in all
+        # N records and handed on all but that batch; the chained filter took what it handed.
+        listed = {e["id"] for e in _get(client, f"/jobs/{job}/vertices/{counting}/metrics")}
+        (into_filter,) = [i for i in listed if i.endswith(".numRecordsIn")
+                          and i.count(".") == 2 and "Counting" not in i]
+        operator_ids = ["0.Counting.numRecordsIn", "0.Counting.numRecordsOut", into_filter]
+
+        def operator_counts():
+            values = _get(client, f"/jobs/{job}/vertices/{counting}/metrics?get="
+                                  + ",".join(operator_ids))
+            return [int(entry["value"]) for entry in values]
+
+        counted_in, counted_out, _ = _poll(
+            operator_counts, lambda v: len(v) == 3 and v[0] == N and v[1] == v[2],
+            "the map's numRecordsIn at N and its numRecordsOut equal to the filter's input")
+        assert 0 < counted_out < N
         config = _get(client, f"/jobs/{job}/config")
         assert config["execution-config"]["job-parallelism"] == 1
         assert config["configuration"]["metrics.reporter.prom.port"] == "0"
@@ -154,6 +170,10 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
             assert sample.labels["job_id"] == job and sample.labels["job_name"] == "prometheus"
             assert sample.labels["subtask_index"] == "0"
             assert "Counting" in sample.labels["task_name"]
+            operator_in = families["flink_taskmanager_job_task_operator_numRecordsIn"]
+            (counted,) = [s for s in operator_in.samples
+                          if s.labels["operator_name"] == "Counting"]
+            assert counted.value == counted_in and counted.labels["subtask_index"] == "0"
             source_out = families["flink_taskmanager_job_task_numRecordsOut"]
             assert max(s.value for s in source_out.samples) == N
     finally:

@@ -8,7 +8,8 @@ read by the TaskManager, never counted here) and its busy / backpressured / idle
 tuple of ``MetricPoint``s, Flink's names, picklable, the same numbers REST and Prometheus show.
 After them come the metrics registered in the subtask's registry: task-level ones that task
 components register where they keep the value (the operator chain's
-``currentInputWatermark`` / ``currentOutputWatermark``), then the user's.
+``currentInputWatermark`` / ``currentOutputWatermark``), operator-level ones (each operator's
+``numRecordsIn`` / ``numRecordsOut``, followed here by their ``…PerSecond``), then the user's.
 
 Rates (``numRecordsInPerSecond`` ...) and user meters are rates over the last 60 s (a meter's
 own time span) of the totals sampled at each report, as Flink's ``MeterView`` computes them.
@@ -62,6 +63,9 @@ SYSTEM_METRICS: Final = (
 
 _SAMPLED: Final = frozenset(SYSTEM_METRICS) - {INPUT_WATERMARK, OUTPUT_WATERMARK}
 """The system metrics ``SubtaskMetrics`` computes itself (the watermarks are registered)."""
+
+_OPERATOR_COUNTS: Final = frozenset({NUM_RECORDS_IN, NUM_RECORDS_OUT})
+"""Operator-scope gauges (``tasks.operator_io``) whose rate is reported next to them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +143,8 @@ class SubtaskMetrics:
         for view in self._rates.values():
             view.seed(start_s)
         self._last_s = start_s  # a meter first seen now was made after the previous sample
+        self._start_s = start_s
+        self._operator_rates: dict[str, MeterView] = {}  # operator-level records per second
 
     def sample(self, io: TaskIOCounters, time: TaskTimeSplit | None, now_s: float,
                wall_ms: int, process: ProcessStats | None = None) -> SubtaskMetricsReport:
@@ -179,6 +185,18 @@ class SubtaskMetrics:
                 continue
             if value is not None:
                 yield MetricPoint(scope, name, metric.kind, value)
+                if name in _OPERATOR_COUNTS and isinstance(value, (int, float)):
+                    yield self._operator_rate(scope, name, value, now_s)
+
+    def _operator_rate(self, scope: MetricScope, name: str, total: float, now_s: float
+                       ) -> MetricPoint:
+        """``…PerSecond`` of an operator's ``numRecordsIn``/``Out`` (operator_io's gauges)."""
+        identifier = scope.identifier(name)
+        view = self._operator_rates.get(identifier)
+        if view is None:
+            view = self._operator_rates[identifier] = MeterView(RATE_SPAN_S)
+            view.seed(self._start_s)
+        return MetricPoint(scope, name + PER_SECOND, MetricKind.METER, view.sample(total, now_s))
 
 
 def _point(name: str, kind: MetricKind, value: float) -> MetricPoint:

@@ -49,6 +49,7 @@ from flintlock.runtime.tasks.operator import (
     TaskMailboxAccess,
     TimerScheduler,
 )
+from flintlock.runtime.tasks.operator_io import CountingChainedOutput, OperatorRecordCounts
 from flintlock.runtime.tasks.typed_edges import typed_edge
 
 
@@ -88,15 +89,6 @@ class _WriterOutput:
 
     def emit_watermark_status(self, idle: bool) -> None:
         self._writer.broadcast_event(WatermarkStatus(idle))
-
-
-class _ChainedOutput:
-    __slots__ = ("collect_batch", "emit_watermark", "emit_watermark_status")
-
-    def __init__(self, operator: StreamOperator) -> None:
-        self.collect_batch = operator.process_batch
-        self.emit_watermark = operator.process_watermark
-        self.emit_watermark_status = operator.process_watermark_status
 
 
 class _FanOut:
@@ -157,6 +149,7 @@ class OperatorChain:
         self._env = env
         self._by_node: dict[int, ChainMember] = {}
         self._writer_outputs: list[_WriterOutput] = []
+        self._counts = OperatorRecordCounts()  # operator-level numRecordsIn/Out (operator_io)
         for spec in reversed(vertex.operators):  # successors exist before their predecessors
             self._by_node[spec.node_id] = self._build(spec, writers, create_operator)
         self.members: list[ChainMember] = [self._by_node[s.node_id] for s in vertex.operators]
@@ -169,6 +162,9 @@ class OperatorChain:
         # Flink's task watermark gauges, read on the heartbeat thread
         groups.task.gauge(INPUT_WATERMARK, lambda: self._watermark)
         groups.task.gauge(OUTPUT_WATERMARK, self._output_watermark)
+        self._counts.register(groups, [(m.spec.node_id, m.spec.operator_id, m.spec.name)
+                                       for m in self.members], self.records_in,
+                              getattr(self.head, "is_source", False))
 
     def _output_watermark(self) -> int:
         """The lowest watermark sent downstream; a chain without outputs (ending in a sink)
@@ -183,13 +179,16 @@ class OperatorChain:
         by_tag: dict[str | None, list[Output]] = {}
         for chained in spec.chained_outputs:
             target = self._by_node[chained.target_node_id]
-            output: Output = _ChainedOutput(target.operator)
+            edge = CountingChainedOutput(target.operator)
+            self._counts.chained(spec.node_id, chained.output_tag, edge, chained.target_node_id)
+            output: Output = edge
             if chained.output_tag is None:
                 into_sink = getattr(target.spec.operator, "kind", None) is OperatorKind.SINK
                 output = typed_edge(output, spec.output_type, spec.name, into_sink)
             by_tag.setdefault(chained.output_tag, []).append(output)
         for out in spec.non_chained_outputs:
             writer_output = _WriterOutput(writers[out.data_set])
+            self._counts.written(spec.node_id, out.output_tag, writers[out.data_set])
             self._writer_outputs.append(writer_output)
             by_tag.setdefault(out.output_tag, []).append(writer_output)
         outputs = by_tag.pop(None, [])
