@@ -248,7 +248,6 @@ class KafkaSourceBuilder:
         self._stopping: KafkaOffsetsInitializer | None = None
         self._bounded = False
         self._deserializer: Any = None
-        self._client_id_prefix = DEFAULT_CLIENT_ID_PREFIX
 
     def set_bootstrap_servers(self, bootstrap_servers: str) -> KafkaSourceBuilder:
         self._properties["bootstrap.servers"] = _text(bootstrap_servers, "bootstrap servers")
@@ -329,7 +328,9 @@ class KafkaSourceBuilder:
         return self
 
     def set_client_id_prefix(self, prefix: str) -> KafkaSourceBuilder:
-        self._client_id_prefix = _text(prefix, "client id prefix")
+        """Client ids ``<prefix>-<subtask>`` (readers) and ``<prefix>-enumerator``; the same
+        as ``set_property("client.id.prefix", prefix)``, as in Flink."""
+        self._properties["client.id.prefix"] = _text(prefix, "client id prefix")
         return self
 
     def set_property(self, key: str, value: str) -> KafkaSourceBuilder:
@@ -359,10 +360,12 @@ class KafkaSourceBuilder:
             raise ValueError("committed_offsets() needs a consumer group: call "
                              "set_group_id(...)")
         _check_int_property(props, "partition.discovery.interval.ms")
+        prefix = _text(props.get("client.id.prefix", DEFAULT_CLIENT_ID_PREFIX),
+                       "client.id.prefix")
         return KafkaSource(KafkaSourceSettings(
             props, self._topics, self._pattern, self._partitions, self._starting.spec,
             self._stopping.spec if self._stopping is not None else None, self._bounded,
-            self._deserializer, self._client_id_prefix))
+            self._deserializer, prefix))
 
 
 def _initializer(value: Any) -> KafkaOffsetsInitializer:

@@ -403,3 +403,112 @@ def test_exactly_once_with_a_topic_selector_marks_commits_on_the_first_topic(bro
 class _Text:
     def serialize(self, value):
         return str(value).encode()
+
+
+def test_client_ids_carry_the_prefix():
+    def source(**props):
+        builder = (KafkaSource.builder().set_bootstrap_servers("127.0.0.1:1").set_topics("t")
+                   .set_value_only_deserializer(SimpleStringSchema()))
+        for key, value in props.items():
+            builder = builder.set_client_id_prefix(value) if key == "prefix" else \
+                builder.set_property(key, value)
+        return builder.build()
+
+    def reader_id(built, subtask):
+        return built.create_reader(subtask, 3)._config["client.id"]
+
+    def enumerator_id(built):
+        return built.create_enumerator(1, None)._discovery._config["client.id"]
+
+    named = source(prefix="orders-job")
+    assert (reader_id(named, 2), enumerator_id(named)) == ("orders-job-2",
+                                                            "orders-job-enumerator")
+    assert reader_id(source(), 0) == "flintlock-kafka-source-0"
+    assert reader_id(source(**{"client.id.prefix": "by-property"}), 1) == "by-property-1"
+    assert "client.id.prefix" not in named.create_reader(0, 1)._config  # not librdkafka's
+    with pytest.raises(ValueError, match="client id prefix"):
+        KafkaSource.builder().set_client_id_prefix("")
+
+
+class _TimesConsumer:
+    """Answers lookups by time as a broker does (the mock cluster cannot: it answers every
+    one with -1, "no record at or after that time")."""
+
+    def __init__(self, found, end):
+        self.found, self.end, self.asked = found, end, []
+
+    def offsets_for_times(self, partitions, timeout):
+        self.asked.extend((tp.topic, tp.partition, tp.offset) for tp in partitions)
+        return [TopicPartition(tp.topic, tp.partition, self.found[tp.partition])
+                for tp in partitions]
+
+    def get_watermark_offsets(self, partition, timeout, cached):
+        return 0, self.end
+
+
+def test_timestamp_offsets_are_the_brokers_answer_or_the_end_where_there_is_none():
+    consumer = _TimesConsumer({0: 7, 1: -1}, end=42)
+    resolver = OffsetResolver(consumer, None)
+    spec = KafkaOffsetsInitializer.timestamp(1_700_000_000_000).spec
+    assert resolver.resolve(spec, [("t", 0), ("t", 1)]) == [7, 42]
+    assert consumer.asked == [("t", 0, 1_700_000_000_000), ("t", 1, 1_700_000_000_000)]
+    with pytest.raises(ValueError, match="epoch milliseconds"):
+        KafkaOffsetsInitializer.timestamp(-1)
+
+
+@pytest.mark.skipif(real_kafka_bootstrap() is None,
+                    reason="the mock cluster answers every offsets-for-times lookup with -1 "
+                           "(no record), so only a real broker shows timestamp() finding a "
+                           "record: set FLINTLOCK_KAFKA_BOOTSTRAP")
+def test_timestamp_offsets_against_a_real_broker():
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    bootstrap = real_kafka_bootstrap()
+    topic = f"flintlock-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # alive until the topic exists
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
+    _produce(bootstrap, topic, [b"a", b"b", b"c", b"d"], start_ts=1000)
+    consumer = _consumer({"bootstrap.servers": bootstrap})
+    try:
+        resolver = OffsetResolver(consumer, None)
+        tps = [(topic, 0), (topic, 1)]
+        assert resolver.resolve(KafkaOffsetsInitializer.timestamp(1002).spec, tps) == [2, 0]
+        assert resolver.resolve(KafkaOffsetsInitializer.timestamp(5000).spec, tps) == [4, 0]
+    finally:
+        consumer.close()
+
+
+def test_ignored_parse_errors_are_skipped_counted_and_read_past(broker):
+    import json
+
+    from flintlock.common.typeinfo import Types
+    from flintlock.datastream.formats.json import JsonRowDeserializationSchema
+
+    row = Types.ROW_NAMED(["customer", "amount"], [Types.STRING(), Types.LONG()])
+    topic = _topic(broker, partitions=1)
+    _produce(broker.bootstrap, topic, [json.dumps({"customer": "a", "amount": 1}).encode(),
+                                       b'{"customer": "b", "amount": "lots"}', b"not json",
+                                       json.dumps({"customer": "c", "amount": 3}).encode()])
+    lenient = (JsonRowDeserializationSchema.builder().type_info(row).ignore_parse_errors()
+               .build())
+    reader = KafkaPartitionReader({"bootstrap.servers": broker.bootstrap}, lenient, False)
+    reader.add_splits([KafkaPartitionSplit(topic, 0, 0)])  # unbounded: stays in the state
+    got, deadline = [], time.monotonic() + 20
+    try:
+        while len(got) < 2 and time.monotonic() < deadline:
+            got.extend(reader.poll(100)[0])
+            time.sleep(0.01)
+        assert [(r["customer"], r["amount"]) for r in got] == [("a", 1), ("c", 3)]
+        assert lenient.skipped_records == 2
+        assert reader.snapshot_state(1) == [KafkaPartitionSplit(topic, 0, 4)]
+    finally:
+        reader.close()
+    strict = JsonRowDeserializationSchema.builder().type_info(row).build()
+    reader = KafkaPartitionReader({"bootstrap.servers": broker.bootstrap}, strict, False)
+    reader.add_splits([KafkaPartitionSplit(topic, 0, 0, 4)])
+    try:
+        with pytest.raises(KafkaDeserializationError,
+                           match=f"{topic}-0 offset 1: FormatParseError: field 'amount'"):
+            _poll_all(reader)
+    finally:
+        reader.close()
