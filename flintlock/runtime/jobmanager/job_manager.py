@@ -45,7 +45,6 @@ from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.jobmanager.attempt import Attempt, register_task_manager
 from flintlock.runtime.jobmanager.checkpoint_actions import CheckpointActions
 from flintlock.runtime.jobmanager.collect import CollectDelivery
-from flintlock.runtime.jobmanager.coordinator_setup import set_up_checkpointing
 from flintlock.runtime.jobmanager.deployment import deploy_tasks, start_source_coordinators
 from flintlock.runtime.jobmanager.description import JobDescription, JobResult, describe_job
 from flintlock.runtime.jobmanager.errors import (
@@ -55,11 +54,12 @@ from flintlock.runtime.jobmanager.errors import (
     describe,
 )
 from flintlock.runtime.jobmanager.event_loop import EventLoop
-from flintlock.runtime.jobmanager.high_availability import JobHighAvailability
 from flintlock.runtime.jobmanager.history import JobEvent, JobEventKind, JobHistory
+from flintlock.runtime.jobmanager.job_start import start_job
 from flintlock.runtime.jobmanager.launching import Launcher
 from flintlock.runtime.jobmanager.leadership import LeadershipLostError
 from flintlock.runtime.jobmanager.restore_plan import RestorePlan, plan_restore
+from flintlock.runtime.jobmanager.status_board import JobStatusBoard
 from flintlock.runtime.jobmanager.submission import prepare_submission
 from flintlock.runtime.messages import TaskManagerPayload
 from flintlock.runtime.restart import create_restart_strategy
@@ -88,16 +88,9 @@ class JobManager:
         self._leadership_lost: LeadershipLostError | None = None
         self._loop = EventLoop(clock)
         self._rng = rng or random.Random()
-        self._ha = JobHighAvailability.from_config(configuration, clock)
-        if self._ha is not None:
-            job_graph = self._ha.start(job_graph, lambda lost: self._loop.enqueue(
-                lambda: self._lose_leadership(lost), "leadership lost"))
-        try:
-            setup = set_up_checkpointing(job_graph, configuration, clock, self._rng)
-        except BaseException:
-            if self._ha is not None:  # the record stays for a driver that can restore it
-                self._ha.job_ended(JobStatus.SUSPENDED)
-            raise
+        start = start_job(job_graph, configuration, clock, self._rng, lambda lost: (
+            self._loop.enqueue(lambda: self._lose_leadership(lost), "leadership lost")))
+        self._ha, self._setup, job_graph = start.ha, start.checkpoints, start.job_graph
         self.job_graph = job_graph
         self.job_id = str(job_graph.job_id)
         self.config = configuration
@@ -105,9 +98,7 @@ class JobManager:
         self._clock = clock
         self._collect = CollectDelivery(on_collect)
         self._secret = new_job_credentials(configuration)  # TLS material if internal TLS
-        self.status = JobStatus.CREATED
-        self._status_lock = threading.Lock()
-        self._status_changed = threading.Condition(self._status_lock)
+        self._status = JobStatusBoard(JobStatus.CREATED)
         self._attempt: Attempt | None = None
         self._attempt_number = -1
         self._cancel_requested = False
@@ -119,16 +110,10 @@ class JobManager:
         self._start_wall_ms = clock.wall_ms()
         self._restore = RestorePlan()
         self._history = JobHistory()
-        self._storage = setup.storage
-        self._initial_savepoint = setup.initial_savepoint
-        self._enumerated = setup.enumerated
-        if self._ha is not None and self._ha.recovered:
-            self._record(JobEventKind.JOB_RECOVERED, "JobRecovered",
-                         f"recovered from high-availability cluster id {self._ha.cluster_id!r}")
-        for fallback in setup.fallbacks:
-            self._record(JobEventKind.CHECKPOINT_FALLBACK, "CheckpointFallback", str(fallback))
+        for kind, name, message in start.notes():
+            self._record(kind, name, message)
         self._checkpoints = CheckpointActions(
-            setup.coordinator, self._loop, lambda: self._attempt, self._stop,
+            self._setup.coordinator, self._loop, lambda: self._attempt, self._stop,
             self._confirm_commit)
         self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
 
@@ -143,12 +128,10 @@ class JobManager:
         return self._server.address
 
     def get_status(self) -> JobStatus:
-        with self._status_lock:
-            return self.status
+        return self._status.current
 
     def wait_for_status(self, wanted: set[JobStatus], timeout_s: float) -> bool:
-        with self._status_lock:
-            return self._status_changed.wait_for(lambda: self.status in wanted, timeout_s)
+        return self._status.wait_for_status(wanted, timeout_s)
 
     def wait_until_running(self, timeout_s: float) -> bool:
         """Waits until every subtask of the current attempt has reached RUNNING: it reports
@@ -158,8 +141,7 @@ class JobManager:
             attempt = self._attempt
             return attempt is not None and attempt.deployed and attempt.all_started()
 
-        with self._status_lock:
-            return self._status_changed.wait_for(all_running, timeout_s)
+        return self._status.wait_for(all_running, timeout_s)
 
     def cancel(self) -> None:
         self._loop.enqueue(self._on_cancel_request, "cancel")
@@ -178,14 +160,15 @@ class JobManager:
     def describe(self, timeout_s: float = 10.0) -> JobDescription:
         """A consistent snapshot of the job for the REST endpoint and the CLI (taken on the
         JobManager thread; before it runs or once the job has ended, taken directly)."""
-        if self.status is JobStatus.CREATED or self.status.is_globally_terminal_state():
+        status = self._status.current
+        if status is JobStatus.CREATED or status.is_globally_terminal_state():
             return self._describe_now()
         future: Future[JobDescription] = Future()
         self._loop.enqueue(lambda: future.set_result(self._describe_now()), "describe")
         return future.result(timeout_s)
 
     def _describe_now(self) -> JobDescription:
-        return describe_job(self.job_id, self.job_graph, self.status, self._attempt_number,
+        return describe_job(self.job_id, self.job_graph, self._status.current, self._attempt_number,
                             self._attempt, self._start_wall_ms, self._coordinator.statistics(),
                             self._history.entries(), bool(self._ha and self._ha.recovered))
 
@@ -209,7 +192,8 @@ class JobManager:
         finally:
             self._server.close()
         runtime = int((time.monotonic() - started) * 1000)
-        return JobResult(self.job_id, self.status, runtime, self._attempt_number + 1, error)
+        return JobResult(self.job_id, self._status.current, runtime, self._attempt_number + 1,
+                         error)
 
     def _run_attempts(self) -> BaseException | None:
         while True:
@@ -254,9 +238,7 @@ class JobManager:
         return self._cancel_requested
 
     def _set_status(self, status: JobStatus) -> None:
-        with self._status_lock:
-            self.status = status
-            self._status_changed.notify_all()
+        self._status.set(status)
 
     def _finish(self, status: JobStatus, terminal: JobTerminalStatus) -> None:
         self._checkpoints.apply(self._coordinator.shutdown(terminal))
@@ -291,7 +273,7 @@ class JobManager:
         if self._leadership_lost is not None:  # lost while waiting to restart: start nothing
             return self._leadership_lost
         self._attempt_number += 1
-        latest = self._coordinator.restore_latest_checkpoint() or self._initial_savepoint
+        latest = self._coordinator.restore_latest_checkpoint() or self._setup.initial_savepoint
         try:
             self._restore = plan_restore(latest, self.job_graph, self.config.get(
                 execution_options.ALLOW_NON_RESTORED_STATE))
@@ -364,13 +346,13 @@ class JobManager:
         return None
 
     def _deploy(self, attempt: Attempt) -> None:
-        deploy_tasks(attempt, self._restore, self._submission, self._storage.checkpoint_dir)
+        deploy_tasks(attempt, self._restore, self._submission, self._setup.storage.checkpoint_dir)
 
         def schedule(at_ms: float, callback: Callable[[], None]) -> None:
             """Timers that die with the attempt."""
             self._loop.schedule(at_ms, lambda: callback() if self._attempt is attempt else None)
 
-        for source in start_source_coordinators(attempt, self._restore, self._enumerated,
+        for source in start_source_coordinators(attempt, self._restore, self._setup.enumerated,
                                                 schedule, self._clock.now_ms):
             self._checkpoints.apply(self._coordinator.on_task_state_changed(source.task, True))
 
@@ -463,9 +445,8 @@ class JobManager:
         attempt = self._attempt
         assert attempt is not None
         log.debug("attempt %d: task %s is %s", attempt.number, message.task, message.state)
-        with self._status_lock:
+        with self._status.changing():
             attempt.states[message.task] = message.state
-            self._status_changed.notify_all()
         coordinator = self._coordinator
         if message.state is ExecutionState.RUNNING:
             source = attempt.sources.get(message.task.vertex)
@@ -493,7 +474,7 @@ class JobManager:
             message.task, message.checkpoint_id, message.reason, cause))
 
     def _on_cancel_request(self) -> None:
-        if self.status.is_globally_terminal_state():
+        if self._status.current.is_globally_terminal_state():
             return
         self._cancel_requested = True
         self._set_status(JobStatus.CANCELLING)
