@@ -24,12 +24,16 @@ split is finished once the consumer's position reached its stop offset (position
 past transaction markers, which are never delivered as records). Its snapshot is its
 unfinished splits; on checkpoint completion the offsets of that snapshot are committed to the
 consumer group, for monitoring only (Flink's ``commit.offsets.on.checkpoint``).
+``pending_records`` is Flink's ``pendingRecords``: per split, its stop offset (bounded) or the
+partition's high watermark as librdkafka last saw it in a fetch response (read from its cache
+at most once a second, on the task thread) less the next offset.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -40,6 +44,7 @@ log = logging.getLogger(__name__)
 
 NO_TIMESTAMP = -(2**63)  # the runtime's "no event timestamp" (runtime.network.event_time)
 METADATA_TIMEOUT_S = 30.0
+HIGH_WATERMARK_REFRESH_S = 1.0  # how often the reader reads the partitions' cached ends
 
 
 class KafkaSourceError(FlintlockError):
@@ -322,6 +327,8 @@ class KafkaPartitionReader:
         self._consumer: Any = None
         self._assigned = False  # whether the consumer's assignment matches _splits
         self._finished_now: list[str] = []  # split ids finished since the last poll
+        self._high_watermarks: dict[tuple[str, int], int] = {}  # task thread writes
+        self._next_refresh_s = 0.0
 
     def restore(self, state: list[Any]) -> None:
         self.add_splits(state)
@@ -342,10 +349,42 @@ class KafkaPartitionReader:
             messages = consumer.consume(num_messages=max_records, timeout=0)
             if messages:
                 self._take(messages, out)
+                self._refresh_high_watermarks(consumer)
             else:
                 self._finish_reached(consumer)
         out.finished_splits, self._finished_now = self._finished_now, []
         return out, self._no_more_splits and not self._splits
+
+    def pending_records(self) -> int:
+        """Records left in the splits as far as known (the heartbeat thread: reads copies)."""
+        ends = self._high_watermarks
+        pending = 0
+        for split in tuple(self._splits.values()):
+            end = split.stop_offset if split.stop_offset is not None else ends.get(
+                (split.topic, split.partition))
+            if end is not None:
+                pending += max(0, end - split.next_offset)
+        return pending
+
+    def _refresh_high_watermarks(self, consumer: Any) -> None:
+        """The unbounded splits' ends from librdkafka's cache (no request), once a second."""
+        now = time.monotonic()
+        if now < self._next_refresh_s:
+            return
+        self._next_refresh_s = now + HIGH_WATERMARK_REFRESH_S
+        kafka = _kafka()
+        ends = {}
+        for key, split in tuple(self._splits.items()):
+            if split.stop_offset is None:
+                try:
+                    high = consumer.get_watermark_offsets(kafka.TopicPartition(*key),
+                                                          cached=True)[1]
+                except kafka.KafkaException as failed:  # only the metric goes without it
+                    log.debug("no cached high watermark of %s-%s: %s", *key, failed)
+                    continue
+                if high >= 0:
+                    ends[key] = int(high)
+        self._high_watermarks = ends
 
     def _ready_consumer(self) -> Any:
         if self._consumer is None:

@@ -23,7 +23,8 @@ The contract a connector's ``Source`` object fulfils (``env.from_source``):
   position; ``notify_checkpoint_complete(checkpoint_id)`` and ``close()`` are optional;
 * ``SourceReader.pending_records() -> int`` (optional) — records known to be left to read:
   Flink's ``pendingRecords`` metric of the source operator, called on the TaskManager's
-  heartbeat thread, so it must only read (docs/metrics.md).
+  heartbeat thread, so it must only read (docs/metrics.md); ``pending_bytes() -> int``
+  (optional, the same rules) is FLIP-33's ``pendingBytes``.
 
 A source may instead have its splits enumerated in the JobManager (``runtime.enumerators``):
 then it also has ``create_enumerator(parallelism, restored_state) -> SplitEnumerator`` (with
@@ -86,7 +87,7 @@ class CollectionSourceOperator(SourceOperator):
         self._state = ctx.operator_backend.get_list_state(POSITION_STATE)
         positions = self._state.get()
         self._offset = max(positions) if positions else 0
-        _pending_records_gauge(ctx, lambda: len(self._elements) - self._offset)
+        _source_gauge(ctx, lambda: len(self._elements) - self._offset)
 
     def emit_next(self, max_records: int) -> InputStatus:
         start = self._offset
@@ -125,9 +126,11 @@ class ReaderSourceOperator(SourceOperator):
         positions = list(self._state.get())
         self._reader.restore(positions)
         self._note_splits(positions)
-        pending = getattr(self._reader, "pending_records", None)
-        if pending is not None:
-            _pending_records_gauge(ctx, pending)
+        for name, method in (("pendingRecords", "pending_records"),
+                             ("pendingBytes", "pending_bytes")):
+            supplier = getattr(self._reader, method, None)
+            if supplier is not None:
+                _source_gauge(ctx, supplier, name)
 
     def open(self) -> None:
         strategy = self._strategy
@@ -220,10 +223,12 @@ class ReaderSourceOperator(SourceOperator):
             close()
 
 
-def _pending_records_gauge(context: OperatorContext, supplier: Callable[[], int]) -> None:
-    """Registers Flink's ``pendingRecords`` gauge in the source operator's metric group."""
+def _source_gauge(context: OperatorContext, supplier: Callable[[], int],
+                  name: str = "pendingRecords") -> None:
+    """Registers a source's backlog gauge (Flink's ``pendingRecords`` or ``pendingBytes``) in
+    the source operator's metric group."""
     context.environment.metric_groups.operator(
-        context.operator_id, context.operator_name).gauge("pendingRecords", supplier)
+        context.operator_id, context.operator_name).gauge(name, supplier)
 
 
 def create_source_operator(spec: OperatorSpec) -> SourceOperator:
