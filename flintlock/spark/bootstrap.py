@@ -62,6 +62,7 @@ from flintlock.runtime.rpc import (
     RpcConnection,
     RpcError,
 )
+from flintlock.runtime.taskmanager.collector import tuned_collector
 from flintlock.usercode.leaks import leftover_threads
 from flintlock.usercode.shipping import is_job_module
 
@@ -252,7 +253,8 @@ def run_task_manager(payload: TaskManagerPayload, tm_index: int) -> object:
 
 def _run_main(main: TaskManagerMain, context: TaskManagerContext) -> object:
     try:
-        with forward_stdout(context.jm, context.attempt, context.tm_index):
+        with forward_stdout(context.jm, context.attempt, context.tm_index), \
+                tuned_collector(context.config):
             result = main(context)
         context.jm.call(TaskManagerFinished(context.attempt, context.tm_index), REPORT_TIMEOUT_S)
         return result

@@ -7,6 +7,7 @@ PySpark 4 produces.
 
 from __future__ import annotations
 
+import gc
 import io
 import pickle
 import sys
@@ -166,3 +167,29 @@ def test_a_wrong_secret_fails_before_main_runs(jm: FakeJobManager, tmp_path: Pat
     with pytest.raises(ConnectionError, match="wrong secret"):
         run_task_manager(payload, tm_index=0)
     assert not marker.exists()
+
+
+def _collector_during_run(jm: FakeJobManager, config: dict[str, str]) -> tuple[object, ...]:
+    def main(context: TaskManagerContext) -> tuple[object, ...]:
+        register(context)
+        return gc.get_threshold(), gc.get_freeze_count() > 0
+
+    host, port = jm.server.address
+    payload = TaskManagerPayload(host, port, jm.secret, 0, 1, config, cloudpickle.dumps(main))
+    return run_task_manager(payload, tm_index=0)  # type: ignore[return-value]
+
+
+def test_a_job_runs_with_a_tuned_collector_and_leaves_it_as_it_was(jm: FakeJobManager):
+    before = gc.get_threshold()
+    threshold, frozen = _collector_during_run(jm, {})
+    assert threshold == (50_000, *before[1:])
+    assert frozen
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_collector_can_be_left_alone(jm: FakeJobManager):
+    before = gc.get_threshold()
+    assert _collector_during_run(jm, {"flintlock.python.gc.tuned": "false"}) == (before, False)
+    during = _collector_during_run(jm, {"flintlock.python.gc.young-threshold": "1234"})
+    assert during == ((1234, *before[1:]), True)

@@ -36,3 +36,16 @@ SHIP_JOB_DIRECTORY = ConfigOption(
     "Whether the directory the job's main module was loaded from travels with the job, as "
     "the first of its files (docs/usercode.md).",
 )
+GC_TUNED = ConfigOption(
+    "flintlock.python.gc.tuned", OptionType.BOOLEAN, True,
+    "Whether a TaskManager process tunes CPython's cycle collector while it runs a job: the "
+    "objects that exist when the job starts are frozen out of full collections, and young "
+    "collections wait for flintlock.python.gc.young-threshold objects (docs/decisions.md, "
+    "\"The cycle collector in a TaskManager\").",
+)
+GC_YOUNG_THRESHOLD = ConfigOption(
+    "flintlock.python.gc.young-threshold", OptionType.INT, 50_000,
+    "How many more container objects than were freed a TaskManager allocates before CPython "
+    "runs a young collection, when flintlock.python.gc.tuned is true (CPython's own default "
+    "is 700).", minimum=1,
+)
