@@ -142,6 +142,13 @@ class RecordWriter:
         self._own_flusher: OutputFlusher | None = None
         self._flusher = flusher
         self._key_cache: dict[Any, _Pending] = {}  # key -> its channel's pending list
+        self._specialise_emit(selector)
+        if buffer_timeout_ms > 0:
+            self._start_flushing(buffer_timeout_ms)
+
+    def _specialise_emit(self, selector: ChannelSelector) -> None:
+        """The hot path for ``selector``: broadcast, a single channel, key-group hashing with
+        a key cache, or the general ``emit`` (any other selector)."""
         if selector.is_broadcast:
             self.emit = self.broadcast_emit  # type: ignore[method-assign]
         elif self.num_channels == 1:
@@ -154,11 +161,12 @@ class RecordWriter:
             self._key_cache_size = selector.cache_size
             self.emit = self._emit_keyed  # type: ignore[method-assign]
             self.emit_batch = self._emit_batch_keyed  # type: ignore[method-assign]
-        if buffer_timeout_ms > 0:
-            if flusher is None:
-                flusher = self._own_flusher = OutputFlusher(buffer_timeout_ms, name)
-                self._flusher = flusher
-            flusher.register(self)
+
+    def _start_flushing(self, buffer_timeout_ms: int) -> None:
+        """Flush every ``buffer_timeout_ms`` by the shared flusher, or by one of its own."""
+        if self._flusher is None:
+            self._flusher = self._own_flusher = OutputFlusher(buffer_timeout_ms, self._name)
+        self._flusher.register(self)
 
     # -- task thread ----------------------------------------------------------------------
 
