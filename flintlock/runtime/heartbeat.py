@@ -1,10 +1,15 @@
-"""Heartbeats between the JobManager and its TaskManagers, as I/O-free bookkeeping.
+"""Heartbeats between the JobManager and its TaskManagers, as I/O-free bookkeeping: the one
+liveness mechanism of both sides (Flink's ``HeartbeatManager``).
 
-Both directions use the same two pieces: the JM monitors each registered TM and each TM
-monitors its JM (``HeartbeatMonitor``), and each side sends its own heartbeats on a fixed
-period (``HeartbeatSchedule``). The RPC driver thread feeds in what arrived and the current
-time (``Clock.now_ms``) and carries out the answers: send a heartbeat now, declare these
-targets dead. Nothing here sleeps, reads a clock or touches a socket.
+Both directions use the same pieces: the JM monitors each registered TM and each TM monitors
+its JM (``HeartbeatMonitor``), and each side sends its own heartbeats on a fixed period
+(``HeartbeatSchedule``). ``HeartbeatManager`` joins the two for one side: its driver thread
+feeds in what arrived and the current time (``Clock.now_ms``) and calls ``tick``, which
+sends this side's heartbeat when one is due and hands every target that timed out to the
+side's typed callback (``on_timeout(HeartbeatTimedOut)``). Who drives it: the JobManager's
+thread for the TaskManagers of an attempt (``jobmanager.attempt``), the TaskManager's
+heartbeat thread for its JobManager (``taskmanager.jobmanager_heartbeats``). Nothing here
+sleeps, reads a clock or touches a socket; sending is the callback the driver passes in.
 
 Invariants:
 
@@ -20,7 +25,7 @@ Thread ownership: not synchronised; each instance belongs to one driver thread.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -121,3 +126,51 @@ class HeartbeatSchedule:
 
     def next_due_ms(self) -> float:
         return self._next_ms
+
+
+class HeartbeatManager(Generic[T]):
+    """One side's heartbeats: its own sent on ``schedule``, its ``targets`` watched by
+    ``monitor``. ``tick(now_ms)`` calls ``send_heartbeat()`` when a heartbeat is due, then
+    ``on_timeout(event)`` once for each target that went silent (oldest first), which is no
+    longer monitored afterwards. Both callbacks run on the thread that calls ``tick``."""
+
+    def __init__(self, monitor: HeartbeatMonitor[T], schedule: HeartbeatSchedule,
+                 send_heartbeat: Callable[[], None],
+                 on_timeout: Callable[[HeartbeatTimedOut[T]], None]) -> None:
+        self.monitor = monitor
+        self.schedule = schedule
+        self._send_heartbeat = send_heartbeat
+        self._on_timeout = on_timeout
+
+    @classmethod
+    def from_config(cls, config: Configuration, now_ms: float,
+                    send_heartbeat: Callable[[], None],
+                    on_timeout: Callable[[HeartbeatTimedOut[T]], None]) -> HeartbeatManager[T]:
+        """``heartbeat.interval`` for sending, ``heartbeat.timeout`` for the targets."""
+        return cls(HeartbeatMonitor.from_config(config),
+                   HeartbeatSchedule.from_config(config, now_ms), send_heartbeat, on_timeout)
+
+    @property
+    def timeout_ms(self) -> float:
+        return self.monitor.timeout_ms
+
+    def monitor_target(self, target: T, now_ms: float) -> None:
+        """Start watching ``target`` (registration counts as hearing from it)."""
+        self.monitor.monitor(target, now_ms)
+
+    def heard_from(self, target: T, now_ms: float) -> bool:
+        """A heartbeat (or any message) from ``target``; False if it is not monitored."""
+        return self.monitor.record_heartbeat(target, now_ms)
+
+    def tick(self, now_ms: float) -> None:
+        """Send this side's heartbeat if due; report the targets that timed out."""
+        if self.schedule.due(now_ms):
+            self._send_heartbeat()
+        for event in self.monitor.check(now_ms):
+            self._on_timeout(event)
+
+    def next_tick_ms(self) -> float:
+        """When ``tick`` next has something to do: a heartbeat due or a target's deadline."""
+        deadline = self.monitor.next_deadline_ms()
+        due = self.schedule.next_due_ms()
+        return due if deadline is None else min(due, deadline)

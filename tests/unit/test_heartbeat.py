@@ -1,15 +1,32 @@
-"""Heartbeat bookkeeping driven by a ManualClock: timeouts and the sending schedule."""
+"""Heartbeat bookkeeping driven by a ManualClock: timeouts, the sending schedule, and the
+liveness of both sides built on it (the JobManager's attempt watching its TaskManagers, the
+TaskManager watching its JobManager), without sockets or sleeps."""
 
 from __future__ import annotations
 
 import itertools
+import pickle
+import threading
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from flintlock.common.config import Configuration
-from flintlock.runtime.heartbeat import HeartbeatMonitor, HeartbeatSchedule, HeartbeatTimedOut
+from flintlock.runtime import messages as msg
+from flintlock.runtime.heartbeat import (
+    HeartbeatManager,
+    HeartbeatMonitor,
+    HeartbeatSchedule,
+    HeartbeatTimedOut,
+)
+from flintlock.runtime.jobmanager.attempt import Attempt, register_task_manager
+from flintlock.runtime.jobmanager.errors import AttemptFailedError, TaskManagerLostError
+from flintlock.runtime.taskmanager.jobmanager_heartbeats import (
+    JobManagerHeartbeats,
+    JobManagerLostError,
+)
 from flintlock.testing.clock import ManualClock
 
 
@@ -124,3 +141,126 @@ def test_the_schedule_never_sends_two_beats_within_an_interval(interval, steps):
         if schedule.due(now):
             sent.append(now)
     assert all(later - earlier >= interval for earlier, later in itertools.pairwise(sent))
+
+
+# -- the manager: one side's heartbeats, and both sides built on it --------------------------
+
+
+def test_the_manager_sends_on_schedule_and_reports_a_silent_target_once():
+    clock = ManualClock(0)
+    sent, lost = [], []
+    manager: HeartbeatManager[str] = HeartbeatManager(
+        HeartbeatMonitor(300), HeartbeatSchedule(100, clock.now_ms()),
+        lambda: sent.append(clock.now_ms()), lost.append)
+    manager.monitor_target("peer", clock.now_ms())
+    for _ in range(5):
+        manager.tick(clock.now_ms())
+        assert manager.heard_from("peer", clock.now_ms())
+        clock.advance(100)
+    assert sent == [0, 100, 200, 300, 400] and lost == []
+    assert manager.next_tick_ms() == 500
+    clock.advance(300)  # silent since 400
+    manager.tick(clock.now_ms())
+    assert lost == [HeartbeatTimedOut("peer", 400, 800)]
+    manager.tick(clock.now_ms() + 10_000)
+    assert len(lost) == 1 and not manager.heard_from("peer", clock.now_ms())
+
+
+class _Connection:
+    def __init__(self) -> None:
+        self.told: list[Any] = []
+
+    def tell(self, message: Any) -> None:
+        self.told.append(message)
+
+
+class _Attempt(Attempt):
+    """An attempt whose TaskManagers in ``finished`` have only finished subtasks."""
+
+    finished: frozenset[int] = frozenset()
+
+    def task_manager_finished(self, tm_index: int) -> bool:
+        return tm_index in self.finished
+
+
+def _registered_attempt(clock: ManualClock, finished: frozenset[int] = frozenset()):
+    attempt = _Attempt(3, graph=None, plan=None)  # type: ignore[arg-type]
+    attempt.finished = finished
+    attempt.watch_task_managers(_CONFIG, clock.now_ms())
+    connections = {}
+    for tm in (0, 1):
+        connections[tm] = _Connection()
+        reply = register_task_manager(attempt, connections[tm],  # type: ignore[arg-type]
+                                      msg.RegisterTaskManager(3, tm, "127.0.0.1", 1, 1),
+                                      clock.now_ms())
+        assert reply.accepted
+    return attempt, connections
+
+
+_CONFIG = Configuration({"heartbeat.interval": "100 ms", "heartbeat.timeout": "1 s"})
+
+
+def test_the_jobmanager_fails_the_attempt_when_a_task_manager_falls_silent():
+    clock = ManualClock(0)
+    attempt, connections = _registered_attempt(clock)
+    for _ in range(10):
+        clock.advance(100)
+        attempt.heard_from(0, clock.now_ms())  # TaskManager 1 stays silent
+        attempt.tick_heartbeats(clock.now_ms())
+    assert attempt.root_cause(clock.now_ms()) is None  # exactly the timeout: not yet
+    assert all(m == msg.Heartbeat(3, -1) for m in connections[0].told)
+    assert len(connections[1].told) == 10  # the JobManager's own heartbeats go on
+    clock.advance(1)
+    attempt.tick_heartbeats(clock.now_ms())
+    cause = attempt.root_cause(clock.now_ms())
+    assert isinstance(cause, TaskManagerLostError) and isinstance(cause, AttemptFailedError)
+    assert cause.tm_index == 1
+    assert str(cause) == "TaskManager 1 sent no heartbeat for 1000 ms (heartbeat.timeout)"
+    assert pickle.loads(pickle.dumps(cause)).tm_index == 1
+
+
+def test_a_task_manager_whose_subtasks_all_finished_may_fall_silent():
+    clock = ManualClock(0)
+    attempt, _ = _registered_attempt(clock, finished=frozenset({1}))
+    clock.advance(5_000)
+    attempt.heard_from(0, clock.now_ms())
+    attempt.tick_heartbeats(clock.now_ms())
+    assert attempt.root_cause(clock.now_ms()) is None
+
+
+def test_the_task_manager_gives_up_a_silent_jobmanager_once_and_keeps_beating_until_then():
+    clock = ManualClock(0)
+    beats, lost = [], []
+    heartbeats = JobManagerHeartbeats(4, _CONFIG, clock, lambda: beats.append(clock.now_ms()),
+                                      lost.append)
+    assert heartbeats.tick() == pytest.approx(0.1)  # the first beat went at once
+    for _ in range(20):  # the JobManager talks every 100 ms: never lost
+        clock.advance(100)
+        heartbeats.heard_from_jobmanager()
+        heartbeats.tick()
+    assert beats == [float(t) for t in range(0, 2_001, 100)] and lost == []
+    clock.advance(1_000)
+    heartbeats.tick()
+    assert lost == []  # exactly the timeout
+    clock.advance(1)
+    heartbeats.tick()
+    assert len(lost) == 1 and isinstance(lost[0], JobManagerLostError)
+    assert str(lost[0]) == "TaskManager 4 lost the JobManager: no message for 1 s " \
+                           "(heartbeat.timeout)"
+    heartbeats.heard_from_jobmanager()  # too late: given up for good
+    clock.advance(5_000)
+    heartbeats.tick()
+    assert len(lost) == 1
+
+
+def test_the_task_manager_heartbeat_loop_ends_when_told():
+    clock = ManualClock(0)
+    done = threading.Event()
+    beats: list[float] = []
+
+    def beat() -> None:
+        beats.append(clock.now_ms())
+        done.set()
+
+    JobManagerHeartbeats(0, _CONFIG, clock, beat, lambda error: None).run(done)
+    assert beats == [0.0]

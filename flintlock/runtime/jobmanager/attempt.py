@@ -1,6 +1,11 @@
 """One attempt of a job, as the JobManager sees it: the TaskManagers that registered, the state
 of every subtask, the first failure, and how to end it.
 
+Liveness of the attempt's TaskManagers is ``heartbeat.HeartbeatManager``'s: the attempt sends
+a heartbeat to its TaskManagers every ``heartbeat.interval`` and monitors each one from its
+registration; one silent for ``heartbeat.timeout`` while it still has unfinished subtasks
+fails the attempt with ``TaskManagerLostError`` (``watch_task_managers``, ``tick_heartbeats``).
+
 Thread ownership: an ``Attempt`` belongs to the JobManager thread, which alone reads and writes
 it (RPC threads hand their messages over as events). ``states`` is written under the
 JobManager's status lock as well, because ``wait_until_running`` reads it from other threads.
@@ -12,6 +17,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import JobVertexId
 from flintlock.graph.execution_graph import ExecutionGraph
@@ -20,6 +26,8 @@ from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.enumerators import SourceCoordinator
 from flintlock.runtime.execution_state import ExecutionState
+from flintlock.runtime.heartbeat import HeartbeatManager, HeartbeatTimedOut
+from flintlock.runtime.jobmanager.errors import TaskManagerLostError
 from flintlock.runtime.jobmanager.launching import AttemptHandle
 from flintlock.runtime.rpc import RpcConnection
 
@@ -41,7 +49,8 @@ class Attempt:
     handle: AttemptHandle | None = None
     connections: dict[int, RpcConnection] = field(default_factory=dict)
     addresses: dict[int, msg.DataAddress] = field(default_factory=dict)
-    last_heartbeat: dict[int, float] = field(default_factory=dict)
+    heartbeats: HeartbeatManager[int] | None = None
+    """Heartbeats to and from the registered TaskManagers (``watch_task_managers``)."""
     pids: dict[int, int] = field(default_factory=dict)
     """Process id of each registered TaskManager (on its host)."""
     states: dict[TaskId, ExecutionState] = field(default_factory=dict)
@@ -73,10 +82,33 @@ class Attempt:
             self.states.get(TaskId(v.job_vertex_id, v.subtask_index)) is ExecutionState.FINISHED
             for v in tm.subtasks)
 
-    def silent_task_managers(self, now_ms: float, timeout_ms: int) -> list[int]:
-        """TaskManagers with unfinished subtasks and no heartbeat for ``timeout_ms``."""
-        return [index for index, seen in self.last_heartbeat.items()
-                if now_ms - seen > timeout_ms and not self.task_manager_finished(index)]
+    # -- liveness of the TaskManagers ----------------------------------------------------
+
+    def watch_task_managers(self, config: Configuration, now_ms: float) -> None:
+        """Start heartbeats (``heartbeat.interval``, ``heartbeat.timeout``); TaskManagers are
+        monitored from their registration on."""
+        self.heartbeats = HeartbeatManager.from_config(config, now_ms, self._send_heartbeat,
+                                                       self._task_manager_silent)
+
+    def tick_heartbeats(self, now_ms: float) -> None:
+        """Send the attempt's heartbeat if due; fail the attempt if a TaskManager fell silent."""
+        if self.heartbeats is not None:
+            self.heartbeats.tick(now_ms)
+
+    def heard_from(self, tm_index: int, now_ms: float) -> None:
+        """A heartbeat from TaskManager ``tm_index``."""
+        if self.heartbeats is not None:
+            self.heartbeats.heard_from(tm_index, now_ms)
+
+    def _send_heartbeat(self) -> None:
+        self.broadcast(msg.Heartbeat(self.number, -1))
+
+    def _task_manager_silent(self, event: HeartbeatTimedOut[int]) -> None:
+        """A TaskManager timed out: the attempt fails, unless its subtasks all finished."""
+        if self.task_manager_finished(event.target) or self.heartbeats is None:
+            return
+        self.record_failure(TaskManagerLostError(event.target, self.heartbeats.timeout_ms),
+                            consequence=False, now_ms=event.detected_ms)
 
     def record_failure(self, failure: BaseException, consequence: bool, now_ms: float) -> None:
         """The first failure wins, except that a task's own error replaces a report that
@@ -139,7 +171,8 @@ def register_task_manager(attempt: Attempt | None, connection: RpcConnection,
         return msg.Registered(False, f"attempt {message.attempt} is not current")
     attempt.connections[message.tm_index] = connection
     attempt.addresses[message.tm_index] = (message.host, message.data_port)
-    attempt.last_heartbeat[message.tm_index] = now_ms
+    if attempt.heartbeats is not None:
+        attempt.heartbeats.monitor_target(message.tm_index, now_ms)
     attempt.pids[message.tm_index] = message.pid
     log.debug("attempt %d: TaskManager %d registered", attempt.number, message.tm_index)
     return msg.Registered(True)

@@ -37,6 +37,19 @@ class AttemptFailedError(FlintlockError):
     """One attempt of the job failed (a task, a TaskManager, or the Spark job)."""
 
 
+class TaskManagerLostError(AttemptFailedError):
+    """A TaskManager of the attempt sent no heartbeat for ``heartbeat.timeout``."""
+
+    def __init__(self, tm_index: int, timeout_ms: float) -> None:
+        super().__init__(tm_index, timeout_ms)
+        self.tm_index = tm_index
+        self.timeout_ms = timeout_ms
+
+    def __str__(self) -> str:
+        return (f"TaskManager {self.tm_index} sent no heartbeat for {self.timeout_ms:g} ms "
+                "(heartbeat.timeout)")
+
+
 class JobCancelledError(FlintlockError):
     """The job was cancelled before it finished."""
 

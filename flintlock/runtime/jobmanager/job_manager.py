@@ -298,12 +298,9 @@ class JobManager:
             self._end_attempt(attempt)
 
     def _drive(self, attempt: Attempt) -> BaseException | None:
-        heartbeat_interval_ms = self.config.get(cluster_options.HEARTBEAT_INTERVAL)
-        last_beat_ms = self._clock.now_ms()
+        attempt.watch_task_managers(self.config, self._clock.now_ms())
         while True:
-            if self._clock.now_ms() - last_beat_ms >= heartbeat_interval_ms:
-                last_beat_ms = self._clock.now_ms()
-                attempt.broadcast(msg.Heartbeat(attempt.number, -1))
+            attempt.tick_heartbeats(self._clock.now_ms())
             end = self._check(attempt)
             if end is not None:
                 return end.cause
@@ -337,12 +334,6 @@ class JobManager:
                 return _AttemptEnd(AttemptFailedError(
                     f"only {len(attempt.addresses)} of {attempt.plan.num_task_managers} "
                     f"TaskManagers registered within {registration_ms} ms"))
-        timeout_ms = self.config.get(cluster_options.HEARTBEAT_TIMEOUT)
-        silent = attempt.silent_task_managers(now, timeout_ms)
-        if silent:
-            return _AttemptEnd(AttemptFailedError(
-                f"TaskManager {silent[0]} sent no heartbeat for {timeout_ms} ms "
-                "(heartbeat.timeout)"))
         return None
 
     def _deploy(self, attempt: Attempt) -> None:
@@ -438,7 +429,7 @@ class JobManager:
     def _on_heartbeat(self, message: msg.Heartbeat) -> None:
         attempt = self._attempt
         assert attempt is not None
-        attempt.last_heartbeat[message.tm_index] = self._clock.now_ms()
+        attempt.heard_from(message.tm_index, self._clock.now_ms())
         attempt.times.update(message.tasks)
 
     def _on_task_state(self, message: msg.TaskStateUpdate) -> None:

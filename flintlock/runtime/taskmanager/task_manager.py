@@ -8,12 +8,14 @@ ended (or the JobManager cancelled the attempt) and leaves nothing behind — no
 or file — because Spark may run the next attempt in the same Python worker.
 
 It stops on its own when the JobManager falls silent for ``heartbeat.timeout``: a TaskManager
-must never outlive its job.
+must never outlive its job (``jobmanager_heartbeats``: the heartbeat module's liveness, as on
+the JobManager's side).
 
 Threads: the caller's thread runs ``run()`` (deployment and the wait); one thread per subtask;
-a heartbeat thread; the RPC connection's reader/dispatcher threads deliver JobManager messages
-(they only put mail into tasks or set events); a small pool runs the asynchronous parts of
-snapshots. Shared fields are guarded by ``_lock``.
+a heartbeat thread (sends heartbeats, notices a silent JobManager); the RPC connection's
+reader/dispatcher threads deliver JobManager messages (they only put mail into tasks or set
+events); a small pool runs the asynchronous parts of snapshots. Shared fields are guarded
+by ``_lock``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 import cloudpickle
 
+from flintlock.common.clock import SYSTEM_CLOCK
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId, JobId, SubtaskIndex
@@ -55,6 +58,10 @@ from flintlock.runtime.taskmanager.deployment import (
     checkpointing_settings,
     lower_switch_interval_for,
     task_spec,
+)
+from flintlock.runtime.taskmanager.jobmanager_heartbeats import (
+    JobManagerHeartbeats,
+    JobManagerLostError,
 )
 from flintlock.runtime.taskmanager.reports import TaskReports
 from flintlock.runtime.taskmanager.snapshot_writing import SnapshotWriting
@@ -102,7 +109,8 @@ class TaskManager:
         self._threads: list[threading.Thread] = []
         self._savepoint_locations: dict[int, str] = {}  # guarded by _lock
         self._location_arrived = threading.Condition(self._lock)
-        self._last_jm_contact = time.monotonic()
+        self._heartbeats = JobManagerHeartbeats(payload.tm_index, self.config, SYSTEM_CLOCK,
+                                                self._send_heartbeat, self._jobmanager_lost)
         self._connection: RpcConnection | None = None
         self._transport: TcpTransport | None = None
         self._snapshot_pool: ThreadPoolExecutor | None = None
@@ -118,7 +126,8 @@ class TaskManager:
         try:
             self._start_network()
             self._connect_and_register()
-            heartbeat = threading.Thread(target=self._heartbeat_loop, daemon=True,
+            heartbeat = threading.Thread(target=self._heartbeats.run, args=(self._done,),
+                                         daemon=True,
                                          name=f"flintlock-tm{self.payload.tm_index}-heartbeat")
             heartbeat.start()
             self._await_deployment()
@@ -244,20 +253,14 @@ class TaskManager:
     def _await_tasks(self) -> None:
         """Until the subtasks ended and the JobManager released this TaskManager (its
         partitions may still be read after its own subtasks finished)."""
-        timeout_s = self.config.get(cluster_options.HEARTBEAT_TIMEOUT) / 1000.0
         while not self._released.wait(0.2):
             if self.failure is not None and not any(t.is_alive() for t in self._threads):
                 return
-            if time.monotonic() - self._last_jm_contact > timeout_s:
-                self._cancel_all()
-                self.failure = TaskManagerError(
-                    f"TaskManager {self.payload.tm_index} lost the JobManager: no message "
-                    f"for {timeout_s:.0f} s (heartbeat.timeout)")
 
     # -- JobManager messages (RPC dispatcher thread) --------------------------------------
 
     def _touch(self) -> None:
-        self._last_jm_contact = time.monotonic()
+        self._heartbeats.heard_from_jobmanager()
 
     def _task(self, task_id: TaskId) -> StreamTask | None:
         with self._lock:
@@ -339,15 +342,25 @@ class TaskManager:
                       records: list[Any]) -> None:
         self.tell(msg.CollectBatch(self.payload.attempt, collect_id, token, records))
 
-    def _heartbeat_loop(self) -> None:
-        interval_s = self.config.get(cluster_options.HEARTBEAT_INTERVAL) / 1000.0
-        while not self._done.wait(interval_s):
-            with self._lock:
-                tasks = dict(self._tasks)
-            samples = {task_id: self._metrics[task_id].sample(task.io, task.time_statistics())
-                       for task_id, task in tasks.items()
-                       if task.state in _REPORTING and task_id in self._metrics}
-            self.tell(msg.Heartbeat(self.payload.attempt, self.payload.tm_index, samples))
+    # -- heartbeats (heartbeat thread) ----------------------------------------------------
+
+    def _send_heartbeat(self) -> None:
+        """This TaskManager's heartbeat, with its running subtasks' metrics."""
+        with self._lock:
+            tasks = dict(self._tasks)
+        samples = {task_id: self._metrics[task_id].sample(task.io, task.time_statistics())
+                   for task_id, task in tasks.items()
+                   if task.state in _REPORTING and task_id in self._metrics}
+        self.tell(msg.Heartbeat(self.payload.attempt, self.payload.tm_index, samples))
+
+    def _jobmanager_lost(self, error: JobManagerLostError) -> None:
+        """The JobManager fell silent: cancel the subtasks and end (as when its connection
+        is lost)."""
+        if not self._done.is_set() and not self._released.is_set():
+            self._cancel_all()
+            self.failure = error
+            self._deployed.set()
+            self._released.set()
 
     def report_final_metrics(self, task_id: TaskId, task: StreamTask) -> None:
         """A finished subtask's last metrics (task thread; no time split: it has ended)."""
