@@ -37,7 +37,7 @@ import os
 from typing import Any
 
 import fsspec
-from fsspec.implementations.dirfs import DirFileSystem
+from fsspec import AbstractFileSystem
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
@@ -112,20 +112,26 @@ class FullDiskFileSystem(_Refusing, MemoryFileSystem):  # type: ignore[misc]
         return super()._open(path, mode, *args, **kwargs)
 
 
-class LocalFullDiskFileSystem(_Refusing, DirFileSystem):  # type: ignore[misc]
-    """``fulldir://``: the local filesystem, every process of the machine."""
+class LocalFullDiskFileSystem(_Refusing, AbstractFileSystem):  # type: ignore[misc]
+    """``fulldir://``: the local filesystem, every process of the machine. A synchronous
+    wrapper (an async one would leave fsspec's event-loop thread behind in every TaskManager);
+    the methods below are the ones every other ``AbstractFileSystem`` method builds on."""
 
     protocol = LOCAL_PROTOCOL
+    root_marker = "/"
 
     def __init__(self, *args: Any, **storage_options: Any) -> None:
-        super().__init__(path="/", fs=LocalFileSystem(auto_mkdir=True), **storage_options)
-        self.path = ""  # paths are absolute already: passed through unchanged
+        super().__init__(*args, **storage_options)
+        self._local = LocalFileSystem(auto_mkdir=True)
 
     @classmethod
-    def _strip_protocol(cls, path: str) -> str:
+    def _strip_protocol(cls, path: Any) -> Any:
+        if isinstance(path, list):
+            return [cls._strip_protocol(p) for p in path]
+        path = str(path)
         if path.startswith(f"{LOCAL_PROTOCOL}://"):
             path = path[len(LOCAL_PROTOCOL) + 3:]
-        return "/" + path.lstrip("/")
+        return "/" + path.strip("/")
 
     def _present(self, path: str) -> bool:
         return os.path.exists(path)
@@ -134,14 +140,39 @@ class LocalFullDiskFileSystem(_Refusing, DirFileSystem):  # type: ignore[misc]
         with open(path, "ab") as handle:  # O_APPEND: concurrent refusals each count
             handle.write(data)
 
-    def pipe_file(self, path: str, *args: Any, **kwargs: Any) -> None:
-        self._refuse_if_full(self._strip_protocol(path))
-        super().pipe_file(path, *args, **kwargs)
+    def ls(self, path: str, detail: bool = True, **kwargs: Any) -> Any:
+        return self._local.ls(self._strip_protocol(path), detail=detail, **kwargs)
 
-    def open(self, path: str, mode: str = "rb", *args: Any, **kwargs: Any) -> Any:
+    def info(self, path: str, **kwargs: Any) -> Any:
+        return self._local.info(self._strip_protocol(path), **kwargs)
+
+    def cat_file(self, path: str, start: int | None = None, end: int | None = None,
+                 **kwargs: Any) -> Any:
+        return self._local.cat_file(self._strip_protocol(path), start, end, **kwargs)
+
+    def pipe_file(self, path: str, value: bytes, mode: str = "overwrite", **kwargs: Any) -> None:
+        self._refuse_if_full(self._strip_protocol(path))
+        self._local.pipe_file(self._strip_protocol(path), value, mode=mode, **kwargs)
+
+    def _open(self, path: str, mode: str = "rb", *args: Any, **kwargs: Any) -> Any:
         if "r" not in mode:
             self._refuse_if_full(self._strip_protocol(path))
-        return super().open(path, mode, *args, **kwargs)
+        return self._local._open(self._strip_protocol(path), mode, *args, **kwargs)
+
+    def rm_file(self, path: str) -> None:
+        self._local.rm_file(self._strip_protocol(path))
+
+    def rm(self, path: Any, recursive: bool = False, maxdepth: int | None = None) -> None:
+        self._local.rm(self._strip_protocol(path), recursive=recursive, maxdepth=maxdepth)
+
+    def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
+        self._local.mkdir(self._strip_protocol(path), create_parents=create_parents, **kwargs)
+
+    def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        self._local.makedirs(self._strip_protocol(path), exist_ok=exist_ok)
+
+    def rmdir(self, path: str) -> None:
+        self._local.rmdir(self._strip_protocol(path))
 
 
 fsspec.register_implementation(PROTOCOL, FullDiskFileSystem, clobber=True)
