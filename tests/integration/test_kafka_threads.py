@@ -509,3 +509,37 @@ def test_the_kafka_example_in_the_docs_runs_as_printed(executor, tmp_path, broke
         row = json.loads(value)
         got.setdefault(row["customer"], []).append(row["total"])
     assert {c: sorted(t) for c, t in got.items()} == expected
+
+
+def test_an_empty_partition_goes_idle_so_event_time_advances(executor, tmp_path, broker):
+    """An unbounded source over two partitions, one of them empty: with ``with_idleness`` the
+    empty partition stops holding the subtask's watermark back, so event-time windows of the
+    other partition fire (with one watermark held at the empty partition's, none would)."""
+    from flintlock.common import Duration
+    from flintlock.datastream.window import TumblingEventTimeWindows
+
+    topic, out = _topic(broker, partitions=2), _topic(broker, partitions=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(50):  # partition 0 only: five one-second windows of ten records
+        producer.produce(topic, b"x", partition=0, timestamp=1_000_000 + 100 * i)
+    assert producer.flush(30) == 0
+    env = _env(tmp_path, 1)
+    env.get_config().set_auto_watermark_interval(10)
+    source = (KafkaSource.builder().set_bootstrap_servers(broker.bootstrap).set_topics(topic)
+              .set_value_only_deserializer(SimpleStringSchema()).build())
+    strategy = (WatermarkStrategy.for_monotonous_timestamps()
+                .with_idleness(Duration.of_millis(200)))
+    (env.from_source(source, strategy, "kafka")
+     .map(lambda v: (v, 1)).key_by(lambda p: p[0])
+     .window(TumblingEventTimeWindows.of(Duration.of_seconds(1)))
+     .reduce(lambda a, b: (a[0], a[1] + b[1]))
+     .map(lambda p: f"{p[0]}:{p[1]}")
+     .sink_to(_sink(broker.bootstrap, out, DeliveryGuarantee.AT_LEAST_ONCE)))
+    job = env.execute_async("idle partition")
+    try:
+        # Windows 1..4 end at or before the last record's time, so the watermark passes them.
+        assert _wait_for(lambda: len(_read_all(broker.bootstrap, out, partitions=1)) >= 4, 60)
+    finally:
+        job.cancel()
+        job.join(30)
+    assert _read_all(broker.bootstrap, out, partitions=1)[:4] == ["x:10"] * 4
