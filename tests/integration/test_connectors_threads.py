@@ -1,7 +1,6 @@
 """Connector jobs end to end through the DataStream API, the JobManager (with the split
 enumerators) and real TaskManagers hosted as threads."""
 
-import glob
 import os
 import threading
 
@@ -28,12 +27,11 @@ from flintlock.datastream.connectors.redis import (
 )
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnceAfter
-from flintlock.testing.waiting import poll_until
+from flintlock.testing.gates import FileGate, GatedNumberSequenceSource
+from flintlock.testing.waiting import poll_until, wait_until
 from tests.unit.connectors.redis_server import redis_server
 
 NEW_FILE_SEEN = threading.Event()
-SLOWED = threading.Event()
-GATE = threading.Event()
 
 
 def _env(tmp_path, parallelism=2, **conf):
@@ -192,29 +190,12 @@ def test_redis_to_redis_with_a_crash_loses_nothing(executor, tmp_path, redis_url
         assert set(written) == set(expected)
 
 
-class SlowAfterCommit:
-    """Passes records through at 2 ms each until GATE opens, so the job cannot reach its end
-    before the test has acted however fast the machine is; sets SLOWED once ``pattern``
-    matches a file (committed output: a checkpoint completed mid-stream). Module-level, so it
-    is pickled by reference."""
-
-    def __init__(self, pattern):
-        self.pattern = str(pattern)
-        self.seen = 0
-
-    def __call__(self, value):
-        if not GATE.is_set():
-            self.seen += 1
-            if not SLOWED.is_set() and self.seen % 100 == 0 and glob.glob(self.pattern):
-                SLOWED.set()
-            GATE.wait(0.002)
-        return value
-
-
-def _sequence_to_files(env, n, out):
-    numbers = env.from_source(NumberSequenceSource(0, n - 1), WatermarkStrategy.no_watermarks(),
-                              "numbers")
-    numbers.map(SlowAfterCommit(out / "part-*")).sink_to(_file_sink(out, part_size=2048))
+def _sequence_to_files(env, n, out, gate):
+    """Numbers 0..n-1 into committed files; each source reader holds after 1000 numbers until
+    ``gate`` opens, so the job is mid-stream for as long as the test wants."""
+    source = GatedNumberSequenceSource(0, n - 1, gate, before_gate=1000)
+    numbers = env.from_source(source, WatermarkStrategy.no_watermarks(), "numbers")
+    numbers.sink_to(_file_sink(out, part_size=2048))
 
 
 @pytest.mark.slow
@@ -222,23 +203,24 @@ def _sequence_to_files(env, n, out):
 def test_stop_with_savepoint_and_resume_at_another_parallelism_is_exactly_once(
         executor, tmp_path, new_parallelism):
     n, out = 30_000, tmp_path / "out"
-    GATE.clear()
-    SLOWED.clear()
+    gate = FileGate(tmp_path / "gate")
     env = _env(tmp_path, parallelism=2)
     env.enable_checkpointing(30)
-    _sequence_to_files(env, n, out)
+    _sequence_to_files(env, n, out, gate)
     client = env.execute_async("first part")
-    assert SLOWED.wait(60) and client.jm.wait_until_running(60)
+    gate.wait_arrived(60)  # a reader holds: the rest of the input waits for the gate
+    wait_until(lambda: _committed_lines(out), 60, "no checkpoint committed output mid-stream")
+    assert client.jm.wait_until_running(60)
     path = client.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(60)
-    GATE.set()
     assert client.jm.wait_for_status({JobStatus.FINISHED}, 60)
     first_part = len(_committed_lines(out))
     assert 0 < first_part < n
 
+    gate.open()
     env2 = _env(tmp_path / "second", parallelism=new_parallelism,
                 **{"execution.state-recovery.path": path})
     env2.enable_checkpointing(30)
-    _sequence_to_files(env2, n, out)
+    _sequence_to_files(env2, n, out, gate)
     env2.execute("second part")
     assert sorted(map(int, _committed_lines(out))) == list(range(n))
 

@@ -1,0 +1,143 @@
+"""Gates that hold a running job at a point the test chooses until the test releases it, so a
+test that needs a job mid-stream never relies on a slowdown that a loaded machine can outrun.
+
+A ``FileGate`` is two marker files in a directory every TaskManager can see (threads of the
+test process or Spark workers on the same machine): the job marks that it has *arrived* at the
+gate, the test *opens* it. Files, not ``threading.Event``s, so a gate pickles by value and works
+the same in every process. Both sides only poll, bounded (``flintlock.testing.waiting``).
+
+Two ways for a job to wait at a gate:
+
+* ``GatedNumberSequenceSource`` — a ``NumberSequenceSource`` whose readers each emit at most
+  ``before_gate`` numbers and then report *nothing available* until the gate opens. The source
+  task stays idle, not blocked: it still takes mail, so checkpoints complete, savepoints and
+  stop-with-savepoint go through, and the job is exactly where the test left it.
+* ``HoldAt`` — a map function that blocks the task thread at one record until the gate opens.
+  Nothing passes that task meanwhile, barriers included: for tests that need a task busy
+  (cancellation, a stuck task, metrics of a running job), not for checkpoints.
+
+Threads: a gate has no memory but its files; ``arrive``/``wait_open`` run on task threads,
+``open``/``wait_arrived`` on the test's thread. A reader of the gated source belongs to its
+source task's thread, like every source reader.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from flintlock.datastream.connectors.number_seq import NumberSequenceReader, NumberSequenceSource
+from flintlock.testing.waiting import DEFAULT_TIMEOUT_S, poll_until, wait_until
+
+__all__ = ["FileGate", "GatedNumberSequenceSource", "HoldAt"]
+
+ARRIVED = "arrived"
+OPENED = "opened"
+
+
+class FileGate:
+    """A latch in ``directory`` (created if missing): a job arrives, the test opens."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = os.fspath(directory)
+        os.makedirs(self.directory, exist_ok=True)
+
+    def _mark(self, name: str) -> None:
+        with open(os.path.join(self.directory, name), "w"):
+            pass
+
+    def _marked(self, name: str) -> bool:
+        return os.path.exists(os.path.join(self.directory, name))
+
+    # -- the job's side ------------------------------------------------------------------
+
+    def arrive(self) -> None:
+        """Tells the test that the job is waiting at this gate (idempotent)."""
+        if not self._marked(ARRIVED):
+            self._mark(ARRIVED)
+
+    def is_open(self) -> bool:
+        return self._marked(OPENED)
+
+    def wait_open(self, timeout_s: float) -> bool:
+        """Waits until the test opens the gate; False if it did not within ``timeout_s``."""
+        return poll_until(self.is_open, timeout_s)
+
+    # -- the test's side -----------------------------------------------------------------
+
+    def open(self) -> None:
+        """Releases everything waiting at the gate, now and later (idempotent)."""
+        self._mark(OPENED)
+
+    def has_arrived(self) -> bool:
+        return self._marked(ARRIVED)
+
+    def wait_arrived(self, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        """Waits until the job has reached the gate; ``AssertionError`` after ``timeout_s``."""
+        wait_until(self.has_arrived, timeout_s, f"the job never reached the gate {self.directory}")
+
+    def __repr__(self) -> str:
+        return f"FileGate({self.directory!r})"
+
+
+class _GatedReader(NumberSequenceReader):
+    """Emits at most ``before_gate`` numbers before its gate opens (task thread)."""
+
+    def __init__(self, gate: FileGate, before_gate: int) -> None:
+        super().__init__()
+        self._gate = gate
+        self._left = before_gate  # numbers it may still emit before the gate opens
+        self._open = False  # the gate was seen open: never asked again
+
+    def poll(self, max_records: int) -> tuple[list[Any], bool]:
+        if not self._open and self._gate.is_open():
+            self._open = True
+        if self._open:
+            return super().poll(max_records)
+        if self._left <= 0:
+            self._gate.arrive()
+            return [], False
+        records, finished = super().poll(min(max_records, self._left))
+        self._left -= len(records)
+        return records, finished
+
+
+class GatedNumberSequenceSource(NumberSequenceSource):
+    """``NumberSequenceSource(start, end)`` whose every reader stops after ``before_gate``
+    numbers, marks ``gate`` arrived, and goes on once the gate is open (see the module
+    docstring). Its state is the sequence source's, so a savepoint of it restores into either."""
+
+    def __init__(self, start: int, end: int, gate: FileGate, before_gate: int) -> None:
+        super().__init__(start, end)
+        if before_gate < 0:
+            raise ValueError(f"before_gate must not be negative, got {before_gate}")
+        self._gate = gate
+        self._before_gate = before_gate
+
+    def create_reader(self, subtask_index: int, parallelism: int) -> NumberSequenceReader:
+        return _GatedReader(self._gate, self._before_gate)
+
+    def __repr__(self) -> str:
+        return (f"GatedNumberSequenceSource({self.get_start()}, {self.get_end()}, "
+                f"{self._gate!r}, before_gate={self._before_gate})")
+
+
+class HoldAt:
+    """A map function that passes records through and, at the first record equal to ``value``,
+    marks ``gate`` arrived and blocks until it opens (at most ``timeout_s``; then it raises
+    ``TimeoutError`` so a forgotten gate fails the job instead of hanging it)."""
+
+    def __init__(self, gate: FileGate, value: Any, timeout_s: float = 120.0) -> None:
+        self.gate = gate
+        self.value = value
+        self.timeout_s = timeout_s
+
+    def __call__(self, record: Any) -> Any:
+        if record == self.value and not self.gate.is_open():
+            self.gate.arrive()
+            if not self.gate.wait_open(self.timeout_s):
+                raise TimeoutError(f"{self.gate!r} stayed closed for {self.timeout_s:g} s")
+        return record
+
+    def map(self, record: Any) -> Any:
+        return self(record)

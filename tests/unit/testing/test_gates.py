@@ -1,0 +1,77 @@
+"""The test kit's gates: a job held at a point until the test opens the gate, without timing."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from flintlock.datastream.connectors.number_seq import NumberSequenceSplit
+from flintlock.testing.gates import FileGate, GatedNumberSequenceSource, HoldAt
+
+
+def reader_of(gate: FileGate, before_gate: int, end: int = 9):  # type: ignore[no-untyped-def]
+    reader = GatedNumberSequenceSource(0, end, gate, before_gate).create_reader(0, 1)
+    reader.add_splits([NumberSequenceSplit("0", 0, end)])
+    reader.notify_no_more_splits()
+    return reader
+
+
+def test_a_gate_is_closed_and_not_reached_until_marked(tmp_path) -> None:
+    gate = FileGate(tmp_path / "gate")
+    assert not gate.is_open() and not gate.has_arrived()
+    gate.arrive()
+    gate.open()
+    assert gate.is_open() and gate.has_arrived()
+    assert FileGate(tmp_path / "gate").is_open()  # the files are the gate: any copy sees it
+
+
+def test_the_gated_source_holds_after_its_share_and_goes_on_once_open(tmp_path) -> None:
+    gate = FileGate(tmp_path / "gate")
+    reader = reader_of(gate, before_gate=4)
+    assert reader.poll(3) == ([0, 1, 2], False)
+    assert reader.poll(3) == ([3], False)
+    assert not gate.has_arrived()
+    assert reader.poll(3) == ([], False)  # held: nothing available, not finished
+    assert gate.has_arrived()
+    assert reader.snapshot_state(1) == [NumberSequenceSplit("0", 4, 9)]
+    gate.open()
+    assert reader.poll(10) == ([4, 5, 6, 7, 8, 9], True)
+
+
+def test_an_open_gate_holds_nothing(tmp_path) -> None:
+    gate = FileGate(tmp_path / "gate")
+    gate.open()
+    assert reader_of(gate, before_gate=0).poll(20) == (list(range(10)), True)
+    assert not gate.has_arrived()
+
+
+def test_hold_at_blocks_its_record_until_the_gate_opens(tmp_path) -> None:
+    gate = FileGate(tmp_path / "gate")
+    hold = HoldAt(gate, 2)
+    passed: list[int] = []
+
+    def run() -> None:
+        for value in range(4):
+            passed.append(hold(value))
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    try:
+        gate.wait_arrived(10)
+        assert passed == [0, 1]  # 1 was appended before 2 reached the gate
+    finally:
+        gate.open()
+        worker.join(10)
+    assert passed == [0, 1, 2, 3]
+
+
+def test_hold_at_fails_instead_of_hanging_on_a_forgotten_gate(tmp_path) -> None:
+    hold = HoldAt(FileGate(tmp_path / "gate"), "x", timeout_s=0.01)
+    with pytest.raises(TimeoutError):
+        hold("x")
+
+
+def test_a_negative_share_is_refused(tmp_path) -> None:
+    with pytest.raises(ValueError):
+        GatedNumberSequenceSource(0, 1, FileGate(tmp_path / "gate"), -1)
