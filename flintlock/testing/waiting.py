@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 10.0
 POLL_INTERVAL_S = 0.005
@@ -26,3 +29,18 @@ def poll_until(condition: Callable[[], object], timeout_s: float = DEFAULT_TIMEO
             return bool(condition())
         time.sleep(POLL_INTERVAL_S)
     return True
+
+
+def wait_for(read: Callable[[], T], ready: Callable[[T], object] = bool,
+             timeout_s: float = DEFAULT_TIMEOUT_S,
+             message: str = "no ready value within the bound") -> T:
+    """Calls ``read`` until ``ready`` holds for what it returned, and returns that value;
+    ``AssertionError(message)`` naming the last value seen after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = read()
+        if ready(value):
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{message} ({timeout_s:g} s); last seen: {value!r}")
+        time.sleep(POLL_INTERVAL_S)

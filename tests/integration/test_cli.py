@@ -5,26 +5,20 @@ endpoint each job starts. Waits are bounded polls for a state, never timed asser
 import json
 import os
 import threading
-import time
 import urllib.error
 import urllib.request
 
 import pytest
 
 from flintlock.cli.main import main
+from flintlock.common import WatermarkStrategy
 from flintlock.common.config import Configuration
 from flintlock.common.job_status import JobStatus
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.runtime.rest import jobfiles
 from flintlock.testing.executor import use_thread_executor
-
-# Module-level, so the job's functions are pickled by reference (TaskManagers are threads).
-RELEASE = threading.Event()
-
-
-def _slow(x):
-    RELEASE.wait(0.002)
-    return x
+from flintlock.testing.gates import FileGate, GatedNumberSequenceSource
+from flintlock.testing.waiting import wait_for
 
 
 def _never(pair):
@@ -45,10 +39,10 @@ def executor(monkeypatch, home):
 
 @pytest.fixture
 def running_job(executor, tmp_path, request):
-    """A slow keyed job at parallelism 1 that runs until it is cancelled or stopped, with
-    periodic checkpoints every 200 ms (or the interval a test asks for: indirect parameter)
-    running while the tests take savepoints."""
-    RELEASE.clear()
+    """A keyed job at parallelism 1 that runs until it is cancelled or stopped: its source
+    holds after 1000 of its numbers at a gate nobody opens (idle, so checkpoints every 200 ms,
+    or the interval a test asks for: indirect parameter, complete while the tests take
+    savepoints)."""
     interval_ms = getattr(request, "param", None)
     config = (Configuration()
               .set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
@@ -57,14 +51,14 @@ def running_job(executor, tmp_path, request):
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(1)
     env.enable_checkpointing(interval_ms or 200)
-    (env.from_collection(list(range(50_000))).map(_slow)
+    source = GatedNumberSequenceSource(0, 49_999, FileGate(tmp_path / "gate"), before_gate=1000)
+    (env.from_source(source, WatermarkStrategy.no_watermarks(), "numbers")
      .key_by(lambda x: x % 3).map(lambda x: (x % 3, 1))
      .key_by(lambda pair: pair[0]).reduce(lambda a, b: (a[0], a[1] + b[1]))
      .filter(_never).print())
     client = env.execute_async("slow counts")
     assert client.jm.wait_until_running(60)
     yield client
-    RELEASE.set()
     client.jm.cancel()
     assert client.join(60)
 
@@ -93,14 +87,12 @@ def _call(job, method, path, body=None, token=None):
         return error.code, json.loads(error.read())
 
 
-def _poll(check, attempts=600, interval_s=0.1, explain=lambda: ""):
+def _poll(check, explain=lambda: ""):
     """Calls ``check`` until it returns something truthy (bounded); returns that."""
-    for _ in range(attempts):
-        result = check()
-        if result:
-            return result
-        time.sleep(interval_s)
-    raise AssertionError(f"condition not reached {explain()}")
+    try:
+        return wait_for(check, timeout_s=60)
+    except AssertionError as error:
+        raise AssertionError(f"{error} {explain()}") from None
 
 
 def _savepoint_location(job, trigger_id):
@@ -194,11 +186,7 @@ def test_cli_info_shows_vertices_and_the_latest_checkpoint(running_job, capsys):
         assert main(["info", running_job.get_job_id()[:6]]) == 0
         return capsys.readouterr().out
 
-    deadline = time.monotonic() + 60
-    out = info()
-    while "Last checkpoint" not in out and time.monotonic() < deadline:
-        time.sleep(0.1)  # until a checkpoint completed
-        out = info()
+    out = wait_for(info, lambda out: "Last checkpoint" in out, 60, "no checkpoint completed")
     lines = out.splitlines()
     assert lines[0].startswith(f"Job {running_job.get_job_id()} 'slow counts': RUNNING")
     assert lines[1] == f"Dashboard: {_job_file(running_job).url}/ (with the token of the job file)"
