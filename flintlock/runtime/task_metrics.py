@@ -11,7 +11,8 @@ It reads counters the data plane keeps already — nothing here counts per recor
   gate's floating pool (the fullest gate); ``outPoolUsage``: buffers in use over the maximum
   of the result partitions' pools (the fullest);
 - busy / backpressured / idle: the ``TaskTimeStatistics`` the heartbeat samples anyway;
-- the TaskManager process: its resident memory, cores and the machine's memory (``/taskmanagers``).
+- the TaskManager process: its resident memory (now and peak), cores, the machine's memory and
+  its network buffer pool's segments (``/taskmanagers``, Prometheus' TaskManager figures).
 
 The groups (``SubtaskMetricGroups``) reach the operators through their context's
 ``environment.metric_groups``, where ``RuntimeContext.get_metrics_group()`` and the operator chain
@@ -33,6 +34,7 @@ from typing import Any
 
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.metrics import (
+    NetworkMemory,
     ProcessStats,
     SubtaskMetricGroups,
     SubtaskMetrics,
@@ -69,7 +71,8 @@ class TaskMetrics:
             time_split.idle_ms_per_s)
         with self._sampling:
             return self._metrics.sample(self._io_counters(io), split, time.monotonic(),
-                                        time.time_ns() // 1_000_000, process_stats())
+                                        time.time_ns() // 1_000_000,
+                                        process_stats(network_memory(io)))
 
     def _io_counters(self, io: TaskIO) -> TaskIOCounters:
         records_out = bytes_out = 0
@@ -108,17 +111,31 @@ def input_usage(gate: Any) -> float:
     return min(1.0, used / total) if total > 0 else 0.0
 
 
-def process_stats() -> ProcessStats:
+def process_stats(network: NetworkMemory | None = None) -> ProcessStats:
     """This process's resident memory (``/proc/self/statm``; the peak from ``getrusage``
-    where there is no /proc), cores and the machine's physical memory."""
+    where there is no /proc) and its peak, cores, the machine's physical memory, and
+    ``network`` (the TaskManager's buffer pool, if the caller can see it)."""
     page = os.sysconf("SC_PAGE_SIZE")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     try:
         with open("/proc/self/statm", "rb") as statm:
             rss = int(statm.read().split()[1]) * page
     except (OSError, ValueError, IndexError):
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        rss = peak
     return ProcessStats(os.getpid(), rss, os.cpu_count() or 1,
-                        page * os.sysconf("SC_PHYS_PAGES"))
+                        page * os.sysconf("SC_PHYS_PAGES"), max(peak, rss), network)
+
+
+def network_memory(io: TaskIO) -> NetworkMemory | None:
+    """The TaskManager's network buffer pool, reached through one of the subtask's local
+    pools (its statistics take the pool's lock for a moment); None without any."""
+    pools = [p.buffer_pool for p in io.partitions]
+    pools += [pool for pool in map(_gate_pool, io.gates) if pool is not None]
+    if not pools:
+        return None
+    network = pools[0].network_pool
+    stats = network.statistics()
+    return NetworkMemory(network.segment_size, stats.total_segments, stats.free_segments)
 
 
 def _gate_pool(gate: Any) -> LocalBufferPool | None:

@@ -156,6 +156,7 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
         managers = _get(client, "/taskmanagers")["taskmanagers"]
         assert sum(m["slotsNumber"] for m in managers) == 2  # source and Counting subtasks
         assert all(m["pid"] == os.getpid() and m["memory"]["rss"] > 0 for m in managers)
+        assert all(m["metrics"]["nettyShuffleMemorySegmentsTotal"] > 0 for m in managers)
         reporter = client.rest_endpoint.reporter
         assert reporter is not None
         host, port = reporter.address
@@ -174,6 +175,8 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
             (counted,) = [s for s in operator_in.samples
                           if s.labels["operator_name"] == "Counting"]
             assert counted.value == counted_in and counted.labels["subtask_index"] == "0"
+            rss = families["flink_taskmanager_Status_ProcessTree_Memory_RSS"]
+            assert all(s.value > 0 and s.labels["tm_id"] for s in rss.samples)
             source_out = families["flink_taskmanager_job_task_numRecordsOut"]
             assert max(s.value for s in source_out.samples) == N
     finally:

@@ -267,25 +267,55 @@ def test_job_config_shows_the_execution_config_and_hides_secrets():
     assert "hunter2" not in repr(body)
 
 
-def test_task_managers_from_the_subtasks_reports():
-    from flintlock.runtime.metrics import ProcessStats
-    from flintlock.runtime.rest.metrics_views import task_managers
+def _tm_tasks():
+    from flintlock.runtime.metrics import NetworkMemory, ProcessStats
 
-    def report(tm, subtask, at_ms):
+    def report(tm, subtask, at_ms, free_segments):
         variables = (("host", "h1"), ("tm_id", tm), ("subtask_index", str(subtask)))
         metrics = SubtaskMetrics(SubtaskMetricGroups().registry, variables, 0.0)
+        network = None if free_segments is None else NetworkMemory(32768, 64, free_segments)
         return metrics.sample(TaskIOCounters(0, 0, 0, 0, 0.0, 0.0), None, 1.0, at_ms,
-                              ProcessStats(40 + int(tm[-1]), 5 << 20, 4, 8 << 30))
+                              ProcessStats(40 + int(tm[-1]), 5 << 20, 4, 8 << 30, 6 << 20,
+                                           network))
 
-    tasks = (TaskDescription("A", "a", 0, "RUNNING", report("tm-0", 0, 1_000)),
-             TaskDescription("A", "a", 1, "RUNNING", report("tm-1", 1, 1_500)),
-             TaskDescription("B", "b", 0, "RUNNING", report("tm-0", 0, 2_000)),
-             TaskDescription("B", "b", 1, "CREATED", None))
-    body = task_managers(tasks)["taskmanagers"]
+    return (TaskDescription("A", "a", 0, "RUNNING", report("tm-0", 0, 1_000, 60)),
+            TaskDescription("A", "a", 1, "RUNNING", report("tm-1", 1, 1_500, None)),
+            TaskDescription("B", "b", 0, "RUNNING", report("tm-0", 0, 2_000, 50)),
+            TaskDescription("B", "b", 1, "CREATED", None))
+
+
+def test_task_managers_from_the_subtasks_reports():
+    from flintlock.runtime.rest.metrics_views import task_managers
+
+    body = task_managers(_tm_tasks())["taskmanagers"]
     assert [(m["id"], m["slotsNumber"], m["timeSinceLastHeartbeat"], m["pid"]) for m in body] == [
         ("tm-0", 2, 2_000, 40), ("tm-1", 1, 1_500, 41)]
-    assert body[0]["memory"] == {"rss": 5 << 20}
+    assert body[0]["memory"] == {"rss": 5 << 20, "peakRss": 6 << 20}
     assert body[0]["hardware"]["cpuCores"] == 4 and body[0]["hardware"]["physicalMemory"] == 8 << 30
+    assert body[0]["metrics"] == {  # the newest report's network pool: 50 of 64 free
+        "nettyShuffleMemorySegmentsTotal": 64, "nettyShuffleMemorySegmentsAvailable": 50,
+        "nettyShuffleMemorySegmentsUsed": 14, "nettyShuffleMemoryTotal": 64 * 32768,
+        "nettyShuffleMemoryAvailable": 50 * 32768, "nettyShuffleMemoryUsed": 14 * 32768}
+    assert "metrics" not in body[1]  # its subtasks see no network pool
+
+
+def test_task_manager_figures_in_prometheus_by_flinks_names():
+    from flintlock.runtime.metrics.prometheus import Scrape, families
+
+    reports = tuple(task.metrics for task in _tm_tasks() if task.metrics is not None)
+    found = {(family.name, sample.labels["tm_id"]): sample.value
+             for family in families(Scrape(reports)) for sample in family.samples
+             if family.name.startswith("flink_taskmanager_Status")}
+    assert found == {
+        ("flink_taskmanager_Status_ProcessTree_Memory_RSS", "tm-0"): 5 << 20,
+        ("flink_taskmanager_Status_ProcessTree_Memory_RSS", "tm-1"): 5 << 20,
+        ("flink_taskmanager_Status_Shuffle_Netty_TotalMemorySegments", "tm-0"): 64,
+        ("flink_taskmanager_Status_Shuffle_Netty_AvailableMemorySegments", "tm-0"): 50,
+        ("flink_taskmanager_Status_Shuffle_Netty_UsedMemorySegments", "tm-0"): 14,
+        ("flink_taskmanager_Status_Shuffle_Netty_TotalMemory", "tm-0"): 64 * 32768,
+        ("flink_taskmanager_Status_Shuffle_Netty_AvailableMemory", "tm-0"): 50 * 32768,
+        ("flink_taskmanager_Status_Shuffle_Netty_UsedMemory", "tm-0"): 14 * 32768,
+    }
 
 
 def test_the_reporter_speaks_https_when_the_rest_endpoint_does(tmp_path):

@@ -35,6 +35,7 @@ from flintlock.runtime.metrics.metrics import (
 from flintlock.runtime.metrics.report import (
     SYSTEM_METRICS,
     MetricPoint,
+    NetworkMemory,
     ProcessStats,
     SubtaskMetrics,
     SubtaskMetricsReport,
@@ -45,7 +46,8 @@ from flintlock.runtime.metrics.report import (
 __all__ = [
     "SYSTEM_METRICS", "TASK_SCOPE", "Counter", "Distribution", "DistributionValue", "Gauge",
     "Meter", "MeterView", "Metric", "MetricGroup", "MetricKind", "MetricNameClashError",
-    "MetricPoint", "MetricRegistry", "MetricScope", "ProcessStats", "SubtaskMetricGroups",
+    "MetricPoint", "MetricRegistry", "MetricScope", "NetworkMemory", "ProcessStats",
+    "SubtaskMetricGroups",
     "SubtaskMetrics", "SubtaskMetricsReport", "TaskIOCounters", "TaskTimeSplit",
     "operator_group",
 ]

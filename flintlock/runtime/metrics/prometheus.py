@@ -17,7 +17,10 @@ Types: counters, gauges and meters (their rate) are gauges, as Flink's reporter 
 
 The job's own figures (``JobFigures``: uptime, restarts, checkpoint counts and the latest
 checkpoint's duration and size) are ``flink_jobmanager_job_<name>{job_id, job_name}``, as
-Flink's JobManager scope names them.
+Flink's JobManager scope names them. Each TaskManager's figures, from the newest report of its
+subtasks, are ``flink_taskmanager_<name>{host, tm_id}`` by Flink's names: its process's
+resident memory (``Status_ProcessTree_Memory_RSS``) and its network buffer pool
+(``Status_Shuffle_Netty_{Total,Available,Used}MemorySegments`` and ``…Memory`` in bytes).
 
 prometheus-client is imported when a collector is made: the rest of the package works
 without it (the ``prometheus`` extra installs it).
@@ -32,9 +35,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from flintlock.runtime.metrics.metrics import DistributionValue
-from flintlock.runtime.metrics.report import MetricPoint, SubtaskMetricsReport
+from flintlock.runtime.metrics.report import MetricPoint, ProcessStats, SubtaskMetricsReport
 
 PREFIX = "flink_taskmanager_job_task"
+TM_PREFIX = "flink_taskmanager"
 JOB_PREFIX = "flink_jobmanager_job"
 _INVALID_NAME = re.compile(r"[^a-zA-Z0-9_:]")
 _INVALID_LABEL = re.compile(r"[^a-zA-Z0-9_]")
@@ -81,6 +85,8 @@ def families(scrape: Scrape) -> list[Any]:
         for name, number in job.values:
             _add(gauges, f"{JOB_PREFIX}_{name}", {"job_id": job.job_id,
                                                   "job_name": job.job_name}, number)
+    for name, labels, number in _task_manager_figures(scrape.reports):
+        _add(gauges, f"{TM_PREFIX}_{name}", labels, number)
     for report in scrape.reports:
         for point in report.points:
             labels = {label_name(k): v for k, v in (*report.variables, *point.scope.variables)}
@@ -105,6 +111,29 @@ def families(scrape: Scrape) -> list[Any]:
             summary.add_metric([labels.get(k, "") for k in keys], value.count, value.sum)
         built.append(summary)
     return built
+
+
+def _task_manager_figures(reports: Iterable[SubtaskMetricsReport]
+                          ) -> Iterator[tuple[str, dict[str, str], float]]:
+    """Each TaskManager's process and network figures, from its newest report."""
+    newest: dict[str, tuple[int, str, ProcessStats]] = {}
+    for report in reports:
+        variables = dict(report.variables)
+        tm_id = variables.get("tm_id", "")
+        if report.process is not None and (
+                tm_id not in newest or report.timestamp_ms > newest[tm_id][0]):
+            newest[tm_id] = (report.timestamp_ms, variables.get("host", ""), report.process)
+    for tm_id, (_, host, process) in sorted(newest.items()):
+        labels = {"host": host, "tm_id": tm_id}
+        yield "Status_ProcessTree_Memory_RSS", labels, process.rss_bytes
+        network = process.network
+        if network is None:
+            continue
+        for kind, segments in (("Total", network.total_segments),
+                               ("Available", network.available_segments),
+                               ("Used", network.used_segments)):
+            yield f"Status_Shuffle_Netty_{kind}MemorySegments", labels, segments
+            yield f"Status_Shuffle_Netty_{kind}Memory", labels, segments * network.segment_size
 
 
 def _add(into: dict[str, list[Sample]], name: str, labels: dict[str, str], value: float) -> None:

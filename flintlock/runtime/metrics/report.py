@@ -102,13 +102,30 @@ class MetricPoint:
 
 
 @dataclass(frozen=True, slots=True)
+class NetworkMemory:
+    """The TaskManager's network buffer pool (Flink's ``Shuffle.Netty`` memory segments)."""
+
+    segment_size: int
+    total_segments: int
+    available_segments: int
+
+    @property
+    def used_segments(self) -> int:
+        return self.total_segments - self.available_segments
+
+
+@dataclass(frozen=True, slots=True)
 class ProcessStats:
-    """The TaskManager process a subtask runs in (Flink's TaskManager-scope figures)."""
+    """The TaskManager process a subtask runs in (Flink's TaskManager-scope figures):
+    resident memory now and at its peak, cores, the machine's memory, and the network buffer
+    pool (None for a subtask without network inputs or outputs, which cannot see it)."""
 
     pid: int
     rss_bytes: int
     cpu_cores: int
     physical_memory_bytes: int
+    peak_rss_bytes: int = 0
+    network: NetworkMemory | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -309,6 +309,11 @@ class LocalBufferPool:
     def is_destroyed(self) -> bool:
         return self._destroyed
 
+    @property
+    def network_pool(self) -> NetworkBufferPool:
+        """The TaskManager's pool this one takes its segments from (for its statistics)."""
+        return self._network
+
     def request_buffer(self, channel: int | None = None) -> Buffer | None:
         """A free buffer, or None if none is available now."""
         with self._cond:

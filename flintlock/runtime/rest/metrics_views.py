@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from flintlock.runtime.jobmanager import JobDescription, TaskDescription
-from flintlock.runtime.metrics import DistributionValue, SubtaskMetricsReport
+from flintlock.runtime.metrics import DistributionValue, NetworkMemory, SubtaskMetricsReport
 from flintlock.runtime.metrics.report import (
     BACKPRESSURED,
     BUSY,
@@ -205,8 +205,11 @@ def task_managers(tasks: Sequence[TaskDescription]) -> Json:
     """``GET /taskmanagers``: each TaskManager of the current attempt, from its subtasks'
     latest reports: Flink's ``id``, ``slotsNumber`` (the subtasks it runs: flintlock gives a
     TaskManager the slots its plan needs, so ``freeSlots`` is 0), ``timeSinceLastHeartbeat``
-    (as Flink: the time of the latest report, epoch ms), ``hardware`` (cores, physical memory)
-    and flintlock's ``host``, ``pid`` and ``memory.rss`` (resident bytes of its process)."""
+    (as Flink: the time of the latest report, epoch ms), ``hardware`` (cores, physical memory),
+    ``metrics`` with Flink's network-memory names (``nettyShuffleMemorySegments…`` and
+    ``nettyShuffleMemory…`` in bytes; absent when no subtask of it has network inputs or
+    outputs) and flintlock's ``host``, ``pid`` and ``memory`` (``rss`` and ``peakRss``: resident
+    bytes of its process now and at its peak)."""
     found: dict[str, list[SubtaskMetricsReport]] = {}
     for _, report in _reports(tasks):
         found.setdefault(dict(report.variables).get("tm_id", "?"), []).append(report)
@@ -221,13 +224,37 @@ def task_managers(tasks: Sequence[TaskDescription]) -> Json:
         }
         if process is not None:
             entry.update({
-                "pid": process.pid, "memory": {"rss": process.rss_bytes},
+                "pid": process.pid,
+                "memory": {"rss": process.rss_bytes, "peakRss": process.peak_rss_bytes},
                 "hardware": {"cpuCores": process.cpu_cores,
                              "physicalMemory": process.physical_memory_bytes,
                              "freeMemory": -1, "managedMemory": 0},
             })
+            network = _newest_network(reports)
+            if network is not None:
+                entry["metrics"] = network_memory(network)
         managers.append(entry)
     return {"taskmanagers": managers}
+
+
+def _newest_network(reports: list[SubtaskMetricsReport]) -> NetworkMemory | None:
+    """The newest network pool figures among one TaskManager's reports."""
+    found = [(r.timestamp_ms, r.process.network) for r in reports
+             if r.process is not None and r.process.network is not None]
+    return max(found, key=lambda item: item[0])[1] if found else None
+
+
+def network_memory(network: NetworkMemory) -> Json:
+    """A TaskManager's network buffer pool by Flink's names (segments, and bytes)."""
+    size = network.segment_size
+    return {
+        "nettyShuffleMemorySegmentsTotal": network.total_segments,
+        "nettyShuffleMemorySegmentsAvailable": network.available_segments,
+        "nettyShuffleMemorySegmentsUsed": network.used_segments,
+        "nettyShuffleMemoryTotal": network.total_segments * size,
+        "nettyShuffleMemoryAvailable": network.available_segments * size,
+        "nettyShuffleMemoryUsed": network.used_segments * size,
+    }
 
 
 def job_figures(job: JobDescription, now_ms: int) -> tuple[tuple[str, float], ...]:

@@ -61,3 +61,22 @@ def test_process_stats_of_this_process():
     stats = process_stats()
     assert stats.pid == os.getpid() and stats.rss_bytes > 0
     assert stats.cpu_cores >= 1 and stats.physical_memory_bytes >= stats.rss_bytes
+    assert stats.peak_rss_bytes >= stats.rss_bytes and stats.network is None
+
+
+def test_network_memory_is_the_task_managers_pool_seen_through_a_subtask():
+    from types import SimpleNamespace
+
+    from flintlock.runtime.network.buffer import NetworkBufferPool
+    from flintlock.runtime.task_metrics import network_memory
+
+    network = NetworkBufferPool(8, 1024)
+    pool = network.create_buffer_pool(2, 4)
+    held = [pool.request_buffer() for _ in range(3)]
+    io = SimpleNamespace(partitions=[SimpleNamespace(buffer_pool=pool)], gates=[])
+    memory = network_memory(io)
+    assert (memory.segment_size, memory.total_segments) == (1024, 8)
+    assert memory.used_segments == 8 - network.statistics().free_segments >= 3
+    for buffer in held:
+        buffer.recycle()
+    assert network_memory(SimpleNamespace(partitions=[], gates=[])) is None
