@@ -6,5 +6,6 @@ for ``FileSource`` and ``FileSink``: CSV (``csv``, code in ``_csv_files``), Avro
 files (``avro``, reading in ``_avro_files``) and Parquet (``parquet``). Values are converted
 field by field (``_fields``); malformed input raises ``FormatParseError`` (or a subclass naming
 the file and offset) or, where the user asked for it, is skipped and counted. May import
-``common`` and the connectors' split reader base (``connectors._enumeration``).
+``common``, the connectors' split reader base (``connectors._enumeration``) and, when a job is
+built, ``connectors.file_system`` (``AvroInputFormat.as_source``).
 """
