@@ -126,6 +126,7 @@ class TaskManager:
         try:
             self._start_network()
             self._connect_and_register()
+            self._touch()  # the JobManager's answer: silence counts from here
             heartbeat = threading.Thread(target=self._heartbeats.run, args=(self._done,),
                                          daemon=True,
                                          name=f"flintlock-tm{self.payload.tm_index}-heartbeat")
