@@ -7,7 +7,8 @@ can write ``from flintlock.common import Types, Row, Duration, WatermarkStrategy
 """
 
 from flintlock.common.checkpointing import CheckpointingMode
-from flintlock.common.config import ConfigOption, Configuration
+from flintlock.common.config import Configuration
+from flintlock.common.config_option import ConfigOption
 from flintlock.common.execution_config import ExecutionConfig
 from flintlock.common.job_client import CloseableIterator, CompletableFuture, JobClient
 from flintlock.common.job_execution_result import JobExecutionResult

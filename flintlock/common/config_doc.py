@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from flintlock.common.config import ConfigOption, OptionType, all_options
+from flintlock.common.config_option import ConfigOption, OptionType
 from flintlock.common.flink_conf import FLINK_KEYS, FLINK_NAMESPACES, NOT_TAKEN_FROM_FLINK
+from flintlock.common.option_lookup import all_options
 
 
 def _default_text(option: ConfigOption[Any]) -> str:

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flintlock.common.config import defined_keys, flatten_nested
 from flintlock.common.errors import ConfigurationError, UnknownConfigKeyError
+from flintlock.common.option_lookup import defined_keys, flatten_nested
 
 FLINK_CONF_DIR_ENV = "FLINK_CONF_DIR"
 FLINK_CONF_FILE = "config.yaml"

@@ -1,7 +1,8 @@
 """Every configuration option flintlock knows, one module per area.
 
-Importing this package registers all of them (``flintlock.common.config.all_options``). Keys are
-Flink's where Flink has the setting; flintlock-only settings live under ``flintlock.``.
+Each module defines its options with ``config_option.ConfigOption``; importing this package
+registers all of them (``option_lookup.all_options`` imports it). Keys are Flink's where Flink
+has the setting; flintlock-only settings live under ``flintlock.``.
 """
 
 from flintlock.common.options import (  # noqa: F401  (imported to register the options)

@@ -1,6 +1,6 @@
 """Checkpointing options (DESIGN.md §5); Flink's keys."""
 
-from flintlock.common.config import ConfigOption, OptionType
+from flintlock.common.config_option import ConfigOption, OptionType
 
 INTERVAL = ConfigOption(
     "execution.checkpointing.interval", OptionType.DURATION, -1,

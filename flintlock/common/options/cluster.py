@@ -1,7 +1,7 @@
 """JobManager/TaskManager control-plane options: slots, heartbeats, RPC, REST, Spark, and
 JobManager high availability (Flink's keys, the filesystem kind only)."""
 
-from flintlock.common.config import ConfigOption, OptionType
+from flintlock.common.config_option import ConfigOption, OptionType
 
 NUM_TASK_SLOTS = ConfigOption(
     "taskmanager.numberOfTaskSlots", OptionType.INT, 1,

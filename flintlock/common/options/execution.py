@@ -1,6 +1,6 @@
 """Job-level execution options: parallelism, buffer timeout, runtime mode, pipeline settings."""
 
-from flintlock.common.config import ConfigOption, OptionType
+from flintlock.common.config_option import ConfigOption, OptionType
 
 PARALLELISM = ConfigOption(
     "parallelism.default", OptionType.INT, 1,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from flintlock.common.config import ConfigOption, OptionType
+from flintlock.common.config_option import ConfigOption, OptionType
 
 PROMETHEUS_FACTORY = "org.apache.flink.metrics.prometheus.PrometheusReporterFactory"
 

@@ -1,6 +1,6 @@
 """Data-exchange options: buffers, pools, flow control, transport (DESIGN.md §4)."""
 
-from flintlock.common.config import ConfigOption, OptionType
+from flintlock.common.config_option import ConfigOption, OptionType
 
 MIN_SEGMENT_SIZE = 4096
 MAX_NETWORK_MEMORY = 4 << 30

@@ -1,7 +1,7 @@
 """Python dependency options: what the job's TaskManagers install and unpack before they load
 its code (``flintlock.usercode.python_env``). Key names are PyFlink's where it has them."""
 
-from flintlock.common.config import ConfigOption, OptionType
+from flintlock.common.config_option import ConfigOption, OptionType
 
 REQUIREMENTS = ConfigOption(
     "python.requirements", OptionType.STRING, None,

@@ -1,6 +1,6 @@
 """Restart strategy options; Flink's keys and defaults."""
 
-from flintlock.common.config import ConfigOption, OptionType
+from flintlock.common.config_option import ConfigOption, OptionType
 
 TYPE = ConfigOption(
     "restart-strategy.type", OptionType.ENUM, None,

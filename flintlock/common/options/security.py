@@ -6,7 +6,7 @@ files instead, under names of its own (``security.ssl.rest.cert``, ``.key``,
 ``.trusted-certs``), so that a Flink file's keystore paths are never mistaken for PEM files.
 """
 
-from flintlock.common.config import ConfigOption, OptionType
+from flintlock.common.config_option import ConfigOption, OptionType
 
 INTERNAL_ENABLED = ConfigOption(
     "security.ssl.internal.enabled", OptionType.BOOLEAN, False,

@@ -1,6 +1,6 @@
 """State backend options."""
 
-from flintlock.common.config import ConfigOption, OptionType
+from flintlock.common.config_option import ConfigOption, OptionType
 
 BACKEND = ConfigOption(
     "state.backend.type", OptionType.ENUM, "hashmap",

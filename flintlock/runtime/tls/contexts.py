@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flintlock.common.config import ConfigOption, Configuration
+from flintlock.common.config import Configuration
+from flintlock.common.config_option import ConfigOption
 from flintlock.common.errors import ConfigurationError
 from flintlock.common.options import security as options
 from flintlock.runtime.auth import AuthenticationError, AuthFailure

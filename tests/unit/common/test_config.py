@@ -3,14 +3,10 @@ import pickle
 import pytest
 
 from flintlock.common import errors
-from flintlock.common.config import (
-    ConfigOption,
-    Configuration,
-    OptionType,
-    all_options,
-    parse_duration_ms,
-    parse_memory_bytes,
-)
+from flintlock.common.config import Configuration
+from flintlock.common.config_option import ConfigOption, OptionType, parse_duration_ms
+from flintlock.common.config_units import parse_memory_bytes
+from flintlock.common.option_lookup import all_options
 from flintlock.common.options import checkpointing, execution, network
 
 
