@@ -1,7 +1,8 @@
 """Metrics over REST and Prometheus for running jobs, TaskManagers as threads: backpressure
 HIGH before a deliberately slow operator and OK at it, numRecordsOut growing, and a user
 counter registered in ``open()`` read back from the REST API, from ``GET /metrics`` and from
-the Prometheus reporter's own port, both parsed with prometheus-client's parser. Waits are
+the Prometheus reporter's own port, both parsed with prometheus-client's parser; the
+exception history of a job that failed twice and runs in its third attempt. Waits are
 bounded polls for a value, never timed assertions."""
 
 import json
@@ -182,4 +183,47 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
     finally:
         RELEASE.set()
         STOP.set()
+        assert client.join(60)
+
+
+class FailingTwice(MapFunction):
+    """Fails its first two attempts on their first record; the third holds its last record."""
+
+    def open(self, runtime_context):
+        self.attempt = runtime_context.get_attempt_number()
+
+    def map(self, value):
+        if self.attempt < 2:
+            raise ValueError(f"attempt {self.attempt} gives up")
+        if value == N - 1:
+            RELEASE.wait(60)
+        return value
+
+
+def test_the_exception_history_spans_restarts(executor, tmp_path):
+    env = _environment(tmp_path, **{"restart-strategy.type": "fixed-delay",
+                                    "restart-strategy.fixed-delay.attempts": "3",
+                                    "restart-strategy.fixed-delay.delay": "10 ms"})
+    env.from_collection(list(range(N))).map(FailingTwice()).name("Failing").print()
+    client = env.execute_async("restarts")
+    try:
+        job = client.get_job_id()
+
+        def history():
+            return _get(client, f"/jobs/{job}/exceptions")
+
+        body = _poll(history, lambda b: len(b["exceptionHistory"]["entries"]) == 2,
+                     "two failures in the exception history")
+        entries = body["exceptionHistory"]["entries"]
+        assert [(e["kind"], e["attempt"]) for e in entries] == [
+            ("attempt-failed", 1), ("attempt-failed", 0)]
+        assert all("ValueError" in e["exceptionName"] + e["stacktrace"] for e in entries)
+        assert "attempt 1 gives up" in body["root-exception"]
+        assert body["timestamp"] == entries[0]["timestamp"] >= entries[1]["timestamp"]
+        details = _poll(lambda: _get(client, f"/jobs/{job}"),
+                        lambda d: d["state"] == "RUNNING" and d["attempt"] == 2,
+                        "the third attempt running")
+        assert details["attempt"] == 2
+    finally:
+        RELEASE.set()
         assert client.join(60)
