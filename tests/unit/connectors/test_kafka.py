@@ -512,3 +512,79 @@ def test_ignored_parse_errors_are_skipped_counted_and_read_past(broker):
             _poll_all(reader)
     finally:
         reader.close()
+
+
+class _RecordingProducer:
+    """A real producer (to the mock cluster) that logs each transactional call with its
+    transactional id; stands in for confluent_kafka.Producer in one test."""
+
+    calls = []
+    real = Producer
+
+    def __init__(self, config):
+        self._producer = self.real(config)
+        self._id = config.get("transactional.id")
+
+    def _log(self, name, *args):
+        self.calls.append((self._id, name))
+        return getattr(self._producer, name)(*args)
+
+    def init_transactions(self, *args):
+        return self._log("init_transactions", *args)
+
+    def begin_transaction(self, *args):
+        return self._log("begin_transaction", *args)
+
+    def send_offsets_to_transaction(self, *args):
+        return self._log("send_offsets_to_transaction", *args)
+
+    def commit_transaction(self, *args):
+        return self._log("commit_transaction", *args)
+
+    def abort_transaction(self, *args):
+        return self._log("abort_transaction", *args)
+
+    def produce(self, *args, **kwargs):
+        self.calls.append((self._id, "produce"))
+        return self._producer.produce(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._producer, name)
+
+
+def test_exactly_once_transactional_calls_per_checkpoint_and_at_a_restore(broker,
+                                                                         monkeypatch):
+    import confluent_kafka
+
+    monkeypatch.setattr(confluent_kafka, "Producer", _RecordingProducer)
+    calls = _RecordingProducer.calls
+    calls.clear()
+    topic = _topic(broker, partitions=1)
+    sink = _eo_sink(broker.bootstrap, topic, f"p{uuid.uuid4().hex[:6]}")
+    writer = sink.create_writer(0, 1)
+    writer.restore([])
+    writer.write(["a", "b"])
+    writer.snapshot_state(1)
+    writer.write(["c"])
+    assert calls == []  # pre-commit: staged in the state, nothing sent
+    own = writer.transactional_id
+    one_transaction = ["begin_transaction", "produce", "produce",
+                       "send_offsets_to_transaction", "commit_transaction"]
+    writer.commit(1)  # notify-complete of checkpoint 1: its batch only, in one transaction
+    assert calls == [(own, "init_transactions")] + [(own, c) for c in one_transaction]
+    calls.clear()
+    state_2 = writer.snapshot_state(2)
+    writer.close()  # checkpoint 2 completes but its commit never runs: the job fails
+    assert calls == []
+
+    restored = sink.create_writer(0, 1)
+    restored.restore(state_2)  # fences the failed writer's id, commits batch 2 under it
+    assert calls == [(own, "init_transactions"), (own, "begin_transaction"), (own, "produce"),
+                     (own, "send_offsets_to_transaction"), (own, "commit_transaction")]
+    assert restored.transactional_id != own
+    calls.clear()
+    restored.snapshot_state(3)
+    restored.commit(3)  # nothing staged: no transaction
+    restored.close()
+    assert calls == []
+    assert _values(broker.bootstrap, topic) == ["a", "b", "c"]
