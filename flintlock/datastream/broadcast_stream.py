@@ -19,7 +19,6 @@ from flintlock.common.state import MapStateDescriptor
 from flintlock.common.typeinfo import TypeInformation
 from flintlock.datastream import functions as fn
 from flintlock.datastream.errors import ForeignStreamError, KeyedStreamRequiredError
-from flintlock.datastream.transformations import StreamInput
 
 if TYPE_CHECKING:
     from flintlock.datastream.data_stream import DataStream
@@ -53,12 +52,10 @@ class BroadcastConnectedStream:
 
     def process(self, func: fn.BroadcastProcessFunction | fn.KeyedBroadcastProcessFunction,
                 output_type: TypeInformation | None = None) -> DataStream:
-        from flintlock.datastream.data_stream import DataStream, KeyedStream, _check_type_info
-
         function = fn.require(func, (fn.BroadcastProcessFunction,
                                      fn.KeyedBroadcastProcessFunction),
                               "BroadcastConnectedStream.process")
-        keyed = isinstance(self._stream, KeyedStream)
+        keyed = self._stream._is_keyed
         if isinstance(function, fn.KeyedBroadcastProcessFunction) and not keyed:
             raise KeyedStreamRequiredError("process(KeyedBroadcastProcessFunction) on the "
                                            "non-broadcast stream")
@@ -66,18 +63,15 @@ class BroadcastConnectedStream:
             raise fn.FunctionTypeError("BroadcastConnectedStream.process",
                                        "a KeyedBroadcastProcessFunction for a keyed stream",
                                        type(function).__name__)
-        _check_type_info(output_type, "BroadcastConnectedStream.process")
-        env = self._stream._env
         kind = OperatorKind.KEYED_BROADCAST_PROCESS if keyed else OperatorKind.BROADCAST_PROCESS
         spec = OperatorSpec(kind, function=function, output_type=output_type, keyed=keyed,
                             broadcast_states=self._broadcast.broadcast_state_descriptors)
         inputs = [(stream_input, 0) for stream_input in self._stream._inputs]
         inputs += [(stream_input, 1) for stream_input in self._broadcast._stream._inputs]
         selectors = (*self._stream._key_selectors(), None) if keyed else ()
-        transformation = env._add_transformation(
-            "Broadcast" + ("Keyed" if keyed else "") + "Process", spec, inputs, output_type,
-            key_selectors=selectors)
-        return DataStream(env, (StreamInput(transformation.id),), output_type, transformation)
+        return self._stream._output_of("Broadcast" + ("Keyed" if keyed else "") + "Process",
+                                       spec, inputs, "BroadcastConnectedStream.process",
+                                       key_selectors=selectors)
 
 
 def connect_broadcast(stream: DataStream, broadcast: BroadcastStream

@@ -111,15 +111,29 @@ class DataStream(OperatorSettings):
 
     def _add_operator(self, name: str, spec: OperatorSpec) -> DataStream:
         """A one-input operator described by ``spec`` after this stream."""
-        _check_type_info(spec.output_type, name)
+        return self._output_of(name, spec, [(stream_input, 0) for stream_input in self._inputs],
+                               key_selectors=self._key_selectors() if spec.keyed else ())
+
+    def _output_of(self, name: str, spec: OperatorSpec, inputs: list[tuple[StreamInput, int]],
+                   operation: str | None = None, **placement: Any) -> DataStream:
+        """Adds the operator ``spec`` reading ``inputs`` (stream input, input index) to this
+        stream's job; returns its output stream. ``operation`` names the call in errors
+        (default: ``name``); ``placement``: key selectors, parallelism, non-parallel
+        (``_add_transformation``'s). The windowed and broadcast streams add their operators
+        through here, so they need not know this module."""
+        _check_type_info(spec.output_type, operation or name)
         transformation = self._env._add_transformation(
-            name, spec, [(stream_input, 0) for stream_input in self._inputs], spec.output_type,
-            key_selectors=self._key_selectors() if spec.keyed else ())
+            name, spec, inputs, spec.output_type, **placement)
         return DataStream(self._env, (StreamInput(transformation.id),), spec.output_type,
                           transformation)
 
     def _key_selectors(self) -> tuple[Any, ...]:
         return ()
+
+    @property
+    def _is_keyed(self) -> bool:
+        """A ``KeyedStream``: its operators are keyed."""
+        return bool(self._key_selectors())
 
     def map(self, func: FunctionLike, output_type: TypeInformation | None = None
             ) -> DataStream:

@@ -27,7 +27,6 @@ from flintlock.common.output_tag import OutputTag
 from flintlock.common.typeinfo import TypeInformation
 from flintlock.common.windowing import Trigger, WindowAssigner
 from flintlock.datastream import functions as fn
-from flintlock.datastream.transformations import StreamInput
 
 if TYPE_CHECKING:
     from flintlock.datastream.data_stream import DataStream, KeyedStream
@@ -152,20 +151,15 @@ class WindowedStream:
 
     def _build(self, name: str, window: WindowSpec, output_type: TypeInformation | None
                ) -> DataStream:
-        from flintlock.datastream.data_stream import DataStream, _check_type_info
-
-        _check_type_info(output_type, name)
         keyed = self._keyed
-        env = keyed._env
         if window.trigger is None:  # as PyFlink: the assigner's default, given the environment
-            window = replace(window, trigger=window.assigner.get_default_trigger(env))
+            window = replace(window, trigger=window.assigner.get_default_trigger(keyed._env))
         spec = OperatorSpec(OperatorKind.WINDOW, output_type=output_type, keyed=True,
                             window=window)
-        transformation = env._add_transformation(
-            name, spec, [(stream_input, 0) for stream_input in keyed._inputs], output_type,
+        return keyed._output_of(
+            name, spec, [(stream_input, 0) for stream_input in keyed._inputs],
             key_selectors=keyed._key_selectors(),
             parallelism=1 if self._non_parallel else None, non_parallel=self._non_parallel)
-        return DataStream(env, (StreamInput(transformation.id),), output_type, transformation)
 
 
 class AllWindowedStream(WindowedStream):

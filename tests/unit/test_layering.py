@@ -235,10 +235,6 @@ KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
 }
 
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({
-        "flintlock.datastream.broadcast_stream", "flintlock.datastream.data_stream",
-        "flintlock.datastream.windowed_stream",
-    }): "issue 19: DataStream returns the windowed/broadcast streams, which build DataStreams",
 }
 
 
