@@ -26,10 +26,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from flintlock.common.watermark_strategy import WatermarkStrategy
 from flintlock.datastream.connectors.number_seq import NumberSequenceReader, NumberSequenceSource
 from flintlock.testing.waiting import DEFAULT_TIMEOUT_S, poll_until, wait_until
 
-__all__ = ["FileGate", "GatedNumberSequenceSource", "HoldAt"]
+__all__ = ["FileGate", "GatedNumberSequenceSource", "HoldAt", "gated_numbers"]
 
 ARRIVED = "arrived"
 OPENED = "opened"
@@ -141,3 +142,12 @@ class HoldAt:
 
     def map(self, record: Any) -> Any:
         return self(record)
+
+
+def gated_numbers(env: Any, gate: FileGate, count: int, before_gate: int = 1,
+                  name: str = "numbers") -> Any:
+    """The numbers ``0..count-1`` of a ``GatedNumberSequenceSource`` in ``env`` (a
+    ``StreamExecutionEnvironment``): a job that stays mid-stream, idle but taking checkpoints,
+    until the test opens ``gate``."""
+    source = GatedNumberSequenceSource(0, count - 1, gate, before_gate)
+    return env.from_source(source, WatermarkStrategy.no_watermarks(), name)

@@ -9,7 +9,6 @@ state (events, lists) with the test.
 import glob
 import os
 import threading
-import time
 
 import pytest
 
@@ -27,6 +26,8 @@ from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.runtime.state.keygroups import assign_key_to_operator
 from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.gates import FileGate, gated_numbers
+from flintlock.testing.waiting import poll_until
 
 WAIT_S = 30.0
 SEEN: dict[str, list] = {}
@@ -158,29 +159,7 @@ def test_buffer_timeout_minus_one_sends_only_full_buffers(executor, tmp_path):
 # -- checkpointing -----------------------------------------------------------------------------
 
 
-class UntilCheckpoints(MapFunction):
-    """Takes 5 ms a record until ``count`` distinct completed checkpoints matching ``pattern``
-    were seen (or a deadline passed), so the job lives long enough to take them; the
-    task thread is free between records for barriers."""
-
-    def __init__(self, pattern, count):
-        self.pattern = pattern
-        self.count = count
-        self.seen = set()
-        self.deadline = None
-
-    def map(self, value):
-        if self.deadline is None:
-            self.deadline = time.monotonic() + WAIT_S
-        if len(self.seen) < self.count and time.monotonic() < self.deadline:
-            self.seen.update(glob.glob(self.pattern))
-            if len(self.seen) >= self.count:
-                _record("checkpoints", sorted(self.seen))
-            time.sleep(0.005)
-        return value
-
-
-N_SLOW = 20_000
+N_HELD = 20_000
 
 
 def test_enable_checkpointing_takes_checkpoints_at_the_interval(executor, tmp_path):
@@ -191,10 +170,21 @@ def test_enable_checkpointing_takes_checkpoints_at_the_interval(executor, tmp_pa
     assert config.get_checkpoint_interval() == 20
     assert config.get_checkpointing_mode() is CheckpointingMode.AT_LEAST_ONCE
     pattern = str(tmp_path / "chk" / "*" / "chk-*" / "_metadata")
-    out = list(env.from_collection(list(range(N_SLOW))).map(UntilCheckpoints(pattern, 3))
-               .execute_and_collect())
-    assert sorted(out) == list(range(N_SLOW))
-    assert len(SEEN["checkpoints"][0]) >= 3
+    gate = FileGate(tmp_path / "gate")
+    seen = set()
+
+    def open_after_checkpoints():  # the job holds half its input until 3 checkpoints completed
+        try:
+            seen.update(_wait_for_checkpoints(pattern, 3))
+        finally:
+            gate.open()
+
+    opener = threading.Thread(target=open_after_checkpoints)
+    opener.start()
+    out = list(gated_numbers(env, gate, N_HELD, before_gate=N_HELD // 2).execute_and_collect())
+    opener.join(WAIT_S)
+    assert sorted(out) == list(range(N_HELD))
+    assert len(seen) >= 3
 
 
 def test_configure_num_retained_keeps_that_many_completed_checkpoints(executor, tmp_path):
@@ -204,7 +194,7 @@ def test_configure_num_retained_keeps_that_many_completed_checkpoints(executor, 
                   .set_string("execution.checkpointing.externalized-checkpoint-retention",
                               "retain-on-cancellation"))
     assert env.get_checkpoint_interval() == 20
-    _slow_job(env, "n")
+    _held_job(env, tmp_path, "n")
     client = env.execute_async("retained")
     pattern = str(tmp_path / "chk" / client.get_job_id() / "chk-*" / "_metadata")
     assert len(_wait_for_checkpoints(pattern, 4)) >= 4
@@ -216,27 +206,15 @@ def test_configure_num_retained_keeps_that_many_completed_checkpoints(executor, 
 def _wait_for_checkpoints(pattern, count):
     """The completed checkpoints seen while polling until ``count`` were seen (bounded)."""
     seen = set()
-    deadline = time.monotonic() + WAIT_S
-    while len(seen) < count and time.monotonic() < deadline:
-        seen.update(glob.glob(pattern))
-        time.sleep(0.005)
+    poll_until(lambda: seen.update(glob.glob(pattern)) or len(seen) >= count, WAIT_S)
     return seen
 
 
-class Slow(MapFunction):
-    """Sets ``started`` at the first record, then takes 5 ms a record until ``release``."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def map(self, value):
-        _event(self.name + "/started").set()
-        _event(self.name + "/release").wait(0.005)
-        return value
-
-
-def _slow_job(env, name, n=100_000):
-    env.from_collection(list(range(n))).map(Slow(name)).print()
+def _held_job(env, tmp_path, name, n=100_000):
+    """A job whose source holds after its first number until the returned gate opens."""
+    gate = FileGate(tmp_path / f"gate-{name}")
+    gated_numbers(env, gate, n).print()
+    return gate
 
 
 @pytest.mark.parametrize("retention, kept", [
@@ -248,7 +226,7 @@ def test_externalized_checkpoint_retention_decides_what_a_cancel_leaves(
     env = _env(tmp_path)
     env.enable_checkpointing(20)
     env.get_checkpoint_config().set_externalized_checkpoint_retention(retention)
-    _slow_job(env, "r")
+    _held_job(env, tmp_path, "r")
     client = env.execute_async("retention")
     pattern = str(tmp_path / "chk" / client.get_job_id() / "chk-*" / "_metadata")
     assert _wait_for_checkpoints(pattern, 1), "no checkpoint completed"
@@ -316,13 +294,13 @@ def test_execute_returns_the_job_execution_result(executor, tmp_path):
 
 def test_execute_async_job_name_status_and_result(executor, tmp_path):
     env = _env(tmp_path)
-    _slow_job(env, "a", n=200)
+    gate = _held_job(env, tmp_path, "a", n=200)
     client = env.execute_async("async job")
     assert client.jm.job_graph.name == "async job"
     assert client.get_job_id() == client.jm.job_id
-    assert _event("a/started").wait(WAIT_S)
+    gate.wait_arrived(WAIT_S)
     assert client.get_job_status().result() is JobStatus.RUNNING
-    _event("a/release").set()
+    gate.open()
     result = client.get_job_execution_result().result(WAIT_S)
     assert result.get_job_id() == client.get_job_id()
     assert client.get_job_status().result() is JobStatus.FINISHED
@@ -330,9 +308,9 @@ def test_execute_async_job_name_status_and_result(executor, tmp_path):
 
 def test_execute_async_cancel(executor, tmp_path):
     env = _env(tmp_path)
-    _slow_job(env, "c")
+    gate = _held_job(env, tmp_path, "c")
     client = env.execute_async("to cancel")
-    assert _event("c/started").wait(WAIT_S)
+    gate.wait_arrived(WAIT_S)
     client.cancel().result(WAIT_S)
     assert client.jm.wait_for_status({JobStatus.CANCELED}, WAIT_S)
     assert client.get_job_status().result() is JobStatus.CANCELED
@@ -341,9 +319,10 @@ def test_execute_async_cancel(executor, tmp_path):
 def test_trigger_savepoint_keeps_the_job_running(executor, tmp_path):
     env = _env(tmp_path)
     env.enable_checkpointing(1000)
-    _slow_job(env, "s")
+    gate = _held_job(env, tmp_path, "s")
     client = env.execute_async("savepoint")
-    assert _event("s/started").wait(WAIT_S) and client.jm.wait_until_running(WAIT_S)
+    gate.wait_arrived(WAIT_S)
+    assert client.jm.wait_until_running(WAIT_S)
     path = client.trigger_savepoint(str(tmp_path / "sp")).result(WAIT_S)
     assert os.path.exists(os.path.join(path, "_metadata"))
     assert path.startswith(str(tmp_path / "sp"))
@@ -355,11 +334,12 @@ def test_trigger_savepoint_keeps_the_job_running(executor, tmp_path):
 def test_stop_with_savepoint_finishes_the_job(executor, tmp_path):
     env = _env(tmp_path)
     env.enable_checkpointing(1000)
-    _slow_job(env, "w")
+    gate = _held_job(env, tmp_path, "w")
     client = env.execute_async("stop")
-    assert _event("w/started").wait(WAIT_S) and client.jm.wait_until_running(WAIT_S)
+    gate.wait_arrived(WAIT_S)
+    assert client.jm.wait_until_running(WAIT_S)
     path = client.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(WAIT_S)
-    _event("w/release").set()
+    gate.open()
     assert os.path.exists(os.path.join(path, "_metadata"))
     assert client.jm.wait_for_status({JobStatus.FINISHED}, WAIT_S)
     assert client.get_job_status().result() is JobStatus.FINISHED

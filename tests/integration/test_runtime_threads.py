@@ -15,10 +15,10 @@ from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.datastream.functions import CoMapFunction
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnce
+from flintlock.testing.gates import FileGate, gated_numbers
+from flintlock.testing.waiting import poll_until
 
 # Module-level, so user functions refer to them by reference (TaskManagers are threads here).
-STARTED = threading.Event()
-GATE = threading.Event()
 
 WORDS = ["to be or not to be", "that is the question", "be quick or be dead"] * 40
 
@@ -123,10 +123,10 @@ def test_connect_with_co_map_and_union(executor, tmp_path):
 def test_cancel_ends_the_job_and_leaves_no_threads(executor, tmp_path):
     before = {t.name for t in threading.enumerate()}
     env = _env(tmp_path)
-    STARTED.clear()
-    env.from_collection(list(range(100_000))).map(_slow).print()
-    client = env.execute_async("slow job")
-    assert STARTED.wait(30)
+    gate = FileGate(tmp_path / "gate")
+    gated_numbers(env, gate, 100_000).print()
+    client = env.execute_async("held job")
+    gate.wait_arrived(30)
     client.cancel()
     assert client.jm.wait_for_status({JobStatus.CANCELED}, 30)
     assert client.join(30)
@@ -137,51 +137,33 @@ def test_cancel_ends_the_job_and_leaves_no_threads(executor, tmp_path):
     assert not {name for name in leftover if name.startswith("flintlock")}, leftover
 
 
-def _slow(x):
-    STARTED.set()
-    GATE.wait(0.01)
-    return x
-
-
-class SlowAfter:
-    """Passes records through; from ``limit`` on, 5 ms each until GATE opens (module-level,
-    so it is pickled by reference)."""
-
-    def __init__(self, limit):
-        self.limit = limit
-
-    def __call__(self, x):
-        if x >= self.limit:
-            STARTED.set()
-            GATE.wait(0.005)
-        return x
+def _counts_per_key(env, gate, n):
+    """Keyed counts of 0..n-1 modulo 5; each source reader holds after n // 4 numbers until
+    ``gate`` opens."""
+    return (gated_numbers(env, gate, n, before_gate=n // 4)
+            .key_by(lambda x: x % 5).map(lambda x: (x % 5, 1))
+            .key_by(lambda p: p[0]).reduce(lambda a, b: (a[0], a[1] + b[1])))
 
 
 @pytest.mark.slow
 def test_stop_with_savepoint_then_restore_at_another_parallelism(executor, tmp_path):
-    GATE.clear()
     n = 3000
+    gate = FileGate(tmp_path / "gate")
     env = _env(tmp_path, parallelism=2)
     env.enable_checkpointing(1000)
-    counts = (env.from_collection(list(range(n))).map(SlowAfter(n // 2))
-              .key_by(lambda x: x % 5).map(lambda x: (x % 5, 1))
-              .key_by(lambda p: p[0]).reduce(lambda a, b: (a[0], a[1] + b[1])))
-    counts.print()
-    STARTED.clear()
+    _counts_per_key(env, gate, n).print()
     client = env.execute_async("first half")
-    assert STARTED.wait(60) and client.jm.wait_until_running(60)
+    gate.wait_arrived(60)  # half of the input is held back
+    assert client.jm.wait_until_running(60)
     path = client.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(60)
-    GATE.set()
     assert client.jm.wait_for_status({JobStatus.FINISHED}, 60)
     assert os.path.exists(os.path.join(path, "_metadata"))
 
+    gate.open()
     env2 = _env(tmp_path / "second", parallelism=3,
                 **{"execution.state-recovery.path": path})
-    resumed = (env2.from_collection(list(range(2 * n))).map(SlowAfter(2 * n))
-               .key_by(lambda x: x % 5).map(lambda x: (x % 5, 1))
-               .key_by(lambda p: p[0]).reduce(lambda a, b: (a[0], a[1] + b[1])))
-    final = _final(list(resumed.execute_and_collect()))
-    assert final == {k: 2 * n // 5 for k in range(5)}
+    final = _final(list(_counts_per_key(env2, gate, n).execute_and_collect()))
+    assert final == {k: n // 5 for k in range(5)}  # the counts of both halves, each once
 
 
 def _sleepy(x):
@@ -195,12 +177,8 @@ def test_subtasks_report_busy_backpressured_and_idle_time(executor, tmp_path):
     client = env.execute_async("time split")
     try:
         assert client.jm.wait_until_running(60)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            tasks = client.jm.describe().tasks
-            if tasks and all(_time_split(t) is not None for t in tasks):
-                break
-            time.sleep(0.2)
+        poll_until(lambda: (tasks := client.jm.describe().tasks)
+                   and all(_time_split(t) is not None for t in tasks), 30)
         times = {t.vertex_name: _time_split(t) for t in client.jm.describe().tasks}
     finally:
         client.cancel()
