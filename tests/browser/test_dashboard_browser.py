@@ -104,10 +104,16 @@ def test_dashboard_renders_a_running_job(browser_executable, job):
             assert cells[1] == "COMPLETED" and cells[2] == "CHECKPOINT"
             assert cells[9] == "2/2"
 
-            page.wait_for_selector("#taskmanagers tr[data-tm-id]")
+            # a registered TaskManager is listed at once; its figures come with its reports
+            page.wait_for_function("""() => {
+                const row = document.querySelector("#taskmanagers tr[data-tm-id]");
+                return row !== null && row.cells[4].textContent.endsWith("iB")
+                    && / of \\d+ /.test(row.cells[5].textContent);
+            }""")
             tm_cells = page.locator("#taskmanagers tr[data-tm-id]").first.locator("td")
             assert tm_cells.nth(0).text_content().startswith("tm-")
             assert tm_cells.nth(4).text_content().endswith("iB")  # resident memory
+            assert tm_cells.nth(5).text_content().endswith("iB)")  # network buffers in use
 
             page.wait_for_selector("#throughput polyline")
             page.wait_for_selector("#throughput-legend li")

@@ -299,6 +299,20 @@ def test_task_managers_from_the_subtasks_reports():
     assert "metrics" not in body[1]  # its subtasks see no network pool
 
 
+def test_registered_task_managers_are_listed_before_they_report():
+    from flintlock.runtime.jobmanager.description import TaskManagerDescription
+    from flintlock.runtime.rest.metrics_views import task_managers
+
+    registered = (TaskManagerDescription(0, "h1", 7001, 40),
+                  TaskManagerDescription(2, "h2", 7002, 42))
+    body = task_managers(_tm_tasks(), registered)["taskmanagers"]
+    assert [(m["id"], m["host"], m.get("dataPort"), m["pid"], m["slotsNumber"],
+             m["timeSinceLastHeartbeat"]) for m in body] == [
+        ("tm-0", "h1", 7001, 40, 2, 2_000), ("tm-1", "h1", None, 41, 1, 1_500),
+        ("tm-2", "h2", 7002, 42, 0, -1)]
+    assert "memory" not in body[2] and "metrics" not in body[2]
+
+
 def test_task_manager_figures_in_prometheus_by_flinks_names():
     from flintlock.runtime.metrics.prometheus import Scrape, families
 

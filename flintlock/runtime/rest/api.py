@@ -23,7 +23,8 @@ GET      /jobs/:jobid/vertices/:vertexid/metrics         ?get=0.numRecordsIn,...
 GET      /jobs/:jobid/vertices/:vertexid/subtasks/metrics  ?get=...&agg=min,max,avg,sum
 GET      /jobs/:jobid/vertices/:vertexid/backpressure    ok / low / high per subtask
 GET      /jobs/:jobid/vertices/:vertexid/watermarks      each subtask's input watermark
-GET      /taskmanagers                                   subtasks, memory and cores per TM
+GET      /taskmanagers                                   subtasks, memory, network buffers
+                                                         and cores per TM
 GET      /metrics                                        Prometheus text exposition
 =======  ==============================================  ==================================
 
@@ -232,7 +233,8 @@ class RestApi:
         return RestResponse(200, self._config)
 
     def _task_managers(self, request: RestRequest, params: Params) -> RestResponse:
-        return RestResponse(200, metrics_views.task_managers(self._describe().tasks))
+        job = self._describe()
+        return RestResponse(200, metrics_views.task_managers(job.tasks, job.task_managers))
 
     def _vertex(self, params: Params) -> list[TaskDescription]:
         tasks = [t for t in self._describe().tasks if t.vertex_id == params["vertexid"]]

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from flintlock.runtime.jobmanager import JobDescription, TaskDescription
+from flintlock.runtime.jobmanager.description import TaskManagerDescription
 from flintlock.runtime.metrics import DistributionValue, NetworkMemory, SubtaskMetricsReport
 from flintlock.runtime.metrics.report import (
     BACKPRESSURED,
@@ -201,40 +202,53 @@ def query_list(query: Mapping[str, list[str]], name: str) -> list[str] | None:
     return [item for raw in query[name] for item in raw.split(",") if item]
 
 
-def task_managers(tasks: Sequence[TaskDescription]) -> Json:
-    """``GET /taskmanagers``: each TaskManager of the current attempt, from its subtasks'
-    latest reports: Flink's ``id``, ``slotsNumber`` (the subtasks it runs: flintlock gives a
-    TaskManager the slots its plan needs, so ``freeSlots`` is 0), ``timeSinceLastHeartbeat``
-    (as Flink: the time of the latest report, epoch ms), ``hardware`` (cores, physical memory),
-    ``metrics`` with Flink's network-memory names (``nettyShuffleMemorySegments…`` and
-    ``nettyShuffleMemory…`` in bytes; absent when no subtask of it has network inputs or
-    outputs) and flintlock's ``host``, ``pid`` and ``memory`` (``rss`` and ``peakRss``: resident
-    bytes of its process now and at its peak)."""
-    found: dict[str, list[SubtaskMetricsReport]] = {}
+def task_managers(tasks: Sequence[TaskDescription],
+                  registered: Sequence[TaskManagerDescription] = ()) -> Json:
+    """``GET /taskmanagers``: each TaskManager of the current attempt — every registered one
+    (``registered``: its ``dataPort`` and ``pid`` even before its subtasks report), and any other
+    its subtasks' reports name. From the latest reports: Flink's ``id``, ``slotsNumber`` (the
+    subtasks that reported from it: flintlock gives a TaskManager the slots its plan needs, so
+    ``freeSlots`` is 0), ``timeSinceLastHeartbeat`` (as Flink fills it: the time of the latest
+    report, epoch ms; -1 before one), ``hardware`` (cores, physical memory), ``metrics`` with
+    Flink's network-memory names (``nettyShuffleMemorySegments…`` and ``nettyShuffleMemory…``
+    in bytes; absent when no subtask of it has network inputs or outputs) and flintlock's
+    ``host``, ``pid`` and ``memory`` (``rss`` and ``peakRss``: resident bytes of its process
+    now and at its peak)."""
+    found: dict[str, list[SubtaskMetricsReport]] = {f"tm-{tm.index}": [] for tm in registered}
     for _, report in _reports(tasks):
         found.setdefault(dict(report.variables).get("tm_id", "?"), []).append(report)
+    by_id = {f"tm-{tm.index}": tm for tm in registered}
     managers = []
     for tm_id, reports in sorted(found.items()):
-        latest = max(reports, key=lambda r: r.timestamp_ms)
-        process = latest.process
-        entry: Json = {
-            "id": tm_id, "host": dict(latest.variables).get("host", ""),
-            "slotsNumber": len(reports), "freeSlots": 0,
-            "timeSinceLastHeartbeat": latest.timestamp_ms,
-        }
-        if process is not None:
-            entry.update({
-                "pid": process.pid,
-                "memory": {"rss": process.rss_bytes, "peakRss": process.peak_rss_bytes},
-                "hardware": {"cpuCores": process.cpu_cores,
-                             "physicalMemory": process.physical_memory_bytes,
-                             "freeMemory": -1, "managedMemory": 0},
-            })
-            network = _newest_network(reports)
-            if network is not None:
-                entry["metrics"] = network_memory(network)
+        entry: Json = {"id": tm_id, "slotsNumber": len(reports), "freeSlots": 0,
+                       "timeSinceLastHeartbeat": -1}
+        known = by_id.get(tm_id)
+        if known is not None:
+            entry.update({"host": known.host, "dataPort": known.data_port, "pid": known.pid})
+        if reports:
+            entry.update(_reported(reports))
         managers.append(entry)
     return {"taskmanagers": managers}
+
+
+def _reported(reports: list[SubtaskMetricsReport]) -> Json:
+    """What one TaskManager's latest subtask reports say of it."""
+    latest = max(reports, key=lambda r: r.timestamp_ms)
+    entry: Json = {"host": dict(latest.variables).get("host", ""),
+                   "timeSinceLastHeartbeat": latest.timestamp_ms}
+    process = latest.process
+    if process is not None:
+        entry.update({
+            "pid": process.pid,
+            "memory": {"rss": process.rss_bytes, "peakRss": process.peak_rss_bytes},
+            "hardware": {"cpuCores": process.cpu_cores,
+                         "physicalMemory": process.physical_memory_bytes,
+                         "freeMemory": -1, "managedMemory": 0},
+        })
+        network = _newest_network(reports)
+        if network is not None:
+            entry["metrics"] = network_memory(network)
+    return entry
 
 
 def _newest_network(reports: list[SubtaskMetricsReport]) -> NetworkMemory | None:

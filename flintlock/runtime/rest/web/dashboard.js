@@ -209,12 +209,18 @@ function renderThroughput(details) {
   legend.replaceChildren(...entries);
 }
 
+function networkBuffers(metrics) {
+  if (!metrics) return "–";
+  const used = metrics.nettyShuffleMemorySegmentsUsed;
+  return `${used} of ${metrics.nettyShuffleMemorySegmentsTotal} (${fmt.bytes(metrics.nettyShuffleMemoryUsed)})`;
+}
+
 function renderTaskManagers(body) {
   fillTable("taskmanagers", body.taskmanagers.map((tm) => ({
     attrs: { "data-tm-id": tm.id },
-    cells: [tm.id, tm.host, tm.pid ?? "–", tm.slotsNumber,
-      tm.memory ? fmt.bytes(tm.memory.rss) : "–", tm.hardware ? tm.hardware.cpuCores : "–",
-      fmt.time(tm.timeSinceLastHeartbeat)],
+    cells: [tm.id, tm.host ?? "–", tm.pid ?? "–", tm.slotsNumber,
+      tm.memory ? fmt.bytes(tm.memory.rss) : "–", networkBuffers(tm.metrics),
+      tm.hardware ? tm.hardware.cpuCores : "–", fmt.time(tm.timeSinceLastHeartbeat)],
   })));
 }
 
