@@ -5,7 +5,6 @@ exactly-once sink's end-to-end check with ``read_committed`` readers also runs a
 broker when ``FLINTLOCK_KAFKA_BOOTSTRAP`` names one (docs/connectors.md)."""
 
 import os
-import threading
 import time
 import uuid
 
@@ -35,8 +34,6 @@ from tests.unit.connectors.kafka_broker import kafka_broker, real_kafka_bootstra
 
 KEYS = 12
 PER_KEY = 400
-SLOWED = threading.Event()
-GATE = threading.Event()
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +52,11 @@ def _topic(broker, partitions=4, prefix="t"):
     return name
 
 
-def _produce_sequences(bootstrap, topic, keys=KEYS, per_key=PER_KEY):
-    """Per key k the values 'k<k>,<i>' for i = 1..per_key, keyed so each key stays in one
+def _produce_sequences(bootstrap, topic, keys=KEYS, per_key=PER_KEY, first=1):
+    """Per key k the values 'k<k>,<i>' for i = first..per_key, keyed so each key stays in one
     partition (and in order); timestamps 1_000_000 + i."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    for i in range(1, per_key + 1):
+    for i in range(first, per_key + 1):
         for k in range(keys):
             producer.produce(topic, f"k{k},{i}".encode(), f"k{k}".encode(),
                              timestamp=1_000_000 + i)
@@ -294,49 +291,44 @@ def test_a_topic_matching_the_pattern_is_discovered_while_running(executor, tmp_
         ["k0,1", "k0,2", "k0,3", "k0,1", "k0,2", "k1,1", "k1,2", "k2,1", "k2,2"])
 
 
-class SlowAfterCommit:
-    """Passes records through; once a part file is committed, 2 ms per record until GATE
-    opens (module-level events, so it is pickled by reference)."""
-
-    def __init__(self, pattern):
-        self.pattern = str(pattern)
-        self.seen = 0
-
-    def __call__(self, value):
-        import glob
-
-        self.seen += 1
-        if not GATE.is_set() and (SLOWED.is_set() or (self.seen % 100 == 0
-                                                      and glob.glob(self.pattern))):
-            SLOWED.set()
-            GATE.wait(0.002)
-        return value
-
-
 @pytest.mark.slow
 def test_savepoint_restore_at_another_parallelism_resumes_at_the_right_offsets(
         executor, tmp_path, broker):
-    topic, out = _topic(broker), tmp_path / "out"
-    _produce_sequences(broker.bootstrap, topic)
-    GATE.clear()
-    SLOWED.clear()
+    """The first half of every key's records is in the 4-partition topic when the job starts
+    at parallelism 2; once all their counts are committed, the job stops with a savepoint (the
+    end of the data holds it mid-stream: no slowdown). The second half is written, then the
+    job restored from the savepoint at parallelism 3 counts on: every count exactly once (from
+    the earliest offset it would count the first half again; from the latest it would miss
+    the second half)."""
+    topic, out, half = _topic(broker), tmp_path / "out", PER_KEY // 2
+    _produce_sequences(broker.bootstrap, topic, per_key=half)
+    source = (KafkaSource.builder().set_bootstrap_servers(broker.bootstrap).set_topics(topic)
+              .set_starting_offsets(KafkaOffsetsInitializer.earliest())
+              .set_value_only_deserializer(SimpleStringSchema()).build())
     env = _env(tmp_path / "first", parallelism=2)
     env.enable_checkpointing(30)
-    counts = _running_counts(env, _source(broker.bootstrap, topic))
-    counts.map(SlowAfterCommit(out / "part-*")).sink_to(_file_sink(out))
-    job = env.execute_async("first part")
-    assert SLOWED.wait(60) and job.jm.wait_until_running(60)
-    path = job.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(60)
-    GATE.set()
-    assert job.jm.wait_for_status({JobStatus.FINISHED}, 60)
-    assert 0 < len(_committed_lines(out)) < KEYS * PER_KEY
+    _running_counts(env, source).sink_to(_file_sink(out))
+    job = env.execute_async("first half")
+    try:
+        assert _wait_for(lambda: len(_committed_lines(out)) == KEYS * half, 60)
+        path = job.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(60)
+        assert job.jm.wait_for_status({JobStatus.FINISHED}, 60)
+    finally:
+        job.cancel()
+        job.join(30)
+    _assert_every_count_once(_committed_lines(out), per_key=half)
 
+    _produce_sequences(broker.bootstrap, topic, first=half + 1)
     env2 = _env(tmp_path / "second", parallelism=3,
                 **{"execution.state-recovery.path": path})
     env2.enable_checkpointing(30)
-    counts2 = _running_counts(env2, _source(broker.bootstrap, topic))
-    counts2.map(SlowAfterCommit(out / "part-*")).sink_to(_file_sink(out))
-    env2.execute("second part")
+    _running_counts(env2, source).sink_to(_file_sink(out))
+    job2 = env2.execute_async("second half")
+    try:
+        assert _wait_for(lambda: len(_committed_lines(out)) >= KEYS * PER_KEY, 60)
+    finally:
+        job2.cancel()
+        job2.join(30)
     _assert_every_count_once(_committed_lines(out))
 
 
