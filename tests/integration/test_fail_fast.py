@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import glob
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -31,20 +30,11 @@ from flintlock.runtime.jobmanager import JobFailedError, JobManager
 from flintlock.runtime.jobmanager.history import JobEventKind
 from flintlock.runtime.state.errors import NonRestoredStateError
 from flintlock.testing.environments import local_configuration, local_environment
+from flintlock.testing.gates import FileGate, gated_numbers
 from flintlock.testing.launchers import ThreadLauncher
+from flintlock.testing.waiting import wait_until
 
 WAIT_S = 30.0
-STARTED = threading.Event()
-
-
-class _Slow(MapFunction):
-    """1 ms a record, so the job is still running when the test acts (chained to the source:
-    no buffers queue ahead of a barrier)."""
-
-    def map(self, value):
-        STARTED.set()
-        time.sleep(0.001)
-        return value
 
 
 class _Count(MapFunction):
@@ -57,8 +47,14 @@ class _Count(MapFunction):
         return value % 5, count
 
 
-def _build(env, keyed=True):
-    stream = env.from_collection(list(range(100_000))).map(_Slow()).uid("slow")
+def _pass(value):
+    return value
+
+
+def _build(env, gate, keyed=True):
+    """The job of these tests; its source holds after its first number until ``gate`` opens,
+    so the job is still running when the test acts."""
+    stream = gated_numbers(env, gate, 100_000).map(_pass).uid("slow")
     if keyed:
         stream = stream.key_by(lambda v: v % 5).map(_Count()).uid("count")
     stream.filter(lambda _: False).print()
@@ -68,13 +64,20 @@ def _options(**extra):
     return {"state.storage.fs.memory-threshold": "0 b", **extra}
 
 
+def _open_gate(tmp_path: Path) -> FileGate:
+    gate = FileGate(tmp_path / "open-gate")
+    gate.open()
+    return gate
+
+
 def _savepoint(tmp_path: Path) -> str:
-    STARTED.clear()
+    gate = FileGate(tmp_path / "gate")
     env = local_environment(tmp_path / "first", 1, options=_options())
     env.enable_checkpointing(60_000)
-    _build(env)
+    _build(env, gate)
     client = env.execute_async("first")
-    assert STARTED.wait(WAIT_S) and client.jm.wait_until_running(WAIT_S)
+    gate.wait_arrived(WAIT_S)
+    assert client.jm.wait_until_running(WAIT_S)
     path = client.trigger_savepoint(str(tmp_path / "sp")).result(WAIT_S)
     client.cancel()
     assert client.jm.wait_for_status({JobStatus.CANCELED}, WAIT_S)
@@ -97,7 +100,7 @@ def test_a_truncated_state_file_fails_the_job_in_one_attempt_naming_it(executor,
     env = local_environment(tmp_path / "second", 1, restart_attempts=5, restart_delay="10 ms",
                             options=_options(**{"execution.state-recovery.path": savepoint}))
     env.enable_checkpointing(60_000)
-    _build(env)
+    _build(env, _open_gate(tmp_path))
     with pytest.raises(JobFailedError) as failed:
         env.execute("second")
     cause = failed.value.__cause__
@@ -112,7 +115,7 @@ def test_state_of_a_removed_operator_fails_before_any_task_manager_starts(execut
     env = local_environment(tmp_path / "second", 1, restart_attempts=5, restart_delay="10 ms",
                             options=_options(**{"execution.state-recovery.path": savepoint}))
     env.enable_checkpointing(60_000)
-    _build(env, keyed=False)
+    _build(env, _open_gate(tmp_path), keyed=False)
     with pytest.raises(JobFailedError) as failed:
         env.execute("second")
     assert isinstance(failed.value.__cause__, NonRestoredStateError)
@@ -121,18 +124,15 @@ def test_state_of_a_removed_operator_fails_before_any_task_manager_starts(execut
 
 def _checkpointed_job(tmp_path: Path):
     """A job cancelled after two completed checkpoints, which it retains."""
-    STARTED.clear()
     env = local_environment(tmp_path, 1, options=_options(**{
         "execution.checkpointing.num-retained": 2,
         "execution.checkpointing.externalized-checkpoint-retention": "retain-on-cancellation"}))
     env.enable_checkpointing(20)
-    _build(env)
+    _build(env, FileGate(tmp_path / "gate"))
     client = env.execute_async("checkpointed")
     job_dir = tmp_path / "chk" / client.get_job_id()
-    deadline = time.monotonic() + WAIT_S
-    while len(glob.glob(str(job_dir / "chk-*" / "_metadata.committed"))) < 2:
-        assert time.monotonic() < deadline, "no two checkpoints completed"
-        time.sleep(0.005)
+    wait_until(lambda: len(glob.glob(str(job_dir / "chk-*" / "_metadata.committed"))) >= 2,
+               WAIT_S, "no two checkpoints completed")
     client.cancel()
     assert client.jm.wait_for_status({JobStatus.CANCELED}, WAIT_S)
     assert client.join(WAIT_S)
