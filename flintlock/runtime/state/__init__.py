@@ -1,6 +1,6 @@
 """Keyed and operator state, key groups, state backends, snapshots and restore (DESIGN.md §5).
 
-Entry points: ``backend.create_keyed_state_backend`` (``heap`` or ``rocksdb``),
+Entry points: ``factory.create_keyed_state_backend`` (``heap`` or ``rocksdb``),
 ``operator.OperatorStateBackend``, ``operator_snapshot.snapshot_operator`` (a snapshot's
 synchronous part; its ``run`` is the asynchronous part), ``assignment.assign_states``
 (rescaling), and the picklable results in ``snapshots``. docs/internals/state.md explains the
