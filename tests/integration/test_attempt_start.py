@@ -5,12 +5,12 @@ counts as running, and its periodic checkpoints still start."""
 import os
 import time
 
-from flintlock.common import WatermarkStrategy
 from flintlock.common.job_status import JobStatus
 from flintlock.datastream import CheckpointingMode
-from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.datastream.functions import MapFunction
 from flintlock.testing.environments import local_environment
+from flintlock.testing.gates import FileGate, gated_numbers
+from flintlock.testing.waiting import poll_until
 
 
 class _SlowOpen(MapFunction):
@@ -30,29 +30,18 @@ class _SlowOpen(MapFunction):
         return self.inner(value)
 
 
-class _Throttle:
-    """Slows the first job down (so a savepoint can be taken while it runs), not the one
-    restored from it (once ``marker`` exists)."""
-
-    def __init__(self, marker):
-        self.marker = os.fspath(marker)
-        self.seen = 0
-
-    def __call__(self, value):
-        self.seen += 1
-        if self.seen % 100 == 0 and not os.path.exists(self.marker):
-            time.sleep(0.001)
-        return value
+def _pass(value):
+    return value
 
 
-def _job(tmp_path, marker, n, **options):
+def _job(tmp_path, gate, marker, n, **options):
+    """A small collection unioned with numbers that hold after their first 1000 until
+    ``gate`` opens (the first job runs until the test has taken its savepoint)."""
     env = local_environment(tmp_path, 1, options=options)
     env.enable_checkpointing(50, CheckpointingMode.EXACTLY_ONCE)
     small = env.from_collection([-1, -2, -3])
-    numbers = env.from_source(NumberSequenceSource(0, n - 1),
-                              WatermarkStrategy.no_watermarks(), "numbers")
-    small.union(numbers).map(_SlowOpen(marker, _Throttle(marker))).filter(
-        lambda v: False).print()
+    numbers = gated_numbers(env, gate, n, before_gate=1000)
+    small.union(numbers).map(_SlowOpen(marker, _pass)).filter(lambda v: False).print()
     return env
 
 
@@ -70,18 +59,17 @@ def test_a_source_restored_as_finished_does_not_keep_checkpoints_from_starting(
     ever and the job never finishes."""
     n = 1_000_000
     marker = tmp_path / "restored"
-    first = _job(tmp_path, marker, n).execute_async("first")
+    gate = FileGate(tmp_path / "gate")
+    first = _job(tmp_path, gate, marker, n).execute_async("first")
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not _collection_finished(first):
-            time.sleep(0.02)
-        assert _collection_finished(first), first.jm.describe().tasks
+        assert poll_until(lambda: _collection_finished(first), 30), first.jm.describe().tasks
         path = first.trigger_savepoint(str(tmp_path / "sp")).result(60)
     finally:
         first.cancel()
     assert first.jm.wait_for_status({JobStatus.CANCELED}, 60), "the first job outran the test"
     marker.touch()
-    second = _job(tmp_path, marker, n, **{"execution.state-recovery.path": path}
+    gate.open()
+    second = _job(tmp_path, gate, marker, n, **{"execution.state-recovery.path": path}
                   ).execute_async("restored")
     try:
         second.wait(60)
