@@ -8,7 +8,6 @@ bounded polls for a value, never timed assertions."""
 import json
 import os
 import threading
-import time
 import urllib.request
 
 import pytest
@@ -18,8 +17,10 @@ from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.functions import MapFunction
 from flintlock.testing.environments import local_configuration
 from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.waiting import wait_for
 
 N = 3000
+WAIT_S = 60.0
 RELEASE = threading.Event()  # the last record of the bounded job waits for it
 STOP = threading.Event()  # ends the slow operator's waits once a test is done
 
@@ -70,17 +71,6 @@ def _vertex_ids(client):
     return {vertex["name"]: vertex["id"] for vertex in job["vertices"]}
 
 
-def _poll(read, ready, what, bound_s=60.0):
-    deadline = time.monotonic() + bound_s
-    value = None
-    while time.monotonic() < deadline:
-        value = read()
-        if ready(value):
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"{what} within {bound_s} s; last seen: {value!r}")
-
-
 def test_backpressure_high_before_a_slow_operator_and_ok_at_it(executor, tmp_path):
     env = _environment(tmp_path)
     env.from_collection(list(range(1_000_000))).map(lambda x: x).name("Fast") \
@@ -95,10 +85,11 @@ def test_backpressure_high_before_a_slow_operator_and_ok_at_it(executor, tmp_pat
         def level(vertex):
             return lambda: _get(client, f"/jobs/{job}/vertices/{vertex}/backpressure")
 
-        body = _poll(level(fast), lambda b: b.get("backpressureLevel") == "high",
-                     "backpressure HIGH on the vertex before the slow one")
+        body = wait_for(level(fast), lambda b: b.get("backpressureLevel") == "high", WAIT_S,
+                        "backpressure HIGH on the vertex before the slow one")
         assert body["subtasks"][0]["ratio"] > 0.5
-        at_slow = _poll(level(slow), lambda b: b.get("status") == "ok", "a level at the slow one")
+        at_slow = wait_for(level(slow), lambda b: b.get("status") == "ok", WAIT_S,
+                           "a level at the slow one")
         assert at_slow["backpressureLevel"] == "ok"
         assert at_slow["subtasks"][0]["busyRatio"] > 0.5
 
@@ -107,8 +98,8 @@ def test_backpressure_high_before_a_slow_operator_and_ok_at_it(executor, tmp_pat
                                     "?get=numRecordsOut&agg=sum")
             return entry["sum"]
 
-        first = _poll(records_out, lambda n: n > 0, "records out of the fast vertex")
-        _poll(records_out, lambda n: n > first, "numRecordsOut growing")
+        first = wait_for(records_out, lambda n: n > 0, WAIT_S, "records out of the fast vertex")
+        wait_for(records_out, lambda n: n > first, WAIT_S, "numRecordsOut growing")
     finally:
         STOP.set()
         client.jm.cancel()
@@ -131,8 +122,8 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
         def seen():
             return _get(client, f"/jobs/{job}/vertices/{counting}/metrics?get={metric_id}")
 
-        assert _poll(seen, lambda b: b == [{"id": metric_id, "value": str(N)}],
-                     f"the counter at {N}")
+        assert wait_for(seen, lambda b: b == [{"id": metric_id, "value": str(N)}], WAIT_S,
+                        f"the counter at {N}")
         # Operator-level counts. The map holds its last batch (RELEASE), so it has taken in all
         # N records and handed on all but that batch; the chained filter took what it handed.
         listed = {e["id"] for e in _get(client, f"/jobs/{job}/vertices/{counting}/metrics")}
@@ -145,8 +136,8 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
                                   + ",".join(operator_ids))
             return [int(entry["value"]) for entry in values]
 
-        counted_in, counted_out, _ = _poll(
-            operator_counts, lambda v: len(v) == 3 and v[0] == N and v[1] == v[2],
+        counted_in, counted_out, _ = wait_for(
+            operator_counts, lambda v: len(v) == 3 and v[0] == N and v[1] == v[2], WAIT_S,
             "the map's numRecordsIn at N and its numRecordsOut equal to the filter's input")
         assert 0 < counted_out < N
         config = _get(client, f"/jobs/{job}/config")
@@ -212,17 +203,17 @@ def test_the_exception_history_spans_restarts(executor, tmp_path):
         def history():
             return _get(client, f"/jobs/{job}/exceptions")
 
-        body = _poll(history, lambda b: len(b["exceptionHistory"]["entries"]) == 2,
-                     "two failures in the exception history")
+        body = wait_for(history, lambda b: len(b["exceptionHistory"]["entries"]) == 2, WAIT_S,
+                        "two failures in the exception history")
         entries = body["exceptionHistory"]["entries"]
         assert [(e["kind"], e["attempt"]) for e in entries] == [
             ("attempt-failed", 1), ("attempt-failed", 0)]
         assert all("ValueError" in e["exceptionName"] + e["stacktrace"] for e in entries)
         assert "attempt 1 gives up" in body["root-exception"]
         assert body["timestamp"] == entries[0]["timestamp"] >= entries[1]["timestamp"]
-        details = _poll(lambda: _get(client, f"/jobs/{job}"),
-                        lambda d: d["state"] == "RUNNING" and d["attempt"] == 2,
-                        "the third attempt running")
+        details = wait_for(lambda: _get(client, f"/jobs/{job}"),
+                           lambda d: d["state"] == "RUNNING" and d["attempt"] == 2, WAIT_S,
+                           "the third attempt running")
         assert details["attempt"] == 2
     finally:
         RELEASE.set()
