@@ -4,6 +4,7 @@ TaskManagers) against a Kafka-protocol broker: librdkafka's mock cluster in a he
 exactly-once sink's end-to-end check with ``read_committed`` readers also runs against a real
 broker when ``FLINTLOCK_KAFKA_BOOTSTRAP`` names one (docs/connectors.md)."""
 
+import glob
 import os
 import time
 import uuid
@@ -104,7 +105,8 @@ def _sink(bootstrap, topic, guarantee, prefix=None):
 
 
 class Throttle:
-    """Passes records through, 1 ms per 10 records, so checkpoints complete mid-job."""
+    """Passes records through, 1 ms per 10 records, so reading spans many watermark
+    intervals (the per-partition watermark test)."""
 
     def __init__(self):
         self.seen = 0
@@ -140,7 +142,7 @@ def _split(line):
 
 def _running_counts(env, source):
     records = env.from_source(source, WatermarkStrategy.for_monotonous_timestamps(), "kafka")
-    return (records.map(Throttle()).map(lambda line: (line.split(",")[0], 1))
+    return (records.map(lambda line: (line.split(",")[0], 1))
             .key_by(lambda pair: pair[0])
             .reduce(lambda a, b: (a[0], a[1] + b[1]))
             .map(lambda pair: f"{pair[0]},{pair[1]}"))
@@ -174,40 +176,68 @@ def _file_sink(path):
             .build())
 
 
+def _unbounded_source(bootstrap, topic, **props):
+    return (KafkaSource.builder().set_bootstrap_servers(bootstrap).set_topics(topic)
+            .set_starting_offsets(KafkaOffsetsInitializer.earliest())
+            .set_value_only_deserializer(SimpleStringSchema()).set_properties(props).build())
+
+
+def _crash_midway(job, trigger, write_the_rest, done):
+    """Runs a job started with ``execute_async`` until ``done()``. The test wrote the first
+    half of the input; the second half is written once the failure's trigger (a committed
+    part file, a completed checkpoint) exists, so records still to come meet the failure
+    whatever the job's pace. Then the job is cancelled."""
+    try:
+        assert _wait_for(lambda: bool(glob.glob(str(trigger))), 60), "no trigger appeared"
+        write_the_rest()
+        assert _wait_for(done, 60)
+    finally:
+        job.cancel()
+        job.join(30)
+
+
+EVERY_VALUE = {f"k{k},{i}" for k in range(KEYS) for i in range(1, PER_KEY + 1)}
+
+
 def test_kafka_keyed_count_to_files_with_a_crash_is_exactly_once(executor, tmp_path, broker):
-    topic = _topic(broker)
-    _produce_sequences(broker.bootstrap, topic)
+    topic, out, half = _topic(broker), tmp_path / "out", PER_KEY // 2
+    _produce_sequences(broker.bootstrap, topic, per_key=half)
     env = _env(tmp_path)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    crash = RaiseOnceAfter(marker, tmp_path / "out" / "part-*", every=50)
-    counts = _running_counts(env, _source(broker.bootstrap, topic, **{"group.id": "counts"}))
-    counts.map(crash).sink_to(_file_sink(tmp_path / "out"))
-    env.execute("kafka keyed count with a crash")
+    crash = RaiseOnceAfter(marker, out / "part-*", every=50)
+    counts = _running_counts(env, _unbounded_source(broker.bootstrap, topic,
+                                                    **{"group.id": "counts"}))
+    counts.map(crash).sink_to(_file_sink(out))
+    _crash_midway(env.execute_async("kafka keyed count with a crash"), out / "part-*",
+                  lambda: _produce_sequences(broker.bootstrap, topic, first=half + 1),
+                  lambda: len(_committed_lines(out)) >= KEYS * PER_KEY)
     assert marker.exists(), "the failure was never injected"
     assert len(executor.launchers[-1].attempts) >= 2
-    _assert_every_count_once(_committed_lines(tmp_path / "out"))
+    _assert_every_count_once(_committed_lines(out))
 
 
 @pytest.mark.parametrize("guarantee", [DeliveryGuarantee.AT_LEAST_ONCE,
                                        DeliveryGuarantee.EXACTLY_ONCE])
 def test_kafka_to_kafka_with_a_crash(executor, tmp_path, broker, guarantee):
-    source_topic, sink_topic = _topic(broker), _topic(broker)
-    _produce_sequences(broker.bootstrap, source_topic)
+    source_topic, sink_topic, half = _topic(broker), _topic(broker), PER_KEY // 2
+    _produce_sequences(broker.bootstrap, source_topic, per_key=half)
     env = _env(tmp_path)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
-    counts = _running_counts(env, _source(broker.bootstrap, source_topic))
+    checkpoint = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
+    crash = RaiseOnceAfter(marker, checkpoint, every=50)
+    counts = _running_counts(env, _unbounded_source(broker.bootstrap, source_topic))
     counts.map(crash).sink_to(_sink(broker.bootstrap, sink_topic, guarantee,
                                     prefix=f"eo-{uuid.uuid4().hex[:6]}"))
-    env.execute("kafka to kafka with a crash")
+    _crash_midway(env.execute_async("kafka to kafka with a crash"), checkpoint,
+                  lambda: _produce_sequences(broker.bootstrap, source_topic, first=half + 1),
+                  lambda: set(_read_all(broker.bootstrap, sink_topic)) >= EVERY_VALUE)
     assert marker.exists(), "the failure was never injected"
-    written = _read_all(broker.bootstrap, sink_topic)
     # No loss under either guarantee. That nothing is written twice by EXACTLY_ONCE is only
     # checked against a real broker (below): the mock ignores the commit marker, so a restore
     # there rewrites a batch whose transaction had committed just before the failure.
-    assert set(written) == {f"k{k},{i}" for k in range(KEYS) for i in range(1, PER_KEY + 1)}
+    assert set(_read_all(broker.bootstrap, sink_topic)) == EVERY_VALUE
 
 
 @pytest.mark.skipif(real_kafka_bootstrap() is None,
@@ -221,15 +251,21 @@ def test_exactly_once_sink_against_a_real_broker_read_committed(executor, tmp_pa
     for future in admin.create_topics([NewTopic(source_topic, 4, 1),
                                        NewTopic(sink_topic, 4, 1)]).values():
         future.result(30)
-    _produce_sequences(bootstrap, source_topic)
+    half = PER_KEY // 2
+    _produce_sequences(bootstrap, source_topic, per_key=half)
     env = _env(tmp_path)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
-    counts = _running_counts(env, _source(bootstrap, source_topic))
+    checkpoint = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
+    crash = RaiseOnceAfter(marker, checkpoint, every=50)
+    counts = _running_counts(env, _unbounded_source(bootstrap, source_topic))
     counts.map(crash).sink_to(_sink(bootstrap, sink_topic, DeliveryGuarantee.EXACTLY_ONCE,
                                     prefix=f"eo-{uuid.uuid4().hex[:6]}"))
-    env.execute("kafka to kafka exactly once on a real broker")
+    _crash_midway(env.execute_async("kafka to kafka exactly once on a real broker"),
+                  checkpoint, lambda: _produce_sequences(bootstrap, source_topic,
+                                                         first=half + 1),
+                  lambda: len(_read_all(bootstrap, sink_topic, "read_committed"))
+                  >= KEYS * PER_KEY)
     assert marker.exists(), "the failure was never injected"
     _assert_every_count_once(_read_all(bootstrap, sink_topic, "read_committed"))
 
