@@ -25,15 +25,12 @@ import abc
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, ResultPartitionId
 from flintlock.runtime.network.barriers import CheckpointBarrier
-from flintlock.runtime.network.buffer import Buffer, DataType
-
-if TYPE_CHECKING:
-    from flintlock.runtime.network.gate import SingleInputGate
+from flintlock.runtime.network.buffer import Buffer, DataType, LocalBufferPool
 
 
 class InputChannelError(FlintlockError):
@@ -86,11 +83,25 @@ def timer_scheduler(delay_s: float, callback: Callable[[], None]) -> Cancellable
     return timer
 
 
+class ChannelOwner(Protocol):
+    """The gate as its channels see it (``gate.SingleInputGate`` is the one implementation)."""
+
+    @property
+    def buffer_pool(self) -> LocalBufferPool:
+        """The gate's floating buffers (remote channels borrow them)."""
+
+    def notify_channel_non_empty(self, channel: InputChannel, priority: bool = False) -> None:
+        """``channel`` has data (any thread); with ``priority``, serve it before the others."""
+
+    def announce_barrier(self, channel: InputChannel, barrier: object) -> None:
+        """``channel`` queued an aligned barrier behind data (network I/O thread)."""
+
+
 class InputChannel(abc.ABC):
     """One consumed subpartition, as seen by the consuming gate."""
 
     def __init__(
-        self, gate: SingleInputGate, channel_index: ChannelIndex,
+        self, gate: ChannelOwner, channel_index: ChannelIndex,
         partition_id: ResultPartitionId, subpartition_index: int,
     ) -> None:
         self.gate = gate

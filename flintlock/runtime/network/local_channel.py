@@ -17,7 +17,6 @@ thread.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
 
 from flintlock.common.config import Configuration
 from flintlock.common.ids import ChannelIndex, ResultPartitionId
@@ -27,6 +26,7 @@ from flintlock.runtime.network.events import is_end_of_partition
 from flintlock.runtime.network.input_channel import (
     BufferAndAvailability,
     Cancellable,
+    ChannelOwner,
     InputChannel,
     InputChannelError,
     ProducerFailedError,
@@ -39,15 +39,12 @@ from flintlock.runtime.network.partition import (
     ResultSubpartitionView,
 )
 
-if TYPE_CHECKING:
-    from flintlock.runtime.network.gate import SingleInputGate
-
 
 class LocalInputChannel(InputChannel):
     """Reads a subpartition of this TaskManager straight from its view (no copy, no credit)."""
 
     def __init__(
-        self, gate: SingleInputGate, channel_index: ChannelIndex,
+        self, gate: ChannelOwner, channel_index: ChannelIndex,
         partition_id: ResultPartitionId, subpartition_index: int,
         partition_manager: ResultPartitionManager, backoff_initial_ms: int = 100,
         backoff_max_ms: int = 10_000, scheduler: Scheduler = timer_scheduler,
@@ -64,7 +61,7 @@ class LocalInputChannel(InputChannel):
 
     @classmethod
     def from_config(
-        cls, gate: SingleInputGate, channel_index: ChannelIndex, partition_id: ResultPartitionId,
+        cls, gate: ChannelOwner, channel_index: ChannelIndex, partition_id: ResultPartitionId,
         subpartition_index: int, partition_manager: ResultPartitionManager, config: Configuration,
     ) -> LocalInputChannel:
         """A channel with the back-off of ``taskmanager.network.request-backoff.*``."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import pickle
 from collections.abc import Callable, Collection
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from flintlock.common.state import (
     AggregatingState,
@@ -33,8 +33,11 @@ from flintlock.common.state import (
     ValueState,
 )
 
-if TYPE_CHECKING:
-    from flintlock.runtime.state.heap import HeapKeyedStateBackend
+
+class KeyHolder(Protocol):
+    """What a state object reads of its backend: the key of the record being processed."""
+
+    current_key: Any
 
 _MISSING: Any = object()
 _IMMUTABLE = frozenset({int, float, complex, str, bytes, bool, type(None), frozenset, range})
@@ -47,7 +50,7 @@ def _private_copy(value: Any) -> Any:
 class HeapState:
     __slots__ = ("_backend", "_copied", "_table")
 
-    def __init__(self, backend: HeapKeyedStateBackend, table: dict[Any, Any]) -> None:
+    def __init__(self, backend: KeyHolder, table: dict[Any, Any]) -> None:
         self._backend = backend
         self._table = table
         self._copied: set[Any] = set()
@@ -150,7 +153,7 @@ class HeapReducingState(HeapState, ReducingState[Any]):
     __slots__ = ("_reduce",)
 
     def __init__(
-        self, backend: HeapKeyedStateBackend, table: dict[Any, Any],
+        self, backend: KeyHolder, table: dict[Any, Any],
         reduce: Callable[[Any, Any], Any],
     ) -> None:
         super().__init__(backend, table)
@@ -169,7 +172,7 @@ class HeapAggregatingState(HeapState, AggregatingState[Any, Any]):
     __slots__ = ("_function",)
 
     def __init__(
-        self, backend: HeapKeyedStateBackend, table: dict[Any, Any], function: Any
+        self, backend: KeyHolder, table: dict[Any, Any], function: Any
     ) -> None:
         super().__init__(backend, table)
         self._function = function
