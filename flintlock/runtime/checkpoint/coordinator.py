@@ -329,8 +329,8 @@ class CheckpointCoordinator:
     def _drain(self) -> Actions:
         actions: Actions = []
         while (request := self._queue.peek()) is not None and not self._shut_down:
-            blocked = self._timing.blocked_until(self._num_pending_checkpoints())
-            if not request.is_savepoint and blocked is not None:
+            if not request.is_savepoint and (
+                    self._timing.blocked_until(self._num_pending_checkpoints()) is not None):
                 break
             self._queue.poll()
             actions += self._trigger(request)
