@@ -6,40 +6,26 @@ import contextlib
 import os
 import re
 import signal
-import textwrap
-import time
 
 import pytest
 
 from flintlock.cli.client import RestClient, resolve_job
 from flintlock.cli.main import main
 from flintlock.runtime.rest import jobfiles
+from flintlock.testing.waiting import wait_until
 
+# The job runs until cancelled: its source holds after 1000 numbers at a gate nobody opens.
 SCRIPT = """
-import time
-
 from flintlock.datastream import StreamExecutionEnvironment
-
-
-def slow(x):
-    time.sleep(0.005)
-    return x
-
+from flintlock.testing.gates import FileGate, gated_numbers
 
 env = StreamExecutionEnvironment.get_execution_environment()
 env.enable_checkpointing(500)
-env.from_collection(list(range(200_000))).map(slow).filter(lambda x: False).print()
+gate = FileGate(GATE_DIRECTORY)
+gated_numbers(env, gate, 200_000, before_gate=1000).filter(lambda x: False).print()
 env.execute("spark cli job")
 """
-
-
-def _poll(check, attempts=600, interval_s=0.25):
-    for _ in range(attempts):
-        result = check()
-        if result:
-            return result
-        time.sleep(interval_s)
-    raise AssertionError("condition not reached")
+WAIT_S = 150.0
 
 
 @pytest.mark.spark
@@ -48,7 +34,7 @@ def test_detached_run_on_spark_then_list_savepoint_and_cancel(tmp_path, monkeypa
     monkeypatch.delenv("FLINTLOCK_CONF_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
     script = tmp_path / "job.py"
-    script.write_text(textwrap.dedent(SCRIPT))
+    script.write_text(SCRIPT.replace("GATE_DIRECTORY", repr(str(tmp_path / "gate"))))
     code = main(["run", "--detached", "-p", "1", "--conf",
                  f"execution.checkpointing.dir={tmp_path / 'chk'}", "--conf", "rest.port=0",
                  str(script)])
@@ -58,7 +44,8 @@ def test_detached_run_on_spark_then_list_savepoint_and_cancel(tmp_path, monkeypa
     job = resolve_job(job_id)
     try:
         client = RestClient(job)
-        _poll(lambda: client.get(f"/jobs/{job_id}/checkpoints")["counts"]["completed"] >= 1)
+        wait_until(lambda: client.get(f"/jobs/{job_id}/checkpoints")["counts"]["completed"] >= 1,
+                   WAIT_S, "no checkpoint completed")
 
         assert main(["list"]) == 0
         listing = capsys.readouterr().out
@@ -70,7 +57,7 @@ def test_detached_run_on_spark_then_list_savepoint_and_cancel(tmp_path, monkeypa
 
         assert main(["cancel", job_id]) == 0
         assert capsys.readouterr().out == f"Cancelled job {job_id}.\n"
-        _poll(lambda: not jobfiles.process_alive(job.pid))
+        wait_until(lambda: not jobfiles.process_alive(job.pid), WAIT_S, "the driver lives on")
         assert jobfiles.read_job_files() == []
     finally:
         if jobfiles.process_alive(job.pid):
