@@ -1,7 +1,8 @@
 """The JobManager (driver side of a job): one concept per module.
 
 - ``job_manager``: ``JobManager``, the job's lifecycle: attempts, restarts, status, RPC;
-- ``attempt``: one attempt's TaskManagers, subtask states and first failure;
+- ``attempt``: one attempt's TaskManagers, their heartbeats and liveness, subtask states and
+  first failure;
 - ``restore_plan``: what each subtask of an attempt restores;
 - ``coordinator_setup``: checkpoint storage, the recovered completed-checkpoint store and the
   coordinator of a new JobManager;
