@@ -1,9 +1,10 @@
-"""Metrics on embedded Spark (issue 15): a job with a deliberately slow operator before its
-sink, TaskManagers as Spark tasks in their own processes. While it runs, REST reports
-backpressure HIGH on the vertex before the slow one and OK at the slow one, and numRecordsOut
-grows; the Prometheus reporter's port exposes the user counter registered in ``open()`` with
-Flink's labels (parsed with prometheus-client's parser); when the job has finished, the
-counter's value is exactly the number of records. Waits are bounded polls for a value."""
+"""Metrics on embedded Spark (issue 15): a job with a deliberately slow sink, TaskManagers as
+Spark tasks in their own processes. While it runs, REST reports backpressure HIGH on the
+vertex before the sink and OK at the sink, and numRecordsOut grows; the Prometheus reporter's
+port exposes the user counter registered in ``open()`` with Flink's labels (parsed with
+prometheus-client's parser); when the job has finished, the counter's value is exactly the
+number of records, and so are the operator-level counts. Waits are bounded polls for a
+value."""
 
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from flintlock.common.config import Configuration
 from flintlock.datastream import MapFunction, StreamExecutionEnvironment
+from flintlock.datastream.connectors import Sink
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-N = 30_000  # about 10 s behind the slow operator: time to look at the running job
+N = 30_000  # about 10 s behind the slow sink: time to look at the running job
 PAYLOAD = "x" * 2048  # 60 MiB in all: more than the network buffers between the two hold
 
 
@@ -35,10 +37,31 @@ class Counting(MapFunction):
         return value, PAYLOAD
 
 
-class Slow(MapFunction):
-    def map(self, value):
-        time.sleep(0.0003)
-        return value
+class SlowSink(Sink):
+    """A sink whose writer takes 0.3 ms a record (and keeps nothing)."""
+
+    def create_writer(self, subtask_index, parallelism):
+        return _SlowWriter()
+
+
+class _SlowWriter:
+    def restore(self, state):
+        pass
+
+    def write(self, records):
+        time.sleep(0.0003 * len(records))
+
+    def snapshot_state(self, checkpoint_id):
+        return []
+
+    def commit(self, checkpoint_id):
+        pass
+
+    def end_input(self):
+        pass
+
+    def close(self):
+        pass
 
 
 def _get(client, path):
@@ -76,7 +99,7 @@ def test_backpressure_throughput_and_a_user_counter_on_spark(tmp_path):
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(1)
     env.from_collection(list(range(N))).map(Counting()).name("Counting") \
-        .rebalance().map(Slow()).name("Slow").filter(lambda x: False).print()
+        .rebalance().sink_to(SlowSink()).name("Slow sink")
     client = env.execute_async("metrics on spark")
     assert client.jm.wait_until_running(180)
     job = client.get_job_id()
@@ -89,14 +112,14 @@ def test_backpressure_throughput_and_a_user_counter_on_spark(tmp_path):
             "backpressureLevel") for vertex in (counting, slow)]
 
     _poll(levels, lambda both: both == ["high", "ok"],
-          "backpressure HIGH before the slow operator and OK at it")
+          "backpressure HIGH before the slow sink and OK at it")
 
     def records_out():
         (entry,) = _get(client, f"/jobs/{job}/vertices/{counting}/subtasks/metrics"
                                 "?get=numRecordsOut&agg=sum")
         return entry["sum"]
 
-    first = _poll(records_out, lambda n: n > 0, "records out before the slow operator")
+    first = _poll(records_out, lambda n: n > 0, "records out before the slow sink")
     _poll(records_out, lambda n: n > first, "numRecordsOut growing")
 
     host, port = client.rest_endpoint.reporter.address
@@ -113,4 +136,7 @@ def test_backpressure_throughput_and_a_user_counter_on_spark(tmp_path):
     reports = {t.vertex_id: t.metrics for t in client.jm.describe().tasks}
     assert reports[counting].value("Counting.app.demo.seen") == N
     assert reports[counting].value("numRecordsOut") == N
+    assert reports[counting].value("Counting.numRecordsIn") == N  # operator level
+    assert reports[counting].value("Counting.numRecordsOut") == N
     assert reports[slow].value("numRecordsIn") == N
+    assert reports[slow].value("Slow sink.numRecordsIn") == N
