@@ -31,8 +31,9 @@ test: $(STAMP) $(BROWSER)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not spark and not slow"
 
-# Longer fault schedules, in-process and process faults on Spark (docs/reliability.md);
-# FLINTLOCK_SOAK_SEED=<n> replays one.
+# Longer fault schedules (docs/reliability.md): in-process faults on TaskManager threads, and
+# one schedule mixing process, network and disk faults on Spark; FLINTLOCK_SOAK_SEED=<n>
+# replays one, FLINTLOCK_SOAK_FAULTS=<n> sets the length.
 soak: $(STAMP)
 	FLINTLOCK_SOAK_FAULTS=$${FLINTLOCK_SOAK_FAULTS:-25} $(BIN)/python -m pytest -s tests/integration/test_fault_schedule.py tests/integration/test_jobmanager_failover.py
 	FLINTLOCK_SOAK_FAULTS=$${FLINTLOCK_SOAK_FAULTS:-8} $(BIN)/python -m pytest -s tests/spark/test_fault_schedule_on_spark.py
