@@ -5,8 +5,10 @@ keyed running counts in the committed files are exactly once."""
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
+import time
 
 import cloudpickle
 import pytest
@@ -37,16 +39,33 @@ def _committed_lines(root):
     return lines
 
 
+def _produce(bootstrap, counts):
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for _ in counts:
+        for k in range(KEYS):
+            producer.produce("events", f"k{k}".encode(), f"k{k}".encode())
+        producer.poll(0)
+    assert producer.flush(30) == 0
+
+
+def _wait_for(condition, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return condition()
+
+
 def test_kafka_keyed_count_with_a_killed_task_manager_is_exactly_once(tmp_path):
+    """Half of each key's records are in the topic at the start; the other half is written
+    once a checkpoint has completed, so the worker that ends its process at the first record
+    after that checkpoint always meets one, whatever the job's pace."""
+    half, out = PER_KEY // 2, tmp_path / "out"
+    checkpoint = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
     with kafka_broker() as broker:
         broker.create_topic("events", 4)
-        producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
-        for _ in range(PER_KEY):
-            for k in range(KEYS):
-                producer.produce("events", f"k{k}".encode(), f"k{k}".encode())
-            producer.poll(0)
-        assert producer.flush(30) == 0
-
+        _produce(broker.bootstrap, range(half))
         config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
         config.set_string("restart-strategy.type", "fixed-delay")
         config.set_string("restart-strategy.fixed-delay.delay", "100 ms")
@@ -57,25 +76,28 @@ def test_kafka_keyed_count_with_a_killed_task_manager_is_exactly_once(tmp_path):
         source = (KafkaSource.builder().set_bootstrap_servers(broker.bootstrap)
                   .set_topics("events").set_group_id("spark-count")
                   .set_starting_offsets(KafkaOffsetsInitializer.earliest())
-                  .set_bounded(KafkaOffsetsInitializer.latest())
                   .set_value_only_deserializer(SimpleStringSchema()).build())
-        sink = (FileSink.for_row_format(str(tmp_path / "out"), Encoder.simple_string_encoder())
+        sink = (FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
                 .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner()).build())
         marker = tmp_path / "died"
-        exit_after = ExitOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata",
-                                   every=50, delay_s=0.005)
-        # The failure is chained to the reader, whose pace it slows, so that checkpoints
-        # complete while records are still being read.
+        exit_after = ExitOnceAfter(marker, checkpoint, every=50)
         (env.from_source(source, WatermarkStrategy.no_watermarks(), "kafka")
          .map(exit_after)
          .map(lambda key: (key, 1)).key_by(lambda pair: pair[0])
          .reduce(lambda a, b: (a[0], a[1] + b[1]))
          .map(lambda pair: f"{pair[0]},{pair[1]}")
          .sink_to(sink))
-        env.execute("kafka keyed count on spark")
+        client = env.execute_async("kafka keyed count on spark")
+        try:
+            assert _wait_for(lambda: bool(glob.glob(str(checkpoint))), 120)
+            _produce(broker.bootstrap, range(half, PER_KEY))
+            assert _wait_for(lambda: len(_committed_lines(out)) >= KEYS * PER_KEY, 180)
+        finally:
+            client.cancel()
+            client.join(60)
     assert marker.exists(), "the TaskManager was never killed"
     counts = {}
-    for line in _committed_lines(tmp_path / "out"):
+    for line in _committed_lines(out):
         key, count = line.split(",")
         counts.setdefault(key, []).append(int(count))
     assert sorted(counts) == [f"k{k}" for k in range(KEYS)]
