@@ -156,3 +156,50 @@ def test_sources_report_pending_records(monkeypatch, tmp_path):
 def _wait_for_release(value):
     RELEASE.wait(60)
     return value
+
+
+PYFLINK_PROGRAM = '''
+from pyflink.datastream import StreamExecutionEnvironment
+from pyflink.datastream.functions import MapFunction, RuntimeContext
+
+
+class Tagged(MapFunction):
+    def open(self, runtime_context: RuntimeContext):
+        group = runtime_context.get_metrics_group()
+        self.records = group.counter("records")
+        self.rate = group.meter("rate", time_span_in_seconds=30)
+        self.sizes = group.distribution("sizes")
+        self.hits = group.add_group("tenant", "acme").counter("hits")
+        self.last = 0
+        group.gauge("last", lambda: self.last)
+
+    def map(self, value):
+        self.records.inc()
+        self.rate.mark_event()
+        self.sizes.update(value)
+        self.hits.inc(2)
+        self.last = value
+        return value * 10
+
+
+env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(1)
+env.from_collection([1, 2, 3]).map(Tagged()).print()
+env.execute("ported metrics")
+'''
+
+
+def test_a_pyflink_program_registering_metrics_in_open_runs_ported_by_its_imports(
+        monkeypatch, tmp_path, capsys):
+    """PyFlink source text, rewritten by the parity harness's ``port_source`` (imports only),
+    runs as ``python program.py`` would."""
+    import tempfile
+
+    from tests.parity.harness import port_source
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    use_thread_executor(monkeypatch)
+    ported = port_source(PYFLINK_PROGRAM, "ported_metrics.py")
+    assert "from flintlock.datastream.functions import" in ported
+    exec(compile(ported, "ported_metrics.py", "exec"), {"__name__": "__main__"})
+    assert capsys.readouterr().out.split() == ["10", "20", "30"]
