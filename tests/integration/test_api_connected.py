@@ -4,9 +4,6 @@ inputs, processing-time timers), on plain and keyed connected streams.
 """
 
 import collections
-import threading
-
-import pytest
 
 from flintlock.common import Types
 from flintlock.datastream import (
@@ -14,22 +11,12 @@ from flintlock.datastream import (
     CoMapFunction,
     CoProcessFunction,
     KeyedCoProcessFunction,
-    MapFunction,
 )
 from flintlock.datastream.state import ListStateDescriptor, ValueStateDescriptor
 from flintlock.testing.environments import local_environment
-from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.recording import HoldUntilRecorded, Recording
 
-WAIT_S = 30.0
-FIRED: list = []
-FIRED_LOCK = threading.Condition()
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    with FIRED_LOCK:
-        FIRED.clear()
-    return use_thread_executor(monkeypatch)
+FIRED = Recording("connected.fired")  # the keys whose timers fired
 
 
 def _env(tmp_path, parallelism=2):
@@ -167,7 +154,7 @@ def test_co_map_on_keyed_connected_streams_uses_keyed_state(executor, tmp_path):
     assert sorted(n for k, n in out if k == "a") == [1, 2, 3]
 
 
-REQUESTS: list = []
+REQUESTS = Recording("connected.requests")  # the keys of the requests opened
 
 
 class Timeout(KeyedCoProcessFunction):
@@ -181,9 +168,7 @@ class Timeout(KeyedCoProcessFunction):
         at = ctx.timer_service().current_processing_time() + value[1]
         self.deadline.update(at)
         ctx.timer_service().register_processing_time_timer(at)
-        with FIRED_LOCK:
-            REQUESTS.append(value[0])
-            FIRED_LOCK.notify_all()
+        REQUESTS.append(value[0])
 
     def process_element2(self, value, ctx):
         if value[0] == "end":
@@ -195,34 +180,17 @@ class Timeout(KeyedCoProcessFunction):
 
     def on_timer(self, timestamp, ctx):
         yield ("timed out", ctx.get_current_key(), timestamp == self.deadline.value())
-        with FIRED_LOCK:
-            FIRED.append(ctx.get_current_key())
-            FIRED_LOCK.notify_all()
-
-
-class WaitFor(MapFunction):
-    """Holds its record until ``count`` entries are in the named module list (bounded)."""
-
-    def __init__(self, name, count):
-        self.name = name
-        self.count = count
-
-    def map(self, value):
-        entries = globals()[self.name]
-        with FIRED_LOCK:
-            FIRED_LOCK.wait_for(lambda: len(entries) >= self.count, WAIT_S)
-        return value
+        FIRED.append(ctx.get_current_key())
 
 
 def test_keyed_co_process_timers(executor, tmp_path):
-    REQUESTS.clear()
     env = _env(tmp_path)
     # r2's timer is far away and is deleted by its answer, which waits for all requests;
     # the end of input waits for r1's and r3's timers (pending processing-time timers are
     # dropped at the end of input, as in Flink)
     requests = env.from_collection([("r1", 20), ("r2", 600_000), ("r3", 20)])
-    answers = env.from_collection([("r2", 1)]).map(WaitFor("REQUESTS", 3)).union(
-        env.from_collection([("end", 0)]).map(WaitFor("FIRED", 2)))
+    answers = env.from_collection([("r2", 1)]).map(HoldUntilRecorded(REQUESTS, 3)).union(
+        env.from_collection([("end", 0)]).map(HoldUntilRecorded(FIRED, 2)))
     out = list(requests.connect(answers).key_by(lambda r: r[0], lambda a: a[0])
                .process(Timeout()).execute_and_collect())
     assert sorted(out) == [("answered", "r2"), ("timed out", "r1", True),

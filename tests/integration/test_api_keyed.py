@@ -9,7 +9,6 @@ ties); every keyed reduction emits its running value after each record.
 """
 
 import collections
-import threading
 
 import pytest
 
@@ -24,18 +23,12 @@ from flintlock.datastream import (
 )
 from flintlock.datastream.state import ListStateDescriptor, ValueStateDescriptor
 from flintlock.testing.environments import local_environment
-from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.recording import HoldUntilRecorded, Recording
 
-WAIT_S = 30.0
-FIRED: list = []
-FIRED_LOCK = threading.Condition()
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    with FIRED_LOCK:
-        FIRED.clear()
-    return use_thread_executor(monkeypatch)
+# The keys whose timers fired. An end-of-input record held until the timers fired
+# (HoldUntilRecorded) keeps the job's input open while they are due: processing-time timers
+# still pending at the end of input are dropped, as in Flink.
+FIRED = Recording("keyed.fired")
 
 
 def _env(tmp_path, parallelism=2):
@@ -164,30 +157,14 @@ class TimerPerKey(KeyedProcessFunction):
     def on_timer(self, timestamp, ctx):
         yield ("timer", ctx.get_current_key(), timestamp == self.registered.value(),
                ctx.timestamp() == timestamp, ctx.time_domain() is TimeDomain.PROCESSING_TIME)
-        with FIRED_LOCK:
-            FIRED.append(ctx.get_current_key())
-            FIRED_LOCK.notify_all()
-
-
-class WaitForTimers(MapFunction):
-    """Holds its (last) record until ``count`` timers fired, so the job's input stays open
-    while they are due (processing-time timers still pending at the end of input are
-    dropped, as in Flink)."""
-
-    def __init__(self, count):
-        self.count = count
-
-    def map(self, value):
-        with FIRED_LOCK:
-            FIRED_LOCK.wait_for(lambda: len(FIRED) >= self.count, WAIT_S)
-        return value
+        FIRED.append(ctx.get_current_key())
 
 
 def test_keyed_process_function_timers_fire_per_key(executor, tmp_path):
     env = _env(tmp_path)
     data = [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("b", 5)]
     elements = env.from_collection(data)
-    end = env.from_collection([("end", 0)]).map(WaitForTimers(3))
+    end = env.from_collection([("end", 0)]).map(HoldUntilRecorded(FIRED, 3))
     out = list(elements.union(end).key_by(lambda r: r[0]).process(TimerPerKey())
                .execute_and_collect())
     assert sorted(r for r in out if r[0] == "element") == sorted(
@@ -213,15 +190,13 @@ class DeleteTimer(KeyedProcessFunction):
 
     def on_timer(self, timestamp, ctx):
         yield ctx.get_current_key()
-        with FIRED_LOCK:
-            FIRED.append(ctx.get_current_key())
-            FIRED_LOCK.notify_all()
+        FIRED.append(ctx.get_current_key())
 
 
 def test_deleted_timers_do_not_fire(executor, tmp_path):
     env = _env(tmp_path, parallelism=1)
     elements = env.from_collection([("a", 1), ("b", 2)])
-    end = env.from_collection([("end", 0)]).map(WaitForTimers(2))
+    end = env.from_collection([("end", 0)]).map(HoldUntilRecorded(FIRED, 2))
     out = list(elements.union(end).key_by(lambda r: r[0]).process(DeleteTimer())
                .execute_and_collect())
     assert sorted(out) == ["a", "b"]

@@ -4,9 +4,6 @@ about where it runs, and plain callables wherever PyFlink accepts them.
 """
 
 import collections
-import threading
-
-import pytest
 
 from flintlock.datastream import (
     CoFlatMapFunction,
@@ -21,16 +18,9 @@ from flintlock.datastream import (
     ReduceFunction,
 )
 from flintlock.testing.environments import local_environment
-from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.recording import Recording
 
-CALLS: list = []
-LOCK = threading.Lock()
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    CALLS.clear()
-    return use_thread_executor(monkeypatch)
+CALLS = Recording("process_functions.calls")  # ("open" or "close", label, subtask index)
 
 
 def _env(tmp_path, parallelism=3):
@@ -45,13 +35,11 @@ class Lifecycle:
     def open(self, runtime_context):
         self.index = runtime_context.get_index_of_this_subtask()
         self.is_open = True
-        with LOCK:
-            CALLS.append(("open", self.label, self.index))
+        CALLS.append(("open", self.label, self.index))
 
     def close(self):
         self.is_open = False
-        with LOCK:
-            CALLS.append(("close", self.label, self.index))
+        CALLS.append(("close", self.label, self.index))
 
     def check(self):
         assert self.is_open, f"{self.label}: a record before open() or after close()"
@@ -169,13 +157,14 @@ def test_open_and_close_once_per_subtask_for_every_function_kind(executor, tmp_p
     assert len(out) == len(data) + 4 * 2
     labels = ["map", "flat_map", "filter", "process", "keyed_process", "reduce", "co_map",
               "co_flat_map", "co_process", "keyed_co_process"]
-    counts = collections.Counter(CALLS)
+    calls = CALLS.items()
+    counts = collections.Counter(calls)
     expected = {(call, label, index): 1 for call in ("open", "close") for label in labels
                 for index in range(3)}
     assert dict(counts) == expected
     for label in labels:  # each subtask opens before it closes
         for index in range(3):
-            assert CALLS.index(("open", label, index)) < CALLS.index(("close", label, index))
+            assert calls.index(("open", label, index)) < calls.index(("close", label, index))
 
 
 class Context(MapFunction):
