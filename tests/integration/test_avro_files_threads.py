@@ -7,14 +7,12 @@ import os
 import fastavro
 import pytest
 
-from flintlock.common import WatermarkStrategy
 from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.file_system import (
     BucketAssigner,
     FileSink,
     OutputFileConfig,
 )
-from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.datastream.formats.avro import (
     AvroSchema,
     AvroWriters,
@@ -23,6 +21,7 @@ from flintlock.datastream.formats.avro import (
 )
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnceAfter
+from tests.integration.held_input import held_numbers, run_failing_after_a_commit
 
 SCHEMA = AvroSchema.parse_string("""
 {"type": "record", "name": "Reading", "fields": [
@@ -47,9 +46,9 @@ def test_avro_part_files_with_a_crash_hold_every_record_once(executor, tmp_path)
             .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".avro")
                                      .build())
             .build())
-    (env.from_source(NumberSequenceSource(0, n - 1), WatermarkStrategy.no_watermarks(), "n")
-     .map(crash).map(reading, output_type=GenericRecordAvroTypeInfo(SCHEMA)).sink_to(sink))
-    env.execute("avro files with a crash")
+    numbers, gate = held_numbers(env, tmp_path / "gate", n)
+    numbers.map(crash).map(reading, output_type=GenericRecordAvroTypeInfo(SCHEMA)).sink_to(sink)
+    run_failing_after_a_commit(env, gate, out / "part-*", "avro files with a crash")
     assert marker.exists(), "the failure was never injected"
     records = []
     for name in sorted(os.listdir(out)):

@@ -13,10 +13,10 @@ from flintlock.datastream.connectors.file_system import (
     FileSource,
     OutputFileConfig,
 )
-from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.datastream.formats.csv import CsvBulkWriters, CsvReaderFormat, CsvSchema
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnceAfter
+from tests.integration.held_input import held_numbers, run_failing_after_a_commit
 
 SCHEMA = (CsvSchema.builder().add_number_column("id").add_string_column("note")
           .add_array_column("parts", element_type=Types.INT()).set_use_header().build())
@@ -38,9 +38,9 @@ def test_csv_files_written_and_read_back_exactly_once_across_crashes(executor, t
             .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".csv")
                                      .build())
             .build())
-    (env.from_source(NumberSequenceSource(0, n - 1), WatermarkStrategy.no_watermarks(), "n")
-     .map(crash).map(to_row, output_type=SCHEMA.row_type).sink_to(sink))
-    env.execute("csv files with a crash")
+    numbers, gate = held_numbers(env, tmp_path / "gate", n)
+    numbers.map(crash).map(to_row, output_type=SCHEMA.row_type).sink_to(sink)
+    run_failing_after_a_commit(env, gate, out / "part-*", "csv files with a crash")
     assert marker.exists(), "the failure was never injected while writing"
     parts = [name for name in os.listdir(out) if name.endswith(".csv")]
     assert len(parts) > 2

@@ -17,10 +17,10 @@ from flintlock.datastream.connectors.file_system import (
     OutputFileConfig,
     RollingPolicy,
 )
-from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.datastream.formats.parquet import ParquetBulkWriters
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnceAfter
+from tests.integration.held_input import held_numbers, run_failing_after_a_commit
 
 ROW = Types.ROW_NAMED(["id", "name", "day", "parts"],
                       [Types.LONG(), Types.STRING(), Types.SQL_DATE(), Types.LIST(Types.INT())])
@@ -52,9 +52,9 @@ def test_parquet_part_files_with_a_crash_hold_every_row_once(executor, tmp_path)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
     crash = RaiseOnceAfter(marker, tmp_path / "out" / "part-*", every=50)
-    (env.from_source(NumberSequenceSource(0, n - 1), WatermarkStrategy.no_watermarks(), "n")
-     .map(crash).map(to_row, output_type=ROW).sink_to(parquet_sink(tmp_path / "out")))
-    env.execute("parquet with a crash")
+    numbers, gate = held_numbers(env, tmp_path / "gate", n)
+    numbers.map(crash).map(to_row, output_type=ROW).sink_to(parquet_sink(tmp_path / "out"))
+    run_failing_after_a_commit(env, gate, tmp_path / "out" / "part-*", "parquet with a crash")
     assert marker.exists(), "the failure was never injected"
     rows = committed_rows(tmp_path / "out")
     expected = [to_row(i) for i in range(n)]
