@@ -8,11 +8,15 @@ import pytest
 
 from flintlock.common.config import Configuration
 from flintlock.common.errors import ConfigurationError
+from flintlock.runtime.checkpoint.storage import resolve
 from flintlock.runtime.jobmanager.high_availability import (
     HighAvailabilityDataError,
     JobHighAvailability,
+    JobRecord,
 )
+from flintlock.runtime.jobmanager.leadership import FileLease
 from flintlock.testing.clock import ManualClock
+from flintlock.testing.full_disk import FullDisk
 
 
 def _ha(tmp_path):
@@ -59,3 +63,22 @@ def test_a_job_graph_that_is_not_the_recorded_one_is_refused(tmp_path):
     (root / "jobgraph.pickle").write_bytes(b"something else")
     with pytest.raises(HighAvailabilityDataError, match=r"jobgraph\.pickle"):
         _ha(tmp_path).start(object(), lambda lost: None)  # type: ignore[arg-type]
+
+
+def test_an_unwritable_ha_storage_does_not_stop_a_confirmed_commit(caplog):
+    """The HA storage full while a checkpoint completes: the leadership is confirmed, so sinks
+    may commit; the pointer that could not be written is logged and written with the next."""
+    disk = FullDisk("fulldisk://ha-storage-full")
+    clock = ManualClock(1_000_000)
+    root = f"{disk.uri}/c"
+    ha = JobHighAvailability(root, "c", FileLease(root, "c", 60_000, clock), 0)
+    ha.record = JobRecord("j1", "n", "RUNNING", "0" * 64)
+    ha.lease.acquire(0)
+    disk.fill("all")
+    ha.checkpoint_completed(7, retained=3)
+    assert disk.refused_writes() == 1
+    assert "could not record completed checkpoint 7" in caplog.text
+    disk.free()
+    ha.checkpoint_completed(8, retained=3)
+    fs, path = resolve(f"{root}/job.json")
+    assert json.loads(fs.cat_file(path))["completed_checkpoints"] == [7, 8]

@@ -201,13 +201,21 @@ class JobHighAvailability:
 
     def checkpoint_completed(self, checkpoint_id: int, retained: int) -> None:
         """Before sinks may commit ``checkpoint_id``: confirm the leadership (raises
-        ``LeadershipLostError``) and record the pointer."""
+        ``LeadershipLostError``) and record the pointer. A record that cannot be written
+        (the HA storage full or unwritable) is logged, not raised: the leadership was
+        confirmed, the checkpoint's own commit marker is what a successor restores from, and
+        the next pointer written carries this one too."""
         record = self.record
         assert record is not None
         ids = (*record.completed_checkpoints, checkpoint_id)[-retained:]
         self.record = JobRecord(record.job_id, record.name, JobStatus.RUNNING.name,
                                 record.graph_sha256, ids)
-        self._write(_RECORD, self.record.to_json())
+        self.lease.confirm()
+        try:
+            self._write(_RECORD, self.record.to_json())
+        except OSError as exc:
+            log.warning("cluster id %r: could not record completed checkpoint %d in %s: %s",
+                        self.cluster_id, checkpoint_id, join(self.root, _RECORD), exc)
 
     def job_ended(self, status: JobStatus) -> None:
         """The job ended here: a globally terminal status is recorded (the next driver for
