@@ -10,7 +10,6 @@ import sys
 import cloudpickle
 import pytest
 
-from flintlock.common import WatermarkStrategy
 from flintlock.common.config import Configuration
 from flintlock.common.typeinfo import Types
 from flintlock.datastream import StreamExecutionEnvironment
@@ -19,9 +18,9 @@ from flintlock.datastream.connectors.file_system import (
     FileSink,
     OutputFileConfig,
 )
-from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.datastream.formats.parquet import ParquetBulkWriters
 from flintlock.testing.faults import ExitOnceAfter
+from tests.integration.held_input import held_numbers, run_failing_after_a_commit
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -51,11 +50,12 @@ def test_spark_reads_the_parquet_a_job_with_a_killed_task_manager_wrote(tmp_path
                                      .build())
             .build())
     marker = tmp_path / "died"
-    exit_after = ExitOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata",
-                               every=50, delay_s=0.005)
-    (env.from_source(NumberSequenceSource(0, N - 1), WatermarkStrategy.no_watermarks(), "n")
-     .map(exit_after).map(to_row, output_type=ROW).sink_to(sink))
-    env.execute("parquet on spark")
+    # A quarter of the numbers per reader pass before the gate; the test opens it once a part
+    # file is committed, so the worker that ends its process then always meets a record.
+    exit_after = ExitOnceAfter(marker, tmp_path / "out" / "part-*", every=50)
+    numbers, gate = held_numbers(env, tmp_path / "gate", N)
+    numbers.map(exit_after).map(to_row, output_type=ROW).sink_to(sink)
+    run_failing_after_a_commit(env, gate, tmp_path / "out" / "part-*", "parquet on spark")
     assert marker.exists(), "the TaskManager was never killed"
 
     spark = SparkSession.builder.getOrCreate()
