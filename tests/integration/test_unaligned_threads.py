@@ -4,7 +4,6 @@ mid-stream and restarts from the latest checkpoint (with its channel state, if i
 buffers); the output must equal the failure-free one exactly."""
 
 import collections
-import os
 import threading
 import time
 
@@ -22,6 +21,7 @@ from flintlock.runtime.tasks import (
 )
 from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.faults import RaiseOnce
 
 N = 4000
 KEYS = 7
@@ -75,20 +75,6 @@ def _recording_read(state, read):
     return snapshot
 
 
-class CrashOnce:
-    """Raises once, the first time it sees ``trigger`` (a marker file remembers it)."""
-
-    def __init__(self, marker, trigger):
-        self.marker = str(marker)
-        self.trigger = trigger
-
-    def __call__(self, value):
-        if value == self.trigger and not os.path.exists(self.marker):
-            open(self.marker, "w").close()
-            raise RuntimeError("injected failure")
-        return value
-
-
 class Slow:
     """Passes records through, taking ``seconds`` for each: the backpressure."""
 
@@ -131,7 +117,7 @@ def _job(env, marker):
             .reduce(_count)
             .map(Slow(0.001))
             .map(_key_and_count)
-            .map(CrashOnce(marker, (0, N // KEYS // 2))))
+            .map(RaiseOnce(marker, (0, N // KEYS // 2))))
 
 
 def _expected():

@@ -6,7 +6,6 @@ checkpoint (channel state included) the output must equal the failure-free one e
 from __future__ import annotations
 
 import collections
-import os
 import sys
 import time
 
@@ -17,26 +16,13 @@ from flintlock.common import WatermarkStrategy
 from flintlock.common.config import Configuration
 from flintlock.datastream import CheckpointingMode, StreamExecutionEnvironment
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+from flintlock.testing.faults import RaiseOnce
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 N = 2000
 KEYS = 5
-
-
-class CrashOnce:
-    """Raises once, the first time it sees ``trigger`` (a marker file remembers it)."""
-
-    def __init__(self, marker, trigger):
-        self.marker = str(marker)
-        self.trigger = trigger
-
-    def __call__(self, value):
-        if value == self.trigger and not os.path.exists(self.marker):
-            open(self.marker, "w").close()
-            raise RuntimeError("injected failure")
-        return value
 
 
 def _pad(x):
@@ -74,7 +60,7 @@ def test_unaligned_checkpoints_with_a_crash_are_exactly_once_on_spark(tmp_path):
         .key_by(lambda r: r[0])
         .reduce(_count)
         .map(_slow_key_and_count)
-        .map(CrashOnce(marker, (0, N // KEYS // 2)))
+        .map(RaiseOnce(marker, (0, N // KEYS // 2)))
         .execute_and_collect()
     )
     assert marker.exists(), "the failure was never injected"
