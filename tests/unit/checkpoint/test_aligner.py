@@ -9,72 +9,32 @@ import pickle
 import pytest
 
 from flintlock.runtime.checkpoint.alignment import (
-    AbortCheckpoint,
     BarrierAligner,
-    BlockChannel,
-    CancelCheckpointMarker,
     CheckpointBarrier,
-    CheckpointFailureReason,
-    CheckpointingMode,
     CheckpointMetrics,
     IllegalPhaseTransitionError,
     Phase,
-    ResumeChannel,
     StreamCorruptedError,
     TriggerCheckpoint,
-    create_barrier_handler,
 )
 from flintlock.testing.clock import ManualClock
 
-SUBSUMED = CheckpointFailureReason.CHECKPOINT_DECLINED_SUBSUMED
-CANCELLED = CheckpointFailureReason.CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER
-
-
-def barrier(checkpoint_id: int, timestamp: int = 0) -> CheckpointBarrier:
-    return CheckpointBarrier(checkpoint_id, timestamp)  # type: ignore[arg-type]
-
-
-def trigger(
-    checkpoint_id: int, alignment: float = 0.0, delay: float = 0.0, processed: int = 0
-) -> TriggerCheckpoint:
-    metrics = CheckpointMetrics(alignment, delay, processed)
-    return TriggerCheckpoint(checkpoint_id, barrier(checkpoint_id), metrics)  # type: ignore[arg-type]
-
-
-def abort(checkpoint_id: int, reason: CheckpointFailureReason) -> AbortCheckpoint:
-    return AbortCheckpoint(checkpoint_id, reason)  # type: ignore[arg-type]
-
-
-def cancel(checkpoint_id: int) -> CancelCheckpointMarker:
-    return CancelCheckpointMarker(checkpoint_id)  # type: ignore[arg-type]
-
-
-def block(channel: int) -> BlockChannel:
-    return BlockChannel(channel)  # type: ignore[arg-type]
-
-
-def resume(channel: int) -> ResumeChannel:
-    return ResumeChannel(channel)  # type: ignore[arg-type]
+from .barrier_actions import (
+    CANCELLED,
+    SUBSUMED,
+    abort,
+    barrier,
+    block,
+    blocked,
+    cancel,
+    exactly_once,
+    resume,
+    trigger,
+)
 
 
 def aligner(num_channels: int, clock: ManualClock | None = None) -> BarrierAligner:
-    handler = create_barrier_handler(
-        num_channels, CheckpointingMode.EXACTLY_ONCE, clock=clock or ManualClock(0)
-    )
-    assert isinstance(handler, BarrierAligner)
-    return handler
-
-
-def blocked(handler: BarrierAligner) -> set[int]:
-    return {ch for ch in range(handler._channels.num_channels) if handler.is_blocked(ch)}  # type: ignore[arg-type]
-
-
-def test_single_channel_never_blocks_and_triggers_at_once() -> None:
-    a = aligner(1)
-    assert a.on_buffer(0, b"abc") == []
-    assert a.on_barrier(0, barrier(1)) == [trigger(1)]
-    assert blocked(a) == set()
-    assert a.on_barrier(0, barrier(2)) == [trigger(2)]
+    return exactly_once(num_channels, clock)
 
 
 def test_single_channel_abort_and_resume() -> None:
@@ -173,15 +133,6 @@ def test_out_of_order_checkpoint_after_completion_is_ignored() -> None:
     assert blocked(a) == set()
 
 
-def test_cancellation_before_the_first_barrier() -> None:
-    a = aligner(3)
-    assert a.on_cancellation_marker(1, cancel(1)) == [abort(1, CANCELLED)]
-    assert a.on_barrier(0, barrier(1)) == []
-    assert a.on_barrier(2, barrier(1)) == []
-    assert blocked(a) == set()
-    assert a.on_barrier(0, barrier(2)) == [block(0)]
-
-
 def test_cancellation_during_alignment_aborts_and_unblocks_all() -> None:
     a = aligner(3)
     a.on_barrier(0, barrier(2))
@@ -194,13 +145,6 @@ def test_cancellation_during_alignment_aborts_and_unblocks_all() -> None:
     ]
     assert blocked(a) == set()
     assert a.on_cancellation_marker(0, cancel(2)) == []
-
-
-def test_cancellation_after_the_trigger_is_ignored() -> None:
-    a = aligner(2)
-    a.on_barrier(0, barrier(1))
-    a.on_barrier(1, barrier(1))
-    assert a.on_cancellation_marker(0, cancel(1)) == []
 
 
 def test_newer_cancellation_subsumes_the_alignment() -> None:
@@ -266,13 +210,6 @@ def test_checkpoints_continue_on_the_last_open_channel_without_blocking() -> Non
     assert blocked(a) == set()
     assert a.on_end_of_partition(1) == []
     assert a.phase is Phase.IDLE
-
-
-def test_second_barrier_of_a_checkpoint_on_one_channel_is_corrupt() -> None:
-    a = aligner(3)
-    a.on_barrier(0, barrier(1))
-    with pytest.raises(StreamCorruptedError):
-        a.on_barrier(0, barrier(1))
 
 
 def test_duplicate_barrier_after_completion_is_corrupt_too() -> None:

@@ -6,68 +6,31 @@ from __future__ import annotations
 
 from flintlock.runtime.checkpoint.alignment import (
     AbortCheckpoint,
-    AlignmentType,
     BarrierAligner,
-    BlockChannel,
     CancelCheckpointMarker,
-    CheckpointBarrier,
-    CheckpointFailureReason,
-    CheckpointingMode,
-    CheckpointMetrics,
     CheckpointOptions,
-    CheckpointType,
-    PersistInflight,
     Phase,
-    ResumeChannel,
-    TriggerCheckpoint,
-    create_barrier_handler,
 )
 from flintlock.testing.clock import ManualClock
 
-SUBSUMED = CheckpointFailureReason.CHECKPOINT_DECLINED_SUBSUMED
-CANCELLED = CheckpointFailureReason.CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER
-ALIGNED = CheckpointOptions()
-UNALIGNED = CheckpointOptions(alignment=AlignmentType.UNALIGNED)
-SAVEPOINT = CheckpointOptions(CheckpointType.SAVEPOINT, AlignmentType.FORCED_ALIGNED)
+from .barrier_actions import (
+    CANCELLED,
+    SAVEPOINT,
+    SUBSUMED,
+    UNALIGNED,
+    barrier,
+    block,
+    exactly_once,
+    persist,
+    resume,
+    trigger,
+)
+
 TIMEOUT = 10.0
 
 
-def barrier(checkpoint_id: int, options: CheckpointOptions = ALIGNED) -> CheckpointBarrier:
-    return CheckpointBarrier(checkpoint_id, 0, options)  # type: ignore[arg-type]
-
-
-def trigger(
-    checkpoint_id: int,
-    options: CheckpointOptions = ALIGNED,
-    alignment: float = 0.0,
-    processed: int = 0,
-) -> TriggerCheckpoint:
-    metrics = CheckpointMetrics(alignment, 0.0, processed)
-    return TriggerCheckpoint(checkpoint_id, barrier(checkpoint_id, options), metrics)  # type: ignore[arg-type]
-
-
-def persist(checkpoint_id: int, channel: int, buffer: bytes) -> PersistInflight:
-    return PersistInflight(checkpoint_id, channel, buffer)  # type: ignore[arg-type]
-
-
-def block(channel: int) -> BlockChannel:
-    return BlockChannel(channel)  # type: ignore[arg-type]
-
-
-def resume(channel: int) -> ResumeChannel:
-    return ResumeChannel(channel)  # type: ignore[arg-type]
-
-
 def alternating(num_channels: int, clock: ManualClock) -> BarrierAligner:
-    handler = create_barrier_handler(
-        num_channels,
-        CheckpointingMode.EXACTLY_ONCE,
-        unaligned=True,
-        aligned_timeout_ms=TIMEOUT,
-        clock=clock,
-    )
-    assert isinstance(handler, BarrierAligner)
-    return handler
+    return exactly_once(num_channels, clock, unaligned=True, aligned_timeout_ms=TIMEOUT)
 
 
 def test_completes_aligned_before_the_timeout() -> None:
