@@ -21,7 +21,11 @@ from flintlock.datastream.formats.avro import (
 )
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnceAfter
-from tests.integration.held_input import held_numbers, run_failing_after_a_commit
+from tests.integration.held_input import (
+    collect_with_a_failure_midway,
+    held_numbers,
+    run_failing_after_a_commit,
+)
 
 SCHEMA = AvroSchema.parse_string("""
 {"type": "record", "name": "Reading", "fields": [
@@ -69,8 +73,11 @@ def test_a_record_that_does_not_fit_the_schema_is_a_typed_error(tmp_path):
 
 def test_create_input_reads_avro_files_exactly_once_across_a_crash(executor, tmp_path):
     """PyFlink's ``env.create_input(AvroInputFormat(path, schema))`` over a directory of Avro
-    files with many blocks; a crash after a checkpoint resumes each file at its record."""
+    files with many blocks, in a job that also reads numbers held at a gate: the gate opens
+    once a checkpoint has completed, and the numbers then meet a failure that waits for one.
+    The restore resumes the Avro reading from the checkpoint: every record once."""
     from flintlock.datastream.formats.avro import AvroInputFormat
+    from flintlock.testing.gates import FileGate, gated_numbers
 
     (tmp_path / "in").mkdir()
     for f in range(3):
@@ -80,11 +87,15 @@ def test_create_input_reads_avro_files_exactly_once_across_a_crash(executor, tmp
                             sync_interval=2000)
     env = local_environment(tmp_path, 2, restart_attempts=3)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
-    marker = tmp_path / "crashed"
-    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
+    marker, checkpoint = tmp_path / "crashed", tmp_path / "chk" / "*" / "chk-*" / "_metadata"
+    crash = RaiseOnceAfter(marker, checkpoint, every=10)
+    gate = FileGate(tmp_path / "gate")
+    held = gated_numbers(env, gate, 200, before_gate=0).map(lambda n: ("held", n, None, None))
     records = (env.create_input(AvroInputFormat(str(tmp_path / "in"), SCHEMA))
-               .map(crash).map(lambda r: (r["id"], r["sensor"], r["value"]))
-               .execute_and_collect())
-    got = sorted(records)
+               .map(lambda r: ("avro", r["id"], r["sensor"], r["value"])))
+    stream = records.union(held).map(crash)
+    got = collect_with_a_failure_midway(stream, 9000 + 200, checkpoint, gate.open)
     assert marker.exists(), "the failure was never injected"
-    assert got == [(r["id"], r["sensor"], r["value"]) for r in map(reading, range(9000))]
+    assert sorted(r[1:] for r in got if r[0] == "avro") == [
+        (r["id"], r["sensor"], r["value"]) for r in map(reading, range(9000))]
+    assert sorted(r[1] for r in got if r[0] == "held") == list(range(200))

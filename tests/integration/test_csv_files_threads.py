@@ -1,10 +1,10 @@
 """CSV files on thread TaskManagers: FileSink with CsvBulkWriters commits every row once
 across a crash, and FileSource with CsvReaderFormat reads those part files back exactly once
-across another crash (resuming each file at its byte offset)."""
+across another crash."""
 
 import os
 
-from flintlock.common import WatermarkStrategy
+from flintlock.common import Duration, WatermarkStrategy
 from flintlock.common.typeinfo import Types
 from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.file_system import (
@@ -16,7 +16,12 @@ from flintlock.datastream.connectors.file_system import (
 from flintlock.datastream.formats.csv import CsvBulkWriters, CsvReaderFormat, CsvSchema
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnceAfter
-from tests.integration.held_input import held_numbers, run_failing_after_a_commit
+from tests.integration.held_input import (
+    collect_with_a_failure_midway,
+    held_numbers,
+    publish,
+    run_failing_after_a_commit,
+)
 
 SCHEMA = (CsvSchema.builder().add_number_column("id").add_string_column("note")
           .add_array_column("parts", element_type=Types.INT()).set_use_header().build())
@@ -46,15 +51,22 @@ def test_csv_files_written_and_read_back_exactly_once_across_crashes(executor, t
     assert len(parts) > 2
     assert all((out / name).read_text().startswith("id,note,parts\n") for name in parts)
 
+    # Read back from a monitored directory that gets all but one part only once a checkpoint
+    # has completed, so a failure that waits for one always comes mid-input.
+    watched = tmp_path / "in"
+    watched.mkdir()
+    publish(out / parts[0], watched)
     env = local_environment(tmp_path / "read", 2, restart_attempts=3)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed-reading"
-    crash = RaiseOnceAfter(marker, tmp_path / "read" / "chk" / "*" / "chk-*" / "_metadata",
-                           every=50)
-    source = FileSource.for_record_stream_format(CsvReaderFormat.for_schema(SCHEMA),
-                                                 str(out)).build()
-    rows = (env.from_source(source, WatermarkStrategy.no_watermarks(), "csv")
-            .map(crash).execute_and_collect())
+    checkpoint = tmp_path / "read" / "chk" / "*" / "chk-*" / "_metadata"
+    crash = RaiseOnceAfter(marker, checkpoint, every=50)
+    source = (FileSource.for_record_stream_format(CsvReaderFormat.for_schema(SCHEMA),
+                                                  str(watched))
+              .monitor_continuously(Duration.of_millis(20)).build())
+    stream = env.from_source(source, WatermarkStrategy.no_watermarks(), "csv").map(crash)
+    rows = collect_with_a_failure_midway(stream, n, checkpoint,
+                                         lambda: [publish(out / p, watched) for p in parts[1:]])
     got = sorted((r["id"], r["note"], r["parts"]) for r in rows)
     assert marker.exists(), "the failure was never injected while reading"
     assert got == [to_row(i) for i in range(n)]

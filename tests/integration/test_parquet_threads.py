@@ -20,7 +20,12 @@ from flintlock.datastream.connectors.file_system import (
 from flintlock.datastream.formats.parquet import ParquetBulkWriters
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnceAfter
-from tests.integration.held_input import held_numbers, run_failing_after_a_commit
+from tests.integration.held_input import (
+    collect_with_a_failure_midway,
+    held_numbers,
+    publish,
+    run_failing_after_a_commit,
+)
 
 ROW = Types.ROW_NAMED(["id", "name", "day", "parts"],
                       [Types.LONG(), Types.STRING(), Types.SQL_DATE(), Types.LIST(Types.INT())])
@@ -73,32 +78,39 @@ def test_bulk_formats_only_roll_on_checkpoints():
         ParquetBulkWriters.for_row_type(Types.ROW_NAMED(["d"], [Types.BIG_DEC()]))
 
 
-def test_file_source_reads_parquet_and_resumes_mid_file_after_a_crash(executor, tmp_path):
+def test_file_source_reads_parquet_exactly_once_across_a_crash(executor, tmp_path):
+    """Three multi-row-group files in a monitored directory, two of them put there only once
+    a checkpoint has completed, so a failure that waits for one always comes mid-input."""
     import pyarrow as pa
 
+    from flintlock.common import Duration
     from flintlock.datastream.connectors.file_system import FileSource
     from flintlock.datastream.formats.parquet import ParquetColumnarRowInputFormat
 
-    (tmp_path / "in").mkdir()
+    staged, watched = tmp_path / "staged", tmp_path / "in"
+    staged.mkdir()
+    watched.mkdir()
     expected = []
     for f in range(3):
         ids = list(range(f * 4000, (f + 1) * 4000))
         table = pa.table({"id": ids, "name": [f"n{i}" for i in ids],
                           "unread": [0.5] * len(ids)})
-        pq.write_table(table, tmp_path / "in" / f"part-{f}.parquet", row_group_size=700)
+        pq.write_table(table, staged / f"part-{f}.parquet", row_group_size=700)
         expected.extend((i, f"n{i}") for i in ids)
+    publish(staged / "part-0.parquet", watched)
     row = Types.ROW_NAMED(["id", "name"], [Types.LONG(), Types.STRING()])
     env = local_environment(tmp_path, 2, restart_attempts=3)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
-    marker = tmp_path / "crashed"
-    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
-    source = FileSource.for_bulk_file_format(ParquetColumnarRowInputFormat(row),
-                                             str(tmp_path / "in")).build()
-    rows = (env.from_source(source, WatermarkStrategy.no_watermarks(), "parquet")
-            .map(crash).execute_and_collect())
-    got = [(r["id"], r["name"]) for r in rows]
+    marker, checkpoint = tmp_path / "crashed", tmp_path / "chk" / "*" / "chk-*" / "_metadata"
+    crash = RaiseOnceAfter(marker, checkpoint, every=50)
+    source = (FileSource.for_bulk_file_format(ParquetColumnarRowInputFormat(row), str(watched))
+              .monitor_continuously(Duration.of_millis(20)).build())
+    stream = env.from_source(source, WatermarkStrategy.no_watermarks(), "parquet").map(crash)
+    rows = collect_with_a_failure_midway(
+        stream, len(expected), checkpoint,
+        lambda: [publish(staged / f"part-{f}.parquet", watched) for f in (1, 2)])
     assert marker.exists(), "the failure was never injected"
-    assert sorted(got) == sorted(expected)
+    assert sorted((r["id"], r["name"]) for r in rows) == sorted(expected)
 
 
 def test_a_file_that_is_not_parquet_or_lacks_a_column_is_a_typed_error(tmp_path):

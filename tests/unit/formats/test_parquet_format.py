@@ -1,8 +1,9 @@
 """Parquet: rows of every supported field type written by the bulk writer and read back by
-the FileSource reader are the same rows (property-based); values that do not fit a column
-raise FormatParseError naming it."""
+the FileSource reader are the same rows, also across a restore mid-file (property-based);
+values that do not fit a column raise FormatParseError naming it."""
 
 import datetime
+import pickle
 
 import pytest
 from hypothesis import given, settings
@@ -61,12 +62,20 @@ def _write(path, batches, row_group_size=3):
         writer.finish()
 
 
-def _read(path, budget=2):
+def _read(path, budget=2, restore_after=None):
+    """Every row, in polls of ``budget``; after ``restore_after`` polls a new reader restored
+    from the snapshot reads on (mid-file, mid-row-group)."""
     reader = ParquetColumnarRowInputFormat(ROW).create_split_reader()
     reader.add_splits([FileSplit(str(path))])
     reader.notify_no_more_splits()
     got = []
-    for _ in range(10_000):
+    for polls in range(10_000):
+        if polls == restore_after:
+            state = pickle.loads(pickle.dumps(reader.snapshot_state(1)))
+            reader.close()
+            reader = ParquetColumnarRowInputFormat(ROW).create_split_reader()
+            reader.restore(state)
+            reader.notify_no_more_splits()
         records, finished = reader.poll(budget)
         got.extend(records)
         if finished:
@@ -76,12 +85,12 @@ def _read(path, budget=2):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(rows, max_size=4), max_size=4))
-def test_parquet_round_trips_every_field_type(tmp_path_factory, batches):
+@given(st.lists(st.lists(rows, max_size=4), max_size=4), st.integers(0, 8))
+def test_parquet_round_trips_every_field_type(tmp_path_factory, batches, restore_after):
     path = tmp_path_factory.mktemp("pq") / "part.parquet"
     _write(path, batches)
     expected = [row for batch in batches for row in batch]
-    got = _read(path)
+    got = _read(path, restore_after=restore_after)
     assert [list(r) for r in got] == [list(r) for r in expected]
     assert all(r.get_field_names() == ROW.get_field_names() for r in got)
 
