@@ -588,3 +588,36 @@ def test_exactly_once_transactional_calls_per_checkpoint_and_at_a_restore(broker
     restored.close()
     assert calls == []
     assert _values(broker.bootstrap, topic) == ["a", "b", "c"]
+
+
+def test_at_least_once_writer_sends_keys_and_keeps_a_key_on_one_partition(broker):
+    topic = _topic(broker, partitions=4)
+    serializer = (KafkaRecordSerializationSchema.builder().set_topic(topic)
+                  .set_key_serialization_schema(_Text())
+                  .set_value_serialization_schema(_Text()).build())
+    sink = (KafkaSink.builder().set_bootstrap_servers(broker.bootstrap)
+            .set_record_serializer(serializer)
+            .set_delivery_guarantee(DeliveryGuarantee.AT_LEAST_ONCE).build())
+    writer = sink.create_writer(0, 1)
+    writer.restore([])
+    writer.write([n % 5 for n in range(100)])
+    writer.snapshot_state(1)  # at least once: returns once the broker has every record
+    writer.close()
+    partitions_of = {}
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "keys"})
+    try:
+        for p in range(4):
+            end = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            consumer.assign([TopicPartition(topic, p, 0)])
+            got = []
+            for _ in range(200):
+                if len(got) >= end:
+                    break
+                got.extend(consumer.consume(100, timeout=0.1))
+            for message in got:
+                assert message.key() == message.value()
+                partitions_of.setdefault(message.key(), set()).add(p)
+    finally:
+        consumer.close()
+    assert sorted(partitions_of) == [b"0", b"1", b"2", b"3", b"4"]
+    assert all(len(places) == 1 for places in partitions_of.values())
