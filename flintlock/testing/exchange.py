@@ -11,6 +11,7 @@ this module does from plain arguments instead of a deployment descriptor:
   per producer partition) or over remote channels of a transport (TCP, TLS or in-memory);
 * ``local_exchange`` — N producers with M subpartitions each and M gates, gate ``c`` reading
   subpartition ``c`` of every producer: the all-to-all exchange of one job edge in one process;
+* ``write`` / ``read_one`` — one buffer into a subpartition, one out of a gate;
 * ``detached_remote_gate`` — a gate of remote channels whose transport is a recorder: the test
   plays the network I/O thread (``deliver``), sees the partition requests, credit
   announcements and cancellations the channels send, and runs their retry timers by hand.
@@ -62,6 +63,7 @@ __all__ = [
     "local_gate",
     "new_partition",
     "partition_id",
+    "read_one",
     "remote_gate",
     "write",
 ]
@@ -280,3 +282,15 @@ def deliver(channel: RemoteInputChannel, sequence: int, payload: bytes, backlog:
     buffer.size = len(payload)
     channel.on_buffer(buffer, sequence, backlog)
     return buffer
+
+
+def read_one(gate: SingleInputGate, timeout_s: float = 10.0) -> tuple[int, bytes]:
+    """The next (channel index, payload) of ``gate``, its buffer recycled; ``AssertionError``
+    if none came within ``timeout_s`` (reader's thread)."""
+    item = gate.get_next(timeout_s=timeout_s)
+    if item is None:
+        raise AssertionError(f"gate {gate.gate_index} gave no buffer within {timeout_s:g} s")
+    channel, buffer = item
+    payload = bytes(buffer.view())
+    buffer.recycle()
+    return channel, payload

@@ -81,6 +81,13 @@ class Cluster:
         self.nodes.append(node)
         return node
 
+    def one_channel(self, name: str) -> tuple[Node, Node, ResultPartition, SingleInputGate]:
+        """Two new nodes: the producer's registered partition ``name`` of one subpartition and
+        the consumer's gate of one remote channel reading it."""
+        producer, consumer = self.node(), self.node()
+        partition = producer.partition(name, 1)
+        return producer, consumer, partition, consumer.gate(producer, partition.partition_id, [0])
+
     def close(self) -> None:
         for node in self.nodes:
             node.transport.close()

@@ -11,7 +11,7 @@ from flintlock.runtime.network.buffer import BufferRequestTimeoutError, DataType
 from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.gate import InputChannelError, ProducerFailedError
 from flintlock.runtime.network.partition import PartitionNotFoundError
-from flintlock.testing.exchange import write
+from flintlock.testing.exchange import read_one, write
 from flintlock.testing.waiting import wait_until
 from tests.conformance.conftest import Cluster, remote
 
@@ -136,15 +136,11 @@ def test_producer_failure_fails_the_consumer_with_the_producers_cause(cluster: C
     for sub in (0, 1):  # once both views exist and delivered, the producer fails
         write(partition, sub, b"before the failure")
     for _ in range(2):
-        item = gate.get_next(timeout_s=10)
-        assert item is not None
-        item[1].recycle()
+        read_one(gate)
     partition.fail(Boom("producer died"))
     with pytest.raises(ProducerFailedError) as info:
         for _ in range(10):
-            item = gate.get_next(timeout_s=10)
-            assert item is not None
-            item[1].recycle()
+            read_one(gate)
     cause = info.value.__cause__
     assert isinstance(cause, Boom) and cause.args == ("producer died",)
     gate.close()
@@ -153,13 +149,9 @@ def test_producer_failure_fails_the_consumer_with_the_producers_cause(cluster: C
 def test_releasing_the_consumer_cancels_the_request_and_frees_the_producer(
     cluster: Cluster,
 ) -> None:
-    producer, consumer = cluster.node(), cluster.node()
-    partition = producer.partition("cancelled", 1)
-    gate = consumer.gate(producer, partition.partition_id, [0])
+    producer, consumer, partition, gate = cluster.one_channel("cancelled")
     write(partition, 0, b"one")
-    item = gate.get_next(timeout_s=10)
-    assert item is not None
-    item[1].recycle()
+    read_one(gate)
     for _ in range(3):
         write(partition, 0, b"more")
     gate.close()
@@ -171,13 +163,9 @@ def test_releasing_the_consumer_cancels_the_request_and_frees_the_producer(
 def test_closing_a_transport_fails_remote_readers_and_releases_served_views(
     cluster: Cluster,
 ) -> None:
-    producer, consumer = cluster.node(), cluster.node()
-    partition = producer.partition("closing", 1)
-    gate = consumer.gate(producer, partition.partition_id, [0])
+    producer, consumer, partition, gate = cluster.one_channel("closing")
     write(partition, 0, b"one")
-    item = gate.get_next(timeout_s=10)
-    assert item is not None
-    item[1].recycle()
+    read_one(gate)
     producer.transport.close()
     with pytest.raises(InputChannelError):
         gate.get_next(timeout_s=10)

@@ -11,7 +11,7 @@ import pytest
 from flintlock.runtime.network.frame_decoder import FrameDecoder
 from flintlock.runtime.network.protocol import HEADER_SIZE
 from flintlock.runtime.network.transport import ConnectFailedError, TransportClosedError
-from flintlock.testing.exchange import write
+from flintlock.testing.exchange import read_one, write
 from tests.conformance.conftest import (
     SEGMENT,
     Cluster,
@@ -79,13 +79,9 @@ def test_closing_leaves_no_thread_and_no_socket_behind() -> None:
     before_threads = set(threading.enumerate())
     before_fds = psutil.Process().num_fds()
     cluster = Cluster("tcp")
-    producer, consumer = cluster.node(), cluster.node()
-    partition = producer.partition("p", 1)
-    gate = consumer.gate(producer, partition.partition_id, [0])
+    producer, consumer, partition, gate = cluster.one_channel("p")
     write(partition, 0, b"x")
-    item = gate.get_next(timeout_s=10)
-    assert item is not None
-    item[1].recycle()
+    read_one(gate)
     cluster.close()
     gate.close()
     assert set(threading.enumerate()) <= before_threads
@@ -109,9 +105,7 @@ def test_data_server_binds_loopback_and_picks_a_port(tcp: Cluster) -> None:
 def test_the_in_memory_transport_opens_no_file_descriptor() -> None:
     before = psutil.Process().num_fds()
     cluster = Cluster("memory")
-    producer, consumer = cluster.node(), cluster.node()
-    partition = producer.partition("p", 1)
-    gate = consumer.gate(producer, partition.partition_id, [0])
+    _, _, partition, gate = cluster.one_channel("p")
     write(partition, 0, b"x")
     item = gate.get_next(timeout_s=10)
     assert item is not None
