@@ -34,12 +34,9 @@ from flintlock.common.ids import (
     SubtaskIndex,
 )
 from flintlock.runtime.network.buffer import Buffer, DataType, NetworkBufferPool
-from flintlock.runtime.network.gate import (
-    LocalInputChannel,
-    Scheduler,
-    SingleInputGate,
-    timer_scheduler,
-)
+from flintlock.runtime.network.gate import SingleInputGate
+from flintlock.runtime.network.input_channel import Scheduler, timer_scheduler
+from flintlock.runtime.network.local_channel import LocalInputChannel
 from flintlock.runtime.network.partition import (
     ResultPartition,
     ResultPartitionManager,
