@@ -621,3 +621,19 @@ def test_at_least_once_writer_sends_keys_and_keeps_a_key_on_one_partition(broker
         consumer.close()
     assert sorted(partitions_of) == [b"0", b"1", b"2", b"3", b"4"]
     assert all(len(places) == 1 for places in partitions_of.values())
+
+
+def test_partitions_not_seen_before_become_splits_at_their_earliest_offset(broker):
+    """A discovery round after partitions were added to a topic (here: a discovery restored
+    from a state that knew only partition 0) makes the others splits from their first record,
+    whatever the starting offsets said for the partitions of the first start."""
+    topic = _topic(broker, partitions=3)
+    for p in range(3):
+        _produce(broker.bootstrap, topic, [b"x"] * (p + 2), partition=p)
+    discovery = PartitionDiscovery({"bootstrap.servers": broker.bootstrap}, (topic,), None,
+                                   KafkaOffsetsInitializer.latest().spec, None,
+                                   known=frozenset({(topic, 0)}))
+    assert discovery.discover() == [KafkaPartitionSplit(topic, 1, 0),
+                                    KafkaPartitionSplit(topic, 2, 0)]
+    assert discovery.discover() == []
+    assert discovery.snapshot() == frozenset({(topic, 0), (topic, 1), (topic, 2)})
