@@ -327,7 +327,6 @@ def test_a_topic_matching_the_pattern_is_discovered_while_running(executor, tmp_
         ["k0,1", "k0,2", "k0,3", "k0,1", "k0,2", "k1,1", "k1,2", "k2,1", "k2,2"])
 
 
-@pytest.mark.slow
 def test_savepoint_restore_at_another_parallelism_resumes_at_the_right_offsets(
         executor, tmp_path, broker):
     """The first half of every key's records is in the 4-partition topic when the job starts
