@@ -49,3 +49,10 @@ GC_YOUNG_THRESHOLD = ConfigOption(
     "runs a young collection, when flintlock.python.gc.tuned is true (CPython's own default "
     "is 700).", minimum=1,
 )
+BUNDLE_TIME = ConfigOption(
+    "python.fn-execution.bundle.time", OptionType.DURATION, 1000,
+    "How long a processing-time timer that was already due when it was registered waits at "
+    "most for the end of its bundle; the next watermark ends a bundle sooner. As in PyFlink, "
+    "such a timer fires after the event-time timers of that watermark "
+    "(runtime/tasks/timer_service.py).", minimum=1,
+)

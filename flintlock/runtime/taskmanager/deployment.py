@@ -14,6 +14,7 @@ from flintlock.common.config import Configuration
 from flintlock.common.ids import SubtaskIndex
 from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import execution as execution_options
+from flintlock.common.options import python as python_options
 from flintlock.graph.job_graph import JobGraph
 from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.pending import TaskId
@@ -40,6 +41,7 @@ def task_spec(job_graph: JobGraph, subtask: Any, deployment: msg.DeployTasks,
             checkpointing=settings.enabled,
             job_parameters=job_parameters,
             auto_watermark_interval_ms=config.get(execution_options.AUTO_WATERMARK_INTERVAL),
+            bundle_time_ms=config.get(python_options.BUNDLE_TIME),
             metric_groups=metrics.groups),
     )
 

@@ -120,8 +120,9 @@ class KeyedTimerService:
                  on_event_time: Callable[[int, Any], None] | None = None) -> None:
         self._on_processing_time = on_processing_time
         self._on_event_time = on_event_time or on_processing_time
-        self._internal = InternalTimerService(context.keyed_backend, context.timers,
-                                              USER_TIMERS, self)
+        self._internal = InternalTimerService(
+            context.keyed_backend, context.timers, USER_TIMERS, self,
+            bundle_time_ms=context.environment.bundle_time_ms)
 
     @property
     def internal(self) -> InternalTimerService:

@@ -88,6 +88,8 @@ class TaskEnvironment:
     """``pipeline.global-job-parameters`` (``RuntimeContext.get_job_parameter``)."""
     auto_watermark_interval_ms: int = 200
     """``pipeline.auto-watermark-interval``."""
+    bundle_time_ms: int = 1000
+    """``python.fn-execution.bundle.time`` (``timer_service.InternalTimerService``)."""
     metric_groups: SubtaskMetricGroups = field(default_factory=SubtaskMetricGroups)
     """The subtask's metric groups (outside a TaskManager: ones nobody reports)."""
 

@@ -36,6 +36,10 @@ from flintlock.runtime.network.event_time import MIN_WATERMARK
 from flintlock.runtime.tasks.mailbox import Mailbox
 from flintlock.runtime.tasks.operator import TimerScheduler
 
+DEFAULT_BUNDLE_TIME_MS = 1000
+"""``python.fn-execution.bundle.time``: how long a processing-time timer that was due when it
+was registered waits at most for the end of its bundle."""
+
 
 class TimerHandle:
     """A scheduled action; ``cancel`` before it is due and it never runs."""
@@ -162,6 +166,7 @@ class _TimerQueue:
         "_backend",
         "_descriptor",
         "_heap",
+        "_held",
         "_namespaced",
         "_registered",
         "_sequence",
@@ -174,6 +179,7 @@ class _TimerQueue:
         self._namespaced = namespaced
         self._registered: set[tuple[int, Any, Any]] = set()
         self._heap: list[tuple[int, int, Any, Any]] = []
+        self._held: list[tuple[int, int, Any, Any]] = []
         self._sequence = 0  # ties fire in registration order; also marks "registered since"
         self._state: Any = None
 
@@ -196,16 +202,29 @@ class _TimerQueue:
                     self._registered.add((timestamp, key, namespace))
                     self._push(timestamp, key, namespace)
 
-    def register(self, timestamp: int, namespace: Any) -> bool:
-        """Registers for the current key; False if that timer exists already."""
+    def register(self, timestamp: int, namespace: Any, held: bool = False) -> bool:
+        """Registers for the current key; False if that timer exists already. A ``held``
+        timer is registered (and snapshotted) but does not fire before ``release_held``."""
         key = self._backend.get_current_key()
         timer = (timestamp, key, namespace)
         if timer in self._registered:
             return False
         self._registered.add(timer)
         self._timers().put((timestamp, namespace) if self._namespaced else timestamp, True)
-        self._push(timestamp, key, namespace)
+        self._sequence += 1
+        item = (timestamp, self._sequence, key, namespace)
+        if held:
+            self._held.append(item)
+        else:
+            heapq.heappush(self._heap, item)
         return True
+
+    def release_held(self) -> bool:
+        """Lets the held timers fire; whether there were any."""
+        held, self._held = self._held, []
+        for item in held:
+            heapq.heappush(self._heap, item)
+        return bool(held)
 
     def delete(self, timestamp: int, namespace: Any) -> None:
         timer = (timestamp, self._backend.get_current_key(), namespace)
@@ -264,10 +283,21 @@ class InternalTimerService:
     With ``defer_new_event_timers`` (the window operator) an event-time timer registered
     while a watermark's timers fire waits for the next watermark even if it is due, as
     PyFlink's window timers do (see ``window_operator``).
+
+    Bundles. PyFlink runs a Python operator's records in bundles and hands the timers they
+    registered to the JVM when the bundle ends, which is before the watermark that ended it
+    is processed; so a processing-time timer registered for a time already past (a window
+    cleanup at the end of an event-time window, under an assigner whose ``is_event_time`` is
+    False: PyFlink's documented custom assigner) fires *after* the event-time timers of the
+    next watermark, never before. Here too: such a timer is registered and snapshotted at
+    once but held until the bundle ends — when the next watermark has fired its event-time
+    timers, or ``python.fn-execution.bundle.time`` after the first held timer, whichever comes
+    first. Timers due in the future are not held: they fire at their time.
     """
 
     def __init__(self, backend: Any, scheduler: TimerScheduler, states: TimerStates,
-                 triggerable: Triggerable, defer_new_event_timers: bool = False) -> None:
+                 triggerable: Triggerable, defer_new_event_timers: bool = False,
+                 bundle_time_ms: int = DEFAULT_BUNDLE_TIME_MS) -> None:
         if backend is None:
             raise ValueError("keyed timers need a keyed state backend")
         self._scheduler = scheduler
@@ -276,6 +306,9 @@ class InternalTimerService:
         self._event = _TimerQueue(backend, states.event, states.namespaced)
         self._wakeup_at: int | None = None
         self._defer_new_event_timers = defer_new_event_timers
+        self._bundle_time_ms = bundle_time_ms
+        self._bundle = 0  # counts bundles: a scheduled end of an ended bundle does nothing
+        self._bundle_open = False
         self.watermark = MIN_WATERMARK
         """The operator's event time: the last watermark passed to ``advance_watermark``."""
 
@@ -292,9 +325,19 @@ class InternalTimerService:
         return self.watermark
 
     def register_processing_time_timer(self, namespace: Any, timestamp: int) -> None:
-        """A processing-time timer for the current key (kept once per key, namespace, time)."""
-        if self._processing.register(timestamp, namespace):
+        """A processing-time timer for the current key (kept once per key, namespace, time).
+        One that is due already waits for the end of the bundle (see the class doc)."""
+        now = self._scheduler.now_ms()
+        due = timestamp <= now
+        if not self._processing.register(timestamp, namespace, held=due):
+            return
+        if not due:
             self._schedule_wakeup()
+        elif not self._bundle_open:
+            self._bundle_open = True
+            bundle = self._bundle
+            self._scheduler.schedule(now + self._bundle_time_ms,
+                                     lambda _now: self._end_bundle(bundle))
 
     def delete_processing_time_timer(self, namespace: Any, timestamp: int) -> None:
         self._processing.delete(timestamp, namespace)
@@ -311,10 +354,20 @@ class InternalTimerService:
         return len(self._processing), len(self._event)
 
     def advance_watermark(self, watermark: int) -> None:
-        """Event time reached ``watermark``: fires every event-time timer at or before it."""
+        """Event time reached ``watermark``: fires every event-time timer at or before it,
+        then ends the bundle (held processing-time timers fire after this watermark)."""
         self.watermark = watermark
         self._event.fire_due(watermark, self._triggerable.on_event_time,
                              self._defer_new_event_timers)
+        self._end_bundle(self._bundle)
+
+    def _end_bundle(self, bundle: int) -> None:
+        if bundle != self._bundle or not self._bundle_open:
+            return
+        self._bundle += 1
+        self._bundle_open = False
+        if self._processing.release_held():
+            self._schedule_wakeup()
 
     def _schedule_wakeup(self) -> None:
         earliest = self._processing.earliest()

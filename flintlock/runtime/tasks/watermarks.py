@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.watermark_strategy import WatermarkGeneratorKind, WatermarkStrategy
-from flintlock.runtime.network.event_time import MIN_WATERMARK, NO_TIMESTAMP
+from flintlock.runtime.network.event_time import MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP
 
 
 class WatermarkOutput(Protocol):
@@ -102,14 +102,19 @@ class WatermarkEmitter:
             self._output.emit_watermark(offered)
 
     def end(self, final_watermark: int) -> None:
-        """The input ended: the last periodic watermark, then ``final_watermark`` (the maximum
-        one from upstream or the source's end); nothing after it."""
+        """The input ended: ``final_watermark`` (the maximum one from upstream or the
+        source's end), nothing after it. A last periodic watermark comes first only if the
+        final one is not the maximum: the maximum subsumes it, and Flink emits the maximum
+        alone (its assigner forwards it, then finds its last periodic watermark behind it).
+        That matters to timers: a processing-time timer held for the end of a bundle
+        (``timer_service``) may fire between two watermarks, never within one."""
         if self._ended:
             return
         if self._idle:
             self._idle = False
             self._output.emit_watermark_status(False)
-        self.on_periodic_emit()
+        if final_watermark < MAX_WATERMARK:
+            self.on_periodic_emit()
         self._ended = True
         if final_watermark > self._emitted:
             self._emitted = final_watermark

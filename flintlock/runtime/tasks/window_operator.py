@@ -96,8 +96,9 @@ class WindowOperator(FunctionOperator):
         self._contents = WindowContents(backend, self.window)
         self._sessions = backend.get_partitioned_state(SESSIONS)
         self._states = WindowStates(backend)
-        self._timers = InternalTimerService(backend, self.context.timers, WINDOW_TIMERS, self,
-                                            defer_new_event_timers=True)
+        self._timers = InternalTimerService(
+            backend, self.context.timers, WINDOW_TIMERS, self, defer_new_event_timers=True,
+            bundle_time_ms=self.context.environment.bundle_time_ms)
         self._trigger_context = TriggerContext(self._timers, self._states)
         self._assigner_context = AssignerContext(self.context)
         self._out = TimestampedBatch()

@@ -228,3 +228,43 @@ def test_a_barrier_arriving_while_a_keyed_timer_fires_snapshots_after_it() -> No
     other.join()
     task_timers.close()
     assert snapshots == [("fired", (0, 0))]
+
+
+def _service_at(now: int, bundle_time_ms: int = 1_000
+                ) -> tuple[HeapKeyedStateBackend, ManualTimers, _Fired, InternalTimerService]:
+    backend, clock, fired = _backend(), ManualTimers(now), _Fired()
+    return backend, clock, fired, InternalTimerService(backend, clock, WINDOW_TIMERS, fired,
+                                                       bundle_time_ms=bundle_time_ms)
+
+
+def test_a_processing_timer_due_at_registration_fires_after_the_next_watermarks_timers() -> None:
+    backend, clock, fired, timers = _service_at(now=1_000)
+    backend.set_current_key("a")
+    timers.register_event_time_timer("w", 14)
+    timers.register_processing_time_timer("w", 14)  # a window cleanup, long past
+    assert timers.timer_counts() == (1, 1)  # registered (and in the snapshot) at once
+    clock.advance(0)
+    assert fired.fired == []  # held for the end of the bundle
+    timers.advance_watermark(2**63 - 1)
+    clock.advance(0)
+    assert fired.fired == [("event", 14, "a", "w"), ("processing", 14, "a", "w")]
+
+
+def test_a_held_timer_waits_at_most_the_bundle_time_and_future_timers_are_not_held() -> None:
+    backend, clock, fired, timers = _service_at(now=1_000, bundle_time_ms=200)
+    backend.set_current_key("a")
+    timers.register_processing_time_timer("w", 900)
+    timers.register_processing_time_timer("w", 1_100)
+    clock.advance(100)
+    assert fired.fired == [("processing", 1_100, "a", "w")]
+    clock.advance(99)
+    assert fired.fired == [("processing", 1_100, "a", "w")]
+    clock.advance(1)  # the bundle ends: the held timer may fire
+    clock.advance(0)
+    assert fired.fired[1:] == [("processing", 900, "a", "w")]
+    timers.register_processing_time_timer("w", 1_000)  # a new bundle starts with it
+    clock.advance(0)
+    assert len(fired.fired) == 2
+    timers.advance_watermark(0)
+    clock.advance(0)
+    assert fired.fired[2:] == [("processing", 1_000, "a", "w")]
