@@ -25,35 +25,21 @@ from flintlock.datastream.connectors.file_system import FileSource, StreamFormat
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.runtime.state.keygroups import assign_key_to_operator
 from flintlock.testing.environments import local_environment
-from flintlock.testing.executor import use_thread_executor
 from flintlock.testing.gates import FileGate, gated_numbers
+from flintlock.testing.recording import Recording
 from flintlock.testing.waiting import poll_until
 
 WAIT_S = 30.0
-SEEN: dict[str, list] = {}
-EVENTS: dict[str, threading.Event] = {}
-LOCK = threading.Lock()
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    SEEN.clear()
-    EVENTS.clear()
-    return use_thread_executor(monkeypatch)
 
 
 def _env(tmp_path, parallelism=1):
     return local_environment(tmp_path, parallelism)
 
 
-def _event(name):
-    with LOCK:
-        return EVENTS.setdefault(name, threading.Event())
-
-
-def _record(name, value):
-    with LOCK:
-        SEEN.setdefault(name, []).append(value)
+def _recording(job, what):
+    """What the functions of the buffer-timeout job ``job`` recorded about ``what`` (emptied
+    by the executor fixture before each test)."""
+    return Recording(f"environment.{job}.{what}")
 
 
 class WhereAmI(MapFunction):
@@ -106,9 +92,9 @@ class WaitAtLast(MapFunction):
         self.last = last
 
     def map(self, value):
-        _record(self.name + "/up", value)
+        _recording(self.name, "up").append(value)
         if value == self.last:
-            return (value, _event(self.name).wait(WAIT_S))
+            return (value, _recording(self.name, "arrived").wait_for_length(1, WAIT_S))
         return (value, None)
 
 
@@ -122,10 +108,8 @@ class NoteArrival(MapFunction):
     def map(self, value):
         if self.first:
             self.first = False
-            with LOCK:
-                upstream_done = len(SEEN.get(self.name + "/up", []))
-            _record(self.name + "/first", upstream_done)
-            _event(self.name).set()
+            _recording(self.name, "first").append(len(_recording(self.name, "up")))
+            _recording(self.name, "arrived").append(True)
         return value
 
 
@@ -150,10 +134,10 @@ def test_buffer_timeout_minus_one_sends_only_full_buffers(executor, tmp_path):
     env = _env(tmp_path)
     env.set_buffer_timeout(-1)
     n = 300  # 300 small ints fit in one buffer: nothing leaves before the end of input
-    _event("m").set()  # the upstream need not wait
+    _recording("m", "arrived").append(True)  # the upstream need not wait
     out = list(_timeout_job(env, "m", n).execute_and_collect())
     assert sorted(v for v, _ in out) == list(range(n))
-    assert SEEN["m/first"] == [n]
+    assert _recording("m", "first") == [n]
 
 
 # -- checkpointing -----------------------------------------------------------------------------
