@@ -17,6 +17,8 @@ from flintlock.common.job_status import JobStatus
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.spark.session import active_context, available_slots
 from flintlock.testing.faults import ExitOnce, FreezeOnce
+from flintlock.testing.gates import FileGate, gated_numbers
+from flintlock.testing.waiting import poll_until, wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -82,24 +84,18 @@ def test_a_task_manager_that_hangs_is_detected_by_heartbeat_and_restarted(tmp_pa
     assert time.monotonic() - started < 120
 
 
-def _slow(x):
-    time.sleep(0.01)
-    return x
-
-
 def test_cancel_ends_the_spark_job_and_frees_every_slot(tmp_path):
     env = _env(tmp_path)
-    env.from_collection(list(range(100_000))).map(_slow).print()
+    gate = FileGate(tmp_path / "gate")  # never opened: the job runs until cancelled
+    gated_numbers(env, gate, 100_000).print()
     client = env.execute_async("to be cancelled")
     assert client.jm.wait_until_running(120)
+    gate.wait_arrived(120)
     client.cancel()
     assert client.jm.wait_for_status({JobStatus.CANCELED}, 60)
     assert client.join(60)
     sc = active_context()
-    deadline = time.monotonic() + 30
-    while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not sc.statusTracker().getActiveJobsIds()
+    assert poll_until(lambda: not sc.statusTracker().getActiveJobsIds(), 30)
     assert available_slots(sc) >= 2
 
 
@@ -131,9 +127,7 @@ def test_a_task_stuck_in_user_code_ends_its_task_manager_process_after_the_timeo
                             "task.cancellation.interval": "500 ms"})
     env.from_collection([1, 2, 3]).map(_BlockForever(pid_file)).print()
     client = env.execute_async("stuck")
-    deadline = time.monotonic() + 60
-    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: pid_file.exists() and pid_file.read_text(), 60, "no task ran user code")
     pid = int(pid_file.read_text())
     cancelled = time.monotonic()
     client.cancel()
@@ -145,9 +139,7 @@ def test_a_task_stuck_in_user_code_ends_its_task_manager_process_after_the_timeo
     assert time.monotonic() - cancelled < 20
     assert client.join(60)
     sc = active_context()
-    deadline = time.monotonic() + 30
-    while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    poll_until(lambda: not sc.statusTracker().getActiveJobsIds(), 30)
     assert available_slots(sc) >= 2
 
 
