@@ -19,7 +19,10 @@ cost. The same loop inside a function (locals) is printed as a stricter referenc
 How: CPU time (``time.process_time``) over ``--records`` records per repeat in 1,000-record
 batches (a task hands its chain up to 4,096); median (min) of ``--repeat`` repeats. End to end
 is marginal CPU per record between jobs of N and 5N records (N = ``--records``; start-up
-cancels), all threads of the process counted, as on one core.
+cancels), all threads of the process counted, as on one core. End-to-end jobs run under the
+cycle-collector settings a TaskManager process uses on Spark
+(``runtime/taskmanager/collector.py``; ``--collector default`` keeps CPython's), and the time
+spent in collections during each job (``gc.callbacks``) is a row of its own.
 
 How to read: rows starting with "=" are differences of measured calls, the recipe in the row.
 "declared - bare" is what flintlock adds to the bare loop per stage. "unattributed" is end to
@@ -27,6 +30,7 @@ end minus the sum of the stages: the task loop, buffer hand-offs between threads
 At P=1 the keyed writer has one channel and calls no key selector: its two key rows drop out.
 
     .venv/bin/python -m benchmarks.stage_costs [--records 200000] [--repeat 5]
+        [--collector tuned|default]
 
 (docs/benchmarks.md quotes a run with ``--records 500000``: steadier end-to-end figures.)
 """
@@ -34,6 +38,8 @@ At P=1 the keyed writer has one channel and calls no key selector: its two key r
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import statistics
 import time
 import timeit
@@ -60,6 +66,7 @@ from flintlock.runtime.network.writer import RecordWriter
 from flintlock.runtime.state.factory import create_keyed_state_backend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.operator import OperatorStateBackend
+from flintlock.runtime.taskmanager.collector import tuned_collector
 from flintlock.runtime.tasks.operator import OperatorContext, StreamOperator
 from flintlock.runtime.tasks.operator_factory import create_operator
 from flintlock.testing.executor import ThreadExecutor
@@ -141,7 +148,7 @@ def set_up(spec: OperatorSpec, key: Any = None) -> tuple[StreamOperator, Keep]:
     context = OperatorContext(
         "stage costs", spec.kind.name, "op", 0, 1, MAX_PARALLELISM, 0, timers=None,  # type: ignore[arg-type]
         keyed_backend=backend, operator_backend=OperatorStateBackend(),
-        extra={"key_selectors": (key,) if key is not None else ()})
+        key_selectors=(key,) if key is not None else ())
     out = Keep()
     operator.setup(context, out)
     operator.initialize_state(None)
@@ -250,8 +257,37 @@ def bare_costs(records: int, repeat: int) -> dict[str, Cost]:
     return costs
 
 
-def run_job(n: int, parallelism: int, declared: bool, collect_all: bool = False) -> float:
-    """CPU seconds of the whole job (every thread of this process), through the public API."""
+class CollectorClock:
+    """Wall seconds spent in the cycle collector while it is installed (any thread)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._started
+
+    @contextlib.contextmanager
+    def installed(self) -> Any:
+        gc.callbacks.append(self)
+        try:
+            yield self
+        finally:
+            gc.callbacks.remove(self)
+
+
+COLLECTOR = {"tuned": lambda: tuned_collector(Configuration()),
+             "default": contextlib.nullcontext}
+collector_policy = "tuned"
+
+
+def run_job(n: int, parallelism: int, declared: bool, collect_all: bool = False
+            ) -> tuple[float, float]:
+    """(CPU seconds of the whole job, every thread of this process, through the public API;
+    seconds of it in the cycle collector)."""
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(parallelism)
     stream = env.from_source(NumberSequenceSource(0, n - 1), WatermarkStrategy.no_watermarks(),
@@ -261,26 +297,32 @@ def run_job(n: int, parallelism: int, declared: bool, collect_all: bool = False)
         typed = {"output_type": PAIR} if declared else {}
         keyed = {"key_type": Types.LONG()} if declared else {}
         stream = stream.map(f_map, **typed).key_by(f_key, **keyed).reduce(f_red).filter(f_fil)
-    started = time.process_time()
-    results = stream.execute_and_collect()
-    assert not isinstance(results, list)
-    with results:
-        count = sum(1 for _ in results)
+    with COLLECTOR[collector_policy](), CollectorClock().installed() as collector:
+        started = time.process_time()
+        results = stream.execute_and_collect()
+        assert not isinstance(results, list)
+        with results:
+            count = sum(1 for _ in results)
+        cpu = time.process_time() - started
     assert count == (n if collect_all else KEYS), count
-    return time.process_time() - started
+    return cpu, collector.seconds
 
 
-def marginal(records: int, repeat: int, **job: Any) -> Cost:
-    """CPU ns per record between jobs of N and 5N records (start-up cancels)."""
-    runs = []
+def marginal(records: int, repeat: int, **job: Any) -> tuple[Cost, Cost]:
+    """CPU ns per record between jobs of N and 5N records (start-up cancels), and the
+    collector's part of it."""
+    runs, collections = [], []
     for _ in range(repeat):
         small, large = run_job(records, **job), run_job(5 * records, **job)
-        runs.append((large - small) / (4 * records) * 1e9)
-    return statistics.median(runs), min(runs)
+        runs.append((large[0] - small[0]) / (4 * records) * 1e9)
+        collections.append((large[1] - small[1]) / (4 * records) * 1e9)
+    return ((statistics.median(runs), min(runs)),
+            (statistics.median(collections), min(collections)))
 
 
 def stage_rows(c: dict[str, Cost], bare: dict[str, Cost], collect: Cost,
-               end: dict[int, Cost], records: int) -> list[tuple[str, Cost, Cost]]:
+               end: dict[int, tuple[Cost, Cost]], records: int
+               ) -> list[tuple[str, Cost, Cost]]:
     """(stage, flintlock, bare) for one codec; rows starting with "=" are differences."""
     zero = (0.0, 0.0)
     b = {step: minus(bare[step], bare[before])
@@ -308,9 +350,12 @@ def stage_rows(c: dict[str, Cost], bare: dict[str, Cost], collect: Cost,
     summed = total(*(cost for _, cost, _ in stages))
     rows = [*stages, ("sum of the stages (P=2 path)", summed, bare["filter"])]
     for parallelism, path in ((2, summed), (1, minus(summed, stages[2][1], stages[3][1]))):
-        rows.append((f"end to end, threads, P={parallelism}", end[parallelism], bare["filter"]))
+        whole, collector = end[parallelism]
+        rows.append((f"end to end, threads, P={parallelism}", whole, bare["filter"]))
+        rows.append((f"cycle collector ({collector_policy}) in the end to end, P={parallelism}",
+                     collector, zero))
         rows.append((f"= unattributed, P={parallelism}: task loop, buffers, hand-offs",
-                     minus(end[parallelism], path), zero))
+                     minus(whole, path, collector), zero))
     return rows
 
 
@@ -319,7 +364,12 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=200_000,
                         help="records per timed repeat; N of the end-to-end jobs (and 5N)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--collector", choices=sorted(COLLECTOR), default="tuned",
+                        help="the end-to-end jobs' cycle-collector settings: a TaskManager's "
+                             "on Spark (tuned) or CPython's defaults")
     args = parser.parse_args()
+    global collector_policy
+    collector_policy = args.collector
     executor = ThreadExecutor()
     environment.load_executor = lambda: executor
     bare = bare_costs(args.records, args.repeat)
@@ -327,7 +377,8 @@ def main() -> None:
     costs = {mode: {**common, **codec_costs(serializer, key, batch, args.records, args.repeat)}
              for mode, serializer in (("declared", TypedBatchSerializer(PAIR, "Map")),
                                       ("undeclared", PickleBatchSerializer()))}
-    collect = marginal(args.records, args.repeat, parallelism=1, declared=True, collect_all=True)
+    collect, _ = marginal(args.records, args.repeat, parallelism=1, declared=True,
+                          collect_all=True)
     rows = {mode: stage_rows(costs[mode], bare, collect, {
         p: marginal(args.records, args.repeat, parallelism=p, declared=mode == "declared")
         for p in (1, 2)}, args.records) for mode in ("declared", "undeclared")}

@@ -218,7 +218,7 @@ def _reduce_operator(keys: int) -> tuple[Any, HeapKeyedStateBackend]:
     operator = ReduceOperator(OperatorSpec(OperatorKind.REDUCE, function=Add(), keyed=True))
     context = OperatorContext("bench", "Reduce", "reduce", 0, 2, MAX_PARALLELISM, 0,
                               timers=None, keyed_backend=backend,
-                              extra={"key_selectors": (lambda pair: pair[0],)})
+                              key_selectors=(lambda pair: pair[0],))
     operator.setup(context, _Discard())
     operator.open()
     return operator, backend
