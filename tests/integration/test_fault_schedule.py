@@ -9,7 +9,13 @@ once too).
 The seed and the schedule are printed (``-s`` shows them), so a failure replays with
 ``FLINTLOCK_SOAK_SEED=<seed>``; ``FLINTLOCK_SOAK_FAULTS=<n>`` makes the schedule longer (the
 default run injects three). Faults that need processes (SIGKILL or SIGSTOP of a TaskManager,
-SIGKILL of the driver) are in the Spark tests and ``test_jobmanager_failover.py``.
+SIGKILL of the driver) are in the Spark schedule (``tests/spark/test_fault_schedule_on_spark.py``,
+which mixes them with network and disk faults) and ``test_jobmanager_failover.py``.
+
+The source is metered by position: it emits only the numbers below ``LIMIT``, which the test
+raises by a share before each fault (so records are in flight when it strikes; the "raise"
+fault needs one to reach the failing map) and to the end after the last. Until then the job
+cannot end, however slow the machine; the 2 ms a record before the release only paces it.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from flintlock.common import Types, WatermarkStrategy
 from flintlock.common.serialization import Encoder
 from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.file_system import FileSink, OutputFileConfig
-from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+from flintlock.datastream.connectors.number_seq import NumberSequenceReader, NumberSequenceSource
 from flintlock.datastream.functions import MapFunction
 from flintlock.datastream.state import ValueStateDescriptor
 from flintlock.runtime.network import transport
@@ -37,13 +43,31 @@ from flintlock.testing.proxy import interpose
 from flintlock.testing.waiting import wait_until
 
 FAULT_COUNT = int(os.environ.get("FLINTLOCK_SOAK_FAULTS", 3))
-N = 10_000 * (3 + FAULT_COUNT)  # 2 ms a record until released: room for every fault
+SHARE = 1000  # numbers the test lets through before each fault
+N = SHARE * (FAULT_COUNT + 3)
 KEYS = 7
 WAIT_S = 120.0
 FAULTS = ("raise", "data-cut", "data-silence", "rpc-cut", "rpc-silence", "disk-full")
 RELEASE = threading.Event()
 RAISE = threading.Event()
+LIMIT = [0]  # the source emits numbers below LIMIT[0]; the test's thread raises it
 _PART = re.compile(r"^part-(\d+)-(\d+)\.txt$")
+
+
+class _MeteredReader(NumberSequenceReader):
+    """Reads a split only below ``LIMIT[0]``; idle (nothing available) at it (task thread).
+    By position, so a restored reader is held at the same number."""
+
+    def read_split(self, split, budget, out):
+        allowed = min(budget, LIMIT[0] - split.current)
+        if allowed <= 0:
+            return split, False
+        return super().read_split(split, allowed, out)
+
+
+class _MeteredSource(NumberSequenceSource):
+    def create_reader(self, subtask_index, parallelism):
+        return _MeteredReader()
 
 
 class _Throttle(MapFunction):
@@ -117,7 +141,7 @@ class _Job:
         sink = (FileSink.for_row_format(str(tmp_path / "out"), Encoder.simple_string_encoder())
                 .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".txt")
                                          .build()).build())
-        (env.from_source(NumberSequenceSource(0, N - 1), WatermarkStrategy.no_watermarks(),
+        (env.from_source(_MeteredSource(0, N - 1), WatermarkStrategy.no_watermarks(),
                          "numbers").set_parallelism(1)
          .map(_Throttle()).set_parallelism(1)
          .key_by(lambda v: v % KEYS).map(_Sequence()).sink_to(sink))
@@ -134,6 +158,7 @@ class _Job:
 
 def _inject(fault, job, executor, links, disk):
     attempts = len(executor.launchers[-1].attempts)
+    LIMIT[0] = min(N, LIMIT[0] + SHARE)
     if fault == "raise":
         RAISE.set()
     elif fault == "disk-full":
@@ -161,6 +186,7 @@ def test_a_seeded_schedule_of_faults_keeps_every_key_sequence(
     print(f"fault schedule seed={seed} mode={mode}: {schedule}")
     RELEASE.clear()
     RAISE.clear()
+    LIMIT[0] = SHARE
     links = {"data": interpose(monkeypatch, transport), "rpc": interpose(monkeypatch, rpc_server)}
     disk = FullDisk(f"fulldisk://schedule-{mode}-{seed}-{tmp_path.name}")
     try:
@@ -171,9 +197,11 @@ def test_a_seeded_schedule_of_faults_keeps_every_key_sequence(
             _inject(fault, job, executor, links, disk)
         job.wait_for_a_new_checkpoint("a checkpoint after the last fault")
         RELEASE.set()
+        LIMIT[0] = N
         job.client.wait(WAIT_S)
     finally:
         RELEASE.set()
+        LIMIT[0] = N
         for interposer in links.values():
             interposer.close()
     check_sequences(lines_in_order(tmp_path / "out"), exactly_once=mode != "at-least-once")
