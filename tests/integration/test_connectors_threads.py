@@ -27,6 +27,7 @@ from flintlock.datastream.connectors.redis import (
 )
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnceAfter
+from flintlock.testing.files import committed_lines
 from flintlock.testing.gates import FileGate, GatedNumberSequenceSource
 from flintlock.testing.waiting import poll_until, wait_until
 from tests.unit.connectors.redis_server import redis_server
@@ -36,16 +37,6 @@ NEW_FILE_SEEN = threading.Event()
 
 def _env(tmp_path, parallelism=2, **conf):
     return local_environment(tmp_path, parallelism, restart_attempts=3, options=conf)
-
-
-def _committed_lines(root):
-    lines = []
-    for directory, _, names in os.walk(root):
-        for name in names:
-            if not name.startswith("."):
-                with open(os.path.join(directory, name), encoding="utf-8") as f:
-                    lines.extend(f.read().splitlines())
-    return lines
 
 
 def _write_inputs(root, files=4, lines=500):
@@ -97,7 +88,7 @@ def test_file_to_file_without_checkpointing_commits_at_the_end(executor, tmp_pat
                             WatermarkStrategy.no_watermarks(), "files")
     lines.sink_to(_file_sink(tmp_path / "out"))
     env.execute("copy")
-    assert sorted(_committed_lines(tmp_path / "out")) == sorted(expected)
+    assert sorted(committed_lines(tmp_path / "out")) == sorted(expected)
 
 
 def test_file_to_file_restart_in_the_middle_is_exactly_once(executor, tmp_path):
@@ -112,12 +103,10 @@ def test_file_to_file_restart_in_the_middle_is_exactly_once(executor, tmp_path):
     env.execute("copy with a crash")
     assert marker.exists(), "the failure was never injected"
     assert len(executor.launchers[-1].attempts) >= 2
-    committed = _committed_lines(tmp_path / "out")
+    committed = committed_lines(tmp_path / "out")
     assert sorted(committed) == sorted(expected)
     assert all(name.endswith(".txt") for name in os.listdir(tmp_path / "out")
                if not name.startswith("."))
-
-
 
 
 class SignalNewFile:
@@ -146,7 +135,7 @@ def test_continuous_file_source_picks_up_a_file_added_while_running(executor, tm
         (source_dir / ".late.tmp").write_text("late arrival\n")
         os.rename(source_dir / ".late.tmp", source_dir / "late.txt")
         assert NEW_FILE_SEEN.wait(30), "the new file was never read"
-        assert poll_until(lambda: "late arrival" in _committed_lines(tmp_path / "out")), \
+        assert poll_until(lambda: "late arrival" in committed_lines(tmp_path / "out")), \
             "the line of the new file was never committed"
     finally:
         client.cancel()
@@ -209,11 +198,11 @@ def test_stop_with_savepoint_and_resume_at_another_parallelism_is_exactly_once(
     _sequence_to_files(env, n, out, gate)
     client = env.execute_async("first part")
     gate.wait_arrived(60)  # a reader holds: the rest of the input waits for the gate
-    wait_until(lambda: _committed_lines(out), 60, "no checkpoint committed output mid-stream")
+    wait_until(lambda: committed_lines(out), 60, "no checkpoint committed output mid-stream")
     assert client.jm.wait_until_running(60)
     path = client.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(60)
     assert client.jm.wait_for_status({JobStatus.FINISHED}, 60)
-    first_part = len(_committed_lines(out))
+    first_part = len(committed_lines(out))
     assert 0 < first_part < n
 
     gate.open()
@@ -222,7 +211,7 @@ def test_stop_with_savepoint_and_resume_at_another_parallelism_is_exactly_once(
     env2.enable_checkpointing(30)
     _sequence_to_files(env2, n, out, gate)
     env2.execute("second part")
-    assert sorted(map(int, _committed_lines(out))) == list(range(n))
+    assert sorted(map(int, committed_lines(out))) == list(range(n))
 
 
 def test_unbounded_redis_source_delivers_entries_added_while_running(executor, tmp_path,

@@ -34,6 +34,7 @@ from flintlock.runtime.executor import JobHandle
 from flintlock.runtime.jobmanager import JobManager
 from flintlock.runtime.jobmanager.leadership import LeadershipUnavailableError
 from flintlock.testing.environments import local_configuration, local_environment
+from flintlock.testing.files import committed_lines
 from flintlock.testing.launchers import ThreadLauncher
 
 DRIVER = Path(__file__).parent / "ha" / "driver.py"
@@ -64,15 +65,6 @@ def _record(work: Path) -> dict:
 
 def _committed_checkpoints(work: Path, job_id: str) -> list[str]:
     return glob.glob(str(work / "chk" / job_id / "chk-*" / "_metadata.committed"))
-
-
-def _committed_lines(root: Path) -> list[str]:
-    lines = []
-    for directory, _, names in os.walk(root):
-        for name in names:
-            if not name.startswith("."):
-                lines.extend(Path(directory, name).read_text().splitlines())
-    return lines
 
 
 def _expected(n: int = N) -> list[str]:
@@ -114,7 +106,7 @@ def kill_and_restart_the_driver(tmp_path: Path, launcher: str, n: int) -> None:
     assert result["restored"] is not None
     assert "job-recovered" in result["events"]
     assert _record(tmp_path)["status"] == "FINISHED"
-    assert sorted(_committed_lines(tmp_path / "out")) == _expected(n)
+    assert sorted(committed_lines(tmp_path / "out")) == _expected(n)
 
 
 def _ha_options(tmp_path, **extra):

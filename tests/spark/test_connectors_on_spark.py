@@ -4,7 +4,6 @@ and the output is still exactly once."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 import cloudpickle
@@ -28,6 +27,7 @@ from flintlock.datastream.connectors.redis import (
     RedisStreamSource,
 )
 from flintlock.testing.faults import ExitOnceAfter
+from flintlock.testing.files import committed_lines
 from tests.unit.connectors.redis_server import redis_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -43,16 +43,6 @@ def _env(tmp_path, parallelism=2):
     env.set_parallelism(parallelism)
     env.enable_checkpointing(100)
     return env
-
-
-def _committed_lines(root):
-    lines = []
-    for directory, _, names in os.walk(root):
-        for name in names:
-            if not name.startswith("."):
-                with open(os.path.join(directory, name), encoding="utf-8") as f:
-                    lines.extend(f.read().splitlines())
-    return lines
 
 
 def test_file_to_file_with_a_killed_task_manager_is_exactly_once(tmp_path):
@@ -75,7 +65,7 @@ def test_file_to_file_with_a_killed_task_manager_is_exactly_once(tmp_path):
         .sink_to(sink)
     env.execute("files on spark")
     assert marker.exists(), "the TaskManager was never killed"
-    assert sorted(_committed_lines(tmp_path / "out")) == sorted(expected)
+    assert sorted(committed_lines(tmp_path / "out")) == sorted(expected)
 
 
 def test_redis_to_redis_exactly_once_on_spark(tmp_path):
