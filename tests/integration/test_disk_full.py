@@ -7,9 +7,9 @@ writes fail with ``ENOSPC`` on cue: the TaskManagers' state files, or the JobMan
 attempt and checkpoints again once space returns; without it the job fails over, as Flink
 does. Either way the output is exactly once.
 
-The job is throttled (2 ms a record) until the test releases it, so it is surely running
-while the disk is full; the test waits on what happened (refused writes, failed and completed
-checkpoints), never on time.
+The job's source holds at half its input until the test releases it (``HeldNumbers``), so
+it is surely running while the disk is full; the test waits on what happened (refused writes,
+failed and completed checkpoints), never on time.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import pytest
 
 from flintlock.common import WatermarkStrategy
 from flintlock.datastream import CheckpointingMode
-from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.failure_manager import TooManyCheckpointFailuresError
 from flintlock.runtime.jobmanager.history import JobEventKind
@@ -31,7 +30,7 @@ from tests.integration.throttled_count import (
     KEYS,
     RELEASE,
     Count,
-    N,
+    HeldNumbers,
     Throttle,
     expected,
 )
@@ -47,7 +46,7 @@ class _Run:
     """The job's records, collected on a thread of their own."""
 
     def __init__(self, env):
-        stream = (env.from_source(NumberSequenceSource(0, N - 1),
+        stream = (env.from_source(HeldNumbers(),
                                   WatermarkStrategy.no_watermarks(), "numbers")
                   .map(Throttle()).key_by(lambda v: v % KEYS).map(Count()))
         self.records = stream.execute_and_collect()

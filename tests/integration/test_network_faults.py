@@ -7,8 +7,9 @@ Every connection the data plane (``network.transport``) or the control plane's c
 (``rpc.server.RpcClient``) dials goes through a ``flintlock.testing.proxy`` link the test
 breaks once the job is running and has completed a checkpoint. ``heartbeat.timeout`` is 2 s,
 so a silent link is found by the connection's (or the heartbeats') liveness, which names the
-timeout in the failure the exception history shows. The job is throttled until the test
-releases it; the test waits on events (links, checkpoints, attempts), not on time.
+timeout in the failure the exception history shows. The job's source holds at half its input
+until the test releases it (``HeldNumbers``); the test waits on events (links, checkpoints,
+attempts), not on time.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import pytest
 
 from flintlock.common import WatermarkStrategy
 from flintlock.datastream import CheckpointingMode
-from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.runtime.jobmanager.history import JobEventKind
 from flintlock.runtime.network import transport
 from flintlock.runtime.rpc import server as rpc_server
@@ -31,7 +31,7 @@ from tests.integration.throttled_count import (
     KEYS,
     RELEASE,
     Count,
-    N,
+    HeldNumbers,
     Throttle,
     expected,
 )
@@ -48,7 +48,7 @@ def _start(tmp_path):
     env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="10 ms", options={
         "heartbeat.interval": "200 ms", "heartbeat.timeout": "2 s"})
     env.enable_checkpointing(20, CheckpointingMode.EXACTLY_ONCE)
-    records = (env.from_source(NumberSequenceSource(0, N - 1),
+    records = (env.from_source(HeldNumbers(),
                                WatermarkStrategy.no_watermarks(), "numbers")
                .map(Throttle()).key_by(lambda v: v % KEYS).map(Count())).execute_and_collect()
     out: list = []

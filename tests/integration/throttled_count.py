@@ -1,7 +1,9 @@
-"""The keyed job the fault tests of issue 16 break (full disk, network faults): N numbers,
-throttled to 2 ms a record until the test sets ``RELEASE`` (so the job is surely running when
-the fault comes), then a per-key running count in keyed state, whose exactly-once output is
-``expected()``. ``RELEASE`` is module state: each test clears it first, one test at a time."""
+"""The keyed job the fault tests of issue 16 break (full disk, network faults): the numbers of
+``HeldNumbers``, which holds at ``N // 2`` until the test sets ``RELEASE`` (so the job is surely
+running when the fault comes, however slow the machine), throttled to 2 ms a record until then
+(pacing only: records are in flight when the fault strikes early), then a per-key running count
+in keyed state, whose exactly-once output is ``expected()``. ``RELEASE`` is module state: each
+test clears it first, one test at a time."""
 
 from __future__ import annotations
 
@@ -9,12 +11,35 @@ import collections
 import threading
 
 from flintlock.common import Types
+from flintlock.datastream.connectors.number_seq import NumberSequenceReader, NumberSequenceSource
 from flintlock.datastream.functions import MapFunction
 from flintlock.datastream.state import ValueStateDescriptor
 
 N = 6000
 KEYS = 7
 RELEASE = threading.Event()
+
+
+class _HeldReader(NumberSequenceReader):
+    """Reads only numbers below ``N // 2`` until ``RELEASE`` (task thread); idle at the hold,
+    so checkpoints go on. By position: a restored reader holds at the same number."""
+
+    def read_split(self, split, budget, out):
+        if not RELEASE.is_set():
+            budget = min(budget, N // 2 - split.current)
+            if budget <= 0:
+                return split, False
+        return super().read_split(split, budget, out)
+
+
+class HeldNumbers(NumberSequenceSource):
+    """0..N-1, held at ``N // 2`` until ``RELEASE``."""
+
+    def __init__(self) -> None:
+        super().__init__(0, N - 1)
+
+    def create_reader(self, subtask_index, parallelism):
+        return _HeldReader()
 
 
 class Throttle(MapFunction):
