@@ -5,6 +5,7 @@ restore of a retained incremental checkpoint at another parallelism."""
 import collections
 import glob
 import os
+import threading
 import time
 
 import pytest
@@ -15,6 +16,8 @@ from flintlock.datastream.connectors import Source
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from flintlock.runtime.state.rocksdb_incremental import UploadLedger
 from flintlock.testing.environments import local_environment
+from flintlock.testing.gates import FileGate
+from flintlock.testing.waiting import poll_until
 
 
 @pytest.fixture
@@ -51,23 +54,25 @@ def _env(directory, parallelism=2, **conf):
 class PacedSource(Source):
     """Emits ``range(n)`` as stripes ``(next, step)``: subtask i of p starts with the stripe
     (i, p). Ten records per poll, 3 ms apart, so no backlog builds up and barriers keep
-    moving. The stripes are the checkpointed state, so a restore at another parallelism
-    (``resumed``: start with no stripe of one's own) continues exactly where it stopped."""
+    moving. With a ``gate``, numbers from ``n // 2`` on wait until it opens (the readers idle:
+    checkpoints go on). The stripes are the checkpointed state, so a restore at another
+    parallelism (``resumed``: start with no stripe of one's own) continues exactly where it
+    stopped."""
 
-    def __init__(self, n, resumed=False):
-        self.n, self.resumed = n, resumed
+    def __init__(self, n, resumed=False, gate=None):
+        self.n, self.resumed, self.gate = n, resumed, gate
 
     def is_bounded(self):
         return True
 
     def create_reader(self, subtask_index, parallelism):
         stripes = [] if self.resumed else [(subtask_index, parallelism)]
-        return _PacedReader(stripes, self.n)
+        return _PacedReader(stripes, self.n, self.gate)
 
 
 class _PacedReader:
-    def __init__(self, stripes, n):
-        self.stripes, self.n = stripes, n
+    def __init__(self, stripes, n, gate):
+        self.stripes, self.n, self.gate = stripes, n, gate
 
     def restore(self, state):
         if state:
@@ -75,13 +80,18 @@ class _PacedReader:
 
     def poll(self, max_records):
         time.sleep(0.003)
+        held = self.gate is not None and not self.gate.is_open()
+        limit = self.n // 2 if held else self.n
         records, stripes = [], []
         for start, step in self.stripes:
-            taken = list(range(start, self.n, step))[:10]
+            taken = list(range(start, limit, step))[:10]
             records.extend(taken)
-            if taken and taken[-1] + step < self.n:
-                stripes.append((taken[-1] + step, step))
+            following = taken[-1] + step if taken else start
+            if following < self.n:
+                stripes.append((following, step))
         self.stripes = stripes
+        if held and stripes and not records:
+            self.gate.arrive()
         return records, not stripes
 
     def snapshot_state(self, checkpoint_id):
@@ -116,13 +126,25 @@ def test_exactly_once_across_a_crash_restored_from_an_incremental_checkpoint(
     env = _env(tmp_path)
     env.enable_checkpointing(50)
     marker = str(tmp_path / "crashed")
+    gate = FileGate(tmp_path / "gate")
+    pattern = str(tmp_path / "chk" / "*" / "chk-*" / "_metadata")
+
+    def open_after_three_checkpoints():  # the second half waits for them: the crash is after
+        try:
+            poll_until(lambda: max(map(_checkpoint_id, glob.glob(pattern)), default=0) >= 3, 60)
+        finally:
+            gate.open()
+
+    opener = threading.Thread(target=open_after_three_checkpoints)
+    opener.start()
     results = list(
-        env.from_source(PacedSource(n), WatermarkStrategy.no_watermarks(), "paced")
+        env.from_source(PacedSource(n, gate=gate), WatermarkStrategy.no_watermarks(), "paced")
         .map(CrashAfterCheckpoints(str(tmp_path / "chk"), marker, n // 2, 3))
         .map(lambda x: (x % 11, 1))
         .key_by(lambda p: p[0])
         .reduce(lambda a, b: (a[0], a[1] + b[1]))
         .execute_and_collect())
+    opener.join(60)
     assert os.path.exists(marker), "the failure was never injected"
     per_key = collections.Counter(x % 11 for x in range(n))
     expected = sorted((key, i) for key, n_k in per_key.items() for i in range(1, n_k + 1))
@@ -156,14 +178,12 @@ def test_a_retained_incremental_checkpoint_restores_at_another_parallelism(
         "execution.checkpointing.externalized-checkpoint-retention": "retain-on-cancellation",
         "execution.checkpointing.num-retained": "2"})
     first.enable_checkpointing(100)
-    _counting_job(first, PacedSource(n)).filter(lambda p: False).print()
+    gate = FileGate(tmp_path / "gate")  # never opened: the first job holds its second half
+    _counting_job(first, PacedSource(n, gate=gate)).filter(lambda p: False).print()
     client = first.execute_async("first part")
     assert client.jm.wait_until_running(60)
     pattern = str(tmp_path / "first" / "chk" / "*" / "chk-*" / "_metadata")
-    deadline = time.monotonic() + 60
-    while (max(map(_checkpoint_id, glob.glob(pattern)), default=0) < 3
-           and time.monotonic() < deadline):
-        time.sleep(0.02)
+    poll_until(lambda: max(map(_checkpoint_id, glob.glob(pattern)), default=0) >= 3, 60)
     client.cancel()
     assert client.jm.wait_for_status({JobStatus.CANCELED}, 60)
     retained = sorted(glob.glob(pattern), key=_checkpoint_id)
