@@ -13,7 +13,9 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from flintlock.common import WatermarkStrategy
 from flintlock.datastream import StreamExecutionEnvironment
+from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.datastream.functions import MapFunction
 from flintlock.testing.environments import local_configuration
 from flintlock.testing.executor import use_thread_executor
@@ -38,6 +40,11 @@ class CountingMap(MapFunction):
 
 def _slow(value):
     STOP.wait(0.001)
+    return value
+
+
+def _slightly_slow(value):
+    STOP.wait(0.0002)
     return value
 
 
@@ -217,4 +224,40 @@ def test_the_exception_history_spans_restarts(executor, tmp_path):
         assert details["attempt"] == 2
     finally:
         RELEASE.set()
+        assert client.join(60)
+
+
+@pytest.mark.parametrize("unaligned", [False, True], ids=["aligned", "unaligned"])
+def test_checkpoints_show_alignment_time_and_persisted_in_flight_data(executor, tmp_path,
+                                                                      unaligned):
+    """Two source subtasks feed a slow operator through full buffers: an aligned checkpoint waits
+    for the second barrier behind the backlog (alignment time), an unaligned one lets it
+    overtake and persists the buffers it overtook (in-flight data). Small buffers keep the
+    backlog an aligned barrier waits behind to a few seconds."""
+    env = _environment(tmp_path, **{"taskmanager.memory.segment-size": "4 kb"})
+    env.enable_checkpointing(100)
+    if unaligned:
+        env.get_checkpoint_config().enable_unaligned_checkpoints()
+    env.from_source(NumberSequenceSource(0, 10**9), WatermarkStrategy.no_watermarks(),
+                    "numbers").set_parallelism(2) \
+        .rebalance().map(_slightly_slow).name("Slow").filter(lambda x: False).print()
+    client = env.execute_async("checkpoint figures")
+    try:
+        job = client.get_job_id()
+        assert client.jm.wait_until_running(60)
+        figure = "persisted_data" if unaligned else "alignment_duration"
+
+        def history():
+            return _get(client, f"/jobs/{job}/checkpoints")["history"]
+
+        found = wait_for(history, lambda h: any(c["status"] == "COMPLETED" and c[figure] > 0
+                                                for c in h),
+                         WAIT_S, f"a completed checkpoint with {figure} above 0")
+        completed = [c for c in found if c["status"] == "COMPLETED" and c[figure] > 0]
+        assert all(c["num_acknowledged_subtasks"] == c["num_subtasks"] for c in completed)
+        summary = _get(client, f"/jobs/{job}/checkpoints")["summary"]
+        assert summary["alignment_duration"]["max"] >= 0
+    finally:
+        STOP.set()
+        client.jm.cancel()
         assert client.join(60)
