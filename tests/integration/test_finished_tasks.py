@@ -12,32 +12,38 @@ from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors import Source
 from flintlock.datastream.functions import MapFunction
 from flintlock.testing.faults import RaiseOnce, RaiseOnceAfter
+from flintlock.testing.gates import FileGate
 
 
 class UnevenSource(Source):
-    """Subtask i emits the numbers of ``ranges[i]``, a few per poll."""
+    """Subtask i emits the numbers of ``ranges[i]``, a few per poll. The first range is the
+    short one: once a checkpoint completed after its reader finished (its final checkpoint),
+    it opens ``gate``; the other readers emit nothing until then, so the short subtask has
+    surely finished before the long ones get far."""
 
-    def __init__(self, ranges):
+    def __init__(self, ranges, gate):
         self.ranges = ranges
+        self.gate = gate
 
     def is_bounded(self):
         return True
 
     def create_reader(self, subtask_index, parallelism):
-        return _Reader(*self.ranges[subtask_index])
+        return _Reader(*self.ranges[subtask_index], self.gate, opens=subtask_index == 0)
 
 
 class _Reader:
-    def __init__(self, start, end):
+    def __init__(self, start, end, gate, opens):
         self.position, self.end = start, end
+        self.gate, self.opens = gate, opens
 
     def restore(self, state):
         if state:
             self.position = state[0]
 
     def poll(self, max_records):
-        if self.end > 1000:
-            time.sleep(0.003)  # the long range is slow: the short one surely finished first
+        if not self.opens and not self.gate.is_open():
+            return [], False
         stop = min(self.end, self.position + min(max_records, 20))
         records = list(range(self.position, stop))
         self.position = stop
@@ -45,6 +51,10 @@ class _Reader:
 
     def snapshot_state(self, checkpoint_id):
         return [self.position]
+
+    def notify_checkpoint_complete(self, checkpoint_id):
+        if self.opens and self.position >= self.end:
+            self.gate.open()
 
 
 @pytest.mark.slow
@@ -58,7 +68,8 @@ def test_uneven_sources_finish_and_a_later_crash_does_not_rerun_the_finished_one
     env.enable_checkpointing(30)
     marker = tmp_path / "crashed"
     ranges = [(0, 100), (100, 4000)]
-    counts = (env.from_source(UnevenSource(ranges), WatermarkStrategy.no_watermarks(), "uneven")
+    source = UnevenSource(ranges, FileGate(tmp_path / "gate"))
+    counts = (env.from_source(source, WatermarkStrategy.no_watermarks(), "uneven")
               .map(RaiseOnce(marker, 3500))
               .map(lambda x: (x % 3, 1)).key_by(lambda p: p[0])
               .reduce(lambda a, b: (a[0], a[1] + b[1])))
