@@ -279,8 +279,9 @@ class CollectorClock:
             gc.callbacks.remove(self)
 
 
-COLLECTOR = {"tuned": lambda: tuned_collector(Configuration()),
-             "default": contextlib.nullcontext}
+COLLECTOR: dict[str, Callable[[], contextlib.AbstractContextManager[Any]]] = {
+    "tuned": lambda: tuned_collector(Configuration()), "default": contextlib.nullcontext}
+"""The end-to-end jobs' cycle-collector settings: a TaskManager's, or CPython's defaults."""
 collector_policy = "tuned"
 
 
