@@ -35,6 +35,7 @@ from flintlock.runtime.jobmanager import JobManager
 from flintlock.runtime.jobmanager.leadership import LeadershipUnavailableError
 from flintlock.testing.environments import local_configuration, local_environment
 from flintlock.testing.files import committed_lines
+from flintlock.testing.gates import FileGate
 from flintlock.testing.launchers import ThreadLauncher
 
 DRIVER = Path(__file__).parent / "ha" / "driver.py"
@@ -97,6 +98,7 @@ def kill_and_restart_the_driver(tmp_path: Path, launcher: str, n: int) -> None:
         first.wait(WAIT_S)
     assert first.returncode == -signal.SIGKILL
     second = _driver(tmp_path, launcher, n)
+    FileGate(tmp_path / "gate").open()  # the source held at n // 2 until now
     try:
         assert second.wait(WAIT_S) == 0, (tmp_path / "driver.log").read_text()[-3000:]
     finally:
@@ -148,7 +150,7 @@ def test_a_fenced_leader_suspends_its_job_and_leaves_it_to_the_successor(executo
     assert jm.wait_until_running(WAIT_S)
     record = tmp_path / "ha" / "one" / "job.json"
     _wait(lambda: json.loads(record.read_text())["completed_checkpoints"], "a checkpoint")
-    leases = sorted((tmp_path / "ha" / "one" / "leases").glob("lease-*"))
+    leases = _leases(tmp_path)
     token = int(leases[-1].name[len("lease-"):])
     successor = leases[-1].with_name(f"lease-{token + 1:010d}")
     successor.write_text(json.dumps({"owner": "successor", "token": token + 1,
@@ -157,6 +159,12 @@ def test_a_fenced_leader_suspends_its_job_and_leaves_it_to_the_successor(executo
     assert client.join(WAIT_S)
     assert json.loads(record.read_text())["status"] == "RUNNING"  # for the successor
     assert json.loads(successor.read_text())["owner"] == "successor"  # not released over
+
+
+def _leases(tmp_path: Path) -> list[Path]:
+    """The lease files, oldest first (not a renewal's temporary file beside them)."""
+    return sorted(p for p in (tmp_path / "ha" / "one" / "leases").glob("lease-*")
+                  if p.name[len("lease-"):].isdigit())
 
 
 def _fail_once(value):
@@ -176,7 +184,7 @@ def test_a_leader_fenced_while_waiting_to_restart_starts_no_attempt(executor, tm
     env.from_collection(list(range(100_000))).map(_fail_once).map(_slowly).print()
     client = env.execute_async("fenced while restarting")
     assert client.jm.wait_for_status({JobStatus.RESTARTING}, WAIT_S)
-    leases = sorted((tmp_path / "ha" / "one" / "leases").glob("lease-*"))
+    leases = _leases(tmp_path)
     token = int(leases[-1].name[len("lease-"):])
     leases[-1].with_name(f"lease-{token + 1:010d}").write_text(json.dumps(
         {"owner": "successor", "token": token + 1, "expires_ms": time.time() * 1000 + 60_000}))

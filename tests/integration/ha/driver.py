@@ -4,10 +4,11 @@
 Runs a keyed running count over 0..n-1 into an exactly-once FileSink under
 ``<work dir>/out`` with ``high-availability.type: filesystem`` (storage ``<work dir>/ha``,
 cluster id ``failover``) and TaskManagers as threads of this process (or, with ``spark``, on
-embedded Spark). Started again after it
-was killed, it takes the job over from the HA storage. When the job ends it writes
-``<work dir>/result-<pid>.json``: the job id, final status, the restored checkpoint and the
-kinds of its exception history.
+embedded Spark). Its source holds at n // 2 until the test opens the gate ``<work dir>/gate``,
+so the job cannot end before the test killed the driver; until then a map takes 2 ms a record,
+so that the kill meets records in flight. Started again after it was killed, it takes the job
+over from the HA storage. When the job ends it writes ``<work dir>/result-<pid>.json``: the job
+id, final status, the restored checkpoint and the kinds of its exception history.
 """
 
 from __future__ import annotations
@@ -22,16 +23,21 @@ from flintlock.common import Types, WatermarkStrategy
 from flintlock.common.serialization import Encoder
 from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.file_system import FileSink, OutputFileConfig
-from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.datastream.functions import MapFunction
 from flintlock.datastream.state import ValueStateDescriptor
 from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import ThreadExecutor
+from flintlock.testing.gates import FileGate, GatedNumberSequenceSource
 
 
-def slowly(value):
-    time.sleep(0.002)
-    return value
+class Paced(MapFunction):
+    def __init__(self, gate: FileGate) -> None:
+        self.gate = gate
+
+    def map(self, value):
+        if not self.gate.is_open():
+            time.sleep(0.002)
+        return value
 
 
 class Count(MapFunction):
@@ -59,9 +65,10 @@ def main(work: str, n: int, launcher: str) -> None:
     sink = (FileSink.for_row_format(os.path.join(work, "out"), Encoder.simple_string_encoder())
             .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".txt").build())
             .build())
-    (env.from_source(NumberSequenceSource(0, n - 1), WatermarkStrategy.no_watermarks(),
-                     "numbers")
-     .map(slowly).key_by(lambda v: v % 7).map(Count()).sink_to(sink))
+    gate = FileGate(os.path.join(work, "gate"))
+    (env.from_source(GatedNumberSequenceSource(0, n - 1, gate, n // 2),
+                     WatermarkStrategy.no_watermarks(), "numbers")
+     .map(Paced(gate)).key_by(lambda v: v % 7).map(Count()).sink_to(sink))
     client = env.execute_async("failover")
     try:
         client.wait()
