@@ -49,7 +49,7 @@ from flintlock.runtime.tasks.operator import (
     TaskMailboxAccess,
     TimerScheduler,
 )
-from flintlock.runtime.tasks.operator_io import CountingChainedOutput, OperatorRecordCounts
+from flintlock.runtime.tasks.operator_io import OperatorRecordCounts
 from flintlock.runtime.tasks.typed_edges import typed_edge
 
 
@@ -176,21 +176,7 @@ class OperatorChain:
         self, spec: ChainedOperator, writers: Mapping[IntermediateDataSetId, RecordWriter],
         create_operator: Callable[[Any], StreamOperator],
     ) -> ChainMember:
-        by_tag: dict[str | None, list[Output]] = {}
-        for chained in spec.chained_outputs:
-            target = self._by_node[chained.target_node_id]
-            edge = CountingChainedOutput(target.operator)
-            self._counts.chained(spec.node_id, chained.output_tag, edge, chained.target_node_id)
-            output: Output = edge
-            if chained.output_tag is None:
-                into_sink = getattr(target.spec.operator, "kind", None) is OperatorKind.SINK
-                output = typed_edge(output, spec.output_type, spec.name, into_sink)
-            by_tag.setdefault(chained.output_tag, []).append(output)
-        for out in spec.non_chained_outputs:
-            writer_output = _WriterOutput(writers[out.data_set])
-            self._counts.written(spec.node_id, out.output_tag, writers[out.data_set])
-            self._writer_outputs.append(writer_output)
-            by_tag.setdefault(out.output_tag, []).append(writer_output)
+        by_tag = self._outputs_by_tag(spec, writers)
         outputs = by_tag.pop(None, [])
         side_outputs = {tag: _combine(targets) for tag, targets in by_tag.items() if tag}
         operator = create_operator(spec.operator)
@@ -214,6 +200,26 @@ class OperatorChain:
         )
         operator.setup(context, _combine(outputs))
         return ChainMember(spec, operator, operator_backend, keyed_backend)
+
+    def _outputs_by_tag(self, spec: ChainedOperator,
+                        writers: Mapping[IntermediateDataSetId, RecordWriter],
+                        ) -> dict[str | None, list[Output]]:
+        """The operator's outputs (chained successors, record writers) by output tag."""
+        by_tag: dict[str | None, list[Output]] = {}
+        for chained in spec.chained_outputs:
+            target = self._by_node[chained.target_node_id]
+            output: Output = self._counts.chained(spec.node_id, chained.output_tag,
+                                                  target.operator, chained.target_node_id)
+            if chained.output_tag is None:
+                into_sink = getattr(target.spec.operator, "kind", None) is OperatorKind.SINK
+                output = typed_edge(output, spec.output_type, spec.name, into_sink)
+            by_tag.setdefault(chained.output_tag, []).append(output)
+        for out in spec.non_chained_outputs:
+            writer_output = _WriterOutput(writers[out.data_set])
+            self._counts.written(spec.node_id, out.output_tag, writers[out.data_set])
+            self._writer_outputs.append(writer_output)
+            by_tag.setdefault(out.output_tag, []).append(writer_output)
+        return by_tag
 
     # -- life cycle ----------------------------------------------------------------------
 

@@ -71,10 +71,13 @@ class OperatorRecordCounts:
     def __init__(self) -> None:
         self._edges: dict[int, _OperatorEdges] = {}
 
-    def chained(self, node_id: int, tag: str | None, edge: CountingChainedOutput,
-                target_node_id: int) -> None:
+    def chained(self, node_id: int, tag: str | None, target: StreamOperator,
+                target_node_id: int) -> CountingChainedOutput:
+        """The counting edge from operator ``node_id``'s output ``tag`` into ``target``."""
+        edge = CountingChainedOutput(target)
         self._of(node_id).chained_out.setdefault(tag, edge)
         self._of(target_node_id).into.append(edge)
+        return edge
 
     def written(self, node_id: int, tag: str | None, writer: RecordWriter) -> None:
         self._of(node_id).written_out.setdefault(tag, writer)

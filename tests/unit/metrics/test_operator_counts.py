@@ -49,11 +49,10 @@ def test_counts_of_a_chain_head_map_side_output_and_writers():
     groups = SubtaskMetricGroups()
     records_in = groups.task.counter("numRecordsIn")
     counts = OperatorRecordCounts()
-    into_map, into_sink = CountingChainedOutput(Operator()), CountingChainedOutput(Operator())
-    counts.chained(1, None, into_map, 2)
+    into_map = counts.chained(1, None, Operator(), 2)
     counts.written(1, None, Writer(5))  # same tag as the chained edge: counted once
     counts.written(2, None, Writer(6))
-    counts.chained(2, "late", into_sink, 3)
+    into_sink = counts.chained(2, "late", Operator(), 3)
     counts.written(2, "late", Writer(2))  # that tag is counted by its chained edge
     counts.register(groups, [(1, "h", "Head"), (2, "m", "Map"), (3, "s", "Sink")], records_in,
                     source_head=False)
@@ -79,8 +78,7 @@ def test_a_source_head_counts_what_it_emitted_as_its_input():
 def test_the_report_adds_each_operator_count_rate():
     groups = SubtaskMetricGroups()
     counts = OperatorRecordCounts()
-    edge = CountingChainedOutput(Operator())
-    counts.chained(1, None, edge, 2)
+    edge = counts.chained(1, None, Operator(), 2)
     counts.register(groups, [(1, "h", "Head"), (2, "m", "Map")],
                     groups.task.counter("numRecordsIn"), source_head=False)
     metrics = SubtaskMetrics(groups.registry, (), start_s=0.0)
