@@ -15,6 +15,17 @@ from flintlock.testing.faults import RaiseOnce, RaiseOnceAfter
 from flintlock.testing.gates import FileGate
 
 
+def _env(tmp_path, parallelism, restart_delay, interval_ms):
+    """Checkpoints every ``interval_ms`` under ``tmp_path``, fixed-delay restarts."""
+    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
+    config.set_string("restart-strategy.type", "fixed-delay")
+    config.set_string("restart-strategy.fixed-delay.delay", restart_delay)
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(parallelism)
+    env.enable_checkpointing(interval_ms)
+    return env
+
+
 class UnevenSource(Source):
     """Subtask i emits the numbers of ``ranges[i]``, a few per poll. The first range is the
     short one: once a checkpoint completed after its reader finished (its final checkpoint),
@@ -60,12 +71,7 @@ class _Reader:
 @pytest.mark.slow
 def test_uneven_sources_finish_and_a_later_crash_does_not_rerun_the_finished_one(
         executor, tmp_path):
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "50 ms")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(2)
-    env.enable_checkpointing(30)
+    env = _env(tmp_path, parallelism=2, restart_delay="50 ms", interval_ms=30)
     marker = tmp_path / "crashed"
     ranges = [(0, 100), (100, 4000)]
     source = UnevenSource(ranges, FileGate(tmp_path / "gate"))
@@ -104,12 +110,7 @@ def test_a_task_of_the_failed_attempt_finishing_late_does_not_count_for_the_rest
     failover began. Its FINISHED must not be taken for the restored attempt's: the
     coordinator would then never trigger the restored source, whose barriers the keyed
     task waits for, and the job would stall for good."""
-    config = Configuration().set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
-    config.set_string("restart-strategy.type", "fixed-delay")
-    config.set_string("restart-strategy.fixed-delay.delay", "20 ms")
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(1)
-    env.enable_checkpointing(20)
+    env = _env(tmp_path, parallelism=1, restart_delay="20 ms", interval_ms=20)
     marker = tmp_path / "crashed"
     pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
     elements = env.from_collection([-1, -2]).map(CloseAfterMarker(marker))
