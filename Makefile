@@ -11,6 +11,12 @@ export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 
 .PHONY: run test test-fast soak lint typecheck bench clean
 
+# flintlock's modules as bytecode, as an installed wheel has them: this checkout is an editable
+# install, and where PYTHONDONTWRITEBYTECODE is set every process of a job (driver, Spark's
+# Python daemon, workers) would compile them from source, 0.2-0.3 s of each job's start-up
+# (docs/benchmarks.md, "Start-up"). Python ignores a file older than its source.
+BYTECODE := $(BIN)/python -m compileall -q -j 0 flintlock
+
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -18,6 +24,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
+	$(BYTECODE)
 	$(BIN)/python -m flintlock.examples.word_count
 
 # Debian's headless Chromium for the dashboard's browser test, unpacked into .browser/ without
@@ -26,9 +33,11 @@ $(BROWSER): | $(STAMP)
 	-$(BIN)/python -m tests.browser.chromium
 
 test: $(STAMP) $(BROWSER)
+	$(BYTECODE)
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
+	$(BYTECODE)
 	$(BIN)/python -m pytest -m "not spark and not slow"
 
 # Longer fault schedules (docs/reliability.md): in-process faults on TaskManager threads, and
@@ -50,6 +59,7 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
+	$(BYTECODE)
 	$(BIN)/python -m benchmarks.run
 
 clean:

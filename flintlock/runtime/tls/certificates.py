@@ -8,7 +8,7 @@ At submission the JobManager makes, with the ``cryptography`` package:
   client authentication): every TaskManager and the JobManager present it, as every Flink
   process presents the one internal keystore.
 
-The CA's private key signs once and is dropped: it never leaves ``new_internal_tls``, so a
+The CA's private key signs once and is dropped: it never leaves ``authority.issue``, so a
 leaked job key cannot mint other certificates, and nothing issued for one job is trusted by
 another (each trusts only its own CA). Peers are verified against the job's CA only; host
 names are not checked (TaskManagers live on whatever hosts Spark gives them), the CA is the
@@ -19,27 +19,18 @@ holding the job secret, so it reaches the TaskManagers exactly where the secret 
 goes (the Spark task closure) with no new field on any payload. Its ``repr`` hides both.
 
 Validity: from an hour before submission (clock skew between driver and executors) for
-``VALIDITY_DAYS``; a streaming job may run for years, and the trust anchor dies with the job.
+``authority.VALIDITY_DAYS``; a streaming job may run for years, and the trust anchor dies with
+the job.
 """
 
 from __future__ import annotations
 
 import datetime
-import secrets
 from dataclasses import dataclass
-from typing import Final
-
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from flintlock.common.config import Configuration
 from flintlock.common.options.security import INTERNAL_ENABLED
 from flintlock.runtime.auth import new_job_secret
-
-VALIDITY_DAYS: Final = 3650
-_SKEW: Final = datetime.timedelta(hours=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,58 +79,9 @@ def new_job_credentials(configuration: Configuration) -> JobSecret:
 
 
 def new_internal_tls(now: datetime.datetime | None = None) -> InternalTls:
-    """A new per-job CA and a job certificate it signed; the CA key is dropped here."""
-    start = (now or datetime.datetime.now(datetime.UTC)) - _SKEW
-    end = start + datetime.timedelta(days=VALIDITY_DAYS)
-    label = secrets.token_hex(8)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = _name(f"flintlock job CA {label}")
-    ca_cert = (
-        _builder(ca_name, ca_name, ca_key.public_key(), start, end)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(_usage(cert_sign=True), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        _builder(_name(f"flintlock job {label}"), ca_name, key.public_key(), start, end)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(_usage(cert_sign=False), critical=True)
-        .add_extension(x509.ExtendedKeyUsage(
-            [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-                       critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    return InternalTls(
-        ca_cert.public_bytes(serialization.Encoding.PEM),
-        cert.public_bytes(serialization.Encoding.PEM),
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                          serialization.NoEncryption()),
-    )
+    """A new per-job CA and a job certificate it signed (``authority.issue``)."""
+    # Imported only here: ``cryptography`` costs a driver 30-60 ms of imports, and only a job
+    # with internal TLS makes certificates.
+    from flintlock.runtime.tls.authority import issue
 
-
-def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-
-
-def _builder(subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey,
-             start: datetime.datetime, end: datetime.datetime) -> x509.CertificateBuilder:
-    return (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(issuer)
-        .public_key(public_key)
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False)
-    )
-
-
-def _usage(cert_sign: bool) -> x509.KeyUsage:
-    return x509.KeyUsage(
-        digital_signature=not cert_sign, content_commitment=False, key_encipherment=False,
-        data_encipherment=False, key_agreement=False, key_cert_sign=cert_sign,
-        crl_sign=cert_sign, encipher_only=False, decipher_only=False,
-    )
+    return InternalTls(*issue(now))
