@@ -14,11 +14,13 @@ TOKEN = "t0ken"
 class _Job:
     job_id = JOB_ID
 
-    def __init__(self, events):
+    def __init__(self, events, truncated=False):
         self.events = events
+        self.truncated = truncated
 
     def describe(self, timeout_s=10.0):
-        return JobDescription(JOB_ID, "job", "RUNNING", 1, 0, (), None, self.events)
+        return JobDescription(JOB_ID, "job", "RUNNING", 1, 0, (), None, self.events,
+                              events_truncated=self.truncated)
 
     def get_status(self):
         return JobStatus.RUNNING
@@ -64,3 +66,16 @@ def test_the_history_is_bounded_and_keeps_the_newest():
         history.record(JobEvent(n, n, JobEventKind.ATTEMPT_FAILED, "E", str(n)))
     assert [e.message for e in history.entries()] == ["1", "2"]
     assert history.truncated
+
+
+def test_a_history_that_dropped_entries_says_it_is_truncated():
+    history = JobHistory(size=1)
+    for n in range(2):
+        history.record(JobEvent(n, n, JobEventKind.ATTEMPT_FAILED, "E", str(n)))
+    body = _get(_Job(history.entries(), history.truncated), f"/jobs/{JOB_ID}/exceptions").body
+    assert body["exceptionHistory"] == {
+        "entries": [{"exceptionName": "E", "stacktrace": "1", "timestamp": 1,
+                     "kind": "attempt-failed", "attempt": 1}],
+        "truncated": True}
+    assert _get(_Job(()), f"/jobs/{JOB_ID}/exceptions").body["exceptionHistory"][
+        "truncated"] is False

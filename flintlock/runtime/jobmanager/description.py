@@ -51,6 +51,8 @@ class JobDescription:
     """This JobManager took the job over from high-availability storage (a driver failover)."""
     task_managers: tuple[TaskManagerDescription, ...] = ()
     """The current attempt's registered TaskManagers, by index."""
+    events_truncated: bool = False
+    """Older events were dropped from ``events`` (the history keeps the newest)."""
 
 
 @dataclass
@@ -64,7 +66,8 @@ class JobResult:
 
 def describe_job(job_id: str, job_graph: JobGraph, status: JobStatus, attempt_number: int,
                  attempt: Attempt | None, start_wall_ms: int, checkpoints: Any,
-                 events: tuple[JobEvent, ...], recovered: bool = False) -> JobDescription:
+                 events: tuple[JobEvent, ...], recovered: bool = False,
+                 events_truncated: bool = False) -> JobDescription:
     """The description of a job whose current attempt is ``attempt`` (JobManager thread)."""
     names = {v.id: v.name for v in job_graph.vertices}
     metrics = attempt.times if attempt else {}
@@ -76,6 +79,6 @@ def describe_job(job_id: str, job_graph: JobGraph, status: JobStatus, attempt_nu
     return JobDescription(
         job_id=job_id, name=job_graph.name, status=status.name, attempt=attempt_number,
         start_time_ms=start_wall_ms, tasks=tasks, checkpoints=checkpoints, events=events,
-        recovered=recovered, task_managers=tuple(
+        events_truncated=events_truncated, recovered=recovered, task_managers=tuple(
             TaskManagerDescription(index, *attempt.addresses[index], attempt.pids.get(index, -1))
             for index in sorted(attempt.addresses)) if attempt else ())

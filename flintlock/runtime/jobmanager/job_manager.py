@@ -170,7 +170,8 @@ class JobManager:
     def _describe_now(self) -> JobDescription:
         return describe_job(self.job_id, self.job_graph, self._status.current, self._attempt_number,
                             self._attempt, self._start_wall_ms, self._coordinator.statistics(),
-                            self._history.entries(), bool(self._ha and self._ha.recovered))
+                            self._history.entries(), bool(self._ha and self._ha.recovered),
+                            events_truncated=self._history.truncated)
 
     def _record(self, kind: JobEventKind, name: str, message: str) -> None:
         """An entry of the job's exception history, also logged as a warning."""

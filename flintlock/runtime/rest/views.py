@@ -53,7 +53,7 @@ def exceptions(job: JobDescription) -> Json:
     root = failures[0] if failures else None
     return {"root-exception": root["stacktrace"] if root else None,
             "timestamp": root["timestamp"] if root else None,
-            "exceptionHistory": {"entries": entries, "truncated": False}}
+            "exceptionHistory": {"entries": entries, "truncated": job.events_truncated}}
 
 
 def job_id_and_status(job: JobDescription) -> Json:
