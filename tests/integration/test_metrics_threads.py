@@ -153,6 +153,40 @@ def test_sources_report_pending_records(monkeypatch, tmp_path):
     assert _pending(source) == 0 and source.value("numRecordsOut") == 0  # chained to print
 
 
+def test_a_file_source_reports_the_bytes_it_has_left(monkeypatch, tmp_path):
+    from flintlock.common import WatermarkStrategy
+    from flintlock.datastream.connectors.file_system import FileSource, StreamFormat
+
+    use_thread_executor(monkeypatch)
+    RELEASE.clear()
+    data = tmp_path / "in" / "lines.txt"
+    data.parent.mkdir()
+    data.write_text("".join(f"line {i:09d}\n" for i in range(300_000)))  # 4.5 MB
+    size = data.stat().st_size
+    env = StreamExecutionEnvironment.get_execution_environment(
+        local_configuration(tmp_path, options={"heartbeat.interval": "50 ms"}))
+    env.set_parallelism(1)
+    source = FileSource.for_record_stream_format(StreamFormat.text_line_format(),
+                                                 str(data.parent)).build()
+    env.from_source(source, WatermarkStrategy.no_watermarks(), "lines") \
+        .rebalance().map(_wait_for_release).print()
+    client = env.execute_async("pending bytes")
+    try:
+        def pending_bytes(report):
+            found = [p.value for p in report.points if p.name == "pendingBytes"]
+            return found[0] if found else None
+
+        # it reads some, then the map holds the rest back
+        report = _metrics_when(client, "lines",
+                               lambda r: 0 < (pending_bytes(r) or 0) < size)
+        assert pending_bytes(report) % len("line 000000000\n") == 0  # whole lines read
+        assert _pending(report) is None  # a text file's lines are not known before reading
+    finally:
+        RELEASE.set()
+        client.jm.cancel()
+        assert client.join(60)
+
+
 def _wait_for_release(value):
     RELEASE.wait(60)
     return value
