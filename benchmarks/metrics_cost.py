@@ -7,7 +7,9 @@ What: three ``MapFunction``s, each called once per record the way the map operat
 ``self.n += 1``, one that also calls ``self.seen.inc()`` on a ``Counter`` from
 ``RuntimeContext.get_metrics_group()`` (made by the real ``RuntimeContextImpl``), and, for a
 second reference, ``meter.mark_event()``. The difference to the bare function is each
-update's cost. A last row, ``C method, no argument``, calls a method of a type implemented in C
+update's cost. Two rows try other bindings: the counter's ``inc`` bound once in ``open``, and
+a standard-library C callable (``itertools.count().__next__``, which cannot take PyFlink's
+``n``). A last row, ``C method, no argument``, calls a method of a type implemented in C
 (``list.clear`` on an empty list): the floor of what a ``Counter`` written in C would cost,
 measured without compiling anything (docs/metrics.md, "Cost on the hot path"). With
 ``--c-counter`` the benchmark also compiles ``benchmarks/c_counter.c`` (a ``Counter`` with
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import os
 import shutil
 import statistics
@@ -82,6 +85,26 @@ class Marked(MapFunction):
 
     def map(self, value: int) -> int:
         self.events.mark_event()
+        return value
+
+
+class Prebound(MapFunction):
+    def open(self, runtime_context: RuntimeContextImpl) -> None:  # type: ignore[override]
+        self.inc = runtime_context.get_metrics_group().counter("seen").inc
+
+    def map(self, value: int) -> int:
+        self.inc()
+        return value
+
+
+class CountNext(MapFunction):
+    """A standard-library C callable in the counter's place (no ``n``: not PyFlink's API)."""
+
+    def __init__(self) -> None:
+        self.inc = itertools.count().__next__
+
+    def map(self, value: int) -> int:
+        self.inc()
         return value
 
 
@@ -207,6 +230,8 @@ def main() -> None:
     print(f"{'return value (bare)':<32}{bare:>10.1f}{'':>11}")
     for label, function in (("self.n += 1", Attribute()), ("counter.inc()", Counted()),
                             ("meter.mark_event()", Marked()),
+                            ("inc bound in open()", Prebound()),
+                            ("itertools.count().__next__", CountNext()),
                             ("C method, no argument", CMethod())):
         cost = _ns_per_record(function, args.records, args.repeat)
         print(f"{label:<32}{cost:>10.1f}{cost - bare:>+11.1f}")
