@@ -8,6 +8,7 @@ state), which is not what these tests are about."""
 
 import glob
 import os
+import threading
 import time
 
 from flintlock.datastream import (
@@ -18,6 +19,9 @@ from flintlock.datastream import (
 )
 from flintlock.datastream.state import ListStateDescriptor, MapStateDescriptor
 from flintlock.testing.environments import local_environment
+from flintlock.testing.faults import RaiseOnce
+from flintlock.testing.gates import FileGate, gated_numbers
+from flintlock.testing.waiting import poll_until
 
 RULES = MapStateDescriptor("rules", None, None)
 BUFFER = ListStateDescriptor("buffer", None)
@@ -64,40 +68,41 @@ def _completed(pattern):
 
 
 class Slow(MapFunction):
-    """1 ms a record; with a marker, fails once — after two checkpoints completed since the
-    last rule passed, so the restored attempt depends on the checkpointed broadcast state."""
-
-    def __init__(self, marker=None, pattern=None):
-        self.marker = None if marker is None else str(marker)
-        self.pattern = None if pattern is None else str(pattern)
-        self.rules_checkpoint = None
+    """1 ms a record, so rules and events interleave at the keyed operators."""
 
     def map(self, value):
-        if self.marker is None or not os.path.exists(self.marker):
-            time.sleep(0.001)
-            if value == LAST_RULE:
-                self.rules_checkpoint = max(_completed(self.pattern), default=0) if (
-                    self.pattern) else 0
-            if self.marker is not None and self.rules_checkpoint is not None and max(
-                    _completed(self.pattern), default=0) >= self.rules_checkpoint + 2:
-                open(self.marker, "w").close()
-                raise RuntimeError("injected failure")
+        time.sleep(0.001)
         return value
+
+
+class RecordAt(MapFunction):
+    """Index i → the i-th of ``records``."""
+
+    def __init__(self, records):
+        self.records = records
+
+    def map(self, index):
+        return self.records[index]
 
 
 LAST_RULE = ("rule", ("label", "checked"))
 
 
-def _job(env, n, slow):
-    """Rules and events come from one source (the rules after the first events), split in
-    two: the rules broadcast, the events keyed."""
+def _records(n):
+    """Rules and events of one source: the rules after the first events."""
     events = [("event", (f"k{i % 7}", i)) for i in range(n)]
-    mixed = env.from_collection([*events[:50], ("rule", ("limit", 500)), *events[50:300],
-                                 LAST_RULE, *events[300:]])
-    mixed = mixed.map(slow).set_parallelism(1)
+    return [*events[:50], ("rule", ("limit", 500)), *events[50:300], LAST_RULE, *events[300:]]
+
+
+def _decided(mixed):
+    """The mixed stream split in two: the rules broadcast, the events keyed and decided."""
     rules = mixed.filter(lambda r: r[0] == "rule").map(lambda r: r[1]).broadcast(RULES)
     return mixed.filter(lambda r: r[0] == "event").map(lambda r: r[1]) \
         .key_by(lambda e: e[0]).connect(rules).process(Decide())
+
+
+def _job(env, n, slow):
+    return _decided(env.from_collection(_records(n)).map(slow).set_parallelism(1))
 
 
 def _expected(n):
@@ -111,10 +116,31 @@ def test_rules_reach_every_parallel_instance(executor):
 
 
 def test_broadcast_state_survives_a_crash_and_restore(executor, tmp_path):
+    """The source holds 50 events after the last rule until two checkpoints completed after
+    that; the first record after the hold fails the job once, so the restored attempt
+    depends on the checkpointed broadcast state."""
     env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="20 ms")
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    slow = Slow(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata")
-    out = list(_job(env, 1500, slow).execute_and_collect())
+    pattern = str(tmp_path / "chk" / "*" / "chk-*" / "_metadata")
+    records = _records(1500)
+    hold_at = records.index(LAST_RULE) + 51
+    gate = FileGate(tmp_path / "gate")
+
+    def open_after_two_checkpoints():
+        try:
+            gate.wait_arrived(60)
+            first = max(_completed(pattern), default=0)
+            poll_until(lambda: max(_completed(pattern), default=0) >= first + 2, 60)
+        finally:
+            gate.open()
+
+    opener = threading.Thread(target=open_after_two_checkpoints)
+    opener.start()
+    indices = gated_numbers(env, gate, len(records), before_gate=hold_at).set_parallelism(1)
+    mixed = (indices.map(RaiseOnce(marker, hold_at)).set_parallelism(1)
+             .map(RecordAt(records)).set_parallelism(1))
+    out = list(_decided(mixed).execute_and_collect())
+    opener.join(60)
     assert marker.exists(), "the failure was never injected"
     assert sorted(out) == _expected(1500)
