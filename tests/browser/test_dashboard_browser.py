@@ -95,6 +95,7 @@ def test_dashboard_renders_a_running_job(browser_executable, job):
             page.wait_for_selector("#graph g.vertex[data-backpressure=high]")
             fast = page.locator("#graph g.vertex[data-backpressure=high]").text_content()
             assert "Fast" in fast
+            assert "backlog " in fast  # the collection source's pendingRecords
             slow = page.locator("#graph g.vertex", has_text="Slow")
             assert slow.get_attribute("data-backpressure") == "ok"
 

@@ -104,6 +104,25 @@ def test_watermarks_and_vertex_io_in_job_details(api):
     (v1,) = [v for v in vertices if v["id"] == "v1"]
     assert v1["metrics"]["write-records"] == 400 and v1["metrics"]["read-records"] == 200
     assert v1["metrics"]["write-records-complete"] is False
+    assert "pending-records" not in v1["metrics"]  # no source backlog reported
+
+
+def test_vertex_io_sums_the_sources_backlog():
+    from flintlock.runtime.rest.metrics_views import vertex_io
+
+    def report(pending_records, pending_bytes):
+        groups = SubtaskMetricGroups()
+        source = groups.operator("src", "Source: lines")
+        source.gauge("pendingRecords", lambda: pending_records)
+        if pending_bytes is not None:
+            source.gauge("pendingBytes", lambda: pending_bytes)
+        metrics = SubtaskMetrics(groups.registry, (), 0.0)
+        return metrics.sample(TaskIOCounters(0, 0, 0, 0, 0.0, 0.0), None, 1.0, 0)
+
+    tasks = (TaskDescription("Source", "s", 0, "RUNNING", report(10, 300)),
+             TaskDescription("Source", "s", 1, "RUNNING", report(5, None)))
+    io = vertex_io(tasks)
+    assert io["pending-records"] == 15 and io["pending-bytes"] == 300
 
 
 def test_unknown_vertex_job_and_method(api):

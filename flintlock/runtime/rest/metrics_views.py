@@ -168,7 +168,9 @@ def vertex_io(tasks: Sequence[TaskDescription]) -> Json:
     """The ``metrics`` of a vertex in ``GET /jobs/:jobid`` (Flink's keys: totals over its
     subtasks' latest reports; ``*-complete`` false while any subtask runs; flintlock's:
     records per second in and out summed over its subtasks, the busiest and the most
-    backpressured subtask's ms per second)."""
+    backpressured subtask's ms per second, and where its sources report a backlog,
+    ``pending-records`` / ``pending-bytes``: the sums of their ``pendingRecords`` /
+    ``pendingBytes``)."""
     totals = dict.fromkeys((NUM_BYTES_IN, NUM_BYTES_OUT, NUM_RECORDS_IN, NUM_RECORDS_OUT,
                             NUM_RECORDS_IN + PER_SECOND, NUM_RECORDS_OUT + PER_SECOND), 0.0)
     busy = backpressured = 0.0
@@ -187,7 +189,23 @@ def vertex_io(tasks: Sequence[TaskDescription]) -> Json:
         "records-out-per-second": totals[NUM_RECORDS_OUT + PER_SECOND],
         "max-busy-time-ms-per-second": busy,
         "max-backpressured-time-ms-per-second": backpressured,
+        **_backlog(tasks),
     }
+
+
+def _backlog(tasks: Sequence[TaskDescription]) -> Json:
+    """The sums of the vertex's source backlog gauges, by the keys that have any."""
+    sums: dict[str, int] = {}
+    for _, report in _reports(tasks):
+        for point in report.points:
+            key = _BACKLOG_KEYS.get(point.name)
+            if key is not None and point.scope.components \
+                    and isinstance(point.value, (int, float)):
+                sums[key] = sums.get(key, 0) + int(point.value)
+    return sums
+
+
+_BACKLOG_KEYS = {"pendingRecords": "pending-records", "pendingBytes": "pending-bytes"}
 
 
 def _number(report: SubtaskMetricsReport, name: str) -> float:

@@ -55,6 +55,8 @@ const fmt = {
     while (n >= 1024 && i < units.length - 1) { n /= 1024; i += 1; }
     return `${i ? n.toFixed(1) : n} ${units[i]}`;
   },
+  count: (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k`
+    : `${n}`),
   rate: (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M/s` : n >= 1e3
     ? `${(n / 1e3).toFixed(1)} k/s` : `${Math.round(n)}/s`),
 };
@@ -98,9 +100,15 @@ function layout(nodes) {
     const column = depth.get(node.id);
     const row = rows.get(column) || 0;
     rows.set(column, row + 1);
-    place.set(node.id, { x: 20 + column * 360, y: 30 + row * 130 });
+    place.set(node.id, { x: 20 + column * 390, y: 30 + row * 130 });
   }
   return place;
+}
+
+function backlog(m) {
+  if (m["pending-records"] !== undefined) return ` · backlog ${fmt.count(m["pending-records"])}`;
+  if (m["pending-bytes"] !== undefined) return ` · backlog ${fmt.bytes(m["pending-bytes"])}`;
+  return "";
 }
 
 function renderGraph(details, levels) {
@@ -109,7 +117,7 @@ function renderGraph(details, levels) {
     id: v.id, parallelism: v.parallelism, description: v.name, inputs: [] }));
   const place = layout(nodes);
   const vertices = new Map(details.vertices.map((v) => [v.id, v]));
-  const width = 260;
+  const width = 290;
   const height = 96;
   const defs = el("svg:defs");
   const marker = el("svg:marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5,
@@ -144,12 +152,12 @@ function renderGraph(details, levels) {
     g.append(el("svg:rect", { width, height, fill: `rgba(21, 101, 192, ${0.08 + 0.5 * busy})` }));
     const lines = [
       [vertex.name || node.description, "title"],
-      [`parallelism ${node.parallelism} · ${vertex.status}`, ""],
+      [`parallelism ${node.parallelism} · ${vertex.status}${backlog(m)}`, ""],
       [`records in ${m["read-records"] ?? 0} · out ${m["write-records"] ?? 0}`, "records"],
       [`busy ${Math.round(busy * 100)}% · backpressure ${level}`, "load"],
     ];
     lines.forEach(([text, cls], i) => {
-      const label = text.length > 40 ? `${text.slice(0, 39)}…` : text;
+      const label = text.length > 44 ? `${text.slice(0, 43)}…` : text;
       g.append(el("svg:text", { x: 10, y: 22 + i * 20, class: cls }, label));
     });
     parts.push(g);
