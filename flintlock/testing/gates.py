@@ -16,6 +16,9 @@ Two ways for a job to wait at a gate:
   Nothing passes that task meanwhile, barriers included: for tests that need a task busy
   (cancellation, a stuck task, metrics of a running job), not for checkpoints.
 
+``open_when(gate, condition)`` opens a gate from a thread of the test once a condition holds
+(checkpoints completed), for jobs that run in the test's foreground.
+
 Threads: a gate has no memory but its files; ``arrive``/``wait_open`` run on task threads,
 ``open``/``wait_arrived`` on the test's thread. A reader of the gated source belongs to its
 source task's thread, like every source reader.
@@ -24,13 +27,15 @@ source task's thread, like every source reader.
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from flintlock.common.watermark_strategy import WatermarkStrategy
 from flintlock.datastream.connectors.number_seq import NumberSequenceReader, NumberSequenceSource
 from flintlock.testing.waiting import DEFAULT_TIMEOUT_S, poll_until, wait_until
 
-__all__ = ["FileGate", "GatedNumberSequenceSource", "HoldAt", "gated_numbers"]
+__all__ = ["FileGate", "GatedNumberSequenceSource", "HoldAt", "gated_numbers", "open_when"]
 
 ARRIVED = "arrived"
 OPENED = "opened"
@@ -151,3 +156,22 @@ def gated_numbers(env: Any, gate: FileGate, count: int, before_gate: int = 1,
     until the test opens ``gate``."""
     source = GatedNumberSequenceSource(0, count - 1, gate, before_gate)
     return env.from_source(source, WatermarkStrategy.no_watermarks(), name)
+
+
+def open_when(gate: FileGate, condition: Callable[[], object],
+              timeout_s: float = DEFAULT_TIMEOUT_S * 6) -> threading.Thread:
+    """Starts a thread that opens ``gate`` once ``condition()`` holds (polled, bounded): a
+    test whose job runs in the foreground (``execute_and_collect``) releases it this way, e.g.
+    once checkpoints completed. After ``timeout_s`` the gate opens anyway, so the job ends and
+    the test's assertions tell what was missing; join the thread at the end."""
+
+    def run() -> None:
+        try:
+            poll_until(condition, timeout_s)
+        finally:
+            gate.open()
+
+    opener = threading.Thread(target=run, name=f"open-{os.path.basename(gate.directory)}",
+                              daemon=True)
+    opener.start()
+    return opener

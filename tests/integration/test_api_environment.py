@@ -8,7 +8,6 @@ state (events, lists) with the test.
 
 import glob
 import os
-import threading
 
 import pytest
 
@@ -25,7 +24,7 @@ from flintlock.datastream.connectors.file_system import FileSource, StreamFormat
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.runtime.state.keygroups import assign_key_to_operator
 from flintlock.testing.environments import local_environment
-from flintlock.testing.gates import FileGate, gated_numbers
+from flintlock.testing.gates import FileGate, gated_numbers, open_when
 from flintlock.testing.recording import Recording
 from flintlock.testing.waiting import poll_until
 
@@ -155,16 +154,8 @@ def test_enable_checkpointing_takes_checkpoints_at_the_interval(executor, tmp_pa
     assert config.get_checkpointing_mode() is CheckpointingMode.AT_LEAST_ONCE
     pattern = str(tmp_path / "chk" / "*" / "chk-*" / "_metadata")
     gate = FileGate(tmp_path / "gate")
-    seen = set()
-
-    def open_after_checkpoints():  # the job holds half its input until 3 checkpoints completed
-        try:
-            seen.update(_wait_for_checkpoints(pattern, 3))
-        finally:
-            gate.open()
-
-    opener = threading.Thread(target=open_after_checkpoints)
-    opener.start()
+    seen = set()  # the job holds half its input until 3 checkpoints completed
+    opener = open_when(gate, lambda: seen.update(glob.glob(pattern)) or len(seen) >= 3, WAIT_S)
     out = list(gated_numbers(env, gate, N_HELD, before_gate=N_HELD // 2).execute_and_collect())
     opener.join(WAIT_S)
     assert sorted(out) == list(range(N_HELD))

@@ -6,9 +6,6 @@ The rules and events come from one source: a job whose second source finishes lo
 the first can stall after a restore (docs/known-issues.md, reproduced without broadcast
 state), which is not what these tests are about."""
 
-import glob
-import os
-import threading
 import time
 
 from flintlock.datastream import (
@@ -20,8 +17,8 @@ from flintlock.datastream import (
 from flintlock.datastream.state import ListStateDescriptor, MapStateDescriptor
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnce
-from flintlock.testing.gates import FileGate, gated_numbers
-from flintlock.testing.waiting import poll_until
+from flintlock.testing.files import completed_checkpoints
+from flintlock.testing.gates import FileGate, gated_numbers, open_when
 
 RULES = MapStateDescriptor("rules", None, None)
 BUFFER = ListStateDescriptor("buffer", None)
@@ -60,11 +57,6 @@ class Decide(KeyedBroadcastProcessFunction):
 
         ctx.apply_to_keyed_state(BUFFER, flush)
         yield from decided
-
-
-def _completed(pattern):
-    """The numbers of the checkpoints whose metadata exists now."""
-    return [int(path.split("chk-")[-1].split(os.sep)[0]) for path in glob.glob(pattern)]
 
 
 class Slow(MapFunction):
@@ -122,21 +114,20 @@ def test_broadcast_state_survives_a_crash_and_restore(executor, tmp_path):
     env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="20 ms")
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    pattern = str(tmp_path / "chk" / "*" / "chk-*" / "_metadata")
     records = _records(1500)
     hold_at = records.index(LAST_RULE) + 51
     gate = FileGate(tmp_path / "gate")
+    seen_at_arrival = []
 
-    def open_after_two_checkpoints():
-        try:
-            gate.wait_arrived(60)
-            first = max(_completed(pattern), default=0)
-            poll_until(lambda: max(_completed(pattern), default=0) >= first + 2, 60)
-        finally:
-            gate.open()
+    def two_checkpoints_after_the_hold():
+        if not gate.has_arrived():
+            return False
+        completed = completed_checkpoints(tmp_path / "chk")
+        if not seen_at_arrival:
+            seen_at_arrival.append(max(completed, default=0))
+        return max(completed, default=0) >= seen_at_arrival[0] + 2
 
-    opener = threading.Thread(target=open_after_two_checkpoints)
-    opener.start()
+    opener = open_when(gate, two_checkpoints_after_the_hold)
     indices = gated_numbers(env, gate, len(records), before_gate=hold_at).set_parallelism(1)
     mixed = (indices.map(RaiseOnce(marker, hold_at)).set_parallelism(1)
              .map(RecordAt(records)).set_parallelism(1))

@@ -5,7 +5,6 @@ restore of a retained incremental checkpoint at another parallelism."""
 import collections
 import glob
 import os
-import threading
 import time
 
 import pytest
@@ -16,7 +15,8 @@ from flintlock.datastream.connectors import Source
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from flintlock.runtime.state.rocksdb_incremental import UploadLedger
 from flintlock.testing.environments import local_environment
-from flintlock.testing.gates import FileGate
+from flintlock.testing.files import completed_checkpoints
+from flintlock.testing.gates import FileGate, open_when
 from flintlock.testing.waiting import poll_until
 
 
@@ -107,8 +107,7 @@ class CrashAfterCheckpoints:
 
     def __call__(self, x):
         if x >= self.at and not os.path.exists(self.marker):
-            completed = glob.glob(os.path.join(self.checkpoint_dir, "*", "chk-*", "_metadata"))
-            if max((_checkpoint_id(path) for path in completed), default=0) < self.count:
+            if max(completed_checkpoints(self.checkpoint_dir), default=0) < self.count:
                 return x
             open(self.marker, "w").close()
             raise RuntimeError("injected failure after incremental checkpoints")
@@ -126,17 +125,8 @@ def test_exactly_once_across_a_crash_restored_from_an_incremental_checkpoint(
     env = _env(tmp_path)
     env.enable_checkpointing(50)
     marker = str(tmp_path / "crashed")
-    gate = FileGate(tmp_path / "gate")
-    pattern = str(tmp_path / "chk" / "*" / "chk-*" / "_metadata")
-
-    def open_after_three_checkpoints():  # the second half waits for them: the crash is after
-        try:
-            poll_until(lambda: max(map(_checkpoint_id, glob.glob(pattern)), default=0) >= 3, 60)
-        finally:
-            gate.open()
-
-    opener = threading.Thread(target=open_after_three_checkpoints)
-    opener.start()
+    gate = FileGate(tmp_path / "gate")  # the second half waits for three checkpoints
+    opener = open_when(gate, lambda: max(completed_checkpoints(tmp_path / "chk"), default=0) >= 3)
     results = list(
         env.from_source(PacedSource(n, gate=gate), WatermarkStrategy.no_watermarks(), "paced")
         .map(CrashAfterCheckpoints(str(tmp_path / "chk"), marker, n // 2, 3))
@@ -183,7 +173,7 @@ def test_a_retained_incremental_checkpoint_restores_at_another_parallelism(
     client = first.execute_async("first part")
     assert client.jm.wait_until_running(60)
     pattern = str(tmp_path / "first" / "chk" / "*" / "chk-*" / "_metadata")
-    poll_until(lambda: max(map(_checkpoint_id, glob.glob(pattern)), default=0) >= 3, 60)
+    poll_until(lambda: max(completed_checkpoints(tmp_path / "first" / "chk"), default=0) >= 3, 60)
     client.cancel()
     assert client.jm.wait_for_status({JobStatus.CANCELED}, 60)
     retained = sorted(glob.glob(pattern), key=_checkpoint_id)

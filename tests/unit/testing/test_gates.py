@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from flintlock.datastream.connectors.number_seq import NumberSequenceSplit
-from flintlock.testing.gates import FileGate, GatedNumberSequenceSource, HoldAt
+from flintlock.testing.gates import FileGate, GatedNumberSequenceSource, HoldAt, open_when
 
 
 def reader_of(gate: FileGate, before_gate: int, end: int = 9):  # type: ignore[no-untyped-def]
@@ -75,3 +75,19 @@ def test_hold_at_fails_instead_of_hanging_on_a_forgotten_gate(tmp_path) -> None:
 def test_a_negative_share_is_refused(tmp_path) -> None:
     with pytest.raises(ValueError):
         GatedNumberSequenceSource(0, 1, FileGate(tmp_path / "gate"), -1)
+
+
+def test_open_when_opens_the_gate_once_the_condition_holds(tmp_path) -> None:
+    gate = FileGate(tmp_path / "gate")
+    ready = FileGate(tmp_path / "ready")  # a condition the test controls
+    opener = open_when(gate, ready.is_open, timeout_s=30)
+    assert not gate.is_open()
+    ready.open()
+    opener.join(30)
+    assert gate.is_open()
+
+
+def test_open_when_opens_the_gate_anyway_after_the_bound(tmp_path) -> None:
+    gate = FileGate(tmp_path / "gate")
+    open_when(gate, lambda: False, timeout_s=0.01).join(30)
+    assert gate.is_open()
