@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import glob
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,7 @@ from flintlock.runtime.jobmanager import JobFailedError, JobManager
 from flintlock.runtime.jobmanager.history import JobEventKind
 from flintlock.runtime.state.errors import NonRestoredStateError
 from flintlock.testing.environments import local_configuration, local_environment
-from flintlock.testing.gates import FileGate, gated_numbers
+from flintlock.testing.gates import FileGate, gated_numbers, open_when
 from flintlock.testing.launchers import ThreadLauncher
 from flintlock.testing.waiting import wait_until
 
@@ -171,18 +170,19 @@ def test_with_the_fallback_off_a_damaged_newest_checkpoint_is_an_error(executor,
 
 
 class _DamageLatestThenRaise(MapFunction):
-    """Once the first checkpoint has completed: truncates its state files, then raises, so
-    the failover restores a damaged checkpoint. With a min pause far longer than the test, no
-    other checkpoint can start after the first, so the damaged one is surely the latest."""
+    """At ``trigger``, which comes only once the first checkpoint has completed (the source
+    holds until then): truncates that checkpoint's state files, then raises, so the failover
+    restores a damaged checkpoint. With a min pause far longer than the test, no other
+    checkpoint can start after the first, so the damaged one is surely the latest."""
 
-    def __init__(self, pattern, marker):
+    def __init__(self, pattern, marker, trigger):
         self.pattern = pattern
         self.marker = marker
+        self.trigger = trigger
 
     def map(self, value):
-        time.sleep(0.001)
-        committed = glob.glob(self.pattern)
-        if committed and not os.path.exists(self.marker):
+        if value == self.trigger and not os.path.exists(self.marker):
+            committed = glob.glob(self.pattern)
             Path(self.marker).touch()
             for path in _state_files(os.path.dirname(committed[0])):
                 Path(path).write_bytes(Path(path).read_bytes()[:3])
@@ -195,11 +195,14 @@ def test_a_damaged_latest_checkpoint_fails_the_restarted_job_at_once(executor, t
                             options=_options(**{"execution.checkpointing.min-pause": "10 min"}))
     env.enable_checkpointing(20)
     pattern = str(tmp_path / "chk" / "*" / "chk-*" / "_metadata.committed")
-    damage = _DamageLatestThenRaise(pattern, str(tmp_path / "damaged"))
-    (env.from_collection(list(range(100_000))).map(damage)
+    damage = _DamageLatestThenRaise(pattern, str(tmp_path / "damaged"), trigger=1000)
+    gate = FileGate(tmp_path / "gate")  # numbers from 1000 on wait for the first checkpoint
+    opener = open_when(gate, lambda: glob.glob(pattern))
+    (gated_numbers(env, gate, 100_000, before_gate=1000).map(damage)
      .key_by(lambda v: v % 5).map(_Count()).filter(lambda _: False).print())
     with pytest.raises(JobFailedError) as failed:
         env.execute("damaged")
+    opener.join(WAIT_S)
     cause = failed.value.__cause__
     assert isinstance(cause, CorruptStateError) and os.path.basename(
         os.path.dirname(cause.uri)).startswith("chk-")
