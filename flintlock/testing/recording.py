@@ -109,17 +109,20 @@ class Recording:
 
 
 class HoldUntilRecorded:
-    """A map function that holds each record until ``recording`` has ``count`` items (at
-    most ``timeout_s``; the record then passes anyway and the test's assertions tell): keeps a
-    job's input open while timers it waits for are due."""
+    """A map function that holds each record (only the one equal to ``at``, if given) until
+    ``recording`` has ``count`` items (at most ``timeout_s``; the record then passes anyway and
+    the test's assertions tell): keeps a job's input open while timers it waits for are due."""
 
-    def __init__(self, recording: Recording, count: int, timeout_s: float = 30.0) -> None:
+    def __init__(self, recording: Recording, count: int, timeout_s: float = 30.0,
+                 at: Any = None) -> None:
         self.recording = recording
         self.count = count
         self.timeout_s = timeout_s
+        self.at = at
 
     def __call__(self, record: Any) -> Any:
-        self.recording.wait_for_length(self.count, self.timeout_s)
+        if self.at is None or record == self.at:
+            self.recording.wait_for_length(self.count, self.timeout_s)
         return record
 
     def map(self, record: Any) -> Any:

@@ -4,9 +4,6 @@ state semantics, on both state backends; TTL expiry in processing time; state su
 restart from a checkpoint.
 """
 
-import glob
-import os
-import threading
 import time
 
 import pytest
@@ -29,7 +26,10 @@ from flintlock.datastream.state import (
     ValueStateDescriptor,
 )
 from flintlock.testing.environments import local_environment
-from flintlock.testing.faults import RaiseOnceAfter
+from flintlock.testing.faults import RaiseOnce, RaiseOnceAfter
+from flintlock.testing.files import completed_checkpoints
+from flintlock.testing.gates import FileGate, gated_numbers, open_when
+from flintlock.testing.recording import HoldUntilRecorded, Recording
 
 
 def _env(tmp_path, parallelism=2, backend=None):
@@ -262,13 +262,12 @@ def test_keyed_state_survives_a_restart_exactly_once(executor, tmp_path, backend
     assert sorted(out) == sorted(expected)
 
 
-FIRED: list = []
-FIRED_LOCK = threading.Lock()
+FIRED_AFTER_RESTART = Recording("state.fired-after-restart")  # keys whose timers fired
 
 
 class TimerLater(KeyedProcessFunction):
     """Registers one processing-time timer per element, 1.5 s ahead; ``on_timer`` emits the
-    key and notes (attempt, key)."""
+    key and, in an attempt after the first, records it."""
 
     def open(self, runtime_context):
         self.attempt = runtime_context.get_attempt_number()
@@ -279,44 +278,32 @@ class TimerLater(KeyedProcessFunction):
             service.register_processing_time_timer(service.current_processing_time() + 1500)
 
     def on_timer(self, timestamp, ctx):
-        with FIRED_LOCK:
-            FIRED.append((self.attempt, ctx.get_current_key()))
+        if self.attempt > 0:
+            FIRED_AFTER_RESTART.append(ctx.get_current_key())
         yield ("fired", ctx.get_current_key())
 
 
-class TicksUntilTimersFired(MapFunction):
-    """Keeps the input open: 2 ms a tick; raises once after a checkpoint completed; after
-    the restart, ticks on until ``count`` timers fired in a later attempt (bounded)."""
-
-    def __init__(self, marker, pattern, count):
-        self.marker = str(marker)
-        self.pattern = str(pattern)
-        self.count = count
-
-    def map(self, value):
-        if not os.path.exists(self.marker):
-            time.sleep(0.002)
-            if glob.glob(self.pattern):
-                open(self.marker, "w").close()
-                raise RuntimeError("injected failure")
-        else:
-            with FIRED_LOCK:
-                fired = sum(1 for attempt, _ in FIRED if attempt > 0)
-            if fired < self.count:
-                time.sleep(0.002)
-        return ("tick", value)
+def _tick(value):
+    return ("tick", value)
 
 
 def test_processing_time_timers_survive_a_restart(executor, tmp_path):
-    FIRED.clear()
     env = _env(tmp_path)
     env.enable_checkpointing(20)
     marker = tmp_path / "crashed"
-    pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
+    n = 15_000
+    gate = FileGate(tmp_path / "gate")  # ticks from 100 on wait for a completed checkpoint
+    opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
     elements = env.from_collection([("a", 1), ("b", 2)])
-    ticks = env.from_collection(list(range(15_000))).map(
-        TicksUntilTimersFired(marker, pattern, 2)).set_parallelism(1)
+    # One tick reader: ticks 0..99, the hold, the crash at 100 (after a checkpoint); after
+    # the restart the last tick waits until both timers fired, so the input stays open while
+    # they are due (processing-time timers pending at the end of input are dropped).
+    ticks = (gated_numbers(env, gate, n, before_gate=100).set_parallelism(1)
+             .map(RaiseOnce(marker, 100)).set_parallelism(1)
+             .map(HoldUntilRecorded(FIRED_AFTER_RESTART, 2, at=n - 1)).set_parallelism(1)
+             .map(_tick).set_parallelism(1))
     out = list(elements.union(ticks).key_by(lambda r: r[0]).process(TimerLater())
                .execute_and_collect())
+    opener.join(60)
     assert marker.exists(), "the failure was never injected"
     assert sorted(out) == [("fired", "a"), ("fired", "b")]

@@ -50,3 +50,15 @@ def test_the_collecting_sink_appends_every_batch_it_writes() -> None:
     writer.end_input()
     writer.close()
     assert recording == [1, 2, 3]
+
+
+def test_hold_until_recorded_at_a_value_lets_every_other_record_pass() -> None:
+    recording = Recording("unit.hold-at")
+    recording.clear()
+    hold = HoldUntilRecorded(recording, 1, timeout_s=30, at="last")
+    assert [hold(r) for r in ("first", "second")] == ["first", "second"]  # no wait
+    worker = threading.Thread(target=lambda: hold("last"))
+    worker.start()
+    recording.append("fired")
+    worker.join(30)
+    assert not worker.is_alive()
