@@ -35,7 +35,14 @@ from flintlock.common.watermark_strategy import WatermarkStrategy
 from flintlock.datastream.connectors.number_seq import NumberSequenceReader, NumberSequenceSource
 from flintlock.testing.waiting import DEFAULT_TIMEOUT_S, poll_until, wait_until
 
-__all__ = ["FileGate", "GatedNumberSequenceSource", "HoldAt", "gated_numbers", "open_when"]
+__all__ = [
+    "FileGate",
+    "GatedNumberSequenceSource",
+    "HoldAt",
+    "gated_numbers",
+    "gated_records",
+    "open_when",
+]
 
 ARRIVED = "arrived"
 OPENED = "opened"
@@ -156,6 +163,24 @@ def gated_numbers(env: Any, gate: FileGate, count: int, before_gate: int = 1,
     until the test opens ``gate``."""
     source = GatedNumberSequenceSource(0, count - 1, gate, before_gate)
     return env.from_source(source, WatermarkStrategy.no_watermarks(), name)
+
+
+class _RecordAt:
+    """Index i → ``records[i]`` (a map function; ``records`` travel with the job)."""
+
+    def __init__(self, records: list[Any]) -> None:
+        self.records = records
+
+    def __call__(self, index: int) -> Any:
+        return self.records[index]
+
+
+def gated_records(env: Any, gate: FileGate, records: list[Any], before_gate: int,
+                  name: str = "records") -> Any:
+    """``records`` in their order from one gated source reader (``from_collection`` that
+    holds after ``before_gate`` records until ``gate`` opens), at parallelism 1."""
+    indices = gated_numbers(env, gate, len(records), before_gate, name).set_parallelism(1)
+    return indices.map(_RecordAt(list(records))).set_parallelism(1)
 
 
 def open_when(gate: FileGate, condition: Callable[[], object],

@@ -18,7 +18,7 @@ from flintlock.datastream.state import ListStateDescriptor, MapStateDescriptor
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnce
 from flintlock.testing.files import completed_checkpoints
-from flintlock.testing.gates import FileGate, gated_numbers, open_when
+from flintlock.testing.gates import FileGate, gated_records, open_when
 
 RULES = MapStateDescriptor("rules", None, None)
 BUFFER = ListStateDescriptor("buffer", None)
@@ -65,16 +65,6 @@ class Slow(MapFunction):
     def map(self, value):
         time.sleep(0.001)
         return value
-
-
-class RecordAt(MapFunction):
-    """Index i → the i-th of ``records``."""
-
-    def __init__(self, records):
-        self.records = records
-
-    def map(self, index):
-        return self.records[index]
 
 
 LAST_RULE = ("rule", ("label", "checked"))
@@ -128,9 +118,8 @@ def test_broadcast_state_survives_a_crash_and_restore(executor, tmp_path):
         return max(completed, default=0) >= seen_at_arrival[0] + 2
 
     opener = open_when(gate, two_checkpoints_after_the_hold)
-    indices = gated_numbers(env, gate, len(records), before_gate=hold_at).set_parallelism(1)
-    mixed = (indices.map(RaiseOnce(marker, hold_at)).set_parallelism(1)
-             .map(RecordAt(records)).set_parallelism(1))
+    mixed = gated_records(env, gate, records, before_gate=hold_at)
+    mixed = mixed.map(RaiseOnce(marker, records[hold_at])).set_parallelism(1)
     out = list(_decided(mixed).execute_and_collect())
     opener.join(60)
     assert marker.exists(), "the failure was never injected"

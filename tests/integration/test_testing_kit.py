@@ -3,6 +3,7 @@
 import pytest
 
 from flintlock.testing.environments import local_environment
+from flintlock.testing.gates import FileGate, gated_records, open_when
 from flintlock.testing.recording import CollectingSink, Recording
 
 OUT = Recording("kit.out")
@@ -21,3 +22,13 @@ def test_a_collecting_sink_receives_every_record_of_every_subtask(executor, tmp_
 def test_the_executor_fixture_starts_every_test_with_empty_recordings(executor, run):
     assert LEFT_OVER == []  # the second run sees nothing of the first
     LEFT_OVER.append(run)
+
+
+def test_gated_records_come_in_their_order_once_the_gate_opens(executor, tmp_path):
+    env = local_environment(tmp_path, 2)
+    gate = FileGate(tmp_path / "gate")
+    records = [("r", i) for i in range(300)]
+    opener = open_when(gate, gate.has_arrived)  # open once the reader holds after 100
+    out = list(gated_records(env, gate, records, before_gate=100).execute_and_collect())
+    opener.join(30)
+    assert out == records and gate.has_arrived()

@@ -26,7 +26,9 @@ from flintlock.datastream.window import (
     TumblingEventTimeWindows,
 )
 from flintlock.testing.environments import local_environment
-from flintlock.testing.faults import RaiseOnceAfter
+from flintlock.testing.faults import RaiseOnce
+from flintlock.testing.files import completed_checkpoints
+from flintlock.testing.gates import FileGate, gated_records, open_when
 
 
 def _readings(n, keys=4):
@@ -40,11 +42,13 @@ class ByTimestamp(TimestampAssigner):
         return value[1]
 
 
-def _stamped(env, readings, before=None):
-    """Timestamped readings from one source subtask, slowed in the source's chain (so the
-    source cannot run ahead of checkpoints); the keyed operators after it run at the job's
-    parallelism."""
-    stream = env.from_collection(readings).map(Slow()).set_parallelism(1)
+def _stamped(env, readings, before=None, stream=None):
+    """Timestamped readings from one source subtask (``stream``, or a collection of
+    ``readings``), slowed in the source's chain (so the source cannot run ahead of
+    checkpoints); the keyed operators after it run at the job's parallelism."""
+    if stream is None:
+        stream = env.from_collection(readings)
+    stream = stream.map(Slow()).set_parallelism(1)
     if before is not None:
         stream = stream.map(before).set_parallelism(1)
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(30)) \
@@ -225,11 +229,16 @@ def test_window_contents_and_timers_survive_a_crash_and_restore(executor, tmp_pa
     env.get_config().set_auto_watermark_interval(10)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", delay_s=0.001)
     readings = _readings(3000)
-    out = list(_stamped(env, readings, before=crash).key_by(lambda r: r[0])
+    # the second half waits for a completed checkpoint; its first reading fails the job once
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
+    held = gated_records(env, gate, readings, before_gate=1500)
+    crash = RaiseOnce(marker, readings[1500])
+    out = list(_stamped(env, readings, before=crash, stream=held).key_by(lambda r: r[0])
                .window(TumblingEventTimeWindows.of(Duration.of_millis(500)))
                .apply(_Sum()).execute_and_collect())
+    opener.join(60)
     assert marker.exists(), "the failure was never injected"
     assert sorted(out) == _tumbling_model(readings, 500)
 
