@@ -4,7 +4,6 @@ mid-stream and restarts from the latest checkpoint (with its channel state, if i
 buffers); the output must equal the failure-free one exactly."""
 
 import collections
-import threading
 import time
 
 import pytest
@@ -22,33 +21,30 @@ from flintlock.runtime.tasks import (
 from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
 from flintlock.testing.faults import RaiseOnce
+from flintlock.testing.recording import Recording
 
 N = 4000
 KEYS = 7
 
-# Module-level, so user functions refer to them by reference (TaskManagers are threads here).
-WRITTEN: list[tuple[int, int, int]] = []
+# Emptied by the executor fixture (TaskManagers are threads here).
+WRITTEN = Recording("unaligned.written")
 """(checkpoint id, input bytes, output bytes) of every channel state written."""
-RESTORED: list[tuple[int, int, int]] = []
+RESTORED = Recording("unaligned.restored")
 """The same, of every channel state a restored subtask read."""
-CONVERTED: list[int] = []
+CONVERTED = Recording("unaligned.converted")
 """Checkpoint ids of the aligned barriers converted in a receiver's queue (alternating)."""
-LOCK = threading.Lock()
 
 
 class _RecordingReceivedBarriers(timeoutable.ReceivedBarriers):
     def _convert(self, barrier):
         before = self.converted
         super()._convert(barrier)
-        with LOCK:
-            CONVERTED.extend([barrier.checkpoint_id] * (self.converted - before))
+        CONVERTED.extend([barrier.checkpoint_id] * (self.converted - before))
 
 
 @pytest.fixture
 def executor(monkeypatch):
-    WRITTEN.clear()
-    RESTORED.clear()
-    CONVERTED.clear()
+    Recording.clear_all()
     monkeypatch.setattr(input_processor, "ReceivedBarriers", _RecordingReceivedBarriers)
     monkeypatch.setattr(subtask_checkpointer, "write_channel_state", _recording_write)
     monkeypatch.setattr(stream_task, "read_channel_state", _recording_read)
@@ -62,16 +58,14 @@ def _sizes(snapshot):
 
 
 def _recording_write(snapshot, writer, name):
-    with LOCK:
-        WRITTEN.append(_sizes(snapshot))
+    WRITTEN.append(_sizes(snapshot))
     return channel_state_io.write_channel_state(snapshot, writer, name)
 
 
 def _recording_read(state, read):
     snapshot = channel_state_io.read_channel_state(state, read)
     if snapshot is not None:
-        with LOCK:
-            RESTORED.append(_sizes(snapshot))
+        RESTORED.append(_sizes(snapshot))
     return snapshot
 
 
