@@ -26,7 +26,8 @@ from flintlock.common.ids import (
 )
 from flintlock.runtime.network.buffer import Buffer, NetworkBufferPool
 from flintlock.runtime.network.channel_selector import KeyGroupSelector
-from flintlock.runtime.network.gate import LocalInputChannel, SingleInputGate, UnionInputGate
+from flintlock.runtime.network.gate import SingleInputGate, UnionInputGate
+from flintlock.runtime.network.local_channel import LocalInputChannel
 from flintlock.runtime.network.partition import (
     ResultPartition,
     ResultPartitionManager,

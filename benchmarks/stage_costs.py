@@ -59,7 +59,8 @@ from flintlock.runtime.network import partition as partitions
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.channel_selector import KeyGroupSelector
 from flintlock.runtime.network.event_time import RunDetectingSerializer
-from flintlock.runtime.network.gate import LocalInputChannel, SingleInputGate
+from flintlock.runtime.network.gate import SingleInputGate
+from flintlock.runtime.network.local_channel import LocalInputChannel
 from flintlock.runtime.network.serialization import PickleBatchSerializer, RecordDeserializer
 from flintlock.runtime.network.typed_serializer import TypedBatchSerializer
 from flintlock.runtime.network.writer import RecordWriter

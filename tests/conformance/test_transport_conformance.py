@@ -9,7 +9,7 @@ import pytest
 from flintlock.runtime.auth import AuthenticationError
 from flintlock.runtime.network.buffer import BufferRequestTimeoutError, DataType, unpooled_buffer
 from flintlock.runtime.network.events import decode_event
-from flintlock.runtime.network.gate import InputChannelError, ProducerFailedError
+from flintlock.runtime.network.input_channel import InputChannelError, ProducerFailedError
 from flintlock.runtime.network.partition import PartitionNotFoundError
 from flintlock.testing.exchange import read_one, write
 from flintlock.testing.waiting import wait_until

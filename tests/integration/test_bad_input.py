@@ -18,7 +18,7 @@ import pytest
 
 from flintlock.runtime.auth import DATA_PLANE, AuthenticationError, authenticate_server
 from flintlock.runtime.network.frame_decoder import FrameDecoder
-from flintlock.runtime.network.gate import InputChannelError
+from flintlock.runtime.network.input_channel import InputChannelError
 from flintlock.runtime.network.protocol import (
     HEADER,
     MAGIC,

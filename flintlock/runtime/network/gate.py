@@ -23,8 +23,7 @@ A ``UnionInputGate`` reads several gates as one (a task with more than one input
 global channel indices: the gate's offset plus the local index.
 
 The channel errors, ``LocalInputChannel`` and the retry ``Scheduler`` are defined in
-``input_channel`` and ``local_channel``; this module re-exports them for the test kit's
-exchange builder and the tests that import them from here.
+``input_channel`` and ``local_channel``.
 
 Threads: the gate's queue and flags are guarded by ``_cond``; ``get_next``/``poll_next``,
 ``block_channel``/``resume_channel`` run on the consuming task thread only; channels'
@@ -45,25 +44,10 @@ from flintlock.runtime.network.buffer import Buffer, LocalBufferPool
 from flintlock.runtime.network.events import is_end_of_partition
 from flintlock.runtime.network.input_channel import (
     InputChannel,
-    InputChannelError,
     InputChannelStatistics,
-    ProducerFailedError,
-    Scheduler,
-    timer_scheduler,
 )
-from flintlock.runtime.network.local_channel import LocalInputChannel
 
-__all__ = [
-    "InputChannelError",
-    "InputGateClosedError",
-    "InputGateStatistics",
-    "LocalInputChannel",
-    "ProducerFailedError",
-    "Scheduler",
-    "SingleInputGate",
-    "UnionInputGate",
-    "timer_scheduler",
-]
+__all__ = ["InputGateClosedError", "InputGateStatistics", "SingleInputGate", "UnionInputGate"]
 
 
 class InputGateClosedError(FlintlockError):

@@ -19,7 +19,7 @@ from flintlock.common.ids import IntermediateDataSetId, ResultPartitionId, Subta
 from flintlock.runtime.auth import DATA_PLANE, authenticate_server
 from flintlock.runtime.network.buffer import DataType, NetworkBufferPool
 from flintlock.runtime.network.frame_decoder import FrameDecoder
-from flintlock.runtime.network.gate import InputChannelError
+from flintlock.runtime.network.input_channel import InputChannelError
 from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.protocol import BUFFER_FIXED as _BUFFER_FIXED
 from flintlock.runtime.network.protocol import (

@@ -6,12 +6,8 @@ from flintlock.common.ids import ChannelIndex
 from flintlock.runtime.network.barriers import END_OF_PARTITION
 from flintlock.runtime.network.buffer import BufferRequestTimeoutError, NetworkBufferPool
 from flintlock.runtime.network.events import decode_event
-from flintlock.runtime.network.gate import (
-    InputChannelError,
-    InputGateClosedError,
-    ProducerFailedError,
-    UnionInputGate,
-)
+from flintlock.runtime.network.gate import InputGateClosedError, UnionInputGate
+from flintlock.runtime.network.input_channel import InputChannelError, ProducerFailedError
 from flintlock.runtime.network.partition import PartitionNotFoundError, ResultPartitionManager
 from flintlock.testing.exchange import (
     local_exchange,
@@ -235,7 +231,8 @@ def read_until_blocked(gate):
 
 def test_local_channel_takes_its_backoff_from_the_configuration():
     from flintlock.common.config import Configuration
-    from flintlock.runtime.network.gate import LocalInputChannel, SingleInputGate
+    from flintlock.runtime.network.gate import SingleInputGate
+    from flintlock.runtime.network.local_channel import LocalInputChannel
 
     config = Configuration({"taskmanager.network.request-backoff.initial": "50 ms",
                             "taskmanager.network.request-backoff.max": "200 ms"})

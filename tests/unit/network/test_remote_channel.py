@@ -6,7 +6,7 @@ import pytest
 
 from flintlock.runtime.network.buffer import DataType
 from flintlock.runtime.network.credit import CreditViolationError
-from flintlock.runtime.network.gate import InputChannelError
+from flintlock.runtime.network.input_channel import InputChannelError
 from flintlock.runtime.network.partition import PartitionNotFoundError
 from flintlock.runtime.network.protocol import MalformedFrameError, PartitionRequest
 from flintlock.runtime.network.remote_channel import BufferReorderingError
