@@ -29,12 +29,14 @@ rescale, or by a later version, decodes without the job graph)::
     run    := block timestamps-column              (an ``event_time.StampedRun``)
 
 A schema is ASCII: ``V<code>`` one scalar column, ``R<struct format>`` rows of fixed-width
-fields packed with ``struct`` (one column), ``C<code>...`` one column per tuple field. Column
-codes: ``q i h b d f`` fixed width (little-endian), ``s`` text joined with NUL, ``S`` text
-containing NUL (pickled list), ``?`` booleans (one byte each), ``p`` values pickled as a list.
+fields packed with ``struct`` (one column; integer fields as narrow as the batch allows),
+``C<code>...`` one column per tuple field. Column codes: ``q i h b d f`` fixed width
+(little-endian), ``s`` text joined with NUL, ``S`` text containing NUL (pickled list), ``?``
+booleans (one byte each), ``p`` values pickled as a list.
 A pickle chunk starts with ``0x80`` (protocol 2+), so ``MAGIC`` (``0xF1``) never collides.
 
-Pure functions and immutable plans; safe from any thread.
+Pure functions; a plan belongs to the serializer that compiled it (one per edge) and is used
+by the thread that owns that serializer.
 """
 
 from __future__ import annotations
@@ -145,7 +147,8 @@ def _decode_column(code: str, payload: memoryview, count: int) -> list[Any]:
 # -- plans -----------------------------------------------------------------------------------
 
 class CodecPlan:
-    """How one declared type's batches are laid out; built once per edge."""
+    """How one declared type's batches are laid out; built once per edge, and used by the one
+    thread that owns the edge's serializer (a rows plan remembers its last width)."""
 
     __slots__ = ("check", "converts", "encode_block")
 
@@ -173,13 +176,49 @@ def _check_text(values: Sequence[Any]) -> object:
     return _NUL.join(values)  # TypeError unless every value is a str, as _encode_text
 
 
+_NARROWER = "bhiq"  # integer codes from the narrowest; a field never goes wider than declared
+RETRY_NARROWER_EVERY = 64
+"""Batches a rows plan packs at one width before it tries the next narrower one again."""
+
+
+def _row_widths(codes: str) -> list[str]:
+    """The struct codes a batch of rows may be packed with, narrowest first: every integer
+    field at one, two, four bytes, then as declared (other fields as declared)."""
+    widths = []
+    for limit in _NARROWER:
+        narrowed = "".join(min(code, limit, key=_NARROWER.index) if code in _NARROWER else code
+                           for code in codes)
+        if narrowed not in widths:
+            widths.append(narrowed)
+    return widths
+
+
 def _rows_plan(codes: str, converts: bool) -> CodecPlan:
-    pack = struct.Struct("<" + codes).pack
-    schema = "R" + codes
+    """Rows of fixed-width fields packed with ``struct``. Integer fields are packed as narrow
+    as the batch allows (a batch of small counts takes 2 bytes a field instead of 8, less
+    than pickle's): the plan remembers the narrowest width that fitted, widens when a value
+    does not fit (``struct`` refuses it), and every ``RETRY_NARROWER_EVERY`` batches tries
+    one step narrower again. The width is in the block's schema, so readers need nothing."""
+    packs = [("R" + width, struct.Struct("<" + width).pack) for width in _row_widths(codes)]
+    widest = len(packs) - 1
+    state = [0, 0]  # [index into packs that fitted last, batches packed since it changed]
 
     def encode_block(values: Sequence[Any]) -> list[bytes]:
         _check_sequences(values)
-        return _block(schema, len(values), [b"".join(starmap(pack, values))])
+        index, packed = state
+        if packed >= RETRY_NARROWER_EVERY and index > 0:
+            index, packed = index - 1, 0
+        while True:
+            schema, pack = packs[index]
+            try:
+                payload = b"".join(starmap(pack, values))
+            except struct.error:
+                if index == widest:
+                    raise
+                index, packed = index + 1, 0
+                continue
+            state[0], state[1] = index, packed + 1
+            return _block(schema, len(values), [payload])
 
     return CodecPlan(encode_block, converts)
 

@@ -42,7 +42,13 @@ from flintlock.runtime.network.event_time import (
     TimestampedBatch,
 )
 from flintlock.runtime.network.serialization import CorruptChannelDataError, RecordDeserializer
-from flintlock.runtime.network.typed_codec import MAGIC, compile_plan, decode_chunk, encode_chunk
+from flintlock.runtime.network.typed_codec import (
+    MAGIC,
+    RETRY_NARROWER_EVERY,
+    compile_plan,
+    decode_chunk,
+    encode_chunk,
+)
 from flintlock.runtime.network.typed_serializer import TypedBatchSerializer, serializer_for
 from flintlock.runtime.state.keygroups import assign_key_to_operator
 from flintlock.runtime.tasks.channel_state_io import CheckpointableDeserializer
@@ -599,3 +605,31 @@ def test_a_record_writer_raises_the_mismatch_on_the_task_thread():
     assert (info.value.operator, info.value.declared) == ("pairs", repr(PAIR))
     assert info.value.value == "('a', 1) (tuple)"
     writer.close(flush=False)
+
+
+def test_integer_rows_are_packed_as_narrow_as_the_batch_allows_and_widen_when_needed():
+    plan = compile_plan(Types.TUPLE([Types.LONG(), Types.LONG()]))
+    assert plan is not None
+    small = [(key, 1) for key in range(100)]
+
+    def schema_of(records: list[Any]) -> str:
+        chunk = encode_chunk(plan, records)
+        assert decode_chunk(chunk)[0] == records
+        return chunk[3:3 + chunk[2]].decode("ascii")
+
+    assert schema_of(small) == "Rbb"  # 2 bytes a record, not 16
+    assert schema_of([(1, 2**40), (INT64_MIN, INT64_MAX)]) == "Rqq"
+    assert schema_of(small) == "Rqq"  # stays as wide as the last batch needed...
+    for _ in range(RETRY_NARROWER_EVERY):
+        schema_of(small)
+    assert schema_of(small) == "Rii"  # ...then tries one step narrower at a time
+    assert schema_of([(300, 1)]) == "Rii"
+
+
+def test_a_value_that_fits_no_width_is_refused_as_before():
+    plan = compile_plan(Types.TUPLE([Types.INT(), Types.DOUBLE()]))
+    assert plan is not None
+    assert encode_chunk(plan, [(5, 0.5)])[3:6] == b"Rbd"
+    for bad in [(2**31, 0.5), ("5", 0.5), (5.0, 0.5)]:
+        with pytest.raises(struct.error):
+            encode_chunk(plan, [(1, 0.5), bad])
