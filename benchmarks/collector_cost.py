@@ -1,7 +1,7 @@
 """The cycle collector's share of a ported job: the word count of ``benchmarks.ported``
 (``FileSource`` → ``flat_map`` → ``map`` → ``key_by`` → ``reduce`` → ``map`` → ``FileSink``),
 with and without declared types, under CPython's collector defaults and under the settings a
-TaskManager process runs a job with (``runtime/taskmanager/collector.py``).
+TaskManager process runs a job with (``spark/collector.py``).
 
 TaskManagers run as threads of this process (``ThreadExecutor``, no Spark), so one process's
 CPU time (``time.process_time``) covers the whole job, and a ``gc.callbacks`` probe adds up the

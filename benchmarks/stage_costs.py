@@ -21,7 +21,7 @@ batches (a task hands its chain up to 4,096); median (min) of ``--repeat`` repea
 is marginal CPU per record between jobs of N and 5N records (N = ``--records``; start-up
 cancels), all threads of the process counted, as on one core. End-to-end jobs run under the
 cycle-collector settings a TaskManager process uses on Spark
-(``runtime/taskmanager/collector.py``; ``--collector default`` keeps CPython's), and the time
+(``spark/collector.py``; ``--collector default`` keeps CPython's), and the time
 spent in collections during each job (``gc.callbacks``) is a row of its own.
 
 How to read: rows starting with "=" are differences of measured calls, the recipe in the row.
@@ -67,9 +67,9 @@ from flintlock.runtime.network.writer import RecordWriter
 from flintlock.runtime.state.factory import create_keyed_state_backend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.operator import OperatorStateBackend
-from flintlock.runtime.taskmanager.collector import tuned_collector
 from flintlock.runtime.tasks.operator import OperatorContext, StreamOperator
 from flintlock.runtime.tasks.operator_factory import create_operator
+from flintlock.spark.collector import tuned_collector
 from flintlock.testing.executor import ThreadExecutor
 
 KEYS = 100

@@ -4,6 +4,7 @@
   JM's address for TMs;
 - ``launcher``: one job attempt's TaskManagers as a barrier stage, and failure translation;
 - ``bootstrap``: what runs inside each barrier task (RPC connect, stdout forwarding, cleanup);
+  ``collector``: the cycle collector's settings while a TaskManager process runs a job;
 - ``errors``: typed errors; ``executor``: the DataStream API's entry to all of the above;
 - ``class_data``: the class-data-sharing archive that starts the embedded driver JVM faster;
   ``daemon``: the embedded session's Python daemon, with the TaskManager's modules imported;

@@ -62,6 +62,7 @@ from flintlock.runtime.rpc import (
     RpcConnection,
     RpcError,
 )
+from flintlock.spark.collector import tuned_collector
 from flintlock.usercode.leaks import leftover_threads
 from flintlock.usercode.shipping import is_job_module
 
@@ -251,10 +252,6 @@ def run_task_manager(payload: TaskManagerPayload, tm_index: int) -> object:
 
 
 def _run_main(main: TaskManagerMain, context: TaskManagerContext) -> object:
-    # Imported here, in the worker: the driver imports this module to pickle the barrier
-    # task's entry and must not import the TaskManager's package (0.2 s before the JVM).
-    from flintlock.runtime.taskmanager.collector import tuned_collector
-
     try:
         with forward_stdout(context.jm, context.attempt, context.tm_index), \
                 tuned_collector(context.config):
