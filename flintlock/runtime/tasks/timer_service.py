@@ -211,20 +211,23 @@ class _TimerQueue:
             return False
         self._registered.add(timer)
         self._timers().put((timestamp, namespace) if self._namespaced else timestamp, True)
-        self._sequence += 1
-        item = (timestamp, self._sequence, key, namespace)
         if held:
-            self._held.append(item)
+            self._sequence += 1
+            self._held.append((timestamp, self._sequence, key, namespace))
         else:
-            heapq.heappush(self._heap, item)
+            self._push(timestamp, key, namespace)
         return True
 
-    def release_held(self) -> bool:
-        """Lets the held timers fire; whether there were any."""
+    @property
+    def holds(self) -> bool:
+        """Whether held timers wait for ``release_held``."""
+        return bool(self._held)
+
+    def release_held(self) -> None:
+        """Lets the held timers fire."""
         held, self._held = self._held, []
         for item in held:
             heapq.heappush(self._heap, item)
-        return bool(held)
 
     def delete(self, timestamp: int, namespace: Any) -> None:
         timer = (timestamp, self._backend.get_current_key(), namespace)
@@ -308,7 +311,6 @@ class InternalTimerService:
         self._defer_new_event_timers = defer_new_event_timers
         self._bundle_time_ms = bundle_time_ms
         self._bundle = 0  # counts bundles: a scheduled end of an ended bundle does nothing
-        self._bundle_open = False
         self.watermark = MIN_WATERMARK
         """The operator's event time: the last watermark passed to ``advance_watermark``."""
 
@@ -329,12 +331,12 @@ class InternalTimerService:
         One that is due already waits for the end of the bundle (see the class doc)."""
         now = self._scheduler.now_ms()
         due = timestamp <= now
+        opens_bundle = due and not self._processing.holds
         if not self._processing.register(timestamp, namespace, held=due):
             return
         if not due:
             self._schedule_wakeup()
-        elif not self._bundle_open:
-            self._bundle_open = True
+        elif opens_bundle:
             bundle = self._bundle
             self._scheduler.schedule(now + self._bundle_time_ms,
                                      lambda _now: self._end_bundle(bundle))
@@ -362,12 +364,11 @@ class InternalTimerService:
         self._end_bundle(self._bundle)
 
     def _end_bundle(self, bundle: int) -> None:
-        if bundle != self._bundle or not self._bundle_open:
+        if bundle != self._bundle or not self._processing.holds:
             return
         self._bundle += 1
-        self._bundle_open = False
-        if self._processing.release_held():
-            self._schedule_wakeup()
+        self._processing.release_held()
+        self._schedule_wakeup()
 
     def _schedule_wakeup(self) -> None:
         earliest = self._processing.earliest()
