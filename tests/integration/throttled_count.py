@@ -58,11 +58,11 @@ class Count(MapFunction):
         return value % KEYS, count
 
 
-def expected():
-    """The sorted (key, count) pairs of a failure-free run."""
+def expected(n=N, keys=KEYS):
+    """The sorted (key, count) pairs of a failure-free run over ``range(n)``."""
     counts = collections.Counter()
     out = []
-    for value in range(N):
-        counts[value % KEYS] += 1
-        out.append((value % KEYS, counts[value % KEYS]))
+    for value in range(n):
+        counts[value % keys] += 1
+        out.append((value % keys, counts[value % keys]))
     return sorted(out)

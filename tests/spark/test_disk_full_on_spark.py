@@ -14,7 +14,6 @@ half, then stays idle (still checkpointing) until the test opens the gate.
 
 from __future__ import annotations
 
-import collections
 import sys
 import threading
 
@@ -31,6 +30,7 @@ from flintlock.runtime.jobmanager.history import JobEventKind
 from flintlock.testing.full_disk import FullDisk
 from flintlock.testing.gates import FileGate, GatedNumberSequenceSource
 from flintlock.testing.waiting import wait_until
+from tests.integration.throttled_count import expected
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -55,15 +55,6 @@ class _Count(MapFunction):
         count = (self.count.value() or 0) + 1
         self.count.update(count)
         return value % KEYS, count
-
-
-def _expected():
-    counts = collections.Counter()
-    out = []
-    for value in range(N):
-        counts[value % KEYS] += 1
-        out.append((value % KEYS, counts[value % KEYS]))
-    return sorted(out)
 
 
 def _wait(condition, what):
@@ -107,6 +98,6 @@ def test_a_full_disk_on_spark_declines_checkpoints_and_the_attempt_goes_on(tmp_p
     gate.open()
     collector.join(WAIT_S)
     assert not collector.is_alive(), "the job did not finish"
-    assert sorted(out) == _expected()
+    assert sorted(out) == expected(N, KEYS)
     failovers = [e for e in jm.describe().events if e.kind is JobEventKind.ATTEMPT_FAILED]
     assert not failovers, "the full disk failed the job over"
