@@ -2,9 +2,11 @@
 watermark strategy, periodic watermarks across a keyed network exchange, event-time timers
 and the timestamps of their outputs, the end of a bounded input, and a crash + restore from
 a checkpoint in the middle of the stream (timers are keyed state: each fires exactly once).
-"""
 
-import time
+The sources hold half their input at a gate until a timer fired (a periodic watermark crossed
+the exchange while the stream ran) or a checkpoint completed, so the second half always meets a
+running stream, however loaded the machine.
+"""
 
 import pytest
 
@@ -13,16 +15,20 @@ from flintlock.common.watermark_strategy import TimestampAssigner
 from flintlock.datastream import (
     CheckpointingMode,
     KeyedProcessFunction,
-    MapFunction,
     ProcessFunction,
     StreamExecutionEnvironment,
 )
 from flintlock.datastream.state import MapStateDescriptor
 from flintlock.testing.environments import local_environment
-from flintlock.testing.faults import RaiseOnceAfter
+from flintlock.testing.faults import RaiseOnce
+from flintlock.testing.files import completed_checkpoints
+from flintlock.testing.gates import FileGate, GatedNumberSequenceSource, gated_records, open_when
+from flintlock.testing.recording import Recording
 
 MIN_LONG = -(2**63)
 KEYS = 5
+HALF = 1500
+FIRED = Recording("event_time.fired")  # every timer that fired: (key, time, ...)
 
 
 def _readings(n):
@@ -49,7 +55,8 @@ class ByTimestamp(TimestampAssigner):
 
 class SumAtTimer(KeyedProcessFunction):
     """Keeps the key's values by timestamp; a timer 10 ms after each reading emits the sum
-    of the values at or before it. Notes the largest watermark it saw with a record."""
+    of the values at or before it (and records that it fired). Notes the largest watermark it
+    saw with a record."""
 
     def open(self, runtime_context):
         self.values = runtime_context.get_map_state(
@@ -65,6 +72,7 @@ class SumAtTimer(KeyedProcessFunction):
 
     def on_timer(self, timestamp, ctx):
         total = sum(v for ts, v in self.values.items() if ts <= timestamp)
+        FIRED.append((ctx.get_current_key(), timestamp))
         yield (ctx.get_current_key(), timestamp, total)
 
 
@@ -75,16 +83,7 @@ class WithTimestamp(ProcessFunction):
         yield (*value, ctx.timestamp())
 
 
-class Slow(MapFunction):
-    """0.3 ms a record, so periodic watermarks are emitted while the stream runs."""
-
-    def map(self, value):
-        time.sleep(0.0003)
-        return value
-
-
-def _job(env, readings, before_keying=None):
-    stream = env.from_collection(readings).map(Slow())
+def _job(stream, before_keying=None):
     if before_keying is not None:
         stream = stream.map(before_keying)
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(50)) \
@@ -105,7 +104,12 @@ def test_event_time_timers_fire_once_each_with_their_timestamp_across_an_exchang
     env = StreamExecutionEnvironment.get_execution_environment()
     env.get_config().set_auto_watermark_interval(10)
     readings = _readings(3000)
-    out = list(_job(env, readings).execute_and_collect())
+    # the second half waits until a periodic watermark made a timer fire mid-stream
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: FIRED)
+    held = gated_records(env, gate, readings, before_gate=HALF)
+    out = list(_job(held).execute_and_collect())
+    opener.join(60)
     seen, fired = _split(out)
     assert sorted(fired) == sorted(_expected(readings))
     assert len(fired) == len(set(fired))
@@ -144,10 +148,14 @@ def test_event_time_timers_survive_a_crash_and_restore_exactly_once(executor, tm
     if unaligned:  # in-flight timestamped records become channel state, and are replayed
         env.get_checkpoint_config().enable_unaligned_checkpoints()
     marker = tmp_path / "crashed"
-    pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
     readings = _readings(3000)
-    crash = RaiseOnceAfter(marker, pattern, delay_s=0.0)
-    out = list(_job(env, readings, before_keying=crash).execute_and_collect())
+    # the second half waits for a completed checkpoint; its first reading fails the job once
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
+    held = gated_records(env, gate, readings, before_gate=HALF)
+    crash = RaiseOnce(marker, readings[HALF])
+    out = list(_job(held, before_keying=crash).execute_and_collect())
+    opener.join(60)
     assert marker.exists(), "the failure was never injected"
     _, fired = _split(out)
     assert sorted(fired) == sorted(_expected(readings))
@@ -160,7 +168,10 @@ class TenTimes(TimestampAssigner):
 
 class CountAtTimer(KeyedProcessFunction):
     """Per parity class: a timer at each multiple of 1000 ms reached counts the numbers with a
-    timestamp at or before it."""
+    timestamp at or before it (and records that it fired, and whether ``gate`` was open)."""
+
+    def __init__(self, gate):
+        self.gate = gate
 
     def open(self, runtime_context):
         self.stamps = runtime_context.get_map_state(
@@ -171,19 +182,25 @@ class CountAtTimer(KeyedProcessFunction):
         ctx.timer_service().register_event_time_timer((ctx.timestamp() // 1000 + 1) * 1000)
 
     def on_timer(self, timestamp, ctx):
+        FIRED.append((ctx.get_current_key(), timestamp, self.gate.is_open()))
         yield (ctx.get_current_key(), timestamp,
                sum(1 for ts in self.stamps.keys() if ts <= timestamp))
 
 
-def test_from_source_honours_the_watermark_strategy_at_parallelism_two(executor):
-    from flintlock.datastream.connectors.number_seq import NumberSequenceSource
-
+def test_from_source_honours_the_watermark_strategy_at_parallelism_two(executor, tmp_path):
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(2)
     env.get_config().set_auto_watermark_interval(5)
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(TenTimes())
-    numbers = env.from_source(NumberSequenceSource(0, 1999), strategy, "numbers").map(Slow())
-    out = list(numbers.key_by(lambda n: n % 2).process(CountAtTimer()).execute_and_collect())
+    # each reader holds half its numbers until a periodic watermark made a timer fire: timers
+    # that fire mid-stream count only what came before them
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: FIRED)
+    source = GatedNumberSequenceSource(0, 1999, gate, before_gate=500)
+    numbers = env.from_source(source, strategy, "numbers")
+    out = list(numbers.key_by(lambda n: n % 2).process(CountAtTimer(gate)).execute_and_collect())
+    opener.join(60)
+    assert not FIRED.items()[0][2], "no timer fired while half the input was held"
     expected = [(key, timer, sum(1 for n in range(2000) if n % 2 == key and n * 10 <= timer))
                 for key in (0, 1) for timer in range(1000, 20_001, 1000)]
     assert sorted(out) == sorted(expected)
