@@ -8,10 +8,12 @@ the same in every process. Both sides only poll, bounded (``flintlock.testing.wa
 
 Two ways for a job to wait at a gate:
 
-* ``GatedNumberSequenceSource`` — a ``NumberSequenceSource`` whose readers each emit at most
-  ``before_gate`` numbers and then report *nothing available* until the gate opens. The source
-  task stays idle, not blocked: it still takes mail, so checkpoints complete, savepoints and
-  stop-with-savepoint go through, and the job is exactly where the test left it.
+* ``GatedSource`` — any source connector (files, Redis, Kafka…) whose readers each emit about
+  ``before_gate`` records (at most one poll more, as the reader cuts its batches) and then
+  report *nothing available* until the gate opens. The source task stays idle, not blocked: it
+  still takes mail, so checkpoints complete, savepoints and stop-with-savepoint go through, and
+  the job is exactly where the test left it. ``GatedNumberSequenceSource`` is the number
+  sequence held so, to the number.
 * ``HoldAt`` — a map function that blocks the task thread at one record until the gate opens.
   Nothing passes that task meanwhile, barriers included: for tests that need a task busy
   (cancellation, a stuck task, metrics of a running job), not for checkpoints.
@@ -32,12 +34,14 @@ from collections.abc import Callable
 from typing import Any
 
 from flintlock.common.watermark_strategy import WatermarkStrategy
+from flintlock.datastream.connectors.base import Source
 from flintlock.datastream.connectors.number_seq import NumberSequenceReader, NumberSequenceSource
 from flintlock.testing.waiting import DEFAULT_TIMEOUT_S, poll_until, wait_until
 
 __all__ = [
     "FileGate",
     "GatedNumberSequenceSource",
+    "GatedSource",
     "HoldAt",
     "gated_numbers",
     "gated_records",
@@ -93,26 +97,58 @@ class FileGate:
         return f"FileGate({self.directory!r})"
 
 
-class _GatedReader(NumberSequenceReader):
-    """Emits at most ``before_gate`` numbers before its gate opens (task thread)."""
+class _GatedReader:
+    """Passes on what ``reader`` polls, asking it for at most ``before_gate`` records in all
+    before its gate opens; anything else is the wrapped reader's (the source task's thread)."""
 
-    def __init__(self, gate: FileGate, before_gate: int) -> None:
-        super().__init__()
+    def __init__(self, reader: Any, gate: FileGate, before_gate: int) -> None:
+        self._reader = reader
         self._gate = gate
-        self._left = before_gate  # numbers it may still emit before the gate opens
+        self._left = before_gate  # records it may still ask for before the gate opens
         self._open = False  # the gate was seen open: never asked again
 
-    def poll(self, max_records: int) -> tuple[list[Any], bool]:
+    def poll(self, max_records: int) -> tuple[Any, bool]:
         if not self._open and self._gate.is_open():
             self._open = True
         if self._open:
-            return super().poll(max_records)
+            return self._reader.poll(max_records)  # type: ignore[no-any-return]
         if self._left <= 0:
             self._gate.arrive()
             return [], False
-        records, finished = super().poll(min(max_records, self._left))
+        records, finished = self._reader.poll(min(max_records, self._left))
         self._left -= len(records)
         return records, finished
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._reader, name)
+
+
+class GatedSource(Source):
+    """``source`` whose every reader holds after about ``before_gate`` records, marks ``gate``
+    arrived, and goes on once the gate is open (see the module docstring). Enumeration, splits
+    and state are ``source``'s, so a savepoint of it restores into ``source`` and back."""
+
+    def __init__(self, source: Any, gate: FileGate, before_gate: int) -> None:
+        if before_gate < 0:
+            raise ValueError(f"before_gate must not be negative, got {before_gate}")
+        self.source = source
+        self.gate = gate
+        self.before_gate = before_gate
+
+    def is_bounded(self) -> bool:
+        return bool(self.source.is_bounded())
+
+    def create_enumerator(self, parallelism: int, restored_state: Any) -> Any:
+        return self.source.create_enumerator(parallelism, restored_state)
+
+    def create_reader(self, subtask_index: int, parallelism: int) -> _GatedReader:
+        reader = self.source.create_reader(subtask_index, parallelism)
+        return _GatedReader(reader, self.gate, self.before_gate)
+
+    def __repr__(self) -> str:
+        return f"GatedSource({self.source!r}, {self.gate!r}, before_gate={self.before_gate})"
 
 
 class GatedNumberSequenceSource(NumberSequenceSource):
@@ -127,8 +163,8 @@ class GatedNumberSequenceSource(NumberSequenceSource):
         self._gate = gate
         self._before_gate = before_gate
 
-    def create_reader(self, subtask_index: int, parallelism: int) -> NumberSequenceReader:
-        return _GatedReader(self._gate, self._before_gate)
+    def create_reader(self, subtask_index: int, parallelism: int) -> Any:
+        return _GatedReader(NumberSequenceReader(), self._gate, self._before_gate)
 
     def __repr__(self) -> str:
         return (f"GatedNumberSequenceSource({self.get_start()}, {self.get_end()}, "

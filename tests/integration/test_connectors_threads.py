@@ -1,8 +1,12 @@
 """Connector jobs end to end through the DataStream API, the JobManager (with the split
-enumerators) and real TaskManagers hosted as threads."""
+enumerators) and real TaskManagers hosted as threads.
 
+A job that must fail or stop mid-stream reads from a gated source (``GatedSource``): each
+reader holds part of its input until the test opens the gate, once a checkpoint completed or
+output was committed, so the failure always lands between that and the end of the input."""
+
+import glob
 import os
-import threading
 
 import pytest
 import redis
@@ -26,13 +30,20 @@ from flintlock.datastream.connectors.redis import (
     RedisStreamSource,
 )
 from flintlock.testing.environments import local_environment
-from flintlock.testing.faults import RaiseOnceAfter
-from flintlock.testing.files import committed_lines
-from flintlock.testing.gates import FileGate, GatedNumberSequenceSource
+from flintlock.testing.faults import RaiseOnce, RaiseOnceAfter
+from flintlock.testing.files import committed_lines, completed_checkpoints
+from flintlock.testing.gates import (
+    FileGate,
+    GatedNumberSequenceSource,
+    GatedSource,
+    gated_numbers,
+    open_when,
+)
+from flintlock.testing.recording import Recording
 from flintlock.testing.waiting import poll_until, wait_until
 from tests.unit.connectors.redis_server import redis_server
 
-NEW_FILE_SEEN = threading.Event()
+NEW_FILE_SEEN = Recording("connectors.new_file_seen")
 
 
 def _env(tmp_path, parallelism=2, **conf):
@@ -73,10 +84,13 @@ def test_number_sequence_restart_is_exactly_once(executor, tmp_path):
     env = _env(tmp_path)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    numbers = env.from_source(NumberSequenceSource(0, 19_999),
-                              WatermarkStrategy.no_watermarks(), "numbers")
-    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
-    results = list(numbers.map(crash).execute_and_collect())
+    # each reader's second half (5000.. and 15000..) waits for a completed checkpoint; the
+    # first number after the hold fails the job once
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
+    numbers = gated_numbers(env, gate, 20_000, before_gate=5000)
+    results = list(numbers.map(RaiseOnce(marker, 5000)).execute_and_collect())
+    opener.join(60)
     assert marker.exists(), "the failure was never injected"
     assert sorted(results) == list(range(20_000))
 
@@ -96,11 +110,17 @@ def test_file_to_file_restart_in_the_middle_is_exactly_once(executor, tmp_path):
     env = _env(tmp_path)
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    lines = env.from_source(_file_source(str(tmp_path / "in")),
-                            WatermarkStrategy.no_watermarks(), "files")
-    crash = RaiseOnceAfter(marker, tmp_path / "out" / "part-*", every=50)
-    lines.map(crash).sink_to(_file_sink(tmp_path / "out"))
+    committed = str(tmp_path / "out" / "part-*")
+    # each reader holds after 1500 lines until output was committed; a line after that fails
+    # the job once
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: glob.glob(committed))
+    source = GatedSource(_file_source(str(tmp_path / "in")), gate, before_gate=1500)
+    lines = env.from_source(source, WatermarkStrategy.no_watermarks(), "files")
+    lines.map(RaiseOnceAfter(marker, committed, delay_s=0.0)) \
+        .sink_to(_file_sink(tmp_path / "out"))
     env.execute("copy with a crash")
+    opener.join(60)
     assert marker.exists(), "the failure was never injected"
     assert len(executor.launchers[-1].attempts) >= 2
     committed = committed_lines(tmp_path / "out")
@@ -115,14 +135,13 @@ class SignalNewFile:
 
     def __call__(self, value):
         if value == self.text:
-            NEW_FILE_SEEN.set()
+            NEW_FILE_SEEN.append(value)
         return value
 
 
 def test_continuous_file_source_picks_up_a_file_added_while_running(executor, tmp_path):
     source_dir = tmp_path / "watched"
     _write_inputs(source_dir, files=1, lines=3)
-    NEW_FILE_SEEN.clear()
     env = _env(tmp_path, 1)
     source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(),
                                                   str(source_dir))
@@ -134,7 +153,7 @@ def test_continuous_file_source_picks_up_a_file_added_while_running(executor, tm
     try:
         (source_dir / ".late.tmp").write_text("late arrival\n")
         os.rename(source_dir / ".late.tmp", source_dir / "late.txt")
-        assert NEW_FILE_SEEN.wait(30), "the new file was never read"
+        assert NEW_FILE_SEEN.wait_for_length(1, 30), "the new file was never read"
         assert poll_until(lambda: "late arrival" in committed_lines(tmp_path / "out")), \
             "the line of the new file was never committed"
     finally:
@@ -167,9 +186,16 @@ def test_redis_to_redis_with_a_crash_loses_nothing(executor, tmp_path, redis_url
     sink = (RedisStreamSink.builder().set_url(redis_url).set_stream("out")
             .set_delivery_guarantee(guarantee).build())
     marker = tmp_path / "crashed"
-    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
-    env.from_source(source, WatermarkStrategy.no_watermarks(), "redis").map(crash).sink_to(sink)
+    checkpoints = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
+    # each reader holds after 1000 entries until a checkpoint completed; an entry after that
+    # fails the job once
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
+    held = GatedSource(source, gate, before_gate=1000)
+    crash = RaiseOnceAfter(marker, checkpoints, delay_s=0.0)
+    env.from_source(held, WatermarkStrategy.no_watermarks(), "redis").map(crash).sink_to(sink)
     env.execute("redis copy with a crash")
+    opener.join(60)
     assert marker.exists(), "the failure was never injected"
     written = [fields["value"] for _, fields in client.xrange("out")]
     client.close()

@@ -6,12 +6,32 @@ import threading
 
 import pytest
 
-from flintlock.datastream.connectors.number_seq import NumberSequenceSplit
-from flintlock.testing.gates import FileGate, GatedNumberSequenceSource, HoldAt, open_when
+from flintlock.datastream.connectors.number_seq import NumberSequenceSource, NumberSequenceSplit
+from flintlock.testing.gates import (
+    FileGate,
+    GatedNumberSequenceSource,
+    GatedSource,
+    HoldAt,
+    open_when,
+)
 
 
-def reader_of(gate: FileGate, before_gate: int, end: int = 9):  # type: ignore[no-untyped-def]
-    reader = GatedNumberSequenceSource(0, end, gate, before_gate).create_reader(0, 1)
+def gated_sequence(end, gate, before_gate):  # type: ignore[no-untyped-def]
+    """The sequence 0..end through ``GatedSource``, the wrapper of any connector."""
+    return GatedSource(NumberSequenceSource(0, end), gate, before_gate)
+
+
+def sequence_of_numbers(end, gate, before_gate):  # type: ignore[no-untyped-def]
+    return GatedNumberSequenceSource(0, end, gate, before_gate)
+
+
+GATED = pytest.mark.parametrize("gated", [sequence_of_numbers, gated_sequence],
+                                ids=["numbers", "any-source"])
+
+
+def reader_of(gate: FileGate, before_gate: int, end: int = 9,  # type: ignore[no-untyped-def]
+              gated=sequence_of_numbers):
+    reader = gated(end, gate, before_gate).create_reader(0, 1)
     reader.add_splits([NumberSequenceSplit("0", 0, end)])
     reader.notify_no_more_splits()
     return reader
@@ -26,9 +46,10 @@ def test_a_gate_is_closed_and_not_reached_until_marked(tmp_path) -> None:
     assert FileGate(tmp_path / "gate").is_open()  # the files are the gate: any copy sees it
 
 
-def test_the_gated_source_holds_after_its_share_and_goes_on_once_open(tmp_path) -> None:
+@GATED
+def test_the_gated_source_holds_after_its_share_and_goes_on_once_open(tmp_path, gated) -> None:
     gate = FileGate(tmp_path / "gate")
-    reader = reader_of(gate, before_gate=4)
+    reader = reader_of(gate, before_gate=4, gated=gated)
     assert reader.poll(3) == ([0, 1, 2], False)
     assert reader.poll(3) == ([3], False)
     assert not gate.has_arrived()
@@ -39,10 +60,11 @@ def test_the_gated_source_holds_after_its_share_and_goes_on_once_open(tmp_path) 
     assert reader.poll(10) == ([4, 5, 6, 7, 8, 9], True)
 
 
-def test_an_open_gate_holds_nothing(tmp_path) -> None:
+@GATED
+def test_an_open_gate_holds_nothing(tmp_path, gated) -> None:
     gate = FileGate(tmp_path / "gate")
     gate.open()
-    assert reader_of(gate, before_gate=0).poll(20) == (list(range(10)), True)
+    assert reader_of(gate, before_gate=0, gated=gated).poll(20) == (list(range(10)), True)
     assert not gate.has_arrived()
 
 
@@ -72,9 +94,18 @@ def test_hold_at_fails_instead_of_hanging_on_a_forgotten_gate(tmp_path) -> None:
         hold("x")
 
 
-def test_a_negative_share_is_refused(tmp_path) -> None:
+@GATED
+def test_a_negative_share_is_refused(tmp_path, gated) -> None:
     with pytest.raises(ValueError):
-        GatedNumberSequenceSource(0, 1, FileGate(tmp_path / "gate"), -1)
+        gated(1, FileGate(tmp_path / "gate"), -1)
+
+
+def test_a_gated_source_is_its_source_but_for_the_hold(tmp_path) -> None:
+    source = GatedSource(NumberSequenceSource(0, 9), FileGate(tmp_path / "gate"), 1)
+    assert source.is_bounded()
+    enumerator = source.create_enumerator(2, None)
+    assert type(enumerator) is type(NumberSequenceSource(0, 9).create_enumerator(2, None))
+    assert source.create_reader(0, 1).pending_records() == 0  # the wrapped reader's gauge
 
 
 def test_open_when_opens_the_gate_once_the_condition_holds(tmp_path) -> None:
