@@ -17,7 +17,8 @@ export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 # (docs/benchmarks.md, "Start-up"). Python ignores a file older than its source.
 BYTECODE := $(BIN)/python -m compileall -q -j 0 flintlock
 
-$(STAMP): pyproject.toml
+# setup.py builds flintlock's optional C accelerator (flintlock/common/_speedups.c) in place.
+$(STAMP): pyproject.toml setup.py flintlock/common/_speedups.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
@@ -54,7 +55,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy flintlock
 
 # The benchmarks' extra (Bytewax, matplotlib), installed once next to the test extra.
-$(BENCH_STAMP): $(STAMP) pyproject.toml
+$(BENCH_STAMP): $(STAMP) pyproject.toml setup.py
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $(BENCH_STAMP)
 
@@ -63,4 +64,4 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache flintlock/common/_speedups*.so

@@ -1,0 +1,150 @@
+"""The typed codec's two row packers: the C accelerator's ``pack_rows`` and its Python twin
+(``struct``, ``typed_codec._struct_rows_plan``).
+
+What is shown: both accept and refuse the same batches (any refusal is one of the codec's
+``ENCODE_ERRORS``, which the serializer turns into a ``RecordTypeMismatchError``), and what
+both accept decodes to the same records; how each chooses the width of integer fields; and
+that the accelerator is built wherever a C compiler and Python's headers are, since the
+build is optional and would otherwise fail without a word.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flintlock.common.speedups import PURE_PYTHON_ENV
+from flintlock.common.typeinfo import Types
+from flintlock.runtime.network import typed_codec
+from flintlock.runtime.network.typed_codec import (
+    ENCODE_ERRORS,
+    RETRY_NARROWER_EVERY,
+    CodecPlan,
+    compile_plan,
+    decode_chunk,
+    encode_chunk,
+)
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+FIELD_TYPES = {"q": Types.LONG(), "i": Types.INT(), "h": Types.SHORT(), "b": Types.BYTE(),
+               "d": Types.DOUBLE(), "f": Types.FLOAT()}
+compiled = pytest.mark.skipif(typed_codec.accelerator is None,
+                              reason="the C accelerator is not built here")
+
+
+def _plan(codes: str, packer: str, monkeypatch: pytest.MonkeyPatch) -> CodecPlan:
+    with monkeypatch.context() as patch:
+        if packer == "Python":
+            patch.setattr(typed_codec, "accelerator", None)
+        plan = compile_plan(Types.TUPLE([FIELD_TYPES[code] for code in codes]))
+    assert plan is not None
+    return plan
+
+
+def _schema_of(plan: CodecPlan, records: list[Any]) -> str:
+    chunk = encode_chunk(plan, records)
+    assert decode_chunk(chunk)[0] == [tuple(record) for record in records]
+    return chunk[3:3 + chunk[2]].decode("ascii")
+
+
+def _outcome(plan: CodecPlan, records: list[Any]) -> tuple[str, str]:
+    """What a packer makes of a batch: the records a reader gets (as text, so NaN equals
+    NaN and -0.0 differs from 0.0), or that it refused them."""
+    try:
+        chunk = encode_chunk(plan, records)
+    except ENCODE_ERRORS:
+        return "refused", ""
+    return "packed", repr(decode_chunk(chunk)[0])
+
+
+def _fitting(code: str) -> st.SearchStrategy[Any]:
+    """Values a field of ``code`` takes: integers in range (bools too) or reals (ints too)."""
+    if code in "df":
+        return st.floats() | st.integers(-(2**53), 2**53) | st.floats(width=32)
+    bits = {"b": 8, "h": 16, "i": 32, "q": 64}[code]
+    return st.integers(-(1 << (bits - 1)), (1 << (bits - 1)) - 1) | st.booleans()
+
+
+# What may spoil a batch: a field that fits no code or not its own, a record of another shape.
+SPOILERS = (st.integers() | st.floats() | st.sampled_from([1e39, -1e39, 3.5e38, 2**63, 2**31])
+            | st.text(max_size=2) | st.none())
+
+
+@st.composite
+def _batches(draw: st.DrawFn) -> tuple[str, list[Any]]:
+    """A batch of records fitting ``codes`` (tuples or lists), half the time with one record
+    or one field spoiled."""
+    codes = "".join(draw(st.lists(st.sampled_from("qihbdf"), min_size=1, max_size=4)))
+    record = st.tuples(*(_fitting(code) for code in codes))
+    records = draw(st.lists(record | record.map(list), min_size=1, max_size=8))
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(records) - 1))
+        fields = list(records[at])
+        spoiled = draw(st.sampled_from(["field", "shorter", "longer", "not a sequence"]))
+        if spoiled == "field":
+            fields[draw(st.integers(0, len(fields) - 1))] = draw(SPOILERS)
+            records[at] = tuple(fields)
+        elif spoiled == "shorter":
+            records[at] = tuple(fields[:-1])
+        elif spoiled == "longer":
+            records[at] = (*fields, 0)
+        else:
+            records[at] = draw(st.text(max_size=len(codes)) | st.just(frozenset(fields)))
+    return codes, records
+
+
+@compiled
+@settings(max_examples=400, deadline=None)
+@given(batch=_batches())
+def test_both_packers_refuse_the_same_batches_and_decode_the_same_records(batch):
+    codes, records = batch
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        c_plan = _plan(codes, "C", monkeypatch)
+        python_plan = _plan(codes, "Python", monkeypatch)
+    assert _outcome(c_plan, records) == _outcome(python_plan, records)
+
+
+def test_the_python_packer_narrows_every_integer_field_alike_and_widens_when_needed(
+        monkeypatch):
+    plan = _plan("qq", "Python", monkeypatch)
+    small = [(key, 1) for key in range(100)]
+    assert _schema_of(plan, small) == "Rbb"  # 2 bytes a record, not 16
+    assert _schema_of(plan, [(1, 2**40), (INT64_MIN, INT64_MAX)]) == "Rqq"
+    assert _schema_of(plan, small) == "Rqq"  # stays as wide as the last batch needed...
+    for _ in range(RETRY_NARROWER_EVERY):
+        _schema_of(plan, small)
+    assert _schema_of(plan, small) == "Rii"  # ...then tries one step narrower at a time
+    assert _schema_of(plan, [(300, 1)]) == "Rii"
+
+
+@compiled
+def test_the_c_packer_packs_each_integer_column_as_narrow_as_its_batch_allows(monkeypatch):
+    plan = _plan("qidq", "C", monkeypatch)
+    assert _schema_of(plan, [(1, 1, 0.5, 1)]) == "Rbbdb"
+    assert _schema_of(plan, [(2**40, -129, 1.0, 127), (0, 32767, 2.0, -128)]) == "Rqhdb"
+    assert _schema_of(plan, [(1, -(2**31), 3.0, 2**15)]) == "Rbidi"  # no width kept
+    assert _schema_of(plan, [[5, 6, 7, 8]]) == "Rbbdb"  # a list arrives as a tuple
+    assert _schema_of(plan, []) == "Rbbdb"
+
+
+def _can_compile() -> bool:
+    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    return headers.exists() and any(shutil.which(cc) for cc in ("cc", "gcc", "clang"))
+
+
+def test_the_accelerator_is_built_wherever_it_can_be():
+    """``setup.py`` marks the extension optional, so a broken build installs without it; this
+    is where such a build shows (``pip install -e .`` builds it in place)."""
+    if os.environ.get(PURE_PYTHON_ENV):
+        assert typed_codec.accelerator is None  # switched off on purpose
+    elif _can_compile():
+        assert typed_codec.accelerator is not None, (
+            "no C accelerator although a C compiler and Python.h are here: "
+            "run `.venv/bin/pip install -e .` and read the build's output")
