@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flintlock.common.watermark_strategy import WatermarkStrategy
@@ -212,11 +212,19 @@ class _RecordAt:
 
 
 def gated_records(env: Any, gate: FileGate, records: list[Any], before_gate: int,
-                  name: str = "records") -> Any:
+                  name: str = "records", *,
+                  then: Sequence[tuple[FileGate, int]] = ()) -> Any:
     """``records`` in their order from one gated source reader (``from_collection`` that
-    holds after ``before_gate`` records until ``gate`` opens), at parallelism 1."""
-    indices = gated_numbers(env, gate, len(records), before_gate, name).set_parallelism(1)
-    return indices.map(_RecordAt(list(records))).set_parallelism(1)
+    holds after ``before_gate`` records until ``gate`` opens), at parallelism 1. Each of
+    ``then`` (gate, before_gate) is one more hold, after the previous one, before_gate counted
+    from the first record: the job stops where the test wants it, step by step."""
+    source: Source = GatedNumberSequenceSource(0, len(records) - 1, gate, before_gate)
+    for later_gate, later_before in then:
+        if later_before <= before_gate:
+            raise ValueError(f"holds must come in order: {later_before} after {before_gate}")
+        source, before_gate = GatedSource(source, later_gate, later_before), later_before
+    indices = env.from_source(source, WatermarkStrategy.no_watermarks(), name)
+    return indices.set_parallelism(1).map(_RecordAt(list(records))).set_parallelism(1)
 
 
 def open_when(gate: FileGate, condition: Callable[[], object],

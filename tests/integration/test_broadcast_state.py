@@ -4,14 +4,13 @@ keyed buffers restored after a crash mid-stream (exactly once).
 
 The rules and events come from one source: a job whose second source finishes long before
 the first can stall after a restore (docs/known-issues.md, reproduced without broadcast
-state), which is not what these tests are about."""
-
-import time
+state), which is not what these tests are about. Where the rules and events must interleave
+at the keyed operators, the source holds the last rule at a gate until the events before it
+were buffered, and the event after it at another until every instance has the rule."""
 
 from flintlock.datastream import (
     CheckpointingMode,
     KeyedBroadcastProcessFunction,
-    MapFunction,
     StreamExecutionEnvironment,
 )
 from flintlock.datastream.state import ListStateDescriptor, MapStateDescriptor
@@ -19,16 +18,20 @@ from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnce
 from flintlock.testing.files import completed_checkpoints
 from flintlock.testing.gates import FileGate, gated_records, open_when
+from flintlock.testing.recording import Recording
 
 RULES = MapStateDescriptor("rules", None, None)
 BUFFER = ListStateDescriptor("buffer", None)
 NEEDED = ("limit", "label")
+BUFFERED = Recording("broadcast.buffered")  # every event that waited for the rules
+RULED = Recording("broadcast.ruled")  # one item per instance that got the last rule
 
 
 class Decide(KeyedBroadcastProcessFunction):
     """Decides each event (key, value) with the broadcast rules once both are known; events
     that come first wait in keyed state and are decided when the last rule arrives. The
-    output is the same whatever the interleaving of the two inputs."""
+    output is the same whatever the interleaving of the two inputs. Records the events it
+    buffered and each instance's getting all the rules."""
 
     def open(self, runtime_context):
         self.buffer = runtime_context.get_list_state(BUFFER)
@@ -42,6 +45,7 @@ class Decide(KeyedBroadcastProcessFunction):
         if all(rules.contains(name) for name in NEEDED):
             yield self._decide(rules, value)
         else:
+            BUFFERED.append(value)
             self.buffer.add(value)
 
     def process_broadcast_element(self, value, ctx):
@@ -49,6 +53,7 @@ class Decide(KeyedBroadcastProcessFunction):
         rules.put(value[0], value[1])
         if not all(rules.contains(name) for name in NEEDED):
             return
+        RULED.append(value)
         decided = []
 
         def flush(key, buffer):
@@ -57,14 +62,6 @@ class Decide(KeyedBroadcastProcessFunction):
 
         ctx.apply_to_keyed_state(BUFFER, flush)
         yield from decided
-
-
-class Slow(MapFunction):
-    """1 ms a record, so rules and events interleave at the keyed operators."""
-
-    def map(self, value):
-        time.sleep(0.001)
-        return value
 
 
 LAST_RULE = ("rule", ("label", "checked"))
@@ -83,18 +80,28 @@ def _decided(mixed):
         .key_by(lambda e: e[0]).connect(rules).process(Decide())
 
 
-def _job(env, n, slow):
-    return _decided(env.from_collection(_records(n)).map(slow).set_parallelism(1))
-
-
 def _expected(n):
     return sorted((f"k{i % 7}", i, i > 500, "checked") for i in range(n))
 
 
-def test_rules_reach_every_parallel_instance(executor):
+def test_rules_reach_every_parallel_instance(executor, tmp_path):
+    """The 300 events before the last rule wait for it in keyed state; every event after it
+    is decided at once."""
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(3)
-    assert sorted(_job(env, 600, Slow()).execute_and_collect()) == _expected(600)
+    records = _records(600)
+    last_rule = records.index(LAST_RULE)
+    before_rule, after_rule = FileGate(tmp_path / "rule"), FileGate(tmp_path / "events")
+    openers = [open_when(before_rule, lambda: len(BUFFERED) >= 300),
+               open_when(after_rule, lambda: len(RULED) >= 3)]
+    mixed = gated_records(env, before_rule, records, last_rule,
+                          then=[(after_rule, last_rule + 1)])
+    out = sorted(_decided(mixed).execute_and_collect())
+    for opener in openers:
+        opener.join(60)
+    assert out == _expected(600)
+    assert sorted(BUFFERED.items()) == sorted(r[1] for r in records[:last_rule] if r[0] == "event")
+    assert len(RULED) == 3
 
 
 def test_broadcast_state_survives_a_crash_and_restore(executor, tmp_path):

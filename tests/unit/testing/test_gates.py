@@ -12,6 +12,7 @@ from flintlock.testing.gates import (
     GatedNumberSequenceSource,
     GatedSource,
     HoldAt,
+    gated_records,
     open_when,
 )
 
@@ -66,6 +67,27 @@ def test_an_open_gate_holds_nothing(tmp_path, gated) -> None:
     gate.open()
     assert reader_of(gate, before_gate=0, gated=gated).poll(20) == (list(range(10)), True)
     assert not gate.has_arrived()
+
+
+def test_gated_sources_nest_into_holds_one_after_another(tmp_path) -> None:
+    first, second = FileGate(tmp_path / "first"), FileGate(tmp_path / "second")
+    reader = reader_of(first, 3, gated=lambda end, gate, before: GatedSource(
+        GatedNumberSequenceSource(0, end, gate, before), second, 5))
+    assert reader.poll(10) == ([0, 1, 2], False)
+    assert reader.poll(10) == ([], False)
+    assert first.has_arrived() and not second.has_arrived()
+    first.open()
+    assert reader.poll(10) == ([3, 4], False)
+    assert reader.poll(10) == ([], False)
+    assert second.has_arrived()
+    second.open()
+    assert reader.poll(10) == ([5, 6, 7, 8, 9], True)
+
+
+def test_gated_records_refuses_holds_out_of_order(tmp_path) -> None:
+    gate = FileGate(tmp_path / "gate")
+    with pytest.raises(ValueError):
+        gated_records(None, gate, list(range(5)), 3, then=[(FileGate(tmp_path / "2"), 3)])
 
 
 def test_hold_at_blocks_its_record_until_the_gate_opens(tmp_path) -> None:
