@@ -6,6 +6,7 @@ from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.tasks.operator import OperatorContext
 from flintlock.runtime.tasks.operators import REDUCE_STATE, ReduceOperator
+from flintlock.testing.operators import MemoryStateWriter
 
 
 class Collect:
@@ -22,17 +23,6 @@ class Extend:
     def reduce(self, acc, value):
         acc.extend(value)
         return acc
-
-
-class Writer:
-    def __init__(self):
-        self.files = {}
-
-    def write_state(self, name, data):
-        from flintlock.runtime.checkpoint.handles import StreamStateHandle
-
-        self.files[name] = bytes(data)
-        return StreamStateHandle(f"memory://{name}", len(data), "")
 
 
 def _operator():
@@ -60,18 +50,18 @@ def test_a_snapshot_in_flight_is_not_changed_by_in_place_mutation():
     snapshot = backend.snapshot()
     assert backend.snapshot_in_flight
     operator.process_batch([["a", 2]])  # mutates the accumulator of "a" in place
-    written = Writer()
+    written = MemoryStateWriter()
     handle = snapshot.write(written, "keyed")
     assert handle is not None
     restored = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
-    restored.restore([handle], lambda h: written.files[h.uri.split("//")[1]])
+    restored.restore([handle], written.read)
     restored.set_current_key("a")
     assert restored.get_partitioned_state(REDUCE_STATE).value() == ["a", 1]
 
 
 def _restored(written, handle):
     restored = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
-    restored.restore([handle], lambda h: written.files[h.uri.split("//")[1]])
+    restored.restore([handle], written.read)
     values = {}
     for key in restored.keys(REDUCE_STATE.name):
         restored.set_current_key(key)
@@ -86,7 +76,7 @@ def test_two_overlapping_snapshots_each_keep_the_state_of_their_barrier():
     operator.process_batch([["a", 2], ["a", 3], ["c", 1], ["c", 2]])
     second = backend.snapshot(2)
     operator.process_batch([["a", 4], ["b", 2], ["c", 3]])
-    written = Writer()
+    written = MemoryStateWriter()
     assert _restored(written, first.write(written, "first")) == {
         "a": ["a", 1], "b": ["b", 1]}
     assert _restored(written, second.write(written, "second")) == {

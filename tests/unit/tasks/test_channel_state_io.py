@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot
-from flintlock.runtime.checkpoint.handles import StreamStateHandle
 from flintlock.runtime.network.barriers import (
     AlignmentType,
     CheckpointBarrier,
@@ -26,22 +25,11 @@ from flintlock.runtime.tasks.channel_state_io import (
     reemit_outputs,
     write_channel_state,
 )
-from tests.unit.network.test_partition_support import Recorder, data_buffer, make_partition
+from flintlock.testing.exchange import CountingListener, filled_buffer, new_partition
+from flintlock.testing.operators import MemoryStateWriter
 
 C1 = CheckpointId(1)
 C2 = CheckpointId(2)
-
-
-class MemoryWriter:
-    def __init__(self) -> None:
-        self.files: dict[str, bytes] = {}
-
-    def write_state(self, name: str, data: bytes) -> StreamStateHandle:
-        self.files[name] = data
-        return StreamStateHandle(f"memory://{name}", len(data), "")
-
-    def read(self, handle: StreamStateHandle) -> bytes:
-        return self.files[handle.uri.removeprefix("memory://")]
 
 
 def chunks(records: list[object], segment: int) -> list[bytes]:
@@ -140,7 +128,7 @@ def test_abort_releases_the_held_back_snapshot_and_drops_its_buffers() -> None:
 
 
 def test_written_state_reads_back_merged_and_empty_parts_are_not_written() -> None:
-    writer = MemoryWriter()
+    writer = MemoryStateWriter()
     capture = ChannelStateCapture()
     capture.start(C1, {2: b"L"})
     capture.add_outputs(C1, {0: (b"a", b"b")})
@@ -157,11 +145,12 @@ def test_written_state_reads_back_merged_and_empty_parts_are_not_written() -> No
 
 def test_overtaken_output_is_numbered_across_partitions_and_reemitted_in_place() -> None:
     network = NetworkBufferPool(64, 64)
-    first = make_partition(network, n=2, name="a")
-    second = make_partition(network, n=2, name="b")
-    views = [p.create_subpartition_view(i, Recorder()) for p in (first, second) for i in (0, 1)]
-    first.add_buffer(1, data_buffer(first, 1, b"a1"))
-    second.add_buffer(0, data_buffer(second, 0, b"b0"))
+    first = new_partition(network, 2, name="a")
+    second = new_partition(network, 2, name="b")
+    views = [partition.create_subpartition_view(i, CountingListener())
+             for partition in (first, second) for i in (0, 1)]
+    first.add_buffer(1, filled_buffer(first, 1, b"a1"))
+    second.add_buffer(0, filled_buffer(second, 0, b"b0"))
     barrier = CheckpointBarrier(C1, 0, CheckpointOptions(alignment=AlignmentType.UNALIGNED))
     first.broadcast_event(barrier)
     second.broadcast_event(barrier)
@@ -203,8 +192,8 @@ def _timeoutable_setup(timeout_ms: int):  # type: ignore[no-untyped-def]
     from flintlock.testing.clock import ManualClock
 
     network = NetworkBufferPool(64, 64)
-    partition = make_partition(network, n=1)
-    view = partition.create_subpartition_view(0, Recorder())
+    partition = new_partition(network, 1)
+    view = partition.create_subpartition_view(0, CountingListener())
     capture = ChannelStateCapture()
     clock = ManualClock(0)
     scheduled: list[tuple[float, object]] = []
@@ -212,7 +201,7 @@ def _timeoutable_setup(timeout_ms: int):  # type: ignore[no-untyped-def]
         [partition], capture, clock, lambda delay, action: scheduled.append((delay, action)))
     options = CheckpointOptions(alignment=AlignmentType.ALIGNED, alignment_timeout_ms=timeout_ms)
     barrier = CheckpointBarrier(C1, int(clock.wall_ms()), options)
-    partition.add_buffer(0, data_buffer(partition, 0, b"queued"))
+    partition.add_buffer(0, filled_buffer(partition, 0, b"queued"))
     partition.broadcast_event(barrier)
     submitted: list[ChannelStateSnapshot] = []
     capture.start(C1, {})
