@@ -1,6 +1,10 @@
 """Windows through real jobs (TaskManagers as threads of this process): event-time tumbling,
 sliding and session windows across a keyed exchange, count windows over the whole stream, late
 data to a side output, and window contents and timers restored after a crash mid-stream.
+
+The event-time jobs hold the second half of their readings at a gate until a window fired (a
+watermark crossed the keyed exchange while the stream ran) or, in the crash test, until a
+checkpoint completed: never a slowdown that a fast or loaded machine could outrun.
 """
 
 import os
@@ -29,6 +33,9 @@ from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnce
 from flintlock.testing.files import completed_checkpoints
 from flintlock.testing.gates import FileGate, gated_records, open_when
+from flintlock.testing.recording import Recording
+
+FIRED = Recording("windows.fired")  # per window result: whether the gate was open then
 
 
 def _readings(n, keys=4):
@@ -42,13 +49,9 @@ class ByTimestamp(TimestampAssigner):
         return value[1]
 
 
-def _stamped(env, readings, before=None, stream=None):
-    """Timestamped readings from one source subtask (``stream``, or a collection of
-    ``readings``), slowed in the source's chain (so the source cannot run ahead of
-    checkpoints); the keyed operators after it run at the job's parallelism."""
-    if stream is None:
-        stream = env.from_collection(readings)
-    stream = stream.map(Slow()).set_parallelism(1)
+def _stamped(stream, before=None):
+    """Timestamped readings of ``stream`` (one source subtask), through ``before`` if given;
+    the keyed operators after it run at the job's parallelism."""
     if before is not None:
         stream = stream.map(before).set_parallelism(1)
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(30)) \
@@ -56,10 +59,29 @@ def _stamped(env, readings, before=None, stream=None):
     return stream.assign_timestamps_and_watermarks(strategy).set_parallelism(1)
 
 
-class Slow(MapFunction):
+class NoteFired(MapFunction):
+    """Passes window results on, recording for each whether ``gate`` was open."""
+
+    def __init__(self, gate):
+        self.gate = gate
+
     def map(self, value):
-        time.sleep(0.0002)
+        FIRED.append(self.gate.is_open())
         return value
+
+
+def _windows_mid_stream(env, tmp_path, readings, window):
+    """The output of ``window`` (keyed, timestamped readings → window results), the second
+    half of the readings held at a gate until a window fired; checks one did while they were
+    held, so windows fired mid-stream and not only at the end of the input."""
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: FIRED)
+    held = gated_records(env, gate, readings, before_gate=len(readings) // 2)
+    keyed = _stamped(held).key_by(lambda r: r[0])
+    out = list(window(keyed).map(NoteFired(gate)).execute_and_collect())
+    opener.join(60)
+    assert not FIRED.items()[0], "no window fired while half the input was held"
+    return out
 
 
 def _tumbling_model(readings, size):
@@ -79,14 +101,14 @@ def _sum(a, b):
     return (a[0], a[1], a[2] + b[2])
 
 
-def test_tumbling_event_time_windows_across_a_keyed_exchange(executor):
+def test_tumbling_event_time_windows_across_a_keyed_exchange(executor, tmp_path):
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(2)
     env.get_config().set_auto_watermark_interval(10)
     readings = _readings(2000)
-    out = list(_stamped(env, readings).key_by(lambda r: r[0])
-               .window(TumblingEventTimeWindows.of(Duration.of_millis(100)))
-               .reduce(_sum, window_function=Label()).execute_and_collect())
+    out = _windows_mid_stream(env, tmp_path, readings, lambda keyed: keyed.window(
+        TumblingEventTimeWindows.of(Duration.of_millis(100))).reduce(
+        _sum, window_function=Label()))
     assert sorted(out) == _tumbling_model(readings, 100)
 
 
@@ -110,15 +132,14 @@ class WithWindow(ProcessWindowFunction):
             yield (key, context.window().start, context.window().end, mean)
 
 
-def test_sliding_windows_aggregate_with_a_process_window_function(executor):
+def test_sliding_windows_aggregate_with_a_process_window_function(executor, tmp_path):
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(2)
     env.get_config().set_auto_watermark_interval(10)
     readings = _readings(800)
-    out = list(_stamped(env, readings).key_by(lambda r: r[0])
-               .window(SlidingEventTimeWindows.of(Duration.of_millis(100),
-                                                  Duration.of_millis(50)))
-               .aggregate(Mean(), window_function=WithWindow()).execute_and_collect())
+    sliding = SlidingEventTimeWindows.of(Duration.of_millis(100), Duration.of_millis(50))
+    out = _windows_mid_stream(env, tmp_path, readings, lambda keyed: keyed.window(
+        sliding).aggregate(Mean(), window_function=WithWindow()))
     expected = defaultdict(list)
     for key, ts, value in readings:
         last = ts - ts % 50
@@ -128,16 +149,16 @@ def test_sliding_windows_aggregate_with_a_process_window_function(executor):
                                  for (key, start), v in expected.items())
 
 
-def test_session_windows_merge_across_a_keyed_exchange(executor):
+def test_session_windows_merge_across_a_keyed_exchange(executor, tmp_path):
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(2)
     env.get_config().set_auto_watermark_interval(5)
     # per key: bursts of timestamps 3 apart, bursts 100 apart, out of order within a burst
     readings = [(f"k{key}", burst * 100 + (step * 7) % 10 * 3 + key, 1)
                 for burst in range(20) for key in range(3) for step in range(10)]
-    out = list(_stamped(env, readings).key_by(lambda r: r[0])
-               .window(EventTimeSessionWindows.with_gap(Duration.of_millis(20)))
-               .reduce(_sum, window_function=Label()).execute_and_collect())
+    out = _windows_mid_stream(env, tmp_path, readings, lambda keyed: keyed.window(
+        EventTimeSessionWindows.with_gap(Duration.of_millis(20))).reduce(
+        _sum, window_function=Label()))
     assert sorted(out) == sorted((f"k{key}", burst * 100 + key, 10)
                                  for burst in range(20) for key in range(3))
 
@@ -235,7 +256,7 @@ def test_window_contents_and_timers_survive_a_crash_and_restore(executor, tmp_pa
     opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
     held = gated_records(env, gate, readings, before_gate=1500)
     crash = RaiseOnce(marker, readings[1500])
-    out = list(_stamped(env, readings, before=crash, stream=held).key_by(lambda r: r[0])
+    out = list(_stamped(held, before=crash).key_by(lambda r: r[0])
                .window(TumblingEventTimeWindows.of(Duration.of_millis(500)))
                .apply(_Sum()).execute_and_collect())
     opener.join(60)
