@@ -379,7 +379,11 @@ def _decode_values(schema: str, payloads: list[memoryview], count: int) -> list[
     if layout == "V":
         return _decode_column(codes, payloads[0], count)
     if layout == "R":
-        return list(struct.iter_unpack("<" + codes, payloads[0])) if count else []
+        if not count:
+            return []
+        if accelerator is not None:  # records the cycle collector need not visit
+            return accelerator.unpack_rows(codes, payloads[0])  # type: ignore[no-any-return]
+        return list(struct.iter_unpack("<" + codes, payloads[0]))
     if layout == "C":
         columns = [_decode_column(code, payload, count)
                    for code, payload in zip(codes, payloads, strict=True)]
