@@ -20,6 +20,17 @@ Design note (how segments are shared without a redistribution protocol):
 * ``max_per_channel`` caps how many buffers one subpartition may hold at a time, so a single
   slow consumer cannot take the whole pool (data skew). The pool remembers the channel of each
   segment it lent for a channel.
+* Availability (Flink's ``LocalBufferPool.isAvailable``): a request for *any* channel would be
+  served now without overdraft: a free or borrowable segment, no subpartition at its cap, no
+  overdraft buffer out. A task starts a step (a batch) only when its output pools are
+  available; availability listeners are called when that holds.
+* Overdraft (Flink's FLIP-227): a pool whose producer checks availability between steps
+  (``enable_overdraft``, the stream task) lends a blocking request that finds nothing an
+  overdraft buffer instead of waiting: a segment of the heap, outside the network memory,
+  dropped when recycled. So a step that needs more buffers than the check guaranteed — a batch
+  fans out to several channels, a record spans buffers — completes, and the task is back in
+  its mailbox, where a checkpoint trigger is waiting. While overdraft is out the pool is
+  unavailable, so it is bounded by what one step emits.
 
 Threads: every pool method may be called from task threads and the network I/O thread; each
 pool has one lock (the global pool its own), and the two are only ever taken global-inside-
@@ -178,6 +189,8 @@ class LocalBufferPoolStatistics:
     in_use: int
     waiters: int
     per_channel_in_use: tuple[int, ...]
+    overdraft: int = 0
+    """Overdraft buffers lent and not yet recycled (beyond ``max_buffers``, off the heap)."""
 
 
 class NetworkBufferPool:
@@ -296,14 +309,25 @@ class LocalBufferPool:
         self._max_per_channel = max_per_channel if num_channels > 0 else None
         self._channel_in_use = [0] * num_channels
         self._segment_channel: dict[int, int] = {}  # id(segment) -> channel it was lent for
+        self._capped = 0  # channels holding max_per_channel buffers or more
+        self._max_overdraft = 0
+        self._overdraft: set[int] = set()  # id(segment) of overdraft buffers lent
 
     # -- requests ---------------------------------------------------------------------------
 
     @property
-    def num_available(self) -> int:
-        """Buffers a request could get right now without waiting (ignoring channel caps)."""
+    def is_available(self) -> bool:
+        """A request for any channel would get a buffer now without overdraft (see the module
+        docstring). A destroyed pool is available: a request fails at once, nothing to wait
+        for."""
         with self._cond:
-            return len(self._available) + (self._held < self.max_buffers)
+            return self._available_locked()
+
+    def enable_overdraft(self, max_buffers: int = UNBOUNDED) -> None:
+        """Lets a blocking request take up to ``max_buffers`` overdraft buffers instead of
+        waiting. Only for a producer that starts no step while the pool is unavailable."""
+        with self._cond:
+            self._max_overdraft = max_buffers
 
     @property
     def is_destroyed(self) -> bool:
@@ -325,47 +349,75 @@ class LocalBufferPool:
     def request_buffer_blocking(
         self, timeout_s: float | None = None, channel: int | None = None
     ) -> Buffer:
-        """A free buffer, waiting for one if needed (this wait is backpressure)."""
+        """A free buffer, an overdraft buffer if enabled, or else waits for one (this wait is
+        backpressure)."""
         with self._cond:
             self._waiters += 1
             try:
-                segment = self._take_locked(channel)
+                segment = self._take_locked(channel, overdraft=True)
                 while segment is None:
                     if not self._cond.wait(timeout_s):
                         raise BufferRequestTimeoutError(timeout_s or 0.0)
-                    segment = self._take_locked(channel)
+                    segment = self._take_locked(channel, overdraft=True)
             finally:
                 self._waiters -= 1
         return Buffer(segment, self)
 
-    def _take_locked(self, channel: int | None) -> bytearray | None:
+    def _take_locked(self, channel: int | None, overdraft: bool = False) -> bytearray | None:
         if self._destroyed:
             raise BufferPoolDestroyedError("buffer requested from a destroyed pool")
         cap = self._max_per_channel
-        if channel is not None and cap is not None and self._channel_in_use[channel] >= cap:
-            return None
-        segment = self._available.popleft() if self._available else None
-        if segment is None and self._held < self.max_buffers:
-            segment = self._network._take(self, below_min=self._held < self.min_buffers)
-            if segment is not None:
-                self._held += 1
-        if segment is not None and channel is not None and cap is not None:
-            self._channel_in_use[channel] += 1
-            self._segment_channel[id(segment)] = channel
+        counted = channel is not None and cap is not None
+        segment = None
+        if not counted or self._channel_in_use[channel or 0] < (cap or 0):
+            segment = self._available.popleft() if self._available else self._borrow_locked()
+        if segment is None and overdraft and len(self._overdraft) < self._max_overdraft:
+            segment = bytearray(self.segment_size)
+            self._overdraft.add(id(segment))
+        if segment is not None and counted:
+            self._count_locked(channel or 0, segment)
         return segment
 
+    def _borrow_locked(self) -> bytearray | None:
+        """A segment from the network pool, if this pool may grow and one is free."""
+        if self._held >= self.max_buffers:
+            return None
+        segment = self._network._take(self, below_min=self._held < self.min_buffers)
+        if segment is not None:
+            self._held += 1
+        return segment
+
+    def _count_locked(self, channel: int, segment: bytearray) -> None:
+        in_use = self._channel_in_use[channel] = self._channel_in_use[channel] + 1
+        if in_use == self._max_per_channel:
+            self._capped += 1
+        self._segment_channel[id(segment)] = channel
+
+    def _uncount_locked(self, segment: bytearray) -> None:
+        channel = self._segment_channel.pop(id(segment), None)
+        if channel is not None:
+            if self._channel_in_use[channel] == self._max_per_channel:
+                self._capped -= 1
+            self._channel_in_use[channel] -= 1
+
+    def _available_locked(self) -> bool:
+        if self._destroyed:
+            return True
+        if self._capped or self._overdraft:
+            return False
+        if self._available:
+            return True
+        segment = self._borrow_locked()
+        if segment is not None:
+            self._available.append(segment)
+        return segment is not None
+
     def add_availability_listener(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` once, when a buffer is available (at once if one is now)."""
+        """Call ``callback`` once, when the pool is available (at once if it is now)."""
         with self._cond:
             if self._destroyed:
                 raise BufferPoolDestroyedError("listener added to a destroyed pool")
-            ready = bool(self._available)
-            if not ready and self._held < self.max_buffers:
-                segment = self._network._take(self, below_min=self._held < self.min_buffers)
-                if segment is not None:
-                    self._held += 1
-                    self._available.append(segment)
-                    ready = True
+            ready = self._available_locked()
             if not ready:
                 self._listeners.append(callback)
         if ready:
@@ -374,32 +426,37 @@ class LocalBufferPool:
     # -- recycling --------------------------------------------------------------------------
 
     def recycle(self, segment: bytearray) -> None:
-        """Takes back a segment lent by this pool; wakes one waiter or listener."""
+        """Takes back a segment lent by this pool (an overdraft one is dropped); wakes the
+        waiters, and the listeners once the pool is available."""
         listeners: list[Callable[[], None]] = []
         hungry: list[LocalBufferPool] = []
         with self._cond:
             if self._segment_channel:
-                channel = self._segment_channel.pop(id(segment), None)
-                if channel is not None:
-                    self._channel_in_use[channel] -= 1
-            if not self._destroyed and (
+                self._uncount_locked(segment)
+            if self._overdraft and id(segment) in self._overdraft:
+                self._overdraft.discard(id(segment))
+            elif not self._destroyed and (
                 self._waiters or self._listeners or self._held <= self.min_buffers
             ):
                 self._available.append(segment)
-                listeners, self._listeners = self._listeners, []
-                self._cond.notify_all()
             else:
                 self._held -= 1
                 hungry = self._network._give_back([segment])
+            if self._waiters:
+                self._cond.notify_all()
+            if self._listeners and self._available_locked():
+                listeners, self._listeners = self._listeners, []
         _wake_all(hungry)
         for callback in listeners:
             callback()
 
     def _wake(self) -> None:
         """The global pool has a segment to lend again: retry waiters and listeners."""
+        listeners: list[Callable[[], None]] = []
         with self._cond:
-            listeners, self._listeners = self._listeners, []
             self._cond.notify_all()
+            if self._listeners and self._available_locked():
+                listeners, self._listeners = self._listeners, []
         for callback in listeners:
             callback()
 
@@ -424,4 +481,5 @@ class LocalBufferPool:
             return LocalBufferPoolStatistics(
                 self.min_buffers, self.max_buffers, self._held, len(self._available),
                 self._held - len(self._available), self._waiters, tuple(self._channel_in_use),
+                len(self._overdraft),
             )

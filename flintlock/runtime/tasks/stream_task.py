@@ -293,6 +293,7 @@ class StreamTask:
         restored_channels = read_channel_state(restored.get(head_id), self._read_state)
         if restored_channels is not None:
             reemit_outputs(restored_channels, self.io.partitions)
+        self._enable_overdraft()
         chain.open()
         if self.io.gates:
             inputs = self._inputs = StreamInputProcessor(
@@ -357,11 +358,11 @@ class StreamTask:
                 self._wait(IDLE_POLL_S)
 
     def _wait_for_output(self) -> bool:
-        """Backpressure without blocking inside a batch (Flink's output availability): if an
-        output pool has no free buffer, restart the batch at one record and wait for mail or a
-        free buffer, so checkpoint triggers and unaligned barriers are not held up behind a
-        full output. True if it waited."""
-        pool = self._exhausted_output()
+        """Backpressure without blocking inside a step (Flink's output availability): if an
+        output pool is unavailable, restart the batch at one record and wait for mail or the
+        pool's availability, so checkpoint triggers and unaligned barriers are not held up
+        behind a full output. True if it waited."""
+        pool = self._unavailable_output()
         if pool is None:
             return False
         self._batch.size = 1  # grows back by doubling once batches are quick again
@@ -372,12 +373,21 @@ class StreamTask:
         self._wait(IDLE_POLL_S, backpressured=True)
         return True
 
-    def _exhausted_output(self) -> LocalBufferPool | None:
+    def _unavailable_output(self) -> LocalBufferPool | None:
+        """An output pool a step must not start on (checked between steps, never per record):
+        it has no free buffer, a subpartition at its cap, or overdraft out. What a step needs
+        beyond the one buffer this guarantees it takes as overdraft (``_enable_overdraft``)."""
         for partition in self.io.partitions:
             pool = partition.buffer_pool
-            if not pool.is_destroyed and not pool.num_available:
+            if not pool.is_available:
                 return pool
         return None
+
+    def _enable_overdraft(self) -> None:
+        """From now on the loop checks output availability between steps, so a step may
+        finish on overdraft buffers instead of blocking inside it (buffer.py)."""
+        for partition in self.io.partitions:
+            partition.buffer_pool.enable_overdraft()
 
     def _may_finish_source(self) -> bool:
         if not self.spec.checkpointing.enabled or self.spec.finished_on_restore:
@@ -408,7 +418,7 @@ class StreamTask:
                     return
                 self._wait(None)
                 continue
-            full = self._exhausted_output() is not None
+            full = self._unavailable_output() is not None
             if inputs.process_next(priority_only=full):
                 continue
             if full:
