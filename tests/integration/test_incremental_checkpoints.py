@@ -5,7 +5,6 @@ restore of a retained incremental checkpoint at another parallelism."""
 import collections
 import glob
 import os
-import time
 
 import pytest
 
@@ -17,7 +16,7 @@ from flintlock.runtime.state.rocksdb_incremental import UploadLedger
 from flintlock.testing.environments import local_environment
 from flintlock.testing.files import completed_checkpoints
 from flintlock.testing.gates import FileGate, open_when
-from flintlock.testing.waiting import poll_until
+from flintlock.testing.waiting import wait_until
 
 
 @pytest.fixture
@@ -53,11 +52,10 @@ def _env(directory, parallelism=2, **conf):
 
 class PacedSource(Source):
     """Emits ``range(n)`` as stripes ``(next, step)``: subtask i of p starts with the stripe
-    (i, p). Ten records per poll, 3 ms apart, so no backlog builds up and barriers keep
-    moving. With a ``gate``, numbers from ``n // 2`` on wait until it opens (the readers idle:
-    checkpoints go on). The stripes are the checkpointed state, so a restore at another
-    parallelism (``resumed``: start with no stripe of one's own) continues exactly where it
-    stopped."""
+    (i, p), ten records per poll. With a ``gate``, numbers from ``n // 2`` on wait until it
+    opens (the readers idle: checkpoints go on). The stripes are the checkpointed state, so a
+    restore at another parallelism (``resumed``: start with no stripe of one's own) continues
+    exactly where it stopped."""
 
     def __init__(self, n, resumed=False, gate=None):
         self.n, self.resumed, self.gate = n, resumed, gate
@@ -79,7 +77,6 @@ class _PacedReader:
             self.stripes = [tuple(stripe) for stripe in state]
 
     def poll(self, max_records):
-        time.sleep(0.003)
         held = self.gate is not None and not self.gate.is_open()
         limit = self.n // 2 if held else self.n
         records, stripes = [], []
@@ -173,7 +170,8 @@ def test_a_retained_incremental_checkpoint_restores_at_another_parallelism(
     client = first.execute_async("first part")
     assert client.jm.wait_until_running(60)
     pattern = str(tmp_path / "first" / "chk" / "*" / "chk-*" / "_metadata")
-    poll_until(lambda: max(completed_checkpoints(tmp_path / "first" / "chk"), default=0) >= 3, 60)
+    wait_until(lambda: max(completed_checkpoints(tmp_path / "first" / "chk"), default=0) >= 3,
+               60, "the first job completed fewer than three checkpoints")
     client.cancel()
     assert client.jm.wait_for_status({JobStatus.CANCELED}, 60)
     retained = sorted(glob.glob(pattern), key=_checkpoint_id)
