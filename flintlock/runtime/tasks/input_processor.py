@@ -158,16 +158,19 @@ class StreamInputProcessor:
         if len(records) <= size:
             started = time.perf_counter()
             process(records)
-            batch.observe(time.perf_counter() - started)
+            batch.observe(time.perf_counter() - started, len(records))
             return
-        for start in range(0, len(records), size):
+        start = 0
+        while start < len(records):  # the size may change from one slice to the next
+            end = start + batch.size
             began = time.perf_counter()
-            process(records[start:start + size])
-            batch.observe(time.perf_counter() - began)
+            process(records[start:end])
+            batch.observe(time.perf_counter() - began, min(end, len(records)) - start)
             if self._mailbox.has_mail():
                 self._run_mail()
-            if channel >= 0 and start + size < len(records):
-                self._take_priority_events(channel, records, start + size)
+            if channel >= 0 and end < len(records):
+                self._take_priority_events(channel, records, end)
+            start = end
 
     def _take_priority_events(self, channel: int, records: list[Any], position: int) -> None:
         """Unaligned barriers waiting in the gate, handled in the middle of a buffer: a

@@ -27,6 +27,8 @@ from flintlock.runtime.network.partition import ResultPartition, ResultPartition
 from flintlock.runtime.network.writer import RecordWriter
 from flintlock.runtime.tasks.operator_factory import create_operator
 from flintlock.runtime.tasks.stream_task import (
+    BATCH_TARGET_S,
+    AdaptiveBatch,
     CheckpointingSettings,
     StreamTask,
     TaskIO,
@@ -148,3 +150,20 @@ def test_overdraft_lends_beyond_the_pool_instead_of_waiting():
         buffer.recycle()
     assert calls == [1] and pool.is_available
     assert pool.statistics().overdraft == 0 and network.statistics().free_segments == 3
+
+
+# -- the batch size: a slow operator's slices stay short ---------------------------------
+
+
+def test_quick_short_batches_do_not_grow_the_batch_size():
+    """Short input buffers (flushed by the buffer timeout) processed quickly said nothing
+    about a full batch: they grew the size to 4096, and a slow operator's next full buffer was
+    one 4096-record slice, during which no priority barrier was taken."""
+    batch = AdaptiveBatch()
+    for _ in range(20):
+        batch.observe(BATCH_TARGET_S / 10, records=1)
+    assert batch.size == 64
+    batch.observe(BATCH_TARGET_S / 10, records=64)
+    assert batch.size == 128
+    batch.observe(BATCH_TARGET_S * 4, records=16)  # 4 targets for 16: 4 records per target
+    assert batch.size == 4
