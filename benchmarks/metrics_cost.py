@@ -2,19 +2,14 @@
 bare attribute increment (``self.n += 1``) in the same function, and the operator-level
 record counts of an operator chain (a counting chained edge, per batch).
 
-What: three ``MapFunction``s, each called once per record the way the map operator calls it
-(a list comprehension over a batch): one that only returns its record, one that also does
-``self.n += 1``, one that also calls ``self.seen.inc()`` on a ``Counter`` from
-``RuntimeContext.get_metrics_group()`` (made by the real ``RuntimeContextImpl``), and, for a
-second reference, ``meter.mark_event()``. The difference to the bare function is each
-update's cost. Two rows try other bindings: the counter's ``inc`` bound once in ``open``, and
-a standard-library C callable (``itertools.count().__next__``, which cannot take PyFlink's
-``n``). A last row, ``C method, no argument``, calls a method of a type implemented in C
-(``list.clear`` on an empty list): the floor of what a ``Counter`` written in C would cost,
-measured without compiling anything (docs/metrics.md, "Cost on the hot path"). With
-``--c-counter`` the benchmark also compiles ``benchmarks/c_counter.c`` (a ``Counter`` with
-PyFlink's API written in C; not part of flintlock) with the system's C compiler into a
-temporary directory and times its ``inc()`` and ``inc(2)``.
+What: ``MapFunction``s, each called once per record the way the map operator calls it (a
+list comprehension over a batch): one that only returns its record, one that also does
+``self.n += 1``, and ones that also call ``self.seen.inc()`` / ``inc(2)`` on the ``Counter``
+from ``RuntimeContext.get_metrics_group()`` (made by the real ``RuntimeContextImpl``): the C
+accelerator's type where it was built (``common/_speedups.c``). For reference, the same
+``inc()`` on its Python twin (``PythonCounter``, what runs where no C compiler built the
+accelerator) and ``meter.mark_event()``. The difference to the bare function is each update's
+cost (docs/metrics.md, "Cost on the hot path").
 
 Operator counts: ``CountingChainedOutput.collect_batch`` (tasks/operator_io.py: add the
 batch's length, call the successor's ``process_batch``) against the successor's bound
@@ -24,25 +19,18 @@ record at batch sizes 1, 100 and 1,000 (the stream task's batches are up to 4,09
 How: CPU time (``time.process_time``) over ``--records`` records per repeat in 1,000-record
 batches; the median of ``--repeat`` repeats; nanoseconds per record.
 
-    .venv/bin/python -m benchmarks.metrics_cost [--records 1000000] [--repeat 7] [--c-counter]
+    .venv/bin/python -m benchmarks.metrics_cost [--records 1000000] [--repeat 7]
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import itertools
-import os
-import shutil
 import statistics
-import subprocess
-import sysconfig
-import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
 
 from flintlock.datastream.functions import MapFunction
+from flintlock.runtime.metrics.metrics import PythonCounter
 from flintlock.runtime.tasks.contexts import RuntimeContextImpl
 from flintlock.runtime.tasks.operator import OperatorContext
 from flintlock.runtime.tasks.operator_io import CountingChainedOutput
@@ -88,77 +76,22 @@ class Marked(MapFunction):
         return value
 
 
-class Prebound(MapFunction):
-    def open(self, runtime_context: RuntimeContextImpl) -> None:  # type: ignore[override]
-        self.inc = runtime_context.get_metrics_group().counter("seen").inc
-
-    def map(self, value: int) -> int:
-        self.inc()
-        return value
-
-
-class CountNext(MapFunction):
-    """A standard-library C callable in the counter's place (no ``n``: not PyFlink's API)."""
-
-    def __init__(self) -> None:
-        self.inc = itertools.count().__next__
-
-    def map(self, value: int) -> int:
-        self.inc()
-        return value
-
-
-class CMethod(MapFunction):
-    def __init__(self) -> None:
-        self.empty: list[int] = []
-
-    def map(self, value: int) -> int:
-        self.empty.clear()
-        return value
-
-
-class CCounted(MapFunction):
-    def __init__(self, counter: Any) -> None:
-        self.seen = counter
-
-    def map(self, value: int) -> int:
-        self.seen.inc()
-        return value
-
-
-class CCountedBy2(CCounted):
+class CountedBy2(Counted):
     def map(self, value: int) -> int:
         self.seen.inc(2)
         return value
 
 
-def _compiled_counter_type(directory: str) -> Any:
-    """``c_counter.Counter`` built from benchmarks/c_counter.c; None without a C compiler."""
-    compiler = shutil.which(os.environ.get("CC", "cc"))
-    if compiler is None:
-        return None
-    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "c_counter.c")
-    target = os.path.join(directory, "c_counter" + sysconfig.get_config_var("EXT_SUFFIX"))
-    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-I", sysconfig.get_paths()["include"],
-                    source, "-o", target], check=True)
-    spec = importlib.util.spec_from_file_location("c_counter", target)
-    if spec is None or spec.loader is None:
-        return None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Counter
+class PythonCounted(MapFunction):
+    """The Python twin of the counter (``PythonCounter``), as where no C compiler built the
+    accelerator."""
 
+    def __init__(self) -> None:
+        self.seen = PythonCounter()
 
-def _c_counter_rows(bare: float, records: int, repeat: int) -> None:
-    with tempfile.TemporaryDirectory() as directory:
-        counter_type = _compiled_counter_type(directory)
-        if counter_type is None:
-            print("(no C compiler found: the C Counter rows are left out)")
-            return
-        for label, function in (("C Counter.inc()", CCounted(counter_type())),
-                                ("C Counter.inc(2)", CCountedBy2(counter_type()))):
-            cost = _ns_per_record(function, records, repeat)
-            print(f"{label:<32}{cost:>10.1f}{cost - bare:>+11.1f}")
+    def map(self, value: int) -> int:
+        self.seen.inc()
+        return value
 
 
 class _Successor:
@@ -222,21 +155,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--c-counter", action="store_true",
-                        help="also compile and time benchmarks/c_counter.c")
     args = parser.parse_args()
     bare = _ns_per_record(Bare(), args.records, args.repeat)
     print(f"{'map function':<32}{'ns/record':>10}{'over bare':>11}")
     print(f"{'return value (bare)':<32}{bare:>10.1f}{'':>11}")
     for label, function in (("self.n += 1", Attribute()), ("counter.inc()", Counted()),
-                            ("meter.mark_event()", Marked()),
-                            ("inc bound in open()", Prebound()),
-                            ("itertools.count().__next__", CountNext()),
-                            ("C method, no argument", CMethod())):
+                            ("counter.inc(2)", CountedBy2()),
+                            ("PythonCounter.inc()", PythonCounted()),
+                            ("meter.mark_event()", Marked())):
         cost = _ns_per_record(function, args.records, args.repeat)
         print(f"{label:<32}{cost:>10.1f}{cost - bare:>+11.1f}")
-    if args.c_counter:
-        _c_counter_rows(bare, args.records, args.repeat)
     _edge_costs(args.repeat)
 
 
