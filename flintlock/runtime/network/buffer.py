@@ -413,12 +413,14 @@ class LocalBufferPool:
         return segment is not None
 
     def add_availability_listener(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` once, when the pool is available (at once if it is now)."""
+        """Call ``callback`` once, when the pool is available (at once if it is now); one
+        equal to a callback still waiting is not added again (a task loop woken by mail
+        registers its listener anew)."""
         with self._cond:
             if self._destroyed:
                 raise BufferPoolDestroyedError("listener added to a destroyed pool")
             ready = self._available_locked()
-            if not ready:
+            if not ready and callback not in self._listeners:
                 self._listeners.append(callback)
         if ready:
             callback()

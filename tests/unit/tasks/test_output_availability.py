@@ -167,3 +167,18 @@ def test_quick_short_batches_do_not_grow_the_batch_size():
     assert batch.size == 128
     batch.observe(BATCH_TARGET_S * 4, records=16)  # 4 targets for 16: 4 records per target
     assert batch.size == 4
+
+
+def test_a_listener_registered_again_while_waiting_is_called_once():
+    pool = NetworkBufferPool(1, 64).create_buffer_pool(1, 1)
+    buffer = pool.request_buffer()
+    assert buffer is not None
+    calls: list[int] = []
+
+    def listener() -> None:
+        calls.append(1)
+
+    for _ in range(3):  # the task loop, woken by mail three times while the output is full
+        pool.add_availability_listener(listener)
+    buffer.recycle()
+    assert calls == [1]
