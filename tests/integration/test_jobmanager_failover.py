@@ -22,7 +22,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -34,9 +33,11 @@ from flintlock.runtime.executor import JobHandle
 from flintlock.runtime.jobmanager import JobManager
 from flintlock.runtime.jobmanager.leadership import LeadershipUnavailableError
 from flintlock.testing.environments import local_configuration, local_environment
+from flintlock.testing.faults import RaiseOnce
 from flintlock.testing.files import committed_lines
-from flintlock.testing.gates import FileGate
+from flintlock.testing.gates import FileGate, gated_numbers
 from flintlock.testing.launchers import ThreadLauncher
+from flintlock.testing.waiting import wait_until
 
 DRIVER = Path(__file__).parent / "ha" / "driver.py"
 ROOT = Path(__file__).parents[2]
@@ -45,11 +46,13 @@ WAIT_S = 120.0
 
 
 def _wait(condition, what, process=None):
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
+    """Waits for ``condition``; fails at once if ``process`` (the driver) ended first."""
+
+    def ready():
         assert process is None or process.poll() is None, f"the driver ended before {what}"
-        assert time.monotonic() < deadline, f"waited in vain for {what}"
-        time.sleep(0.02)
+        return condition()
+
+    wait_until(ready, WAIT_S, f"waited in vain for {what}")
 
 
 def _driver(work: Path, launcher: str = "threads", n: int = N) -> subprocess.Popen:
@@ -135,16 +138,12 @@ def test_a_second_driver_for_a_held_cluster_id_cannot_start(executor, tmp_path):
     assert first.get_status() is JobStatus.FINISHED
 
 
-def _slowly(value):
-    time.sleep(0.002)
-    return value
-
-
 def test_a_fenced_leader_suspends_its_job_and_leaves_it_to_the_successor(executor, tmp_path):
     env = local_environment(tmp_path, 1, options=_ha_options(
         tmp_path, **{"high-availability.filesystem.lease-duration": "300 ms"}))
     env.enable_checkpointing(20)
-    env.from_collection(list(range(100_000))).map(_slowly).print()
+    # never opened: the job stays mid-stream, taking checkpoints, until it is suspended
+    gated_numbers(env, FileGate(tmp_path / "gate"), 1000, before_gate=500).print()
     client = env.execute_async("fenced")
     jm = client.jm
     assert jm.wait_until_running(WAIT_S)
@@ -167,21 +166,10 @@ def _leases(tmp_path: Path) -> list[Path]:
                   if p.name[len("lease-"):].isdigit())
 
 
-def _fail_once(value):
-    if value == 50 and not _FAILED.is_set():
-        _FAILED.set()
-        raise RuntimeError("fail once")
-    return value
-
-
-_FAILED = threading.Event()
-
-
 def test_a_leader_fenced_while_waiting_to_restart_starts_no_attempt(executor, tmp_path):
-    _FAILED.clear()
     env = local_environment(tmp_path, 1, restart_attempts=3, restart_delay="5 s", options=(
         _ha_options(tmp_path, **{"high-availability.filesystem.lease-duration": "300 ms"})))
-    env.from_collection(list(range(100_000))).map(_fail_once).map(_slowly).print()
+    env.from_collection(list(range(1000))).map(RaiseOnce(tmp_path / "failed", 50)).print()
     client = env.execute_async("fenced while restarting")
     assert client.jm.wait_for_status({JobStatus.RESTARTING}, WAIT_S)
     leases = _leases(tmp_path)
