@@ -1,4 +1,4 @@
-/* flintlock's optional accelerator: two hot-path routines in C, each with a pure-Python twin.
+/* flintlock's optional accelerator: a few hot-path routines in C, each with a Python twin.
  *
  * flintlock is written in Python; this file is what PyFlink's Cython "fast coders" are to
  * PyFlink: an optional speed-up, built when a C compiler is present, with the same behaviour
@@ -7,12 +7,16 @@
  * - Counter: flintlock.runtime.metrics.metrics.Counter. PyFlink's inc(n=1) as a method of a
  *   C type costs less than a Python attribute increment; a method written in Python costs
  *   about 20 ns more (benchmarks/metrics_cost.py).
- * - pack_rows: the typed codec's rows layout (flintlock/runtime/network/typed_codec.py). It
- *   checks and packs a batch of tuples of fixed-width fields in one pass, each integer column
- *   as narrow as the batch allows, and returns the struct codes it used with the bytes: what
- *   the Python twin does with struct.Struct.pack per record, without a Python call per record.
+ * - pack_rows / unpack_rows: the typed codec's rows layout (runtime/network/typed_codec.py).
+ *   pack_rows checks and packs a batch of tuples of fixed-width fields in one pass, each
+ *   integer column as narrow as the batch allows, and returns the struct codes it used with
+ *   the bytes: what the Python twin does with struct.Struct.pack per record, without a Python
+ *   call per record. unpack_rows reads them back.
+ * - transpose: the typed codec's columns layout (tuples with text or booleans): a batch of
+ *   records into one list per field, checking each record's type and arity, which the
+ *   Python twin does with a type scan and zip(*records, strict=True).
  *
- * Both run on the thread that owns the object or the batch; neither releases the GIL.
+ * Each runs on the thread that owns the object or the batch; none releases the GIL.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -456,12 +460,82 @@ done:
     return rows;
 }
 
+/* -- transpose -------------------------------------------------------------------------- */
+
+/* The fields of one record into the columns; no Python code runs meanwhile, so the borrowed
+ * references stay valid. */
+static int
+spread_row(PyObject *record, PyObject **columns, Py_ssize_t arity, Py_ssize_t row)
+{
+    if (!PyTuple_CheckExact(record) && !PyList_CheckExact(record)) {
+        PyErr_Format(PyExc_TypeError, "expected tuples or lists, got %.100s",
+                     Py_TYPE(record)->tp_name);
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(record) != arity) {
+        PyErr_Format(PyExc_ValueError, "expected %zd fields, got %zd", arity,
+                     PySequence_Fast_GET_SIZE(record));
+        return -1;
+    }
+    PyObject **fields = PySequence_Fast_ITEMS(record);
+    for (Py_ssize_t field = 0; field < arity; field++) {
+        PyList_SET_ITEM(columns[field], row, Py_NewRef(fields[field]));
+    }
+    return 0;
+}
+
+static PyObject *
+transpose(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "transpose(rows: sequence, arity: int)");
+        return NULL;
+    }
+    Py_ssize_t arity = PyLong_AsSsize_t(args[1]);
+    if (arity == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (arity <= 0) {
+        PyErr_SetString(PyExc_ValueError, "a record has at least one field");
+        return NULL;
+    }
+    PyObject *rows = PySequence_Fast(args[0], "transpose() needs a sequence of records");
+    if (rows == NULL) {
+        return NULL;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(rows);
+    PyObject *result = PyTuple_New(arity);
+    for (Py_ssize_t field = 0; result != NULL && field < arity; field++) {
+        PyObject *column = PyList_New(count);  /* NULL items until filled: freed safely */
+        if (column == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyTuple_SET_ITEM(result, field, column);
+    }
+    if (result != NULL) {
+        PyObject **columns = &PyTuple_GET_ITEM(result, 0);
+        PyObject **records = PySequence_Fast_ITEMS(rows);
+        for (Py_ssize_t row = 0; row < count; row++) {
+            if (spread_row(records[row], columns, arity, row) < 0) {
+                Py_CLEAR(result);
+                break;
+            }
+        }
+    }
+    Py_DECREF(rows);
+    return result;
+}
+
 /* -- module ----------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
     {"pack_rows", (PyCFunction)(void (*)(void))pack_rows, METH_FASTCALL,
      "pack_rows(codes, rows) -> (codes used, bytes): rows of fixed-width fields, "
      "little-endian, each integer column as narrow as the rows allow."},
+    {"transpose", (PyCFunction)(void (*)(void))transpose, METH_FASTCALL,
+     "transpose(rows, arity) -> tuple of lists: the records' fields as columns; every record "
+     "a tuple or list of arity fields."},
     {"unpack_rows", (PyCFunction)(void (*)(void))unpack_rows, METH_FASTCALL,
      "unpack_rows(codes, payload) -> list of tuples: what pack_rows wrote, each record a "
      "tuple the cycle collector does not track."},

@@ -1,5 +1,6 @@
-"""The typed codec's two row packers: the C accelerator's ``pack_rows`` and its Python twin
-(``struct``, ``typed_codec._struct_rows_plan``).
+"""The typed codec's tuple layouts in both builds: the C accelerator's ``pack_rows`` /
+``unpack_rows`` (rows) and ``transpose`` (columns), and their Python twins (``struct``,
+``typed_codec._struct_rows_plan``; a type scan and ``zip``).
 
 What is shown: both accept and refuse the same batches (any refusal is one of the codec's
 ``ENCODE_ERRORS``, which the serializer turns into a ``RecordTypeMismatchError``), and what
@@ -35,7 +36,7 @@ from flintlock.runtime.network.typed_codec import (
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 FIELD_TYPES = {"q": Types.LONG(), "i": Types.INT(), "h": Types.SHORT(), "b": Types.BYTE(),
-               "d": Types.DOUBLE(), "f": Types.FLOAT()}
+               "d": Types.DOUBLE(), "f": Types.FLOAT(), "s": Types.STRING(), "?": Types.BOOLEAN()}
 compiled = pytest.mark.skipif(typed_codec.accelerator is None,
                               reason="the C accelerator is not built here")
 
@@ -55,18 +56,28 @@ def _schema_of(plan: CodecPlan, records: list[Any]) -> str:
     return chunk[3:3 + chunk[2]].decode("ascii")
 
 
-def _outcome(plan: CodecPlan, records: list[Any]) -> tuple[str, str]:
-    """What a packer makes of a batch: the records a reader gets (as text, so NaN equals
-    NaN and -0.0 differs from 0.0), or that it refused them."""
-    try:
-        chunk = encode_chunk(plan, records)
-    except ENCODE_ERRORS:
-        return "refused", ""
-    return "packed", repr(decode_chunk(chunk)[0])
+def _outcome(codes: str, build: str, records: list[Any]) -> tuple[str, str]:
+    """What one build makes of a batch, compiled, encoded and decoded in that build: the
+    records a reader gets (as text, so NaN equals NaN and -0.0 differs from 0.0), or that it
+    refused them."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        plan = _plan(codes, build, monkeypatch)
+        if build == "Python":
+            monkeypatch.setattr(typed_codec, "accelerator", None)
+        try:
+            chunk = encode_chunk(plan, records)
+        except ENCODE_ERRORS:
+            return "refused", ""
+        return "packed", repr(decode_chunk(chunk)[0])
 
 
 def _fitting(code: str) -> st.SearchStrategy[Any]:
-    """Values a field of ``code`` takes: integers in range (bools too) or reals (ints too)."""
+    """Values a field of ``code`` takes: integers in range (bools too), reals (ints too), text
+    (NUL and lone surrogates included) or booleans."""
+    if code == "s":
+        return st.text(st.characters(exclude_categories=()), max_size=3)
+    if code == "?":
+        return st.booleans()
     if code in "df":
         return st.floats() | st.integers(-(2**53), 2**53) | st.floats(width=32)
     bits = {"b": 8, "h": 16, "i": 32, "q": 64}[code]
@@ -78,11 +89,14 @@ SPOILERS = (st.integers() | st.floats() | st.sampled_from([1e39, -1e39, 3.5e38, 
             | st.text(max_size=2) | st.none())
 
 
+FIELD_CODES = st.sampled_from(["qihbdf", "qihbdfs?"])  # rows only, or rows and columns
+
+
 @st.composite
 def _batches(draw: st.DrawFn) -> tuple[str, list[Any]]:
     """A batch of records fitting ``codes`` (tuples or lists), half the time with one record
     or one field spoiled."""
-    codes = "".join(draw(st.lists(st.sampled_from("qihbdf"), min_size=1, max_size=4)))
+    codes = "".join(draw(st.lists(st.sampled_from(draw(FIELD_CODES)), min_size=1, max_size=4)))
     record = st.tuples(*(_fitting(code) for code in codes))
     records = draw(st.lists(record | record.map(list), min_size=1, max_size=8))
     if draw(st.booleans()):
@@ -104,12 +118,11 @@ def _batches(draw: st.DrawFn) -> tuple[str, list[Any]]:
 @compiled
 @settings(max_examples=400, deadline=None)
 @given(batch=_batches())
-def test_both_packers_refuse_the_same_batches_and_decode_the_same_records(batch):
+def test_both_builds_refuse_the_same_batches_and_decode_the_same_records(batch):
+    """Tuples of fixed-width fields (rows: ``pack_rows``) and with text or booleans too
+    (columns: ``transpose``)."""
     codes, records = batch
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        c_plan = _plan(codes, "C", monkeypatch)
-        python_plan = _plan(codes, "Python", monkeypatch)
-    assert _outcome(c_plan, records) == _outcome(python_plan, records)
+    assert _outcome(codes, "C", records) == _outcome(codes, "Python", records)
 
 
 def test_the_python_packer_narrows_every_integer_field_alike_and_widens_when_needed(
