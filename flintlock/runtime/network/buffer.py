@@ -21,16 +21,18 @@ Design note (how segments are shared without a redistribution protocol):
   slow consumer cannot take the whole pool (data skew). The pool remembers the channel of each
   segment it lent for a channel.
 * Availability (Flink's ``LocalBufferPool.isAvailable``): a request for *any* channel would be
-  served now without overdraft: a free or borrowable segment, no subpartition at its cap, no
-  overdraft buffer out. A task starts a step (a batch) only when its output pools are
-  available; availability listeners are called when that holds.
+  served now, counting the overdraft out as debt: more free (or borrowable) segments than
+  overdraft buffers out, and no subpartition at its cap. A task starts a step (a batch) only
+  when its output pools are available; availability listeners are called when that holds.
 * Overdraft (Flink's FLIP-227): a pool whose producer checks availability between steps
   (``enable_overdraft``, the stream task) lends a blocking request that finds nothing an
   overdraft buffer instead of waiting: a segment of the heap, outside the network memory,
   dropped when recycled. So a step that needs more buffers than the check guaranteed — a batch
   fans out to several channels, a record spans buffers — completes, and the task is back in
-  its mailbox, where a checkpoint trigger is waiting. While overdraft is out the pool is
-  unavailable, so it is bounded by what one step emits.
+  its mailbox, where a checkpoint trigger is waiting. As in Flink, any recycled buffer pays
+  the debt back (not only the overdraft buffers, which are queued last), so the buffers lent,
+  overdraft included, are below ``max_buffers`` whenever a step starts: overdraft is bounded
+  by what one step emits.
 
 Threads: every pool method may be called from task threads and the network I/O thread; each
 pool has one lock (the global pool its own), and the two are only ever taken global-inside-
@@ -317,9 +319,9 @@ class LocalBufferPool:
 
     @property
     def is_available(self) -> bool:
-        """A request for any channel would get a buffer now without overdraft (see the module
-        docstring). A destroyed pool is available: a request fails at once, nothing to wait
-        for."""
+        """A step may start: a request for any channel would get a buffer now, with the
+        overdraft out paid back (see the module docstring). A destroyed pool is available: a
+        request fails at once, nothing to wait for."""
         with self._cond:
             return self._available_locked()
 
@@ -401,16 +403,19 @@ class LocalBufferPool:
             self._channel_in_use[channel] -= 1
 
     def _available_locked(self) -> bool:
+        """Free buffers beyond the overdraft out (each will be dropped when recycled, so it is
+        paid back by a free one: the lent buffers, overdraft included, stay below
+        ``max_buffers``), borrowing them if needed; and no subpartition at its cap."""
         if self._destroyed:
             return True
-        if self._capped or self._overdraft:
+        if self._capped:
             return False
-        if self._available:
-            return True
-        segment = self._borrow_locked()
-        if segment is not None:
+        while len(self._available) <= len(self._overdraft):
+            segment = self._borrow_locked()
+            if segment is None:
+                return False
             self._available.append(segment)
-        return segment is not None
+        return True
 
     def add_availability_listener(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once, when the pool is available (at once if it is now); one

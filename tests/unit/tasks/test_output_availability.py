@@ -152,6 +152,24 @@ def test_overdraft_lends_beyond_the_pool_instead_of_waiting():
     assert pool.statistics().overdraft == 0 and network.statistics().free_segments == 3
 
 
+
+def test_any_recycled_buffer_pays_the_overdraft_back():
+    """As in Flink: the overdraft buffers are queued last, so waiting for them would let the
+    consumer drain the whole queue before the producer resumed."""
+    pool = NetworkBufferPool(8, 64).create_buffer_pool(2, 4)
+    pool.enable_overdraft()
+    oldest, *rest = [pool.request_buffer_blocking(timeout_s=BOUND_S) for _ in range(4)]
+    overdraft = pool.request_buffer_blocking(timeout_s=BOUND_S)
+    assert pool.statistics().overdraft == 1
+    oldest.recycle()
+    assert not pool.is_available  # 4 lent of 4: the free one pays the overdraft back
+    rest[0].recycle()
+    assert pool.is_available  # 3 lent, overdraft included
+    overdraft.recycle()
+    for buffer in rest[1:]:
+        buffer.recycle()
+    assert pool.statistics().overdraft == 0 and pool.statistics().in_use == 0
+
 # -- the batch size: a slow operator's slices stay short ---------------------------------
 
 
