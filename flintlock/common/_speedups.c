@@ -322,27 +322,44 @@ done:
     return result;
 }
 
-static PyObject *
-pack_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+/* The field codes of a call (codes: str, second argument), checked: each one of bhiqdf, at
+ * least one. Returns them (UTF-8, owned by the str) and their arity and row size. */
+static const char *
+field_codes(PyObject *const *args, Py_ssize_t nargs, const char *signature,
+            Py_ssize_t *arity, Py_ssize_t *row_size)
 {
     if (nargs != 2 || !PyUnicode_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "pack_rows(codes: str, rows: sequence)");
+        PyErr_SetString(PyExc_TypeError, signature);
         return NULL;
     }
-    Py_ssize_t arity;
-    const char *codes = PyUnicode_AsUTF8AndSize(args[0], &arity);
+    const char *codes = PyUnicode_AsUTF8AndSize(args[0], arity);
     if (codes == NULL) {
         return NULL;
     }
-    if (arity == 0) {
+    if (*arity == 0) {
         PyErr_SetString(PyExc_ValueError, "a row has at least one field");
         return NULL;
     }
-    for (Py_ssize_t field = 0; field < arity; field++) {
-        if (code_width(codes[field]) == 0) {
+    *row_size = 0;
+    for (Py_ssize_t field = 0; field < *arity; field++) {
+        int width = code_width(codes[field]);
+        if (width == 0) {
             PyErr_Format(PyExc_ValueError, "unknown field code %R", args[0]);
             return NULL;
         }
+        *row_size += width;
+    }
+    return codes;
+}
+
+static PyObject *
+pack_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t arity, row_size;
+    const char *codes = field_codes(args, nargs, "pack_rows(codes: str, rows: sequence)",
+                                    &arity, &row_size);
+    if (codes == NULL) {
+        return NULL;
     }
     PyObject *rows = PySequence_Tuple(args[1]);  /* a snapshot the fields' code cannot change */
     if (rows == NULL) {
@@ -409,26 +426,11 @@ read_row(const unsigned char *in, const char *codes, Py_ssize_t arity)
 static PyObject *
 unpack_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || !PyUnicode_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "unpack_rows(codes: str, payload: bytes-like)");
-        return NULL;
-    }
-    Py_ssize_t arity;
-    const char *codes = PyUnicode_AsUTF8AndSize(args[0], &arity);
+    Py_ssize_t arity, row_size;
+    const char *codes = field_codes(args, nargs,
+                                    "unpack_rows(codes: str, payload: bytes-like)",
+                                    &arity, &row_size);
     if (codes == NULL) {
-        return NULL;
-    }
-    Py_ssize_t row_size = 0;
-    for (Py_ssize_t field = 0; field < arity; field++) {
-        int width = code_width(codes[field]);
-        if (width == 0) {
-            PyErr_Format(PyExc_ValueError, "unknown field code %R", args[0]);
-            return NULL;
-        }
-        row_size += width;
-    }
-    if (arity == 0) {
-        PyErr_SetString(PyExc_ValueError, "a row has at least one field");
         return NULL;
     }
     Py_buffer view;
