@@ -5,7 +5,6 @@ exactly-once sink's end-to-end check with ``read_committed`` readers also runs a
 broker when ``FLINTLOCK_KAFKA_BOOTSTRAP`` names one (docs/connectors.md)."""
 
 import glob
-import os
 import time
 import uuid
 
@@ -31,10 +30,15 @@ from flintlock.datastream.connectors.kafka import (
 from flintlock.datastream.functions import ProcessFunction
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseOnceAfter
+from flintlock.testing.files import committed_lines
+from flintlock.testing.gates import FileGate, GatedSource, open_when
+from flintlock.testing.recording import Recording
+from flintlock.testing.waiting import poll_until
 from tests.unit.connectors.kafka_broker import kafka_broker, real_kafka_bootstrap
 
 KEYS = 12
 PER_KEY = 400
+FIRED = Recording("kafka.fired")  # per window result: whether the gate was open then
 
 
 @pytest.fixture(scope="module")
@@ -104,17 +108,14 @@ def _sink(bootstrap, topic, guarantee, prefix=None):
     return builder.build()
 
 
-class Throttle:
-    """Passes records through, 1 ms per 10 records, so reading spans many watermark
-    intervals (the per-partition watermark test)."""
+class NoteFired:
+    """Passes window results on, recording for each whether ``gate`` was open."""
 
-    def __init__(self):
-        self.seen = 0
+    def __init__(self, gate):
+        self.gate = gate
 
     def __call__(self, value):
-        self.seen += 1
-        if self.seen % 10 == 0:
-            time.sleep(0.001)
+        FIRED.append(self.gate.is_open())
         return value
 
 
@@ -158,16 +159,6 @@ def _assert_every_count_once(lines, keys=KEYS, per_key=PER_KEY):
         assert sorted(counts) == list(range(1, per_key + 1)), key
 
 
-def _committed_lines(root):
-    lines = []
-    for directory, _, names in os.walk(root):
-        for name in names:
-            if not name.startswith("."):
-                with open(os.path.join(directory, name), encoding="utf-8") as f:
-                    lines.extend(f.read().splitlines())
-    return lines
-
-
 def _file_sink(path):
     return (FileSink.for_row_format(str(path), Encoder.simple_string_encoder())
             .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
@@ -188,9 +179,9 @@ def _crash_midway(job, trigger, write_the_rest, done):
     part file, a completed checkpoint) exists, so records still to come meet the failure
     whatever the job's pace. Then the job is cancelled."""
     try:
-        assert _wait_for(lambda: bool(glob.glob(str(trigger))), 60), "no trigger appeared"
+        assert poll_until(lambda: bool(glob.glob(str(trigger))), 60), "no trigger appeared"
         write_the_rest()
-        assert _wait_for(done, 60)
+        assert poll_until(done, 60)
     finally:
         job.cancel()
         job.join(30)
@@ -211,10 +202,10 @@ def test_kafka_keyed_count_to_files_with_a_crash_is_exactly_once(executor, tmp_p
     counts.map(crash).sink_to(_file_sink(out))
     _crash_midway(env.execute_async("kafka keyed count with a crash"), out / "part-*",
                   lambda: _produce_sequences(broker.bootstrap, topic, first=half + 1),
-                  lambda: len(_committed_lines(out)) >= KEYS * PER_KEY)
+                  lambda: len(committed_lines(out)) >= KEYS * PER_KEY)
     assert marker.exists(), "the failure was never injected"
     assert len(executor.launchers[-1].attempts) >= 2
-    _assert_every_count_once(_committed_lines(out))
+    _assert_every_count_once(committed_lines(out))
 
 
 @pytest.mark.parametrize("guarantee", [DeliveryGuarantee.AT_LEAST_ONCE,
@@ -292,7 +283,7 @@ def test_offsets_are_committed_to_the_group_on_checkpoint_completion(executor, t
         return [tp.offset for tp in found]
 
     try:
-        assert _wait_for(lambda: committed() == ends), (committed(), ends)
+        assert poll_until(lambda: committed() == ends, 30), (committed(), ends)
         assert job.jm.wait_until_running(30)
     finally:
         job.cancel()
@@ -316,10 +307,10 @@ def test_a_topic_matching_the_pattern_is_discovered_while_running(executor, tmp_
         _sink(broker.bootstrap, echo, DeliveryGuarantee.AT_LEAST_ONCE))
     job = env.execute_async("discovery")
     try:
-        assert _wait_for(lambda: len(_read_all(broker.bootstrap, echo, partitions=1)) == 3)
+        assert poll_until(lambda: len(_read_all(broker.bootstrap, echo, partitions=1)) == 3, 30)
         second = _topic(broker, partitions=3, prefix=prefix)
         _produce_sequences(broker.bootstrap, second, keys=3, per_key=2)
-        assert _wait_for(lambda: len(_read_all(broker.bootstrap, echo, partitions=1)) == 9)
+        assert poll_until(lambda: len(_read_all(broker.bootstrap, echo, partitions=1)) == 9, 30)
     finally:
         job.cancel()
         job.join(30)
@@ -345,13 +336,13 @@ def test_savepoint_restore_at_another_parallelism_resumes_at_the_right_offsets(
     _running_counts(env, source).sink_to(_file_sink(out))
     job = env.execute_async("first half")
     try:
-        assert _wait_for(lambda: len(_committed_lines(out)) == KEYS * half, 60)
+        assert poll_until(lambda: len(committed_lines(out)) == KEYS * half, 60)
         path = job.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(60)
         assert job.jm.wait_for_status({JobStatus.FINISHED}, 60)
     finally:
         job.cancel()
         job.join(30)
-    _assert_every_count_once(_committed_lines(out), per_key=half)
+    _assert_every_count_once(committed_lines(out), per_key=half)
 
     _produce_sequences(broker.bootstrap, topic, first=half + 1)
     env2 = _env(tmp_path / "second", parallelism=3,
@@ -360,20 +351,11 @@ def test_savepoint_restore_at_another_parallelism_resumes_at_the_right_offsets(
     _running_counts(env2, source).sink_to(_file_sink(out))
     job2 = env2.execute_async("second half")
     try:
-        assert _wait_for(lambda: len(_committed_lines(out)) >= KEYS * PER_KEY, 60)
+        assert poll_until(lambda: len(committed_lines(out)) >= KEYS * PER_KEY, 60)
     finally:
         job2.cancel()
         job2.join(30)
-    _assert_every_count_once(_committed_lines(out))
-
-
-def _wait_for(condition, timeout_s=30.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
+    _assert_every_count_once(committed_lines(out))
 
 
 def test_the_ported_kafka_example_totals_every_customer(executor, tmp_path, broker):
@@ -405,7 +387,9 @@ def test_event_time_windows_on_kafka_timestamps_with_per_partition_watermarks(
         executor, tmp_path, broker):
     """Two partitions written out of step (partition 1 far behind partition 0): with
     watermarks per partition, no record of the slow partition is late, so every one-second
-    window counts all of its records."""
+    window counts all of its records. The reader holds after 4500 records (at least 1500 of
+    each partition, whatever their interleaving) until a window fired: watermarks surely
+    came while the rest of the slow partition was still to be read."""
     from flintlock.common import Duration
     from flintlock.datastream.window import TumblingEventTimeWindows
 
@@ -418,15 +402,19 @@ def test_event_time_windows_on_kafka_timestamps_with_per_partition_watermarks(
     assert producer.flush(30) == 0
     env = _env(tmp_path, 1)
     env.get_config().set_auto_watermark_interval(1)
-    records = env.from_source(_source(broker.bootstrap, topic),
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: FIRED)
+    records = env.from_source(GatedSource(_source(broker.bootstrap, topic), gate, 4500),
                               WatermarkStrategy.for_monotonous_timestamps(), "kafka")
-    windows = (records.map(Throttle()).map(lambda v: (v, 1)).key_by(lambda p: p[0])
+    windows = (records.map(lambda v: (v, 1)).key_by(lambda p: p[0])
                .window(TumblingEventTimeWindows.of(Duration.of_seconds(1)))
-               .reduce(lambda a, b: (a[0], a[1] + b[1])))
+               .reduce(lambda a, b: (a[0], a[1] + b[1])).map(NoteFired(gate)))
     counts = {}
     for key, count in windows.execute_and_collect():
         counts[key] = counts.get(key, 0) + count
+    opener.join(60)
     assert counts == {"fast": 3000, "slow": 3000}
+    assert not FIRED.items()[0], "no window fired while the rest of the input was held"
 
 
 def test_pyflinks_kafka_json_example_ported_by_its_imports(executor, tmp_path, broker):
@@ -527,7 +515,7 @@ def test_the_kafka_example_in_the_docs_runs_as_printed(executor, tmp_path, broke
          {"env": env})
     job = env.execute_async("the docs' Kafka example")
     try:
-        assert _wait_for(lambda: len(_read_all(broker.bootstrap, "totals")) >= 200, 60)
+        assert poll_until(lambda: len(_read_all(broker.bootstrap, "totals")) >= 200, 60)
     finally:
         job.cancel()
         job.join(30)
@@ -565,7 +553,7 @@ def test_an_empty_partition_goes_idle_so_event_time_advances(executor, tmp_path,
     job = env.execute_async("idle partition")
     try:
         # Windows 1..4 end at or before the last record's time, so the watermark passes them.
-        assert _wait_for(lambda: len(_read_all(broker.bootstrap, out, partitions=1)) >= 4, 60)
+        assert poll_until(lambda: len(_read_all(broker.bootstrap, out, partitions=1)) >= 4, 60)
     finally:
         job.cancel()
         job.join(30)
