@@ -4,9 +4,6 @@ changed from ``pyflink`` to ``flintlock`` only), and the JobManager's descriptio
 them per subtask, with Flink's task metrics, as the TaskManagers' heartbeats reported them.
 Waits are bounded polls for a value, never timed assertions."""
 
-import threading
-import time
-
 import pytest
 
 from flintlock.datastream import StreamExecutionEnvironment
@@ -14,9 +11,10 @@ from flintlock.datastream.functions import MapFunction, RuntimeContext
 from flintlock.metrics import Counter, Distribution, Meter
 from flintlock.testing.environments import local_configuration
 from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.gates import FileGate, HoldAt
+from flintlock.testing.waiting import wait_for
 
 N = 2000
-RELEASE = threading.Event()  # the last record waits for it, so the job keeps running
 
 
 class CountingMap(MapFunction):
@@ -36,38 +34,38 @@ class CountingMap(MapFunction):
         if value % 2 == 0:
             self.sizes.update(value)
         self.last = value
-        if value == N - 1:
-            RELEASE.wait(60)
         return value
 
 
 @pytest.fixture
 def client(monkeypatch, tmp_path):
+    """The job, running: the last record waits at a gate until the test is over."""
     use_thread_executor(monkeypatch)
-    RELEASE.clear()
+    gate = FileGate(tmp_path / "gate")
     config = local_configuration(tmp_path, options={
         "rest.port": "0", "heartbeat.interval": "50 ms"})
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(1)
     env.from_collection(list(range(N))).rebalance().map(CountingMap()).name("Counting") \
-        .filter(lambda x: False).print()
+        .map(HoldAt(gate, N - 1)).filter(lambda x: False).print()
     client = env.execute_async("metrics")
     yield client
-    RELEASE.set()
+    gate.open()
     assert client.join(60)
 
 
 def _metrics_when(client, vertex_name, ready, bound_s=60.0):
     """The latest metrics report of subtask 0 of ``vertex_name`` once ``ready(report)``."""
-    deadline = time.monotonic() + bound_s
-    while time.monotonic() < deadline:
-        for task in client.jm.describe().tasks:
-            if vertex_name in task.vertex_name and task.metrics is not None \
-                    and ready(task.metrics):
-                return task.metrics
-        time.sleep(0.05)
-    raise AssertionError(f"no metrics of {vertex_name!r} as expected within {bound_s} s: "
-                         f"{[(t.vertex_name, t.metrics) for t in client.jm.describe().tasks]}")
+
+    def described():
+        return [(task.vertex_name, task.metrics) for task in client.jm.describe().tasks]
+
+    def matching(tasks):
+        return [metrics for name, metrics in tasks
+                if vertex_name in name and metrics is not None and ready(metrics)]
+
+    tasks = wait_for(described, matching, bound_s, f"no metrics of {vertex_name!r} as expected")
+    return matching(tasks)[0]
 
 
 def test_user_metrics_registered_in_open_reach_the_job_manager(client):
@@ -100,7 +98,6 @@ def test_a_finished_job_keeps_each_subtasks_final_counts(monkeypatch, tmp_path):
     """A job shorter than a heartbeat interval: every finished subtask still reports its last
     metrics (sent before its FINISHED state), so the JobManager has the final values."""
     use_thread_executor(monkeypatch)
-    RELEASE.set()  # nothing waits
     config = local_configuration(tmp_path, options={"heartbeat.interval": "1 h"})
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(2)
@@ -128,22 +125,21 @@ def test_sources_report_pending_records(monkeypatch, tmp_path):
     from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 
     use_thread_executor(monkeypatch)
-    RELEASE.clear()
+    gate = FileGate(tmp_path / "gate")
     config = local_configuration(tmp_path, options={"heartbeat.interval": "50 ms"})
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(1)
     env.from_source(NumberSequenceSource(0, 10**9), WatermarkStrategy.no_watermarks(),
-                    "numbers").rebalance().map(_wait_for_release).print()
+                    "numbers").rebalance().map(HoldAt(gate, 0)).print()
     client = env.execute_async("pending")
     try:
         report = _metrics_when(client, "numbers", lambda r: (_pending(r) or 0) > 0)
         assert 10**9 - 10**7 < _pending(report) <= 10**9 + 1  # the downstream holds it back
     finally:
-        RELEASE.set()
+        gate.open()
         client.jm.cancel()
         assert client.join(60)
 
-    RELEASE.set()
     env = StreamExecutionEnvironment.get_execution_environment(
         local_configuration(tmp_path, options={"heartbeat.interval": "1 h"}))
     env.from_collection(list(range(N))).print()
@@ -158,7 +154,7 @@ def test_a_file_source_reports_the_bytes_it_has_left(monkeypatch, tmp_path):
     from flintlock.datastream.connectors.file_system import FileSource, StreamFormat
 
     use_thread_executor(monkeypatch)
-    RELEASE.clear()
+    gate = FileGate(tmp_path / "gate")
     data = tmp_path / "in" / "lines.txt"
     data.parent.mkdir()
     data.write_text("".join(f"line {i:09d}\n" for i in range(300_000)))  # 4.5 MB
@@ -169,7 +165,7 @@ def test_a_file_source_reports_the_bytes_it_has_left(monkeypatch, tmp_path):
     source = FileSource.for_record_stream_format(StreamFormat.text_line_format(),
                                                  str(data.parent)).build()
     env.from_source(source, WatermarkStrategy.no_watermarks(), "lines") \
-        .rebalance().map(_wait_for_release).print()
+        .rebalance().map(HoldAt(gate, "line 000000000")).print()
     client = env.execute_async("pending bytes")
     try:
         def pending_bytes(report):
@@ -182,14 +178,9 @@ def test_a_file_source_reports_the_bytes_it_has_left(monkeypatch, tmp_path):
         assert pending_bytes(report) % len("line 000000000\n") == 0  # whole lines read
         assert _pending(report) is None  # a text file's lines are not known before reading
     finally:
-        RELEASE.set()
+        gate.open()
         client.jm.cancel()
         assert client.join(60)
-
-
-def _wait_for_release(value):
-    RELEASE.wait(60)
-    return value
 
 
 PYFLINK_PROGRAM = '''
