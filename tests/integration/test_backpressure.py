@@ -44,7 +44,8 @@ NETWORK_MEMORY = 2 * 1024 * 1024
 RECORD_SIZE = 1000
 RECORDS_PER_BUFFER = SEGMENT // RECORD_SIZE + 1
 RSS_CONSTANT = 16 * 1024 * 1024
-SAMPLE_SECONDS = 3.0
+RUN_LENGTH = 10  # the run lasts until this many times the in-flight bound were consumed
+RUN_BOUND_S = 120.0
 CONSUMER_SLEEP_PER_BUFFER_S = 0.002
 PUBLISH_EVERY = 100
 
@@ -105,7 +106,7 @@ def consumer_main(secret: bytes, address: tuple[str, int], pipe: Connection,
                     in_order = in_order and seq == expected and data == payload(seq)
                     expected += 1
                 consumed.value = expected
-                time.sleep(CONSUMER_SLEEP_PER_BUFFER_S)
+                time.sleep(CONSUMER_SLEEP_PER_BUFFER_S)  # the slow consumer under test
             buffer.recycle()
         gate.close()
         pipe.send((expected, in_order))
@@ -131,7 +132,8 @@ def test_a_slow_consumer_bounds_the_producer_and_the_memory_of_both() -> None:
         processes.append(consumer)
         assert consumer_pipe.poll(60)
         base[consumer.pid] = consumer_pipe.recv()
-        samples = sample(processes, produced, consumed)
+        bound = in_flight_bound(producer_pool)
+        samples = sample(processes, produced, consumed, RUN_LENGTH * bound)
         stop.value = 1
         assert producer_pipe.poll(60)
         total = producer_pipe.recv()
@@ -147,25 +149,30 @@ def test_a_slow_consumer_bounds_the_producer_and_the_memory_of_both() -> None:
                 process.kill()
                 process.join(10)
     assert received == total and in_order  # exactly once, in order
-    in_flight_buffers = producer_pool + 2 + 8 + 2  # producer pool, receiver credit, current
-    bound = in_flight_buffers * RECORDS_PER_BUFFER + PUBLISH_EVERY
     assert max(s["in_flight"] for s in samples) <= bound
-    assert total > bound  # the run was long enough for the bound to matter
+    assert total >= RUN_LENGTH * bound  # the run was long enough for the bound to matter
     for pid, baseline in base.items():
         assert max(s[pid] for s in samples) <= baseline + NETWORK_MEMORY + RSS_CONSTANT
 
 
-def sample(processes: list[Any], produced: Synchronized[int], consumed: Synchronized[int]
-           ) -> list[dict[Any, int]]:
-    """Samples in-flight records and RSS for SAMPLE_SECONDS (the length of the run)."""
+def in_flight_bound(producer_pool: int) -> int:
+    """The most records credit-based flow control lets exist between the two processes."""
+    in_flight_buffers = producer_pool + 2 + 8 + 2  # producer pool, receiver credit, current
+    return in_flight_buffers * RECORDS_PER_BUFFER + PUBLISH_EVERY
+
+
+def sample(processes: list[Any], produced: Synchronized[int], consumed: Synchronized[int],
+           until: int) -> list[dict[Any, int]]:
+    """Samples in-flight records and RSS until ``until`` records were consumed (the length
+    of the run, however fast the machine), at most RUN_BOUND_S."""
     handles = {p.pid: psutil.Process(p.pid) for p in processes}
     samples = []
-    deadline = time.monotonic() + SAMPLE_SECONDS
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + RUN_BOUND_S
+    while consumed.value < until and time.monotonic() < deadline:
         done = consumed.value
         entry: dict[Any, int] = {"in_flight": produced.value - done}
         for pid, handle in handles.items():
             entry[pid] = handle.memory_info().rss
         samples.append(entry)
-        time.sleep(0.02)
+        time.sleep(0.02)  # the sampling period
     return samples
