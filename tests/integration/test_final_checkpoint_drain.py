@@ -10,20 +10,20 @@ import pytest
 from flintlock.datastream import CheckpointingMode
 from flintlock.testing.environments import local_environment
 from flintlock.testing.faults import RaiseRepeatedly
+from flintlock.testing.recording import Recording
 
 N = 2000
-SEEN: list[int] = []
+SEEN = Recording("drain.seen")  # every record the slow map saw
 
 
 def _slow(value):
-    time.sleep(0.001)
+    time.sleep(0.001)  # the backpressure whose drain is checkpointed: what is tested
     SEEN.append(value)
     return value
 
 
 @pytest.mark.parametrize("unaligned", [True, False], ids=["unaligned", "aligned"])
 def test_checkpoints_while_a_finished_source_drains(executor, tmp_path, unaligned):
-    SEEN.clear()
     env = local_environment(tmp_path, 1, options={
         "execution.checkpointing.unaligned.enabled": unaligned})
     env.enable_checkpointing(50, CheckpointingMode.EXACTLY_ONCE)
@@ -53,7 +53,7 @@ class _SlowFailing:
 
     def __call__(self, value):
         self.fail(value)
-        time.sleep(0.0005)
+        time.sleep(0.0005)  # the backpressure whose drain is checkpointed
         return value
 
 
