@@ -137,16 +137,29 @@ class RaiseRepeatedly:
         """How many failures happened so far."""
         return sum(1 for n in range(1, self.times + 1) if os.path.exists(f"{self.marker}.{n}"))
 
+    def due(self) -> bool:
+        """Whether the next check fails: a failure is still to come and a checkpoint newer
+        than the one seen at the previous failure (``first_after`` for the first) completed.
+        A source may wait for it (any thread: it reads files only)."""
+        done = self.failures()
+        return done < self.times and self._newest() > self._previous(done)
+
+    def _newest(self) -> int:
+        return max((_checkpoint_id(path) for path in glob.glob(self.pattern)), default=0)
+
+    def _previous(self, done: int) -> int:
+        """The newest checkpoint seen at failure ``done`` (``first_after`` before the first)."""
+        if not done:
+            return self.first_after
+        with open(f"{self.marker}.{done}", encoding="ascii") as f:
+            return int(f.read() or 0)
+
     def _maybe_fail(self) -> None:
         done = self.failures()
         if done >= self.times:
             return
-        newest = max((_checkpoint_id(path) for path in glob.glob(self.pattern)), default=0)
-        previous = self.first_after
-        if done:
-            with open(f"{self.marker}.{done}", encoding="ascii") as f:
-                previous = int(f.read() or 0)
-        if newest <= previous:
+        newest = self._newest()
+        if newest <= self._previous(done):
             return
         # Claimed with its content in one step (a hard link to a written file), so another
         # subtask never reads a claimed marker before it says which checkpoint it saw.

@@ -1,7 +1,7 @@
 import pytest
 
 from flintlock.testing.environments import local_configuration
-from flintlock.testing.faults import InjectedFailure, RaiseOnce, RaiseOnceAfter
+from flintlock.testing.faults import InjectedFailure, RaiseOnce, RaiseOnceAfter, RaiseRepeatedly
 
 
 def test_raise_once_fails_the_first_time_only(tmp_path):
@@ -32,3 +32,25 @@ def test_local_configuration_sets_checkpoints_restarts_and_options(tmp_path):
     assert config.get_string("restart-strategy.fixed-delay.attempts", "") == "2"
     assert config.get_string("execution.buffer-timeout", "") == "7 ms"
     assert local_configuration(tmp_path).get_string("restart-strategy.type", "") == "none"
+
+
+def test_raise_repeatedly_is_due_once_a_newer_checkpoint_completed(tmp_path):
+    fail = RaiseRepeatedly(tmp_path / "failure", tmp_path / "chk", 2, first_after=1)
+    checkpoint = tmp_path / "chk" / "job"
+    (checkpoint / "chk-1").mkdir(parents=True)
+    (checkpoint / "chk-1" / "_metadata").touch()
+    assert not fail.due() and fail(0) == 0  # not newer than first_after
+    (checkpoint / "chk-2").mkdir()
+    (checkpoint / "chk-2" / "_metadata").touch()
+    assert fail.due()
+    with pytest.raises(InjectedFailure):
+        fail(1)
+    assert fail.failures() == 1 and not fail.due()  # the next one needs a newer checkpoint
+    (checkpoint / "chk-3").mkdir()
+    (checkpoint / "chk-3" / "_metadata").touch()
+    assert fail.due()
+    with pytest.raises(InjectedFailure):
+        fail(2)
+    (checkpoint / "chk-4").mkdir()
+    (checkpoint / "chk-4" / "_metadata").touch()
+    assert fail.failures() == 2 and not fail.due() and fail(3) == 3  # all happened
