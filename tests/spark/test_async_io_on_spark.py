@@ -21,6 +21,8 @@ from flintlock.datastream import (
     StreamExecutionEnvironment,
 )
 from flintlock.testing.faults import ExitOnceAfter
+from flintlock.testing.files import completed_checkpoints
+from flintlock.testing.gates import FileGate, gated_records, open_when
 from flintlock.testing.slow_service import SlowService, query_async
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -39,7 +41,8 @@ class Inference(AsyncFunction):
 
 class Paced(MapFunction):
     """Keeps the source from filling every network buffer at once, so checkpoint barriers
-    do not wait behind the whole input."""
+    do not wait behind the whole input (pacing only: the gate decides that the crash comes
+    before the end)."""
 
     def map(self, value):
         time.sleep(0.002)
@@ -61,11 +64,16 @@ def test_a_task_manager_killed_with_requests_in_flight_gives_exactly_once_output
     env = _env(tmp_path)
     marker = tmp_path / "died"
     crash = ExitOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50)
+    # the last 300 records wait until a checkpoint completed: the crash meets them at the
+    # latest, however slow the checkpoints
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
     with SlowService(latency_s=0.02) as service:
-        paced = env.from_collection(list(range(N))).map(Paced()).set_parallelism(1)
-        stream = paced.map(crash)
+        held = gated_records(env, gate, list(range(N)), before_gate=N - 300)
+        stream = held.map(Paced()).set_parallelism(1).map(crash)
         results = list(AsyncDataStream.unordered_wait(
             stream, Inference(service.address), Time.seconds(60), 8, Types.STRING())
             .execute_and_collect())
+    opener.join(60)
     assert marker.exists(), "the TaskManager was never killed"
     assert sorted(results, key=lambda s: int(s.split(":")[0])) == [f"{v}:ok" for v in range(N)]

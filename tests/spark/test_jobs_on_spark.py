@@ -132,8 +132,7 @@ def test_a_task_stuck_in_user_code_ends_its_task_manager_process_after_the_timeo
     cancelled = time.monotonic()
     client.cancel()
     assert client.jm.wait_for_status({JobStatus.CANCELED}, 60)
-    while not _process_gone(pid) and time.monotonic() - cancelled < 20:
-        time.sleep(0.1)
+    poll_until(lambda: _process_gone(pid), 20)
     # without the watchdog the worker lives until the JobManager cancels the Spark job, 30 s on
     assert _process_gone(pid), "the stuck TaskManager's process is still running"
     assert time.monotonic() - cancelled < 20

@@ -6,9 +6,7 @@ keyed running counts in the committed files are exactly once."""
 from __future__ import annotations
 
 import glob
-import os
 import sys
-import time
 
 import cloudpickle
 import pytest
@@ -21,22 +19,14 @@ from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors.file_system import BucketAssigner, FileSink
 from flintlock.datastream.connectors.kafka import KafkaOffsetsInitializer, KafkaSource
 from flintlock.testing.faults import ExitOnceAfter
+from flintlock.testing.files import committed_lines
+from flintlock.testing.waiting import poll_until
 from tests.unit.connectors.kafka_broker import kafka_broker
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 KEYS, PER_KEY = 8, 3000
-
-
-def _committed_lines(root):
-    lines = []
-    for directory, _, names in os.walk(root):
-        for name in names:
-            if not name.startswith("."):
-                with open(os.path.join(directory, name), encoding="utf-8") as f:
-                    lines.extend(f.read().splitlines())
-    return lines
 
 
 def _produce(bootstrap, counts):
@@ -46,15 +36,6 @@ def _produce(bootstrap, counts):
             producer.produce("events", f"k{k}".encode(), f"k{k}".encode())
         producer.poll(0)
     assert producer.flush(30) == 0
-
-
-def _wait_for(condition, timeout_s):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return condition()
 
 
 def test_kafka_keyed_count_with_a_killed_task_manager_is_exactly_once(tmp_path):
@@ -89,15 +70,15 @@ def test_kafka_keyed_count_with_a_killed_task_manager_is_exactly_once(tmp_path):
          .sink_to(sink))
         client = env.execute_async("kafka keyed count on spark")
         try:
-            assert _wait_for(lambda: bool(glob.glob(str(checkpoint))), 120)
+            assert poll_until(lambda: bool(glob.glob(str(checkpoint))), 120)
             _produce(broker.bootstrap, range(half, PER_KEY))
-            assert _wait_for(lambda: len(_committed_lines(out)) >= KEYS * PER_KEY, 180)
+            assert poll_until(lambda: len(committed_lines(out)) >= KEYS * PER_KEY, 180)
         finally:
             client.cancel()
             client.join(60)
     assert marker.exists(), "the TaskManager was never killed"
     counts = {}
-    for line in _committed_lines(out):
+    for line in committed_lines(out):
         key, count = line.split(",")
         counts.setdefault(key, []).append(int(count))
     assert sorted(counts) == [f"k{k}" for k in range(KEYS)]

@@ -34,7 +34,7 @@ def _count(a, b):
 
 
 def _slow_key_and_count(record):
-    time.sleep(0.001)
+    time.sleep(0.001)  # the backpressure that puts in-flight data into unaligned checkpoints
     return (record[0], record[1])
 
 
