@@ -26,9 +26,9 @@ from flintlock.datastream.state import (
     ValueStateDescriptor,
 )
 from flintlock.testing.environments import local_environment
-from flintlock.testing.faults import RaiseOnce, RaiseOnceAfter
+from flintlock.testing.faults import RaiseOnce
 from flintlock.testing.files import completed_checkpoints
-from flintlock.testing.gates import FileGate, gated_numbers, open_when
+from flintlock.testing.gates import FileGate, gated_numbers, gated_records, open_when
 from flintlock.testing.recording import HoldUntilRecorded, Recording
 
 
@@ -249,11 +249,14 @@ def test_keyed_state_survives_a_restart_exactly_once(executor, tmp_path, backend
     env = _env(tmp_path, backend=backend)
     env.enable_checkpointing(20, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
     n = 1500
-    crash = RaiseOnceAfter(marker, pattern)  # chained to the source: holds it back
-    out = list(env.from_collection(list(range(n))).map(crash).set_parallelism(1)
+    # the second half waits for a completed checkpoint; its first number fails the job once
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
+    numbers = gated_records(env, gate, list(range(n)), before_gate=n // 2)
+    out = list(numbers.map(RaiseOnce(marker, n // 2)).set_parallelism(1)
                .key_by(lambda x: x % 5).map(Collect()).execute_and_collect())
+    opener.join(60)
     assert marker.exists(), "the failure was never injected"
     expected = []
     for key in range(5):

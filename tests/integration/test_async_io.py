@@ -23,7 +23,9 @@ from flintlock.datastream import (
 )
 from flintlock.datastream.errors import AsyncFunctionError
 from flintlock.testing.environments import local_environment
-from flintlock.testing.faults import RaiseOnceAfter
+from flintlock.testing.faults import RaiseOnce
+from flintlock.testing.files import completed_checkpoints
+from flintlock.testing.gates import FileGate, gated_records, open_when
 from flintlock.testing.slow_service import SlowService, query_async
 
 
@@ -319,13 +321,17 @@ def test_requests_in_flight_at_a_checkpoint_are_reissued_after_a_crash(executor,
     env = local_environment(tmp_path, 1, restart_attempts=3, restart_delay="20 ms")
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata",
-                           delay_s=0.001)
+    # the second half waits for a completed checkpoint (record 0 in flight); its first record
+    # fails the job once
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
     with SlowService(latency_s=0.002) as service:
-        source = env.from_collection(list(range(600))).map(crash)
+        source = gated_records(env, gate, list(range(600)), before_gate=300) \
+            .map(RaiseOnce(marker, 300)).set_parallelism(1)
         out = list(AsyncDataStream.unordered_wait(
             source, FirstRecordWaitsForARestart(service.address), Time.seconds(120), 10)
             .execute_and_collect())
+    opener.join(60)
     assert marker.exists(), "the failure was never injected"
     assert sorted(out, key=lambda s: int(s.split(":")[0])) == [f"{v}:ok" for v in range(600)]
 

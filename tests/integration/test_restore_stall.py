@@ -1,6 +1,7 @@
 """A second reproduction of the restore stall of docs/known-issues.md, found while writing the
 broadcast-state tests: a fast source that finishes at once, a slow source failing once after a
-checkpoint, two-input tasks after them. On the parent commit of the event-time branch
+checkpoint (it holds half its records at a gate until one completed), two-input tasks after
+them. On the parent commit of the event-time branch
 (d90869f) the restored attempt hung in 3 of 5 runs: both sources wait for their final
 checkpoint, every other task waits for input. No broadcast state or event time is involved
 (the fast source goes through the plain ``broadcast()`` partitioner into a CoProcessFunction).
@@ -14,7 +15,9 @@ from flintlock.datastream import (
     CoProcessFunction,
 )
 from flintlock.testing.environments import local_environment
-from flintlock.testing.faults import RaiseOnceAfter
+from flintlock.testing.faults import RaiseOnce
+from flintlock.testing.files import completed_checkpoints
+from flintlock.testing.gates import FileGate, gated_records, open_when
 
 
 class FirstInputOnly(CoProcessFunction):
@@ -29,12 +32,14 @@ def test_a_job_with_an_early_finished_source_recovers(executor, tmp_path):
     env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="20 ms")
     env.enable_checkpointing(30, CheckpointingMode.EXACTLY_ONCE)
     marker = tmp_path / "crashed"
-    crash = RaiseOnceAfter(marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata",
-                           delay_s=0.001)
+    events = [(f"k{i % 7}", i) for i in range(1500)]
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
     fast = env.from_collection([("rule", 1), ("rule", 2)]).broadcast()
-    slow = env.from_collection([(f"k{i % 7}", i) for i in range(1500)]) \
-        .map(crash).set_parallelism(1)
+    slow = gated_records(env, gate, events, before_gate=750) \
+        .map(RaiseOnce(marker, events[750])).set_parallelism(1)
     out = list(slow.key_by(lambda e: e[0]).connect(fast).process(FirstInputOnly())
                .execute_and_collect())
+    opener.join(60)
     assert marker.exists(), "the failure was never injected"
     assert sorted(out) == sorted((f"k{i % 7}", i) for i in range(1500))
