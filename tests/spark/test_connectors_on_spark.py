@@ -1,9 +1,11 @@
 """Connector jobs on embedded Spark: the enumerators run in the driver's JobManager, readers
 and writers in Spark's Python workers; a worker killed in the middle of the job is restarted
-and the output is still exactly once."""
+and the output is still exactly once. Each reader holds half its input at a gate until output
+was committed or a checkpoint completed, so the kill always lands before the end."""
 
 from __future__ import annotations
 
+import glob
 import sys
 
 import cloudpickle
@@ -27,7 +29,8 @@ from flintlock.datastream.connectors.redis import (
     RedisStreamSource,
 )
 from flintlock.testing.faults import ExitOnceAfter
-from flintlock.testing.files import committed_lines
+from flintlock.testing.files import committed_lines, completed_checkpoints
+from flintlock.testing.gates import FileGate, GatedSource, open_when
 from tests.unit.connectors.redis_server import redis_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -60,10 +63,14 @@ def test_file_to_file_with_a_killed_task_manager_is_exactly_once(tmp_path):
             .with_rolling_policy(RollingPolicy.default_rolling_policy(part_size=8192))
             .build())
     marker = tmp_path / "died"
-    exit_after = ExitOnceAfter(marker, tmp_path / "out" / "part-*", every=50, delay_s=0.005)
-    env.from_source(source, WatermarkStrategy.no_watermarks(), "files").map(exit_after) \
-        .sink_to(sink)
+    committed = str(tmp_path / "out" / "part-*")
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: glob.glob(committed))
+    exit_after = ExitOnceAfter(marker, committed, delay_s=0.0)
+    env.from_source(GatedSource(source, gate, 2000), WatermarkStrategy.no_watermarks(),
+                    "files").map(exit_after).sink_to(sink)
     env.execute("files on spark")
+    opener.join(60)
     assert marker.exists(), "the TaskManager was never killed"
     assert sorted(committed_lines(tmp_path / "out")) == sorted(expected)
 
@@ -85,10 +92,13 @@ def test_redis_to_redis_exactly_once_on_spark(tmp_path):
                 .set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE).build())
         marker = tmp_path / "died"
         exit_after = ExitOnceAfter(
-            marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", every=50, delay_s=0.005)
-        env.from_source(source, WatermarkStrategy.no_watermarks(), "redis").map(exit_after) \
-            .sink_to(sink)
+            marker, tmp_path / "chk" / "*" / "chk-*" / "_metadata", delay_s=0.0)
+        gate = FileGate(tmp_path / "gate")
+        opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
+        env.from_source(GatedSource(source, gate, 1500), WatermarkStrategy.no_watermarks(),
+                        "redis").map(exit_after).sink_to(sink)
         env.execute("redis on spark")
+        opener.join(60)
         written = [fields["value"] for _, fields in client.xrange("out")]
         client.close()
     assert marker.exists(), "the TaskManager was never killed"
