@@ -14,12 +14,13 @@ import importlib.util
 import os
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import redis
+
+from flintlock.testing.waiting import poll_until
 
 _START_ATTEMPTS = 3  # another process may take the free port before the server binds it
 _PORT_TAKEN = "Address already in use"
@@ -98,23 +99,23 @@ def _free_port() -> int:
 
 def _wait_until_ready(url: str, process: subprocess.Popen[bytes], log: Path,
                       timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
     client = redis.Redis.from_url(url, socket_connect_timeout=1)
+
+    def answers() -> bool:
+        if process.poll() is not None:
+            raise RedisServerStartError(
+                f"redis-server exited with {process.returncode}; its log ends:\n{_tail(log)}")
+        try:
+            # Our server, not one that took the port between _free_port and the bind.
+            return bool(client.info("server")["process_id"] == process.pid)
+        except redis.ConnectionError:
+            return False
+
     try:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RedisServerStartError(
-                    f"redis-server exited with {process.returncode}; its log ends:\n{_tail(log)}")
-            try:
-                # Our server, not one that took the port between _free_port and the bind.
-                if client.info("server")["process_id"] == process.pid:
-                    return
-            except redis.ConnectionError:
-                pass
-            time.sleep(0.02)
-        raise RedisServerStartError(
-            f"redis-server at {url} did not answer within {timeout_s} s; its log ends:\n"
-            f"{_tail(log)}")
+        if not poll_until(answers, timeout_s):
+            raise RedisServerStartError(
+                f"redis-server at {url} did not answer within {timeout_s} s; its log ends:\n"
+                f"{_tail(log)}")
     finally:
         client.close()
 

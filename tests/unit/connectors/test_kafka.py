@@ -2,7 +2,6 @@
 builders' errors, offset initializers, the reader's malformed-record error, and the exactly-once
 writer's two-phase commit and recovery, call by call."""
 
-import time
 import uuid
 
 import pytest
@@ -31,6 +30,7 @@ from flintlock.datastream.connectors.kafka import (
     KafkaSourceError,
     KafkaTopicPartition,
 )
+from flintlock.testing.waiting import poll_until
 
 from .kafka_broker import kafka_broker, real_kafka_bootstrap
 
@@ -154,16 +154,23 @@ def test_discovery_makes_each_partition_a_split_once(broker):
 
 
 def _poll_all(reader, timeout_s=20.0):
-    """Polls until the reader says it is finished (or the time is up)."""
-    got, deadline = [], time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        records, finished = reader.poll(100)
+    """Polls until the reader says it is finished (or the time is up): the (value, timestamp)
+    pairs read, and whether it finished."""
+    got = []
+
+    def finished():
+        records, done = reader.poll(100)
         got.extend(zip(records, records.timestamps, strict=True))
-        if finished:
-            return got, True
-        if not records:
-            time.sleep(0.01)
-    return got, False
+        return done
+
+    return got, poll_until(finished, timeout_s)
+
+
+def _poll_values(reader, count, timeout_s=20.0):
+    """Polls until ``count`` values were read (or the time is up): the values read."""
+    got = []
+    poll_until(lambda: got.extend(reader.poll(100)[0]) or len(got) >= count, timeout_s)
+    return got
 
 
 def test_reader_resumes_at_the_split_offset_and_stops_at_the_stop_offset(broker):
@@ -364,18 +371,12 @@ def test_an_offset_the_broker_no_longer_has_resets_as_the_starting_offsets_say(
               .set_value_only_deserializer(SimpleStringSchema()).build())
     reader = source.create_reader(0, 1)
     reader.add_splits([KafkaPartitionSplit(topic, 0, 100)])  # past the log's end
-    got, deadline = [], time.monotonic() + 20
     try:
         if expected is KafkaSourceError:
             with pytest.raises(KafkaSourceError, match=f"{topic}-0"):
-                while time.monotonic() < deadline:
-                    reader.poll(100)
-                    time.sleep(0.01)
+                _poll_values(reader, 1)  # raises before any value comes
         else:
-            while len(got) < 3 and time.monotonic() < deadline:
-                got.extend(reader.poll(100)[0])
-                time.sleep(0.01)
-            assert got == expected
+            assert _poll_values(reader, 3) == expected
     finally:
         reader.close()
 
@@ -493,11 +494,8 @@ def test_ignored_parse_errors_are_skipped_counted_and_read_past(broker):
                .build())
     reader = KafkaPartitionReader({"bootstrap.servers": broker.bootstrap}, lenient, False)
     reader.add_splits([KafkaPartitionSplit(topic, 0, 0)])  # unbounded: stays in the state
-    got, deadline = [], time.monotonic() + 20
     try:
-        while len(got) < 2 and time.monotonic() < deadline:
-            got.extend(reader.poll(100)[0])
-            time.sleep(0.01)
+        got = _poll_values(reader, 2)
         assert [(r["customer"], r["amount"]) for r in got] == [("a", 1), ("c", 3)]
         assert lenient.skipped_records == 2
         assert reader.snapshot_state(1) == [KafkaPartitionSplit(topic, 0, 4)]
