@@ -24,7 +24,7 @@ class _SlowOpen(MapFunction):
 
     def open(self, runtime_context):
         if os.path.exists(self.marker):
-            time.sleep(self.seconds)
+            time.sleep(self.seconds)  # the slow start the tests race a finished source with
 
     def map(self, value):
         return self.inner(value)

@@ -76,7 +76,7 @@ class Slow:
         self.seconds = seconds
 
     def __call__(self, value):
-        time.sleep(self.seconds)
+        time.sleep(self.seconds)  # the backpressure under test
         return value
 
 
