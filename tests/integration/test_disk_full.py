@@ -7,18 +7,15 @@ writes fail with ``ENOSPC`` on cue: the TaskManagers' state files, or the JobMan
 attempt and checkpoints again once space returns; without it the job fails over, as Flink
 does. Either way the output is exactly once.
 
-The job's source holds at half its input until the test releases it (``HeldNumbers``), so
+The job's source holds at half its input until the test opens its gate (``HeldNumbers``), so
 it is surely running while the disk is full; the test waits on what happened (refused writes,
 failed and completed checkpoints), never on time.
 """
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from flintlock.common import WatermarkStrategy
 from flintlock.datastream import CheckpointingMode
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.failure_manager import TooManyCheckpointFailuresError
@@ -26,51 +23,14 @@ from flintlock.runtime.jobmanager.history import JobEventKind
 from flintlock.testing.environments import local_environment
 from flintlock.testing.full_disk import FullDisk
 from flintlock.testing.waiting import wait_until
-from tests.integration.throttled_count import (
-    KEYS,
-    RELEASE,
-    Count,
-    HeldNumbers,
-    Throttle,
-    expected,
-)
-
-WAIT_S = 60.0
+from tests.integration.throttled_count import WAIT_S, BackgroundRun, expected
 
 
 def _wait_for(condition, what):
     wait_until(condition, WAIT_S, f"waited in vain for {what}")
 
 
-class _Run:
-    """The job's records, collected on a thread of their own."""
-
-    def __init__(self, env):
-        stream = (env.from_source(HeldNumbers(),
-                                  WatermarkStrategy.no_watermarks(), "numbers")
-                  .map(Throttle()).key_by(lambda v: v % KEYS).map(Count()))
-        self.records = stream.execute_and_collect()
-        self.jm = self.records.handle.jm
-        self.out = []
-        self.error = None
-        self._thread = threading.Thread(target=self._collect, daemon=True)
-        self._thread.start()
-
-    def _collect(self):
-        try:
-            self.out.extend(self.records)
-        except BaseException as exc:
-            self.error = exc
-
-    def finish(self):
-        RELEASE.set()
-        self._thread.join(WAIT_S)
-        assert not self._thread.is_alive() and self.error is None, self.error
-        return sorted(self.out)
-
-
 def _env(tmp_path, disk_uri, tolerable, restarts):
-    RELEASE.clear()
     env = local_environment(tmp_path, 2, restart_attempts=restarts, restart_delay="10 ms",
                             options={"execution.checkpointing.dir": disk_uri,
                                      "execution.checkpointing.tolerable-failed-checkpoints":
@@ -88,7 +48,7 @@ REASON = {"state": CheckpointFailureReason.CHECKPOINT_ASYNC_EXCEPTION,
 def test_tolerated_full_disk_keeps_the_attempt_and_checkpoints_again(
         executor, tmp_path, scope):
     disk = FullDisk(f"fulldisk://tolerated-{scope}-{tmp_path.name}")
-    run = _Run(_env(tmp_path, disk.uri, tolerable=1000, restarts=0))
+    run = BackgroundRun(_env(tmp_path, disk.uri, tolerable=1000, restarts=0), tmp_path)
     _wait_for(lambda: disk.committed_checkpoints(run.jm.job_id), "a first checkpoint")
     disk.fill(scope)
     before = max(disk.committed_checkpoints(run.jm.job_id))
@@ -109,7 +69,7 @@ def test_tolerated_full_disk_keeps_the_attempt_and_checkpoints_again(
 
 def test_without_tolerance_a_full_disk_fails_the_job_over(executor, tmp_path):
     disk = FullDisk(f"fulldisk://intolerant-{tmp_path.name}")
-    run = _Run(_env(tmp_path, disk.uri, tolerable=0, restarts=3))
+    run = BackgroundRun(_env(tmp_path, disk.uri, tolerable=0, restarts=3), tmp_path)
     _wait_for(lambda: disk.committed_checkpoints(run.jm.job_id), "a first checkpoint")
     disk.fill("state")
     _wait_for(lambda: len(executor.launchers[-1].attempts) >= 2, "a failover")

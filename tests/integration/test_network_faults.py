@@ -8,18 +8,16 @@ Every connection the data plane (``network.transport``) or the control plane's c
 breaks once the job is running and has completed a checkpoint. ``heartbeat.timeout`` is 2 s,
 so a silent link is found by the connection's (or the heartbeats') liveness, which names the
 timeout in the failure the exception history shows. The job's source holds at half its input
-until the test releases it (``HeldNumbers``); the test waits on events (links, checkpoints,
+until the test opens its gate (``HeldNumbers``); the test waits on events (links, checkpoints,
 attempts), not on time.
 """
 
 from __future__ import annotations
 
 import glob
-import threading
 
 import pytest
 
-from flintlock.common import WatermarkStrategy
 from flintlock.datastream import CheckpointingMode
 from flintlock.runtime.jobmanager.history import JobEventKind
 from flintlock.runtime.network import transport
@@ -27,16 +25,7 @@ from flintlock.runtime.rpc import server as rpc_server
 from flintlock.testing.environments import local_environment
 from flintlock.testing.proxy import interpose
 from flintlock.testing.waiting import wait_until
-from tests.integration.throttled_count import (
-    KEYS,
-    RELEASE,
-    Count,
-    HeldNumbers,
-    Throttle,
-    expected,
-)
-
-WAIT_S = 60.0
+from tests.integration.throttled_count import WAIT_S, BackgroundRun, expected
 
 
 def _wait_for(condition, what):
@@ -44,35 +33,14 @@ def _wait_for(condition, what):
 
 
 def _start(tmp_path):
-    RELEASE.clear()
+    """The job running with a completed checkpoint: its JobManager and ``finish``."""
     env = local_environment(tmp_path, 2, restart_attempts=3, restart_delay="10 ms", options={
         "heartbeat.interval": "200 ms", "heartbeat.timeout": "2 s"})
     env.enable_checkpointing(20, CheckpointingMode.EXACTLY_ONCE)
-    records = (env.from_source(HeldNumbers(),
-                               WatermarkStrategy.no_watermarks(), "numbers")
-               .map(Throttle()).key_by(lambda v: v % KEYS).map(Count())).execute_and_collect()
-    out: list = []
-    errors: list = []
-
-    def collect():
-        try:
-            out.extend(records)
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=collect, daemon=True)
-    thread.start()
-    jm = records.handle.jm
-
-    def finish():
-        RELEASE.set()
-        thread.join(WAIT_S)
-        assert not thread.is_alive() and not errors, errors
-        return sorted(out)
-
-    pattern = str(tmp_path / "chk" / jm.job_id / "chk-*" / "_metadata.committed")
+    run = BackgroundRun(env, tmp_path)
+    pattern = str(tmp_path / "chk" / run.jm.job_id / "chk-*" / "_metadata.committed")
     _wait_for(lambda: glob.glob(pattern), "a completed checkpoint")
-    return jm, finish
+    return run.jm, run.finish
 
 
 @pytest.mark.parametrize("fault", ["cut", "silence"])

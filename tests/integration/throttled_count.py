@@ -1,31 +1,39 @@
 """The keyed job the fault tests of issue 16 break (full disk, network faults): the numbers of
-``HeldNumbers``, which holds at ``N // 2`` until the test sets ``RELEASE`` (so the job is surely
+``HeldNumbers``, which holds at ``N // 2`` until the test opens its gate (so the job is surely
 running when the fault comes, however slow the machine), throttled to 2 ms a record until then
 (pacing only: records are in flight when the fault strikes early), then a per-key running count
-in keyed state, whose exactly-once output is ``expected()``. ``RELEASE`` is module state: each
-test clears it first, one test at a time."""
+in keyed state, whose exactly-once output is ``expected()``. ``BackgroundRun`` runs it while
+the test breaks things, collecting its output on a thread of its own."""
 
 from __future__ import annotations
 
 import collections
+import os
 import threading
+import time
+from typing import Any
 
-from flintlock.common import Types
+from flintlock.common import Types, WatermarkStrategy
 from flintlock.datastream.connectors.number_seq import NumberSequenceReader, NumberSequenceSource
 from flintlock.datastream.functions import MapFunction
 from flintlock.datastream.state import ValueStateDescriptor
+from flintlock.testing.gates import FileGate
 
 N = 6000
 KEYS = 7
-RELEASE = threading.Event()
+WAIT_S = 60.0
 
 
 class _HeldReader(NumberSequenceReader):
-    """Reads only numbers below ``N // 2`` until ``RELEASE`` (task thread); idle at the hold,
-    so checkpoints go on. By position: a restored reader holds at the same number."""
+    """Reads only numbers below ``N // 2`` until the gate opens (task thread); idle at the
+    hold, so checkpoints go on. By position: a restored reader holds at the same number."""
+
+    def __init__(self, gate: FileGate) -> None:
+        super().__init__()
+        self.gate = gate
 
     def read_split(self, split, budget, out):
-        if not RELEASE.is_set():
+        if not self.gate.is_open():
             budget = min(budget, N // 2 - split.current)
             if budget <= 0:
                 return split, False
@@ -33,18 +41,23 @@ class _HeldReader(NumberSequenceReader):
 
 
 class HeldNumbers(NumberSequenceSource):
-    """0..N-1, held at ``N // 2`` until ``RELEASE``."""
+    """0..N-1, held at ``N // 2`` until ``gate`` opens."""
 
-    def __init__(self) -> None:
+    def __init__(self, gate: FileGate) -> None:
         super().__init__(0, N - 1)
+        self.gate = gate
 
     def create_reader(self, subtask_index, parallelism):
-        return _HeldReader()
+        return _HeldReader(self.gate)
 
 
 class Throttle(MapFunction):
+    def __init__(self, gate: FileGate) -> None:
+        self.gate = gate
+
     def map(self, value):
-        RELEASE.wait(0.002)
+        if not self.gate.is_open():
+            time.sleep(0.002)  # pacing only: the hold, not this, keeps the job running
         return value
 
 
@@ -56,6 +69,36 @@ class Count(MapFunction):
         count = (self.count.value() or 0) + 1
         self.count.update(count)
         return value % KEYS, count
+
+
+class BackgroundRun:
+    """The keyed count on ``env``, its output collected on a thread of its own; the numbers
+    hold at ``N // 2`` until ``finish`` (the gate is ``<directory>/gate``)."""
+
+    def __init__(self, env: Any, directory: str | os.PathLike[str]) -> None:
+        self.gate = FileGate(os.path.join(os.fspath(directory), "gate"))
+        stream = (env.from_source(HeldNumbers(self.gate), WatermarkStrategy.no_watermarks(),
+                                  "numbers")
+                  .map(Throttle(self.gate)).key_by(lambda v: v % KEYS).map(Count()))
+        self.records = stream.execute_and_collect()
+        self.jm = self.records.handle.jm
+        self.out: list[Any] = []
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._collect, daemon=True)
+        self._thread.start()
+
+    def _collect(self) -> None:
+        try:
+            self.out.extend(self.records)
+        except BaseException as exc:  # the test's finish() reports it
+            self.error = exc
+
+    def finish(self) -> list[Any]:
+        """Lets the rest of the numbers through; the sorted output once the job ended."""
+        self.gate.open()
+        self._thread.join(WAIT_S)
+        assert not self._thread.is_alive() and self.error is None, self.error
+        return sorted(self.out)
 
 
 def expected(n=N, keys=KEYS):
