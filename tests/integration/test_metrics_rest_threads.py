@@ -7,7 +7,7 @@ bounded polls for a value, never timed assertions."""
 
 import json
 import os
-import threading
+import time
 import urllib.request
 
 import pytest
@@ -18,34 +18,38 @@ from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.datastream.functions import MapFunction
 from flintlock.testing.environments import local_configuration
-from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.gates import FileGate, HoldAt
 from flintlock.testing.waiting import wait_for
 
 N = 3000
 WAIT_S = 60.0
-RELEASE = threading.Event()  # the last record of the bounded job waits for it
-STOP = threading.Event()  # ends the slow operator's waits once a test is done
 
 
 class CountingMap(MapFunction):
+    """Counts its records in a user counter; the last one waits until ``gate`` opens."""
+
+    def __init__(self, gate):
+        self.hold = HoldAt(gate, N - 1)
+
     def open(self, runtime_context):
         self.seen = runtime_context.get_metrics_group().add_group("app", "demo").counter("seen")
 
     def map(self, value):
         self.seen.inc()
-        if value == N - 1:
-            RELEASE.wait(60)
+        return self.hold(value)
+
+
+class Slow(MapFunction):
+    """Takes ``seconds`` a record until ``gate`` opens (the test is done)."""
+
+    def __init__(self, gate, seconds):
+        self.gate = gate
+        self.seconds = seconds
+
+    def map(self, value):
+        if not self.gate.is_open():
+            time.sleep(self.seconds)  # the slow operator whose backpressure is under test
         return value
-
-
-def _slow(value):
-    STOP.wait(0.001)
-    return value
-
-
-def _slightly_slow(value):
-    STOP.wait(0.0002)
-    return value
 
 
 def _environment(tmp_path, **options):
@@ -54,13 +58,6 @@ def _environment(tmp_path, **options):
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_parallelism(1)
     return env
-
-
-@pytest.fixture
-def executor(monkeypatch):
-    RELEASE.clear()
-    STOP.clear()
-    return use_thread_executor(monkeypatch)
 
 
 def _get(client, path, raw=False):
@@ -80,8 +77,9 @@ def _vertex_ids(client):
 
 def test_backpressure_high_before_a_slow_operator_and_ok_at_it(executor, tmp_path):
     env = _environment(tmp_path)
+    done = FileGate(tmp_path / "done")
     env.from_collection(list(range(1_000_000))).map(lambda x: x).name("Fast") \
-        .rebalance().map(_slow).name("Slow").filter(lambda x: False).print()
+        .rebalance().map(Slow(done, 0.001)).name("Slow").filter(lambda x: False).print()
     client = env.execute_async("backpressure")
     try:
         ids = _vertex_ids(client)
@@ -108,7 +106,7 @@ def test_backpressure_high_before_a_slow_operator_and_ok_at_it(executor, tmp_pat
         first = wait_for(records_out, lambda n: n > 0, WAIT_S, "records out of the fast vertex")
         wait_for(records_out, lambda n: n > first, WAIT_S, "numRecordsOut growing")
     finally:
-        STOP.set()
+        done.open()
         client.jm.cancel()
         assert client.join(60)
 
@@ -118,7 +116,8 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
         "metrics.reporter.prom.factory.class":
             "org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
         "metrics.reporter.prom.port": "0"})
-    env.from_collection(list(range(N))).rebalance().map(CountingMap()).name("Counting") \
+    gate = FileGate(tmp_path / "gate")
+    env.from_collection(list(range(N))).rebalance().map(CountingMap(gate)).name("Counting") \
         .filter(lambda x: False).print()
     client = env.execute_async("prometheus")
     try:
@@ -131,7 +130,7 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
 
         assert wait_for(seen, lambda b: b == [{"id": metric_id, "value": str(N)}], WAIT_S,
                         f"the counter at {N}")
-        # Operator-level counts. The map holds its last batch (RELEASE), so it has taken in all
+        # Operator-level counts. The map holds its last batch (the gate), so it has taken in all
         # N records and handed on all but that batch; the chained filter took what it handed.
         listed = {e["id"] for e in _get(client, f"/jobs/{job}/vertices/{counting}/metrics")}
         (into_filter,) = [i for i in listed if i.endswith(".numRecordsIn")
@@ -179,13 +178,16 @@ def test_a_user_counter_over_rest_and_prometheus(executor, tmp_path):
             source_out = families["flink_taskmanager_job_task_numRecordsOut"]
             assert max(s.value for s in source_out.samples) == N
     finally:
-        RELEASE.set()
-        STOP.set()
+        gate.open()
         assert client.join(60)
 
 
 class FailingTwice(MapFunction):
-    """Fails its first two attempts on their first record; the third holds its last record."""
+    """Fails its first two attempts on their first record; the third holds its last record
+    until ``gate`` opens."""
+
+    def __init__(self, gate):
+        self.hold = HoldAt(gate, N - 1)
 
     def open(self, runtime_context):
         self.attempt = runtime_context.get_attempt_number()
@@ -193,16 +195,15 @@ class FailingTwice(MapFunction):
     def map(self, value):
         if self.attempt < 2:
             raise ValueError(f"attempt {self.attempt} gives up")
-        if value == N - 1:
-            RELEASE.wait(60)
-        return value
+        return self.hold(value)
 
 
 def test_the_exception_history_spans_restarts(executor, tmp_path):
     env = _environment(tmp_path, **{"restart-strategy.type": "fixed-delay",
                                     "restart-strategy.fixed-delay.attempts": "3",
                                     "restart-strategy.fixed-delay.delay": "10 ms"})
-    env.from_collection(list(range(N))).map(FailingTwice()).name("Failing").print()
+    gate = FileGate(tmp_path / "gate")
+    env.from_collection(list(range(N))).map(FailingTwice(gate)).name("Failing").print()
     client = env.execute_async("restarts")
     try:
         job = client.get_job_id()
@@ -223,7 +224,7 @@ def test_the_exception_history_spans_restarts(executor, tmp_path):
                            "the third attempt running")
         assert details["attempt"] == 2
     finally:
-        RELEASE.set()
+        gate.open()
         assert client.join(60)
 
 
@@ -238,9 +239,10 @@ def test_checkpoints_show_alignment_time_and_persisted_in_flight_data(executor, 
     env.enable_checkpointing(100)
     if unaligned:
         env.get_checkpoint_config().enable_unaligned_checkpoints()
+    done = FileGate(tmp_path / "done")
     env.from_source(NumberSequenceSource(0, 10**9), WatermarkStrategy.no_watermarks(),
                     "numbers").set_parallelism(2) \
-        .rebalance().map(_slightly_slow).name("Slow").filter(lambda x: False).print()
+        .rebalance().map(Slow(done, 0.0002)).name("Slow").filter(lambda x: False).print()
     client = env.execute_async("checkpoint figures")
     try:
         job = client.get_job_id()
@@ -258,6 +260,6 @@ def test_checkpoints_show_alignment_time_and_persisted_in_flight_data(executor, 
         summary = _get(client, f"/jobs/{job}/checkpoints")["summary"]
         assert summary["alignment_duration"]["max"] >= 0
     finally:
-        STOP.set()
+        done.open()
         client.jm.cancel()
         assert client.join(60)
