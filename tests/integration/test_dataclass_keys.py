@@ -4,34 +4,19 @@ TaskManager threads (issue 14).
 The first job builds each key as ``Point(word, word)`` (one string object twice), the resumed one
 as ``Point(word, copy_of_word)`` (two equal objects): the keys are equal, but their pickles
 differ, which is what the key groups once hashed. Every key's count must go on from where the
-savepoint left it, in whichever subtask of the new parallelism now owns its key group."""
-
-import threading
+savepoint left it, in whichever subtask of the new parallelism now owns its key group. The
+first job's numbers hold at a gate (half of them read) until its savepoint was taken; the
+resumed job reads the other half."""
 
 import pytest
 
 from flintlock.common.job_status import JobStatus
 from flintlock.common.key_encoding import UnstableKeyError
 from flintlock.testing.environments import local_environment
+from flintlock.testing.gates import FileGate, gated_numbers
 from tests.unit.state.key_recipes import Point
 
-# Module-level, so user functions refer to them by reference (TaskManagers are threads here).
-STARTED = threading.Event()
-GATE = threading.Event()
 WORDS = [f"word-{i}" for i in range(10)]
-
-
-class SlowAfter:
-    """Passes records through; from ``limit`` on, 5 ms each until GATE opens."""
-
-    def __init__(self, limit):
-        self.limit = limit
-
-    def __call__(self, x):
-        if x >= self.limit:
-            STARTED.set()
-            GATE.wait(0.005)
-        return x
 
 
 def _word_of(x):
@@ -46,34 +31,34 @@ def _two_equal_objects(record):
     return Point(record[0], "".join(list(record[0])))
 
 
-def _counts(env, n, slow_from, key_selector):
-    return (env.from_collection(list(range(n))).map(SlowAfter(slow_from)).map(_word_of)
-            .key_by(key_selector).reduce(lambda a, b: (a[0], a[1] + b[1])))
+def _counts(numbers, key_selector):
+    return (numbers.map(_word_of).key_by(key_selector)
+            .reduce(lambda a, b: (a[0], a[1] + b[1])))
 
 
 @pytest.mark.slow
 def test_dataclass_keys_keep_their_state_when_restored_at_another_parallelism(executor,
                                                                            tmp_path):
     assert _one_object_twice(("ab", 1)) == _two_equal_objects(("ab", 1))
-    GATE.clear()
-    STARTED.clear()
     n = 3000
+    gate = FileGate(tmp_path / "gate")
     env = local_environment(tmp_path, 2, restart_attempts=3)
     env.enable_checkpointing(1000)
-    _counts(env, n, n // 2, _one_object_twice).print()
+    _counts(gated_numbers(env, gate, n, before_gate=n // 4), _one_object_twice).print()
     client = env.execute_async("first half")
-    assert STARTED.wait(60) and client.jm.wait_until_running(60)
+    gate.wait_arrived(60)  # each of the two readers holds after a quarter
+    assert client.jm.wait_until_running(60)
     path = client.stop_with_savepoint(savepoint_directory=str(tmp_path / "sp")).result(60)
-    GATE.set()
     assert client.jm.wait_for_status({JobStatus.FINISHED}, 60)
 
+    gate.open()
     env2 = local_environment(tmp_path / "second", 3, restart_attempts=3,
                              options={"execution.state-recovery.path": path})
-    resumed = _counts(env2, 2 * n, 2 * n, _two_equal_objects)
+    resumed = _counts(gated_numbers(env2, gate, n), _two_equal_objects)
     final = {}
     for word, count in resumed.execute_and_collect():
         final[word] = max(count, final.get(word, 0))
-    assert final == {word: 2 * n // len(WORDS) for word in WORDS}
+    assert final == {word: n // len(WORDS) for word in WORDS}
 
 
 class CaseInsensitive:

@@ -12,23 +12,23 @@ from flintlock.common.config import Configuration
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.runtime.rest import jobfiles
 from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.gates import FileGate, HoldAt
 from flintlock.testing.waiting import wait_until
 from tests.bad_clients import WAIT_S, Trickler
 
-GATE = threading.Event()  # module-level: the user function refers to it by reference
 A_REQUEST = b"GET /jobs HTTP/1.0\r\n" + b"X-Slow: " + b"z" * 200 + b"\r\n\r\n"
 
 
-def _held(x: int) -> int:
-    GATE.wait(WAIT_S * 6)
-    return x
+@pytest.fixture
+def gate(tmp_path) -> FileGate:
+    """The job's first record waits at it (``HoldAt``) until the slow client is connected."""
+    return FileGate(tmp_path / "gate")
 
 
 @pytest.fixture
 def env(monkeypatch, tmp_path) -> StreamExecutionEnvironment:
     monkeypatch.setenv("FLINTLOCK_HOME", str(tmp_path / "home"))
     use_thread_executor(monkeypatch)
-    GATE.clear()
     config = (Configuration()
               .set_string("execution.checkpointing.dir", str(tmp_path / "chk"))
               .set_string("restart-strategy.type", "none")
@@ -46,36 +46,36 @@ def _slow_client_of_the_running_job() -> Trickler:
     return slow
 
 
-def test_execute_returns_while_a_slow_client_is_connected(env) -> None:
-    env.from_collection([1, 2, 3]).map(_held).print()
+def test_execute_returns_while_a_slow_client_is_connected(env, gate) -> None:
+    env.from_collection([1, 2, 3]).map(HoldAt(gate, 1)).print()
     outcome: list[object] = []
     runner = threading.Thread(target=lambda: outcome.append(env.execute("held")))
     runner.start()
     slow = _slow_client_of_the_running_job()
     try:
-        GATE.set()
+        gate.open()
         runner.join(WAIT_S * 3)
         assert not runner.is_alive() and outcome, "execute() did not return"
         assert not slow.finished_sending.is_set()  # the slow client had not finished
     finally:
-        GATE.set()
+        gate.open()
         slow.close()
         runner.join(WAIT_S)
 
 
-def test_execute_and_collect_ends_while_a_slow_client_is_connected(env) -> None:
-    records = env.from_collection([1, 2, 3]).map(_held).execute_and_collect()
+def test_execute_and_collect_ends_while_a_slow_client_is_connected(env, gate) -> None:
+    records = env.from_collection([1, 2, 3]).map(HoldAt(gate, 1)).execute_and_collect()
     slow = _slow_client_of_the_running_job()
     collected: list[int] = []
     reader = threading.Thread(target=lambda: collected.extend(records))
     reader.start()
     try:
-        GATE.set()
+        gate.open()
         reader.join(WAIT_S * 3)
         assert not reader.is_alive(), "the collect iterator did not end"
         assert sorted(collected) == [1, 2, 3]
         assert not slow.finished_sending.is_set()
     finally:
-        GATE.set()
+        gate.open()
         slow.close()
         reader.join(WAIT_S)
