@@ -14,6 +14,9 @@ Two ways for a job to wait at a gate:
   still takes mail, so checkpoints complete, savepoints and stop-with-savepoint go through, and
   the job is exactly where the test left it. ``GatedNumberSequenceSource`` is the number
   sequence held so, to the number.
+* ``MeteredNumberSequenceSource`` — a number sequence read only below a ``FileLimit`` the test
+  raises step by step (by position: a restored reader holds at the same number), for a
+  schedule of faults, each meeting a job that is surely still running.
 * ``HoldAt`` — a map function that blocks the task thread at one record until the gate opens.
   Nothing passes that task meanwhile, barriers included: for tests that need a task busy
   (cancellation, a stuck task, metrics of a running job), not for checkpoints.
@@ -40,9 +43,11 @@ from flintlock.testing.waiting import DEFAULT_TIMEOUT_S, poll_until, wait_until
 
 __all__ = [
     "FileGate",
+    "FileLimit",
     "GatedNumberSequenceSource",
     "GatedSource",
     "HoldAt",
+    "MeteredNumberSequenceSource",
     "gated_numbers",
     "gated_records",
     "open_when",
@@ -169,6 +174,60 @@ class GatedNumberSequenceSource(NumberSequenceSource):
     def __repr__(self) -> str:
         return (f"GatedNumberSequenceSource({self.get_start()}, {self.get_end()}, "
                 f"{self._gate!r}, before_gate={self._before_gate})")
+
+
+class FileLimit:
+    """A number in a file (``path``, ``initial`` if it does not exist yet): the test ``set``s
+    it, a job reads its ``value``. Replaced atomically, so a reader never sees half a number;
+    pickles by value like a ``FileGate``."""
+
+    def __init__(self, path: str | os.PathLike[str], initial: int = 0) -> None:
+        self.path = os.fspath(path)
+        if not os.path.exists(self.path):
+            self.set(initial)
+
+    def set(self, limit: int) -> None:
+        draft = f"{self.path}.{os.getpid()}.{threading.get_ident()}"
+        with open(draft, "w", encoding="ascii") as f:
+            f.write(str(limit))
+        os.replace(draft, self.path)
+
+    def value(self) -> int:
+        with open(self.path, encoding="ascii") as f:
+            return int(f.read())
+
+    def __repr__(self) -> str:
+        return f"FileLimit({self.path!r})"
+
+
+class _MeteredReader(NumberSequenceReader):
+    """Reads a split only below the limit; idle (nothing available) at it (task thread)."""
+
+    def __init__(self, limit: FileLimit) -> None:
+        super().__init__()
+        self._limit = limit
+
+    def read_split(self, split: Any, budget: int, out: list[Any]) -> tuple[Any, bool]:
+        allowed = min(budget, self._limit.value() - split.current)
+        if allowed <= 0:
+            return split, False
+        return super().read_split(split, allowed, out)
+
+
+class MeteredNumberSequenceSource(NumberSequenceSource):
+    """``NumberSequenceSource(start, end)`` whose readers emit only numbers below
+    ``limit.value()``, idle at it (checkpoints go on) until the test raises it. By position,
+    so a restored reader holds at the same number; its state is the sequence source's."""
+
+    def __init__(self, start: int, end: int, limit: FileLimit) -> None:
+        super().__init__(start, end)
+        self._limit = limit
+
+    def create_reader(self, subtask_index: int, parallelism: int) -> Any:
+        return _MeteredReader(self._limit)
+
+    def __repr__(self) -> str:
+        return f"MeteredNumberSequenceSource({self.get_start()}, {self.get_end()}, {self._limit!r})"
 
 
 class HoldAt:

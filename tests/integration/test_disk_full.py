@@ -7,9 +7,9 @@ writes fail with ``ENOSPC`` on cue: the TaskManagers' state files, or the JobMan
 attempt and checkpoints again once space returns; without it the job fails over, as Flink
 does. Either way the output is exactly once.
 
-The job's source holds at half its input until the test opens its gate (``HeldNumbers``), so
-it is surely running while the disk is full; the test waits on what happened (refused writes,
-failed and completed checkpoints), never on time.
+The job's source holds at half its input until the test lets the rest through
+(``throttled_count.BackgroundRun``), so it is surely running while the disk is full; the test
+waits on what happened (refused writes, failed and completed checkpoints), never on time.
 """
 
 from __future__ import annotations

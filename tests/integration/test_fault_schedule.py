@@ -12,10 +12,11 @@ default run injects three). Faults that need processes (SIGKILL or SIGSTOP of a 
 SIGKILL of the driver) are in the Spark schedule (``tests/spark/test_fault_schedule_on_spark.py``,
 which mixes them with network and disk faults) and ``test_jobmanager_failover.py``.
 
-The source is metered by position: it emits only the numbers below ``LIMIT``, which the test
-raises by a share before each fault (so records are in flight when it strikes; the "raise"
-fault needs one to reach the failing map) and to the end after the last. Until then the job
-cannot end, however slow the machine; the 2 ms a record before the release only paces it.
+The source is metered by position (``MeteredNumberSequenceSource``): it emits only the numbers
+below a ``FileLimit``, which the test raises by a share before each fault (so records are in
+flight when it strikes; the "raise" fault needs one to reach the failing map) and to the end
+after the last. Until then the job cannot end, however slow the machine; the 2 ms a record
+before the release (a ``FileGate``) only paces it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import os
 import random
 import re
-import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -32,13 +33,13 @@ from flintlock.common import Types, WatermarkStrategy
 from flintlock.common.serialization import Encoder
 from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.file_system import FileSink, OutputFileConfig
-from flintlock.datastream.connectors.number_seq import NumberSequenceReader, NumberSequenceSource
 from flintlock.datastream.functions import MapFunction
 from flintlock.datastream.state import ValueStateDescriptor
 from flintlock.runtime.network import transport
 from flintlock.runtime.rpc import server as rpc_server
 from flintlock.testing.environments import local_environment
 from flintlock.testing.full_disk import FullDisk
+from flintlock.testing.gates import FileGate, FileLimit, MeteredNumberSequenceSource
 from flintlock.testing.proxy import interpose
 from flintlock.testing.waiting import wait_until
 
@@ -48,37 +49,25 @@ N = SHARE * (FAULT_COUNT + 3)
 KEYS = 7
 WAIT_S = 120.0
 FAULTS = ("raise", "data-cut", "data-silence", "rpc-cut", "rpc-silence", "disk-full")
-RELEASE = threading.Event()
-RAISE = threading.Event()
-LIMIT = [0]  # the source emits numbers below LIMIT[0]; the test's thread raises it
 _PART = re.compile(r"^part-(\d+)-(\d+)\.txt$")
 
 
-class _MeteredReader(NumberSequenceReader):
-    """Reads a split only below ``LIMIT[0]``; idle (nothing available) at it (task thread).
-    By position, so a restored reader is held at the same number."""
-
-    def read_split(self, split, budget, out):
-        allowed = min(budget, LIMIT[0] - split.current)
-        if allowed <= 0:
-            return split, False
-        return super().read_split(split, allowed, out)
-
-
-class _MeteredSource(NumberSequenceSource):
-    def create_reader(self, subtask_index, parallelism):
-        return _MeteredReader()
-
-
 class _Throttle(MapFunction):
-    """2 ms a record until released; raises once when the schedule asks."""
+    """2 ms a record until ``released`` opens (pacing only); raises once each time the schedule
+    asks (the file ``ask`` exists: the first record to take it away raises)."""
+
+    def __init__(self, released, ask):
+        self.released = released
+        self.ask = os.fspath(ask)
 
     def map(self, value):
-        RELEASE.wait(0.002)
-        if RAISE.is_set():
-            RAISE.clear()
-            raise RuntimeError("scheduled failure")
-        return value
+        if not self.released.is_open():
+            time.sleep(0.002)
+        try:
+            os.remove(self.ask)
+        except FileNotFoundError:
+            return value
+        raise RuntimeError("scheduled failure")
 
 
 class _Sequence(MapFunction):
@@ -126,8 +115,19 @@ def check_sequences(lines, exactly_once, n=N, keys=KEYS):
             assert set(seqs) == set(expected), f"key {key}: values missing"
 
 
+def _release(limit, released):
+    """Lets the job run to its end: every number, no pacing."""
+    released.open()
+    limit.set(N)
+
+
 class _Job:
-    def __init__(self, tmp_path, mode, disk):
+    """The keyed sequence job, its numbers below ``limit``, paced until ``released`` opens;
+    a record fails once whenever ``ask`` exists."""
+
+    def __init__(self, tmp_path, mode, disk, limit, released):
+        self.limit = limit
+        self.ask = tmp_path / "raise"
         env = local_environment(tmp_path, 2, restart_attempts=2 * FAULT_COUNT + 5,
                                 restart_delay="10 ms",
                                 options={
@@ -141,9 +141,9 @@ class _Job:
         sink = (FileSink.for_row_format(str(tmp_path / "out"), Encoder.simple_string_encoder())
                 .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".txt")
                                          .build()).build())
-        (env.from_source(_MeteredSource(0, N - 1), WatermarkStrategy.no_watermarks(),
-                         "numbers").set_parallelism(1)
-         .map(_Throttle()).set_parallelism(1)
+        (env.from_source(MeteredNumberSequenceSource(0, N - 1, limit),
+                         WatermarkStrategy.no_watermarks(), "numbers").set_parallelism(1)
+         .map(_Throttle(released, self.ask)).set_parallelism(1)
          .key_by(lambda v: v % KEYS).map(_Sequence()).sink_to(sink))
         self.client = env.execute_async("scheduled faults")
         self.jm = self.client.jm
@@ -158,9 +158,9 @@ class _Job:
 
 def _inject(fault, job, executor, links, disk):
     attempts = len(executor.launchers[-1].attempts)
-    LIMIT[0] = min(N, LIMIT[0] + SHARE)
+    job.limit.set(min(N, job.limit.value() + SHARE))
     if fault == "raise":
-        RAISE.set()
+        job.ask.touch()
     elif fault == "disk-full":
         refused = disk.refused_writes()
         disk.fill("all")
@@ -184,24 +184,20 @@ def test_a_seeded_schedule_of_faults_keeps_every_key_sequence(
     rng = random.Random(seed)
     schedule = [rng.choice(FAULTS) for _ in range(FAULT_COUNT)]
     print(f"fault schedule seed={seed} mode={mode}: {schedule}")
-    RELEASE.clear()
-    RAISE.clear()
-    LIMIT[0] = SHARE
+    limit, released = FileLimit(tmp_path / "limit", SHARE), FileGate(tmp_path / "released")
     links = {"data": interpose(monkeypatch, transport), "rpc": interpose(monkeypatch, rpc_server)}
     disk = FullDisk(f"fulldisk://schedule-{mode}-{seed}-{tmp_path.name}")
     try:
-        job = _Job(tmp_path, mode, disk)
+        job = _Job(tmp_path, mode, disk, limit, released)
         for fault in schedule:
             job.wait_for_a_new_checkpoint("a new completed checkpoint")
             assert not job.jm.get_status().is_globally_terminal_state(), "ended too early"
             _inject(fault, job, executor, links, disk)
         job.wait_for_a_new_checkpoint("a checkpoint after the last fault")
-        RELEASE.set()
-        LIMIT[0] = N
+        _release(limit, released)
         job.client.wait(WAIT_S)
     finally:
-        RELEASE.set()
-        LIMIT[0] = N
+        _release(limit, released)
         for interposer in links.values():
             interposer.close()
     check_sequences(lines_in_order(tmp_path / "out"), exactly_once=mode != "at-least-once")

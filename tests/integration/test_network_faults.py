@@ -8,8 +8,8 @@ Every connection the data plane (``network.transport``) or the control plane's c
 breaks once the job is running and has completed a checkpoint. ``heartbeat.timeout`` is 2 s,
 so a silent link is found by the connection's (or the heartbeats') liveness, which names the
 timeout in the failure the exception history shows. The job's source holds at half its input
-until the test opens its gate (``HeldNumbers``); the test waits on events (links, checkpoints,
-attempts), not on time.
+until the test lets the rest through (``throttled_count.BackgroundRun``); the test waits on
+events (links, checkpoints, attempts), not on time.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The keyed job the fault tests of issue 16 break (full disk, network faults): the numbers of
-``HeldNumbers``, which holds at ``N // 2`` until the test opens its gate (so the job is surely
-running when the fault comes, however slow the machine), throttled to 2 ms a record until then
+"""The keyed job the fault tests of issue 16 break (full disk, network faults): the numbers
+0..N-1 of a ``MeteredNumberSequenceSource``, which holds at ``N // 2`` until the test lets the
+rest through (so the job is surely running when the fault comes, however slow the machine; by
+position, so a restored reader holds there too), throttled to 2 ms a record until then
 (pacing only: records are in flight when the fault strikes early), then a per-key running count
 in keyed state, whose exactly-once output is ``expected()``. ``BackgroundRun`` runs it while
 the test breaks things, collecting its output on a thread of its own."""
@@ -14,41 +15,13 @@ import time
 from typing import Any
 
 from flintlock.common import Types, WatermarkStrategy
-from flintlock.datastream.connectors.number_seq import NumberSequenceReader, NumberSequenceSource
 from flintlock.datastream.functions import MapFunction
 from flintlock.datastream.state import ValueStateDescriptor
-from flintlock.testing.gates import FileGate
+from flintlock.testing.gates import FileGate, FileLimit, MeteredNumberSequenceSource
 
 N = 6000
 KEYS = 7
 WAIT_S = 60.0
-
-
-class _HeldReader(NumberSequenceReader):
-    """Reads only numbers below ``N // 2`` until the gate opens (task thread); idle at the
-    hold, so checkpoints go on. By position: a restored reader holds at the same number."""
-
-    def __init__(self, gate: FileGate) -> None:
-        super().__init__()
-        self.gate = gate
-
-    def read_split(self, split, budget, out):
-        if not self.gate.is_open():
-            budget = min(budget, N // 2 - split.current)
-            if budget <= 0:
-                return split, False
-        return super().read_split(split, budget, out)
-
-
-class HeldNumbers(NumberSequenceSource):
-    """0..N-1, held at ``N // 2`` until ``gate`` opens."""
-
-    def __init__(self, gate: FileGate) -> None:
-        super().__init__(0, N - 1)
-        self.gate = gate
-
-    def create_reader(self, subtask_index, parallelism):
-        return _HeldReader(self.gate)
 
 
 class Throttle(MapFunction):
@@ -73,12 +46,13 @@ class Count(MapFunction):
 
 class BackgroundRun:
     """The keyed count on ``env``, its output collected on a thread of its own; the numbers
-    hold at ``N // 2`` until ``finish`` (the gate is ``<directory>/gate``)."""
+    hold at ``N // 2`` and are throttled until ``finish`` (files under ``directory``)."""
 
     def __init__(self, env: Any, directory: str | os.PathLike[str]) -> None:
         self.gate = FileGate(os.path.join(os.fspath(directory), "gate"))
-        stream = (env.from_source(HeldNumbers(self.gate), WatermarkStrategy.no_watermarks(),
-                                  "numbers")
+        self.limit = FileLimit(os.path.join(os.fspath(directory), "limit"), N // 2)
+        numbers = MeteredNumberSequenceSource(0, N - 1, self.limit)
+        stream = (env.from_source(numbers, WatermarkStrategy.no_watermarks(), "numbers")
                   .map(Throttle(self.gate)).key_by(lambda v: v % KEYS).map(Count()))
         self.records = stream.execute_and_collect()
         self.jm = self.records.handle.jm
@@ -96,6 +70,7 @@ class BackgroundRun:
     def finish(self) -> list[Any]:
         """Lets the rest of the numbers through; the sorted output once the job ended."""
         self.gate.open()
+        self.limit.set(N)
         self._thread.join(WAIT_S)
         assert not self._thread.is_alive() and self.error is None, self.error
         return sorted(self.out)

@@ -9,9 +9,11 @@ import pytest
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource, NumberSequenceSplit
 from flintlock.testing.gates import (
     FileGate,
+    FileLimit,
     GatedNumberSequenceSource,
     GatedSource,
     HoldAt,
+    MeteredNumberSequenceSource,
     gated_records,
     open_when,
 )
@@ -144,3 +146,21 @@ def test_open_when_opens_the_gate_anyway_after_the_bound(tmp_path) -> None:
     gate = FileGate(tmp_path / "gate")
     open_when(gate, lambda: False, timeout_s=0.01).join(30)
     assert gate.is_open()
+
+
+def test_a_metered_sequence_reads_below_its_limit_by_position(tmp_path) -> None:
+    limit = FileLimit(tmp_path / "limit", 3)
+    reader = MeteredNumberSequenceSource(0, 9, limit).create_reader(0, 1)
+    reader.add_splits([NumberSequenceSplit("0", 0, 9)])
+    reader.notify_no_more_splits()
+    assert reader.poll(10) == ([0, 1, 2], False)
+    assert reader.poll(10) == ([], False)  # idle at the limit
+    limit.set(7)
+    assert FileLimit(tmp_path / "limit", 0).value() == 7  # the file is the limit
+    assert reader.poll(10) == ([3, 4, 5, 6], False)
+    restored = MeteredNumberSequenceSource(0, 9, limit).create_reader(0, 1)
+    restored.restore(reader.snapshot_state(1))
+    restored.notify_no_more_splits()
+    assert restored.poll(10) == ([], False)  # a restored reader holds at the same number
+    limit.set(10)
+    assert restored.poll(10) == ([7, 8, 9], True)
