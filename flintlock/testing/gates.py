@@ -6,7 +6,7 @@ test process or Spark workers on the same machine): the job marks that it has *a
 gate, the test *opens* it. Files, not ``threading.Event``s, so a gate pickles by value and works
 the same in every process. Both sides only poll, bounded (``flintlock.testing.waiting``).
 
-Two ways for a job to wait at a gate:
+Ways for a job to wait at a gate (or at a limit):
 
 * ``GatedSource`` — any source connector (files, Redis, Kafka…) whose readers each emit about
   ``before_gate`` records (at most one poll more, as the reader cuts its batches) and then
