@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import logging
 import pickle
-import random
 from pathlib import Path
 
 import pytest
 
 from flintlock.common.checkpointing import ExternalizedCheckpointRetention as Retention
-from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
+from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint import storage as storage_module
 from flintlock.runtime.checkpoint.completed import (
     CheckpointProperties,
@@ -19,34 +18,19 @@ from flintlock.runtime.checkpoint.completed import (
     SavepointOwnedByUserError,
 )
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint
-from flintlock.runtime.checkpoint.pending import TaskId
-from flintlock.runtime.checkpoint.storage import CheckpointStorage, read_state
+from flintlock.runtime.checkpoint.storage import read_state
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
-from tests.unit.checkpoint.file_states import file_state, handle_of
-
-JOB = JobId("job-store")
-TASK = TaskId(JobVertexId("map"), SubtaskIndex(0))
+from tests.unit.checkpoint.file_states import (
+    JOB,
+    TASK,
+    handle_of,
+    make_checkpoint,
+    make_storage,
+)
 
 
 class Crash(BaseException):
     """Stands for the driver dying at a chosen point."""
-
-
-def make_storage(tmp_path: Path) -> CheckpointStorage:
-    return CheckpointStorage(str(tmp_path / "chk"), JOB, str(tmp_path / "sp"), random.Random(1))
-
-
-def make_checkpoint(
-    storage: CheckpointStorage, n: int, props: CheckpointProperties | None = None
-) -> CompletedCheckpoint:
-    props = props or CheckpointProperties()
-    if props.is_savepoint:
-        location = storage.init_savepoint(CheckpointId(n))
-    else:
-        location = storage.init_checkpoint(CheckpointId(n))
-    state = file_state(location.write_state("map-0", f"state of {n}".encode()))
-    return CompletedCheckpoint(JOB, CheckpointId(n), n * 10, n * 10 + 5, {TASK: state}, props,
-                               location.uri, location.metadata_uri)
 
 
 def test_keeps_num_retained_and_discards_the_oldest(tmp_path: Path) -> None:

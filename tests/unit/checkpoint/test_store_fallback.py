@@ -9,7 +9,7 @@ import pytest
 
 from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
-from tests.unit.checkpoint.test_store import make_checkpoint, make_storage
+from tests.unit.checkpoint.file_states import make_checkpoint, make_storage
 
 
 def _three_with_the_newest_damaged(tmp_path: Path) -> tuple[str, Path]:
