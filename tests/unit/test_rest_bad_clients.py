@@ -14,7 +14,7 @@ import pytest
 from flintlock.runtime.rest.server import RestEndpoint
 from flintlock.testing.waiting import wait_until
 from tests.bad_clients import WAIT_S, Trickler, close_all, closed_by_peer, open_silent
-from tests.unit.test_rest_server import FakeJob, call
+from tests.unit.rest_support import FakeJob, call
 
 REST_THREADS = 5  # the loop thread and at most four workers
 A_REQUEST = b"GET /jobs HTTP/1.0\r\nAuthorization: Bearer " + b"t" * 43 + b"\r\n\r\n"

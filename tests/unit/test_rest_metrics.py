@@ -357,7 +357,7 @@ def test_the_reporter_speaks_https_when_the_rest_endpoint_does(tmp_path):
     import urllib.request
 
     from flintlock.runtime.rest.server import RestEndpoint
-    from tests.unit.test_rest_tls import self_signed, tls_config
+    from tests.unit.rest_support import self_signed, tls_config
 
     cert, key = self_signed(tmp_path, "endpoint")
     config = tls_config(cert, key)

@@ -1,59 +1,15 @@
 """The REST endpoint over real HTTP on loopback, with a fake job: authentication, port
 fallback, the job file's life, and a clean close."""
 
-import json
 import socket
 import threading
-import urllib.error
-import urllib.request
-from concurrent.futures import Future
 
 import pytest
 
 from flintlock.common.config import Configuration
-from flintlock.common.job_status import JobStatus
-from flintlock.runtime.jobmanager import JobDescription
 from flintlock.runtime.rest import jobfiles
 from flintlock.runtime.rest.server import MAX_BODY_BYTES, RestEndpoint, RestEndpointError
-
-JOB_ID = "feedc0de" * 4
-
-
-class FakeJob:
-    job_id = JOB_ID
-
-    def __init__(self):
-        self.futures = []
-
-    def describe(self, timeout_s=10.0):
-        return JobDescription(JOB_ID, "fake", "RUNNING", 0, 1, (), None)
-
-    def get_status(self):
-        return JobStatus.RUNNING
-
-    def cancel(self):
-        pass
-
-    def trigger_savepoint(self, target_dir=None, stop=False):
-        self.futures.append(Future())
-        return self.futures[-1]
-
-    def stop_with_savepoint(self, target_dir=None):
-        return self.trigger_savepoint(target_dir, True)
-
-
-def call(endpoint, method, path, body=None, token=None, headers=None):
-    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-    request = urllib.request.Request(endpoint.url + path, data=data, method=method,
-                                     headers=headers or {})
-    if token is not False:
-        request.add_header("Authorization", f"Bearer {token or endpoint.token}")
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(request, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+from tests.unit.rest_support import JOB_ID, FakeJob, call
 
 
 @pytest.fixture

@@ -4,16 +4,11 @@ client without the right certificate is told and leaves behind."""
 
 from __future__ import annotations
 
-import datetime
 import socket
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from flintlock.cli.client import RestCallError, RestClient, TlsRefusedError
 from flintlock.common.config import Configuration
@@ -21,44 +16,7 @@ from flintlock.runtime.rest.jobfiles import JobFile
 from flintlock.runtime.rest.server import RestEndpoint
 from flintlock.runtime.tls.contexts import TlsConfigurationError
 from flintlock.testing.waiting import wait_until
-
-JOB_ID = "c0ffee00" * 4
-
-
-class FakeJob:
-    job_id = JOB_ID
-
-
-
-
-def self_signed(directory: Path, name: str) -> tuple[Path, Path]:
-    """A self-signed certificate and its key, as PEM files (key 0600)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(hours=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
-    cert_path, key_path = directory / f"{name}.crt", directory / f"{name}.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    key_path.chmod(0o600)
-    return cert_path, key_path
-
-
-def tls_config(cert: Path, key: Path, mutual: bool = False) -> Configuration:
-    config = Configuration()
-    config.set_string("rest.port", "0")
-    config.set_string("security.ssl.rest.enabled", "true")
-    config.set_string("security.ssl.rest.cert", str(cert))
-    config.set_string("security.ssl.rest.key", str(key))
-    config.set_string("security.ssl.rest.authentication-enabled", str(mutual).lower())
-    return config
+from tests.unit.rest_support import FakeJob, self_signed, tls_config
 
 
 def serve(config: Configuration, jobs: Path) -> RestEndpoint:
