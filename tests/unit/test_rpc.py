@@ -9,16 +9,13 @@ import socket
 import struct
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 
 from flintlock.runtime.auth import (
     CHALLENGE_SIZE,
-    CONTROL_PLANE,
     RESPONSE_SIZE,
     AuthenticationError,
-    authenticate_client,
 )
 from flintlock.runtime.rpc import (
     ConnectionLostError,
@@ -29,75 +26,24 @@ from flintlock.runtime.rpc import (
     RemoteTraceback,
     RpcClient,
     RpcClosedError,
-    RpcConnection,
     RpcServer,
     RpcTimeoutError,
     UnknownMessageError,
 )
 from flintlock.runtime.rpc.frames import HEADER, MAGIC, FrameKind
-
-SECRET = b"k" * 32
-WAIT_S = 10.0
-
-
-@dataclass(frozen=True)
-class Echo:
-    text: str
-
-
-@dataclass(frozen=True)
-class Note:
-    text: str
-
-
-@dataclass(frozen=True)
-class Fail:
-    kind: str
-
-
-@dataclass(frozen=True)
-class Block:
-    release: str
-
-
-@dataclass(frozen=True)
-class AskBack:
-    text: str
-
-
-@dataclass(frozen=True)
-class Goodbye:
-    pass
-
-
-class Unpicklable(Exception):
-    def __reduce__(self):
-        raise TypeError("not picklable")
-
-
-class Recorder:
-    """A server-side handler that records what it saw, for tests to wait on."""
-
-    def __init__(self) -> None:
-        self.notes: queue.Queue[str] = queue.Queue()
-        self.disconnects: queue.Queue[BaseException | None] = queue.Queue()
-        self.released = threading.Event()
-        self.dispatcher = (
-            MessageDispatcher()
-            .register(Echo, lambda conn, msg: f"echo:{msg.text}")
-            .register(Note, lambda conn, msg: self.notes.put(msg.text))
-            .register(Fail, self._fail)
-            .register(Block, lambda conn, msg: self.released.wait(WAIT_S))
-            .register(AskBack, lambda conn, msg: conn.call(Echo(msg.text), WAIT_S))
-            .register(Goodbye, lambda conn, msg: conn.close())
-            .on_disconnect(lambda conn, cause: self.disconnects.put(cause))
-        )
-
-    @staticmethod
-    def _fail(conn: RpcConnection, msg: Fail) -> object:
-        if msg.kind == "unpicklable":
-            raise Unpicklable("cannot travel")
-        raise ValueError(f"bad value {msg.kind}")
+from tests.unit.rpc_support import (
+    SECRET,
+    WAIT_S,
+    AskBack,
+    Block,
+    Echo,
+    Fail,
+    Goodbye,
+    Note,
+    Recorder,
+    authenticated_raw_socket,
+    connect,
+)
 
 
 def open_fds() -> set[str]:
@@ -123,11 +69,6 @@ def recorder() -> Recorder:
 def server(recorder: Recorder, leak_check: None) -> Iterator[RpcServer]:
     with RpcServer(recorder.dispatcher, SECRET) as rpc_server:
         yield rpc_server
-
-
-def connect(server: RpcServer, handler: MessageDispatcher | None = None) -> RpcConnection:
-    host, port = server.address
-    return RpcClient.connect(host, port, SECRET, handler)
 
 
 def test_a_call_gets_its_reply_and_a_tell_arrives(server: RpcServer, recorder: Recorder):
@@ -219,12 +160,6 @@ def test_a_wrong_secret_is_refused_and_nothing_is_processed(
         server.close()
     assert any("refused RPC connection" in r.getMessage() for r in caplog.records)
     assert recorder.disconnects.empty() and recorder.notes.empty()
-
-
-def authenticated_raw_socket(server: RpcServer) -> socket.socket:
-    sock = socket.create_connection(server.address, timeout=WAIT_S)
-    authenticate_client(sock, SECRET, CONTROL_PLANE, WAIT_S)
-    return sock
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from flintlock.runtime.auth import CHALLENGE_SIZE, RESPONSE_SIZE
 from flintlock.runtime.rpc import ConnectionLostError, RpcClient, RpcServer
 from flintlock.testing.waiting import wait_until
 from tests.bad_clients import WAIT_S, Trickler, close_all, closed_by_peer, open_silent
-from tests.unit.test_rpc import SECRET, Echo, Recorder, authenticated_raw_socket, connect
+from tests.unit.rpc_support import SECRET, Echo, Recorder, authenticated_raw_socket, connect
 
 THREADS_PER_SERVER = 3  # acceptor, plus reader and dispatcher of one connection in a test
 
