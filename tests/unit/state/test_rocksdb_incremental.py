@@ -27,7 +27,7 @@ from flintlock.runtime.state.snapshots import (
     KeyGroupsStateHandle,
     OperatorSubtaskState,
 )
-from tests.unit.state.test_snapshot_restore import apply, contents, operations
+from tests.unit.state.state_operations import apply, contents, operations
 
 COUNT = ValueStateDescriptor("count")
 FIXTURE_OK = [HealthCheck.function_scoped_fixture]

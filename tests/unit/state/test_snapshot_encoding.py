@@ -18,7 +18,7 @@ from flintlock.runtime.state.format import (
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_to_key_group
 from flintlock.runtime.state.snapshots import KeyGroupsStateHandle
-from tests.unit.state.test_snapshot_restore import (
+from tests.unit.state.state_operations import (
     FileStorage,
     apply,
     contents,
