@@ -1,13 +1,18 @@
-"""Running one operator outside a task, for unit tests: an output that records what the operator
-emits, a processing-time scheduler a test advances by hand, and an in-memory state writer."""
+"""Running one operator outside a task, for unit tests: ``open_operator`` builds, sets up and
+opens it as a task would, with an output that records what it emits (``CollectingOutput``), a
+processing-time scheduler a test advances by hand (``ManualTimers``), and an in-memory state
+writer (``MemoryStateWriter``). Everything runs on the test's thread."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from flintlock.common.operator_spec import OperatorSpec
 from flintlock.runtime.checkpoint.handles import StreamStateHandle
 from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
+from flintlock.runtime.tasks.operator import OperatorContext
+from flintlock.runtime.tasks.operator_factory import create_operator
 
 
 class CollectingOutput:
@@ -73,3 +78,23 @@ class MemoryStateWriter:
 
     def read(self, handle: StreamStateHandle) -> bytes:
         return self.files[handle.uri.split("//", 1)[1]]
+
+
+def open_operator(spec: OperatorSpec, *, restored: Any = False, output: Any = None,
+                  **context: Any) -> tuple[Any, Any]:
+    """``spec``'s operator as a task opens it: set up with an ``OperatorContext`` of subtask 0
+    of 1 with ``ManualTimers`` (``context`` sets any other field: ``keyed_backend``,
+    ``key_selectors``, ``timers``, ``side_outputs``, ``environment``, ``subtask_index``...),
+    emitting into ``output`` (a new ``CollectingOutput``), its state initialized with
+    ``restored``, then opened. Returns (operator, output)."""
+    fields: dict[str, Any] = {
+        "task_name": "task", "operator_name": "op", "operator_id": "op-id", "subtask_index": 0,
+        "parallelism": 1, "max_parallelism": 128, "attempt_number": 0, "timers": ManualTimers(),
+        **context,
+    }
+    operator = create_operator(spec)
+    out = output if output is not None else CollectingOutput()
+    operator.setup(OperatorContext(**fields), out)
+    operator.initialize_state(restored)
+    operator.open()
+    return operator, out

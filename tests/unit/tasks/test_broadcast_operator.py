@@ -15,9 +15,10 @@ from flintlock.runtime.tasks.broadcast_operator import (
     ReadOnlyBroadcastStateError,
     UnknownBroadcastStateError,
 )
-from flintlock.runtime.tasks.operator import OperatorContext
-from flintlock.runtime.tasks.operator_factory import create_operator
-from flintlock.testing.operators import CollectingOutput, ManualTimers, MemoryStateWriter
+from flintlock.testing.operators import (
+    MemoryStateWriter,
+    open_operator,
+)
 
 RULES = MapStateDescriptor("rules", None, None)
 
@@ -33,17 +34,12 @@ class Rules(BroadcastProcessFunction):
 def _operator(function, keyed=False, subtask=0, parallelism=1, operator_backend=None):
     kind = OperatorKind.KEYED_BROADCAST_PROCESS if keyed else OperatorKind.BROADCAST_PROCESS
     spec = OperatorSpec(kind, function=function, keyed=keyed, broadcast_states=(RULES,))
-    operator = create_operator(spec)
     backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128) if keyed else None
-    context = OperatorContext(
-        "task", "bc", "bc-id", subtask, parallelism, 128, 0, timers=ManualTimers(),
-        keyed_backend=backend, operator_backend=operator_backend or OperatorStateBackend(),
+    return open_operator(
+        spec, restored=operator_backend is not None, subtask_index=subtask,
+        parallelism=parallelism, keyed_backend=backend,
+        operator_backend=operator_backend or OperatorStateBackend(),
         key_selectors=(lambda v: v, None) if keyed else ())
-    out = CollectingOutput()
-    operator.setup(context, out)
-    operator.initialize_state(operator_backend is not None)
-    operator.open()
-    return operator, out
 
 
 def test_the_broadcast_side_writes_and_the_other_side_reads():

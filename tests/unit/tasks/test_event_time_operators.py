@@ -16,25 +16,22 @@ from flintlock.datastream.functions import (
 from flintlock.runtime.network.event_time import MAX_WATERMARK, NO_TIMESTAMP, TimestampedBatch
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange
-from flintlock.runtime.tasks.operator import OperatorContext, TaskEnvironment
-from flintlock.runtime.tasks.operator_factory import create_operator
+from flintlock.runtime.tasks.operator import TaskEnvironment
 from flintlock.runtime.tasks.watermarks import InvalidTimestampError
-from flintlock.testing.operators import CollectingOutput, ManualTimers, MemoryStateWriter
+from flintlock.testing.operators import (
+    ManualTimers,
+    MemoryStateWriter,
+    open_operator,
+)
 
 
 def _run(spec, keyed=False, timers=None, interval=200, backend=None):
-    operator = create_operator(spec)
     if keyed and backend is None:
         backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
-    context = OperatorContext(
-        "task", "op", "op-id", 0, 1, 128, 0, timers=timers or ManualTimers(), keyed_backend=backend,
+    return open_operator(
+        spec, timers=timers or ManualTimers(), keyed_backend=backend,
         key_selectors=(lambda v: v[0],) if keyed else (),
         environment=TaskEnvironment(auto_watermark_interval_ms=interval))
-    out = CollectingOutput()
-    operator.setup(context, out)
-    operator.initialize_state(False)
-    operator.open()
-    return operator, out
 
 
 class Second(TimestampAssigner):

@@ -18,15 +18,18 @@ from flintlock.runtime.network.event_time import TimestampedBatch
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_key_to_operator
 from flintlock.runtime.tasks.mailbox import Mailbox
-from flintlock.runtime.tasks.operator import OperatorContext
-from flintlock.runtime.tasks.operator_factory import create_operator
 from flintlock.runtime.tasks.timer_service import (
     USER_TIMERS,
     WINDOW_TIMERS,
     InternalTimerService,
     TaskTimerService,
 )
-from flintlock.testing.operators import CollectingOutput, ManualTimers, MemoryStateWriter
+from flintlock.testing.operators import (
+    CollectingOutput,
+    ManualTimers,
+    MemoryStateWriter,
+    open_operator,
+)
 from flintlock.testing.waiting import wait_until
 
 MAX_PARALLELISM = 128
@@ -51,15 +54,8 @@ def _backend(first: int = 0, last: int = MAX_PARALLELISM - 1) -> HeapKeyedStateB
 
 def _operator(spec: OperatorSpec, backend: HeapKeyedStateBackend,
               timers: ManualTimers | None = None) -> tuple[Any, CollectingOutput]:
-    operator = create_operator(spec)
-    context = OperatorContext(
-        "task", "op", "op-id", 0, 1, MAX_PARALLELISM, 0, timers=timers or ManualTimers(),
-        keyed_backend=backend, key_selectors=(lambda v: v[0],))
-    out = CollectingOutput()
-    operator.setup(context, out)
-    operator.initialize_state(False)
-    operator.open()
-    return operator, out
+    return open_operator(spec, max_parallelism=MAX_PARALLELISM, timers=timers or ManualTimers(),
+                         keyed_backend=backend, key_selectors=(lambda v: v[0],))
 
 
 def test_event_timers_fire_once_per_key_namespace_and_time_earliest_first() -> None:

@@ -36,19 +36,19 @@ from flintlock.datastream.window import (
 from flintlock.datastream.window import TimeWindowSerializer as ExportedSerializer
 from flintlock.runtime.network.event_time import MAX_WATERMARK
 from flintlock.testing.operators import ManualTimers
-from tests.unit.tasks.test_window_operator import _stamped, _sum, _window
+from tests.unit.tasks.window_operators import stamped, sum_reduce, window_operator
 
 
 def test_continuous_event_time_trigger_fires_every_interval_and_at_the_end():
-    window = WindowSpec(TumblingEventTimeWindows.of(100), reduce_function=_sum(),
+    window = WindowSpec(TumblingEventTimeWindows.of(100), reduce_function=sum_reduce(),
                         trigger=ContinuousEventTimeTrigger.of(Time.milliseconds(30)))
-    operator, out, _ = _window(window)
-    operator.process_batch(_stamped(("a", 1, 5), ("a", 2, 20)))
+    operator, out, _ = window_operator(window)
+    operator.process_batch(stamped(("a", 1, 5), ("a", 2, 20)))
     operator.process_watermark(29)
     assert out.records() == []
     operator.process_watermark(30)
     assert out.records() == [(("a", 3), 99)]
-    operator.process_batch(_stamped(("a", 4, 50)))
+    operator.process_batch(stamped(("a", 4, 50)))
     operator.process_watermark(60)
     assert out.records()[-1] == (("a", 7), 99)
     operator.process_watermark(MAX_WATERMARK)
@@ -58,10 +58,10 @@ def test_continuous_event_time_trigger_fires_every_interval_and_at_the_end():
 def test_a_watermark_jumping_several_intervals_fires_a_continuous_window_once():
     """The next firing, registered while the watermark's timers fire, waits for the next
     watermark (PyFlink's window timers), even though it is due already."""
-    window = WindowSpec(TumblingEventTimeWindows.of(100), reduce_function=_sum(),
+    window = WindowSpec(TumblingEventTimeWindows.of(100), reduce_function=sum_reduce(),
                         trigger=ContinuousEventTimeTrigger.of(10))
-    operator, out, _ = _window(window)
-    operator.process_batch(_stamped(("a", 1, 5)))
+    operator, out, _ = window_operator(window)
+    operator.process_batch(stamped(("a", 1, 5)))
     operator.process_watermark(50)
     assert len(out.records()) == 1
     operator.process_watermark(51)
@@ -70,19 +70,19 @@ def test_a_watermark_jumping_several_intervals_fires_a_continuous_window_once():
 
 def test_continuous_event_time_trigger_fires_at_once_for_a_window_already_past():
     trigger = ContinuousEventTimeTrigger.of(10)
-    window = WindowSpec(TumblingEventTimeWindows.of(100), reduce_function=_sum(),
+    window = WindowSpec(TumblingEventTimeWindows.of(100), reduce_function=sum_reduce(),
                         trigger=trigger, allowed_lateness_ms=1000)
-    operator, out, _ = _window(window)
+    operator, out, _ = window_operator(window)
     operator.process_watermark(150)
-    operator.process_batch(_stamped(("a", 1, 40)))
+    operator.process_batch(stamped(("a", 1, 40)))
     assert out.records() == [(("a", 1), 99)]
 
 
 def test_continuous_processing_time_trigger_fires_on_the_clock():
     timers = ManualTimers()
-    window = WindowSpec(TumblingProcessingTimeWindows.of(1000), reduce_function=_sum(),
+    window = WindowSpec(TumblingProcessingTimeWindows.of(1000), reduce_function=sum_reduce(),
                         trigger=ContinuousProcessingTimeTrigger.of(Time.milliseconds(100)))
-    operator, out, _ = _window(window, timers=timers)
+    operator, out, _ = window_operator(window, timers=timers)
     timers.now = 30
     operator.process_batch([("a", 1), ("a", 2)])
     timers.advance(69)
@@ -138,8 +138,8 @@ def test_a_custom_assigners_default_trigger_is_asked_with_the_environment():
 
 def test_the_window_operator_calls_a_pyflink_style_assigner_when_the_api_did_not():
     assigner = DocTumblingAssigner(10, 0, True)
-    operator, out, _ = _window(WindowSpec(assigner, reduce_function=_sum()))
-    operator.process_batch(_stamped(("a", 1, 1), ("a", 2, 9)))
+    operator, out, _ = window_operator(WindowSpec(assigner, reduce_function=sum_reduce()))
+    operator.process_batch(stamped(("a", 1, 1), ("a", 2, 9)))
     operator.process_watermark(9)
     assert out.records() == [(("a", 3), 9)]
     assert assigner.envs == [None]
