@@ -18,7 +18,7 @@ from flintlock.runtime.jobmanager.checkpoint_actions import CheckpointActions
 from flintlock.runtime.jobmanager.event_loop import EventLoop
 from flintlock.runtime.restart import create_restart_strategy
 from flintlock.testing.clock import ManualClock
-from tests.unit.checkpoint.test_coordinator import ALL, SOURCES, TIMEOUT, Harness
+from tests.unit.checkpoint.coordinator_harness import ALL, SOURCES, TIMEOUT, Harness
 
 
 class _Connection:
