@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import time
-from pathlib import Path
 
 import pytest
 
@@ -42,6 +40,7 @@ from flintlock.testing.full_disk import FullDisk
 from flintlock.testing.gates import FileGate, FileLimit, MeteredNumberSequenceSource
 from flintlock.testing.proxy import interpose
 from flintlock.testing.waiting import wait_until
+from tests.integration.key_sequences import check_sequences, lines_in_order
 
 FAULT_COUNT = int(os.environ.get("FLINTLOCK_SOAK_FAULTS", 3))
 SHARE = 1000  # numbers the test lets through before each fault
@@ -49,7 +48,6 @@ N = SHARE * (FAULT_COUNT + 3)
 KEYS = 7
 WAIT_S = 120.0
 FAULTS = ("raise", "data-cut", "data-silence", "rpc-cut", "rpc-silence", "disk-full")
-_PART = re.compile(r"^part-(\d+)-(\d+)\.txt$")
 
 
 class _Throttle(MapFunction):
@@ -82,37 +80,6 @@ class _Sequence(MapFunction):
 
 def _wait(condition, what):
     wait_until(condition, WAIT_S, f"waited in vain for {what}")
-
-
-def lines_in_order(root: Path) -> list[tuple[int, int, int]]:
-    """(key, seq, count) of every committed line, per subtask in part-file order."""
-    parts = []
-    for directory, _, names in os.walk(root):
-        for name in names:
-            match = _PART.match(name)
-            if match:
-                parts.append((int(match[1]), int(match[2]), Path(directory, name)))
-    out = []
-    for _, _, path in sorted(parts):
-        out.extend(tuple(int(x) for x in line.split()) for line in path.read_text().split("\n")
-                   if line)
-    return out
-
-
-def check_sequences(lines, exactly_once, n=N, keys=KEYS):
-    """Per key: every value once and in order, each count its position (exactly once), or
-    every value at least once."""
-    by_key: dict[int, list[tuple[int, int]]] = {}
-    for key, seq, count in lines:
-        by_key.setdefault(key, []).append((seq, count))
-    for key in range(keys):
-        expected = list(range(len(range(key, n, keys))))
-        seqs = [seq for seq, _ in by_key.get(key, [])]
-        if exactly_once:
-            assert seqs == expected, f"key {key}: not every value once and in order"
-            assert all(count == seq + 1 for seq, count in by_key[key]), f"key {key}: state"
-        else:
-            assert set(seqs) == set(expected), f"key {key}: values missing"
 
 
 def _release(limit, released):
@@ -200,4 +167,4 @@ def test_a_seeded_schedule_of_faults_keeps_every_key_sequence(
         _release(limit, released)
         for interposer in links.values():
             interposer.close()
-    check_sequences(lines_in_order(tmp_path / "out"), exactly_once=mode != "at-least-once")
+    check_sequences(lines_in_order(tmp_path / "out"), mode != "at-least-once", N, KEYS)

@@ -31,7 +31,7 @@ from flintlock.testing.full_disk import FullDisk
 from flintlock.testing.gates import FileGate
 from flintlock.testing.proxy import RemoteLinks
 from flintlock.testing.waiting import wait_for
-from tests.integration.test_fault_schedule import check_sequences, lines_in_order
+from tests.integration.key_sequences import check_sequences, lines_in_order
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.test_jobmanager_failover import kill_and_restart_the_driver
+from tests.integration.ha.failover import kill_and_restart_the_driver
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
