@@ -20,60 +20,14 @@ import pytest
 from flintlock.testing.executor import use_thread_executor
 from tests.parity.harness import (
     EXPECTED_DIR,
+    GAPS,
+    PROGRAMS,
     PROGRAMS_DIR,
     Expected,
     NotPortableError,
     port_source,
     run_ported,
 )
-
-PROGRAMS = {
-    # name: whether the program's output order is defined (else compared as sorted lines)
-    "batch_word_count_files": False,
-    "python_files": True,
-    "row_api": True,
-    "word_count": True,
-    "basic_operations": True,
-    "state_access": True,
-    "list_map_state": True,
-    "process_json_data": True,
-    "processing_time_timers": True,
-    "connected_join": True,
-    "partitioning": True,
-    "checkpointed_count": True,
-    "aggregations": True,
-    "file_sink": True,
-    "aggregating_state": True,
-    "keyed_functions": True,
-    "failing_job": True,
-    "job_client": False,
-    "recovery": True,
-    "print_formats": False,
-    "batch_word_count": False,
-    "row_field_names": True,
-    "context_timestamps": True,
-    "types_roundtrip": True,
-    "job_parameters": True,
-    "environment_settings": True,
-    "edge_cases": True,
-    "side_outputs": False,
-    "keyed_side_outputs": False,
-    "volume_word_count": True,
-    "keyed_co_flat_map": True,
-    "types_more": False,
-    "event_time": True,
-    "end_of_input_timers": True,
-    "count_windows": True,
-    "broadcast_state": True,
-    "async_io": True,
-    "custom_window_assigner": False,
-    "continuous_trigger": True,
-    "cached_stream": True,
-}
-
-GAPS: dict[str, str] = {
-    # name: how flintlock's output differs from PyFlink's (docs/parity.md, "Gaps found")
-}
 
 
 @pytest.fixture

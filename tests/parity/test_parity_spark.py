@@ -20,8 +20,7 @@ import tempfile
 
 import pytest
 
-from tests.parity.harness import Expected, run_ported
-from tests.parity.test_parity import PROGRAMS
+from tests.parity.harness import PROGRAMS, Expected, run_ported
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
