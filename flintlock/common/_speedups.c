@@ -205,6 +205,24 @@ convert_field(PyObject *value, char code, Cell *cell)
     return 0;
 }
 
+/* A record of a TUPLE type: exactly a tuple or a list (anything else would be taken apart
+ * into fields: a str, a dict's keys, a Row), of `arity` fields. */
+static int
+check_record(PyObject *record, Py_ssize_t arity)
+{
+    if (!PyTuple_CheckExact(record) && !PyList_CheckExact(record)) {
+        PyErr_Format(PyExc_TypeError, "expected tuples or lists, got %.100s",
+                     Py_TYPE(record)->tp_name);
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(record) != arity) {
+        PyErr_Format(PyExc_ValueError, "expected %zd fields, got %zd", arity,
+                     PySequence_Fast_GET_SIZE(record));
+        return -1;
+    }
+    return 0;
+}
+
 /* First pass: every row checked and converted into `cells`; integer columns' bounds kept. */
 static int
 convert_rows(PyObject *rows, const char *codes, Py_ssize_t arity, Cell *cells,
@@ -213,23 +231,13 @@ convert_rows(PyObject *rows, const char *codes, Py_ssize_t arity, Cell *cells,
     Py_ssize_t count = PyTuple_GET_SIZE(rows);
     for (Py_ssize_t row = 0; row < count; row++) {
         PyObject *record = PyTuple_GET_ITEM(rows, row);
-        PyObject *fields;
-        if (PyTuple_CheckExact(record)) {
-            fields = Py_NewRef(record);
-        } else if (PyList_CheckExact(record)) {
-            fields = PyList_AsTuple(record);  /* a field's __index__ cannot resize it */
-            if (fields == NULL) {
-                return -1;
-            }
-        } else {
-            PyErr_Format(PyExc_TypeError, "expected tuples or lists, got %.100s",
-                         Py_TYPE(record)->tp_name);
+        if (check_record(record, arity) < 0) {
             return -1;
         }
-        if (PyTuple_GET_SIZE(fields) != arity) {
-            PyErr_Format(PyExc_ValueError, "expected %zd fields, got %zd", arity,
-                         PyTuple_GET_SIZE(fields));
-            Py_DECREF(fields);
+        /* a list is copied: a field's __index__ could resize it */
+        PyObject *fields = PyTuple_CheckExact(record) ? Py_NewRef(record)
+                                                      : PyList_AsTuple(record);
+        if (fields == NULL) {
             return -1;
         }
         Cell *line = cells + row * arity;
@@ -469,14 +477,7 @@ done:
 static int
 spread_row(PyObject *record, PyObject **columns, Py_ssize_t arity, Py_ssize_t row)
 {
-    if (!PyTuple_CheckExact(record) && !PyList_CheckExact(record)) {
-        PyErr_Format(PyExc_TypeError, "expected tuples or lists, got %.100s",
-                     Py_TYPE(record)->tp_name);
-        return -1;
-    }
-    if (PySequence_Fast_GET_SIZE(record) != arity) {
-        PyErr_Format(PyExc_ValueError, "expected %zd fields, got %zd", arity,
-                     PySequence_Fast_GET_SIZE(record));
+    if (check_record(record, arity) < 0) {
         return -1;
     }
     PyObject **fields = PySequence_Fast_ITEMS(record);
