@@ -27,6 +27,7 @@ from flintlock.runtime.state.format import decode_blocks, entries_of
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.snapshots import KeyGroupsStateHandle, TaskStateSnapshot
 from flintlock.testing.environments import local_environment
+from flintlock.testing.gates import FileGate
 from tests.fixtures.savepoints import fixture_job
 from tests.unit.checkpoint.renamed_classes import renamed_copy, run_renamed
 
@@ -92,21 +93,22 @@ def test_the_v0_fixture_restores_and_the_job_goes_on_from_its_state(
 
 
 def _stop_halfway(tmp_path: Path) -> str:
-    """The fixture job stopped with a savepoint (written by this flintlock) halfway."""
-    fixture_job.GATE.clear()
-    fixture_job.STARTED.clear()
+    """The fixture job stopped with a savepoint (written by this flintlock) while its number
+    readers are held at a gate halfway."""
+    gate = FileGate(tmp_path / "gate")
     env = local_environment(tmp_path / "first", 2, options={
         "state.storage.fs.memory-threshold": "64b"})
     env.enable_checkpointing(60_000)
-    profile, sums = fixture_job.build(env, slow_after=400)
+    profile, sums = fixture_job.build(env, gate)
     profile.union(sums).filter(lambda record: False).print()
     client = env.execute_async("savepoint to be renamed")
     try:
-        assert fixture_job.STARTED.wait(60) and client.jm.wait_until_running(60)
+        gate.wait_arrived()
+        assert client.jm.wait_until_running(60)
         path: str = client.stop_with_savepoint(
             savepoint_directory=str(tmp_path / "sp")).result(60)
     finally:
-        fixture_job.GATE.set()
+        gate.open()
     assert client.jm.wait_for_status({JobStatus.FINISHED}, 60)
     assert client.join(60)
     return path
@@ -138,6 +140,7 @@ import json
 import flintlock.datastream.stream_execution_environment as environment
 import flintlock.runtime.checkpoint.completed as completed
 from flintlock.testing.environments import local_environment
+from flintlock.testing.gates import FileGate
 from flintlock.testing.executor import ThreadExecutor
 from tests.fixtures.savepoints import fixture_job
 
