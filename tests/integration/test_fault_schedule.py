@@ -60,7 +60,7 @@ class _Throttle(MapFunction):
 
     def map(self, value):
         if not self.released.is_open():
-            time.sleep(0.002)
+            time.sleep(0.002)  # pacing only: the schedule's limit, not this, holds the job
         try:
             os.remove(self.ask)
         except FileNotFoundError:

@@ -2,7 +2,6 @@
 rewriting it in place and ending it with a newline (a fake JobManager; bounded waits)."""
 
 import io
-import time
 
 from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.stats import (
@@ -14,6 +13,7 @@ from flintlock.runtime.jobmanager import JobDescription, TaskDescription
 from flintlock.runtime.metrics import SubtaskMetricGroups, SubtaskMetrics, TaskIOCounters
 from flintlock.runtime.metrics.report import TaskTimeSplit
 from flintlock.runtime.progress import ProgressLine, progress_line
+from flintlock.testing.waiting import wait_until
 
 
 def _report(records_out, backpressured_ms, now_s):
@@ -60,9 +60,7 @@ class FakeJob:
 def test_the_printer_rewrites_one_line_and_ends_it():
     stream = io.StringIO()
     printer = ProgressLine(FakeJob(), stream, interval_s=0.01).start()
-    deadline = time.monotonic() + 30
-    while stream.getvalue().count("\r") < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: stream.getvalue().count("\r") >= 2, 30, "fewer than two updates")
     printer.stop()
     text = stream.getvalue()
     assert text.count("\r") >= 2 and text.endswith("\n") and text.count("\n") == 1

@@ -2,7 +2,6 @@
 watermarks librdkafka cached from its fetches; against librdkafka's mock cluster) and the file
 reader's ``pendingBytes`` (sizes less positions, byte-oriented charsets only)."""
 
-import time
 import uuid
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from flintlock.common.serialization import SimpleStringSchema
 from flintlock.datastream.connectors._file_source import FileSplit, TextLineReader
 from flintlock.datastream.connectors._kafka_source import KafkaPartitionReader, KafkaPartitionSplit
+from flintlock.testing.waiting import wait_for
 from tests.unit.connectors.kafka_broker import kafka_broker
 
 
@@ -37,13 +37,7 @@ def _reader(broker):
 
 
 def _poll_some(reader, max_records, bound_s=20.0):
-    deadline = time.monotonic() + bound_s
-    while time.monotonic() < deadline:
-        records, _ = reader.poll(max_records)
-        if records:
-            return list(records)
-        time.sleep(0.01)
-    raise AssertionError(f"no record within {bound_s} s")
+    return list(wait_for(lambda: reader.poll(max_records)[0], bool, bound_s, "no record"))
 
 
 def test_a_bounded_kafka_split_has_its_stop_offset_less_its_next_offset(broker):
