@@ -46,11 +46,7 @@ import os
 import random
 import re
 import tempfile
-from typing import Any
-
-from fsspec import AbstractFileSystem
-from fsspec.core import url_to_fs
-from fsspec.implementations.local import LocalFileSystem
+from typing import TYPE_CHECKING, Any
 
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
@@ -62,6 +58,9 @@ from flintlock.runtime.checkpoint.handles import (
     StateHandle,
     StreamStateHandle,
 )
+
+if TYPE_CHECKING:  # fsspec itself is imported on first use (see ``resolve``)
+    from fsspec import AbstractFileSystem
 
 METADATA_FILE = "_metadata"
 COMMIT_MARKER = "_metadata.committed"
@@ -111,6 +110,8 @@ class NoSavepointDirectoryError(FlintlockError):
 
 def to_uri(fs: AbstractFileSystem, path: str) -> str:
     """A plain path for the local filesystem, a protocol URL for any other."""
+    from fsspec.implementations.local import LocalFileSystem
+
     if isinstance(fs, LocalFileSystem):
         return path
     return str(fs.unstrip_protocol(path))
@@ -128,6 +129,11 @@ def join(uri: str, *names: str) -> str:
 
 
 def resolve(uri: str) -> tuple[AbstractFileSystem, str]:
+    """The filesystem and path of ``uri``. fsspec is imported here, on first use, not with
+    this module: a process that writes and reads no checkpoint (a TaskManager of a job
+    without checkpoints, Spark's Python daemon) never pays its 20-30 ms import."""
+    from fsspec.core import url_to_fs
+
     fs, path = url_to_fs(uri)
     return fs, str(path)
 
@@ -135,6 +141,8 @@ def resolve(uri: str) -> tuple[AbstractFileSystem, str]:
 def write_file(uri: str, data: bytes | memoryview) -> None:
     """Write ``data`` under ``uri``. Local: temp file, fsync, ``os.replace``, fsync the
     directory. Elsewhere: in place (see the module docstring)."""
+    from fsspec.implementations.local import LocalFileSystem
+
     fs, path = resolve(uri)
     if not isinstance(fs, LocalFileSystem):
         fs.pipe_file(path, bytes(data))

@@ -34,10 +34,12 @@ Called by ``JobHighAvailability`` on the thread that builds the JobManager; no s
 from __future__ import annotations
 
 import uuid
-
-from fsspec import AbstractFileSystem
+from typing import TYPE_CHECKING
 
 from flintlock.common.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
 
 PROVEN_SCHEMES = ("file", "local", "memory", "s3", "s3a")
 _PROBED_SCHEMES = ("s3", "s3a")

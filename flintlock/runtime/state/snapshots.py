@@ -33,8 +33,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NewType, Protocol
 
-import fsspec
-
 from flintlock.runtime.checkpoint.handles import ByteStateHandle, StateHandle, StreamStateHandle
 from flintlock.runtime.state.keygroups import KeyGroupRange
 
@@ -66,7 +64,9 @@ def discard_handle(handle: StateHandle) -> None:
     """Delete the file behind ``handle``; inline handles and missing files are fine."""
     if not isinstance(handle, StreamStateHandle):
         return
-    fs, path = fsspec.core.url_to_fs(handle.uri)
+    from fsspec.core import url_to_fs  # on first use (see checkpoint.storage.resolve)
+
+    fs, path = url_to_fs(handle.uri)
     try:
         fs.rm(path)
     except FileNotFoundError:
