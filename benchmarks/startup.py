@@ -10,7 +10,9 @@ Side by side, each run in a fresh interpreter, interleaved (the order rotates ev
 * ``tuned``: the same stage in the session flintlock builds for itself
   (``flintlock.spark.session.build_embedded_context``), except that its Python workers fork
   from PySpark's own daemon, not from ``flintlock.spark.daemon`` (which imports flintlock's
-  TaskManager first, flintlock's cost): Spark's part of a flintlock job;
+  TaskManager first, flintlock's cost), on the path flintlock gives its daemon (the installed
+  PySpark, not Spark's zip of it: ``startup_daemon/tuned_daemon.py``): Spark's part of a
+  flintlock job;
 * ``flintlock``: a 1,000-record job (``NumberSequenceSource`` → ``map`` →
   ``execute_and_collect``, parallelism 2), timed from the ``execute_and_collect`` call to the
   first record and to the last. Its phases come from flintlock's DEBUG log records (session
@@ -48,6 +50,8 @@ from collections.abc import Callable
 from typing import Any
 
 RESULT = "STARTUP-RESULT "
+TUNED_DAEMON = "tuned_daemon"  # in startup_daemon/, on the tuned child's PYTHONPATH
+TUNED_DAEMON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup_daemon")
 KINDS = ("jvm", "bare", "tuned", "flintlock")
 BASELINE = "@baseline"
 _LOGGERS = ("flintlock.spark.session", "flintlock.spark.launcher", "flintlock.runtime.jobmanager")
@@ -94,7 +98,7 @@ def child_tuned() -> dict[str, float]:
         from flintlock.spark.session import build_embedded_context as build
     except ImportError:  # a baseline from before the embedded session was a SparkContext
         from flintlock.spark.session import build_embedded_session as build  # type: ignore
-    built = build(Configuration({"spark.python.daemon.module": "pyspark.daemon"}), 2)
+    built = build(Configuration({"spark.python.daemon.module": TUNED_DAEMON}), 2)
     sc = getattr(built, "sparkContext", built)
     with_session = time.time()
     sc.parallelize(range(2), 2).barrier().mapPartitions(_one).collect()
@@ -214,6 +218,9 @@ def _run_child(kind: str, records: int, baseline: str | None,
     kind, on_baseline, _ = kind.partition(BASELINE)
     if on_baseline and baseline:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (baseline, env.get("PYTHONPATH")) if p)
+    if kind == "tuned":
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (env.get("PYTHONPATH"), TUNED_DAEMON_DIR) if p)
     command = [sys.executable, os.path.abspath(__file__), "--child", kind,
                "--records", str(records)]
     done = subprocess.run(command, env=env, cwd=tempfile.gettempdir(), capture_output=True,

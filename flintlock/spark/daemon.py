@@ -16,13 +16,22 @@ made cost 30-40 ms of the daemon's 0.4 s) and what they made is frozen before th
 (``gc.freeze``): a forked worker's collections never visit those objects, which also keeps
 their memory pages shared with the daemon instead of copied on the collector's writes.
 
+Before anything imports PySpark, the daemon takes off its path the zips of PySpark and Py4J
+that Spark put first when they copy the installed packages (``worker_path``): Python cannot
+cache bytecode for a zip, so importing PySpark from it compiled every module, 0.6-0.8 s of
+the first task of each session.
+
 Used only by the session flintlock builds itself; run as ``python -m flintlock.spark.daemon``.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 
+from flintlock.spark.worker_path import installed_first
+
+sys.path[:] = installed_first(sys.path)  # before PySpark is imported (see the module doc)
 gc.disable()  # no collection while importing: every object made now lives as long as the daemon
 
 from pyspark import daemon  # noqa: E402

@@ -1,6 +1,8 @@
 """The embedded session starts its Python workers while the JobManager is set up, and the first
-job's TaskManagers run in those workers (``flintlock.spark.prestart``). Each case in a fresh
-interpreter: a context is built once per process, so only a new one shows its first job."""
+job's TaskManagers run in those workers (``flintlock.spark.prestart``); the workers import
+PySpark from its installed files, not from the zip Spark puts on their path
+(``flintlock.spark.worker_path``). Each case in a fresh interpreter: a context is built once
+per process, so only a new one shows its first job."""
 
 from __future__ import annotations
 
@@ -22,6 +24,10 @@ from flintlock.spark.session import active_context, prestarted
 def worker_pid(value):
     return os.getpid()
 
+def pyspark_file(value):
+    import pyspark
+    return pyspark.__file__
+
 config = Configuration()
 if sys.argv[1] == "off":
     config.set_string("flintlock.spark.prestart-workers", "false")
@@ -29,8 +35,9 @@ env = StreamExecutionEnvironment.get_execution_environment(config)
 env.set_parallelism(2)
 numbers = env.from_collection(list(range(400))).rebalance()
 pids = sorted(set(numbers.map(worker_pid).set_parallelism(2).execute_and_collect()))
+files = sorted(set(numbers.map(pyspark_file).set_parallelism(2).execute_and_collect()))
 prestart = prestarted(active_context())
-print(json.dumps({"job": pids, "prestarted": None if prestart is None else
+print(json.dumps({"job": pids, "pyspark": files, "prestarted": None if prestart is None else
                   sorted(prestart.pids) if prestart.wait(60) else "still running"}))
 """
 
@@ -45,10 +52,22 @@ def _first_job(tmp_path, prestart: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_the_first_jobs_task_managers_run_in_the_workers_started_beforehand(tmp_path):
-    out = _first_job(tmp_path, "on")
+@pytest.fixture(scope="module")
+def prestarted_job(tmp_path_factory) -> dict:
+    return _first_job(tmp_path_factory.mktemp("prestart"), "on")
+
+
+def test_the_first_jobs_task_managers_run_in_the_workers_started_beforehand(prestarted_job):
+    out = prestarted_job
     assert len(out["job"]) == 2  # two TaskManagers, two worker processes
     assert out["prestarted"] == out["job"]
+
+
+def test_the_workers_import_the_installed_pyspark_not_sparks_zip(prestarted_job):
+    import pyspark
+
+    out = prestarted_job
+    assert out["pyspark"] == [pyspark.__file__]  # the driver's, with its bytecode
 
 
 def test_without_prestart_no_empty_job_runs(tmp_path):
