@@ -16,8 +16,7 @@ Spark's classes from a class-data-sharing archive (``class_data``) and only the 
 compiler (``-XX:TieredStopAtLevel=1``: the driver schedules and never runs records, so C2's
 peak speed is not worth its start-up CPU); options the user sets under that key come after
 these, so they win. Python workers fork from ``flintlock.spark.daemon``, which has the
-TaskManager's modules imported already, and ``context_for_job`` starts them at once
-(``prestart``), while the JobManager is set up. Every ``spark.*`` key of the flintlock configuration
+TaskManager's modules imported already. Every ``spark.*`` key of the flintlock configuration
 is passed to the builder (and may override all of these).
 Building a context costs seconds (a JVM starts), so a context is reused for as long as the
 process lives; only an embedded ``local[N]`` context that is too small, and runs no Spark job
@@ -33,9 +32,8 @@ master URL for ``local[...]`` and ``defaultParallelism // spark.task.cpus`` othe
 Executors of a cluster register after the session starts, so ``wait_for_slots`` polls
 (bounded) before giving up.
 
-Thread ownership: Spark's objects are thread-safe for these calls; the context cache is
-Spark's (``getOrCreate``); this module only remembers, per embedded context, the empty job
-that started its workers (``_PRESTARTS``, weakly: a stopped context goes).
+Thread ownership: Spark's objects are thread-safe for these calls; this module keeps no
+state of its own (the context cache is Spark's: ``getOrCreate``).
 """
 
 from __future__ import annotations
@@ -45,7 +43,6 @@ import os
 import re
 import sys
 import time
-import weakref
 
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
@@ -56,13 +53,11 @@ from flintlock.common.options.cluster import (
     SPARK_CACHE_DIR,
     SPARK_CLASS_DATA_SHARING,
     SPARK_MASTER,
-    SPARK_PRESTART_WORKERS,
     SPARK_UI,
 )
 from flintlock.common.options.execution import NAME
 from flintlock.spark import class_data
 from flintlock.spark.errors import BarrierModeUnsupportedError, InsufficientSlotsError
-from flintlock.spark.prestart import Prestart, prestart_workers
 
 LOG = logging.getLogger(__name__)
 LOOPBACK = "127.0.0.1"
@@ -77,8 +72,6 @@ _DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 _FAST_START_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1",)
 _LOCAL = re.compile(r"^local(?:\[(\d+|\*)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
-_PRESTARTS: weakref.WeakKeyDictionary[SparkContext, Prestart] = weakref.WeakKeyDictionary()
-_PRESTART_WAIT_S = 60.0
 
 
 def active_context() -> SparkContext | None:
@@ -117,22 +110,7 @@ def _is_embedded(sc: SparkContext) -> bool:
 
 
 def _is_idle(sc: SparkContext) -> bool:
-    prestart = _PRESTARTS.get(sc)
-    if prestart is not None:  # its own empty job does not make a session busy
-        prestart.wait(_PRESTART_WAIT_S)
     return not sc.statusTracker().getActiveJobsIds()
-
-
-def prestarted(sc: SparkContext) -> Prestart | None:
-    """The empty job that started ``sc``'s Python workers, if ``context_for_job`` ran one."""
-    return _PRESTARTS.get(sc)
-
-
-def _built_for_job(config: Configuration, slots_needed: int) -> SparkContext:
-    sc = build_embedded_context(config, slots_needed)
-    if config.get(SPARK_PRESTART_WORKERS):
-        _PRESTARTS[sc] = prestart_workers(sc, slots_needed)
-    return sc
 
 
 def build_embedded_context(config: Configuration, slots_needed: int) -> SparkContext:
@@ -213,13 +191,13 @@ def context_for_job(config: Configuration, slots_needed: int) -> SparkContext:
         # spark-submit chose the master, deploy mode and resources: use them as they are.
         sc = SparkContext.getOrCreate(SparkConf().setAppName(config.get(NAME) or "flintlock"))
     if sc is None:
-        return _built_for_job(config, slots_needed)
+        return build_embedded_context(config, slots_needed)
     if _is_embedded(sc) and available_slots(sc) < slots_needed:
         if _LOCAL.match(str(sc.master)) and _is_idle(sc):
             LOG.info("replacing the embedded %s session: %d slots needed", sc.master,
                      slots_needed)
             sc.stop()
-            return _built_for_job(config, slots_needed)
+            return build_embedded_context(config, slots_needed)
     return sc
 
 

@@ -54,12 +54,6 @@ SPARK_CLASS_DATA_SHARING = ConfigOption(
     "classes (seconds faster). The archive is written when the first such process exits, "
     "under flintlock.spark.cache-dir (about 120 MB per JDK and Spark version).",
 )
-SPARK_PRESTART_WORKERS = ConfigOption(
-    "flintlock.spark.prestart-workers", OptionType.BOOLEAN, True,
-    "When flintlock builds the embedded session, start Spark's Python workers at once (a "
-    "Spark job of one empty task per slot), while the JobManager is being set up, so the "
-    "first job's TaskManagers run in workers that have flintlock imported already.",
-)
 SPARK_CACHE_DIR = ConfigOption(
     "flintlock.spark.cache-dir", OptionType.STRING, None,
     "Where flintlock keeps what speeds up the embedded session's start (the class-data "
