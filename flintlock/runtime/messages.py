@@ -20,16 +20,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
-from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.checkpoint.pending import SubtaskState, TaskId
 from flintlock.runtime.checkpoint.stats import NO_METRICS, SubtaskCheckpointMetrics
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.metrics.report import SubtaskMetricsReport
 from flintlock.runtime.network.barriers import CheckpointOptions
 from flintlock.runtime.rpc import RemoteFailure
+
+if TYPE_CHECKING:  # types of fields only: neither module is needed to build a message
+    from flintlock.graph.scheduling import AllocationPlan
+    from flintlock.usercode.python_env import PythonDependencies
 
 DataAddress = tuple[str, int]
 
@@ -73,13 +77,13 @@ class DeployTasks:
 
     attempt: int
     job_graph: bytes
-    plan: Any
+    plan: AllocationPlan
     addresses: Mapping[int, DataAddress]
     restored: Mapping[TaskId, Mapping[str, Any]] = field(default_factory=dict)
     checkpoint_dir: str | None = None
     finished: frozenset[TaskId] = frozenset()
     """Subtasks the restored checkpoint recorded as finished: they run, but end at once."""
-    python_dependencies: Any = None
+    python_dependencies: PythonDependencies | None = None
     """The job's ``usercode.python_env.PythonDependencies`` (None: nothing to install), made
     ready before ``job_graph`` is unpickled."""
 
@@ -122,7 +126,7 @@ class AcknowledgeCheckpoint:
     attempt: int
     task: TaskId
     checkpoint_id: CheckpointId
-    state: Any
+    state: SubtaskState
     metrics: SubtaskCheckpointMetrics = NO_METRICS
 
 

@@ -10,12 +10,12 @@ thread-safe.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from flintlock.common.ids import CheckpointId
 from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
-from flintlock.runtime.checkpoint.pending import TaskId
+from flintlock.runtime.checkpoint.pending import SubtaskState, TaskId
 from flintlock.runtime.checkpoint.stats import subtask_metrics
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.network.buffer import BufferPoolDestroyedError
@@ -58,7 +58,7 @@ class TaskReports:
         channel.tell(msg.TaskStateUpdate(
             channel.attempt, self._task_id, state, failure, consequence))
 
-    def acknowledge_checkpoint(self, task: StreamTask, checkpoint_id: int, state: Any,
+    def acknowledge_checkpoint(self, task: StreamTask, checkpoint_id: int, state: SubtaskState,
                                metrics: Mapping[str, float]) -> None:
         self._channel.tell(msg.AcknowledgeCheckpoint(
             self._channel.attempt, self._task_id, CheckpointId(checkpoint_id), state,

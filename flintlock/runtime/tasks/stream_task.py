@@ -40,6 +40,7 @@ from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId, IntermediateDataSetId
 from flintlock.graph.job_graph import JobVertex
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
+from flintlock.runtime.checkpoint.pending import SubtaskState
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.network.barriers import (
     CheckpointBarrier,
@@ -110,7 +111,8 @@ class TaskCallbacks(Protocol):
     ) -> None: ...
 
     def acknowledge_checkpoint(
-        self, task: StreamTask, checkpoint_id: int, state: Any, metrics: Mapping[str, float]
+        self, task: StreamTask, checkpoint_id: int, state: SubtaskState,
+        metrics: Mapping[str, float],
     ) -> None: ...
 
     def decline_checkpoint(
