@@ -2,7 +2,7 @@
 
 import collections
 import os
-import time
+import threading
 
 import pytest
 
@@ -11,6 +11,7 @@ from flintlock.common.config import Configuration
 from flintlock.datastream import StreamExecutionEnvironment
 from flintlock.datastream.connectors import Source
 from flintlock.datastream.functions import MapFunction
+from flintlock.runtime.taskmanager.task_manager import TaskManager
 from flintlock.testing.faults import RaiseOnce, RaiseOnceAfter
 from flintlock.testing.gates import FileGate
 from flintlock.testing.waiting import poll_until
@@ -87,9 +88,15 @@ def test_uneven_sources_finish_and_a_later_crash_does_not_rerun_the_finished_one
         (key, i) for key, count in per_key.items() for i in range(1, count + 1))
 
 
+FAILOVER_BEGAN = threading.Event()
+"""Set once a TaskManager was told to cancel its tasks: the JobManager began a failover."""
+
+
 class CloseAfterMarker(MapFunction):
-    """A map whose ``close`` waits until ``marker`` exists, then 0.3 s more: a bounded
-    source's task chained to it reports FINISHED only after the job's failover began."""
+    """A map whose ``close`` waits until ``marker`` exists and then until the JobManager has
+    cancelled the failed attempt's tasks (``FAILOVER_BEGAN``; TaskManagers are threads of
+    this process): a bounded source's task chained to it reports FINISHED only after the
+    job's failover began."""
 
     def __init__(self, marker):
         self.marker = str(marker)
@@ -99,19 +106,24 @@ class CloseAfterMarker(MapFunction):
 
     def close(self):
         poll_until(lambda: os.path.exists(self.marker), 10.0)
-        # A guess that stays: from a task of the failing attempt the failover's start cannot
-        # be seen (the restored attempt is deployed only once this close returned). On a slow
-        # machine the race may be missed; the assertions hold either way.
-        time.sleep(0.3)
+        FAILOVER_BEGAN.wait(10.0)
 
 
 @pytest.mark.slow
 def test_a_task_of_the_failed_attempt_finishing_late_does_not_count_for_the_restored_one(
-        executor, tmp_path):
+        executor, tmp_path, monkeypatch):
     """Attempt 0's bounded source finishes (its final checkpoint completed) only after the
     failover began. Its FINISHED must not be taken for the restored attempt's: the
     coordinator would then never trigger the restored source, whose barriers the keyed
     task waits for, and the job would stall for good."""
+    FAILOVER_BEGAN.clear()
+    cancel = TaskManager._on_cancel
+
+    def on_cancel(self, connection, message):
+        cancel(self, connection, message)
+        FAILOVER_BEGAN.set()
+
+    monkeypatch.setattr(TaskManager, "_on_cancel", on_cancel)
     env = _env(tmp_path, parallelism=1, restart_delay="20 ms", interval_ms=20)
     marker = tmp_path / "crashed"
     pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
@@ -121,4 +133,5 @@ def test_a_task_of_the_failed_attempt_finishing_late_does_not_count_for_the_rest
     out = list(elements.union(ticks).key_by(lambda x: x % 2).map(lambda x: x)
                .execute_and_collect())
     assert marker.exists(), "the failure was never injected"
+    assert FAILOVER_BEGAN.is_set(), "no TaskManager was told to cancel: no failover"
     assert sorted(out) == sorted([-1, -2, *range(3000)])
