@@ -92,7 +92,9 @@ def _leases(tmp_path: Path) -> list[Path]:
 
 
 def test_a_leader_fenced_while_waiting_to_restart_starts_no_attempt(executor, tmp_path):
-    env = local_environment(tmp_path, 1, restart_attempts=3, restart_delay="5 s", options=(
+    """Suspended as soon as the lease is lost: not after the restart delay (10 min, far
+    beyond every wait of this test), and without starting another attempt."""
+    env = local_environment(tmp_path, 1, restart_attempts=3, restart_delay="10 min", options=(
         _ha_options(tmp_path, **{"high-availability.filesystem.lease-duration": "300 ms"})))
     env.from_collection(list(range(1000))).map(RaiseOnce(tmp_path / "failed", 50)).print()
     client = env.execute_async("fenced while restarting")

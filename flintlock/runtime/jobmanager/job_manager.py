@@ -225,16 +225,22 @@ class JobManager:
                         self.job_id, self._attempt_number, describe(outcome),
                         decision.delay_ms, decision.reason)
             self._set_status(JobStatus.RESTARTING)
-            if self._sleep_unless_cancelled(decision.delay_ms / 1000.0):
+            if self._wait_to_restart(decision.delay_ms / 1000.0):
                 self._finish(JobStatus.CANCELED, JobTerminalStatus.CANCELED)
                 return JobCancelledError(self.job_graph.name)
-            self._set_status(JobStatus.RUNNING)
+            if self._leadership_lost is None:  # else the next attempt suspends at once
+                self._set_status(JobStatus.RUNNING)
 
-    def _sleep_unless_cancelled(self, seconds: float) -> bool:
+    def _wait_to_restart(self, seconds: float) -> bool:
+        """Waits out a restart delay, handling events meanwhile. Ends early when the job is
+        cancelled (True) or this JobManager lost its leadership (False: no attempt starts,
+        and the job is suspended now rather than after the delay)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self._cancel_requested:
                 return True
+            if self._leadership_lost is not None:
+                return False
             self._loop.process(min(0.1, max(0.0, deadline - time.monotonic())))
         return self._cancel_requested
 
