@@ -5,7 +5,6 @@ In a fresh interpreter, so that the job's session and its daemon are new."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -35,8 +34,7 @@ def test_the_workers_import_the_installed_pyspark_not_sparks_zip(tmp_path):
     script = tmp_path / "job.py"
     script.write_text(SCRIPT)
     done = subprocess.run([sys.executable, str(script)], cwd=str(tmp_path),
-                          env=dict(os.environ), capture_output=True, text=True, timeout=300,
-                          check=False)
+                          capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-6000:]
     files = json.loads(done.stdout.strip().splitlines()[-1])
     assert files == [pyspark.__file__]  # the driver's, with its bytecode

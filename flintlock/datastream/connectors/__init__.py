@@ -23,9 +23,6 @@ if TYPE_CHECKING:
         StreamFormat,
     )
 
-_FILE_SYSTEM = ("BucketAssigner", "FileSink", "FileSource", "OutputFileConfig", "RollingPolicy",
-                "StreamFormat")
-
 __all__ = [
     "BucketAssigner",
     "DeliveryGuarantee",
@@ -41,7 +38,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in _FILE_SYSTEM:
+    """The exported names not imported above: the file connectors'."""
+    if name in __all__:
         from flintlock.datastream.connectors import file_system
 
         return getattr(file_system, name)

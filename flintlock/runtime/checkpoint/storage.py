@@ -108,11 +108,15 @@ class NoSavepointDirectoryError(FlintlockError):
         )
 
 
+def _is_local(fs: AbstractFileSystem) -> bool:
+    from fsspec.implementations.local import LocalFileSystem  # on first use (see ``resolve``)
+
+    return isinstance(fs, LocalFileSystem)
+
+
 def to_uri(fs: AbstractFileSystem, path: str) -> str:
     """A plain path for the local filesystem, a protocol URL for any other."""
-    from fsspec.implementations.local import LocalFileSystem
-
-    if isinstance(fs, LocalFileSystem):
+    if _is_local(fs):
         return path
     return str(fs.unstrip_protocol(path))
 
@@ -141,10 +145,8 @@ def resolve(uri: str) -> tuple[AbstractFileSystem, str]:
 def write_file(uri: str, data: bytes | memoryview) -> None:
     """Write ``data`` under ``uri``. Local: temp file, fsync, ``os.replace``, fsync the
     directory. Elsewhere: in place (see the module docstring)."""
-    from fsspec.implementations.local import LocalFileSystem
-
     fs, path = resolve(uri)
-    if not isinstance(fs, LocalFileSystem):
+    if not _is_local(fs):
         fs.pipe_file(path, bytes(data))
         return
     tmp = f"{path}{_INPROGRESS}{os.urandom(6).hex()}"
