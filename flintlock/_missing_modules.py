@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from types import ModuleType
 
 MISSING: dict[str, str] = {
-    "flintlock.table": "the Table API and SQL",
     "flintlock.datastream.connectors.cassandra": "the Cassandra sink",
     "flintlock.datastream.connectors.dynamic_kafka": "the dynamic Kafka source",
     "flintlock.datastream.connectors.elasticsearch": "the Elasticsearch sinks",

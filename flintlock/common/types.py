@@ -48,6 +48,17 @@ _SHORT_STRINGS = {
 _INTERNAL = frozenset({"_values", "_fields", "_row_kind"})
 
 
+def row_of(values: list[Any], kind: RowKind = RowKind.INSERT,
+           fields: list[str] | None = None) -> Row:
+    """A row over ``values`` (taken, not copied) without ``Row.__init__``'s argument handling:
+    the Table layer's compiled projections build one row per record with it."""
+    row = object.__new__(Row)
+    object.__setattr__(row, "_values", values)
+    object.__setattr__(row, "_fields", fields)
+    object.__setattr__(row, "_row_kind", kind)
+    return row
+
+
 def _rebuild_row(values: list[Any], fields: list[str] | None, kind_value: int) -> Row:
     row = Row(*values)
     if fields is not None:

@@ -66,6 +66,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "flintlock.usercode": ("flintlock.common",),
     "flintlock.graph": ("flintlock.common",),
     "flintlock.datastream": ("flintlock.common", "flintlock.graph"),
+    # the Table API and SQL: plans onto the DataStream API (DESIGN.md §8); nothing below imports it
+    "flintlock.table": ("flintlock.common", "flintlock.datastream"),
     "flintlock.runtime.network": (
         "flintlock.common", "flintlock.runtime.state.keygroups", *_CONNECTION_HELPERS,
     ),
