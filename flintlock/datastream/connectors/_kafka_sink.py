@@ -21,8 +21,13 @@ restored entry the writer fences that id (``init_transactions`` aborts the open 
 the failed attempt), reads its marker, writes every batch above the marker in a transaction of
 that id, and is done with the id: the batches belong to a completed checkpoint, so they are
 committed at the restore, as the ``FileSink`` commits restored pending files. A batch at or
-below the marker was committed before the failure and is dropped. Nothing is lost and nothing
-is written twice under any single failure, on a broker that enforces transactions.
+below the marker was committed before the failure and is dropped. Then, as Flink's writer
+does at its start, the writer initializes the producer of its own id, before that id can be
+in any checkpoint: a later restore of the id fences that producer, so a writer of a failed
+attempt that lives on (a late notify-complete) fails instead of writing a batch again. Nothing
+is lost and nothing is written twice under any single failure, on a broker that enforces
+transactions (tests/unit/connectors/test_kafka_transactions.py checks the order of the calls
+against a fake broker that does).
 
 Transactional ids are ``<prefix>-<subtask>-<8 hex digits>``, new for every writer instance:
 after a rescale, the entry of old subtask 1 may land on new subtask 0 while a new subtask 1
@@ -191,6 +196,10 @@ class ExactlyOnceWriter(_ProducingWriter):
             self._end_rule.saw_checkpoint()
         for entry in sorted(state, key=lambda e: e.transactional_id):
             self._recover(entry)
+        # Initialized now, before its id can be in a checkpoint: a restore of that id fences
+        # this producer, so a writer of a failed attempt that lives on cannot commit a batch
+        # the restore committed (see "Recovery").
+        self._producer = self._fenced_producer(self._id)
 
     def write(self, records: list[Any]) -> None:
         self._buffer.extend(self._serialize_all(records))
@@ -206,8 +215,9 @@ class ExactlyOnceWriter(_ProducingWriter):
 
     def commit(self, checkpoint_id: int) -> None:
         ready = [b for b in self._staged if b.checkpoint_id <= checkpoint_id]
-        if ready and self._producer is None:
+        if ready and self._producer is None:  # restore() was not called
             self._producer = self._fenced_producer(self._id)
+        if ready and self._marker_group is None:
             self._marker_group = self._marker_consumer(self._id)
         for batch in ready:
             self._transact(self._producer, self._marker_group, self._marker_topic, batch)
