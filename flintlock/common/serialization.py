@@ -3,7 +3,8 @@
 ``Encoder`` turns one record into the bytes a row-format ``FileSink`` appends to a part file
 (``Encoder.simple_string_encoder()``: ``str(record)`` in a charset plus a newline, as Flink's
 ``SimpleStringEncoder``). ``SimpleStringSchema`` is the string (de)serialization schema that
-connectors taking a schema accept: ``serialize(str) -> bytes``, ``deserialize(bytes) -> str``.
+connectors taking a schema accept (a ``SerializationSchema`` and a ``DeserializationSchema``,
+PyFlink's base classes): ``serialize(str) -> bytes``, ``deserialize(bytes) -> str``.
 
 Both are immutable, picklable values (they travel inside the job to every TaskManager); the
 charset is checked when the value is created, so a typo fails in the user's program, not on
@@ -100,7 +101,15 @@ class Encoder:
         return f"Encoder.simple_string_encoder({self._charset!r})"
 
 
-class SimpleStringSchema:
+class SerializationSchema:
+    """Base of the schemas that turn a record into bytes for a connector (``serialize``)."""
+
+
+class DeserializationSchema:
+    """Base of the schemas that turn a connector's bytes into a record (``deserialize``)."""
+
+
+class SimpleStringSchema(SerializationSchema, DeserializationSchema):
     """Strings to and from bytes in one charset (Flink's ``SimpleStringSchema``)."""
 
     def __init__(self, charset: str = "UTF-8") -> None:
@@ -126,7 +135,7 @@ class SimpleStringSchema:
         return f"SimpleStringSchema({self._charset!r})"
 
 
-class ByteArraySchema:
+class ByteArraySchema(SerializationSchema, DeserializationSchema):
     """Bytes as they are (Flink's ``ByteArraySchema``): for connectors whose records are raw
     ``bytes`` (PyFlink's ``kafka_bytearray_format`` example)."""
 

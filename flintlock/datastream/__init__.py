@@ -16,6 +16,8 @@ from flintlock.datastream.checkpoint_storage import (
     JobManagerCheckpointStorage,
 )
 from flintlock.datastream.data_stream import (
+    BroadcastConnectedStream,
+    BroadcastStream,
     ConnectedStreams,
     DataStream,
     DataStreamSink,
@@ -52,7 +54,7 @@ from flintlock.datastream.functions import (
     WindowFunction,
 )
 from flintlock.datastream.output_tag import OutputTag
-from flintlock.datastream.slot_sharing_group import SlotSharingGroup
+from flintlock.datastream.slot_sharing_group import MemorySize, SlotSharingGroup
 from flintlock.datastream.state_backend import (
     EmbeddedRocksDBStateBackend,
     FsStateBackend,
@@ -65,10 +67,12 @@ from flintlock.datastream.stream_execution_environment import StreamExecutionEnv
 from flintlock.datastream.time_characteristic import TimeCharacteristic
 from flintlock.datastream.window import (
     CountWindow,
+    GlobalWindow,
     MergingWindowAssigner,
     TimeWindow,
     Trigger,
     TriggerResult,
+    Window,
     WindowAssigner,
 )
 from flintlock.datastream.windowed_stream import AllWindowedStream, WindowedStream
@@ -81,7 +85,9 @@ __all__ = [
     "AsyncFunction",
     "AsyncRetryPredicate",
     "AsyncRetryStrategy",
+    "BroadcastConnectedStream",
     "BroadcastProcessFunction",
+    "BroadcastStream",
     "CheckpointConfig",
     "CheckpointStorage",
     "CheckpointingMode",
@@ -99,6 +105,7 @@ __all__ = [
     "FilterFunction",
     "FlatMapFunction",
     "FsStateBackend",
+    "GlobalWindow",
     "HashMapStateBackend",
     "JobManagerCheckpointStorage",
     "KeySelector",
@@ -107,6 +114,7 @@ __all__ = [
     "KeyedProcessFunction",
     "KeyedStream",
     "MapFunction",
+    "MemorySize",
     "MemoryStateBackend",
     "MergingWindowAssigner",
     "NullByteKeySelector",
@@ -130,6 +138,7 @@ __all__ = [
     "TimerService",
     "Trigger",
     "TriggerResult",
+    "Window",
     "WindowAssigner",
     "WindowFunction",
     "WindowedStream",

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from flintlock.common.job_client import CloseableIterator
 from flintlock.common.key_encoding import check_key_type
 from flintlock.common.operator_spec import (
     Aggregation,
@@ -54,7 +55,7 @@ from flintlock.datastream.broadcast_stream import (
     BroadcastStream,
     connect_broadcast,
 )
-from flintlock.datastream.connectors.base import Sink
+from flintlock.datastream.connectors.base import Sink, SupportsPreprocessing
 from flintlock.datastream.errors import (
     ForeignStreamError,
     InvalidOperatorSettingError,
@@ -74,7 +75,6 @@ from flintlock.datastream.windowed_stream import (
 from flintlock.graph.stream_graph import Partitioner
 
 if TYPE_CHECKING:
-    from flintlock.common.job_client import CloseableIterator
     from flintlock.datastream.stream_execution_environment import StreamExecutionEnvironment
 
 FunctionLike = Callable[..., Any] | fn.Function
@@ -287,6 +287,10 @@ class DataStream(OperatorSettings):
     def sink_to(self, sink: Sink) -> DataStreamSink:
         if not isinstance(sink, Sink):
             raise TypeError(f"sink_to() takes a Sink connector, got {sink!r}")
+        transformer = (sink.get_transformer() if isinstance(sink, SupportsPreprocessing)
+                       else None)
+        if transformer is not None:  # as PyFlink: the sink's preprocessing comes first
+            return transformer.apply(self)._add_sink(type(sink).__name__, sink)
         return self._add_sink(type(sink).__name__, sink)
 
     def execute_and_collect(self, job_execution_name: str | None = None,
@@ -627,5 +631,5 @@ def _field_problem(declared: TypeInformation | None, position: int | str) -> str
 
 
 __all__ = ["AllWindowedStream", "BroadcastConnectedStream", "BroadcastStream",
-           "ConnectedStreams", "DataStream", "DataStreamSink",
+           "CloseableIterator", "ConnectedStreams", "DataStream", "DataStreamSink",
            "KeyedStream", "WindowedStream"]

@@ -393,7 +393,11 @@ class KeyedBroadcastOnTimerContext(KeyedReadOnlyBroadcastContext):
     def time_domain(self) -> TimeDomain: ...
 
 
-class BroadcastProcessFunction(Function):
+class BaseBroadcastProcessFunction(Function):
+    """Base of ``BroadcastProcessFunction`` and ``KeyedBroadcastProcessFunction``."""
+
+
+class BroadcastProcessFunction(BaseBroadcastProcessFunction):
     """Connects a stream with a broadcast stream: every parallel instance sees every broadcast
     element and keeps its own copy of the broadcast state."""
 
@@ -409,7 +413,7 @@ class BroadcastProcessFunction(Function):
                                   ) -> Iterable[Any] | None: ...
 
 
-class KeyedBroadcastProcessFunction(Function):
+class KeyedBroadcastProcessFunction(BaseBroadcastProcessFunction):
     """``BroadcastProcessFunction`` whose non-broadcast side is keyed: keyed state and timers."""
 
     Context = KeyedBroadcastContext

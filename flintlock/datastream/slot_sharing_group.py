@@ -1,4 +1,4 @@
-"""``SlotSharingGroup``: PyFlink's named slot sharing group with a resource spec.
+"""``SlotSharingGroup``: PyFlink's named slot sharing group; ``MemorySize``.
 
 flintlock places subtasks by slot sharing group name only; the resources (CPU cores, memory)
 are recorded but not used for placement — Spark decides the resources of its tasks. Immutable.
@@ -8,6 +8,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+
+@dataclass(frozen=True, order=True)
+class MemorySize:
+    """An amount of memory in bytes (Flink's ``MemorySize``), for the resource settings."""
+
+    bytes_size: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.bytes_size, bool) or not isinstance(self.bytes_size, int) or (
+                self.bytes_size < 0):
+            raise ValueError(f"a memory size is a non-negative int of bytes, "
+                             f"got {self.bytes_size!r}")
+
+    @staticmethod
+    def of_mebi_bytes(mebi_bytes: int) -> MemorySize:
+        return MemorySize(mebi_bytes << 20)
+
+    def get_bytes(self) -> int:
+        return self.bytes_size
+
+    def get_kibi_bytes(self) -> int:
+        return self.bytes_size >> 10
+
+    def get_mebi_bytes(self) -> int:
+        return self.bytes_size >> 20
+
+    def get_gibi_bytes(self) -> int:
+        return self.bytes_size >> 30
+
+    def get_tebi_bytes(self) -> int:
+        return self.bytes_size >> 40
+
+    def __str__(self) -> str:
+        return f"{self.bytes_size} bytes"
 
 
 @dataclass(frozen=True)

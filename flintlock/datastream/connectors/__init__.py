@@ -9,8 +9,7 @@ re-exported too. The file connectors are loaded when one of their names is first
 
 from typing import TYPE_CHECKING, Any
 
-from flintlock.datastream.connectors._delivery import DeliveryGuarantee
-from flintlock.datastream.connectors.base import Sink, Source
+from flintlock.datastream.connectors.base import DeliveryGuarantee, Sink, Source
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 
 if TYPE_CHECKING:

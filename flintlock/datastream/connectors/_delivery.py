@@ -1,18 +1,14 @@
-"""What sinks promise after a failure: PyFlink's ``DeliveryGuarantee``
-(``pyflink.datastream.connectors.base``; defined here until ``connectors.base`` re-exports it)
+"""What sinks promise after a failure: PyFlink's ``DeliveryGuarantee`` (defined in
+``connectors.base``, where PyFlink defines it, and re-exported here for the sink writers)
 and the end-of-input rule of flintlock's two-phase sink writers (``EndOfInputRule``, owned by
 one writer, on its task thread).
 """
 
 from __future__ import annotations
 
-import enum
+from flintlock.datastream.connectors.base import DeliveryGuarantee
 
-
-class DeliveryGuarantee(enum.Enum):
-    EXACTLY_ONCE = 0  # no loss, no duplicates (two-phase commit on checkpoints)
-    AT_LEAST_ONCE = 1  # no loss; records since the last checkpoint may be written again
-    NONE = 2  # best effort
+__all__ = ["DeliveryGuarantee", "EndOfInputRule"]
 
 
 class EndOfInputRule:

@@ -39,12 +39,12 @@ are librdkafka's (the Java client's common names are the same: ``bootstrap.serve
 
 from __future__ import annotations
 
+import abc
 import enum
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from flintlock.datastream.connectors._delivery import DeliveryGuarantee
 from flintlock.datastream.connectors._enumeration import DealingEnumerator, EnumeratorSnapshot
 from flintlock.datastream.connectors._kafka_sink import (
     AtLeastOnceWriter,
@@ -64,7 +64,7 @@ from flintlock.datastream.connectors._kafka_source import (
     client_config,
     reset_policy,
 )
-from flintlock.datastream.connectors.base import Sink, Source
+from flintlock.datastream.connectors.base import DeliveryGuarantee, Sink, Source
 
 DEFAULT_DISCOVERY_INTERVAL_MS = 300_000
 DEFAULT_CLIENT_ID_PREFIX = "flintlock-kafka-source"
@@ -417,6 +417,14 @@ class KafkaRecordSerializationSchema:
         return topic
 
 
+class KafkaTopicSelector(abc.ABC):
+    """Chooses the topic of each record (``set_topic_selector``; a plain callable works
+    too)."""
+
+    @abc.abstractmethod
+    def apply(self, data: Any) -> str: ...
+
+
 class KafkaRecordSerializationSchemaBuilder:
     def __init__(self) -> None:
         self._topic: str | None = None
@@ -562,4 +570,5 @@ __all__ = [
     "KafkaSourceBuilder",
     "KafkaSourceError",
     "KafkaTopicPartition",
+    "KafkaTopicSelector",
 ]

@@ -35,7 +35,6 @@ from __future__ import annotations
 from typing import Any
 
 from flintlock.common.time import Duration
-from flintlock.datastream.connectors._delivery import DeliveryGuarantee
 from flintlock.datastream.connectors._enumeration import DealingEnumerator, EnumeratorSnapshot
 from flintlock.datastream.connectors._redis_sink import (
     DEFAULT_MARKER_PREFIX,
@@ -52,7 +51,7 @@ from flintlock.datastream.connectors._redis_source import (
     StreamEntry,
     check_start_id,
 )
-from flintlock.datastream.connectors.base import Sink, Source
+from flintlock.datastream.connectors.base import DeliveryGuarantee, Sink, Source
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 
