@@ -13,7 +13,8 @@ from flintlock.datastream.connectors import Source
 from flintlock.datastream.functions import MapFunction
 from flintlock.runtime.taskmanager.task_manager import TaskManager
 from flintlock.testing.faults import RaiseOnce, RaiseOnceAfter
-from flintlock.testing.gates import FileGate
+from flintlock.testing.files import completed_checkpoints
+from flintlock.testing.gates import FileGate, gated_numbers, open_when
 from flintlock.testing.waiting import poll_until
 
 
@@ -115,7 +116,11 @@ def test_a_task_of_the_failed_attempt_finishing_late_does_not_count_for_the_rest
     """Attempt 0's bounded source finishes (its final checkpoint completed) only after the
     failover began. Its FINISHED must not be taken for the restored attempt's: the
     coordinator would then never trigger the restored source, whose barriers the keyed
-    task waits for, and the job would stall for good."""
+    task waits for, and the job would stall for good.
+
+    The other source holds its numbers at a gate after the first 100 until a checkpoint has
+    completed, and the failure comes at the first number after the hold: no pace decides
+    whether the numbers end before a checkpoint does."""
     FAILOVER_BEGAN.clear()
     cancel = TaskManager._on_cancel
 
@@ -127,11 +132,14 @@ def test_a_task_of_the_failed_attempt_finishing_late_does_not_count_for_the_rest
     env = _env(tmp_path, parallelism=1, restart_delay="20 ms", interval_ms=20)
     marker = tmp_path / "crashed"
     pattern = tmp_path / "chk" / "*" / "chk-*" / "_metadata"
+    gate = FileGate(tmp_path / "gate")
+    opener = open_when(gate, lambda: completed_checkpoints(tmp_path / "chk"))
     elements = env.from_collection([-1, -2]).map(CloseAfterMarker(marker))
-    ticks = env.from_collection(list(range(3000))).map(
-        RaiseOnceAfter(marker, pattern))
+    ticks = gated_numbers(env, gate, 3000, before_gate=100).map(
+        RaiseOnceAfter(marker, pattern, delay_s=0.0))
     out = list(elements.union(ticks).key_by(lambda x: x % 2).map(lambda x: x)
                .execute_and_collect())
+    opener.join(10)
     assert marker.exists(), "the failure was never injected"
     assert FAILOVER_BEGAN.is_set(), "no TaskManager was told to cancel: no failover"
     assert sorted(out) == sorted([-1, -2, *range(3000)])
