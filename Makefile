@@ -29,13 +29,17 @@ run: $(STAMP)
 	$(BIN)/python -m flintlock.examples.word_count
 
 # Debian's headless Chromium for the dashboard's browser test, unpacked into .browser/ without
-# root (tests/browser/chromium.py); where it cannot be installed, that test is skipped saying why.
+# root (tests/browser/chromium.py; where apt's package lists are missing, as on a fresh
+# machine, it runs apt-get update into .browser/apt first). make test requires the browser:
+# FLINTLOCK_REQUIRE_BROWSER=1 turns that test's skip into a failure, so a run that did not
+# test the dashboard cannot pass; FLINTLOCK_REQUIRE_BROWSER=0 make test allows the skip
+# (named in pytest's summary) where no Debian packages can be had.
 $(BROWSER): | $(STAMP)
 	-$(BIN)/python -m tests.browser.chromium
 
 test: $(STAMP) $(BROWSER)
 	$(BYTECODE)
-	$(BIN)/python -m pytest
+	FLINTLOCK_REQUIRE_BROWSER=$${FLINTLOCK_REQUIRE_BROWSER:-1} $(BIN)/python -m pytest
 
 test-fast: $(STAMP)
 	$(BYTECODE)

@@ -7,9 +7,18 @@ the shell runs from there with ``LD_LIBRARY_PATH`` pointing at the unpacked libr
 Playwright (PyPI) drives it through ``executable_path`` and downloads no browser of its own.
 docs/decisions.md, "A browser for the dashboard test", says why.
 
+On a fresh machine apt's package lists may be missing (a container image ships without
+them), and then ``apt-get download`` knows no package. ``apt-get update`` is run first in that
+case, into a private state and cache directory under ``.browser/apt`` (``-o Dir::State=…
+-o Dir::Cache=…``), as root or not: it needs no root and leaves the system's apt state as it
+was; the download then reads those lists.
+
 ``python -m tests.browser.chromium`` provisions it (``make test`` does, once); ``ensure()``
 returns it, provisioning on first use, or raises ``BrowserUnavailable`` saying why (no
-apt-get, a package that cannot be fetched, a library still missing after unpacking).
+apt-get, lists that cannot be updated, a package that cannot be fetched, a library still
+missing after unpacking). ``make test`` and ``.ci/run`` set ``FLINTLOCK_REQUIRE_BROWSER=1``,
+which makes the browser test fail instead of skip when the browser is unavailable
+(``required()``).
 """
 
 from __future__ import annotations
@@ -18,10 +27,13 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2] / ".browser"
+PRIVATE_APT = ROOT / "apt"
+REQUIRE = "FLINTLOCK_REQUIRE_BROWSER"
 UNPACKED = ROOT / "chromium"
 SHELL = UNPACKED / "usr" / "lib" / "chromium" / "chromium-headless-shell"
 LIBRARIES = (UNPACKED / "usr" / "lib" / "x86_64-linux-gnu",
@@ -33,6 +45,9 @@ PACKAGES = (
     "libopenh264-7", "libdouble-conversion3", "libopus0", "libharfbuzz-subset0", "libxnvctrl0",
     "libpulse0", "libflac12", "libminizip1", "libogg0", "libsndfile1", "libasyncns0",
     "libvorbis0a", "libvorbisenc2", "libmpg123-0", "libmp3lame0",
+    # and the one bookworm-security's newer build needs too (lists updated on a fresh machine
+    # include the security suite)
+    "libopenjp2-7",
 )
 
 
@@ -58,6 +73,45 @@ def _missing_libraries() -> list[str]:
             if "not found" in line]
 
 
+def required() -> bool:
+    """Whether an unavailable browser fails the test rather than skips it (``make test``,
+    ``.ci/run``: ``FLINTLOCK_REQUIRE_BROWSER=1``)."""
+    return os.environ.get(REQUIRE, "0") not in ("", "0")
+
+
+def private_apt_options(directory: Path, root: bool) -> list[str]:
+    """apt options that keep the package lists and the download cache in ``directory``; as
+    root, also no switch to the ``_apt`` user, who may not write there."""
+    options = ["-o", f"Dir::State={directory / 'state'}",
+               "-o", f"Dir::Cache={directory / 'cache'}", "-o", "Debug::NoLocking=1"]
+    return options + (["-o", "APT::Sandbox::User=root"] if root else [])
+
+
+def _run(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900,
+                          check=False)
+
+
+def apt_options(run: Callable[..., subprocess.CompletedProcess[str]] = _run,
+                directory: Path = PRIVATE_APT, root: bool | None = None,
+                refresh: bool = False) -> list[str]:
+    """The options for ``apt-get download``: none where the system's lists know the browser
+    package; otherwise private lists, updated now unless an earlier provisioning did
+    (``refresh``: updated in any case). ``BrowserUnavailable`` if the update fails."""
+    if not refresh and run(["apt-cache", "show", PACKAGES[0]]).returncode == 0:
+        return []
+    options = private_apt_options(directory, os.geteuid() == 0 if root is None else root)
+    if not refresh and run(["apt-cache", *options, "show", PACKAGES[0]]).returncode == 0:
+        return options
+    (directory / "state" / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+    (directory / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
+    updated = run(["apt-get", *options, "update"])
+    if updated.returncode != 0:
+        raise BrowserUnavailable("apt's package lists are missing and apt-get update failed: "
+                                 f"{updated.stderr.strip()[-800:]}")
+    return options
+
+
 def provision() -> Chromium:
     """Fetches and unpacks the packages unless they are unpacked already."""
     if not SHELL.exists():
@@ -66,8 +120,10 @@ def provision() -> Chromium:
                                      "chromium-headless-shell; this system has neither")
         debs = ROOT / "debs"
         debs.mkdir(parents=True, exist_ok=True)
-        fetched = subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs,
-                                 capture_output=True, text=True, timeout=900, check=False)
+        fetched = _run(["apt-get", *apt_options(), "download", *PACKAGES], cwd=debs)
+        if fetched.returncode != 0:  # stale lists (a version gone from the mirror): update
+            fetched = _run(["apt-get", *apt_options(refresh=True), "download", *PACKAGES],
+                           cwd=debs)
         if fetched.returncode != 0:
             raise BrowserUnavailable(f"apt-get download failed: {fetched.stderr.strip()[-800:]}")
         for deb in sorted(debs.glob("*.deb")):

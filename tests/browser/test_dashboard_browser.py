@@ -6,8 +6,10 @@ colouring), throughput chart and checkpoint table through the DOM, then saves a 
 to ``tests/browser/artifacts/dashboard.png``.
 
 If the browser cannot be installed here the test is skipped with the reason; if Playwright
-is missing, too (it is in the ``test`` extra). Waits are Playwright's bounded waits for a
-DOM state, never timed assertions.
+is missing, too (it is in the ``test`` extra). Under ``make test`` and ``.ci/run``
+(``FLINTLOCK_REQUIRE_BROWSER=1``) either is a failure instead, so a run that did not test the
+dashboard cannot pass. Waits are Playwright's bounded waits for a DOM state, never timed
+assertions.
 """
 
 import threading
@@ -29,12 +31,20 @@ def _slow(value):
     return value
 
 
+def _unavailable(reason):
+    """Skips, or fails where the browser is required (``chromium.required()``)."""
+    if chromium.required():
+        pytest.fail(f"{reason} ({chromium.REQUIRE}=1: the dashboard test may not be skipped; "
+                    f"set {chromium.REQUIRE}=0 to allow it)", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def browser_executable():
     try:
         return chromium.ensure()
     except chromium.BrowserUnavailable as error:
-        pytest.skip(f"headless Chromium cannot be installed here: {error}")
+        _unavailable(f"headless Chromium cannot be installed here: {error}")
 
 
 @pytest.fixture
@@ -58,8 +68,10 @@ def job(monkeypatch, tmp_path):
 
 
 def test_dashboard_renders_a_running_job(browser_executable, job):
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="Playwright (the test extra) is not installed")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        _unavailable("Playwright (the test extra) is not installed")
     endpoint = job.rest_endpoint
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_api.sync_playwright() as playwright:
