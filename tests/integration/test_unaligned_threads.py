@@ -12,11 +12,10 @@ from flintlock.common import WatermarkStrategy
 from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.number_seq import NumberSequenceSource
 from flintlock.runtime.tasks import (
+    async_checkpoint,
     channel_state_io,
-    input_processor,
+    checkpoint_commands,
     stream_task,
-    subtask_checkpointer,
-    timeoutable,
 )
 from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
@@ -35,18 +34,21 @@ CONVERTED = Recording("unaligned.converted")
 """Checkpoint ids of the aligned barriers converted in a receiver's queue (alternating)."""
 
 
-class _RecordingReceivedBarriers(timeoutable.ReceivedBarriers):
-    def _convert(self, barrier):
-        before = self.converted
-        super()._convert(barrier)
-        CONVERTED.extend([barrier.checkpoint_id] * (self.converted - before))
+_convert_inputs = checkpoint_commands.CheckpointCommands._convert_inputs
+
+
+def _recording_convert_inputs(self, barrier):
+    converted = _convert_inputs(self, barrier)
+    CONVERTED.extend([barrier.checkpoint_id] * converted)
+    return converted
 
 
 @pytest.fixture
 def executor(monkeypatch):
     Recording.clear_all()
-    monkeypatch.setattr(input_processor, "ReceivedBarriers", _RecordingReceivedBarriers)
-    monkeypatch.setattr(subtask_checkpointer, "write_channel_state", _recording_write)
+    monkeypatch.setattr(checkpoint_commands.CheckpointCommands, "_convert_inputs",
+                        _recording_convert_inputs)
+    monkeypatch.setattr(async_checkpoint, "write_channel_state", _recording_write)
     monkeypatch.setattr(stream_task, "read_channel_state", _recording_read)
     return use_thread_executor(monkeypatch)
 

@@ -75,6 +75,12 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "flintlock.runtime.checkpoint": (
         *_BASE, "flintlock.runtime.network", "flintlock.runtime.state", *_RUNTIME_LEAVES,
     ),
+    # the barrier handlers' old public entry point: re-exports the worker side's handlers,
+    # which moved to runtime/tasks/checkpointing (issue 29); nothing else imports upwards
+    "flintlock.runtime.checkpoint.alignment": (
+        "flintlock.common", "flintlock.runtime.network.barriers",
+        "flintlock.runtime.checkpoint.failure", "flintlock.runtime.tasks.checkpointing",
+    ),
     "flintlock.runtime.rpc": ("flintlock.common", *_RUNTIME_LEAVES),
     "flintlock.runtime.metrics": ("flintlock.common",),
     "flintlock.runtime.tasks": (*_BASE, *_DATA_PLANE, *_RUNTIME_LEAVES),

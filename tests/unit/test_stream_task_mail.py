@@ -3,12 +3,13 @@
 from types import SimpleNamespace
 
 from flintlock.runtime.network.barriers import CheckpointOptions
-from flintlock.runtime.tasks.stream_task import StreamTask
+from flintlock.runtime.tasks.stream_task import CheckpointingSettings, StreamTask
 
 
 def _task():
     vertex = SimpleNamespace(name="Source", parallelism=1)
-    spec = SimpleNamespace(vertex=vertex, subtask_index=0)
+    spec = SimpleNamespace(vertex=vertex, subtask_index=0,
+                           checkpointing=CheckpointingSettings(), finished_on_restore=False)
     io = SimpleNamespace(writers={}, partitions=[], gates=[])
     return StreamTask(spec, io, callbacks=None, snapshots=None, read_state=None,
                       create_operator=None)

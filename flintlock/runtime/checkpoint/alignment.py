@@ -1,27 +1,32 @@
-"""Barrier handling for a subtask's input gate: the entry point (DESIGN.md §5).
+"""Barrier handling for a subtask's input gate: the public entry point of the handlers
+(DESIGN.md §5), kept where callers have always imported it.
 
-``create_barrier_handler`` picks the handler for the checkpointing mode, as Flink does:
-
-=================================  ==========================================================
-mode / flags                        handler
-=================================  ==========================================================
-AT_LEAST_ONCE                       ``BarrierTracker`` (never blocks)
-EXACTLY_ONCE                        ``BarrierAligner`` with ``AlignmentPolicy.ALIGNED``
-EXACTLY_ONCE, unaligned             ``BarrierAligner`` with ``AlignmentPolicy.UNALIGNED``
-EXACTLY_ONCE, unaligned, timeout>0  ``BarrierAligner`` with ``AlignmentPolicy.ALTERNATING``
-=================================  ==========================================================
-
-Savepoints are aligned under every exactly-once policy. The handlers are I/O-free: the task's
-input loop feeds them what it consumed and carries out the returned actions (see
-``actions``). This module re-exports everything a caller needs, so callers import only it.
+The handlers themselves are the input half of the subtask's checkpoint machine and live with
+it in ``flintlock.runtime.tasks.checkpointing`` (issue 29: the worker side of a checkpoint in
+one place; ``runtime/checkpoint`` keeps the driver side and the storage formats). This module
+only re-exports them, so ``create_barrier_handler`` and the action types keep their import
+path. It is the one module of ``runtime/checkpoint`` that imports from ``runtime/tasks``
+(docs/internals/layers.md).
 """
 
 from __future__ import annotations
 
 from flintlock.common.checkpointing import CheckpointingMode
-from flintlock.common.clock import SYSTEM_CLOCK, Clock
-from flintlock.common.errors import InvalidConfigValueError
-from flintlock.runtime.checkpoint.actions import (
+from flintlock.runtime.checkpoint.failure import (
+    CheckpointError,
+    CheckpointFailureReason,
+    StreamCorruptedError,
+)
+from flintlock.runtime.network.barriers import (
+    END_OF_PARTITION,
+    AlignmentType,
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    CheckpointOptions,
+    CheckpointType,
+    EndOfPartitionEvent,
+)
+from flintlock.runtime.tasks.checkpointing.actions import (
     AbortCheckpoint,
     Action,
     BarrierHandler,
@@ -34,27 +39,14 @@ from flintlock.runtime.checkpoint.actions import (
     UnknownChannelError,
     buffer_size,
 )
-from flintlock.runtime.checkpoint.aligner import (
+from flintlock.runtime.tasks.checkpointing.aligner import (
     AlignmentPolicy,
     BarrierAligner,
     IllegalPhaseTransitionError,
     Phase,
 )
-from flintlock.runtime.checkpoint.failure import (
-    CheckpointError,
-    CheckpointFailureReason,
-    StreamCorruptedError,
-)
-from flintlock.runtime.checkpoint.tracker import MAX_PENDING_CHECKPOINTS, BarrierTracker
-from flintlock.runtime.network.barriers import (
-    END_OF_PARTITION,
-    AlignmentType,
-    CancelCheckpointMarker,
-    CheckpointBarrier,
-    CheckpointOptions,
-    CheckpointType,
-    EndOfPartitionEvent,
-)
+from flintlock.runtime.tasks.checkpointing.handlers import create_barrier_handler
+from flintlock.runtime.tasks.checkpointing.tracker import MAX_PENDING_CHECKPOINTS, BarrierTracker
 
 __all__ = [
     "END_OF_PARTITION",
@@ -87,40 +79,3 @@ __all__ = [
     "buffer_size",
     "create_barrier_handler",
 ]
-
-_UNALIGNED_KEY = "execution.checkpointing.unaligned.enabled"
-_TIMEOUT_KEY = "execution.checkpointing.aligned-checkpoint-timeout"
-
-
-def create_barrier_handler(
-    num_channels: int,
-    mode: CheckpointingMode,
-    *,
-    unaligned: bool = False,
-    aligned_timeout_ms: float | None = None,
-    clock: Clock | None = None,
-) -> BarrierTracker | BarrierAligner:
-    """The handler for a gate of ``num_channels`` channels under ``mode``.
-
-    ``aligned_timeout_ms`` only matters with ``unaligned``: None or 0 means unaligned from
-    the first barrier, a positive value means aligned first, unaligned after that long.
-    """
-    clock = clock or SYSTEM_CLOCK
-    if aligned_timeout_ms is not None and aligned_timeout_ms < 0:
-        raise InvalidConfigValueError(_TIMEOUT_KEY, aligned_timeout_ms, "a duration >= 0")
-    if mode is CheckpointingMode.AT_LEAST_ONCE:
-        if unaligned:
-            raise InvalidConfigValueError(
-                _UNALIGNED_KEY, True, "false: unaligned checkpoints need EXACTLY_ONCE mode"
-            )
-        return BarrierTracker(num_channels, clock)
-    if not unaligned:
-        return BarrierAligner(num_channels, AlignmentPolicy.ALIGNED, clock=clock)
-    if not aligned_timeout_ms:
-        return BarrierAligner(num_channels, AlignmentPolicy.UNALIGNED, clock=clock)
-    return BarrierAligner(
-        num_channels,
-        AlignmentPolicy.ALTERNATING,
-        alignment_timeout_ms=aligned_timeout_ms,
-        clock=clock,
-    )

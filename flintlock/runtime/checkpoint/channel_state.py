@@ -1,14 +1,14 @@
 """Channel state: the in-flight buffers of an unaligned checkpoint, collected, serialised and
 replayed on recovery (Flink's ChannelStateWriter / ChannelStateReader, without the I/O).
 
-Collecting. ``ChannelStateWriter.apply`` takes the barrier handler's actions: a
-``TriggerCheckpoint`` opens checkpoint n, each ``PersistInflight`` appends a copy of its buffer
-to input channel c of n, an ``AbortCheckpoint`` discards n. The driver adds two more kinds of
-data directly: the partial record a channel's deserializer holds at the trigger (``add_input``
-before any ``PersistInflight`` of that channel: the in-flight data of a channel starts where
-processing stopped, possibly inside a record), and the output buffers a priority barrier
-overtook in a result subpartition (``add_output``). Once the handler's ``is_capturing(n)``
-turns false, ``finish(n)`` returns the ``ChannelStateSnapshot``.
+Collecting. The subtask's checkpoint machine (``runtime/tasks/checkpointing``) says what to
+collect and the task carries it out here: ``start`` opens checkpoint n, ``add_input`` appends a
+copy of a buffer to input channel c of n — first the partial record a channel's deserializer
+holds at the trigger (the in-flight data of a channel starts where processing stopped,
+possibly inside a record), then each buffer the barrier handler persists — ``add_output``
+appends an output buffer a priority barrier overtook in a result subpartition, ``abort``
+discards n. Once the machine says capture of n is over, ``finish(n)`` returns the
+``ChannelStateSnapshot``.
 
 Invariants: the bytes are copied when added (the buffer is recycled right after it is
 processed); per channel the order of adding is the order of replay; a checkpoint is either
@@ -39,7 +39,6 @@ from typing import Any, NoReturn
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.actions import AbortCheckpoint, PersistInflight, TriggerCheckpoint
 from flintlock.runtime.checkpoint.handles import CorruptStateError
 
 _MAGIC = b"FLCS"
@@ -197,15 +196,6 @@ class ChannelStateWriter:
     def __init__(self, to_bytes: Callable[[object], bytes] = buffer_bytes) -> None:
         self._to_bytes = to_bytes
         self._open: dict[CheckpointId, _Collecting] = {}  # task thread
-
-    def apply(self, action: object) -> None:
-        """Follow one handler action; actions that concern no channel state are ignored."""
-        if isinstance(action, TriggerCheckpoint):
-            self.start(action.checkpoint_id)
-        elif isinstance(action, PersistInflight):
-            self.add_input(action.checkpoint_id, action.channel, action.buffer)
-        elif isinstance(action, AbortCheckpoint):
-            self.abort(action.checkpoint_id)
 
     def start(self, checkpoint_id: CheckpointId) -> None:
         self._open.setdefault(checkpoint_id, _Collecting())

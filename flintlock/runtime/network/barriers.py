@@ -18,6 +18,25 @@ class CheckpointType(enum.Enum):
     CHECKPOINT = 0
     SAVEPOINT = 1
     """A user-triggered snapshot: always aligned, never subsumed."""
+    SAVEPOINT_SUSPEND = 2
+    """Stop with a savepoint (synchronous): the savepoint's barrier is the last element of
+    every stream; tasks finish once it completes, without ending their operators' input."""
+    SAVEPOINT_TERMINATE = 3
+    """Stop with a savepoint and drain: sources end their input first (``MAX_WATERMARK``
+    fires every window and timer), then the savepoint is taken as for SAVEPOINT_SUSPEND."""
+
+    @property
+    def is_savepoint(self) -> bool:
+        return self is not CheckpointType.CHECKPOINT
+
+    @property
+    def is_synchronous(self) -> bool:
+        """A stop-with-savepoint: nothing is processed after its barrier."""
+        return self in (CheckpointType.SAVEPOINT_SUSPEND, CheckpointType.SAVEPOINT_TERMINATE)
+
+    @property
+    def should_drain(self) -> bool:
+        return self is CheckpointType.SAVEPOINT_TERMINATE
 
 
 class AlignmentType(enum.Enum):
@@ -43,7 +62,7 @@ class CheckpointOptions:
 
     @property
     def is_savepoint(self) -> bool:
-        return self.checkpoint_type is CheckpointType.SAVEPOINT
+        return self.checkpoint_type.is_savepoint
 
     @property
     def is_unaligned(self) -> bool:

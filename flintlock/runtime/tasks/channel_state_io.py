@@ -20,16 +20,18 @@ Design note — which buffer ends up where. Take an unaligned checkpoint n of a 
   buffer is either behind a barrier on its channel (someone else's state or the next
   checkpoint's) or ahead of it (this list).
 
-Writing happens in the asynchronous part of the snapshot, once the handler says capture of n
-is over (``is_capturing(n)`` false): the operator state parts wait meanwhile while the task
-keeps processing. Input and output state become two blobs attached to the head operator's
-``OperatorSubtaskState`` (``input_channel_state`` / ``result_subpartition_state``), which the
-state assignment keeps with the subtask (same parallelism only).
+Which buffers to collect and when capture of n is over is decided by the subtask's checkpoint
+machine (``checkpointing.machine``) and carried out by ``checkpoint_commands`` into a
+``ChannelStateWriter``. Writing happens in the asynchronous part of the snapshot, once capture
+of n is over: the operator state parts wait meanwhile while the task keeps processing. Input
+and output state become two blobs attached to the head operator's ``OperatorSubtaskState``
+(``input_channel_state`` / ``result_subpartition_state``), which the state assignment keeps
+with the subtask (same parallelism only).
 
 Restore: the output state is re-emitted into the subpartitions before any new output; the
 input state is replayed per channel through the channel's deserializer before any new input.
 
-Threads: ``ChannelStateCapture`` and ``CheckpointableDeserializer`` belong to the task thread;
+Threads: ``CheckpointableDeserializer`` belongs to the task thread;
 ``write_channel_state`` runs on the snapshot executor thread (it only reads an immutable
 snapshot).
 """
@@ -37,12 +39,11 @@ snapshot).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, ChannelStateWriter
+from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot
 from flintlock.runtime.checkpoint.handles import StateHandle
 from flintlock.runtime.network.event_time import (
     RunDetectingSerializer,
@@ -92,93 +93,6 @@ class CheckpointableDeserializer(RecordDeserializer):
             return b""
         data = bytes(self._serializer.dumps(as_wire_records(records)))
         return CHUNK_HEADER.pack(len(data)) + data
-
-
-@dataclass(slots=True)
-class _Deferred:
-    submit: SubmitSnapshot
-    release: Callable[[], None]
-    by_handler: bool
-    """Released when the barrier handler stops capturing (else only by ``submit_now``)."""
-
-
-class ChannelStateCapture:
-    """Collects the channel state of the task's unaligned checkpoints and holds back their
-    asynchronous part until capture ends (see the module docstring)."""
-
-    def __init__(self) -> None:
-        self._writer = ChannelStateWriter()
-        self._deferred: dict[CheckpointId, _Deferred] = {}
-
-    def start(self, checkpoint_id: CheckpointId, leftovers: Mapping[int, bytes]) -> None:
-        """Open ``checkpoint_id`` with each input channel's deserializer leftover."""
-        self._writer.start(checkpoint_id)
-        for channel, data in sorted(leftovers.items()):
-            if data:
-                self._writer.add_input(checkpoint_id, channel, data)
-
-    def is_open(self, checkpoint_id: int) -> bool:
-        return checkpoint_id in self._writer.open_checkpoints
-
-    def add_input(self, checkpoint_id: CheckpointId, channel: int, buffer: object) -> None:
-        if self.is_open(checkpoint_id):
-            self._writer.add_input(checkpoint_id, channel, buffer)
-
-    def add_overtaken_input(
-        self, checkpoint_id: CheckpointId, channel: int, buffers: Sequence[bytes]
-    ) -> None:
-        for data in buffers:
-            self.add_input(checkpoint_id, channel, data)
-
-    def add_outputs(
-        self, checkpoint_id: CheckpointId, outputs: Mapping[int, Sequence[bytes]]
-    ) -> None:
-        for index, buffers in sorted(outputs.items()):
-            for data in buffers:
-                self._writer.add_output(checkpoint_id, index, data)
-
-    def defer(self, checkpoint_id: CheckpointId, submit: SubmitSnapshot,
-              release: Callable[[], None], *, by_handler: bool = True) -> None:
-        """Run ``submit`` with the finished channel state once capture ends — when the
-        handler stops capturing, or at ``submit_now`` if not ``by_handler`` — or ``release``
-        if the checkpoint is aborted first."""
-        self._deferred[checkpoint_id] = _Deferred(submit, release, by_handler)
-
-    def finish(self, checkpoint_id: CheckpointId) -> ChannelStateSnapshot:
-        return self._writer.finish(checkpoint_id)
-
-    def finish_ready(self, is_capturing: Callable[[CheckpointId], bool]) -> None:
-        """Submit every deferred checkpoint whose capture is over."""
-        if not self._deferred:
-            return
-        for checkpoint_id in sorted(self._deferred):
-            if self._deferred[checkpoint_id].by_handler and not is_capturing(checkpoint_id):
-                deferred = self._deferred.pop(checkpoint_id)
-                deferred.submit(self._writer.finish(checkpoint_id))
-
-    def submit_now(self, checkpoint_id: CheckpointId) -> None:
-        """Finish a deferred checkpoint now, whatever the handler says (its capture was of
-        output buffers only: timeoutable barriers)."""
-        deferred = self._deferred.pop(checkpoint_id, None)
-        if deferred is not None:
-            deferred.submit(self._writer.finish(checkpoint_id))
-
-    def abort(self, checkpoint_id: int) -> None:
-        """Discard ``checkpoint_id``'s channel state and release its held-back snapshot."""
-        cid = CheckpointId(checkpoint_id)
-        self._writer.abort(cid)
-        deferred = self._deferred.pop(cid, None)
-        if deferred is not None:
-            deferred.release()
-
-    def abort_all(self) -> None:
-        for checkpoint_id in list(self._writer.open_checkpoints):
-            self.abort(checkpoint_id)
-
-    @property
-    def waiting(self) -> list[CheckpointId]:
-        """Checkpoints triggered whose capture has not ended yet."""
-        return sorted(self._deferred)
 
 
 def write_channel_state(

@@ -1,15 +1,16 @@
 """The input side of a non-source subtask (Flink's ``StreamInputProcessor`` with its
 ``CheckpointedInputGate``): buffers from the input gate are deserialised into batches for the
-chain's head; events go to the watermark valve and to the barrier handler of the checkpointing
-mode, whose actions it carries out: block or resume a channel, trigger a checkpoint, abort
-one, persist an in-flight buffer.
+chain's head; watermarks go to the watermark valve, and every checkpoint event (barrier,
+cancellation marker, end of partition, each data buffer, a barrier a remote channel announced)
+to the task's checkpoint machine (``checkpointing.machine``, through ``checkpoint_commands``),
+which decides what follows: block or resume a channel, take or decline a checkpoint, capture
+in-flight data. This class only answers what the commands ask of the input side: block and
+resume, the leftovers of each deserializer, the buffers a priority barrier overtook.
 
 A restored subtask replays its input channel state, per channel through its deserializer,
 before it reads new input. A buffer of many small records is handed to the chain in slices of
 the task's adaptive batch size, with mail run and priority events (unaligned barriers) taken
 between slices: the records still to process then count as that channel's in-flight data.
-With an alignment timeout (alternating checkpoints), a timer calls the handler's ``on_timer``
-at its deadline.
 
 Thread ownership: the task thread; the gates' listeners only signal the task's mailbox.
 """
@@ -20,11 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from flintlock.common.checkpointing import CheckpointingMode
-from flintlock.common.clock import Clock
 from flintlock.common.errors import FlintlockError
-from flintlock.common.ids import ChannelIndex, CheckpointId
-from flintlock.runtime.checkpoint import alignment
+from flintlock.common.ids import ChannelIndex
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot, RecoveredInput
 from flintlock.runtime.network.barriers import (
     CancelCheckpointMarker,
@@ -35,31 +33,29 @@ from flintlock.runtime.network.buffer import DataType
 from flintlock.runtime.network.event_time import Watermark, WatermarkStatus
 from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.gate import SingleInputGate, UnionInputGate
+from flintlock.runtime.network.input_channel import InputChannel
 from flintlock.runtime.tasks.channel_state_io import CheckpointableDeserializer
-from flintlock.runtime.tasks.subtask_checkpointer import SubtaskCheckpointer, metrics_of
-from flintlock.runtime.tasks.timeoutable import ReceivedBarriers
-from flintlock.runtime.tasks.timer_service import TaskTimerService, TimerHandle
+from flintlock.runtime.tasks.checkpointing import events as ev
 from flintlock.runtime.tasks.watermark_valve import WatermarkValve, carry_out
 
 if TYPE_CHECKING:
+    from flintlock.runtime.tasks.adaptive_batch import AdaptiveBatch
     from flintlock.runtime.tasks.chain import OperatorChain
+    from flintlock.runtime.tasks.checkpoint_commands import CheckpointCommands
     from flintlock.runtime.tasks.mailbox import Mailbox
-    from flintlock.runtime.tasks.stream_task import AdaptiveBatch, CheckpointingSettings, TaskIO
+    from flintlock.runtime.tasks.stream_task import TaskIO
 
 
 class StreamInputProcessor:
     def __init__(self, name: str, io: TaskIO, chain: OperatorChain,
-                 checkpointing: CheckpointingSettings, checkpointer: SubtaskCheckpointer,
-                 batch: AdaptiveBatch, mailbox: Mailbox, timers: TaskTimerService, clock: Clock,
+                 checkpoints: CheckpointCommands, batch: AdaptiveBatch, mailbox: Mailbox,
                  run_mail: Callable[[], None], on_input_ended: Callable[[], None]) -> None:
         self._name = name
         self._chain = chain
-        self._checkpointer = checkpointer
-        self._capture = checkpointer.capture
+        self._checkpoints = checkpoints
+        self._feed = checkpoints.feed
         self._batch = batch
         self._mailbox = mailbox
-        self._timers = timers
-        self._clock = clock
         self._run_mail = run_mail
         self._on_input_ended = on_input_ended
         gates = list(io.gates)
@@ -72,36 +68,28 @@ class StreamInputProcessor:
         head = chain.head
         self._process = (head.process_batch, head.process_batch2)
         self._records_in = chain.records_in  # numRecordsIn, counted per batch
-        cp = checkpointing
-        self._handler = alignment.create_barrier_handler(
-            len(self._channel_input),
-            cp.mode if cp.enabled else CheckpointingMode.AT_LEAST_ONCE,
-            unaligned=cp.unaligned, aligned_timeout_ms=cp.aligned_timeout_ms, clock=clock)
-        self._alignment_timer: TimerHandle | None = None
-        self._alignment_deadline: float | None = None
         self._remainder: tuple[int, list[Any], int] | None = None
         """While a priority event is handled mid-buffer: (channel, records, first unprocessed)."""
-        self._overtaken_by_barrier: tuple[int, int, tuple[bytes, ...]] | None = None
-        """(checkpoint id, channel, copies) for the priority barrier being handled."""
-        self.last_barrier: int | None = None
+        self._overtaken: tuple[int, tuple[bytes, ...]] | None = None
+        """(channel, copies) for the priority barrier being handled."""
         self._listen(gates)
 
     def _listen(self, gates: list[SingleInputGate]) -> None:
         """The gates signal the mailbox on input, and announce barriers queued in remote
-        channels (timeoutable ones may be converted there); then their partitions are
-        requested."""
+        channels (as mail: timeoutable ones may be converted there); then their partitions
+        are requested."""
         mailbox = self._mailbox
-        self._received_barriers = ReceivedBarriers(
-            self._channels, self._clock, self._schedule,
-            lambda action: mailbox.offer(action, "barrier announced"))
         for gate in gates:
             gate.set_availability_listener(mailbox.signal_input)
-            gate.set_barrier_listener(self._received_barriers.on_announced)
+            gate.set_barrier_listener(self._on_announced)
         for gate in gates:
             gate.request_partitions()
 
-    def _schedule(self, delay_s: float, action: Callable[[], None]) -> None:
-        self._timers.schedule_after(delay_s, action, "timeoutable barrier check")
+    def _on_announced(self, channel: int, barrier: object) -> None:
+        """A remote channel queued ``barrier`` (network I/O thread: only puts mail)."""
+        if isinstance(barrier, CheckpointBarrier):
+            event = ev.BarrierAnnounced(ChannelIndex(channel), barrier)
+            self._mailbox.offer(lambda: self._feed(event), "barrier announced")
 
     # -- reading -------------------------------------------------------------------------
 
@@ -137,9 +125,7 @@ class StreamInputProcessor:
 
     def _on_data(self, channel: int, buffer: Any) -> None:
         try:
-            actions = self._handler.on_buffer(ChannelIndex(channel), buffer)
-            if actions:
-                self._execute(actions)
+            self._feed(ev.BufferReceived(ChannelIndex(channel), buffer))
             records = self._deserializers[channel].deserialize(buffer.view())
         finally:
             buffer.recycle()
@@ -190,19 +176,16 @@ class StreamInputProcessor:
         if isinstance(event, (Watermark, WatermarkStatus)):
             carry_out(self._valve.on_event(channel, event), self._chain)
         elif isinstance(event, CheckpointBarrier):
-            self.last_barrier = max(self.last_barrier or 0, event.checkpoint_id)
             if event.is_priority:
-                # Taken before the handler runs: if this barrier triggers the checkpoint and
-                # completes its capture at once (a task with one input channel), the capture
-                # is finished inside the trigger, so the data this barrier overtook must be
-                # added there (``SubtaskCheckpointer.perform``), or it would be lost.
-                self._overtaken_by_barrier = (event.checkpoint_id, channel,
-                                              self._channels[channel].take_overtaken())
-            self._execute(self._handler.on_barrier(index, event))
-            self.add_overtaken_input()
-            self._capture.finish_ready(self._handler.is_capturing)
+                # Taken before the machine runs: the buffers this barrier overtook in its
+                # channel's queue, captured if the machine says so (CaptureOvertakenInput).
+                self._overtaken = (channel, self._channels[channel].take_overtaken())
+            try:
+                self._feed(ev.BarrierReceived(index, event))
+            finally:
+                self._overtaken = None
         elif isinstance(event, CancelCheckpointMarker):
-            self._execute(self._handler.on_cancellation_marker(index, event))
+            self._feed(ev.CancellationMarkerReceived(index, event))
         elif isinstance(event, EndOfPartitionEvent):
             self._on_end_of_partition(channel)
         else:
@@ -210,63 +193,39 @@ class StreamInputProcessor:
 
     def _on_end_of_partition(self, channel: int) -> None:
         self._deserializers[channel].check_complete()
-        self._execute(self._handler.on_end_of_partition(ChannelIndex(channel)))
-        self._capture.finish_ready(self._handler.is_capturing)
+        self._feed(ev.EndOfPartitionReceived(ChannelIndex(channel)))
         carry_out(self._valve.on_finished(channel), self._chain)
         input_index = self._channel_input[channel]
         self._open_channels[input_index] -= 1
-        if self._open_channels[input_index] == 0:
+        if self._open_channels[input_index] == 0 and not self._stops_without_draining():
             self._chain.end_input(input_index)
         if not any(self._open_channels.values()):
             self._on_input_ended()
 
-    def _execute(self, actions: list[Any]) -> None:
-        for action in actions:
-            if isinstance(action, alignment.BlockChannel):
-                self.gate.block_channel(action.channel)
-            elif isinstance(action, alignment.ResumeChannel):
-                self.gate.resume_channel(action.channel)
-            elif isinstance(action, alignment.TriggerCheckpoint):
-                self._checkpointer.perform(action.barrier, metrics_of(action.metrics))
-            elif isinstance(action, alignment.AbortCheckpoint):
-                self._checkpointer.abort(action.checkpoint_id, action.reason)
-            elif isinstance(action, alignment.PersistInflight):
-                self._capture.add_input(action.checkpoint_id, action.channel, action.buffer)
-        self._arm_alignment_timer()
+    def _stops_without_draining(self) -> bool:
+        """After a stop-with-savepoint without drain the operators' input does not end:
+        nothing they would emit at its end may follow the savepoint."""
+        return self._checkpoints.machine.stops_without_draining
 
-    def _arm_alignment_timer(self) -> None:
-        """Alternating checkpoints: a mail calls ``on_timer`` at the alignment deadline."""
-        deadline = self._handler.alignment_deadline_ms()
-        if deadline == self._alignment_deadline:
-            return
-        if self._alignment_timer is not None:
-            self._alignment_timer.cancel()
-            self._alignment_timer = None
-        self._alignment_deadline = deadline
-        if deadline is None:
-            return
-        delay_s = max(0.0, (deadline - self._clock.now_ms()) / 1000.0)
-        self._alignment_timer = self._timers.schedule_after(
-            delay_s, self._on_alignment_timer, "alignment timeout")
+    # -- what the checkpoint commands ask of the input side -------------------------------
 
-    def _on_alignment_timer(self) -> None:
-        self._alignment_deadline = None
-        self._alignment_timer = None
-        self._execute(self._handler.on_timer())
-        self._capture.finish_ready(self._handler.is_capturing)
+    @property
+    def channels(self) -> Sequence[InputChannel]:
+        return self._channels
 
-    # -- what a checkpoint captures (SubtaskCheckpointer) --------------------------------
+    def block_channel(self, channel: int) -> None:
+        self.gate.block_channel(channel)
 
-    def is_capturing(self, checkpoint_id: int) -> bool:
-        return self._handler.is_capturing(CheckpointId(checkpoint_id))
+    def resume_channel(self, channel: int) -> None:
+        self.gate.resume_channel(channel)
 
-    def add_overtaken_input(self) -> None:
-        """The data buffers the priority barrier being handled overtook in its channel's
-        queue, as in-flight input of its checkpoint (after the channel's leftover, if any)."""
-        overtaken, self._overtaken_by_barrier = self._overtaken_by_barrier, None
-        if overtaken is not None:
-            checkpoint_id, channel, buffers = overtaken
-            self._capture.add_overtaken_input(CheckpointId(checkpoint_id), channel, buffers)
+    def take_overtaken(self, channel: int) -> tuple[bytes, ...]:
+        """The data buffers the priority barrier being handled on ``channel`` overtook in its
+        channel's queue (once)."""
+        overtaken, self._overtaken = self._overtaken, None
+        if overtaken is None or overtaken[0] != channel:
+            return ()
+        return overtaken[1]
 
     def leftovers(self) -> dict[int, bytes]:
         """Each input channel's unprocessed bytes at a trigger: the rest of the buffer being

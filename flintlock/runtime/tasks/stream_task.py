@@ -10,8 +10,10 @@ parts, along Flink's own seams:
   batch), and the entry points other threads call, which only put mail;
 - ``input_processor.StreamInputProcessor``: the gate's buffers deserialised into batches, its
   events to the watermark valve and the barrier handler, restored input replayed;
-- ``subtask_checkpointer.SubtaskCheckpointer``: snapshots, channel-state capture for unaligned
-  and timed-out checkpoints, acknowledgements, which checkpoints completed;
+- ``checkpointing.SubtaskCheckpointMachine``: the subtask's part of every checkpoint, as one
+  I/O-free state machine (barrier alignment, channel-state bookkeeping, snapshot sequencing,
+  aborts, stop-with-savepoint); ``checkpoint_commands.CheckpointCommands`` feeds it the
+  task's events and carries out its commands;
 - ``timer_service.TaskTimerService``: the task's one wall-clock timer service.
 
 Ending, with checkpointing on (Flink's final checkpoint): a source that reached its end keeps
@@ -19,6 +21,12 @@ running until a checkpoint it took after its last record has completed, and only
 end of partition; every other task ends once all its inputs ended and the checkpoint of the
 last barrier it saw has completed. So the tail of a bounded job is committed by two-phase
 sinks before the job finishes. Without checkpointing tasks end as soon as their input does.
+
+Stopping with a savepoint (synchronous savepoints): a source that took one emits nothing more
+and, once it completed, ends without ending its operators' input (with drain it ended its
+input before the barrier, so windows and timers fired into the savepoint); every other task
+ends after the end of partition that follows the savepoint's barrier, again without ending
+its operators' input unless the savepoint drained.
 
 Thread ownership: everything is owned by the task thread except the methods documented as
 callable from other threads (``trigger_checkpoint``, ``notify_*``, ``cancel``), which only put
@@ -55,50 +63,28 @@ from flintlock.runtime.state.snapshots import (
     ReadState,
     StateWriter,
 )
+from flintlock.runtime.tasks.adaptive_batch import BATCH_TARGET_S as BATCH_TARGET_S
+from flintlock.runtime.tasks.adaptive_batch import MAX_BATCH as MAX_BATCH
+from flintlock.runtime.tasks.adaptive_batch import AdaptiveBatch
 from flintlock.runtime.tasks.chain import ChainEnvironment, OperatorChain
 from flintlock.runtime.tasks.channel_state_io import (
     read_channel_state,
     reemit_outputs,
 )
+from flintlock.runtime.tasks.checkpoint_commands import CheckpointCommands
+from flintlock.runtime.tasks.checkpointing import events as ev
+from flintlock.runtime.tasks.checkpointing.handlers import create_barrier_handler
+from flintlock.runtime.tasks.checkpointing.machine import MachineSettings, SubtaskCheckpointMachine
 from flintlock.runtime.tasks.input_processor import StreamInputProcessor
 from flintlock.runtime.tasks.mailbox import Mailbox
 from flintlock.runtime.tasks.operator import TaskEnvironment
 from flintlock.runtime.tasks.sources import InputStatus, SourceOperator
-from flintlock.runtime.tasks.subtask_checkpointer import SubtaskCheckpointer
 from flintlock.runtime.tasks.time_meter import TaskTimeMeter, TaskTimeStatistics
 from flintlock.runtime.tasks.timer_service import TaskTimerService
 
 log = logging.getLogger(__name__)
 
 IDLE_POLL_S = 0.05
-MAX_BATCH = 4096
-BATCH_TARGET_S = 0.02
-"""A batch should take about this long, so mail (checkpoints, timers, cancel) waits little."""
-
-
-class AdaptiveBatch:
-    """How many records to hand the chain at once: doubles while a full batch takes less than
-    ``BATCH_TARGET_S``; one that took more than twice that scales the size down in
-    proportion (a batch stalled by backpressure shrinks at once, so mail and checkpoint
-    triggers wait for about one target time; task thread only). A batch shorter than the size
-    (a short input buffer) may shrink it but never grows it: quick short batches say nothing
-    about how long a full one takes."""
-
-    __slots__ = ("size",)
-
-    def __init__(self) -> None:
-        self.size = 64
-
-    def observe(self, seconds: float, records: int | None = None) -> None:
-        """A batch of ``records`` (default: the size) took ``seconds``."""
-        count = self.size if records is None else records
-        if seconds < BATCH_TARGET_S:
-            if count >= self.size and self.size < MAX_BATCH:
-                self.size *= 2
-        elif seconds > 2 * BATCH_TARGET_S and self.size > 1:
-            self.size = max(1, min(self.size, int(count * BATCH_TARGET_S / seconds)))
-
-
 class TaskCancelledError(FlintlockError):
     """Raised inside the task thread to unwind it after ``cancel()``."""
 
@@ -207,8 +193,9 @@ class StreamTask:
         self._batch = AdaptiveBatch()
         self._backpressured_ms = 0.0  # task thread writes, heartbeat thread reads
         self._meter = TaskTimeMeter(self._backpressured_total_ms, clock)
-        self._checkpointer = SubtaskCheckpointer(
-            self, spec, io, callbacks, snapshots, clock, self._schedule_check)
+        self._checkpoints = CheckpointCommands(
+            self, _checkpoint_machine(spec, io, clock), callbacks, snapshots, self._timers,
+            clock, lambda: self._end_input(0))
 
     # -- other threads -------------------------------------------------------------------
 
@@ -217,7 +204,7 @@ class StreamTask:
         """A source task's checkpoint trigger from the JobManager."""
         barrier = CheckpointBarrier(CheckpointId(checkpoint_id), timestamp, options)
         self.mailbox.offer(
-            lambda: self._checkpointer.on_source_trigger(barrier, self._input_ended),
+            lambda: self._checkpoints.feed(ev.TriggerReceived(barrier, self._input_ended)),
             f"trigger {checkpoint_id}", urgent=True)
 
     def assign_splits(self, operator_id: str, splits: list[Any], no_more_splits: bool) -> None:
@@ -230,13 +217,12 @@ class StreamTask:
                            f"splits for {operator_id}", urgent=True)
 
     def notify_checkpoint_complete(self, checkpoint_id: int, in_flight_data: bool = False) -> None:
-        self.mailbox.offer(
-            lambda: self._checkpointer.on_complete(checkpoint_id, in_flight_data),
-            f"complete {checkpoint_id}")
+        event = ev.CheckpointCompleted(CheckpointId(checkpoint_id), in_flight_data)
+        self.mailbox.offer(lambda: self._checkpoints.feed(event), f"complete {checkpoint_id}")
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
-        self.mailbox.offer(lambda: self._checkpointer.on_aborted(checkpoint_id),
-                           f"aborted {checkpoint_id}")
+        event = ev.CheckpointAborted(CheckpointId(checkpoint_id))
+        self.mailbox.offer(lambda: self._checkpoints.feed(event), f"aborted {checkpoint_id}")
 
     def cancel(self) -> None:
         """Stops the task: mail for the loop, and failing its partitions wakes a task thread
@@ -293,7 +279,7 @@ class StreamTask:
         )
         chain = self._chain = OperatorChain(spec.vertex, self.io.writers, env,
                                             self._create_operator)
-        self._checkpointer.chain = chain
+        self._checkpoints.chain = chain
         restored = {} if spec.finished_on_restore else spec.restored
         chain.initialize(restored, self._read_state)
         head_id = spec.vertex.operators[0].operator_id
@@ -304,14 +290,10 @@ class StreamTask:
         chain.open()
         if self.io.gates:
             inputs = self._inputs = StreamInputProcessor(
-                self.name, self.io, chain, spec.checkpointing, self._checkpointer,
-                self._batch, self.mailbox, self._timers, self._clock, self._run_mail,
-                self._end_of_inputs)
-            self._checkpointer.inputs = inputs
+                self.name, self.io, chain, self._checkpoints, self._batch, self.mailbox,
+                self._run_mail, self._end_of_inputs)
+            self._checkpoints.inputs = inputs
             inputs.replay(restored_channels)
-
-    def _schedule_check(self, delay_s: float, action: Callable[[], None]) -> None:
-        self._timers.schedule_after(delay_s, action, "timeoutable barrier check")
 
     def _raise_cancelled(self) -> None:
         raise TaskCancelledError(self.name)
@@ -347,10 +329,13 @@ class StreamTask:
         assert isinstance(head, SourceOperator)
         if self.spec.finished_on_restore:
             self._end_input(0)
+        machine = self._checkpoints.machine
         while True:
             self._run_mail()
-            if self._input_ended:
-                if self._may_finish_source():
+            if machine.stopped and not self._input_ended:
+                return  # stopped with a savepoint: ends without ending its input
+            if self._input_ended or machine.suspended:
+                if self._input_ended and self._may_finish_source():
                     return
                 self._wait(None)
                 continue
@@ -399,7 +384,8 @@ class StreamTask:
     def _may_finish_source(self) -> bool:
         if not self.spec.checkpointing.enabled or self.spec.finished_on_restore:
             return True  # restored as finished: nothing of it is left to commit
-        return self._checkpointer.final_checkpoint_done
+        machine = self._checkpoints.machine
+        return machine.final_checkpoint_done or machine.stopped
 
     def _on_splits(self, operator_id: str, splits: list[Any], no_more_splits: bool) -> None:
         chain = self._chain
@@ -439,10 +425,10 @@ class StreamTask:
         self._flush_outputs()
 
     def _may_finish_after_input(self) -> bool:
-        last_barrier = self._inputs.last_barrier if self._inputs is not None else None
-        if not self.spec.checkpointing.enabled or last_barrier is None:
+        machine = self._checkpoints.machine
+        if not self.spec.checkpointing.enabled or machine.last_barrier < 0:
             return True
-        return self._checkpointer.completed_up_to >= last_barrier
+        return machine.completed_up_to >= machine.last_barrier
 
     # -- ending --------------------------------------------------------------------------
 
@@ -463,7 +449,7 @@ class StreamTask:
 
     def _cleanup(self, error: BaseException | None) -> list[BaseException]:
         self._timers.close()
-        self._checkpointer.capture.abort_all()
+        self._checkpoints.close()
         self.mailbox.close()
         errors: list[BaseException] = []
         if self._chain is not None:
@@ -478,3 +464,20 @@ class StreamTask:
         for exc in errors:
             log.warning("%s: error while closing: %r", self.name, exc)
         return errors
+
+
+def _checkpoint_machine(spec: TaskSpec, io: TaskIO, clock: Clock) -> SubtaskCheckpointMachine:
+    """The subtask's checkpoint machine, with the barrier handler of its checkpointing mode
+    for its input gates (none for a source)."""
+    cp = spec.checkpointing
+    handler = None
+    if io.gates:
+        handler = create_barrier_handler(
+            sum(gate.num_channels for gate in io.gates),
+            cp.mode if cp.enabled else CheckpointingMode.AT_LEAST_ONCE,
+            unaligned=cp.unaligned, aligned_timeout_ms=cp.aligned_timeout_ms, clock=clock)
+    settings = MachineSettings(
+        unaligned=cp.unaligned,
+        pipelined_outputs=any(p.partition_type.is_pipelined for p in io.partitions),
+        finished_on_restore=spec.finished_on_restore)
+    return SubtaskCheckpointMachine(settings, handler, clock)

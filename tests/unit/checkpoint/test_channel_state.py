@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from flintlock.runtime.checkpoint.alignment import (
     CheckpointBarrier,
     CheckpointingMode,
+    PersistInflight,
+    TriggerCheckpoint,
     create_barrier_handler,
 )
 from flintlock.runtime.checkpoint.channel_state import (
@@ -64,7 +66,10 @@ def test_collects_what_the_unaligned_handler_persists_in_channel_order() -> None
     ]
     for call in calls:
         for action in call():
-            writer.apply(action)
+            if isinstance(action, TriggerCheckpoint):
+                writer.start(action.checkpoint_id)
+            elif isinstance(action, PersistInflight):
+                writer.add_input(action.checkpoint_id, action.channel, action.buffer)
     assert not handler.is_capturing(1)  # type: ignore[arg-type]
     state = writer.finish(1)  # type: ignore[arg-type]
     assert dict(state.inputs) == {1: (b"b1", b"b2"), 2: (b"c1", b"c2")}

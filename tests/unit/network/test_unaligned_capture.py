@@ -302,24 +302,36 @@ def test_only_the_barrier_of_that_checkpoint_is_converted() -> None:
 
 
 def test_received_barriers_convert_queued_barriers_at_the_deadline() -> None:
-    from flintlock.runtime.tasks.timeoutable import ReceivedBarriers
+    """The channel's announcements go to the task's checkpoint machine, which arms one timer
+    per checkpoint and, when it fires, has the channels convert the barrier (issue 29)."""
+    from flintlock.common.checkpointing import CheckpointingMode
+    from flintlock.common.ids import ChannelIndex
+    from flintlock.runtime.tasks.checkpointing import commands as cmd
+    from flintlock.runtime.tasks.checkpointing import events as ev
+    from flintlock.runtime.tasks.checkpointing.handlers import create_barrier_handler
+    from flintlock.runtime.tasks.checkpointing.machine import (
+        MachineSettings,
+        SubtaskCheckpointMachine,
+    )
     from flintlock.testing.clock import ManualClock
 
     gate, channel = one_remote_channel(credit=4)
     clock = ManualClock(5000.0)
-    scheduled: list[tuple[float, object]] = []
-    mail: list[object] = []
-    received = ReceivedBarriers(gate.channels, clock, lambda d, a: scheduled.append((d, a)),
-                                mail.append)
-    gate.set_barrier_listener(received.on_announced)
+    handler = create_barrier_handler(1, CheckpointingMode.EXACTLY_ONCE, unaligned=True,
+                                     aligned_timeout_ms=200, clock=clock)
+    machine = SubtaskCheckpointMachine(MachineSettings(unaligned=True), handler, clock)
+    announced: list[ev.BarrierAnnounced] = []
+    gate.set_barrier_listener(
+        lambda index, barrier: announced.append(ev.BarrierAnnounced(ChannelIndex(index), barrier)))
     deliver(channel, 0, b"q1")
     deliver_event(channel, 1, timeoutable(9, timestamp=int(clock.wall_ms())))
     deliver_event(channel, 2, timeoutable(9, timestamp=int(clock.wall_ms())))  # duplicate
-    assert len(mail) == 2
-    for action in mail:
-        action()  # type: ignore[operator]
-    assert len(scheduled) == 1 and scheduled[0][0] == 0.2  # one timer, 200 ms ahead
-    scheduled[0][1]()  # type: ignore[operator]
-    assert received.converted == 1
+    assert len(announced) == 2
+    commands = [c for event in announced for c in machine.handle(event)]
+    timer = cmd.ScheduleEvent(0.2, ev.ReceivedBarrierTimedOut(timeoutable(9, 5000)))
+    assert commands == [timer]  # one timer, 200 ms ahead
+    converted = timeoutable(9, 5000).with_options(timeoutable(9).options.to_unaligned())
+    assert machine.handle(timer.event) == [cmd.ConvertReceivedBarriers(converted)]
+    assert channel.convert_barrier_to_priority(converted)
     first = gate.poll_next()
     assert first is not None and first[1].data_type is DataType.PRIORITY_EVENT_BUFFER

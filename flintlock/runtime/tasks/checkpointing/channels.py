@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from flintlock.common.ids import ChannelIndex
-from flintlock.runtime.checkpoint.actions import UnknownChannelError
 from flintlock.runtime.checkpoint.failure import StreamCorruptedError
+from flintlock.runtime.tasks.checkpointing.actions import UnknownChannelError
 
 
 class InputChannels:

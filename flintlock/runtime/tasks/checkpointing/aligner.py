@@ -29,10 +29,10 @@ buffers queued ahead of it in the channel, and the barrier itself follows in ord
 unaligned checkpoint the announcement triggers; the overtaken buffers, consumed before the
 barrier itself, are then captured like any other in-flight buffer.
 
-Anything newer (barrier or cancellation marker of a higher id) aborts the checkpoint in
-progress with CHECKPOINT_DECLINED_SUBSUMED; a marker for the current id aborts it with
-CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER; barriers and markers of older or already
-finished checkpoints are ignored. A second barrier of one checkpoint on one channel is a
+Anything newer (barrier or cancellation marker of a higher id, or an abort notification)
+aborts the checkpoint in progress with CHECKPOINT_DECLINED_SUBSUMED; a marker for the current
+id aborts it with CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER; barriers and markers of older
+or already finished checkpoints are ignored. A second barrier of one checkpoint on one channel is a
 ``StreamCorruptedError``.
 
 Single-threaded: all state belongs to the task thread that calls the ``on_*`` methods.
@@ -45,7 +45,13 @@ import enum
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import ChannelIndex, CheckpointId
-from flintlock.runtime.checkpoint.actions import (
+from flintlock.runtime.checkpoint.failure import CheckpointFailureReason, StreamCorruptedError
+from flintlock.runtime.network.barriers import (
+    AlignmentType,
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+)
+from flintlock.runtime.tasks.checkpointing.actions import (
     AbortCheckpoint,
     Action,
     BarrierHandlerStatistics,
@@ -56,13 +62,7 @@ from flintlock.runtime.checkpoint.actions import (
     TriggerCheckpoint,
     buffer_size,
 )
-from flintlock.runtime.checkpoint.channels import InputChannels
-from flintlock.runtime.checkpoint.failure import CheckpointFailureReason, StreamCorruptedError
-from flintlock.runtime.network.barriers import (
-    AlignmentType,
-    CancelCheckpointMarker,
-    CheckpointBarrier,
-)
+from flintlock.runtime.tasks.checkpointing.channels import InputChannels
 
 _SUBSUMED = CheckpointFailureReason.CHECKPOINT_DECLINED_SUBSUMED
 _CANCELLED = CheckpointFailureReason.CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER
@@ -182,6 +182,22 @@ class BarrierAligner:
         elif cancelled == self._latest_id and self._phase is not Phase.IDLE:
             actions += self._abort_in_progress(_CANCELLED)
         return actions
+
+    def abort(
+        self, checkpoint_id: CheckpointId, reason: CheckpointFailureReason
+    ) -> list[Action]:
+        """The coordinator aborted ``checkpoint_id`` (a notification, not an in-band marker):
+        an alignment or capture of it stops and its channels are released; an id not seen yet
+        becomes the latest, so its barriers are ignored when they come (nothing is blocked
+        for a checkpoint that can no longer complete)."""
+        if checkpoint_id > self._latest_id:
+            actions = self._abort_in_progress(_SUBSUMED)
+            self._latest_id = checkpoint_id
+            self._delivered = set()
+            return [*actions, AbortCheckpoint(checkpoint_id, reason)]
+        if checkpoint_id == self._latest_id and self._phase is not Phase.IDLE:
+            return self._abort_in_progress(reason)
+        return []
 
     def on_end_of_partition(self, channel: ChannelIndex) -> list[Action]:
         self._channels.check_open(channel)

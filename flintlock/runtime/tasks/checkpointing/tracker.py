@@ -12,8 +12,9 @@ Invariants:
 - a checkpoint triggers at most once; triggering n drops every older pending entry silently
   (n subsumes them);
 - at most ``MAX_PENDING_CHECKPOINTS`` entries are kept; the oldest is dropped first;
-- a cancellation marker for n aborts n and every older pending entry, once each; the aborted
-  entry is kept only to swallow n's trailing barriers and markers.
+- a cancellation marker for n (or the coordinator's abort of n, ``abort``) aborts n and every
+  older pending entry, once each; the aborted entry is kept only to swallow n's trailing
+  barriers and markers.
 
 Single-threaded: all state is owned by the task thread that calls the ``on_*`` methods.
 """
@@ -25,16 +26,16 @@ from dataclasses import dataclass, field
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.ids import ChannelIndex, CheckpointId
-from flintlock.runtime.checkpoint.actions import (
+from flintlock.runtime.checkpoint.failure import CheckpointFailureReason, StreamCorruptedError
+from flintlock.runtime.network.barriers import CancelCheckpointMarker, CheckpointBarrier
+from flintlock.runtime.tasks.checkpointing.actions import (
     AbortCheckpoint,
     Action,
     BarrierHandlerStatistics,
     CheckpointMetrics,
     TriggerCheckpoint,
 )
-from flintlock.runtime.checkpoint.channels import InputChannels
-from flintlock.runtime.checkpoint.failure import CheckpointFailureReason, StreamCorruptedError
-from flintlock.runtime.network.barriers import CancelCheckpointMarker, CheckpointBarrier
+from flintlock.runtime.tasks.checkpointing.channels import InputChannels
 
 MAX_PENDING_CHECKPOINTS = 50
 """How many incomplete checkpoints the tracker remembers (Flink's limit too)."""
@@ -108,6 +109,24 @@ class BarrierTracker:
                 self._pending.remove(entry)
         return actions
 
+    def abort(
+        self, checkpoint_id: CheckpointId, reason: CheckpointFailureReason
+    ) -> list[Action]:
+        """The coordinator aborted ``checkpoint_id``: like a cancellation marker that came on
+        no channel (it and every older pending entry abort once each; an id not seen yet is
+        remembered, aborted, to swallow its barriers)."""
+        actions: list[Action] = []
+        while self._pending and self._pending[0].checkpoint_id < checkpoint_id:
+            actions += self._abort(self._pending.popleft(), reason)
+        entry = self._find(checkpoint_id)
+        if entry is None and checkpoint_id > self._latest_id:
+            self._latest_id = checkpoint_id
+            entry = _Pending(checkpoint_id, None, 0.0)
+            self._pending.appendleft(entry)
+        if entry is not None:
+            actions += self._abort(entry, reason)
+        return actions
+
     def on_end_of_partition(self, channel: ChannelIndex) -> list[Action]:
         self._channels.finish(channel)
         actions = self._complete_newest()
@@ -176,8 +195,8 @@ class BarrierTracker:
         return TriggerCheckpoint(entry.checkpoint_id, entry.barrier, metrics)
 
     @staticmethod
-    def _abort(entry: _Pending) -> list[Action]:
+    def _abort(entry: _Pending, reason: CheckpointFailureReason = _CANCELLED) -> list[Action]:
         if entry.aborted:
             return []
         entry.aborted = True
-        return [AbortCheckpoint(entry.checkpoint_id, _CANCELLED)]
+        return [AbortCheckpoint(entry.checkpoint_id, reason)]
