@@ -64,7 +64,8 @@ What each construct becomes (``exp`` is ``sqlglot.exp``; ``nodes`` is flintlock.
 - Operators: ``exp.Add``/``Sub``/``Mul``/``Div``/``Mod``(``%``)/``Neg``, ``exp.EQ``/``NEQ``/
   ``GT``/``GTE``/``LT``/``LTE``, ``exp.And``/``Or``/``Not``, ``exp.Paren`` for parentheses;
   ``a || b`` ``exp.DPipe``; ``IS NULL`` ``exp.Is(this, Null)`` (``IS NOT NULL`` wrapped in
-  ``exp.Not``); ``IS TRUE``/``IS FALSE`` ``exp.Is(this, Boolean)``; ``x IS DISTINCT FROM y``
+  ``exp.Not``; every ``NOT LIKE`` / ``NOT IN`` / ``NOT BETWEEN`` / ``NOT SIMILAR TO`` /
+  ``IS NOT TRUE`` likewise ``exp.Not`` around the positive node); ``IS TRUE``/``IS FALSE`` ``exp.Is(this, Boolean)``; ``x IS DISTINCT FROM y``
   ``exp.NullSafeNEQ``, ``x IS NOT DISTINCT FROM y`` ``exp.NullSafeEQ``; ``BETWEEN``
   ``exp.Between(this, low, high)``; ``LIKE`` ``exp.Like`` (with ``ESCAPE 'c'`` wrapped in
   ``exp.Escape(this=Like, expression=Literal)``), ``SIMILAR TO`` ``exp.SimilarTo``;
@@ -224,6 +225,10 @@ class FlinkParser(parser.Parser):
         ):
             raise UnsupportedFeatureError("MATCH_RECOGNIZE")
         return None
+
+    def _negate_range(self, this: exp.Expr | None = None) -> exp.Expr | None:
+        """``x NOT LIKE p [ESCAPE c]`` is ``exp.Not`` around the LIKE, as every other NOT."""
+        return self.expression(exp.Not(this=this)) if this else this
 
     def _parse_table_alias(
         self, alias_tokens: Collection[TokenType] | None = None

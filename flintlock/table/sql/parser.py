@@ -134,7 +134,7 @@ class StatementParser(ddl.DdlParser):
                 exp.Select(expressions=[exp.Star()], from_=exp.From(this=values))
             )
         else:
-            query = self._parse_select()
+            query = self._parse_select(nested=True)
         if query is not None:
             query = self._parse_set_operations(query)
             query = self._parse_query_modifiers(query)
