@@ -17,16 +17,20 @@ What each construct becomes (``exp`` is ``sqlglot.exp``; ``nodes`` is flintlock.
   ``UNION [ALL]`` / ``INTERSECT`` / ``EXCEPT``: ``exp.Union`` / ``exp.Intersect`` /
   ``exp.Except`` (``distinct`` False for ALL); ``WITH x AS (...)``: the query's ``with_`` arg,
   an ``exp.With`` of ``exp.CTE``; ``VALUES (1, 'a'), ...``: ``exp.Values`` of ``exp.Tuple``
-  (in FROM with its ``alias`` ``exp.TableAlias(this, columns)``); ``(SELECT ...)`` in FROM:
-  ``exp.Subquery``.
+  (in FROM with its ``alias`` ``exp.TableAlias(this, columns)``; a statement or INSERT source
+  that is VALUES is ``SELECT * FROM (VALUES ...)``: an ``exp.Select`` whose FROM is the
+  Values, alias absent, or ``_values`` where sqlglot wraps one inside a set operation);
+  ``(SELECT ...)`` in FROM: ``exp.Subquery``.
 - Names: a column is ``exp.Column(this=Identifier, table=Identifier?)`` (``a.b.c`` is a
   Column with ``table`` and ``db`` or an ``exp.Dot`` chain for deeper paths); a table is
   ``exp.Table(this, db, catalog)`` of ``exp.Identifier`` (``quoted`` True for backticks),
   ``alias`` an ``exp.TableAlias``; ``*`` and ``t.*`` are ``exp.Star`` / Column of Star;
   ``AS name`` is ``exp.Alias``.
 - Function calls: every call of the form ``name(args)`` is ``exp.Anonymous(this=name as
-  written, expressions=args)``, built-ins and user functions alike (``COUNT(*)`` has an
-  ``exp.Star`` argument, ``COUNT(DISTINCT a, b)`` one ``exp.Distinct(expressions=[a, b])``);
+  written, expressions=args)``, built-ins and user functions alike (read the name with
+  ``node.name``: ``this`` is an ``exp.Identifier`` when the name was backtick-quoted;
+  ``COUNT(*)`` has an ``exp.Star`` argument, ``COUNT(DISTINCT a, b)`` one
+  ``exp.Distinct(expressions=[a, b])``);
   a catalog path ``cat.db.f(x)`` is an ``exp.Dot`` whose right side is that Anonymous; the
   niladic keywords ``CURRENT_TIMESTAMP``, ``CURRENT_DATE``, ``CURRENT_TIME``, ``LOCALTIME``,
   ``LOCALTIMESTAMP``, ``CURRENT_ROW_TIMESTAMP``, ``CURRENT_USER`` (unquoted, without
@@ -58,14 +62,15 @@ What each construct becomes (``exp`` is ``sqlglot.exp``; ``nodes`` is flintlock.
   ``INTERVAL '10' MINUTE`` ``exp.Interval(this=Literal.string('10'), unit=Var('MINUTE'))``
   (the unit as written, upper-cased: ``MINUTES`` stays ``MINUTES``), ``INTERVAL '1 10'
   DAY TO HOUR`` has ``unit=exp.IntervalSpan(this=Var, expression=Var)``;
-  ``ARRAY[1, 2]`` ``exp.Array``; ``MAP['a', 1]`` Anonymous ``MAP`` in brackets:
-  ``exp.Bracket(this=Column(MAP))`` (bind it as the map constructor); ``ROW(a, b)``
-  Anonymous ``ROW``; ``arr[1]`` ``exp.Bracket`` (indices as written, 1-based).
+  ``ARRAY[1, 2]`` ``exp.Array``; ``MAP['a', 1, 'b', 2]`` ``exp.VarMap(keys=exp.Array,
+  values=exp.Array)``; ``ROW(a, b)`` Anonymous ``ROW``; ``arr[1]`` / ``m['k']``
+  ``exp.Bracket`` (indices as written: Flink's are 1-based).
 - Operators: ``exp.Add``/``Sub``/``Mul``/``Div``/``Mod``(``%``)/``Neg``, ``exp.EQ``/``NEQ``/
   ``GT``/``GTE``/``LT``/``LTE``, ``exp.And``/``Or``/``Not``, ``exp.Paren`` for parentheses;
   ``a || b`` ``exp.DPipe``; ``IS NULL`` ``exp.Is(this, Null)`` (``IS NOT NULL`` wrapped in
   ``exp.Not``; every ``NOT LIKE`` / ``NOT IN`` / ``NOT BETWEEN`` / ``NOT SIMILAR TO`` /
-  ``IS NOT TRUE`` likewise ``exp.Not`` around the positive node); ``IS TRUE``/``IS FALSE`` ``exp.Is(this, Boolean)``; ``x IS DISTINCT FROM y``
+  ``IS NOT TRUE`` likewise ``exp.Not`` around the positive node); ``IS TRUE``/``IS FALSE``
+  ``exp.Is(this, Boolean)``; ``x IS DISTINCT FROM y``
   ``exp.NullSafeNEQ``, ``x IS NOT DISTINCT FROM y`` ``exp.NullSafeEQ``; ``BETWEEN``
   ``exp.Between(this, low, high)``; ``LIKE`` ``exp.Like`` (with ``ESCAPE 'c'`` wrapped in
   ``exp.Escape(this=Like, expression=Literal)``), ``SIMILAR TO`` ``exp.SimilarTo``;
