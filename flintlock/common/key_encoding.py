@@ -23,8 +23,10 @@ family of types that can compare equal across types shares one encoding:
 * dates and times by the ``repr`` of the value Python's own ``__hash__`` hashes: ``fold``
   ignored, an aware value as the UTC instant (equal instants in different zones are equal).
 * values equal only to their own class: an enum member (class and value), a dataclass whose
-  generated ``__eq__`` compares fields (class and compared fields), ``Row`` (kind and fields),
-  ``Instant``, ``uuid.UUID``. A class is named by module and qualified name.
+  generated ``__eq__`` compares fields (class and compared fields; a class shipped by value,
+  the job script's, is recognised by the generated code: cloudpickle renames its file),
+  ``Row`` (kind and fields), ``Instant``, ``uuid.UUID``. A class is named by module and
+  qualified name.
 
 Anything else raises ``UnstableKeyError``, never a silent fallback: an object of a class with
 its own ``__eq__`` says nothing we could encode, and one compared by identity is equal to no
@@ -43,8 +45,10 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import functools
 import numbers
 import struct
+import types
 import uuid
 import weakref
 import zlib
@@ -304,9 +308,28 @@ def _find_compared_fields(kind: type) -> tuple[str, ...] | None:
     params = vars(owner).get("__dataclass_params__")
     eq = vars(owner)["__eq__"]
     code = getattr(eq, "__code__", None)
-    if params is None or not params.eq or code is None or code.co_filename != "<string>":
+    if params is None or not params.eq or code is None:
         return None
-    return tuple(field.name for field in dataclasses.fields(owner) if field.compare)
+    fields = tuple(field.name for field in dataclasses.fields(owner) if field.compare)
+    if code.co_filename != "<string>" and not _same_code(code, _generated_eq(fields)):
+        return None  # an __eq__ of the class's own
+    return fields
+
+
+def _same_code(code: types.CodeType, reference: types.CodeType) -> bool:
+    return (code.co_code == reference.co_code and code.co_names == reference.co_names
+            and code.co_consts == reference.co_consts
+            and code.co_varnames == reference.co_varnames)
+
+
+@functools.lru_cache(maxsize=256)
+def _generated_eq(fields: tuple[str, ...]) -> types.CodeType:
+    """The code of the ``__eq__`` that ``@dataclass`` generates for ``fields``: a class shipped
+    by value (the job script's, rebuilt by cloudpickle) has that code under another file name
+    (cloudpickle's ``<dynamic-code>``), so the code itself is compared."""
+    reference = dataclasses.make_dataclass("Reference", [(name, object) for name in fields])
+    code: types.CodeType = reference.__eq__.__code__
+    return code
 
 
 def _why_unstable(kind: type) -> str:

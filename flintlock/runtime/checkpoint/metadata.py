@@ -10,10 +10,14 @@ Envelope (all integers big-endian)::
 
 Versions (docs/internals/savepoint-format.md):
 
-* 2 (``FORMAT_VERSION``, written since 2026-11-25): a JSON document naming every field
+* 3 (``FORMAT_VERSION``, written since 2026-11-28, issue 27): format 2 whose
+  ``rocksdb-incremental`` keyed state names the encoding of the keys in its database
+  (``key_encoding``); a format-2 incremental state's keys are pickles, and the RocksDB backend
+  migrates such a database on restore instead of adopting it.
+* 2 (2026-11-25 to 2026-11-28): a JSON document naming every field
   (``metadata_json``), independent of the classes that hold a checkpoint in memory; state
   files by paths relative to the checkpoint's directory. Committed by a marker
-  (``storage.verify_committed``): a format-2 ``_metadata`` without its
+  (``storage.verify_committed``): a ``_metadata`` of format 2 or later without its
   ``_metadata.committed`` beside it is a checkpoint that never completed.
 * 1 (until 2026-11-25): a pickled ``CompletedCheckpoint``, read by ``metadata_legacy``
   without importing the classes its pickle names. It was committed by an atomic rename and
@@ -49,12 +53,14 @@ from flintlock.runtime.checkpoint.storage import (
 MAGIC = b"FLKCKPT\0"
 PICKLE_FORMAT = 1
 JSON_FORMAT = 2
-FORMAT_VERSION = JSON_FORMAT
+KEY_ENCODING_FORMAT = metadata_json.KEY_ENCODING_VERSION
+FORMAT_VERSION = KEY_ENCODING_FORMAT
+_KNOWN = (PICKLE_FORMAT, JSON_FORMAT, KEY_ENCODING_FORMAT)
 _HEADER = struct.Struct(">8sIQ32s")
 
 
 def encode(checkpoint: CompletedCheckpoint) -> bytes:
-    """``checkpoint`` as the bytes of a format-2 ``_metadata`` file."""
+    """``checkpoint`` as the bytes of a ``_metadata`` file of the current format."""
     return wrap(FORMAT_VERSION, metadata_json.dumps(checkpoint))
 
 
@@ -71,7 +77,7 @@ def unwrap(data: bytes, uri: str) -> tuple[int, bytes]:
     magic, version, length, digest = _HEADER.unpack_from(data)
     if magic != MAGIC:
         raise CorruptStateError(uri, "not a flintlock checkpoint metadata file (bad magic)")
-    if version not in (PICKLE_FORMAT, JSON_FORMAT):
+    if version not in _KNOWN:
         newer = " (written by a newer flintlock?)" if version > FORMAT_VERSION else ""
         raise CorruptStateError(uri, f"unsupported metadata format version {version}{newer}")
     payload = data[_HEADER.size :]
@@ -89,7 +95,7 @@ def decode(data: bytes, uri: str) -> CompletedCheckpoint:
     directory = uri.rsplit("/", 1)[0] if "/" in uri else "."
     if version == PICKLE_FORMAT:
         return metadata_legacy.loads(payload, uri, directory)
-    return metadata_json.loads(payload, uri, directory)
+    return metadata_json.loads(payload, uri, directory, version)
 
 
 def write_metadata(checkpoint: CompletedCheckpoint) -> None:

@@ -1,4 +1,8 @@
-"""Format 2 of ``_metadata``: a completed checkpoint as a JSON document, named field by field.
+"""Formats 2 and 3 of ``_metadata``: a completed checkpoint as a JSON document, field by field.
+
+Format 3 (issue 27) differs from 2 in one field: ``rocksdb-incremental`` keyed state names the
+encoding of the keys inside its database's entry keys (``key_encoding``: ``canonical-1``, or
+``pickle``, which is what a format-2 document's incremental state always holds).
 
 The document says what a checkpoint is — ids, times, properties, and per task the handles of
 its state — in names of its own, never in the names of the classes that hold it in memory, so
@@ -34,6 +38,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from flintlock.common.canonical_keys import ENCODING as KEY_ENCODING
+from flintlock.common.canonical_keys import LEGACY_ENCODING
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
 from flintlock.runtime.checkpoint.completed import CheckpointProperties, CompletedCheckpoint
@@ -67,6 +73,9 @@ PROPERTY_FIELDS = (
     ("discard_on_suspended", "discard_on_suspended"),
 )
 """(document name, ``CheckpointProperties`` attribute)."""
+
+KEY_ENCODING_VERSION = 3
+"""The first format whose ``rocksdb-incremental`` state names its ``key_encoding``."""
 
 _MODES = {DistributionMode.SPLIT_DISTRIBUTE: "split", DistributionMode.UNION: "union"}
 _MODE_OF = {name: mode for mode, name in _MODES.items()}
@@ -155,6 +164,7 @@ def _keyed(handle: KeyedStateHandle, base: str) -> Document:
         "private": [{"name": name, "file": handle_document(file, base)}
                     for name, file in handle.private],
         "state_ids": [{"name": name, "id": _b64(state_id)} for name, state_id in handle.state_ids],
+        "key_encoding": handle.key_encoding,
     }
 
 
@@ -183,18 +193,22 @@ def _b64(data: bytes) -> str:
 # -- reading --------------------------------------------------------------------------------
 
 
-def loads(payload: bytes, uri: str, directory: str) -> CompletedCheckpoint:
-    """The checkpoint in the JSON ``payload`` of ``uri``, found in ``directory``."""
+def loads(payload: bytes, uri: str, directory: str,
+          version: int = KEY_ENCODING_VERSION) -> CompletedCheckpoint:
+    """The checkpoint in the JSON ``payload`` of ``uri`` (format ``version``: 2 or 3), found in
+    ``directory``."""
     try:
         document = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise CorruptStateError(uri, f"the metadata is not JSON: {exc}") from exc
-    return from_document(document, uri, directory)
+    return from_document(document, uri, directory, version)
 
 
-def from_document(document: Any, uri: str, directory: str) -> CompletedCheckpoint:
-    """Build the checkpoint; ``location`` is ``directory``, relative paths resolve under it."""
-    root = _Node(document, "", uri)
+def from_document(document: Any, uri: str, directory: str,
+                  version: int = KEY_ENCODING_VERSION) -> CompletedCheckpoint:
+    """Build the checkpoint; ``location`` is ``directory``, relative paths resolve under it.
+    Format 2 has no ``key_encoding`` in ``rocksdb-incremental`` state: its keys are pickles."""
+    root = _Node(document, "", uri, version)
     base = canonical_uri(directory)
     try:
         properties, extra = root.node("properties"), root.node("extra")
@@ -261,7 +275,18 @@ def _read_keyed(node: _Node, base: str) -> KeyedStateHandle:
         tuple((p.text("name"), read_handle(p.node("file"), base)) for p in node.nodes("private")),
         tuple((s.text("name"), s.b64("id")) for s in node.nodes("state_ids")),
         frozenset(file.uri for _, file, uploaded in shared if uploaded),
+        _key_encoding(node),
     )
+
+
+def _key_encoding(node: _Node) -> str:
+    """Format 3 names the encoding of the database's keys; before, they were pickles."""
+    if node.version < KEY_ENCODING_VERSION:
+        return LEGACY_ENCODING
+    encoding = node.text("key_encoding")
+    if encoding not in (KEY_ENCODING, LEGACY_ENCODING):
+        raise node.error("key_encoding", f"unknown key encoding {encoding!r}")
+    return encoding
 
 
 def _read_operator_state(node: _Node, base: str) -> OperatorStateHandle:
@@ -299,14 +324,15 @@ def _read_file(node: _Node, base: str) -> StreamStateHandle:
 class _Node:
     """A JSON object being read: typed field access whose errors name the file and field."""
 
-    __slots__ = ("_uri", "_value", "_where")
+    __slots__ = ("_uri", "_value", "_where", "version")
 
-    def __init__(self, value: Any, where: str, uri: str) -> None:
+    def __init__(self, value: Any, where: str, uri: str, version: int) -> None:
         if not isinstance(value, dict):
             raise CorruptStateError(uri, f"{where or 'the document'}: expected an object")
         self._value: Mapping[str, Any] = value
         self._where = where
         self._uri = uri
+        self.version = version  # of the document's format
 
     def keys(self) -> list[str]:
         return list(self._value)
@@ -351,7 +377,7 @@ class _Node:
 
     def node(self, key: str) -> _Node:
         return _Node(self._get(key, lambda v: isinstance(v, dict), "an object"),
-                     self._path(key), self._uri)
+                     self._path(key), self._uri, self.version)
 
     def optional_node(self, key: str) -> _Node | None:
         if self._get(key, lambda v: v is None or isinstance(v, dict), "an object or null") is None:
@@ -360,7 +386,7 @@ class _Node:
 
     def nodes(self, key: str) -> list[_Node]:
         values = self._get(key, lambda v: isinstance(v, list), "a list")
-        return [_Node(value, f"{self._path(key)}[{i}]", self._uri)
+        return [_Node(value, f"{self._path(key)}[{i}]", self._uri, self.version)
                 for i, value in enumerate(values)]
 
     def _path(self, key: str) -> str:

@@ -29,7 +29,6 @@ during restore (decode).
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
@@ -177,7 +176,7 @@ def _encode_groups(
     for group in key_groups:
         block = block_of(group)
         if block:
-            data = pickle.dumps(block, protocol=PICKLE_PROTOCOL)
+            data = state_pickles.dumps(block)
             parts.append(data)
             position += len(data)
         offsets.append(position)

@@ -32,6 +32,7 @@ from flintlock.common.state import (
     StateKind,
     ValueState,
 )
+from flintlock.runtime.state import pickles as state_pickles
 
 
 class KeyHolder(Protocol):
@@ -44,7 +45,7 @@ _IMMUTABLE = frozenset({int, float, complex, str, bytes, bool, type(None), froze
 
 
 def _private_copy(value: Any) -> Any:
-    return pickle.loads(pickle.dumps(value, protocol=5))
+    return pickle.loads(state_pickles.dumps(value))
 
 
 class HeapState:

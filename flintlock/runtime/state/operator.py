@@ -19,7 +19,6 @@ may run on any thread (it touches only its own bytes).
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -110,7 +109,7 @@ class OperatorStateBackend:
         for name, (mode, state) in self._states.items():
             offsets = []
             for element in state.elements:
-                data = pickle.dumps(element, protocol=5)
+                data = state_pickles.dumps(element)
                 offsets.append(position)
                 parts.append(data)
                 position += len(data)

@@ -1,4 +1,4 @@
-"""Unpickling restored state, with the new names of classes that moved.
+"""Pickling state, and unpickling restored state with the new names of classes that moved.
 
 State values are pickled (``format``, ``operator``, the split enumerators' state): they are the
 job's own Python objects, the same objects its records are made of, and a user's class is the
@@ -16,6 +16,17 @@ state refers to (tests/fixtures/savepoints) and fails when one of them no longer
 ``loads`` first tries plain ``pickle.loads`` (C speed; nothing moved is the common case) and
 only after a failed lookup of a module or class unpickles again through ``MOVED``.
 
+``dumps`` pickles a state value. The job's own classes travel to the TaskManagers by value
+(defined in the job script, ``__main__``, or in a module shipped by value): plain pickle
+cannot name them there ("attribute lookup ... on __main__ failed"). ``dumps`` tries plain
+pickle first (C speed, the common case) and otherwise pickles with ``_StatePickler``, which
+writes such a class as a call of ``job_classes.find_class(module, qualname)``: on restore —
+in this process, another, or a later run of the script — the value becomes an instance of the
+class the job's code has there, never a copy of an old definition (a dataclass key compares
+its class by identity). Other objects pickle cannot name (a lambda inside a value) go by value,
+as cloudpickle ships them. A value's type that needed the fallback once goes straight to it.
+A value nothing can pickle is a ``StatePicklingError`` naming its type and the cause.
+
 Pure functions; safe from any thread.
 """
 
@@ -23,8 +34,17 @@ from __future__ import annotations
 
 import io
 import pickle
+import weakref
 from collections.abc import Mapping
 from typing import Any
+
+import cloudpickle
+
+from flintlock.common.errors import FlintlockError
+from flintlock.common.job_classes import find_class as find_job_class
+from flintlock.common.job_classes import needs_name_reference
+
+PROTOCOL = 5
 
 MOVED: Mapping[tuple[str, str], tuple[str, str]] = {}
 """Old (module, class name) → where the class lives now."""
@@ -48,3 +68,52 @@ def loads(data: bytes | memoryview) -> Any:
         if not MOVED:
             raise
         return _MovedClassUnpickler(io.BytesIO(data)).load()
+
+
+class StatePicklingError(FlintlockError, TypeError):
+    """A value put into state cannot be pickled (so no checkpoint could hold it)."""
+
+    def __init__(self, type_name: str, cause: str) -> None:
+        super().__init__(type_name, cause)
+        self.type_name = type_name
+        self.cause = cause
+
+    def __str__(self) -> str:
+        return f"a state value of type {self.type_name} cannot be pickled: {self.cause}"
+
+
+class _StatePickler(cloudpickle.Pickler):  # type: ignore[misc]
+    """cloudpickle's pickler, except that a class pickle cannot name is named for
+    ``find_job_class`` instead of being shipped by value."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, type) and needs_name_reference(obj):
+            return find_job_class, (obj.__module__, obj.__qualname__)
+        return super().reducer_override(obj)
+
+
+_NEEDS_STATE_PICKLER: weakref.WeakSet[type] = weakref.WeakSet()
+"""Types of values plain pickle could not pickle (their classes may go with the job)."""
+
+
+def _pickle_by_name(value: Any) -> bytes:
+    out = io.BytesIO()
+    try:
+        _StatePickler(out, protocol=PROTOCOL).dump(value)
+    except (pickle.PicklingError, AttributeError, TypeError, ValueError) as exc:
+        raise StatePicklingError(type(value).__qualname__, str(exc)) from exc
+    return out.getvalue()
+
+
+def dumps(value: Any) -> bytes:
+    """The pickle of a state value (see the module docstring)."""
+    kind = type(value)
+    if kind not in _NEEDS_STATE_PICKLER:
+        try:
+            return pickle.dumps(value, protocol=PROTOCOL)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            try:
+                _NEEDS_STATE_PICKLER.add(kind)
+            except TypeError:  # a type that takes no weak reference: fall back each time
+                pass
+    return _pickle_by_name(value)

@@ -7,15 +7,20 @@ recovery restores from checkpoints, as in Flink).
 
 Key layout (raw bytes, so that one key group is one contiguous key range)::
 
-    key group (2 bytes, big endian) | state id (2 bytes) | len(k) (4 bytes) | pickle(k)
-    [| pickle(user key)]
+    key group (2 bytes, big endian) | state id (2 bytes) | len(k) (4 bytes) | canonical(k)
+    [| canonical(user key)]
 
-The user-key suffix exists only for map state (one RocksDB entry per map entry). Values are
-pickles of the stored value (the value, the whole list, the accumulator, or the map entry's
-value). Unlike the heap backend, this backend hashes the key to its key group in
+``canonical`` is ``common.canonical_keys``: equal keys are equal bytes in every process and
+under every hash seed (``1``, ``1.0`` and ``True`` are one key, as in the heap backend's dict),
+and the bytes decode (snapshots, rescaling, ``keys``). The user-key suffix exists only for
+map state (one RocksDB entry per map entry). Values are pickles (``pickles.dumps``) of the
+stored value (the value, the whole list, the accumulator, or for a map entry the pair of user
+key and value). Unlike the heap backend, this backend hashes the key to its key group in
 ``set_current_key``, because the key group is part of every RocksDB key; the encodings of
-recent str/int/bytes keys are cached (bounded), so a hot key is hashed and pickled once.
-Equal keys must pickle to equal bytes (``1`` and ``1.0`` are different keys here).
+recent str/int/bytes/tuple keys are cached (bounded), so a hot key is hashed and encoded once.
+Until issue 27 the key was ``pickle(k)`` (equal keys that pickle differently were different
+entries); a checkpoint in that encoding (``IncrementalKeyedStateHandle.key_encoding``) is
+migrated on restore: read through its blocks and written again in canonical form.
 
 Snapshots: the synchronous part opens a RocksDB iterator (``Rdict.items()`` creates it at
 once), which pins a consistent view of the database (memtables and SST files) as of that
@@ -41,6 +46,8 @@ from typing import Any
 
 from rocksdict import Options, Rdict, WriteOptions
 
+from flintlock.common.canonical_keys import ENCODING as KEY_ENCODING
+from flintlock.common.canonical_keys import decode_key, encode_key, encode_user_key
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.state import (
     AggregatingStateDescriptor,
@@ -81,7 +88,6 @@ from flintlock.runtime.state.rocksdb_states import (
     RocksReducingState,
     RocksValueState,
     dumps,
-    loads,
 )
 from flintlock.runtime.state.snapshots import (
     IncrementalKeyedStateHandle,
@@ -92,9 +98,9 @@ from flintlock.runtime.state.snapshots import (
     write_blob,
 )
 
-# Encoded keys are remembered for exact str/int/bytes keys only: a dict would treat 1, 1.0
-# and True as one key, while their pickles (and so their RocksDB keys) differ.
-_CACHEABLE_KEY_TYPES = frozenset({str, int, bytes})
+# Encoded keys are remembered for these exact types (cheap to hash); equal keys share their
+# canonical bytes, so a dict hit by an equal key of another type is still right.
+_CACHEABLE_KEY_TYPES = frozenset({str, int, bytes, tuple})
 _KEY_CACHE_SIZE = 65_536
 
 
@@ -125,7 +131,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         # under _snapshots_lock
         self._snapshots_lock = threading.Lock()
         self.key_group_prefix = b""  # 2-byte key group of the current key
-        self.key_suffix = b""  # len + pickle of the current key
+        self.key_suffix = b""  # len + canonical bytes of the current key
         self._key_cache: dict[Any, tuple[bytes, bytes]] = {}  # recent keys → encoding
 
     def set_current_key(self, key: Any) -> None:
@@ -141,10 +147,10 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self.key_group_prefix, self.key_suffix = encoded
 
     def _encode_key(self, key: Any) -> tuple[bytes, bytes]:
-        """(2-byte key group, length-prefixed pickle) of ``key``."""
-        pickled = dumps(key)
+        """(2-byte key group, length-prefixed canonical bytes) of ``key``."""
+        encoded = encode_key(key)
         group = assign_to_key_group(key, self.max_parallelism)
-        return group.to_bytes(2, "big"), len(pickled).to_bytes(4, "big") + pickled
+        return group.to_bytes(2, "big"), len(encoded).to_bytes(4, "big") + encoded
 
     def entry_key(self, state_id: bytes) -> bytes:
         """The RocksDB key of the current key's entry in a state."""
@@ -186,14 +192,14 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                 if not key.startswith(start):
                     break
                 found[key_bytes(key)] = None
-        return iter([loads(encoded) for encoded in found])
+        return iter([decode_key(encoded) for encoded in found])
 
     def snapshot(self, checkpoint_id: int | None = None) -> _RocksSnapshot | IncrementalSnapshot:
         db = self._open_db()
         snapshot: _RocksSnapshot | IncrementalSnapshot
         if self.incremental:
             layout = StateLayout(dict(self._state_ids), tuple(sorted(self._labels.items())),
-                                 self.snapshot_filters())
+                                 self.snapshot_filters(), KEY_ENCODING)
             snapshot = IncrementalSnapshot(
                 create_native_checkpoint(db, self._directory), checkpoint_id, self._identity,
                 layout, self._ledger, self._forget_snapshot)
@@ -231,7 +237,8 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             return False
         handle = handles[0]
         if (not isinstance(handle, IncrementalKeyedStateHandle)
-                or handle.key_group_range != self.key_group_range):
+                or handle.key_group_range != self.key_group_range
+                or handle.key_encoding != KEY_ENCODING):  # an older encoding: migrate it
             return False
         validate_restored_handles(self, handles)
         restored_dir = os.path.join(self._directory, f"restored-{uuid.uuid4().hex[:8]}")
@@ -260,7 +267,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                     entry = self.entry_key(state_id)
                     if is_map:
                         for user_key, value in stored.items():
-                            db[entry + dumps(user_key)] = dumps(value)
+                            db[entry + encode_user_key(user_key)] = dumps((user_key, value))
                     else:
                         db[entry] = dumps(stored)
         if previous is NO_KEY:

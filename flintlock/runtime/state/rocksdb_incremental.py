@@ -19,6 +19,10 @@ Flink's ``RocksIncrementalSnapshotStrategy``:
 * the JobManager counts references to shared files over its retained checkpoints
   (``checkpoint.shared.SharedStateRegistry``) and deletes a file when none is left.
 
+The entry keys are in the backend's key encoding (``canonical_keys``), which the handle records
+(``key_encoding``): a database in an older encoding (``pickle``, before issue 27) is never
+adopted; its entries are read into blocks, decoding the keys the old way, and written again.
+
 Restore downloads the files (each verified against its SHA-256: a missing or altered file is
 a ``CorruptStateError`` naming it) into a fresh directory. With the same key-group range the
 directory simply becomes the backend's database (and its SST files the reusable set); after
@@ -44,6 +48,9 @@ from typing import Any
 
 from rocksdict import AccessType, Checkpoint, Options, Rdict
 
+from flintlock.common.canonical_keys import ENCODING as KEY_ENCODING
+from flintlock.common.canonical_keys import LEGACY_ENCODING, decode_key
+from flintlock.common.errors import FlintlockError
 from flintlock.common.state import StateKind
 from flintlock.runtime.checkpoint.handles import StateHandle, StreamStateHandle
 from flintlock.runtime.state.errors import SnapshotReleasedError
@@ -121,21 +128,49 @@ class UploadLedger:
 
 
 def key_bytes(key: bytes) -> bytes:
-    """The pickled user key inside a RocksDB key (see ``rocksdb``'s key layout)."""
+    """The encoded state key inside a RocksDB key (see ``rocksdb``'s key layout)."""
     length = int.from_bytes(key[4:8], "big")
     return key[8 : 8 + length]
 
 
+class UnknownKeyEncodingError(FlintlockError, ValueError):
+    """A checkpoint's RocksDB database keys its entries in an encoding this version does not
+    know (written by a newer flintlock?)."""
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__(encoding)
+        self.encoding = encoding
+
+    def __str__(self) -> str:
+        return (f"unknown key encoding {self.encoding!r} of an incremental RocksDB checkpoint "
+                f"(known: {KEY_ENCODING!r}, {LEGACY_ENCODING!r})")
+
+
+def _map_entry(encoding: str, user_key_bytes: bytes, value: bytes) -> tuple[Any, Any]:
+    """(user key, value) of a map state's entry."""
+    if encoding == KEY_ENCODING:
+        user_key, stored = loads(value)
+        return user_key, stored
+    return loads(user_key_bytes), loads(value)  # pickle: the user key is in the entry key
+
+
 class BlockCollector:
-    """Turns RocksDB entries (in key order) into per-key-group blocks of the shared format."""
+    """Turns RocksDB entries (in key order) into per-key-group blocks of the shared format;
+    ``key_encoding`` is that of the database's entry keys (an older one is read too)."""
 
     def __init__(
         self, names: Mapping[bytes, str], is_map: Mapping[str, bool],
         filters: Mapping[str, Callable[[Any], Any]] | None = None,
+        key_encoding: str = KEY_ENCODING,
     ) -> None:
+        if key_encoding not in (KEY_ENCODING, LEGACY_ENCODING):
+            raise UnknownKeyEncodingError(key_encoding)
         self._names = names
         self._is_map = is_map
         self._filters = filters or {}
+        self._encoding = key_encoding
+        self._decode: Callable[[bytes], Any] = (
+            decode_key if key_encoding == KEY_ENCODING else loads)
         self._tables: dict[int, dict[str, dict[bytes, Any]]] = {}
 
     def add(self, key: bytes, value: bytes) -> None:
@@ -144,8 +179,8 @@ class BlockCollector:
         encoded_key = key_bytes(key)
         by_key = self._tables.setdefault(group, {}).setdefault(name, {})
         if self._is_map[name]:
-            user_key = loads(key[8 + len(encoded_key) :])
-            by_key.setdefault(encoded_key, {})[user_key] = loads(value)
+            user_key, stored = _map_entry(self._encoding, key[8 + len(encoded_key) :], value)
+            by_key.setdefault(encoded_key, {})[user_key] = stored
         else:
             by_key[encoded_key] = loads(value)
 
@@ -156,7 +191,8 @@ class BlockCollector:
         block: Block = []
         for name, by_key in by_name.items():
             keep = self._filters.get(name)
-            entries = {loads(k): v if keep is None else keep(v) for k, v in by_key.items()}
+            decode = self._decode
+            entries = {decode(k): v if keep is None else keep(v) for k, v in by_key.items()}
             entries = {k: v for k, v in entries.items() if v is not None}
             if entries:
                 block.append((name, key_values(entries)))
@@ -201,7 +237,7 @@ def incremental_blocks(
         download(handle, os.path.join(directory, "db"), read_state)
         db = open_read_only(os.path.join(directory, "db"))
         try:
-            layout = StateLayout(dict(handle.state_ids), handle.states, {})
+            layout = StateLayout(dict(handle.state_ids), handle.states, {}, handle.key_encoding)
             collector = layout.collector(with_filters=False)
             read_groups(db, common, collector)
         finally:
@@ -229,18 +265,20 @@ class BackendIdentity:
 
 @dataclass(frozen=True, slots=True)
 class StateLayout:
-    """The states in the database at the snapshot: ids, kinds, snapshot-time TTL filters."""
+    """The states in the database at the snapshot: ids, kinds, snapshot-time TTL filters,
+    the encoding of the keys."""
 
     state_ids: Mapping[str, bytes]
     labels: tuple[tuple[str, str], ...]
     filters: Mapping[str, Callable[[Any], Any]]
+    key_encoding: str = KEY_ENCODING
 
     def collector(self, with_filters: bool) -> BlockCollector:
         labels = dict(self.labels)
         names = {state_id: name for name, state_id in self.state_ids.items()}
         return BlockCollector(
             names, {name: is_map_label(labels.get(name, "")) for name in names.values()},
-            self.filters if with_filters else None)
+            self.filters if with_filters else None, self.key_encoding)
 
 
 class IncrementalSnapshot:
@@ -330,7 +368,7 @@ class IncrementalSnapshot:
             identity.key_group_range, identity.max_parallelism, self._layout.labels,
             identity.backend_id, -1 if self._checkpoint_id is None else self._checkpoint_id,
             tuple(shared), tuple(private), tuple(sorted(self._layout.state_ids.items())),
-            frozenset(h.uri for h in uploaded),
+            frozenset(h.uri for h in uploaded), self._layout.key_encoding,
         )
 
     def release(self) -> None:

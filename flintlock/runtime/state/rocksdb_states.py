@@ -1,6 +1,8 @@
 """State objects of the RocksDB backend: each call reads or writes the current key's entries.
 
-Every value is stored pickled; reads return fresh objects, so (unlike the heap backend) a
+Every value is stored pickled (``pickles.dumps``: the job script's classes too); a map state's
+user keys are in their canonical byte form (``canonical_keys.encode_user_key``); reads return
+fresh objects, so (unlike the heap backend) a
 value the user mutates without ``update`` does not change the state. List state keeps the
 whole list in one entry (read, append, write); map state keeps one entry per map key under
 the current key's prefix. Owned by the task thread.
@@ -8,22 +10,19 @@ the current key's prefix. Owned by the task thread.
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from flintlock.common.canonical_keys import encode_user_key
 from flintlock.common.state import AggregatingState, ListState, MapState, ReducingState, ValueState
+from flintlock.runtime.state import pickles
 
 if TYPE_CHECKING:
     from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 
 
-def dumps(value: Any) -> bytes:
-    return pickle.dumps(value, protocol=5)
-
-
-def loads(data: bytes) -> Any:
-    return pickle.loads(data)
+dumps = pickles.dumps
+loads = pickles.loads
 
 
 def prefix_end(prefix: bytes) -> bytes:
@@ -139,43 +138,47 @@ class RocksAggregatingState(_RocksState, AggregatingState[Any, Any]):
 
 
 class RocksMapState(_RocksState, MapState[Any, Any]):
+    """One entry per map entry: the RocksDB key ends with the user key's canonical bytes (so
+    equal user keys are one entry), the value is the pickle of ``(user key, value)`` (so the
+    user key comes back as it was put, not as its canonical decoding)."""
+
     __slots__ = ()
 
     def get(self, key: Any) -> Any:
-        data = self._db.get(self._key() + dumps(key))
-        return None if data is None else loads(data)
+        data = self._db.get(self._key() + encode_user_key(key))
+        return None if data is None else loads(data)[1]
 
     def put(self, key: Any, value: Any) -> None:
-        self._db[self._key() + dumps(key)] = dumps(value)
+        self._db[self._key() + encode_user_key(key)] = dumps((key, value))
 
     def put_all(self, dict_value: dict[Any, Any]) -> None:
         prefix = self._key()
         for key, value in dict_value.items():
-            self._db[prefix + dumps(key)] = dumps(value)
+            self._db[prefix + encode_user_key(key)] = dumps((key, value))
 
     def remove(self, key: Any) -> None:
-        del self._db[self._key() + dumps(key)]
+        del self._db[self._key() + encode_user_key(key)]
 
     def contains(self, key: Any) -> bool:
-        return self._db.get(self._key() + dumps(key)) is not None
+        return self._db.get(self._key() + encode_user_key(key)) is not None
 
-    def _entries(self) -> list[tuple[bytes, bytes]]:
+    def _entries(self) -> list[tuple[Any, Any]]:
         prefix = self._key()
         entries = []
         for key, value in self._db.items(from_key=prefix):
             if not key.startswith(prefix):
                 break
-            entries.append((key[len(prefix) :], value))
+            entries.append(loads(value))
         return entries
 
     def items(self) -> list[tuple[Any, Any]]:
-        return [(loads(k), loads(v)) for k, v in self._entries()]
+        return [(k, v) for k, v in self._entries()]
 
     def keys(self) -> list[Any]:
-        return [loads(k) for k, _ in self._entries()]
+        return [k for k, _ in self._entries()]
 
     def values(self) -> list[Any]:
-        return [loads(v) for _, v in self._entries()]
+        return [v for _, v in self._entries()]
 
     def is_empty(self) -> bool:
         prefix = self._key()

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NewType, Protocol
 
+from flintlock.common.canonical_keys import LEGACY_ENCODING
 from flintlock.runtime.checkpoint.handles import ByteStateHandle, StateHandle, StreamStateHandle
 from flintlock.runtime.state.keygroups import KeyGroupRange
 
@@ -123,6 +124,10 @@ class IncrementalKeyedStateHandle:
     files this checkpoint uploaded itself (the others it only references). ``private`` holds
     the small mutable files (MANIFEST, CURRENT, OPTIONS, ...), written for this checkpoint
     alone. ``state_ids`` maps state names to the 2-byte ids inside the database's keys.
+    ``key_encoding`` names the form of the keys inside the database's entry keys:
+    ``canonical_keys.ENCODING`` since issue 27, ``"pickle"`` (``LEGACY_ENCODING``) before, the
+    default for handles read from older metadata; a database in another encoding than the
+    backend's is migrated on restore, never adopted as it is.
 
     A restore needs the whole database, so ``intersect`` keeps the handle whole; the restoring
     backend filters the key groups it owns (rescaling).
@@ -137,6 +142,7 @@ class IncrementalKeyedStateHandle:
     private: tuple[tuple[str, StateHandle], ...]
     state_ids: tuple[tuple[str, bytes], ...]
     uploaded: frozenset[str] = frozenset()
+    key_encoding: str = LEGACY_ENCODING
 
     def intersect(self, key_groups: KeyGroupRange) -> IncrementalKeyedStateHandle | None:
         """This handle if it holds any of ``key_groups`` (the database is restored whole)."""

@@ -10,6 +10,7 @@ import json
 import pickle
 import shutil
 import string
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flintlock.common.canonical_keys import ENCODING as KEY_ENCODING
+from flintlock.common.canonical_keys import LEGACY_ENCODING
 from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
-from flintlock.runtime.checkpoint import metadata
+from flintlock.runtime.checkpoint import metadata, metadata_json
 from flintlock.runtime.checkpoint.completed import CheckpointProperties, CompletedCheckpoint
 from flintlock.runtime.checkpoint.finished import FINISHED_TASK
 from flintlock.runtime.checkpoint.handles import (
@@ -184,7 +187,7 @@ def _incremental(draw: Any) -> IncrementalKeyedStateHandle:
         draw(_ranges), 128, draw(_states), draw(_names), draw(st.integers(1, 10**6)),
         tuple(shared), tuple(draw(st.lists(st.tuples(_names, _handles), max_size=3))),
         tuple(draw(st.lists(st.tuples(st.text(), st.binary(max_size=2)), max_size=3))),
-        uploaded)
+        uploaded, draw(st.sampled_from([KEY_ENCODING, LEGACY_ENCODING])))
 
 
 _operator_states = st.builds(OperatorStateHandle, st.dictionaries(st.text(), st.builds(
@@ -213,10 +216,42 @@ _checkpoints = st.builds(
 
 @settings(max_examples=150, deadline=None)
 @given(_checkpoints)
-def test_format_2_round_trips_every_kind_of_state(checkpoint: CompletedCheckpoint) -> None:
+def test_format_3_round_trips_every_kind_of_state(checkpoint: CompletedCheckpoint) -> None:
     data = encode(checkpoint)
-    assert data[8:12] == b"\x00\x00\x00\x02"
+    assert data[8:12] == b"\x00\x00\x00\x03"
     assert decode(data, checkpoint.metadata_path) == checkpoint
+
+
+def _incremental_document(version: int, key_encoding: str | None) -> bytes:
+    handle = IncrementalKeyedStateHandle(
+        KeyGroupRange(0, 3), 4, (("n", "value"),), "b", 1, (), (), (("n", b"\0\0"),),
+        frozenset(), KEY_ENCODING)
+    task = TaskId(JobVertexId("v"), SubtaskIndex(0))
+    checkpoint = replace(_sample_checkpoint(), task_states={
+        task: TaskStateSnapshot({OperatorId("op"): OperatorSubtaskState((handle,))})})
+    document = json.loads(metadata_json.dumps(checkpoint))
+    keyed = document["tasks"][0]["state"]["operators"][0]["keyed"][0]
+    del keyed["key_encoding"]
+    if key_encoding is not None:
+        keyed["key_encoding"] = key_encoding
+    return metadata.wrap(version, json.dumps(document).encode())
+
+
+def _keyed_of(checkpoint: CompletedCheckpoint) -> Any:
+    (state,) = checkpoint.task_states.values()
+    assert isinstance(state, TaskStateSnapshot)
+    return state.subtask_states[OperatorId("op")].managed_keyed_state[0]
+
+
+def test_format_2_incremental_state_holds_pickled_keys_and_format_3_names_its_encoding():
+    old = decode(_incremental_document(2, None), f"{BASE}/_metadata")
+    assert _keyed_of(old).key_encoding == LEGACY_ENCODING
+    new = decode(_incremental_document(3, KEY_ENCODING), f"{BASE}/_metadata")
+    assert _keyed_of(new).key_encoding == KEY_ENCODING
+    with pytest.raises(CorruptStateError, match=r"keyed\[0\]\.key_encoding: missing"):
+        decode(_incremental_document(3, None), f"{BASE}/_metadata")
+    with pytest.raises(CorruptStateError, match="unknown key encoding 'zstd'"):
+        decode(_incremental_document(3, "zstd"), f"{BASE}/_metadata")
 
 
 def _sample_checkpoint(base: str = BASE) -> CompletedCheckpoint:
@@ -344,8 +379,8 @@ def _damaged(kind: str) -> bytes:
         return b"PK\x03\x04" + data[4:]
     if kind == "version-0":
         return data[:8] + b"\x00\x00\x00\x00" + data[12:]
-    if kind == "version-3":
-        return data[:8] + b"\x00\x00\x00\x03" + data[12:]
+    if kind == "version-4":
+        return data[:8] + b"\x00\x00\x00\x04" + data[12:]
     if kind == "truncated":
         return data[:-7]
     if kind == "flipped":
@@ -377,7 +412,7 @@ def _damaged(kind: str) -> bytes:
 
 @pytest.mark.parametrize(("kind", "detail"), [
     ("short", "shorter than the header"), ("magic", "bad magic"),
-    ("version-0", "version 0"), ("version-3", "version 3 (written by a newer flintlock?)"),
+    ("version-0", "version 0"), ("version-4", "version 4 (written by a newer flintlock?)"),
     ("truncated", "header says"), ("flipped", "SHA-256 mismatch"),
     ("not-json", "not JSON"), ("not-utf8", "not JSON"),
     ("missing-field", "checkpoint_id: missing"),
