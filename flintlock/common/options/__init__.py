@@ -15,4 +15,5 @@ from flintlock.common.options import (  # noqa: F401  (imported to register the 
     restart,
     security,
     state,
+    table,
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from flintlock.table.plan.type_rules import type_key
 from flintlock.table.types import DataType
 
 
@@ -46,7 +47,7 @@ class Literal(Rex):
     value: Any = None
 
     def key(self) -> tuple[Any, ...]:
-        return ("lit", type(self.value).__name__, repr(self.value), repr(self.type))
+        return ("lit", type(self.value).__name__, repr(self.value), type_key(self.type))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -58,7 +59,7 @@ class Call(Rex):
 
     def key(self) -> tuple[Any, ...]:
         return ("call", self.function, tuple(o.key() for o in self.operands),
-                repr(self.options), repr(self.type))
+                repr(self.options), type_key(self.type))
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -1,0 +1,265 @@
+"""PyFlink's ``pyflink.table.expressions``: the functions that start Table API expressions
+(``col``, ``lit``, ``call``, ``concat``, ``if_then_else``, ...). Each returns an ``Expression``
+over the same syntax trees as SQL (see ``expression``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from flintlock.table.expression import (
+    Expression,
+    JsonExistsOnError,
+    JsonQueryOnEmptyOrError,
+    JsonQueryWrapper,
+    JsonType,
+    JsonValueOnEmptyOrError,
+    TimeIntervalUnit,
+    TimePointUnit,
+    UdfNode,
+    _call,
+    to_node,
+)
+from flintlock.table.plan.resolver import PyLiteral
+
+__all__ = [
+    "JsonExistsOnError",
+    "JsonQueryOnEmptyOrError",
+    "JsonQueryWrapper",
+    "JsonType",
+    "JsonValueOnEmptyOrError",
+    "TimeIntervalUnit",
+    "TimePointUnit",
+    "and_",
+    "array",
+    "atan2",
+    "call",
+    "call_sql",
+    "coalesce",
+    "col",
+    "concat",
+    "concat_ws",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "date_format",
+    "e",
+    "from_unixtime",
+    "if_then_else",
+    "json_string",
+    "lit",
+    "local_time",
+    "local_timestamp",
+    "log",
+    "map_",
+    "negative",
+    "not_",
+    "null_of",
+    "or_",
+    "pi",
+    "rand",
+    "range_",
+    "row",
+    "to_date",
+    "to_timestamp",
+    "unix_timestamp",
+    "uuid",
+    "with_all_columns",
+    "with_columns",
+    "without_columns",
+]
+
+
+def col(name: str) -> Expression:
+    """A reference to the column ``name`` of the table an operation applies to."""
+    if name == "*":
+        return Expression(exp.Star())
+    return Expression(exp.Column(this=exp.to_identifier(name, quoted=True)))
+
+
+def lit(v: Any, data_type: Any = None) -> Expression:
+    """A literal: ``lit(12)`` is an INT, ``lit('abc')`` a CHAR(3); ``data_type`` declares it."""
+    if data_type is None:
+        return Expression(PyLiteral(this=v))
+    return Expression(PyLiteral(this=v, type=data_type))
+
+
+def null_of(data_type: Any) -> Expression:
+    return lit(None, data_type)
+
+
+def and_(predicate0: Any, predicate1: Any, *predicates: Any) -> Expression:
+    result = Expression(to_node(predicate0)) & predicate1
+    for predicate in predicates:
+        result = result & predicate
+    return result
+
+
+def or_(predicate0: Any, predicate1: Any, *predicates: Any) -> Expression:
+    result = Expression(to_node(predicate0)) | predicate1
+    for predicate in predicates:
+        result = result | predicate
+    return result
+
+
+def not_(expression: Any) -> Expression:
+    return Expression(exp.Not(this=to_node(expression)))
+
+
+def if_then_else(condition: Any, if_true: Any, if_false: Any) -> Expression:
+    return Expression(exp.If(this=to_node(condition), true=to_node(if_true),
+                             false=to_node(if_false)))
+
+
+def coalesce(*args: Any) -> Expression:
+    return _call("COALESCE", *args)
+
+
+def concat(first: Any, *others: Any) -> Expression:
+    return _call("CONCAT", first, *others)
+
+
+def concat_ws(separator: Any, first: Any, *others: Any) -> Expression:
+    return _call("CONCAT_WS", separator, first, *others)
+
+
+def negative(v: Any) -> Expression:
+    return Expression(exp.Neg(this=to_node(v)))
+
+
+def current_date() -> Expression:
+    return _call("CURRENT_DATE")
+
+
+def current_time() -> Expression:
+    return _call("CURRENT_TIME")
+
+
+def current_timestamp() -> Expression:
+    return _call("CURRENT_TIMESTAMP")
+
+
+def local_time() -> Expression:
+    return _call("LOCALTIME")
+
+
+def local_timestamp() -> Expression:
+    return _call("LOCALTIMESTAMP")
+
+
+def to_date(date_str: Any, format: Any = None) -> Expression:
+    return _call("TO_DATE", date_str) if format is None else _call("TO_DATE", date_str, format)
+
+
+def to_timestamp(timestamp_str: Any, format: Any = None) -> Expression:
+    if format is None:
+        return _call("TO_TIMESTAMP", timestamp_str)
+    return _call("TO_TIMESTAMP", timestamp_str, format)
+
+
+def date_format(timestamp: Any, format: Any) -> Expression:
+    return _call("DATE_FORMAT", timestamp, format)
+
+
+def from_unixtime(unixtime: Any, format: Any = None) -> Expression:
+    if format is None:
+        return _call("FROM_UNIXTIME", unixtime)
+    return _call("FROM_UNIXTIME", unixtime, format)
+
+
+def unix_timestamp(date_str: Any = None, format: Any = None) -> Expression:
+    operands = [v for v in (date_str, format) if v is not None]
+    return _call("UNIX_TIMESTAMP", *operands)
+
+
+def array(head: Any, *tail: Any) -> Expression:
+    return _call("ARRAY", head, *tail)
+
+
+def row(head: Any, *tail: Any) -> Expression:
+    return _call("ROW", head, *tail)
+
+
+def map_(key: Any, value: Any, *tail: Any) -> Expression:
+    return _call("MAP", key, value, *tail)
+
+
+def pi() -> Expression:
+    return _call("PI")
+
+
+def e() -> Expression:
+    return Expression(PyLiteral(this=2.718281828459045))
+
+
+def rand(seed: Any = None) -> Expression:
+    return _call("RAND") if seed is None else _call("RAND", seed)
+
+
+def uuid() -> Expression:
+    return _call("UUID")
+
+
+def log(v: Any, base: Any = None) -> Expression:
+    return _call("LOG", v) if base is None else _call("LOG", base, v)
+
+
+def atan2(y: Any, x: Any) -> Expression:
+    return _call("ATAN2", y, x)
+
+
+def json_string(value: Any) -> Expression:
+    return _call("JSON_STRING", value)
+
+
+def call(f: Any, *args: Any) -> Expression:
+    """A call of a function: a registered function's name, or a user-defined function."""
+    if isinstance(f, str):
+        return _call(f, *args)
+    return Expression(UdfNode(this=f, expressions=[to_node(a) for a in args]))
+
+
+def call_sql(sql_expression: str) -> Expression:
+    """An expression written in SQL (``call_sql('UPPER(name)')``)."""
+    from flintlock.table.sql import parse_expression
+
+    return Expression(parse_expression(sql_expression))
+
+
+class _ColumnRange(exp.Expression):
+    """``with_columns(range_(1, 3))``: the columns from ``this`` to ``expression``."""
+
+    arg_types = {"this": True, "expression": True}
+
+
+class ColumnSelection(exp.Expression):
+    """``with_columns(...)`` / ``without_columns(...)``: ``expressions`` selects; ``this`` is
+    True to exclude them."""
+
+    arg_types = {"this": False, "expressions": True}
+
+
+def range_(start: Any, end: Any) -> Expression:
+    return Expression(_ColumnRange(this=start, expression=end))
+
+
+def with_columns(head: Any, *tails: Any) -> Expression:
+    return Expression(ColumnSelection(expressions=[_selector(v) for v in (head, *tails)]))
+
+
+def without_columns(head: Any, *tails: Any) -> Expression:
+    return Expression(ColumnSelection(this=True, expressions=[_selector(v)
+                                                              for v in (head, *tails)]))
+
+
+def with_all_columns() -> Expression:
+    return Expression(exp.Star())
+
+
+def _selector(value: Any) -> exp.Expression:
+    if isinstance(value, str):
+        return exp.Column(this=exp.to_identifier(value, quoted=True))
+    if isinstance(value, int):
+        return PyLiteral(this=value)
+    return to_node(value)

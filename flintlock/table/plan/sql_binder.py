@@ -1,0 +1,634 @@
+"""The SQL binder: a query's syntax tree (sqlglot, Flink dialect) becomes a logical plan.
+
+``QueryBinder.bind(query)`` resolves a SELECT block in SQL's order — FROM (tables, views,
+subqueries, joins, LATERAL TABLE, VALUES), WHERE, GROUP BY / HAVING with the aggregates of the
+SELECT list, the SELECT list itself (``*``, ``t.*``, aliases; unnamed items are ``EXPR$<i>``
+as Calcite names them), DISTINCT, ORDER BY / LIMIT — and set operations and WITH around it.
+``ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..)`` filtered by ``rn <= N`` in the enclosing
+query becomes a ``Rank`` (Flink's Top-N); without such a filter it is refused.
+
+Names come from the catalog (``Catalog`` protocol: tables, views, functions). Errors are
+``ValidationError`` naming the closest known name, or ``UnsupportedFeatureError`` naming the
+construct. Pure: binding has no effect on the catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from sqlglot import exp
+
+from flintlock.table import types as t
+from flintlock.table.errors import UnsupportedFeatureError, ValidationError
+from flintlock.table.plan import nodes as n
+from flintlock.table.plan import type_rules as tr
+from flintlock.table.plan.resolver import (
+    AggregatePlan,
+    AggregateResolver,
+    ExpressionResolver,
+    FunctionCatalog,
+    Scope,
+    cast_to,
+    function_name,
+    function_operands,
+)
+from flintlock.table.plan.rewrite import fuse_calcs, identity, project_fields
+from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, input_refs
+
+
+class Catalog(FunctionCatalog, Protocol):
+    def relation(self, path: tuple[str, ...]) -> n.PlanNode:
+        """The plan of a table or view by its (possibly qualified) name."""
+
+
+@dataclass
+class Relation:
+    """A plan with the names its fields are reachable by in the enclosing query."""
+
+    plan: n.PlanNode
+    scope: Scope
+
+
+class RowNumberMarker(n.PlanNode):
+    """A ``ROW_NUMBER() OVER (...)`` column over ``input`` awaiting its ``rn <= N`` filter."""
+
+    def __init__(self, fields: tuple[n.Field, ...], input: n.PlanNode,
+                 partition: tuple[int, ...], order: tuple[n.SortKey, ...]) -> None:
+        object.__setattr__(self, "fields", fields)
+        object.__setattr__(self, "input", input)
+        object.__setattr__(self, "partition", partition)
+        object.__setattr__(self, "order", order)
+
+    @property
+    def inputs(self) -> tuple[n.PlanNode, ...]:
+        return (self.input,)  # type: ignore[attr-defined,no-any-return]
+
+
+def alias_of(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.Alias):
+        return node.alias
+    return None
+
+
+def default_name(node: exp.Expression, position: int) -> str:
+    """The name Flink gives a SELECT item: its alias, a column's name, else ``EXPR$i``."""
+    alias = alias_of(node)
+    if alias:
+        return alias
+    if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+        return node.name
+    if isinstance(node, exp.Dot):
+        return node.expression.name
+    return f"EXPR${position}"
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Names made unique as Calcite does: a repeated ``a`` becomes ``a0``, ``a1``, ..."""
+    seen: dict[str, int] = {}
+    result = []
+    taken = set(names)
+    for name in names:
+        if name not in seen:
+            seen[name] = 0
+            result.append(name)
+            continue
+        index = seen[name]
+        candidate = f"{name}{index}"
+        while candidate in taken:
+            index += 1
+            candidate = f"{name}{index}"
+        seen[name] = index + 1
+        taken.add(candidate)
+        result.append(candidate)
+    return result
+
+
+class QueryBinder:
+    """Binds queries against ``catalog``; ``ctes`` are the WITH names in scope."""
+
+    def __init__(self, catalog: Catalog, ctes: dict[str, n.PlanNode] | None = None,
+                 table_api: bool = False) -> None:
+        self.catalog = catalog
+        self.ctes = dict(ctes or {})
+        self.table_api = table_api
+        """The Table API names unnamed expressions EXPR$0, EXPR$1, ... in order; SQL by their
+        position in the SELECT list."""
+
+    def _names(self, items: Sequence[exp.Expression]) -> list[str]:
+        names = []
+        unnamed = 0
+        for position, item in enumerate(items):
+            name = default_name(item, position)
+            if self.table_api and name.startswith("EXPR$") and alias_of(item) is None:
+                name = f"EXPR${unnamed}"
+                unnamed += 1
+            names.append(name)
+        return names
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def bind(self, query: exp.Expression) -> n.PlanNode:
+        with_ = query.args.get("with_") or query.args.get("with")
+        if with_ is not None:
+            inner = QueryBinder(self.catalog, self.ctes)
+            for cte in with_.expressions:
+                inner.ctes[cte.alias] = rename(inner.bind(cte.this), _cte_columns(cte))
+            stripped = query.copy()
+            stripped.set("with_", None)
+            stripped.set("with", None)
+            return inner.bind(stripped)
+        if isinstance(query, exp.Subquery):
+            return self.bind(query.this)
+        if isinstance(query, exp.Select):
+            return self._select(query)
+        if isinstance(query, exp.Union):
+            return self._union(query)
+        if isinstance(query, (exp.Intersect, exp.Except)):
+            raise UnsupportedFeatureError(f"{type(query).__name__.upper()} of queries")
+        if isinstance(query, exp.Values):
+            return self._values(query)
+        raise UnsupportedFeatureError(f"the query {query.sql()[:60]!r}")
+
+    def _union(self, query: exp.Union) -> n.PlanNode:
+        left = self.bind(query.this)
+        right = self.bind(query.expression)
+        if len(left.fields) != len(right.fields):
+            raise ValidationError(
+                "Set operator cannot combine queries with different numbers of columns: "
+                f"{len(left.fields)} and {len(right.fields)}")
+        types = [tr.common_type([a, b], "UNION") for a, b in zip(left.types, right.types,
+                                                                  strict=True)]
+        members = tuple(coerce(member, types) for member in (left, right))
+        union: n.PlanNode = n.Union(n.fields_of(left.names, types), members)
+        if query.args.get("distinct", True):
+            union = n.Aggregate(union.fields, union, tuple(range(len(types))), ())
+        return self._order_limit(union, query, Scope.of(union.names, union.types))
+
+    def _values(self, query: exp.Values) -> n.PlanNode:
+        resolver = ExpressionResolver(Scope(), self.catalog)
+        rows = [[resolver.resolve(v) for v in (row.expressions if isinstance(row, exp.Tuple)
+                                                else [row])] for row in query.expressions]
+        width = len(rows[0])
+        types = [tr.common_type([r[i].type for r in rows], "VALUES") for i in range(width)]
+        for row in rows:
+            if not all(isinstance(v, Literal) for v in row):
+                raise UnsupportedFeatureError("VALUES with non-literal expressions")
+        names = _alias_columns(query) or [f"EXPR${i}" for i in range(width)]
+        values = tuple(tuple(_literal_as(v, dt) for v, dt in zip(row, types, strict=True))
+                       for row in rows)
+        return n.Values(n.fields_of(names, types), values)
+
+    # -- SELECT -------------------------------------------------------------------------------
+
+    def _select(self, query: exp.Select) -> n.PlanNode:
+        relation = self._from(query)
+        where = query.args.get("where")
+        if where is not None:
+            relation = self._where(relation, where.this)
+        group = query.args.get("group")
+        items = list(query.expressions)
+        having = query.args.get("having")
+        if group is not None or having is not None or self._has_aggregates(items):
+            plan = self._aggregate(relation, group, items, having)
+        else:
+            plan = self._project(relation, items)
+        if query.args.get("distinct") is not None:
+            plan = n.Aggregate(plan.fields, plan, tuple(range(len(plan.fields))), ())
+        return self._order_limit(plan, query, Scope.of(plan.names, plan.types))
+
+    def _has_aggregates(self, items: Sequence[exp.Expression]) -> bool:
+        for item in items:
+            for node in item.walk():
+                if isinstance(node, exp.Window):
+                    continue
+                if isinstance(node, exp.Func) and function_name(node) in _AGGREGATE_NAMES:
+                    if node.find_ancestor(exp.Window) is None:
+                        return True
+                if isinstance(node, exp.Anonymous) or isinstance(node, exp.Func):
+                    user = self.catalog.user_function(function_name(node))
+                    if user is not None and getattr(user, "_flintlock_kind", "") == "aggregate":
+                        return True
+        return False
+
+    def _where(self, relation: Relation, condition: exp.Expression) -> Relation:
+        plan = relation.plan
+        resolver = ExpressionResolver(relation.scope, self.catalog,
+                                      subquery=self._scalar_subquery)
+        predicate = resolver.resolve(condition)
+        if not (tr.is_boolean(predicate.type) or tr.is_null_type(predicate.type)):
+            raise ValidationError(
+                f"WHERE clause must be a condition, got {tr.sql_name(predicate.type)}")
+        filtered = n.Calc(plan.fields, plan, identity(plan), predicate)
+        return Relation(rank_from_filter(fuse_calcs(filtered)), relation.scope)
+
+    def _project(self, relation: Relation, items: Sequence[exp.Expression]) -> n.PlanNode:
+        resolver = ExpressionResolver(relation.scope, self.catalog)
+        names: list[str] = []
+        projections: list[Rex] = []
+        marker: tuple[tuple[int, ...], tuple[n.SortKey, ...]] | None = None
+        item_names = self._names(items)
+        for position, item in enumerate(items):
+            inner = item.this if isinstance(item, exp.Alias) else item
+            if _is_star(inner):
+                for field in self._star_fields(relation.scope, inner):
+                    names.append(field.name)
+                    projections.append(InputRef(field.type, field.index))
+                continue
+            if isinstance(inner, exp.Window):
+                marker = self._row_number(inner, resolver)
+                names.append(item_names[position])
+                projections.append(InputRef(t.BigIntType(False), len(relation.plan.fields)))
+                continue
+            names.append(item_names[position])
+            projections.append(resolver.resolve(inner))
+        source = relation.plan
+        if marker is not None:
+            fields = (*source.fields, n.Field("$rn", t.BigIntType(False)))
+            source = RowNumberMarker(fields, source, marker[0], marker[1])
+        names = unique_names(names)
+        return fuse_calcs(n.Calc(n.fields_of(names, [p.type for p in projections]), source,
+                                 tuple(projections)))
+
+    def _row_number(self, window: exp.Window, resolver: ExpressionResolver
+                    ) -> tuple[tuple[int, ...], tuple[n.SortKey, ...]]:
+        call = window.this
+        name = function_name(call) if isinstance(call, exp.Func) else ""
+        if name not in ("ROW_NUMBER", "RANK", "DENSE_RANK"):
+            raise UnsupportedFeatureError(
+                f"{name or 'an expression'} OVER (...) (over aggregations come with issue 32)")
+        if name != "ROW_NUMBER":
+            raise UnsupportedFeatureError(f"{name}() for Top-N (only ROW_NUMBER() is)")
+        partition = []
+        for expression in window.args.get("partition_by") or []:
+            ref = resolver.resolve(expression)
+            if not isinstance(ref, InputRef):
+                raise UnsupportedFeatureError("PARTITION BY an expression (use a column)")
+            partition.append(ref.index)
+        order = window.args.get("order")
+        keys = sort_keys(order.expressions if order is not None else [], resolver)
+        return tuple(partition), keys
+
+    def _star_fields(self, scope: Scope, star: exp.Expression) -> list[Any]:
+        qualifier = star.table if isinstance(star, exp.Column) and star.table else None
+        fields = [f for f in scope.fields if qualifier is None or f.qualifier == qualifier]
+        if qualifier is not None and not fields:
+            raise ValidationError(f"Unknown identifier '{qualifier}'")
+        return [f for f in fields if not f.name.startswith("$")]
+
+    def _aggregate(self, relation: Relation, group: exp.Group | None,
+                   items: Sequence[exp.Expression], having: exp.Having | None) -> n.PlanNode:
+        input_resolver = ExpressionResolver(relation.scope, self.catalog)
+        group_nodes = list(group.expressions) if group is not None else []
+        group_rex = [input_resolver.resolve(self._group_item(g, items)) for g in group_nodes]
+        plan = AggregatePlan(list(group_rex))
+        resolver = AggregateResolver(relation.scope, plan, self.catalog, bool(group_rex))
+        outputs: list[Rex] = []
+        for item in items:
+            inner = item.this if isinstance(item, exp.Alias) else item
+            if _is_star(inner):
+                raise ValidationError("'*' is not allowed in a GROUP BY query's SELECT list")
+            outputs.append(resolver.resolve(inner))
+        names = self._names(items)
+        condition = resolver.resolve(having.this) if having is not None else None
+        pre = n.Calc(n.fields_of([f"$f{i}" for i in range(len(plan.pre_projection))],
+                                 [r.type for r in plan.pre_projection]),
+                     relation.plan, tuple(plan.pre_projection))
+        pre_plan = fuse_calcs(pre)
+        group_names = [_group_name(g, i) for i, g in enumerate(group_nodes)]
+        aggregate = n.Aggregate(
+            n.fields_of(group_names + [f"EXPR${i}" for i in range(len(plan.calls))],
+                        [r.type for r in group_rex] + [c.type for c in plan.calls]),
+            pre_plan, tuple(range(len(group_rex))), tuple(plan.calls))
+        names = unique_names(names)
+        return fuse_calcs(n.Calc(n.fields_of(names, [o.type for o in outputs]), aggregate,
+                                 tuple(outputs), condition))
+
+    def _group_item(self, node: exp.Expression, items: Sequence[exp.Expression]
+                    ) -> exp.Expression:
+        """GROUP BY may name a SELECT alias or position (``GROUP BY 1``)."""
+        if isinstance(node, exp.Literal) and not node.is_string:
+            index = int(node.this) - 1
+            item = items[index]
+            return item.this if isinstance(item, exp.Alias) else item
+        return node
+
+    def _order_limit(self, plan: n.PlanNode, query: exp.Expression, scope: Scope
+                     ) -> n.PlanNode:
+        order = query.args.get("order")
+        limit = query.args.get("limit")
+        offset = query.args.get("offset")
+        fetch = _integer(limit.expression if limit is not None else None)
+        skip = _integer(offset.expression if offset is not None else None) or 0
+        if order is not None:
+            keys = sort_keys(order.expressions, ExpressionResolver(scope, self.catalog))
+            return n.Sort(plan.fields, plan, keys, skip, fetch)
+        if fetch is not None or skip:
+            return n.Limit(plan.fields, plan, skip, fetch)
+        return plan
+
+    # -- FROM ---------------------------------------------------------------------------------
+
+    def _from(self, query: exp.Select) -> Relation:
+        source = query.args.get("from_") or query.args.get("from")
+        if source is None:
+            one = n.Values((n.Field("ZERO", t.IntType(False)),), ((0,),))
+            relation = Relation(one, Scope())
+        else:
+            relation = self._table_source(source.this)
+        for join in query.args.get("joins") or []:
+            relation = self._join(relation, join)
+        return relation
+
+    def _table_source(self, node: exp.Expression) -> Relation:
+        if isinstance(node, exp.Table):
+            if node.args.get("version") is not None:
+                raise UnsupportedFeatureError("FOR SYSTEM_TIME AS OF (temporal joins come with "
+                                              "issue 32)")
+            path = tuple(p.name for p in (node.args.get("catalog"), node.args.get("db"),
+                                          node.this) if p is not None)
+            if len(path) == 1 and path[0] in self.ctes:
+                plan = self.ctes[path[0]]
+            else:
+                plan = self.catalog.relation(path)
+            alias = node.alias or path[-1]
+            plan = rename(plan, _alias_columns(node))
+            return Relation(plan, Scope.of(plan.names, plan.types, alias))
+        if isinstance(node, exp.Subquery):
+            plan = self.bind(node.this)
+            plan = rename(plan, _alias_columns(node))
+            return Relation(plan, Scope.of(plan.names, plan.types, node.alias or None))
+        if isinstance(node, exp.Values):
+            plan = self._values(node)
+            return Relation(plan, Scope.of(plan.names, plan.types, node.alias or None))
+        if isinstance(node, exp.Lateral):
+            raise ValidationError("LATERAL TABLE needs a table before it in FROM")
+        if isinstance(node, exp.TableFromRows):
+            raise UnsupportedFeatureError("window table functions in FROM (TUMBLE, HOP, "
+                                          "CUMULATE, SESSION come with issue 32)")
+        raise UnsupportedFeatureError(f"the FROM item {node.sql()[:60]!r}")
+
+    def _join(self, left: Relation, join: exp.Join) -> Relation:
+        target = join.this
+        side = (join.args.get("side") or "").upper()
+        kind = (join.args.get("kind") or "").upper()
+        if isinstance(target, exp.Lateral):
+            return self._lateral(left, target, side == "LEFT", join.args.get("on"))
+        right = self._table_source(target)
+        offset = len(left.plan.fields)
+        right_scope = Scope.of([f.name for f in right.scope.fields],
+                               [f.type for f in right.scope.fields],
+                               right.scope.fields[0].qualifier if right.scope.fields else None,
+                               offset)
+        right_scope = Scope([replace(f, index=f.index) for f in right_scope.fields])
+        scope = left.scope.merged(right_scope)
+        join_kind = {"LEFT": n.JoinKind.LEFT, "RIGHT": n.JoinKind.RIGHT,
+                     "FULL": n.JoinKind.FULL}.get(side, n.JoinKind.INNER)
+        on = join.args.get("on")
+        using = join.args.get("using")
+        if using:
+            conditions = [exp.EQ(this=exp.column(u.name, left_name(left, u.name)),
+                                 expression=exp.column(u.name, right_name(right, u.name)))
+                          for u in using]
+            on = conditions[0] if len(conditions) == 1 else exp.and_(*conditions)
+        condition = ExpressionResolver(scope, self.catalog).resolve(on) if on is not None else (
+            None)
+        if condition is None and kind != "CROSS" and join_kind is not n.JoinKind.INNER:
+            raise ValidationError(f"{side} JOIN needs an ON condition")
+        plan = make_join(left.plan, right.plan, join_kind, condition)
+        return Relation(plan, scope)
+
+    def _lateral(self, left: Relation, lateral: exp.Lateral, left_outer: bool,
+                 on: exp.Expression | None) -> Relation:
+        call = lateral.this
+        if isinstance(call, exp.Anonymous) and str(call.this).upper() == "TABLE":
+            call = call.expressions[0]
+        name = function_name(call)
+        function = self.catalog.user_function(name)
+        if function is None or getattr(function, "_flintlock_kind", "") != "table":
+            raise ValidationError(f"No table function '{name}' is registered")
+        resolver = ExpressionResolver(left.scope, self.catalog)
+        operands = tuple(resolver.resolve(o) for o in function_operands(call))
+        result_types = function.result_types()
+        alias = lateral.args.get("alias")
+        columns = [c.name for c in alias.columns] if alias is not None and alias.columns else (
+            [f"f{i}" for i in range(len(result_types))] if len(result_types) > 1 else ["f0"])
+        qualifier = alias.name if alias is not None and alias.name else None
+        offset = len(left.plan.fields)
+        fields = left.plan.fields + n.fields_of(
+            columns, [tr.with_nullability(dt, True) for dt in result_types])
+        scope = left.scope.merged(Scope.of(columns, result_types, qualifier, offset))
+        condition = None
+        if on is not None:
+            resolved = ExpressionResolver(scope, self.catalog).resolve(on)
+            if not (isinstance(resolved, Literal) and resolved.value is True):
+                condition = resolved
+        plan = n.Correlate(fields, left.plan, function, operands, left_outer, condition, name)
+        return Relation(plan, scope)
+
+    def _scalar_subquery(self, node: exp.Expression) -> n.PlanNode:
+        raise UnsupportedFeatureError("scalar subqueries")
+
+
+_AGGREGATE_NAMES = frozenset({"COUNT", "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE",
+                              "LAST_VALUE", "LISTAGG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP",
+                              "VAR_SAMP", "COLLECT", "BOOL_AND", "BOOL_OR"})
+
+
+def left_name(relation: Relation, column: str) -> str | None:
+    for field in relation.scope.fields:
+        if field.name == column:
+            return field.qualifier
+    return None
+
+
+right_name = left_name
+
+
+def make_join(left: n.PlanNode, right: n.PlanNode, kind: n.JoinKind, condition: Rex | None
+              ) -> n.Join:
+    """A join node with its equi-join keys split from the rest of the condition."""
+    offset = len(left.fields)
+    left_keys: list[int] = []
+    right_keys: list[int] = []
+    residual: list[Rex] = []
+    for conjunct in conjuncts(condition):
+        pair = _equi_pair(conjunct, offset)
+        if pair is not None:
+            left_keys.append(pair[0])
+            right_keys.append(pair[1])
+        else:
+            residual.append(conjunct)
+    rest = None
+    if residual:
+        rest = residual[0] if len(residual) == 1 else Call(
+            t.BooleanType(any(tr.is_nullable(r.type) for r in residual)), "AND",
+            tuple(residual))
+    right_types = right.types
+    left_types = left.types
+    if kind in (n.JoinKind.LEFT, n.JoinKind.FULL):
+        right_types = [tr.with_nullability(dt, True) for dt in right_types]
+    if kind in (n.JoinKind.RIGHT, n.JoinKind.FULL):
+        left_types = [tr.with_nullability(dt, True) for dt in left_types]
+    fields = n.fields_of(left.names + right.names, left_types + right_types)
+    return n.Join(fields, left, right, kind, tuple(left_keys), tuple(right_keys), rest)
+
+
+def _equi_pair(condition: Rex, offset: int) -> tuple[int, int] | None:
+    if not (isinstance(condition, Call) and condition.function == "="):
+        return None
+    a, b = condition.operands
+    a = _strip_cast(a)
+    b = _strip_cast(b)
+    if isinstance(a, InputRef) and isinstance(b, InputRef):
+        if a.index < offset <= b.index:
+            return a.index, b.index - offset
+        if b.index < offset <= a.index:
+            return b.index, a.index - offset
+    return None
+
+
+def _strip_cast(rex: Rex) -> Rex:
+    if isinstance(rex, Call) and rex.function == "CAST" and tr.family(rex.type) == tr.family(
+            rex.operands[0].type):
+        return rex.operands[0]
+    return rex
+
+
+def conjuncts(condition: Rex | None) -> list[Rex]:
+    if condition is None:
+        return []
+    if isinstance(condition, Call) and condition.function == "AND":
+        found: list[Rex] = []
+        for operand in condition.operands:
+            found.extend(conjuncts(operand))
+        return found
+    return [condition]
+
+
+def sort_keys(items: Sequence[exp.Expression], resolver: ExpressionResolver
+              ) -> tuple[n.SortKey, ...]:
+    keys = []
+    for item in items:
+        node = item.this if isinstance(item, exp.Ordered) else item
+        descending = bool(item.args.get("desc")) if isinstance(item, exp.Ordered) else False
+        nulls_first = item.args.get("nulls_first") if isinstance(item, exp.Ordered) else None
+        explicit = isinstance(item, exp.Ordered) and item.args.get("nulls_explicit")
+        ref = resolver.resolve(node)
+        if not isinstance(ref, InputRef):
+            raise UnsupportedFeatureError("ORDER BY an expression (order by a column)")
+        keys.append(n.SortKey(ref.index, not descending,
+                              bool(nulls_first) if explicit else None))
+    return tuple(keys)
+
+
+def rank_from_filter(plan: n.PlanNode) -> n.PlanNode:
+    """``rn <= N`` over a ROW_NUMBER column becomes a Top-N ``Rank`` (Flink's rule)."""
+    if not isinstance(plan, n.Calc) or not isinstance(plan.input, RowNumberMarker):
+        return plan
+    marker: RowNumberMarker = plan.input
+    rn_index = len(marker.fields) - 1
+    limit = None
+    rest: list[Rex] = []
+    for conjunct in conjuncts(plan.condition):
+        bound = _rank_bound(conjunct, rn_index)
+        if bound is not None and limit is None:
+            limit = bound
+        else:
+            rest.append(conjunct)
+    if limit is None:
+        return plan
+    uses_number = any(rn_index in input_refs(p) for p in plan.projections) or any(
+        rn_index in input_refs(r) for r in rest)
+    source: n.PlanNode = marker.input  # type: ignore[attr-defined]
+    fields = marker.fields if uses_number else marker.fields[:-1]
+    rank = n.Rank(fields, source, marker.partition, marker.order, limit,  # type: ignore[attr-defined]
+                  uses_number)
+    condition = None
+    if rest:
+        condition = rest[0] if len(rest) == 1 else Call(t.BooleanType(True), "AND", tuple(rest))
+    return n.Calc(plan.fields, rank, plan.projections, condition)
+
+
+def _rank_bound(condition: Rex, rn_index: int) -> int | None:
+    if not isinstance(condition, Call) or len(condition.operands) != 2:
+        return None
+    a, b = condition.operands
+    if isinstance(a, InputRef) and a.index == rn_index and isinstance(b, Literal):
+        value = int(b.value)
+        return {"<=": value, "<": value - 1, "=": value if value == 1 else None}.get(
+            condition.function)
+    if isinstance(b, InputRef) and b.index == rn_index and isinstance(a, Literal):
+        value = int(a.value)
+        return {">=": value, ">": value - 1}.get(condition.function)
+    return None
+
+
+def rename(plan: n.PlanNode, names: list[str] | None) -> n.PlanNode:
+    """``plan`` with its fields renamed (``AS t(a, b)``); the same plan when no names."""
+    if not names:
+        return plan
+    if len(names) != len(plan.fields):
+        raise ValidationError(
+            f"List of column aliases must have same degree as table; table has "
+            f"{len(plan.fields)} columns ({', '.join(plan.names)}), whereas alias list has "
+            f"{len(names)} columns")
+    return project_fields(plan, names)
+
+
+def coerce(plan: n.PlanNode, types: Sequence[t.DataType]) -> n.PlanNode:
+    """``plan`` with its fields cast to ``types`` where they differ."""
+    if all(tr.type_key(a) == tr.type_key(b) for a, b in zip(plan.types, types, strict=True)):
+        return plan
+    projections = tuple(cast_to(InputRef(f.type, i), dt)
+                        for i, (f, dt) in enumerate(zip(plan.fields, types, strict=True)))
+    return n.Calc(n.fields_of(plan.names, list(types)), plan, projections)
+
+
+def _alias_columns(node: exp.Expression) -> list[str] | None:
+    alias = node.args.get("alias")
+    if isinstance(alias, exp.TableAlias) and alias.columns:
+        return [c.name for c in alias.columns]
+    return None
+
+
+def _cte_columns(cte: exp.CTE) -> list[str] | None:
+    return _alias_columns(cte)
+
+
+def _is_star(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Star) or (isinstance(node, exp.Column)
+                                          and isinstance(node.this, exp.Star))
+
+
+def _group_name(node: exp.Expression, index: int) -> str:
+    if isinstance(node, exp.Column):
+        return node.name
+    return f"$g{index}"
+
+
+def _integer(node: exp.Expression | None) -> int | None:
+    if node is None:
+        return None
+    if isinstance(node, exp.Literal) and not node.is_string:
+        return int(node.this)
+    raise UnsupportedFeatureError("LIMIT/OFFSET with a non-literal count")
+
+
+def _literal_as(literal: Rex, data_type: t.DataType) -> Any:
+    value = literal.value if isinstance(literal, Literal) else None
+    if value is None:
+        return None
+    if isinstance(data_type, t.CharType) and isinstance(value, str):
+        return value.ljust(data_type.length)
+    if isinstance(data_type, (t.DoubleType, t.FloatType)) and not isinstance(value, float):
+        return float(value)
+    if isinstance(data_type, t.DecimalType):
+        import decimal
+
+        return decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-data_type.scale))
+    return value
+
+
+Binder = Callable[[exp.Expression], n.PlanNode]

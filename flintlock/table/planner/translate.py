@@ -1,0 +1,334 @@
+"""Plan → DataStream: each logical node becomes the transformations that compute its rows.
+
+Records between the planned operators are ``Row`` objects whose value list is the node's
+output schema, in order, and whose ``RowKind`` is the change they describe. Stateless nodes
+(``Calc``, ``Correlate``, ``Union``) keep the kind of the row they came from; stateful nodes
+run the changelog operators of ``flintlock.datastream.changelog`` on a stream keyed by their
+keys, so their state is keyed state: checkpointed, rescaled by key groups, restored exactly.
+
+One ``Translator`` per job: it memoizes the stream of each node, so a sub-plan used twice
+(a view read by two sinks of a statement set) is computed once. Runs on the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flintlock.common.types import Row, RowKind, row_of
+from flintlock.datastream import changelog as cl
+from flintlock.datastream.changelog import aggregates, aggregates_retract, group_agg
+from flintlock.datastream.data_stream import DataStream
+from flintlock.datastream.functions import (
+    FilterFunction,
+    FlatMapFunction,
+    MapFunction,
+)
+from flintlock.datastream.stream_execution_environment import StreamExecutionEnvironment
+from flintlock.table import types as t
+from flintlock.table.codegen.compiler import (
+    CompiledFunction,
+    compile_calc,
+    compile_key,
+    compile_predicate,
+    compile_projection,
+    compile_values,
+)
+from flintlock.table.errors import UnsupportedFeatureError
+from flintlock.table.plan import nodes as n
+from flintlock.table.plan import type_rules as tr
+from flintlock.table.plan.changelog import ChangelogKind, mode
+from flintlock.table.plan.rex import InputRef, shift
+
+
+class _UserFunctions:
+    """Opens and closes the user-defined functions a compiled function calls."""
+
+    compiled: CompiledFunction
+
+    def open(self, runtime_context: Any) -> None:
+        for function in self.compiled.user_functions():
+            function.open(runtime_context)
+
+    def close(self) -> None:
+        for function in self.compiled.user_functions():
+            function.close()
+
+
+class CompiledMap(_UserFunctions, MapFunction):
+    """A compiled projection as a MapFunction (its ``map`` is the compiled function itself)."""
+
+    def __init__(self, compiled: CompiledFunction) -> None:
+        self.compiled = compiled
+        self.map = compiled.function  # type: ignore[method-assign]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (CompiledMap, (self.compiled,))
+
+    def map(self, value: Any) -> Any:  # shadowed by the compiled function in __init__
+        return self.compiled.function(value)
+
+
+class CompiledFilter(_UserFunctions, FilterFunction):
+    def __init__(self, compiled: CompiledFunction) -> None:
+        self.compiled = compiled
+        self.filter = compiled.function  # type: ignore[method-assign]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (CompiledFilter, (self.compiled,))
+
+    def filter(self, value: Any) -> Any:  # shadowed by the compiled function in __init__
+        return self.compiled.function(value)
+
+
+class CompiledFlatMap(_UserFunctions, FlatMapFunction):
+    def __init__(self, compiled: CompiledFunction) -> None:
+        self.compiled = compiled
+        self.flat_map = compiled.function  # type: ignore[method-assign]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (CompiledFlatMap, (self.compiled,))
+
+    def flat_map(self, value: Any) -> Any:  # shadowed by the compiled function in __init__
+        return self.compiled.function(value)
+
+
+class ConvertRecords(MapFunction):
+    """A DataStream's records as rows of the table's schema (``from_data_stream``)."""
+
+    def __init__(self, convert: Callable[[Any], list[Any]], keep_kind: bool) -> None:
+        self.convert = convert
+        self.keep_kind = keep_kind
+
+    def map(self, value: Any) -> Row:
+        kind = value.get_row_kind() if self.keep_kind and isinstance(value, Row) else (
+            RowKind.INSERT)
+        return row_of(self.convert(value), kind)
+
+
+class CorrelateFunction(FlatMapFunction):
+    """Each row joined with the rows a table function yields for it (``join_lateral``)."""
+
+    def __init__(self, function: Any, arguments: CompiledFunction, width: int,
+                 left_outer: bool, condition: CompiledFunction | None) -> None:
+        self.function = function
+        self.arguments = arguments
+        self.width = width
+        self.left_outer = left_outer
+        self.condition = condition
+
+    def open(self, runtime_context: Any) -> None:
+        opener = getattr(self.function, "open", None)
+        if opener is not None:
+            opener(runtime_context)
+
+    def close(self) -> None:
+        closer = getattr(self.function, "close", None)
+        if closer is not None:
+            closer()
+
+    def flat_map(self, value: Row) -> list[Row]:
+        base = value._values
+        out = []
+        produced = self.function.eval_rows(*self.arguments(value))
+        for extra in produced:
+            row = row_of(base + extra, value._row_kind)
+            if self.condition is None or self.condition(row):
+                out.append(row)
+        if not out and self.left_outer:
+            out.append(row_of(base + [None] * self.width, value._row_kind))
+        return out
+
+
+class Translator:
+    """Builds the DataStream of each plan node on ``env``."""
+
+    def __init__(self, env: StreamExecutionEnvironment, connectors: Any,
+                 streaming: bool = True, state_retention_ms: int = 0) -> None:
+        self.env = env
+        self.connectors = connectors
+        self.streaming = streaming
+        self.state_retention_ms = state_retention_ms
+        self._streams: dict[int, DataStream] = {}
+
+    def stream(self, node: n.PlanNode) -> DataStream:
+        known = self._streams.get(id(node))
+        if known is None:
+            handler = getattr(self, f"_t_{type(node).__name__}", None)
+            if handler is None:
+                raise UnsupportedFeatureError(f"the plan node {type(node).__name__}")
+            known = handler(node)
+            self._streams[id(node)] = known
+        return known
+
+    # -- leaves -------------------------------------------------------------------------------
+
+    def _t_Values(self, node: n.Values) -> DataStream:
+        rows = [row_of(list(values)) for values in node.rows]
+        if not rows:
+            return self.env.from_collection([None]).filter(_never)
+        return self.env.from_collection(rows)
+
+    def _t_StreamScan(self, node: n.StreamScan) -> DataStream:
+        return node.stream.map(ConvertRecords(node.convert, node.changelog))
+
+    def _t_Scan(self, node: n.Scan) -> DataStream:
+        stream = self.connectors.source(self.env, node.table, self)
+        if node.table.computed:
+            physical = len(node.table.physical)
+            projections = [InputRef(f.type, i) for i, f in enumerate(node.table.physical)]
+            projections += [rex for _, rex in node.table.computed]
+            order = [node.names.index(name) for name in node.names]
+            del order, physical
+            stream = stream.map(CompiledMap(compile_projection(projections, "_computed")))
+        return stream
+
+    # -- stateless ----------------------------------------------------------------------------
+
+    def _t_Calc(self, node: n.Calc) -> DataStream:
+        stream = self.stream(node.input)
+        identity = len(node.projections) == len(node.input.fields) and all(
+            isinstance(p, InputRef) and p.index == i for i, p in enumerate(node.projections))
+        if node.condition is not None and not identity:
+            return stream.flat_map(CompiledFlatMap(compile_calc(node.projections,
+                                                                node.condition)))
+        if node.condition is not None:
+            return stream.filter(CompiledFilter(compile_predicate(node.condition)))
+        if not identity:
+            return stream.map(CompiledMap(compile_projection(node.projections)))
+        return stream
+
+    def _t_Union(self, node: n.Union) -> DataStream:
+        first, *rest = [self.stream(member) for member in node.members]
+        return first.union(*rest) if rest else first
+
+    def _t_Correlate(self, node: n.Correlate) -> DataStream:
+        stream = self.stream(node.input)
+        width = len(node.fields) - len(node.input.fields)
+        condition = compile_predicate(node.condition) if node.condition is not None else None
+        return stream.flat_map(CorrelateFunction(
+            node.function, compile_values(list(node.operands), "_arguments"), width,
+            node.left_outer, condition))
+
+    # -- stateful -----------------------------------------------------------------------------
+
+    def _t_Aggregate(self, node: n.Aggregate) -> DataStream:
+        stream = self.stream(node.input)
+        updating = mode(node.input) is ChangelogKind.UPDATES
+        calls = [group_agg.AggregateCall(
+            function=builtin_aggregate(call, node.input, updating),
+            arguments=call.args, distinct=call.distinct,
+            argument_count=len(call.args)) for call in node.calls]
+        function = group_agg.GroupAggFunction(node.group, calls, True, self.state_retention_ms)
+        keyed = stream.key_by(compile_key(node.group) if node.group else _global_key)
+        return keyed.process(function)
+
+    def _t_Join(self, node: n.Join) -> DataStream:
+        left = self.stream(node.left)
+        right = self.stream(node.right)
+        condition = None
+        if node.condition is not None:
+            condition = compile_predicate(node.condition, "_join_condition")
+        function = cl.join_function(
+            node.kind.value, len(node.left.fields), len(node.right.fields), condition,
+            left_insert_only=mode(node.left) is ChangelogKind.INSERT_ONLY,
+            right_insert_only=mode(node.right) is ChangelogKind.INSERT_ONLY,
+            state_retention_ms=self.state_retention_ms)
+        left_key = compile_key(node.left_keys) if node.left_keys else _global_key
+        right_key = compile_key(node.right_keys) if node.right_keys else _global_key
+        return left.connect(right).key_by(left_key, right_key).process(function)
+
+    def _t_Rank(self, node: n.Rank) -> DataStream:
+        stream = self.stream(node.input)
+        function = cl.rank_function(
+            partition=node.partition, order=[(k.index, k.ascending, k.effective_nulls_first())
+                                             for k in node.order],
+            limit=node.limit, output_number=node.output_number,
+            insert_only=mode(node.input) is ChangelogKind.INSERT_ONLY)
+        keyed = stream.key_by(compile_key(node.partition) if node.partition else _global_key)
+        return keyed.process(function)
+
+    def _t_Deduplicate(self, node: n.Deduplicate) -> DataStream:
+        stream = self.stream(node.input)
+        function = cl.deduplicate_function(keep_last=node.keep_last)
+        return stream.key_by(compile_key(node.partition)).process(function)
+
+    def _t_Limit(self, node: n.Limit) -> DataStream:
+        stream = self.stream(node.input)
+        fetch = node.fetch if node.fetch is not None else (1 << 62)
+        if mode(node.input) is ChangelogKind.INSERT_ONLY:
+            return stream.key_by(_global_key).process(cl.first_n_function(node.offset, fetch))
+        function = cl.rank_function(partition=(), order=[], limit=node.offset + fetch,
+                                    output_number=False, insert_only=False,
+                                    offset=node.offset)
+        return stream.key_by(_global_key).process(function)
+
+    def _t_Sort(self, node: n.Sort) -> DataStream:
+        stream = self.stream(node.input)
+        limit = node.offset + node.fetch if node.fetch is not None else None
+        if self.streaming and limit is None:
+            raise UnsupportedFeatureError(
+                "ORDER BY without LIMIT in streaming mode (Flink sorts an unbounded table "
+                "only on a time attribute)")
+        function = cl.rank_function(
+            partition=(), order=[(k.index, k.ascending, k.effective_nulls_first())
+                                 for k in node.order],
+            limit=limit if limit is not None else (1 << 62), output_number=False,
+            insert_only=mode(node.input) is ChangelogKind.INSERT_ONLY, offset=node.offset)
+        return stream.key_by(_global_key).process(function)
+
+    def _t_Sink(self, node: n.Sink) -> Any:
+        return self.connectors.sink(self.stream(node.input), node.table, node.input, self)
+
+
+def _global_key(row: Any) -> int:
+    return 0
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def builtin_aggregate(call: n.AggregateCall, source: n.PlanNode, updating: bool) -> Any:
+    """The changelog operator's aggregate function object for one call."""
+    if call.function is not None:
+        return call.function
+    name = call.name
+    argument_type = source.fields[call.args[0]].type if call.args else None
+    if name == "COUNT":
+        return aggregates.Count1() if not call.args else aggregates.Count()
+    if name in ("SUM", "SUM0"):
+        bits = _integer_bits(argument_type)
+        return aggregates.Sum(bits=bits) if name == "SUM" else aggregates.Sum0(bits=bits)
+    if name == "AVG":
+        if argument_type is not None and tr.is_integral(argument_type):
+            return aggregates.Avg("int")
+        if isinstance(argument_type, t.DecimalType):
+            return aggregates.Avg("decimal", max(6, argument_type.scale))
+        return aggregates.Avg("float")
+    retracting = {"MIN": aggregates_retract.MinWithRetract,
+                  "MAX": aggregates_retract.MaxWithRetract,
+                  "FIRST_VALUE": aggregates_retract.FirstValueWithRetract,
+                  "LAST_VALUE": aggregates_retract.LastValueWithRetract}
+    appending = {"MIN": aggregates.Min, "MAX": aggregates.Max,
+                 "FIRST_VALUE": aggregates.FirstValue, "LAST_VALUE": aggregates.LastValue}
+    if name in retracting:
+        return retracting[name]() if updating else appending[name]()
+    if name == "LISTAGG":
+        return aggregates_retract.ListAgg(*(call.options or (",",)))
+    if name == "COLLECT":
+        return aggregates_retract.Collect()
+    if name in ("BOOL_AND", "BOOL_OR"):
+        if updating:
+            return (aggregates_retract.MinWithRetract() if name == "BOOL_AND"
+                    else aggregates_retract.MaxWithRetract())
+        return aggregates.Min() if name == "BOOL_AND" else aggregates.Max()
+    raise UnsupportedFeatureError(f"the aggregate function {name}")
+
+
+def _integer_bits(data_type: t.DataType | None) -> int | None:
+    bits = {t.TinyIntType: 8, t.SmallIntType: 16, t.IntType: 32, t.BigIntType: 64}
+    return bits.get(type(data_type)) if data_type is not None else None
+
+
+__all__ = ["Translator", "shift"]

@@ -1,0 +1,203 @@
+"""PyFlink's ``TableResult``: what ``execute_sql`` and ``Table.execute()`` return.
+
+Three shapes: a statement that only changed the session (DDL, SET, ...: ``OK``), a query whose
+rows stream back from its job (``collect()`` yields ``Row``s with their row kinds as they
+arrive; ``print()`` writes them as Flink's tableau, updating rows included in streaming mode),
+and an INSERT whose job runs on (``wait()`` waits for it; its one row holds ``-1`` per sink, as
+Flink reports an unknown number of affected rows). ``collect()`` and ``print()`` consume the
+result: calling either twice fails, as in PyFlink.
+
+The tableau text is ``formatting.tableau``'s; this module only feeds it rows.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from flintlock.common.types import Row, RowKind, row_of
+from flintlock.table import types as t
+from flintlock.table.errors import TableException
+from flintlock.table.result_kind import ResultKind
+
+if TYPE_CHECKING:
+    from flintlock.table.plan.nodes import PlanNode
+    from flintlock.table.table_environment import TableEnvironment
+
+__all__ = ["CloseableIterator", "TableResult"]
+
+
+class CloseableIterator:
+    """Rows of a result; closing it cancels the job that produces them."""
+
+    def __init__(self, rows: Iterator[Row], close: Any = None) -> None:
+        self._rows = rows
+        self._close = close
+
+    def __iter__(self) -> CloseableIterator:
+        return self
+
+    def __next__(self) -> Row:
+        return next(self._rows)
+
+    def next(self) -> Row:
+        return self.__next__()
+
+    def close(self) -> None:
+        if self._close is not None:
+            self._close()
+
+    def __enter__(self) -> CloseableIterator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class TableResult:
+    """The result of a statement (see the module docstring)."""
+
+    def __init__(self, kind: ResultKind, names: Sequence[str], types: Sequence[t.DataType],
+                 rows: Iterator[Row] | None, job_client: Any = None, streaming: bool = True,
+                 closer: Any = None, is_query: bool = False) -> None:
+        self._kind = kind
+        self._names = list(names)
+        self._types = list(types)
+        self._rows = rows
+        self._job_client = job_client
+        self._streaming = streaming
+        self._closer = closer
+        self._is_query = is_query
+        self._consumed = False
+        self._renderer: Any = None
+        """A statement whose text is not a plain table (DESCRIBE) renders itself."""
+        self._zone: Any = _utc()
+
+    # -- constructors ---------------------------------------------------------------------------
+
+    @staticmethod
+    def ok() -> TableResult:
+        return TableResult(ResultKind.SUCCESS, ["result"], [t.DataTypes.STRING()],
+                           iter([row_of(["OK"])]))
+
+    @staticmethod
+    def of_rows(names: Sequence[str], types: Sequence[t.DataType], rows: Sequence[Sequence[Any]]
+                ) -> TableResult:
+        return TableResult(ResultKind.SUCCESS_WITH_CONTENT, names, types,
+                           iter([row_of(list(r)) for r in rows]), streaming=False)
+
+    @staticmethod
+    def for_query(t_env: TableEnvironment, plan: PlanNode, iterator: Any) -> TableResult:
+        closer = getattr(iterator, "close", None)
+        result = TableResult(ResultKind.SUCCESS_WITH_CONTENT, plan.names, plan.types,
+                             iter(iterator), getattr(iterator, "job_client", None),
+                             t_env._is_streaming(), closer, is_query=True)
+        result._zone = zone_of(t_env.get_config().get_local_timezone())
+        return result
+
+    @staticmethod
+    def for_insert(sink_names: Sequence[str], job_client: Any) -> TableResult:
+        types = [t.DataTypes.BIGINT().not_null() for _ in sink_names]
+        return TableResult(ResultKind.SUCCESS_WITH_CONTENT, sink_names, types,
+                           iter([row_of([-1] * len(sink_names))]), job_client, streaming=False)
+
+    # -- PyFlink's methods ----------------------------------------------------------------------
+
+    def get_job_client(self) -> Any:
+        return self._job_client
+
+    def wait(self, timeout_ms: int | None = None) -> None:
+        if self._job_client is not None:
+            result = self._job_client.get_job_execution_result()
+            if timeout_ms is None:
+                result.result()
+            else:
+                result.result(timeout_ms / 1000)
+
+    def get_result_kind(self) -> ResultKind:
+        return self._kind
+
+    def get_table_schema(self) -> Any:
+        from flintlock.table.table_schema import TableSchema
+
+        return TableSchema(self._names, self._types)
+
+    def get_resolved_schema(self) -> Any:
+        from flintlock.table.resolved_schema import ResolvedSchema
+
+        return ResolvedSchema.physical(self._names, self._types)
+
+    def collect(self) -> CloseableIterator:
+        return CloseableIterator(self._take(), self._closer)
+
+    def print(self) -> None:
+        from flintlock.table.formatting import tableau
+
+        rows = self._take()
+        out = sys.stdout
+        if self._renderer is not None:
+            out.write(self._renderer())
+        elif self._kind is ResultKind.SUCCESS:
+            out.write(tableau.render_ok())
+        elif self._streaming and self._is_query:
+            self._print_streaming(rows, out)
+        else:
+            if self._is_query:
+                rows = iter(_materialized(rows))
+            out.write(tableau.render_batch(self._names, self._types, rows, self._zone))
+        out.flush()
+
+    def _print_streaming(self, rows: Iterator[Row], out: Any) -> None:
+        """Rows as they arrive: the header with the first, each line flushed at once."""
+        from flintlock.table.formatting import tableau
+
+        table = tableau.StreamingTableau(self._names, self._types, self._zone)
+        count = 0
+        for row in rows:
+            if count == 0:
+                out.write("".join(text + "\n" for text in table.header()))
+            out.write(table.row(row) + "\n")
+            out.flush()
+            count += 1
+        lines = table.footer(count) if count else [tableau.EMPTY_SET]
+        out.write("".join(text + "\n" for text in lines))
+
+    def _take(self) -> Iterator[Row]:
+        if self._consumed:
+            raise TableException("A TableResult can be printed or collected only once")
+        self._consumed = True
+        return self._rows if self._rows is not None else iter(())
+
+
+def _utc() -> Any:
+    import datetime
+
+    return datetime.UTC
+
+
+def zone_of(name: str) -> Any:
+    """The tzinfo of ``table.local-time-zone`` ('default' is the machine's own zone)."""
+    import datetime
+    import zoneinfo
+
+    if name == "default":
+        local = datetime.datetime.now().astimezone().tzinfo
+        return local if local is not None else datetime.UTC
+    return zoneinfo.ZoneInfo(name)
+
+
+def _materialized(rows: Iterator[Row]) -> list[Row]:
+    """A batch result: the final table of a changelog (a BATCH job emits only final rows;
+    flintlock's operators emit changes, applied here in order)."""
+    table: list[list[Any]] = []
+    for row in rows:
+        values = list(row)
+        if row.get_row_kind() in (RowKind.INSERT, RowKind.UPDATE_AFTER):
+            table.append(values)
+        else:
+            try:
+                table.remove(values)
+            except ValueError:
+                raise TableException(f"retraction of a row never inserted: {row}") from None
+    return [row_of(v) for v in table]
