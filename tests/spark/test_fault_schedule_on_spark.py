@@ -196,10 +196,12 @@ def injected(request):
     capture = plugins.get_plugin("capturemanager")
     done: dict[str, list[str]] = {}
 
-    def say(line: str) -> None:
+    def say(line: str, after_progress: bool = False) -> None:
         print(line)
         if reporter is not None and capture is not None:
             with capture.global_and_fixture_disabled():  # past the capture, into the log
+                if after_progress:  # the last test's progress mark ends no line
+                    reporter.write("\n")
                 reporter.write_line(line)
 
     yield done, say
@@ -209,7 +211,7 @@ def injected(request):
     ran = "; ".join(f"{mode}: {', '.join(faults)}" for mode, faults in done.items())
     verdict = ("injected every kind" if not missing
                else f"did NOT inject {', '.join(missing)}")
-    say(f"fault schedule seed={SEED}: {verdict} ({ran})")
+    say(f"fault schedule seed={SEED}: {verdict} ({ran})", after_progress=True)
 
 
 @pytest.mark.parametrize("mode", MODES)
