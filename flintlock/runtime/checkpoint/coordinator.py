@@ -401,7 +401,7 @@ class CheckpointCoordinator:
         log.info("checkpoint request %s refused: %s %s", request.kind.name, reason.name, detail)
         self._stats.report_refused(reason)
         actions = self._fail_request(request.request_id, request.is_savepoint, reason, detail)
-        error = self._failures.on_failure(reason, None, request.is_savepoint)
+        error = self._failures.on_failure(reason, None, request.is_savepoint, detail)
         return actions + ([FailJob(error)] if error is not None else [])
 
     @staticmethod
@@ -486,7 +486,7 @@ class CheckpointCoordinator:
             NotifyCheckpointAborted(t, checkpoint_id, reason) for t in sorted(self.tasks.to_commit)
         ]
         actions += self._fail_request(pending.request_id, pending.is_savepoint, reason, detail)
-        error = self._failures.on_failure(reason, checkpoint_id, pending.is_savepoint)
+        error = self._failures.on_failure(reason, checkpoint_id, pending.is_savepoint, detail)
         return actions + ([FailJob(error)] if error is not None else [])
 
     def _pending_in_order(self) -> list[PendingCheckpoint]:

@@ -22,16 +22,19 @@ from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 class TooManyCheckpointFailuresError(FlintlockError):
     """More consecutive checkpoints failed than ``tolerable-failed-checkpoints`` allows."""
 
-    def __init__(self, tolerable: int, failures: int, last_reason: CheckpointFailureReason) -> None:
-        super().__init__(tolerable, failures, last_reason)
+    def __init__(self, tolerable: int, failures: int, last_reason: CheckpointFailureReason,
+                 last_detail: str = "") -> None:
+        super().__init__(tolerable, failures, last_reason, last_detail)
         self.tolerable = tolerable
         self.failures = failures
         self.last_reason = last_reason
+        self.last_detail = last_detail  # the cause: which task, what failed there
 
     def __str__(self) -> str:
         return (
             f"{self.failures} consecutive checkpoint failures exceed the tolerable "
-            f"{self.tolerable} (last: {self.last_reason.name}: {self.last_reason.message})"
+            f"{self.tolerable} (last: {self.last_reason.name}: {self.last_reason.message}"
+            + (f"; {self.last_detail})" if self.last_detail else ")")
         )
 
 
@@ -60,8 +63,11 @@ class CheckpointFailureManager:
         reason: CheckpointFailureReason,
         checkpoint_id: CheckpointId | None = None,
         is_savepoint: bool = False,
+        detail: str = "",
     ) -> TooManyCheckpointFailuresError | None:
-        """The error to fail the job with, or None if the failure is tolerated."""
+        """The error to fail the job with, or None if the failure is tolerated; ``detail`` (the
+        cause: the declining task and its exception) goes into the error's message, so the
+        log line, the exception history and the dashboard say why."""
         if not reason.counts_as_failure or is_savepoint:
             return None
         if checkpoint_id is not None:
@@ -72,7 +78,7 @@ class CheckpointFailureManager:
         if self._consecutive <= self.tolerable_failures:
             return None
         error = TooManyCheckpointFailuresError(
-            self.tolerable_failures, self._consecutive, reason
+            self.tolerable_failures, self._consecutive, reason, detail
         )
         self._consecutive = 0
         return error

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import random
 from pathlib import Path
 
@@ -381,6 +382,23 @@ def test_tolerable_failures(tmp_path: Path) -> None:
     assert actions[:3] == aborted(4, R.CHECKPOINT_DECLINED)
     assert isinstance(actions[3], FailJob)
     assert isinstance(actions[3].cause, TooManyCheckpointFailuresError)
+
+
+def test_the_error_that_fails_the_job_says_why_the_checkpoint_failed(tmp_path: Path) -> None:
+    """Issue 27: the log, the exception history and the dashboard show this error; they said
+    only CHECKPOINT_ASYNC_EXCEPTION, the cause was in the REST checkpoint details alone."""
+    h = Harness(tmp_path, tolerable_failed_checkpoints=0)
+    h.all_running()
+    h.coordinator.trigger_checkpoint()
+    cause = pickle.PicklingError("Can't pickle <class '__main__.CountWithTimestamp'>: "
+                                 "attribute lookup CountWithTimestamp on __main__ failed")
+    actions = h.coordinator.receive_decline(SRC0, CheckpointId(1),
+                                            R.CHECKPOINT_ASYNC_EXCEPTION, cause)
+    (fail,) = [a for a in actions if isinstance(a, FailJob)]
+    for error in (fail.cause, pickle.loads(pickle.dumps(fail.cause))):
+        text = str(error)
+        assert "CHECKPOINT_ASYNC_EXCEPTION" in text and str(SRC0) in text
+        assert "attribute lookup CountWithTimestamp on __main__ failed" in text
 
 
 def test_declines_that_do_not_count_never_fail_the_job(tmp_path: Path) -> None:
