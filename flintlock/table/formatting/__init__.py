@@ -10,3 +10,7 @@ functions tested against PyFlink's real output (tests/table/oracle/):
 May import ``flintlock.common`` and ``flintlock.table``'s ``types``, ``schema`` and
 ``resolved_schema``; nothing here does I/O.
 """
+
+from flintlock.table.formatting.print_connector import print_connector_line
+
+__all__ = ["print_connector_line"]

@@ -10,17 +10,17 @@ tests/table/fixtures/tableau.txt):
   column, a space, the text right-aligned to the width, a space and ``|``. Names are
   right-aligned too. Widths count display cells: East Asian wide and full-width characters
   take two.
-* **Streaming mode** (``in_streaming_mode``): a first column ``op`` holds each row's kind
-  (``+I``, ``-U``, ``+U``, ``-D``), and widths come from the types, not the values, so rows can
-  be printed as they arrive: TINYINT 4, SMALLINT 6, INT 11, BIGINT 20 (digits and a sign),
+* A query result's widths come from the column types, not the values (in both modes, so rows
+  can be printed as they arrive): TINYINT 4, SMALLINT 6, INT 11, BIGINT 20 (digits and a sign),
   DECIMAL(p, s) p + 2, BOOLEAN 5, DATE 10, TIME(p) 8 or p + 9, TIMESTAMP(p) and
   TIMESTAMP_LTZ(p) 19 (p = 0), 23 (p ≤ 3), 26 (p ≤ 6) or 29, every other type
   ``table.display.max-column-width`` (30); then at least 6 (``<NULL>``) and at least the
   name's width. A value wider than its column is cut to width - 3 cells and ``...`` appended.
-* **Batch mode**: no ``op`` column; each width is the widest of the name and the values
-  (all rows are known before printing), capped at the maximum column width.
+* **Streaming mode** (``in_streaming_mode``) adds a first column ``op`` holding each row's kind
+  (``+I``, ``-U``, ``+U``, ``-D``); **batch mode** has no ``op`` column.
 * NULL prints as ``<NULL>``; values are formatted by ``java_values.tableau_value``.
-* DESCRIBE, SHOW and a DDL's ``OK`` print in the batch layout (whatever the mode); DESCRIBE
+* DESCRIBE, SHOW and a DDL's ``OK`` print in another layout, whatever the mode: no ``op``
+  column, each width the widest of the name and the values (``render_cells``); DESCRIBE
   prints NULL as an empty cell and has no width cap.
 
 Pure functions and a small stateless helper for printing rows as they arrive; no I/O.
@@ -131,36 +131,44 @@ def _kind(row: Any) -> str:
     return row.get_row_kind().short_string() if hasattr(row, "get_row_kind") else "+I"
 
 
-class StreamingTableau:
-    """Streaming mode's layout, line by line, so rows print as they arrive: ``header()`` once
-    the first row is there, ``row(r)`` per row, then ``footer(n)`` (or only ``Empty set``)."""
+class TypedTableau:
+    """A query result's layout, line by line, so rows print as they arrive: ``header()`` once
+    the first row is there, ``row(r)`` per row, then ``footer(n)`` (or only ``Empty set``).
+    ``row_kind`` adds the ``op`` column (streaming mode)."""
 
     def __init__(self, names: Sequence[str], types: Sequence[DataType],
-                 zone: datetime.tzinfo = UTC,
+                 zone: datetime.tzinfo = UTC, row_kind: bool = True,
                  max_column_width: int = DEFAULT_MAX_COLUMN_WIDTH) -> None:
         self.names = list(names)
         self.types = list(types)
         self.zone = zone
+        self.row_kind = row_kind
         widths = [max(type_width(kind, max_column_width), len(NULL_TEXT), display_width(name))
                   for name, kind in zip(names, types, strict=True)]
-        self.widths = [len(ROW_KIND_COLUMN), *widths]
+        self.widths = [len(ROW_KIND_COLUMN), *widths] if row_kind else widths
 
     def header(self) -> list[str]:
         rule = border(self.widths)
-        return [rule, line([ROW_KIND_COLUMN, *self.names], self.widths), rule]
+        names = [ROW_KIND_COLUMN, *self.names] if self.row_kind else self.names
+        return [rule, line(names, self.widths), rule]
 
     def row(self, row: Any) -> str:
-        return line([_kind(row), *row_cells(row, self.types, self.zone)], self.widths)
+        cells = row_cells(row, self.types, self.zone)
+        return line([_kind(row), *cells] if self.row_kind else cells, self.widths)
 
     def footer(self, count: int) -> list[str]:
         return [border(self.widths), footer(count)]
 
 
-def render_streaming(names: Sequence[str], types: Sequence[DataType], rows: Iterable[Any],
-                     zone: datetime.tzinfo = UTC,
-                     max_column_width: int = DEFAULT_MAX_COLUMN_WIDTH) -> str:
-    """The whole text streaming mode prints for ``rows`` (each line ends with a newline)."""
-    table = StreamingTableau(names, types, zone, max_column_width)
+StreamingTableau = TypedTableau
+
+
+def render(names: Sequence[str], types: Sequence[DataType], rows: Iterable[Any],
+           streaming: bool, zone: datetime.tzinfo = UTC,
+           max_column_width: int = DEFAULT_MAX_COLUMN_WIDTH) -> str:
+    """``TableResult.print()``'s text for a query result in the given mode (each line ends
+    with a newline)."""
+    table = TypedTableau(names, types, zone, streaming, max_column_width)
     lines: list[str] = []
     count = 0
     for row in rows:
@@ -172,9 +180,17 @@ def render_streaming(names: Sequence[str], types: Sequence[DataType], rows: Iter
     return "".join(text + "\n" for text in lines)
 
 
+def render_batch(names: Sequence[str], types: Sequence[DataType], rows: Iterable[Any],
+                 zone: datetime.tzinfo = UTC,
+                 max_column_width: int = DEFAULT_MAX_COLUMN_WIDTH) -> str:
+    """Batch mode's text for a query result: typed widths, no ``op`` column."""
+    return render(names, types, rows, False, zone, max_column_width)
+
+
 def render_cells(names: Sequence[str], cell_rows: Sequence[Sequence[str]],
                  max_column_width: int | None = DEFAULT_MAX_COLUMN_WIDTH) -> str:
-    """The batch layout for rows already turned into texts (widths from the contents)."""
+    """The layout of DESCRIBE, SHOW and OK for rows already turned into texts: no ``op``
+    column, widths from the contents, capped at ``max_column_width`` unless it is None."""
     if not cell_rows:
         return EMPTY_SET + "\n"
     widths = [display_width(name) for name in names]
@@ -188,23 +204,6 @@ def render_cells(names: Sequence[str], cell_rows: Sequence[Sequence[str]],
     lines += [line(cells, widths) for cells in cell_rows]
     lines += [rule, footer(len(cell_rows))]
     return "".join(text + "\n" for text in lines)
-
-
-def render_batch(names: Sequence[str], types: Sequence[DataType], rows: Iterable[Any],
-                 zone: datetime.tzinfo = UTC,
-                 max_column_width: int | None = DEFAULT_MAX_COLUMN_WIDTH) -> str:
-    """The whole text batch mode prints for ``rows``."""
-    cells = [row_cells(row, types, zone) for row in rows]
-    return render_cells(names, cells, max_column_width)
-
-
-def render(names: Sequence[str], types: Sequence[DataType], rows: Iterable[Any],
-           streaming: bool, zone: datetime.tzinfo = UTC,
-           max_column_width: int = DEFAULT_MAX_COLUMN_WIDTH) -> str:
-    """``TableResult.print()``'s text for a query result in the given mode."""
-    if streaming:
-        return render_streaming(names, types, rows, zone, max_column_width)
-    return render_batch(names, types, rows, zone, max_column_width)
 
 
 def render_ok() -> str:
