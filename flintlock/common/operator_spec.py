@@ -233,6 +233,9 @@ class WindowSpec:
     late_output_tag: str | None = None
     keep_last: int | None = None
     """Keep only the last n elements of a window before it fires (sliding count windows)."""
+    evictor: Any = None
+    """An ``Evictor`` (``flintlock.common.evictors``): the window keeps its elements with
+    their timestamps, and the evictor removes some before and/or after the function."""
 
     def __post_init__(self) -> None:
         if (self.reduce_function is not None) and (self.aggregate_function is not None):
@@ -246,7 +249,7 @@ class WindowSpec:
     @property
     def incremental(self) -> bool:
         """Whether the window keeps an accumulator instead of its elements."""
-        return self.keep_last is None and (
+        return self.keep_last is None and self.evictor is None and (
             self.reduce_function is not None or self.aggregate_function is not None)
 
 

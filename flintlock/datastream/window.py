@@ -1,10 +1,21 @@
-"""PyFlink's ``pyflink.datastream.window``: windows, window assigners and triggers.
+"""PyFlink's ``pyflink.datastream.window``: windows, window assigners and triggers, and the
+evictors (Java Flink's; PyFlink 2.3 has none).
 
-The classes are defined in ``flintlock.common.windowing`` (the runtime calls them too and never
-imports the user API); this module gives them their PyFlink import path. Names only: this
+The classes are defined in ``flintlock.common.windowing`` and ``flintlock.common.evictors``
+(the runtime calls them too and never imports the user API); this module gives them their
+PyFlink import path. Names only: this
 module holds no state.
 """
 
+from flintlock.common.evictors import (
+    CountEvictor,
+    DeltaEvictor,
+    DeltaFunction,
+    Evictor,
+    EvictorContext,
+    TimeEvictor,
+    TimestampedValue,
+)
 from flintlock.common.windowing import (
     ContinuousEventTimeTrigger,
     ContinuousProcessingTimeTrigger,
@@ -41,15 +52,20 @@ from flintlock.common.windowing import (
 __all__ = [
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
+    "CountEvictor",
     "CountSlidingWindowAssigner",
     "CountTrigger",
     "CountTumblingWindowAssigner",
     "CountWindow",
     "CountWindowSerializer",
+    "DeltaEvictor",
+    "DeltaFunction",
     "DynamicEventTimeSessionWindows",
     "DynamicProcessingTimeSessionWindows",
     "EventTimeSessionWindows",
     "EventTimeTrigger",
+    "Evictor",
+    "EvictorContext",
     "GlobalWindow",
     "GlobalWindowSerializer",
     "GlobalWindows",
@@ -61,8 +77,10 @@ __all__ = [
     "SessionWindowTimeGapExtractor",
     "SlidingEventTimeWindows",
     "SlidingProcessingTimeWindows",
+    "TimeEvictor",
     "TimeWindow",
     "TimeWindowSerializer",
+    "TimestampedValue",
     "Trigger",
     "TriggerResult",
     "TumblingEventTimeWindows",

@@ -3,7 +3,7 @@
 ``KeyedStream.window(assigner)`` / ``count_window(size, slide)`` give a ``WindowedStream``;
 ``DataStream.window_all(assigner)`` / ``count_window_all(size, slide)`` an
 ``AllWindowedStream``, which is a windowed stream keyed by one constant key and run at
-parallelism 1 (as PyFlink builds it). Settings (``trigger``, ``allowed_lateness``,
+parallelism 1 (as PyFlink builds it). Settings (``trigger``, ``evictor``, ``allowed_lateness``,
 ``side_output_late_data``) return the same stream; a function (``reduce``, ``aggregate``,
 ``apply``, ``process``) adds one window operator (``OperatorKind.WINDOW`` with a
 ``WindowSpec``) and returns its output stream, on which ``get_side_output`` reads the late
@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from flintlock.common.evictors import Evictor
 from flintlock.common.operator_spec import (
     OperatorKind,
     OperatorSpec,
@@ -62,6 +63,17 @@ class WindowedStream:
         if not isinstance(trigger, Trigger):
             raise TypeError(f"trigger() takes a Trigger, got {trigger!r}")
         self._window = replace(self._window, trigger=trigger)
+        return self
+
+    def evictor(self, evictor: Evictor[Any, Any]) -> WindowedStream:
+        """Evicts elements of a firing window before and/or after the window function
+        (``CountEvictor``, ``TimeEvictor``, ``DeltaEvictor`` or a custom ``Evictor``; see
+        ``flintlock.common.evictors``). The window then keeps its elements instead of an
+        accumulator, as in Flink."""
+        if not isinstance(evictor, Evictor):
+            raise TypeError(f"evictor() takes an Evictor (e.g. CountEvictor.of(3)), "
+                            f"got {evictor!r}")
+        self._window = replace(self._window, evictor=evictor)
         return self
 
     def allowed_lateness(self, time_ms: int) -> WindowedStream:

@@ -7,7 +7,10 @@ Two shapes, chosen once per operator:
   (``ACCUMULATORS``: window → accumulator), folded as elements arrive;
 - otherwise the elements themselves, appended in O(1) as ``(window, sequence)`` entries
   (``ELEMENTS``) with the window's sequence bounds (``BOUNDS``), so a count evictor can keep
-  only the last n elements without rewriting the rest.
+  only the last n elements without rewriting the rest. With an ``Evictor`` each entry is
+  ``(value, timestamp)`` (``timestamped``; the smallest long when the record had none, as
+  Flink's sources stamp such records): the evictor sees the timestamps, and what it leaves is
+  written back with ``replace``.
 
 All of it is keyed state of the operator's backend (map states keyed by window): snapshotted,
 restored and rescaled by key group. The state names are part of the savepoint format.
@@ -20,6 +23,7 @@ from typing import Any
 
 from flintlock.common.operator_spec import WindowSpec
 from flintlock.common.state import MapStateDescriptor
+from flintlock.runtime.network.event_time import NO_TIMESTAMP
 
 ACCUMULATORS = MapStateDescriptor("_flintlock_window_accumulators", None, None)
 ELEMENTS = MapStateDescriptor("_flintlock_window_elements", None, None)
@@ -37,13 +41,18 @@ class WindowContents:
         self._reduce = getattr(spec.reduce_function, "reduce", spec.reduce_function)
         self._aggregate = spec.aggregate_function
         self._keep_last = spec.keep_last
+        self.timestamped = spec.evictor is not None
 
-    def add(self, window: Any, value: Any) -> None:
+    def add(self, window: Any, value: Any, timestamp: int = NO_TIMESTAMP) -> None:
+        """``value`` into ``window``; its ``timestamp`` is kept when ``timestamped``."""
         if self.incremental:
             self.accumulators.put(window, self.accumulate(self.accumulators.get(window), value))
             return
+        self._append(window, (value, timestamp) if self.timestamped else value)
+
+    def _append(self, window: Any, entry: Any) -> None:
         first, following = self._bounds.get(window) or (0, 0)
-        self._elements.put((window, following), value)
+        self._elements.put((window, following), entry)
         self._bounds.put(window, (first, following + 1))
 
     def accumulate(self, accumulator: Any, value: Any) -> Any:
@@ -67,11 +76,39 @@ class WindowContents:
                 else accumulator)
 
     def values(self, window: Any) -> list[Any]:
+        """The window's entries, oldest first (``(value, timestamp)`` pairs when
+        ``timestamped``)."""
         bounds = self._bounds.get(window)
         if bounds is None:
             return []
         get = self._elements.get
         return [get((window, sequence)) for sequence in range(*bounds)]
+
+    def evicting_contents(self, window: Any) -> list[Any]:
+        """The ``(value, timestamp)`` entries an evictor gets, after the count eviction of
+        sliding count windows (``keep_last``)."""
+        self._evict(window)
+        return self.values(window)
+
+    def replace(self, window: Any, entries: list[Any]) -> None:
+        """The window holds ``entries`` from now on (what an evictor left)."""
+        self.clear(window)
+        for entry in entries:
+            self._append(window, entry)
+
+    def fold(self, values: list[Any]) -> list[Any]:
+        """What the window function gets for ``values`` fired together: the values; or, with
+        a reduce or aggregate function, its one result (nothing for a reduce over no
+        values; an aggregate's result of an empty accumulator, as Flink's)."""
+        if self._reduce is None and self._aggregate is None:
+            return values
+        if not values and self._aggregate is None:
+            return []
+        accumulator = self._aggregate.create_accumulator() if (
+            self._aggregate is not None) else None
+        for value in values:
+            accumulator = self.accumulate(accumulator, value)
+        return [self._result(accumulator)]
 
     def for_firing(self, window: Any) -> list[Any] | None:
         """What the window function gets when ``window`` fires (evicting first, as Flink's
@@ -81,14 +118,7 @@ class WindowContents:
             return None if accumulator is None else [self._result(accumulator)]
         self._evict(window)
         contents = self.values(window)
-        if not contents:
-            return None
-        if self._reduce is None and self._aggregate is None:
-            return contents
-        accumulator = None
-        for value in contents:
-            accumulator = self.accumulate(accumulator, value)
-        return [self._result(accumulator)]
+        return self.fold(contents) if contents else None
 
     def _evict(self, window: Any) -> None:
         """Keeps the last ``keep_last`` elements (Flink's count evictor)."""
@@ -119,6 +149,6 @@ class WindowContents:
                 self.accumulators.put(target, self._combine(self.accumulators.get(target), moved))
                 self.accumulators.remove(source)
             return
-        for value in self.values(source):
-            self.add(target, value)
+        for entry in self.values(source):
+            self._append(target, entry)
         self.clear(source)

@@ -1,7 +1,7 @@
 """What the window operator hands to user code: the trigger's context (its timers go to the
 operator's ``InternalTimerService``, namespaced by window), the assigner's context, the
-context of a ``ProcessWindowFunction`` and its window-scoped state, and the callback a merging
-assigner reports merges to.
+context of a ``ProcessWindowFunction`` and its window-scoped state, the evictor's context,
+and the callback a merging assigner reports merges to.
 
 These implement PyFlink's interfaces by duck typing (``Trigger.TriggerContext``,
 ``OnMergeContext``, ``ProcessWindowFunction.Context``). Each is a view of the current key (the
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from flintlock.common import evictors
 from flintlock.common.state import StateDescriptor
 from flintlock.common.windowing import MergingWindowAssigner, OnMergeContext
 from flintlock.runtime.tasks.contexts import RuntimeContextImpl
@@ -44,6 +45,21 @@ class AssignerContext:
 
     def get_runtime_context(self) -> RuntimeContextImpl:
         return RuntimeContextImpl(self._context)
+
+
+class EvictorContext(evictors.EvictorContext):
+    """``Evictor.EvictorContext``: the operator's clocks."""
+
+    __slots__ = ("_timers",)
+
+    def __init__(self, timers: InternalTimerService) -> None:
+        self._timers = timers
+
+    def get_current_processing_time(self) -> int:
+        return self._timers.current_processing_time()
+
+    def get_current_watermark(self) -> int:
+        return self._timers.watermark
 
 
 class TriggerContext(OnMergeContext):

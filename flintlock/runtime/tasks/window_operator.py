@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from flintlock.common.evictors import Evictor, TimestampedValue
 from flintlock.common.operator_spec import OperatorSpec, WindowFunctionKind, WindowSpec
 from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import MapStateDescriptor
@@ -51,6 +52,7 @@ from flintlock.runtime.tasks.timer_service import WINDOW_TIMERS, InternalTimerSe
 from flintlock.runtime.tasks.window_contents import WindowContents
 from flintlock.runtime.tasks.window_contexts import (
     AssignerContext,
+    EvictorContext,
     MergeCollector,
     ProcessWindowContext,
     TriggerContext,
@@ -79,6 +81,7 @@ class WindowOperator(FunctionOperator):
         self._merging = isinstance(window.assigner, MergingWindowAssigner)
         self._event_time = bool(window.assigner.is_event_time())
         self._lateness = window.allowed_lateness_ms
+        self._evictor: Evictor[Any, Any] | None = window.evictor
         self._grouping = (type(trigger) is EventTimeTrigger and window.incremental
                           and type(window.assigner) in (TumblingEventTimeWindows,
                                                         SlidingEventTimeWindows))
@@ -101,6 +104,7 @@ class WindowOperator(FunctionOperator):
             bundle_time_ms=self.context.environment.bundle_time_ms)
         self._trigger_context = TriggerContext(self._timers, self._states)
         self._assigner_context = AssignerContext(self.context)
+        self._evictor_context = EvictorContext(self._timers)
         self._out = TimestampedBatch()
         self._side: dict[str, TimestampedBatch] = {}
         runtime_context = RuntimeContextImpl(self.context)
@@ -144,7 +148,7 @@ class WindowOperator(FunctionOperator):
                     self._sessions.remove(window)
                 continue
             placed = True
-            self._contents.add(window, value)
+            self._contents.add(window, value, timestamp)
             result = self._trigger.on_element(value, timestamp, window,
                                               self._trigger_context.at(window))
             self._act(result, window, key)
@@ -226,10 +230,29 @@ class WindowOperator(FunctionOperator):
             self._contents.clear(window)
 
     def _emit(self, window: Any, key: Any) -> None:
+        if self._evictor is not None:
+            self._emit_evicting(window, key, self._evictor)
+            return
         contents = self._contents.for_firing(window)
         if contents is not None:
             produced = self._call_window_function(window, key, contents)
             self._collect(produced, window.max_timestamp())
+
+    def _emit_evicting(self, window: Any, key: Any, evictor: Evictor[Any, Any]) -> None:
+        """Flink's ``EvictingWindowOperator``: evict before, call the function with what is
+        left, evict after, keep what is left (a window that holds nothing does not fire)."""
+        entries = self._contents.evicting_contents(window)
+        if not entries:
+            return
+        elements = [TimestampedValue(value, timestamp) for value, timestamp in entries]
+        evictor.evict_before(elements, len(elements), window, self._evictor_context)
+        contents = self._contents.fold([element.get_value() for element in elements])
+        if contents or self.window.reduce_function is None:
+            produced = self._call_window_function(window, key, contents)
+            self._collect(produced, window.max_timestamp())
+        evictor.evict_after(elements, len(elements), window, self._evictor_context)
+        self._contents.replace(window, [(element.get_value(), element.get_timestamp())
+                                        for element in elements])
 
     def _call_window_function(self, window: Any, key: Any, contents: list[Any]
                               ) -> Iterable[Any] | None:
