@@ -404,6 +404,17 @@ def compile_values(expressions: Sequence[Rex], name: str = "_values") -> Compile
     return _finish(name, "row", block)
 
 
+def compile_join_condition(condition: Rex, name: str = "_join_condition") -> CompiledFunction:
+    """``(left values, right values) -> bool`` for a condition over the left fields followed
+    by the right fields (a join's residual condition)."""
+    block = _Block()
+    emitter = _Emitter(block)
+    block.add("r = (*left, *right)")
+    value = emitter.value(condition)
+    block.add(f"return {value} is True")
+    return _finish(name, "left, right", block)
+
+
 def compile_key(indexes: Sequence[int], name: str = "_key") -> CompiledFunction:
     """``row -> key``: one field's value, or a tuple of several (the grouping key)."""
     if len(indexes) == 1:

@@ -533,7 +533,16 @@ def interval_millis(value: str, unit: str) -> int:
     return int(decimal.Decimal(value.strip()) * units[unit])
 
 
+def _if(resolver: ExpressionResolver, operands: list[exp.Expression]) -> Rex:
+    if len(operands) != 3:
+        raise ValidationError("Invalid number of arguments to function 'IF'. Was expecting 3 "
+                              f"arguments, got {len(operands)}")
+    return resolver.case([resolver.resolve(operands[0])], [resolver.resolve(operands[1])],
+                         resolver.resolve(operands[2]))
+
+
 _SPECIAL_FUNCTIONS: dict[str, Callable[[ExpressionResolver, list[exp.Expression]], Rex]] = {
+    "IF": _if,
     "JSON_VALUE": ExpressionResolver._json_value,
     "EXTRACT": ExpressionResolver._extract,
     "TIMESTAMPADD": ExpressionResolver._timestampadd,

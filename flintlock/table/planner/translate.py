@@ -16,8 +16,17 @@ from collections.abc import Callable
 from typing import Any
 
 from flintlock.common.types import Row, RowKind, row_of
-from flintlock.datastream import changelog as cl
-from flintlock.datastream.changelog import aggregates, aggregates_retract, group_agg
+from flintlock.datastream.changelog import (
+    aggregates,
+    aggregates_retract,
+    deduplicate,
+    group_agg,
+    join,
+)
+from flintlock.datastream.changelog.rows import key_selector
+from flintlock.datastream.changelog.sort_keys import SortKeySelector
+from flintlock.datastream.changelog.topn_append import AppendOnlyTopNFunction
+from flintlock.datastream.changelog.topn_retract import RetractableTopNFunction
 from flintlock.datastream.data_stream import DataStream
 from flintlock.datastream.functions import (
     FilterFunction,
@@ -29,7 +38,7 @@ from flintlock.table import types as t
 from flintlock.table.codegen.compiler import (
     CompiledFunction,
     compile_calc,
-    compile_key,
+    compile_join_condition,
     compile_predicate,
     compile_projection,
     compile_values,
@@ -38,7 +47,7 @@ from flintlock.table.errors import UnsupportedFeatureError
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.changelog import ChangelogKind, mode
-from flintlock.table.plan.rex import InputRef, shift
+from flintlock.table.plan.rex import InputRef
 
 
 class _UserFunctions:
@@ -174,14 +183,13 @@ class Translator:
 
     def _t_Scan(self, node: n.Scan) -> DataStream:
         stream = self.connectors.source(self.env, node.table, self)
-        if node.table.computed:
-            physical = len(node.table.physical)
-            projections = [InputRef(f.type, i) for i, f in enumerate(node.table.physical)]
-            projections += [rex for _, rex in node.table.computed]
-            order = [node.names.index(name) for name in node.names]
-            del order, physical
-            stream = stream.map(CompiledMap(compile_projection(projections, "_computed")))
-        return stream
+        physical = [f.name for f in node.table.physical]
+        if node.names == physical:
+            return stream
+        computed = dict(node.table.computed)
+        projections = [InputRef(f.type, physical.index(f.name)) if f.name in physical
+                       else computed[f.name] for f in node.fields]
+        return stream.map(CompiledMap(compile_projection(projections, "_computed")))
 
     # -- stateless ----------------------------------------------------------------------------
 
@@ -220,69 +228,67 @@ class Translator:
             arguments=call.args, distinct=call.distinct,
             argument_count=len(call.args)) for call in node.calls]
         function = group_agg.GroupAggFunction(node.group, calls, True, self.state_retention_ms)
-        keyed = stream.key_by(compile_key(node.group) if node.group else _global_key)
-        return keyed.process(function)
+        return stream.key_by(function.key_selector()).process(function)
 
     def _t_Join(self, node: n.Join) -> DataStream:
+        if node.kind in (n.JoinKind.SEMI, n.JoinKind.ANTI):
+            raise UnsupportedFeatureError("semi and anti joins (IN / EXISTS subqueries)")
         left = self.stream(node.left)
         right = self.stream(node.right)
         condition = None
         if node.condition is not None:
-            condition = compile_predicate(node.condition, "_join_condition")
-        function = cl.join_function(
-            node.kind.value, len(node.left.fields), len(node.right.fields), condition,
-            left_insert_only=mode(node.left) is ChangelogKind.INSERT_ONLY,
-            right_insert_only=mode(node.right) is ChangelogKind.INSERT_ONLY,
+            condition = compile_join_condition(node.condition)
+        function = join.StreamingJoinFunction(
+            join.JoinType[node.kind.value], len(node.left.fields), len(node.right.fields),
+            node.left_keys, node.right_keys, condition,
             state_retention_ms=self.state_retention_ms)
-        left_key = compile_key(node.left_keys) if node.left_keys else _global_key
-        right_key = compile_key(node.right_keys) if node.right_keys else _global_key
-        return left.connect(right).key_by(left_key, right_key).process(function)
+        connected = left.connect(right).key_by(function.left_key_selector(),
+                                               function.right_key_selector())
+        return connected.process(function)
+
+    def _top_n(self, stream: DataStream, partition: tuple[int, ...],
+               order: tuple[n.SortKey, ...], rank_start: int, rank_end: int,
+               output_number: bool, insert_only: bool) -> DataStream:
+        sort_key = SortKeySelector([k.index for k in order], [k.ascending for k in order],
+                                   [k.effective_nulls_first() for k in order])
+        kind = AppendOnlyTopNFunction if insert_only else RetractableTopNFunction
+        function = kind(partition, sort_key, rank_end, rank_start, output_number)
+        return stream.key_by(function.key_selector()).process(function)
 
     def _t_Rank(self, node: n.Rank) -> DataStream:
-        stream = self.stream(node.input)
-        function = cl.rank_function(
-            partition=node.partition, order=[(k.index, k.ascending, k.effective_nulls_first())
-                                             for k in node.order],
-            limit=node.limit, output_number=node.output_number,
-            insert_only=mode(node.input) is ChangelogKind.INSERT_ONLY)
-        keyed = stream.key_by(compile_key(node.partition) if node.partition else _global_key)
-        return keyed.process(function)
+        return self._top_n(self.stream(node.input), node.partition, node.order, 1, node.limit,
+                           node.output_number, mode(node.input) is ChangelogKind.INSERT_ONLY)
 
     def _t_Deduplicate(self, node: n.Deduplicate) -> DataStream:
         stream = self.stream(node.input)
-        function = cl.deduplicate_function(keep_last=node.keep_last)
-        return stream.key_by(compile_key(node.partition)).process(function)
+        function: Any = (deduplicate.KeepLastRowFunction() if node.keep_last else
+                         deduplicate.KeepFirstRowFunction(self.state_retention_ms))
+        return stream.key_by(key_selector(node.partition)).process(function)
 
     def _t_Limit(self, node: n.Limit) -> DataStream:
-        stream = self.stream(node.input)
-        fetch = node.fetch if node.fetch is not None else (1 << 62)
-        if mode(node.input) is ChangelogKind.INSERT_ONLY:
-            return stream.key_by(_global_key).process(cl.first_n_function(node.offset, fetch))
-        function = cl.rank_function(partition=(), order=[], limit=node.offset + fetch,
-                                    output_number=False, insert_only=False,
-                                    offset=node.offset)
-        return stream.key_by(_global_key).process(function)
+        if node.fetch == 0:
+            return self.stream(node.input).filter(_never)
+        end = node.offset + node.fetch if node.fetch is not None else _UNBOUNDED
+        return self._top_n(self.stream(node.input), (), (), node.offset + 1, end, False,
+                           mode(node.input) is ChangelogKind.INSERT_ONLY)
 
     def _t_Sort(self, node: n.Sort) -> DataStream:
-        stream = self.stream(node.input)
-        limit = node.offset + node.fetch if node.fetch is not None else None
-        if self.streaming and limit is None:
+        if node.fetch is None and self.streaming:
             raise UnsupportedFeatureError(
                 "ORDER BY without LIMIT in streaming mode (Flink sorts an unbounded table "
                 "only on a time attribute)")
-        function = cl.rank_function(
-            partition=(), order=[(k.index, k.ascending, k.effective_nulls_first())
-                                 for k in node.order],
-            limit=limit if limit is not None else (1 << 62), output_number=False,
-            insert_only=mode(node.input) is ChangelogKind.INSERT_ONLY, offset=node.offset)
-        return stream.key_by(_global_key).process(function)
+        end = node.offset + node.fetch if node.fetch is not None else _UNBOUNDED
+        if end == node.offset:
+            return self.stream(node.input).filter(_never)
+        return self._top_n(self.stream(node.input), (), node.order, node.offset + 1, end, False,
+                           mode(node.input) is ChangelogKind.INSERT_ONLY)
 
     def _t_Sink(self, node: n.Sink) -> Any:
         return self.connectors.sink(self.stream(node.input), node.table, node.input, self)
 
 
-def _global_key(row: Any) -> int:
-    return 0
+_UNBOUNDED = 1 << 62
+"""The rank end of an OFFSET without FETCH."""
 
 
 def _never(value: Any) -> bool:
@@ -331,4 +337,4 @@ def _integer_bits(data_type: t.DataType | None) -> int | None:
     return bits.get(type(data_type)) if data_type is not None else None
 
 
-__all__ = ["Translator", "shift"]
+__all__ = ["Translator"]
