@@ -19,13 +19,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flintlock.common.types import Row
 from flintlock.datastream.changelog.aggregates import Inline
 from flintlock.datastream.changelog.rows import (
     DELETE,
     INSERT,
+    ROW_NEW,
+    SET_FIELDS,
+    SET_KIND,
+    SET_VALUES,
     UPDATE_AFTER,
     UPDATE_BEFORE,
-    new_row,
 )
 
 _GENERIC = Inline(("{f}.create_accumulator()",), "{f}.accumulate({a0}, {args})",
@@ -105,6 +109,12 @@ def _distinct(exprs: Sequence[str], seen: str, t: str, accumulate: str,
     return acc, ret
 
 
+def _emit(name: str, values: str, kind: str) -> str:
+    """Statements building the output row ``name`` (``rows.new_row`` inlined)."""
+    return (f"{name} = ROW_NEW(Row)\nSET_VALUES({name}, {values})\nSET_FIELDS({name}, None)\n"
+            f"SET_KIND({name}, {kind})\n")
+
+
 def _source(spec: StepSpec, codes: list[_CallCode]) -> str:
     keys = [f"V[{g}]" for g in spec.grouping]
     slots = ", ".join(["1", *(s for c in codes for s in c.slots)])
@@ -116,8 +126,9 @@ def _source(spec: StepSpec, codes: list[_CallCode]) -> str:
     n_row = "[" + ", ".join(keys + [f"n{i}" for i in range(len(codes))]) + "]"
     first_row = "[" + ", ".join(keys + [c.value for c in codes]) + "]"
     same = " and ".join(f"n{i} == p{i}" for i in range(len(codes))) or "True"
-    changed = (f"return (new_row({p_row}, UPDATE_BEFORE), new_row({n_row}, UPDATE_AFTER))"
-               if spec.generate_update_before else f"return (new_row({n_row}, UPDATE_AFTER),)")
+    changed = (_emit("o1", p_row, "UPDATE_BEFORE") + _emit("o2", n_row, "UPDATE_AFTER")
+               + "return (o1, o2)" if spec.generate_update_before
+               else _emit("o2", n_row, "UPDATE_AFTER") + "return (o2,)")
     unchanged = f"if {same}:\n    return None\n" if spec.suppress_unchanged else ""
     return (
         "def process_element(row, ctx):\n"
@@ -127,13 +138,13 @@ def _source(spec: StepSpec, codes: list[_CallCode]) -> str:
         f"            accs = [{slots}]\n"
         + _indent(acc_block, 12) + "\n"
         "            S.update(accs)\n"
-        f"            return (new_row({first_row}, INSERT),)\n"
+        + _indent(_emit("o1", first_row, "INSERT"), 12) + "            return (o1,)\n"
         + _indent(prev, 8) + "        accs[0] += 1\n" + _indent(acc_block, 8) + "\n"
         "    else:\n"
         "        if accs is None:\n            return None\n"
         + _indent(prev, 8) + "        accs[0] -= 1\n"
         "        if accs[0] == 0:\n            S.clear()\n"
-        f"            return (new_row({p_row}, DELETE),)\n"
+        + _indent(_emit("o1", p_row, "DELETE"), 12) + "            return (o1,)\n"
         + _indent(ret_block, 8) + "\n"
         "    S.update(accs)\n" + _indent(new + unchanged + changed, 4) + "\n")
 
@@ -148,8 +159,9 @@ def compile_group_step(spec: StepSpec, state: Any) -> Callable[[Any, Any], Any]:
         base += len(code.slots)
     source = _source(spec, codes)
     namespace: dict[str, Any] = {
-        "S": state, "new_row": new_row, "INSERT": INSERT, "UPDATE_BEFORE": UPDATE_BEFORE,
-        "UPDATE_AFTER": UPDATE_AFTER, "DELETE": DELETE,
+        "S": state, "Row": Row, "ROW_NEW": ROW_NEW, "SET_VALUES": SET_VALUES,
+        "SET_FIELDS": SET_FIELDS, "SET_KIND": SET_KIND, "INSERT": INSERT,
+        "UPDATE_BEFORE": UPDATE_BEFORE, "UPDATE_AFTER": UPDATE_AFTER, "DELETE": DELETE,
     }
     for index, call in enumerate(spec.calls):
         namespace[f"F{index}"] = call.function

@@ -26,16 +26,21 @@ UPDATE_BEFORE = RowKind.UPDATE_BEFORE
 UPDATE_AFTER = RowKind.UPDATE_AFTER
 DELETE = RowKind.DELETE
 
-_new = Row.__new__
-_set = object.__setattr__
+# Row's slot descriptors: setting a slot through them costs less than half of
+# ``object.__setattr__`` (measured), and a changelog operator builds one row per output.
+_SLOTS: dict[str, Any] = dict(vars(Row))
+ROW_NEW = Row.__new__
+SET_VALUES: Callable[[Row, list[Any]], None] = _SLOTS["_values"].__set__
+SET_FIELDS: Callable[[Row, Any], None] = _SLOTS["_fields"].__set__
+SET_KIND: Callable[[Row, RowKind], None] = _SLOTS["_row_kind"].__set__
 
 
 def new_row(values: list[Any], kind: RowKind) -> Row:
     """A positional row of ``values`` (used as is, not copied) with ``kind``."""
-    row = _new(Row)
-    _set(row, "_values", values)
-    _set(row, "_fields", None)
-    _set(row, "_row_kind", kind)
+    row = ROW_NEW(Row)
+    SET_VALUES(row, values)
+    SET_FIELDS(row, None)
+    SET_KIND(row, kind)
     return row
 
 
