@@ -114,11 +114,15 @@ def trigger_savepoint(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def stop_job(args: argparse.Namespace, out: TextIO) -> int:
-    """``flintlock stop JOB_ID --savepoint [DIR]``: a final savepoint, then the job ends."""
+    """``flintlock stop JOB_ID --savepoint [DIR] [--drain]``: a final, synchronous savepoint
+    (nothing is processed after it), then the job ends."""
     job = resolve_job(args.job_id)
     client = RestClient(job)
     directory = absolute(args.savepoint or None)
-    trigger = client.post(f"/jobs/{job.job_id}/stop", {"targetDirectory": directory})
+    body: dict[str, object] = {"targetDirectory": directory}
+    if getattr(args, "drain", False):
+        body["drain"] = True
+    trigger = client.post(f"/jobs/{job.job_id}/stop", body)
     path = _await_savepoint(client, str(trigger["request-id"]), args.timeout)
     print(f"Savepoint completed. Path: {path}", file=out)
     print(f"Stopped job {job.job_id}.", file=out)

@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     stop.add_argument("--savepoint", nargs="?", const="", default="", metavar="DIR",
                       help="where the final savepoint goes (default: execution.checkpointing."
                            "savepoint-dir of the job)")
+    stop.add_argument("--drain", action="store_true",
+                      help="advance to the end of event time first (MAX_WATERMARK: every "
+                           "window and timer fires into the savepoint)")
     return parser
 
 

@@ -39,7 +39,11 @@ class JobClient(abc.ABC):
     @abc.abstractmethod
     def stop_with_savepoint(self, advance_to_end_of_event_time: bool = False,
                             savepoint_directory: str | None = None) -> Future[str]:
-        """Take a savepoint, then stop the job; the future yields the savepoint's path."""
+        """Stop the job with a synchronous savepoint: the sources stop, the savepoint's
+        barrier is the last element of every stream, and the tasks finish once it completed,
+        so nothing is emitted after it. With ``advance_to_end_of_event_time`` the sources first
+        emit ``MAX_WATERMARK`` (every event-time window and timer fires into the savepoint).
+        The future yields the savepoint's path."""
 
     @abc.abstractmethod
     def trigger_savepoint(self, savepoint_directory: str | None = None) -> Future[str]:

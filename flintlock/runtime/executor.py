@@ -88,7 +88,8 @@ class JobHandle(JobClient):
 
     def stop_with_savepoint(self, advance_to_end_of_event_time: bool = False,
                             savepoint_directory: str | None = None) -> Future[str]:
-        return self.jm.stop_with_savepoint(savepoint_directory)
+        return self.jm.stop_with_savepoint(savepoint_directory,
+                                           drain=advance_to_end_of_event_time)
 
     def trigger_savepoint(self, savepoint_directory: str | None = None) -> Future[str]:
         return self.jm.trigger_savepoint(savepoint_directory)

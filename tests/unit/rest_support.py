@@ -43,7 +43,7 @@ class FakeJob:
         self.futures.append(Future())
         return self.futures[-1]
 
-    def stop_with_savepoint(self, target_dir=None):
+    def stop_with_savepoint(self, target_dir=None, drain=False):
         return self.trigger_savepoint(target_dir, True)
 
 

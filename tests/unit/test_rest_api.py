@@ -58,8 +58,8 @@ class FakeJob:
         self.futures.append(Future())
         return self.futures[-1]
 
-    def stop_with_savepoint(self, target_dir=None):
-        self.calls.append(("stop", target_dir))
+    def stop_with_savepoint(self, target_dir=None, drain=False):
+        self.calls.append(("stop", target_dir) if not drain else ("stop", target_dir, "drain"))
         self.futures.append(Future())
         return self.futures[-1]
 
@@ -238,8 +238,15 @@ def test_stop_takes_a_savepoint_and_stops(job, api):
     assert job.calls[-1] == ("stop", "/sp")
 
 
-def test_stop_with_drain_is_refused(job, api):
+def test_stop_with_drain_stops_draining(job, api):
+    """Refused (400) before issue 29; now passed on to the job."""
     response = api.handle(request("POST", f"/jobs/{JOB_ID}/stop", {"drain": True}))
+    assert (response.status, response.body) == (202, {"request-id": "trigger-0"})
+    assert job.calls[-1] == ("stop", None, "drain")
+
+
+def test_stop_with_a_drain_that_is_no_boolean_is_refused(job, api):
+    response = api.handle(request("POST", f"/jobs/{JOB_ID}/stop", {"drain": "yes"}))
     assert response.status == 400 and "'drain'" in response.body["errors"][0]
     assert not job.futures
 

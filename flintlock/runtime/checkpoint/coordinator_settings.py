@@ -73,8 +73,9 @@ class CoordinatorSettings:
             ),
         )
 
-    def options_for(self, savepoint: bool) -> CheckpointOptions:
-        kind = CheckpointType.SAVEPOINT if savepoint else CheckpointType.CHECKPOINT
+    def options_for(self, kind: CheckpointType) -> CheckpointOptions:
+        """The options of a checkpoint or savepoint of ``kind`` (savepoints always align)."""
+        savepoint = kind.is_savepoint
         if not self.exactly_once:
             return CheckpointOptions(kind, AlignmentType.AT_LEAST_ONCE)
         if savepoint or not self.unaligned:

@@ -19,6 +19,8 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 
+from flintlock.runtime.network.barriers import CheckpointType
+
 DEFAULT_MAX_QUEUED_REQUESTS = 1000
 
 
@@ -37,6 +39,13 @@ class CheckpointRequest:
     request_id: str | None = field(default=None, compare=False)
     target_dir: str | None = field(default=None, compare=False)
     """Savepoints only: where to write it (None: the configured savepoint dir)."""
+    savepoint_type: CheckpointType = field(default=CheckpointType.SAVEPOINT, compare=False)
+    """Savepoints only: SAVEPOINT, or a stop-with-savepoint (SAVEPOINT_SUSPEND, or
+    SAVEPOINT_TERMINATE with drain)."""
+
+    @property
+    def checkpoint_type(self) -> CheckpointType:
+        return self.savepoint_type if self.is_savepoint else CheckpointType.CHECKPOINT
 
     @property
     def is_savepoint(self) -> bool:
@@ -61,9 +70,11 @@ class CheckpointRequestQueue:
         return len(self._heap)
 
     def new_request(
-        self, kind: RequestKind, request_id: str | None = None, target_dir: str | None = None
+        self, kind: RequestKind, request_id: str | None = None, target_dir: str | None = None,
+        savepoint_type: CheckpointType = CheckpointType.SAVEPOINT,
     ) -> CheckpointRequest:
-        return CheckpointRequest(kind, next(self._sequence), request_id, target_dir)
+        return CheckpointRequest(kind, next(self._sequence), request_id, target_dir,
+                                 savepoint_type)
 
     @property
     def has_periodic(self) -> bool:

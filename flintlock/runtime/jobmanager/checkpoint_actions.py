@@ -44,11 +44,11 @@ class CheckpointActions:
     # -- savepoint requests --------------------------------------------------------------
 
     def request_savepoint(self, request_id: str, future: Future[str], target_dir: str | None,
-                          stop: bool) -> None:
+                          stop: bool, drain: bool = False) -> None:
         self._savepoint_requests[request_id] = future
         if stop:
             self._stop_after_savepoint.add(request_id)
-        self.apply(self.coordinator.trigger_savepoint(request_id, target_dir, stop))
+        self.apply(self.coordinator.trigger_savepoint(request_id, target_dir, stop, drain))
 
     def fail_open_requests(self, error: BaseException) -> None:
         for future in self._savepoint_requests.values():

@@ -76,6 +76,10 @@ class _AttemptEnd:
 
 
 REGISTER_REPLY_S = 30.0
+STOP_FINISH_WAIT_S = 60.0
+"""After a stop-with-savepoint completed, how long the tasks may take to finish by themselves
+before the attempt is ended anyway (they have nothing left to process: normally
+milliseconds)."""
 """How long a registering TaskManager's RPC thread waits for the JobManager thread."""
 
 
@@ -103,6 +107,7 @@ class JobManager:
         self._attempt_number = -1
         self._cancel_requested = False
         self._stop_requested = False
+        self._stop_deadline = 0.0
         self._checkpointing = configuration.get(cp_options.INTERVAL) > 0
         self._restart = create_restart_strategy(
             configuration, self._checkpointing, clock, self._rng)
@@ -146,16 +151,21 @@ class JobManager:
     def cancel(self) -> None:
         self._loop.enqueue(self._on_cancel_request, "cancel")
 
-    def trigger_savepoint(self, target_dir: str | None = None, stop: bool = False) -> Future[str]:
+    def trigger_savepoint(self, target_dir: str | None = None, stop: bool = False,
+                          drain: bool = False) -> Future[str]:
         future: Future[str] = Future()
         request_id = new_id(self._rng)
         self._loop.enqueue(
-            lambda: self._checkpoints.request_savepoint(request_id, future, target_dir, stop),
+            lambda: self._checkpoints.request_savepoint(request_id, future, target_dir, stop,
+                                                        drain),
             "savepoint")
         return future
 
-    def stop_with_savepoint(self, target_dir: str | None = None) -> Future[str]:
-        return self.trigger_savepoint(target_dir, stop=True)
+    def stop_with_savepoint(self, target_dir: str | None = None,
+                            drain: bool = False) -> Future[str]:
+        """A synchronous savepoint, then the job finishes; ``drain`` first advances every
+        source to the end of event time (Flink's ``--drain``)."""
+        return self.trigger_savepoint(target_dir, stop=True, drain=drain)
 
     def describe(self, timeout_s: float = 10.0) -> JobDescription:
         """A consistent snapshot of the job for the REST endpoint and the CLI (taken on the
@@ -270,8 +280,11 @@ class JobManager:
         self._leadership_lost = self._leadership_lost or error
 
     def _stop(self) -> None:
-        """A stop-with-savepoint's savepoint completed: the attempt ends as finished."""
+        """A stop-with-savepoint's savepoint completed: its tasks finish by themselves (they
+        were notified of the completion and process nothing more); the attempt ends as
+        finished once they have, or at ``STOP_FINISH_WAIT_S`` at the latest."""
         self._stop_requested = True
+        self._stop_deadline = time.monotonic() + STOP_FINISH_WAIT_S
 
     # -- one attempt ---------------------------------------------------------------------
 
@@ -321,7 +334,8 @@ class JobManager:
             return _AttemptEnd(JobCancelledError(self.job_graph.name))
         if self._leadership_lost is not None:
             return _AttemptEnd(self._leadership_lost)
-        if self._stop_requested:
+        if self._stop_requested and (attempt.all_finished()
+                                     or time.monotonic() >= self._stop_deadline):
             return _AttemptEnd(None)
         cause = attempt.root_cause(now)
         if cause is not None:

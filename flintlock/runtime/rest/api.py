@@ -90,7 +90,8 @@ class JobControl(Protocol):
     def trigger_savepoint(self, target_dir: str | None = None, stop: bool = False
                           ) -> Future[str]: ...
 
-    def stop_with_savepoint(self, target_dir: str | None = None) -> Future[str]: ...
+    def stop_with_savepoint(self, target_dir: str | None = None,
+                            drain: bool = False) -> Future[str]: ...
 
 
 class HttpError(FlintlockError):
@@ -307,11 +308,9 @@ class RestApi:
 
     def _stop(self, request: RestRequest, params: Params) -> RestResponse:
         body = _json_object(request, _STOP_FIELDS)
-        if body.get("drain", False):
-            raise HttpError(400, "field 'drain': draining (advancing to the end of event "
-                                 "time) is not supported; omit it or pass false")
         self._check_running()
-        future = self._job.stop_with_savepoint(body.get("targetDirectory"))
+        future = self._job.stop_with_savepoint(body.get("targetDirectory"),
+                                               drain=body.get("drain", False))
         return self._accepted(future, body.get("triggerId"))
 
     def _check_running(self) -> None:
