@@ -1,0 +1,80 @@
+"""Table formats: how a connector turns a row into a line of text and back (``csv``, ``json``,
+``raw``, and ``canal-json`` for changelog output), with Flink's option names and encodings.
+
+``lookup(name)`` gives a ``TableFormat``: its option keys (without the ``<format>.`` prefix),
+whether it encodes row kinds (a changelog format, which lets a sink accept updates), and
+``writer(fields, options, prefix)`` / ``reader(fields, options, prefix)`` building the
+per-row functions. ``prefix`` is where the format's options live: ``csv`` for ``'format' =
+'csv'``, ``value.csv`` for Kafka's ``'value.format' = 'csv'``.
+
+Imports only ``flintlock.common`` and the table layer's types and errors; runs on the driver,
+the built functions on task threads.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from flintlock.table.connectors._options import Options
+from flintlock.table.errors import ValidationError
+from flintlock.table.formats import canal_json, csv, json, raw
+from flintlock.table.formats._base import FormatParseError, FormatSettings
+from flintlock.table.plan.nodes import Field
+
+
+@dataclass(frozen=True)
+class TableFormat:
+    name: str
+    option_keys: frozenset[str]
+    changelog: bool
+    _settings: Any
+    _writer: Any
+    _reader: Any = None
+
+    def settings(self, options: Options, prefix: str) -> FormatSettings:
+        return self._settings(options, prefix)  # type: ignore[no-any-return]
+
+    def writer(self, fields: list[Field], options: Options, prefix: str
+               ) -> Callable[[Any], str]:
+        """A function from a row to its line (without the line feed)."""
+        return self._writer(fields, self.settings(options, prefix))  # type: ignore[no-any-return]
+
+    def reader(self, fields: list[Field], options: Options, prefix: str
+               ) -> Callable[[str], list[Any] | None]:
+        """A function from a line to the row's values (None: skip the line)."""
+        if self._reader is None:
+            raise ValidationError(
+                f"The '{self.name}' format cannot be read by flintlock yet (it is supported "
+                "for writing only).")
+        return self._reader(fields, self.settings(options, prefix))  # type: ignore[no-any-return]
+
+
+FORMATS = {
+    "csv": TableFormat("csv", csv.OPTION_KEYS, False, csv.CsvSettings, csv.row_writer,
+                       csv.line_reader),
+    "json": TableFormat("json", json.OPTION_KEYS, False, json.JsonSettings, json.row_writer,
+                        json.line_reader),
+    "raw": TableFormat("raw", raw.OPTION_KEYS, False, raw.RawSettings, raw.row_writer,
+                       raw.line_reader),
+    "canal-json": TableFormat("canal-json", canal_json.OPTION_KEYS, True, json.JsonSettings,
+                              canal_json.row_writer),
+}
+
+
+def lookup(name: str | None, option: str = "format") -> TableFormat:
+    if name is None:
+        raise ValidationError(f"Could not find required option '{option}'.")
+    found = FORMATS.get(name)
+    if found is None:
+        close = difflib.get_close_matches(name, list(FORMATS), n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        raise ValidationError(
+            f"Could not find any format factory for identifier '{name}' in the classpath.{hint}"
+            "\n\nAvailable format identifiers are:\n\n" + "\n".join(sorted(FORMATS)))
+    return found
+
+
+__all__ = ["FORMATS", "FormatParseError", "TableFormat", "lookup"]
