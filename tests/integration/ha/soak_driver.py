@@ -128,7 +128,10 @@ def main(work: str, n: int, mode: str, before_gate: int) -> None:
         "high-availability.type": "filesystem",
         "high-availability.storageDir": os.path.join(work, "ha"),
         "high-availability.cluster-id": "soak",
-        "high-availability.filesystem.lease-duration": "1 s",
+        # renewed every third of it: 4 s outlasts a renewal thread starved for 2 s on a loaded
+        # machine (1 s lost the leadership there, failing the run before any fault); a killed
+        # driver's successor waits at most this long to take over
+        "high-availability.filesystem.lease-duration": "4 s",
         "heartbeat.interval": "200 ms", "heartbeat.timeout": "3 s",
         "execution.checkpointing.unaligned.enabled": mode == "unaligned",
         "rest.port": 0,
