@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from sqlglot import exp
 
-from flintlock.table.plan.resolver import PyLiteral
+from flintlock.table.plan.resolver import PyLiteral, UdfNode
 
 T = TypeVar("T")
 
@@ -33,13 +33,6 @@ __all__ = [
     "TimeIntervalUnit",
     "TimePointUnit",
 ]
-
-
-class UdfNode(exp.Expression):
-    """A call of a user-defined function object: ``this`` is the function, ``expressions``
-    its arguments."""
-
-    arg_types = {"this": True, "expressions": False}
 
 
 def to_node(value: Any) -> exp.Expression:

@@ -116,6 +116,26 @@ class PyLiteral(exp.Expression):
     arg_types = {"this": False, "type": False}
 
 
+class UdfNode(exp.Expression):
+    """A call of a user-defined function object (the Table API's ``my_udf(col('a'))``):
+    ``this`` is the function, ``expressions`` its arguments."""
+
+    arg_types = {"this": True, "expressions": False}
+
+
+def is_aggregate_call(node: exp.Expression, catalog: Any) -> bool:
+    """Whether ``node`` calls an aggregate function (built-in, registered or a udaf object)."""
+    if isinstance(node, UdfNode):
+        return getattr(node.this, "_flintlock_kind", "") == "aggregate"
+    if isinstance(node, exp.Func):
+        name = function_name(node)
+        if name in AGGREGATES:
+            return True
+        user = catalog.user_function(name)
+        return user is not None and getattr(user, "_flintlock_kind", "") == "aggregate"
+    return False
+
+
 class ResolvedRef(exp.Expression):
     """An already resolved expression inside a syntax tree (the Table API reusing a Rex)."""
 
@@ -630,13 +650,13 @@ class AggregateResolver(ExpressionResolver):
             plan.pre_projection.extend(plan.group)
 
     def resolve(self, node: exp.Expression) -> Rex:
-        if (isinstance(node, exp.Func) and not isinstance(node, exp.Anonymous)) or isinstance(
-                node, exp.Anonymous):
+        if isinstance(node, exp.Filter):
+            return self._filtered(node)
+        if is_aggregate_call(node, self.catalog):
+            if isinstance(node, UdfNode):
+                return self._aggregate(node, getattr(node.this, "_name", "udaf"), node.this)
             name = function_name(node)  # type: ignore[arg-type]
-            user = self.catalog.user_function(name)
-            if name in AGGREGATES or (
-                    user is not None and getattr(user, "_flintlock_kind", "") == "aggregate"):
-                return self._aggregate(node, name, user)  # type: ignore[arg-type]
+            return self._aggregate(node, name, self.catalog.user_function(name))
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null, PyLiteral)):
             return super().resolve(node)
         try:
@@ -652,8 +672,25 @@ class AggregateResolver(ExpressionResolver):
                     f"Expression '{node.sql()}' is not being grouped")
         return super().resolve(node)
 
-    def _aggregate(self, node: exp.Func, name: str, user: Any) -> Rex:
-        operands = function_operands(node)
+    def _filtered(self, node: exp.Filter) -> Rex:
+        """``agg(x) FILTER (WHERE c)``: the call over the rows where ``c`` is TRUE."""
+        condition = self.input_resolver.resolve(node.expression.this)
+        index = self.plan.argument(condition)
+        before = len(self.plan.calls)
+        result = self.resolve(node.this)
+        if len(self.plan.calls) == before or not isinstance(result, InputRef):
+            raise ValidationError("FILTER (WHERE ...) applies to an aggregate call")
+        call = self.plan.calls[-1]
+        from dataclasses import replace
+
+        self.plan.calls[-1] = replace(call, filter=index)
+        key = self.plan.call_keys[-1]
+        self.plan.call_keys[-1] = (*key, ("filter", index))
+        return result
+
+    def _aggregate(self, node: exp.Expression, name: str, user: Any) -> Rex:
+        operands = (list(node.expressions) if isinstance(node, UdfNode)
+                    else function_operands(node))  # type: ignore[arg-type]
         distinct = False
         if len(operands) == 1 and isinstance(operands[0], exp.Distinct):
             distinct = True

@@ -33,6 +33,7 @@ from flintlock.table.plan.resolver import (
     cast_to,
     function_name,
     function_operands,
+    is_aggregate_call,
 )
 from flintlock.table.plan.rewrite import fuse_calcs, identity, project_fields
 from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, input_refs
@@ -201,15 +202,9 @@ class QueryBinder:
     def _has_aggregates(self, items: Sequence[exp.Expression]) -> bool:
         for item in items:
             for node in item.walk():
-                if isinstance(node, exp.Window):
-                    continue
-                if isinstance(node, exp.Func) and function_name(node) in _AGGREGATE_NAMES:
-                    if node.find_ancestor(exp.Window) is None:
-                        return True
-                if isinstance(node, exp.Anonymous) or isinstance(node, exp.Func):
-                    user = self.catalog.user_function(function_name(node))
-                    if user is not None and getattr(user, "_flintlock_kind", "") == "aggregate":
-                        return True
+                if is_aggregate_call(node, self.catalog) and node.find_ancestor(
+                        exp.Window) is None:
+                    return True
         return False
 
     def _where(self, relation: Relation, condition: exp.Expression) -> Relation:

@@ -226,6 +226,7 @@ class Translator:
         calls = [group_agg.AggregateCall(
             function=builtin_aggregate(call, node.input, updating),
             arguments=call.args, distinct=call.distinct,
+            filter=_is_true(call.filter) if call.filter is not None else None,
             argument_count=len(call.args)) for call in node.calls]
         function = group_agg.GroupAggFunction(node.group, calls, True, self.state_retention_ms)
         return stream.key_by(function.key_selector()).process(function)
@@ -289,6 +290,12 @@ class Translator:
 
 _UNBOUNDED = 1 << 62
 """The rank end of an OFFSET without FETCH."""
+
+
+def _is_true(index: int) -> CompiledFunction:
+    """``row -> bool``: whether a FILTER (WHERE ...) column of the row is TRUE."""
+    source = f"def _filter(row):\n    return row._values[{index}] is True\n"
+    return CompiledFunction("_filter", source, {})
 
 
 def _never(value: Any) -> bool:
