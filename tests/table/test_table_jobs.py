@@ -22,7 +22,7 @@ from flintlock.table.expressions import call, col, concat, lit
 from flintlock.table.udf import AggregateFunction, udaf, udf, udtf
 from flintlock.testing.executor import use_thread_executor
 
-I, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE
+I, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE  # noqa: E741  (the short names Flink prints)
 
 
 @pytest.fixture
