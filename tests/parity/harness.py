@@ -74,6 +74,7 @@ PROGRAMS = {
     "custom_window_assigner": False,
     "continuous_trigger": True,
     "cached_stream": True,
+    "hybrid_source": True,
 }
 
 GAPS: dict[str, str] = {
