@@ -67,12 +67,17 @@ class Harness:
         return snapshot.write(writer, "keyed"), writer
 
 
+def freeze(values: Iterable[Any]) -> tuple[Any, ...]:
+    """Values as a hashable tuple (a multiset value, a dict, as a frozenset of its items)."""
+    return tuple(frozenset(v.items()) if isinstance(v, dict) else v for v in values)
+
+
 def apply_changelog(rows: Iterable[Row]) -> Counter[tuple[Any, ...]]:
     """The table a changelog describes, as a multiset of value tuples; a retraction of a row
     that is not in the table fails the test."""
     table: Counter[tuple[Any, ...]] = Counter()
     for row in rows:
-        values = tuple(row)
+        values = freeze(row)
         if row.get_row_kind() in (RowKind.INSERT, RowKind.UPDATE_AFTER):
             table[values] += 1
         else:
