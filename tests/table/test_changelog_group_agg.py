@@ -8,7 +8,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from flintlock.common.state import ValueStateDescriptor
 from flintlock.datastream.changelog.aggregates import (
     Avg,
     Count,
@@ -28,11 +31,12 @@ from flintlock.datastream.changelog.aggregates_retract import (
 )
 from flintlock.datastream.changelog.errors import InvalidOperatorArgumentError
 from flintlock.datastream.changelog.group_agg import (
+    ACC_STATE,
     AggregateCall,
     GlobalGroupAggFunction,
     GroupAggFunction,
 )
-from tests.table.changelog_harness import Harness, r
+from tests.table.changelog_harness import Harness, r, show
 
 
 def _agg(calls, grouping=(0,), **options) -> Harness:
@@ -172,3 +176,42 @@ def test_bad_arguments_are_typed_errors() -> None:
         GroupAggFunction((0,), [Count1()])
     with pytest.raises(InvalidOperatorArgumentError, match="kind"):
         Avg("int")
+
+
+@st.composite
+def _events(draw):
+    events, present = [], []
+    for _ in range(draw(st.integers(0, 40))):
+        if present and draw(st.booleans()):
+            key, value = present.pop(draw(st.integers(0, len(present) - 1)))
+            events.append(r(draw(st.sampled_from(["-D", "-U"])), key, value))
+        else:
+            key, value = draw(st.sampled_from("abc")), draw(st.none() | st.integers(0, 3))
+            present.append((key, value))
+            events.append(r(draw(st.sampled_from(["+I", "+U"])), key, value))
+    return events
+
+
+@settings(max_examples=100, deadline=None)
+@given(events=_events(), update_before=st.booleans(), cut=st.integers(1, 7))
+def test_the_batch_step_emits_what_the_per_record_step_emits(events, update_before,
+                                                            cut) -> None:
+    calls = [AggregateCall(Count1()), AggregateCall(Sum(), (1,)),
+             AggregateCall(MaxWithRetract(), (1,)), AggregateCall(Count(), (1,), distinct=True)]
+    function = GroupAggFunction((0,), calls, generate_update_before=update_before)
+    h = Harness(function, [function.key_selector()])
+    expected = h.feed(*events)
+    batch, table, got = function.batch_step(), {}, []
+    for start in range(0, len(events), cut):
+        got += [show(row) for row in batch(events[start:start + cut], table, None, None)]
+    assert got == expected
+    assert table == h.backend.direct_table(ValueStateDescriptor(ACC_STATE))
+
+
+def test_the_batch_step_copies_an_accumulator_a_snapshot_shares() -> None:
+    function = GroupAggFunction((0,), [AggregateCall(Count1())])
+    batch, table = function.batch_step(), {}
+    batch([r("+I", "a"), r("+I", "b")], table, None, None)
+    shared, copied = table["a"], {"b"}
+    batch([r("+I", "a"), r("+I", "b")], table, copied, list)
+    assert shared == [1, 1] and table["a"] == [2, 2] and copied == {"a", "b"}

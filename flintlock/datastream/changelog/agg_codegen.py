@@ -115,7 +115,30 @@ def _emit(name: str, values: str, kind: str) -> str:
             f"SET_KIND({name}, {kind})\n")
 
 
-def _source(spec: StepSpec, codes: list[_CallCode]) -> str:
+@dataclass(frozen=True, slots=True)
+class _Flavour:
+    """How the body reads and writes the state and hands out rows: a ``ValueState`` and
+    ``return`` (the per-record step), or a dict and a list (the batch step)."""
+
+    load: str
+    store: str
+    store_existing: str
+    clear: str
+    done: Callable[[tuple[str, ...]], str]
+
+
+_STEP = _Flavour("accs = S.value()\n", "S.update(accs)\n", "S.update(accs)\n", "S.clear()\n",
+                 lambda rows: "return (" + "".join(f"{r}, " for r in rows) + ")\n"
+                 if rows else "return None\n")
+_BATCH = _Flavour(
+    "accs = get(key)\nif copied is not None and key not in copied:\n    copied.add(key)\n"
+    "    if accs is not None:\n        accs = own(accs)\n        table[key] = accs\n",
+    "table[key] = accs\n", "", "del table[key]\n",
+    lambda rows: "".join(f"append({r})\n" for r in rows) + "continue\n")
+
+
+def _body(spec: StepSpec, codes: list[_CallCode], flavour: _Flavour) -> str:
+    """The statements handling one ``row`` (its values ``V``), ending in ``flavour.done``."""
     keys = [f"V[{g}]" for g in spec.grouping]
     slots = ", ".join(["1", *(s for c in codes for s in c.slots)])
     acc_block = "\n".join(c.accumulate for c in codes) or "pass"
@@ -126,38 +149,56 @@ def _source(spec: StepSpec, codes: list[_CallCode]) -> str:
     n_row = "[" + ", ".join(keys + [f"n{i}" for i in range(len(codes))]) + "]"
     first_row = "[" + ", ".join(keys + [c.value for c in codes]) + "]"
     same = " and ".join(f"n{i} == p{i}" for i in range(len(codes))) or "True"
+    done = flavour.done
     changed = (_emit("o1", p_row, "UPDATE_BEFORE") + _emit("o2", n_row, "UPDATE_AFTER")
-               + "return (o1, o2)" if spec.generate_update_before
-               else _emit("o2", n_row, "UPDATE_AFTER") + "return (o2,)")
-    unchanged = f"if {same}:\n    return None\n" if spec.suppress_unchanged else ""
+               + done(("o1", "o2")) if spec.generate_update_before
+               else _emit("o2", n_row, "UPDATE_AFTER") + done(("o2",)))
+    unchanged = f"if {same}:\n" + _indent(done(()), 4) if spec.suppress_unchanged else ""
     return (
-        "def process_element(row, ctx):\n"
-        "    V = row._values\n    accs = S.value()\n    k = row._row_kind\n"
-        "    if k is INSERT or k is UPDATE_AFTER:\n"
-        "        if accs is None:\n"
-        f"            accs = [{slots}]\n"
-        + _indent(acc_block, 12) + "\n"
-        "            S.update(accs)\n"
-        + _indent(_emit("o1", first_row, "INSERT"), 12) + "            return (o1,)\n"
-        + _indent(prev, 8) + "        accs[0] += 1\n" + _indent(acc_block, 8) + "\n"
-        "    else:\n"
-        "        if accs is None:\n            return None\n"
-        + _indent(prev, 8) + "        accs[0] -= 1\n"
-        "        if accs[0] == 0:\n            S.clear()\n"
-        + _indent(_emit("o1", p_row, "DELETE"), 12) + "            return (o1,)\n"
-        + _indent(ret_block, 8) + "\n"
-        "    S.update(accs)\n" + _indent(new + unchanged + changed, 4) + "\n")
+        "V = row._values\n" + flavour.load + "k = row._row_kind\n"
+        "if k is INSERT or k is UPDATE_AFTER:\n"
+        "    if accs is None:\n"
+        f"        accs = [{slots}]\n"
+        + _indent(acc_block, 8) + "\n" + _indent(flavour.store, 8)
+        + _indent(_emit("o1", first_row, "INSERT") + done(("o1",)), 8)
+        + _indent(prev, 4) + "    accs[0] += 1\n" + _indent(acc_block, 4) + "\n"
+        "else:\n"
+        "    if accs is None:\n" + _indent(done(()), 8)
+        + _indent(prev, 4) + "    accs[0] -= 1\n"
+        "    if accs[0] == 0:\n" + _indent(flavour.clear, 8)
+        + _indent(_emit("o1", p_row, "DELETE") + done(("o1",)), 8)
+        + _indent(ret_block, 4) + "\n"
+        + flavour.store_existing + new + unchanged + changed)
 
 
-def compile_group_step(spec: StepSpec, state: Any) -> Callable[[Any, Any], Any]:
-    """The compiled ``process_element(row, ctx)`` of ``spec`` over ``state``."""
+def _key_expression(grouping: tuple[int, ...]) -> str:
+    """What ``rows.key_selector(grouping)`` returns, as an expression over ``V``."""
+    if len(grouping) == 1:
+        return f"V[{grouping[0]}]"
+    return "(" + "".join(f"V[{g}], " for g in grouping) + ")"
+
+
+def _step_source(spec: StepSpec, codes: list[_CallCode]) -> str:
+    return "def process_element(row, ctx):\n" + _indent(_body(spec, codes, _STEP), 4)
+
+
+def _batch_source(spec: StepSpec, codes: list[_CallCode]) -> str:
+    body = _body(spec, codes, _BATCH).replace(
+        "V = row._values\n", f"V = row._values\nkey = {_key_expression(spec.grouping)}\n", 1)
+    return ("def process_batch(records, table, copied, own):\n"
+            "    out = []\n    append = out.append\n    get = table.get\n"
+            "    for row in records:\n" + _indent(body, 8) + "    return out\n")
+
+
+def _compile(spec: StepSpec, source_of: Callable[[StepSpec, list[_CallCode]], str],
+             name: str, state: Any) -> Any:
     codes: list[_CallCode] = []
     base = 1
     for index, call in enumerate(spec.calls):
         code = _call_code(index, call, base, spec.inline)
         codes.append(code)
         base += len(code.slots)
-    source = _source(spec, codes)
+    source = source_of(spec, codes)
     namespace: dict[str, Any] = {
         "S": state, "Row": Row, "ROW_NEW": ROW_NEW, "SET_VALUES": SET_VALUES,
         "SET_FIELDS": SET_FIELDS, "SET_KIND": SET_KIND, "INSERT": INSERT,
@@ -168,7 +209,24 @@ def compile_group_step(spec: StepSpec, state: Any) -> Callable[[Any, Any], Any]:
         namespace[f"P{index}"] = call.filter
         if callable(call.arguments):
             namespace[f"X{index}"] = call.arguments
-    exec(compile(source, "<flintlock group aggregation>", "exec"), namespace)
-    step: Callable[[Any, Any], Any] = namespace["process_element"]
-    step.__source__ = source  # type: ignore[attr-defined]
+    exec(compile(source, f"<flintlock group aggregation: {name}>", "exec"), namespace)
+    function = namespace[name]
+    function.__source__ = source
+    return function
+
+
+def compile_group_step(spec: StepSpec, state: Any) -> Callable[[Any, Any], Any]:
+    """The compiled ``process_element(row, ctx)`` of ``spec`` over ``state``."""
+    step: Callable[[Any, Any], Any] = _compile(spec, _step_source, "process_element", state)
     return step
+
+
+def compile_group_batch(spec: StepSpec) -> Callable[..., list[Any]]:
+    """The compiled ``process_batch(records, table, copied, own) -> output rows``: the same
+    step over a whole batch, on a plain dict ``table`` (key -> accumulator list; a heap
+    backend's ``direct_table``) instead of a ``ValueState``. ``copied`` and ``own`` are the
+    heap backend's copy-on-write protocol while a snapshot is in flight (``copied_keys`` and
+    ``own_value``): a key not in ``copied`` is added and its accumulator replaced by
+    ``own(accs)`` before it is changed; ``copied`` None: no snapshot in flight."""
+    batch: Callable[..., list[Any]] = _compile(spec, _batch_source, "process_batch", None)
+    return batch

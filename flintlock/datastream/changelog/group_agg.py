@@ -46,7 +46,11 @@ from typing import Any
 
 from flintlock.common.state import StateTtlConfig, ValueStateDescriptor
 from flintlock.common.types import Row
-from flintlock.datastream.changelog.agg_codegen import StepSpec, compile_group_step
+from flintlock.datastream.changelog.agg_codegen import (
+    StepSpec,
+    compile_group_batch,
+    compile_group_step,
+)
 from flintlock.datastream.changelog.errors import InvalidOperatorArgumentError
 from flintlock.datastream.changelog.rows import key_selector
 from flintlock.datastream.functions import KeyedProcessFunction, RuntimeContext
@@ -99,6 +103,18 @@ class GroupAggFunction(KeyedProcessFunction):
     def key_selector(self) -> Callable[[Any], Any]:
         return key_selector(self.grouping)
 
+    def _spec(self) -> StepSpec:
+        return StepSpec(self.grouping, self.calls, self.generate_update_before,
+                        self.state_retention_ms == 0, self.inline)
+
+    def batch_step(self) -> Callable[..., list[Any]]:
+        """The same aggregation as a compiled ``process_batch(records, table, copied, own)``
+        over a plain dict of key -> accumulators (``agg_codegen.compile_group_batch``): for an
+        operator that holds the heap backend's ``direct_table`` of the ``accState`` value
+        state, as the keyed reduce operator does. No per-record calls into the state or the
+        function; the output rows of the whole batch in order. No TTL on this path."""
+        return compile_group_batch(self._spec())
+
     def open(self, runtime_context: RuntimeContext) -> None:
         descriptor = ValueStateDescriptor(ACC_STATE, None)
         if self.state_retention_ms > 0:
@@ -109,10 +125,8 @@ class GroupAggFunction(KeyedProcessFunction):
             opener = getattr(call.function, "open", None)
             if opener is not None:
                 opener(runtime_context)
-        spec = StepSpec(self.grouping, self.calls, self.generate_update_before,
-                        self.state_retention_ms == 0, self.inline)
         # the compiled step shadows the method below: the operator calls it directly
-        self.process_element = compile_group_step(spec, state)  # type: ignore[method-assign,assignment]
+        self.process_element = compile_group_step(self._spec(), state)  # type: ignore[method-assign,assignment]
 
     def close(self) -> None:
         for call in self.calls:
