@@ -99,11 +99,7 @@ MISSING_NAMES: dict[str, dict[str, str]] = {
         "AsyncFunctionDescriptor": "PyFlink's internal descriptor of an async function",
     },
     "flintlock.datastream.state": {
-        "BroadcastState": "broadcast state as an importable type (ctx.get_broadcast_state "
-                          "works)",
         "OperatorStateStore": "the operator state store (operator state of user functions)",
-        "ReadOnlyBroadcastState": "broadcast state as an importable type "
-                                  "(ctx.get_broadcast_state works)",
     },
 }
 """Module name -> {name PyFlink has there -> what it is}."""

@@ -405,9 +405,63 @@ class MapState(State, Generic[K, V]):
         return iter(self.keys())
 
 
+class ReadOnlyBroadcastState(State, Generic[K, V]):
+    """A broadcast state (a map) as the non-broadcast side of a broadcast process function
+    sees it: reads only."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def get(self, key: K) -> V | None:
+        ...
+
+    @abstractmethod
+    def contains(self, key: K) -> bool:
+        ...
+
+    @abstractmethod
+    def items(self) -> Iterable[tuple[K, V]]:
+        ...
+
+    @abstractmethod
+    def keys(self) -> Iterable[K]:
+        ...
+
+    @abstractmethod
+    def values(self) -> Iterable[V]:
+        ...
+
+    @abstractmethod
+    def is_empty(self) -> bool:
+        ...
+
+    @abstractmethod
+    def __iter__(self) -> Iterator[K]:
+        ...
+
+
+class BroadcastState(ReadOnlyBroadcastState[K, V]):
+    """A broadcast state as the broadcast side sees it: writable."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def put(self, key: K, value: V) -> None:
+        ...
+
+    @abstractmethod
+    def put_all(self, dict_value: dict[K, V]) -> None:
+        ...
+
+    @abstractmethod
+    def remove(self, key: K) -> None:
+        ...
+
+
 __all__ = [
-    "AggregatingState", "AggregatingStateDescriptor", "AppendingState", "ListState",
-    "ListStateDescriptor", "MapState", "MapStateDescriptor", "MergingState", "ReducingState",
-    "ReducingStateDescriptor", "State", "StateDescriptor", "StateKind", "StateTtlConfig",
-    "ValueState", "ValueStateDescriptor", "as_reduce_callable", "ttl_to_milliseconds",
+    "AggregatingState", "AggregatingStateDescriptor", "AppendingState", "BroadcastState",
+    "ListState", "ListStateDescriptor", "MapState", "MapStateDescriptor", "MergingState",
+    "ReadOnlyBroadcastState", "ReducingState", "ReducingStateDescriptor", "State",
+    "StateDescriptor", "StateKind", "StateTtlConfig", "ValueState", "ValueStateDescriptor",
+    "as_reduce_callable", "ttl_to_milliseconds",
 ]

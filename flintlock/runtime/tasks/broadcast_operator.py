@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from flintlock.common import state as state_api
 from flintlock.common.errors import FlintlockError
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec
 from flintlock.common.state import ListStateDescriptor, MapStateDescriptor
@@ -58,7 +59,7 @@ class UnknownBroadcastStateError(FlintlockError):
                 f"{list(self.known)}; pass the descriptor to broadcast(...)")
 
 
-class BroadcastState:
+class BroadcastState(state_api.BroadcastState[Any, Any]):
     """One broadcast state (a map) of one parallel instance: PyFlink's ``BroadcastState``."""
 
     def __init__(self, name: str, entries: dict[Any, Any] | None = None) -> None:
@@ -102,7 +103,7 @@ class BroadcastState:
         return dict(self._entries)
 
 
-class ReadOnlyBroadcastState:
+class ReadOnlyBroadcastState(state_api.ReadOnlyBroadcastState[Any, Any]):
     """The non-broadcast side's view of a broadcast state: reads only."""
 
     def __init__(self, state: BroadcastState) -> None:
@@ -129,13 +130,16 @@ class ReadOnlyBroadcastState:
     def __iter__(self) -> Iterator[Any]:
         return iter(self._state)
 
+    def clear(self) -> None:
+        raise ReadOnlyBroadcastStateError(self._state.name, "clear")
+
     def _refuse(self, method: str) -> Callable[..., None]:
         def refuse(*args: Any) -> None:
             raise ReadOnlyBroadcastStateError(self._state.name, method)
         return refuse
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("put", "put_all", "remove", "clear"):
+        if name in ("put", "put_all", "remove"):
             return self._refuse(name)
         raise AttributeError(name)
 
