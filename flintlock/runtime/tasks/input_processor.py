@@ -53,7 +53,6 @@ class StreamInputProcessor:
         self._name = name
         self._chain = chain
         self._checkpoints = checkpoints
-        self._feed = checkpoints.feed
         self._batch = batch
         self._mailbox = mailbox
         self._run_mail = run_mail
@@ -89,7 +88,7 @@ class StreamInputProcessor:
         """A remote channel queued ``barrier`` (network I/O thread: only puts mail)."""
         if isinstance(barrier, CheckpointBarrier):
             event = ev.BarrierAnnounced(ChannelIndex(channel), barrier)
-            self._mailbox.offer(lambda: self._feed(event), "barrier announced")
+            self._mailbox.offer(lambda: self._checkpoints.feed(event), "barrier announced")
 
     # -- reading -------------------------------------------------------------------------
 
@@ -125,7 +124,7 @@ class StreamInputProcessor:
 
     def _on_data(self, channel: int, buffer: Any) -> None:
         try:
-            self._feed(ev.BufferReceived(ChannelIndex(channel), buffer))
+            self._checkpoints.feed(ev.BufferReceived(ChannelIndex(channel), buffer))
             records = self._deserializers[channel].deserialize(buffer.view())
         finally:
             buffer.recycle()
@@ -181,11 +180,11 @@ class StreamInputProcessor:
                 # channel's queue, captured if the machine says so (CaptureOvertakenInput).
                 self._overtaken = (channel, self._channels[channel].take_overtaken())
             try:
-                self._feed(ev.BarrierReceived(index, event))
+                self._checkpoints.feed(ev.BarrierReceived(index, event))
             finally:
                 self._overtaken = None
         elif isinstance(event, CancelCheckpointMarker):
-            self._feed(ev.CancellationMarkerReceived(index, event))
+            self._checkpoints.feed(ev.CancellationMarkerReceived(index, event))
         elif isinstance(event, EndOfPartitionEvent):
             self._on_end_of_partition(channel)
         else:
@@ -193,7 +192,7 @@ class StreamInputProcessor:
 
     def _on_end_of_partition(self, channel: int) -> None:
         self._deserializers[channel].check_complete()
-        self._feed(ev.EndOfPartitionReceived(ChannelIndex(channel)))
+        self._checkpoints.feed(ev.EndOfPartitionReceived(ChannelIndex(channel)))
         carry_out(self._valve.on_finished(channel), self._chain)
         input_index = self._channel_input[channel]
         self._open_channels[input_index] -= 1

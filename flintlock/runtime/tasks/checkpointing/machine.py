@@ -41,8 +41,8 @@ Thread ownership: the task thread, which is the only caller.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import assert_never
 
 from flintlock.common.clock import Clock
 from flintlock.common.ids import CheckpointId
@@ -156,23 +156,34 @@ class SubtaskCheckpointMachine:
         self._alignment_deadline: float | None = None
         self._armed_up_to = -1  # receiver side: newest announced barrier with a timer
         self._priority_channel: tuple[CheckpointId, int] | None = None
-        self._dispatch: dict[type, Callable[[ev.Event], list[cmd.Command]]] = {
-            ev.BarrierReceived: self._on_barrier,  # type: ignore[dict-item]
-            ev.BarrierAnnounced: self._on_announced,  # type: ignore[dict-item]
-            ev.CancellationMarkerReceived: self._on_marker,  # type: ignore[dict-item]
-            ev.EndOfPartitionReceived: self._on_end_of_partition,  # type: ignore[dict-item]
-            ev.BufferReceived: self._on_buffer,  # type: ignore[dict-item]
-            ev.AlignmentTimerFired: self._on_alignment_timer,  # type: ignore[dict-item]
-            ev.TriggerReceived: self._on_trigger,  # type: ignore[dict-item]
-            ev.CheckpointCompleted: self._on_completed,  # type: ignore[dict-item]
-            ev.CheckpointAborted: self._on_aborted,  # type: ignore[dict-item]
-            ev.OutputBarriersPolled: self._on_outputs_polled,  # type: ignore[dict-item]
-            ev.ReceivedBarrierTimedOut: self._on_received_timeout,  # type: ignore[dict-item]
-        }
 
-    def handle(self, event: ev.Event) -> list[cmd.Command]:
+    def handle(self, event: ev.Event) -> list[cmd.Command]:  # one case per event
         """What to do about ``event``, in order (see ``commands``)."""
-        return self._dispatch[type(event)](event)
+        match event:
+            case ev.BufferReceived():
+                return self._on_buffer(event)
+            case ev.BarrierReceived():
+                return self._on_barrier(event)
+            case ev.BarrierAnnounced():
+                return self._on_announced(event)
+            case ev.CancellationMarkerReceived():
+                return self._on_marker(event)
+            case ev.EndOfPartitionReceived():
+                return self._on_end_of_partition(event)
+            case ev.AlignmentTimerFired():
+                return self._on_alignment_timer()
+            case ev.TriggerReceived():
+                return self._on_trigger(event)
+            case ev.CheckpointCompleted():
+                return self._on_completed(event)
+            case ev.CheckpointAborted():
+                return self._on_aborted(event)
+            case ev.OutputBarriersPolled():
+                return self._on_outputs_polled(event)
+            case ev.ReceivedBarrierTimedOut():
+                return self._on_received_timeout(event)
+            case _:
+                assert_never(event)
 
     # -- queries (task thread) ------------------------------------------------------------
 
@@ -253,7 +264,7 @@ class SubtaskCheckpointMachine:
             return _NONE
         return self._from_handler(actions) + self._submit_ready() + self._alignment_timer()
 
-    def _on_alignment_timer(self, event: ev.AlignmentTimerFired) -> list[cmd.Command]:
+    def _on_alignment_timer(self) -> list[cmd.Command]:
         self._alignment_deadline = None
         commands = self._from_handler(self._input().on_timer())
         return commands + self._submit_ready() + self._alignment_timer()
