@@ -14,12 +14,15 @@ from hypothesis import strategies as st
 
 from flintlock.datastream.changelog.errors import InvalidOperatorArgumentError
 from flintlock.datastream.changelog.join import JoinType, StreamingJoinFunction
+from flintlock.runtime.state.keygroups import KeyGroupRange
+from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from tests.table.changelog_harness import Harness, apply_changelog, r
 
 
-def _join(join_type: JoinType, condition=None, **options) -> Harness:
+def _join(join_type: JoinType, condition=None, state=None, **options) -> Harness:
     function = StreamingJoinFunction(join_type, 2, 2, (0,), (0,), condition, **options)
-    return Harness(function, [function.left_key_selector(), function.right_key_selector()])
+    return Harness(function, [function.left_key_selector(), function.right_key_selector()],
+                   state=state)
 
 
 def test_inner_join_forwards_the_input_kind() -> None:
@@ -68,8 +71,11 @@ def test_full_join_pads_both_sides() -> None:
     assert h.feed(r("-D", 1, "l1")) == ["-D[1, l1, null, null]"]
 
 
-def test_duplicate_rows_match_once_per_copy() -> None:
-    h = _join(JoinType.LEFT)
+@pytest.mark.parametrize("rocksdb", [False, True], ids=["hashmap", "rocksdb"])
+def test_duplicate_rows_match_once_per_copy(rocksdb, tmp_path) -> None:
+    state = RocksDBKeyedStateBackend(KeyGroupRange(0, 127), 128, local_dir=str(tmp_path)) \
+        if rocksdb else None
+    h = _join(JoinType.LEFT, state=state)
     h.feed(r("+I", 1, "l"), r("+I", 1, "l"))
     assert h.feed(r("+I", 1, "r"), side=1) == [
         "-D[1, l, null, null]", "+I[1, l, 1, r]", "-D[1, l, null, null]", "+I[1, l, 1, r]"]
