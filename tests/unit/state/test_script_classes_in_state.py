@@ -1,0 +1,151 @@
+"""Classes of the job script (``__main__``) in keys and state, as a TaskManager has them: rebuilt
+by cloudpickle from the driver's pickle, not importable under their name (issue 27).
+
+The classes come from a script run in a subprocess (its ``__main__``), cloudpickled there and
+loaded here — exactly how the job graph brings them to a TaskManager. Two runs of that script
+stand for two runs of a job (another process, new cloudpickle class ids): state written with the
+first run's classes is restored as instances of the second run's."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import cloudpickle
+import pytest
+
+from flintlock.common.canonical_keys import decode_key, encode_key
+from flintlock.common.job_classes import UnknownClassError, find_class
+from flintlock.common.key_encoding import stable_hash
+from flintlock.common.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
+from flintlock.runtime.checkpoint.storage import read_state
+from flintlock.runtime.state import pickles
+from flintlock.runtime.state.heap import HeapKeyedStateBackend
+from flintlock.runtime.state.keygroups import KeyGroupRange
+from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
+
+SCRIPT = '''
+import enum, sys
+from dataclasses import dataclass
+from typing import NamedTuple
+import cloudpickle
+
+@dataclass(frozen=True)
+class Key:
+    user: str
+    region: str
+
+@dataclass
+class CountWithTimestamp:
+    key: str
+    count: int
+    last_modified: int
+
+class Tier(enum.Enum):
+    GOLD = "gold"
+
+class Point(NamedTuple):
+    x: int
+    y: int
+
+sys.stdout.buffer.write(cloudpickle.dumps((Key, CountWithTimestamp, Tier, Point)))
+'''
+
+
+def _script_classes(tmp_path: Path) -> tuple[type, type, type, type]:
+    """The classes of one run of the script, as a TaskManager gets them."""
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, check=True,
+                          timeout=60)
+    classes = cloudpickle.loads(done.stdout)
+    assert all(cls.__module__ == "__main__" for cls in classes)
+    return classes
+
+
+@pytest.fixture
+def run1(tmp_path):
+    return _script_classes(tmp_path)
+
+
+def test_plain_pickle_cannot_name_them_the_state_pickler_can(run1):
+    key_class, count_class, tier, point = run1
+    value = count_class("ann/eu", 3, 17)
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        pickle.dumps(value)  # what every checkpoint failed on before issue 27
+    for original in (value, key_class("ann", "eu"), tier.GOLD, point(1, 2),
+                     [value, {tier.GOLD: point(3, 4)}]):
+        copy = pickle.loads(pickles.dumps(original))
+        assert copy == original and type(copy) is type(original)
+
+
+def test_a_frozen_dataclass_of_the_script_is_a_stable_key(run1):
+    key_class = run1[0]
+    key = key_class("ann", "eu")
+    assert stable_hash(key) == stable_hash(key_class("ann", "eu"))
+    decoded = decode_key(encode_key(key))
+    assert decoded == key and type(decoded) is key_class
+
+
+def test_a_later_run_of_the_script_gets_instances_of_its_own_classes(run1, tmp_path):
+    value = pickles.dumps(run1[1]("ann/eu", 3, 17))
+    later = tmp_path / "later"
+    later.mkdir()
+    run2 = _script_classes(later)
+    assert run2[1] is not run1[1]
+    restored = pickle.loads(value)
+    assert type(restored) is run2[1]
+    assert find_class("__main__", "Key") is run2[0]
+    with pytest.raises(UnknownClassError, match=r"__main__\.Missing"):
+        find_class("__main__", "Missing")
+
+
+@pytest.mark.parametrize("backend_kind", ["hashmap", "rocksdb", "rocksdb-incremental"])
+def test_keys_and_values_of_the_script_survive_a_snapshot_and_a_later_run(
+        run1, tmp_path, backend_kind):
+    def make(directory):
+        if backend_kind == "hashmap":
+            return HeapKeyedStateBackend(KeyGroupRange(0, 127), 128, inline_threshold=0)
+        return RocksDBKeyedStateBackend(KeyGroupRange(0, 127), 128, inline_threshold=0,
+                                        local_dir=str(directory),
+                                        incremental=backend_kind == "rocksdb-incremental")
+
+    from flintlock.common.ids import CheckpointId, JobId
+    from flintlock.runtime.checkpoint.storage import CheckpointStorage
+
+    key_class, count_class, tier, point = run1
+    storage = CheckpointStorage(str(tmp_path / "chk"), JobId("script"))
+    first = make(tmp_path / "one")
+    try:
+        value = first.get_partitioned_state(ValueStateDescriptor("my_state"))
+        visits = first.get_partitioned_state(MapStateDescriptor("visits"))
+        events = first.get_partitioned_state(ListStateDescriptor("events"))
+        for user in ("ann", "bob"):
+            first.set_current_key(key_class(user, "eu"))
+            value.update(count_class(f"{user}/eu", 2, 5))
+            visits.put(tier.GOLD, point(1, 2))
+            events.add(count_class(user, 1, 1))
+        handle = first.snapshot(1).write(storage.init_checkpoint(CheckpointId(1)), "keyed")
+    finally:
+        first.dispose()
+    later = tmp_path / "later"
+    later.mkdir()
+    key2, count2, tier2, point2 = _script_classes(later)
+    second = make(tmp_path / "two")
+    try:
+        second.restore([handle], read_state)
+        value = second.get_partitioned_state(ValueStateDescriptor("my_state"))
+        visits = second.get_partitioned_state(MapStateDescriptor("visits"))
+        events = second.get_partitioned_state(ListStateDescriptor("events"))
+        for user in ("ann", "bob"):
+            second.set_current_key(key2(user, "eu"))  # the later run's key class
+            restored = value.value()
+            assert type(restored) is count2 and restored == count2(f"{user}/eu", 2, 5)
+            assert visits.get(tier2.GOLD) == point2(1, 2)
+            assert type(next(iter(visits.keys()))) is tier2
+            assert events.get() == [count2(user, 1, 1)]
+        assert {type(k) for k in second.keys("my_state")} == {key2}
+    finally:
+        second.dispose()
