@@ -1,5 +1,6 @@
 """The evictors' rules on lists of elements, without a job (Java Flink's semantics; the jobs
-are in test_evictors.py)."""
+are in test_evictors.py), and an evicting window's elements, timestamps included, through a
+snapshot and restore of the window operator."""
 
 from __future__ import annotations
 
@@ -8,14 +9,22 @@ import pickle
 import pytest
 
 from flintlock.common import Duration
+from flintlock.common.operator_spec import WindowFunctionKind, WindowSpec
 from flintlock.common.windowing import MAX_LONG, MIN_LONG, GlobalWindow
+from flintlock.datastream.functions import WindowFunction
 from flintlock.datastream.window import (
     CountEvictor,
+    CountTrigger,
     DeltaEvictor,
     DeltaFunction,
+    GlobalWindows,
     TimeEvictor,
     TimestampedValue,
 )
+from flintlock.runtime.state.heap import HeapKeyedStateBackend
+from flintlock.runtime.state.keygroups import KeyGroupRange
+from flintlock.testing.operators import MemoryStateWriter
+from tests.unit.tasks.window_operators import stamped, window_operator
 
 WINDOW = GlobalWindow()
 
@@ -97,3 +106,27 @@ def test_evictors_travel_to_the_task_managers():
         copy = pickle.loads(pickle.dumps(evictor))
         assert before(copy, elements((1, 1), (2, 2), (3, 3))) == before(
             evictor, elements((1, 1), (2, 2), (3, 3)))
+
+
+
+class Collect(WindowFunction):
+    def apply(self, key, window, inputs):
+        yield key, [value for _, value in inputs]
+
+
+def test_an_evicting_window_survives_a_restore():
+    window = WindowSpec(GlobalWindows.create(), trigger=CountTrigger.of(2),
+                        window_function=Collect(),
+                        window_function_kind=WindowFunctionKind.WINDOW,
+                        evictor=TimeEvictor.of(5))
+    operator, out, _ = window_operator(window)
+    operator.process_batch(stamped(("a", 1, 10), ("a", 2, 13)))
+    assert [record for record, _ in out.records()] == [("a", [1, 2])]
+    files = MemoryStateWriter()
+    handle = operator.context.keyed_backend.snapshot().write(files, "keyed")
+    restored = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
+    restored.restore([handle], lambda h: files.files[h.uri.split("//")[1]])
+    operator, out, _ = window_operator(window, backend=restored)
+    operator.process_batch(stamped(("a", 3, 17), ("a", 4, 19)))
+    # the restored elements kept their timestamps: 10 and 13 are at most 19 - 5, evicted
+    assert [record for record, _ in out.records()] == [("a", [3, 4])]
