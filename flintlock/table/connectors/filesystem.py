@@ -53,7 +53,7 @@ from flintlock.datastream.functions import FlatMapFunction
 from flintlock.table import formats
 from flintlock.table.connectors import registry
 from flintlock.table.connectors._options import Options, check_keys
-from flintlock.table.connectors.print_sink import sink_parallelism
+from flintlock.table.connectors._sinks import sink_fields, sink_parallelism
 from flintlock.table.errors import ValidationError
 from flintlock.table.plan.nodes import Field, TableSpec
 
@@ -306,6 +306,7 @@ def create_sink(stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
                 context: registry.ConnectorContext) -> Any:
     found = table_format(spec)
     options = Options(spec.options)
+    fields = sink_fields(spec, fields)
     data, partition = _split(spec, fields)
     write = found.writer([fields[i] for i in data], options, found.name)
     charset = options.get_str("raw.charset", "UTF-8") if found.name == "raw" else "UTF-8"

@@ -21,7 +21,7 @@ from flintlock.common.operator_spec import PrintSink
 from flintlock.table import types as t
 from flintlock.table.connectors import registry
 from flintlock.table.connectors._options import Options
-from flintlock.table.errors import ValidationError
+from flintlock.table.connectors._sinks import sink_fields, sink_parallelism
 from flintlock.table.plan.nodes import Field, TableSpec
 
 
@@ -37,14 +37,6 @@ class TablePrintSink(PrintSink):
 
         return print_connector_line(value, self.row_type, self.identifier or "",
                                     subtask_index, parallelism, self.to_stderr)
-
-
-def sink_parallelism(spec: TableSpec) -> int | None:
-    parallelism = Options(spec.options).get_int("sink.parallelism")
-    if parallelism is not None and parallelism < 1:
-        raise ValidationError(f"Invalid configured parallelism {parallelism} for table "
-                              f"'{spec.name}': it must be at least 1.")
-    return parallelism
 
 
 def row_type_of(fields: tuple[Field, ...]) -> t.RowType:
@@ -65,7 +57,7 @@ class PrintFactory:
         options = Options(spec.options)
         sink = TablePrintSink(options.get_str("print-identifier"),
                               options.get_bool("standard-error", False),
-                              row_type_of(fields))
+                              row_type_of(sink_fields(spec, fields)))
         return stream._add_sink("Sink: print", sink, parallelism=sink_parallelism(spec))
 
     def accepts_updates(self, spec: TableSpec) -> bool:
