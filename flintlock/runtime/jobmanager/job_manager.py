@@ -54,6 +54,7 @@ from flintlock.runtime.jobmanager.errors import (
     describe,
 )
 from flintlock.runtime.jobmanager.event_loop import EventLoop
+from flintlock.runtime.jobmanager.execution_mode import configuration_for_mode
 from flintlock.runtime.jobmanager.history import JobEvent, JobEventKind, JobHistory
 from flintlock.runtime.jobmanager.job_start import start_job
 from flintlock.runtime.jobmanager.launching import Launcher
@@ -92,6 +93,7 @@ class JobManager:
         self._leadership_lost: LeadershipLostError | None = None
         self._loop = EventLoop(clock)
         self._rng = rng or random.Random()
+        configuration = configuration_for_mode(job_graph, configuration)
         start = start_job(job_graph, configuration, clock, self._rng, lambda lost: (
             self._loop.enqueue(lambda: self._lose_leadership(lost), "leadership lost")))
         self._ha, self._setup, job_graph = start.ha, start.checkpoints, start.job_graph
