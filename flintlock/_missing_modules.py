@@ -19,6 +19,11 @@ One finder on ``sys.meta_path`` (put first when ``flintlock`` is imported) answe
   ``__getattr__`` is installed that raises for the listed names (and missing submodules) and
   otherwise defers to the module's own ``__getattr__`` (PEP 562), if it has one.
 
+A finder put in front of this one later — the TaskManagers' job-code loader, for flintlock's
+parent-first modules (``flintlock.usercode.loader``) — bypasses the wrapping: a guarded module
+first imported while it is active raises Python's plain "cannot import name" for a listed
+name. The modules users import are imported on the driver, and by the runtime before that.
+
 The manifest of PyFlink's names and the test that keeps these tables honest (every PyFlink
 name imports from flintlock with the same kind, or is listed here and raises naming itself)
 are in ``tests/surface/``. Everything here is immutable after import; no thread owns anything.
