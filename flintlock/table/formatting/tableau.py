@@ -19,9 +19,12 @@ tests/table/fixtures/tableau.txt):
 * **Streaming mode** (``in_streaming_mode``) adds a first column ``op`` holding each row's kind
   (``+I``, ``-U``, ``+U``, ``-D``); **batch mode** has no ``op`` column.
 * NULL prints as ``<NULL>``; values are formatted by ``java_values.tableau_value``.
-* DESCRIBE, SHOW and a DDL's ``OK`` print in another layout, whatever the mode: no ``op``
-  column, each width the widest of the name and the values (``render_cells``); DESCRIBE
-  prints NULL as an empty cell and has no width cap.
+* DESCRIBE and SHOW print in another layout, whatever the mode: no ``op`` column, each width
+  the widest of the name and the values (``render_cells``); DESCRIBE prints NULL as an empty
+  cell and has no width cap.
+* A DDL statement's result prints as the bare line ``OK``, and an INSERT's (or a statement
+  set's) as its row's values joined by ``,`` (``-1``: the affected-row count Flink does not
+  know); no table (``render_raw``).
 
 Pure functions and a small stateless helper for printing rows as they arrive; no I/O.
 """
@@ -206,6 +209,11 @@ def render_cells(names: Sequence[str], cell_rows: Sequence[Sequence[str]],
     return "".join(text + "\n" for text in lines)
 
 
+def render_raw(cell_rows: Iterable[Sequence[Any]]) -> str:
+    """The raw layout: each row's values joined by ``,``, one line per row."""
+    return "".join(",".join(str(cell) for cell in cells) + "\n" for cells in cell_rows)
+
+
 def render_ok() -> str:
     """What ``print()`` shows for a DDL or other statement whose result is just ``OK``."""
-    return render_cells(["result"], [["OK"]])
+    return render_raw([["OK"]])
