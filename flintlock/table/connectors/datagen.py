@@ -250,8 +250,11 @@ def plan_of(spec: TableSpec) -> DataGenPlan:
     rate = options.get_float("rows-per-second", DEFAULT_ROWS_PER_SECOND)
     columns = []
     for field, name in zip(spec.physical, names, strict=True):
-        kind = options.get_choice(f"fields.{name}.kind", ("random", "sequence"), "random")
+        kind = options.get_str(f"fields.{name}.kind", "random")
+        if kind not in ("random", "sequence"):
+            raise ValidationError(f"Unsupported generator kind: {kind}")
         if kind == "sequence":
+            _refuse_sequence_options(spec, name, field.type)
             convert = values.sequence_converter(name, field.type)
             start, end = values.sequence_bounds(name, field.type, options)
             length = end - start + 1
@@ -261,6 +264,16 @@ def plan_of(spec: TableSpec) -> DataGenPlan:
             draw = values.nullable_draw(name, field.type, options)
             columns.append(ColumnPlan(name, None, draw=draw, seed=_seed(spec.name, name)))
     return DataGenPlan(tuple(columns), total, float(rate or 0))
+
+
+def _refuse_sequence_options(spec: TableSpec, name: str, data_type: Any) -> None:
+    """A type without a sequence generator has no ``start`` / ``end`` options (Flink names
+    them as unsupported options)."""
+    try:
+        values.sequence_converter(name, data_type)
+    except ValidationError:
+        extra = {f"fields.{name}.start", f"fields.{name}.end"}
+        check_keys("datagen", spec.options, set(spec.options) - extra)
 
 
 def _option_names(fields: tuple[Field, ...]) -> list[str]:
