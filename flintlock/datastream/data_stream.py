@@ -290,7 +290,8 @@ class DataStream(OperatorSettings):
         transformer = (sink.get_transformer() if isinstance(sink, SupportsPreprocessing)
                        else None)
         if transformer is not None:  # as PyFlink: the sink's preprocessing comes first
-            return transformer.apply(self)._add_sink(type(sink).__name__, sink)
+            transformed: DataStream = transformer.apply(self)
+            return transformed._add_sink(type(sink).__name__, sink)
         return self._add_sink(type(sink).__name__, sink)
 
     def execute_and_collect(self, job_execution_name: str | None = None,
