@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flintlock.common.types import Row
-from flintlock.datastream.changelog.aggregates import Inline
+from flintlock.datastream.changelog.aggregates import Count1, Inline
 from flintlock.datastream.changelog.rows import (
     DELETE,
     INSERT,
@@ -61,6 +61,9 @@ def _indent(code: str, spaces: int) -> str:
 
 def _call_code(index: int, call: Any, base: int, use_inline: bool) -> _CallCode:
     fn = call.function
+    if use_inline and isinstance(fn, Count1) and call.filter is None and not call.distinct:
+        # COUNT(*) is the record count every key keeps anyway (Flink's indexOfCountStar)
+        return _CallCode([], "", "", "accs[0]")
     inline = getattr(fn, "inline", None) if use_inline else None
     template = inline if isinstance(inline, Inline) else _GENERIC
     t = f"_t{index}"
@@ -141,8 +144,8 @@ def _body(spec: StepSpec, codes: list[_CallCode], flavour: _Flavour) -> str:
     """The statements handling one ``row`` (its values ``V``), ending in ``flavour.done``."""
     keys = [f"V[{g}]" for g in spec.grouping]
     slots = ", ".join(["1", *(s for c in codes for s in c.slots)])
-    acc_block = "\n".join(c.accumulate for c in codes) or "pass"
-    ret_block = "\n".join(c.retract for c in codes) or "pass"
+    acc_block = "\n".join(c.accumulate for c in codes if c.accumulate) or "pass"
+    ret_block = "\n".join(c.retract for c in codes if c.retract) or "pass"
     prev = "".join(f"p{i} = {c.value}\n" for i, c in enumerate(codes))
     new = "".join(f"n{i} = {c.value}\n" for i, c in enumerate(codes))
     p_row = "[" + ", ".join(keys + [f"p{i}" for i in range(len(codes))]) + "]"
