@@ -3,8 +3,8 @@ dataclass values in ``ValueState`` (PICKLED_BYTE_ARRAY, PyFlink's ``CountWithTim
 and ``MapState``, all defined in the script (``__main__``, shipped by value), run as
 ``python script_classes_job.py``; checkpointed, the driver killed (SIGKILL to its whole
 process group: Spark, workers and all), and run again restoring the latest checkpoint, on the
-heap and the RocksDB backends (full and incremental checkpoints). The restored run must continue every key's count
-and visits exactly where the checkpoint left them, to the end.
+heap and the RocksDB backends (full and incremental checkpoints). The restored run must
+continue every key's count and visits exactly where the checkpoint left them, to the end.
 
 Before issue 27 the first run failed at once (``UnstableKeyError: ... __main__.Key defines its
 own __eq__``), and with an importable key every checkpoint failed on pickling
