@@ -11,6 +11,7 @@ import pytest
 from flintlock.runtime.checkpoint.alignment import (
     BarrierAligner,
     CheckpointBarrier,
+    CheckpointFailureReason,
     CheckpointMetrics,
     IllegalPhaseTransitionError,
     Phase,
@@ -249,3 +250,34 @@ def test_statistics_show_the_alignment_in_progress() -> None:
     a.on_barrier(0, barrier(4))
     assert a.statistics().in_progress == ()
     assert a.statistics().blocked_channels == ()
+
+
+# -- the coordinator's abort (issue 29) -------------------------------------------------------
+
+EXPIRED = CheckpointFailureReason.CHECKPOINT_EXPIRED
+
+
+def test_an_abort_notification_releases_the_alignment_in_progress() -> None:
+    handler = aligner(3)
+    assert handler.on_barrier(0, barrier(1)) == [block(0)]  # type: ignore[arg-type]
+    assert handler.on_barrier(2, barrier(1)) == [block(2)]  # type: ignore[arg-type]
+    assert handler.abort(1, EXPIRED) == [abort(1, EXPIRED), resume(0), resume(2)]  # type: ignore[arg-type]
+    assert blocked(handler) == set() and handler.phase is Phase.IDLE
+    assert handler.on_barrier(1, barrier(1)) == []  # type: ignore[arg-type]
+
+
+def test_an_abort_of_an_unseen_checkpoint_subsumes_the_current_one_and_ignores_its_barriers(
+) -> None:
+    handler = aligner(2)
+    handler.on_barrier(0, barrier(1))  # type: ignore[arg-type]
+    assert handler.abort(2, EXPIRED) == [abort(1, SUBSUMED), resume(0), abort(2, EXPIRED)]  # type: ignore[arg-type]
+    assert handler.on_barrier(0, barrier(2)) == []  # type: ignore[arg-type]
+    assert handler.on_barrier(1, barrier(2)) == []  # type: ignore[arg-type]
+    assert handler.on_barrier(0, barrier(3)) == [block(0)]  # type: ignore[arg-type]
+
+
+def test_an_abort_of_a_finished_or_older_checkpoint_does_nothing() -> None:
+    handler = aligner(1)
+    handler.on_barrier(0, barrier(2))  # type: ignore[arg-type]
+    assert handler.abort(2, EXPIRED) == []  # type: ignore[arg-type]
+    assert handler.abort(1, EXPIRED) == []  # type: ignore[arg-type]

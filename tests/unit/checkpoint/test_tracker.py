@@ -221,3 +221,26 @@ def test_announcements_are_ignored_and_statistics_show_pending() -> None:
     assert stats.in_progress == (1, 2)
     assert stats.blocked_channels == ()
     assert stats.finished_channels == (2,)
+
+
+# -- the coordinator's abort (issue 29) -------------------------------------------------------
+
+EXPIRED = CheckpointFailureReason.CHECKPOINT_EXPIRED
+
+
+def test_an_abort_notification_drops_the_count_and_swallows_the_late_barriers() -> None:
+    tracker = create_barrier_handler(2, CheckpointingMode.AT_LEAST_ONCE, clock=ManualClock(0))
+    assert tracker.on_barrier(0, barrier(1)) == []  # type: ignore[arg-type]
+    assert tracker.abort(1, EXPIRED) == [AbortCheckpoint(1, EXPIRED)]  # type: ignore[arg-type]
+    assert tracker.on_barrier(1, barrier(1)) == []  # type: ignore[arg-type]
+    assert tracker.abort(1, EXPIRED) == []  # type: ignore[arg-type]
+
+
+def test_an_abort_of_an_unseen_checkpoint_aborts_older_ones_and_its_own_barriers() -> None:
+    tracker = create_barrier_handler(2, CheckpointingMode.AT_LEAST_ONCE, clock=ManualClock(0))
+    tracker.on_barrier(0, barrier(1))  # type: ignore[arg-type]
+    assert tracker.abort(2, EXPIRED) == [AbortCheckpoint(1, EXPIRED), AbortCheckpoint(2, EXPIRED)]  # type: ignore[arg-type]
+    assert tracker.on_barrier(0, barrier(2)) == []  # type: ignore[arg-type]
+    assert tracker.on_barrier(1, barrier(2)) == []  # type: ignore[arg-type]
+    assert tracker.on_barrier(0, barrier(3)) == []  # type: ignore[arg-type]
+    assert tracker.on_barrier(1, barrier(3)) == [trigger(3)]  # type: ignore[arg-type]

@@ -95,7 +95,8 @@ class BarrierHandlerStatistics:
     latest_checkpoint_id: int
     """The newest checkpoint id seen in a barrier or marker (-1 before any)."""
     in_progress: tuple[int, ...]
-    """Checkpoints still collecting barriers (tracker: pending; aligner: at most one)."""
+    """Checkpoints still collecting barriers (tracker: pending and not aborted; aligner: at
+    most one)."""
     blocked_channels: tuple[int, ...]
     finished_channels: tuple[int, ...]
 

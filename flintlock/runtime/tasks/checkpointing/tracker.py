@@ -153,9 +153,8 @@ class BarrierTracker:
         return False
 
     def statistics(self) -> BarrierHandlerStatistics:
-        return BarrierHandlerStatistics(
-            self._latest_id, tuple(self.pending_checkpoint_ids), (), self._channels.finished
-        )
+        counting = tuple(entry.checkpoint_id for entry in self._pending if not entry.aborted)
+        return BarrierHandlerStatistics(self._latest_id, counting, (), self._channels.finished)
 
     @property
     def pending_checkpoint_ids(self) -> list[CheckpointId]:
