@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, assert_never
 
 from flintlock.common.clock import Clock
-from flintlock.common.ids import CheckpointId
+from flintlock.common.ids import ChannelIndex, CheckpointId
 from flintlock.runtime.checkpoint.channel_state import ChannelStateWriter
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.finished import FINISHED_TASK
@@ -86,6 +86,12 @@ class CheckpointCommands:
     def feed(self, event: ev.Event) -> None:
         """One event to the machine; its commands carried out (task thread)."""
         commands = self.machine.handle(event)
+        if commands:
+            self.carry_out(commands)
+
+    def on_buffer(self, channel: ChannelIndex, buffer: object) -> None:
+        """``feed(BufferReceived(channel, buffer))`` for the per-buffer path, unboxed."""
+        commands = self.machine.on_buffer(channel, buffer)
         if commands:
             self.carry_out(commands)
 

@@ -124,7 +124,7 @@ class StreamInputProcessor:
 
     def _on_data(self, channel: int, buffer: Any) -> None:
         try:
-            self._checkpoints.feed(ev.BufferReceived(ChannelIndex(channel), buffer))
+            self._checkpoints.on_buffer(ChannelIndex(channel), buffer)
             records = self._deserializers[channel].deserialize(buffer.view())
         finally:
             buffer.recycle()

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import assert_never
 
 from flintlock.common.clock import Clock
-from flintlock.common.ids import CheckpointId
+from flintlock.common.ids import ChannelIndex, CheckpointId
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.network.barriers import AlignmentType, CheckpointBarrier
 from flintlock.runtime.tasks.checkpointing import commands as cmd
@@ -160,8 +160,8 @@ class SubtaskCheckpointMachine:
     def handle(self, event: ev.Event) -> list[cmd.Command]:  # one case per event
         """What to do about ``event``, in order (see ``commands``)."""
         match event:
-            case ev.BufferReceived():
-                return self._on_buffer(event)
+            case ev.BufferReceived(channel=channel, buffer=buffer):
+                return self.on_buffer(channel, buffer)
             case ev.BarrierReceived():
                 return self._on_barrier(event)
             case ev.BarrierAnnounced():
@@ -258,8 +258,10 @@ class SubtaskCheckpointMachine:
         commands = self._from_handler(self._input().on_end_of_partition(event.channel))
         return commands + self._submit_ready() + self._alignment_timer()
 
-    def _on_buffer(self, event: ev.BufferReceived) -> list[cmd.Command]:
-        actions = self._input().on_buffer(event.channel, event.buffer)
+    def on_buffer(self, channel: ChannelIndex, buffer: object) -> list[cmd.Command]:
+        """``handle(BufferReceived(channel, buffer))`` without the event object: the one event
+        of the per-buffer path (nothing to do unless a checkpoint is aligning or capturing)."""
+        actions = (self._handler or self._input()).on_buffer(channel, buffer)
         if not actions:
             return _NONE
         return self._from_handler(actions) + self._submit_ready() + self._alignment_timer()
