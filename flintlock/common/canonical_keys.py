@@ -100,7 +100,13 @@ class UndecodableKeyError(FlintlockError, ValueError):
 # -- encoding -------------------------------------------------------------------------------
 
 
+_SMALL = tuple(bytes((length,)) for length in range(0x80))
+"""The one-byte uvarints, for the common short lengths."""
+
+
 def _uvarint(value: int) -> bytes:
+    if value < 0x80:
+        return _SMALL[value]
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -111,12 +117,14 @@ def _uvarint(value: int) -> bytes:
 
 def _int(value: int) -> bytes:
     data = value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
-    return _uvarint(len(data)) + data
+    size = len(data)
+    return (_SMALL[size] if size < 0x80 else _uvarint(size)) + data
 
 
 def _text(value: str) -> bytes:
     data = value.encode("utf-8", "surrogatepass")
-    return _uvarint(len(data)) + data
+    size = len(data)
+    return (_SMALL[size] if size < 0x80 else _uvarint(size)) + data
 
 
 def _class(kind: type) -> bytes:
@@ -128,10 +136,14 @@ def encode_key(key: object) -> bytes:
     the keys ``stable_hash`` refuses)."""
     kind = type(key)
     value: Any = key
-    if kind is str:
-        return b"s" + _text(value)
+    if kind is str:  # the hot cases inline (a call costs as much as the encoding)
+        data: bytes = value.encode("utf-8", "surrogatepass")
+        size = len(data)
+        return b"s" + (_SMALL[size] if size < 0x80 else _uvarint(size)) + data
     if kind is int:
-        return b"i" + _int(value)
+        data = value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
+        size = len(data)
+        return b"i" + (_SMALL[size] if size < 0x80 else _uvarint(size)) + data
     if kind is tuple:
         return b"(" + _uvarint(len(value)) + b"".join(map(encode_key, value))
     if kind is bytes:
