@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
-from flintlock.cli import info, jobs
+from flintlock.cli import info, jobs, sql_shell
 from flintlock.cli import run as run_command
 from flintlock.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
 
@@ -60,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     stop.add_argument("--drain", action="store_true",
                       help="advance to the end of event time first (MAX_WATERMARK: every "
                            "window and timer fires into the savepoint)")
+    sql = commands.add_parser("sql", parents=[verbose], help="the SQL shell (Flink's SQL client)",
+                              description="Run SQL statements interactively, or a script with "
+                                          "-f.")
+    sql_shell.add_arguments(sql)
+    sql.set_defaults(handler=sql_shell.run)
     return parser
 
 
