@@ -40,3 +40,17 @@ class NotInsertOnlyError(ChangelogError, TypeError):
     def __str__(self) -> str:
         return (f"{self.operator} accepts only INSERT records but received {self.kind}; "
                 "an updating input needs the retracting variant of this operator")
+
+
+class UpsertInputError(ChangelogError, ValueError):
+    """An operator over an upsert input without deletions (the updatable Top-N) received a
+    retraction, or an update that moved a row's sort key the wrong way (Flink: "this break the
+    monotonicity on sort key field"): the planner's monotonicity analysis did not hold."""
+
+    def __init__(self, operator: str, problem: str) -> None:
+        super().__init__(operator, problem)
+        self.operator = operator
+        self.problem = problem
+
+    def __str__(self) -> str:
+        return f"{self.operator}: {self.problem}"
