@@ -10,9 +10,10 @@ Values as ``_text`` describes; ARRAY elements and ROW fields joined by
 ``csv.array-element-delimiter`` (``;``). MAP and MULTISET are refused, as Flink does.
 
 Reading (``CsvRowDataDeserializationSchema``): the line is split with Python's ``csv`` module
-under the same delimiter, quote and escape; an empty column is NULL except for a STRING (the
-empty string) unless it equals the null literal; a line with another number of columns or a
-column that does not convert raises ``FormatParseError``. With ``csv.ignore-parse-errors`` a
+under the same delimiter, quote and escape; a column equal to ``csv.null-literal`` is NULL, any
+other is converted (an empty column is the empty STRING, ``false`` for a BOOLEAN, and an error
+for a number or a date, as in Flink); a line with another number of columns or a column that
+does not convert raises ``FormatParseError``. With ``csv.ignore-parse-errors`` a
 column that does not convert is NULL and a line with too few or too many columns is skipped.
 ``csv.allow-comments`` skips lines starting with ``#``.
 
@@ -210,7 +211,7 @@ def line_reader(fields: list[Field], settings: CsvSettings
     width = len(readers)
 
     def convert(read: Read, is_string: bool, text: str) -> Any:
-        if text == null or (text == "" and not is_string):
+        if text == null:
             return None
         try:
             return read(text)

@@ -59,7 +59,7 @@ def run(name, statements, dump_dir=None, streaming=True, parallelism=1):
     except Exception as error:  # the oracle records failures as text
         lines = str(error).splitlines()
         starts = [i for i, line in enumerate(lines)
-                  if re.match(r"^(Caused by: )?[a-z.]+\.[A-Za-z]*(Exception|Error): ", line.strip())]
+                  if re.match(r"^(Caused by: |: )?[a-z.]+\.[A-Za-z]*(Exception|Error): ", line.strip())]
         print("ERROR", type(error).__name__)
         for line in lines[starts[-1]:starts[-1] + 12] if starts else lines[:1]:
             if line.startswith("\tat "):
@@ -70,9 +70,13 @@ def run(name, statements, dump_dir=None, streaming=True, parallelism=1):
         dump(dump_dir)
 
 
+def q(value):
+    return value.replace("'", "''")
+
+
 def fs_write(name, fmt_options, values, schema, streaming=True, parallelism=1):
     path = os.path.join(ROOT, name)
-    options = ", ".join(f"'{k}' = '{v}'" for k, v in fmt_options.items())
+    options = ", ".join(f"'{k}' = '{q(v)}'" for k, v in fmt_options.items())
     run(f"fs_write {name}", [
         f"CREATE TABLE out_t ({schema}) WITH ('connector' = 'filesystem', 'path' = '{path}', {options})",
         f"INSERT INTO out_t {values}",
@@ -158,24 +162,16 @@ run("print updates", [
 ])
 
 # -- filesystem: writing every type ----------------------------------------------------------
-SCALARS = """
-    b BOOLEAN, ti TINYINT, si SMALLINT, i INT, bi BIGINT, f FLOAT, d DOUBLE, big DOUBLE,
-    dm DECIMAL(10, 2), dm0 DECIMAL(10, 2), s STRING, vc VARCHAR(5), c CHAR(3), dt DATE, tm TIME,
-    ts TIMESTAMP(3), ts6 TIMESTAMP(6), ts0 TIMESTAMP(3)
-"""
-SCALAR_VALUES = """
-    SELECT TRUE, CAST(1 AS TINYINT), CAST(-2 AS SMALLINT), 3, CAST(4000000000 AS BIGINT),
-      CAST(0.1 AS FLOAT), 2.25E0, 1.0E10, CAST(12.30 AS DECIMAL(10, 2)), CAST(100 AS DECIMAL(10, 2)),
-      'he said "hi", ok', 'ab,c', 'x', DATE '2023-01-02', TIME '10:11:12',
-      TIMESTAMP '2023-01-01 10:00:00.123', TIMESTAMP '2023-01-01 10:00:00.123456',
-      TIMESTAMP '2023-01-01 10:00:00'
-    UNION ALL
-    SELECT CAST(NULL AS BOOLEAN), CAST(NULL AS TINYINT), CAST(NULL AS SMALLINT), CAST(NULL AS INT),
-      CAST(NULL AS BIGINT), CAST(NULL AS FLOAT), CAST(NULL AS DOUBLE), CAST(NULL AS DOUBLE),
-      CAST(NULL AS DECIMAL(10, 2)), CAST(NULL AS DECIMAL(10, 2)), CAST(NULL AS STRING), '',
-      CAST(NULL AS CHAR(3)), CAST(NULL AS DATE), CAST(NULL AS TIME), CAST(NULL AS TIMESTAMP(3)),
-      CAST(NULL AS TIMESTAMP(6)), CAST(NULL AS TIMESTAMP(3))
-"""
+SCALARS = {
+    "numbers": ("b BOOLEAN, ti TINYINT, si SMALLINT, i INT, bi BIGINT, f FLOAT, d DOUBLE, big DOUBLE, dm DECIMAL(10, 2), dm0 DECIMAL(10, 2)",
+                "SELECT TRUE, CAST(1 AS TINYINT), CAST(-2 AS SMALLINT), 3, CAST(4000000000 AS BIGINT), CAST(0.1 AS FLOAT), 2.25E0, 1.0E10, CAST(12.30 AS DECIMAL(10, 2)), CAST(100 AS DECIMAL(10, 2))"),
+    "number nulls": ("b BOOLEAN, i INT, d DOUBLE, dm DECIMAL(10, 2)",
+                     "SELECT CAST(NULL AS BOOLEAN), CAST(NULL AS INT), CAST(NULL AS DOUBLE), CAST(NULL AS DECIMAL(10, 2))"),
+    "strings": ("s STRING, vc VARCHAR(5), c CHAR(3), e STRING, n STRING, l STRING",
+                "SELECT 'he said \"hi\", ok', 'ab,c', 'x', '', CAST(NULL AS STRING), 'a-long-string-without-specials'"),
+    "temporal": ("dt DATE, tm TIME, ts TIMESTAMP(3), ts6 TIMESTAMP(6), ts0 TIMESTAMP(3)",
+                 "SELECT DATE '2023-01-02', TIME '10:11:12', TIMESTAMP '2023-01-01 10:00:00.123', TIMESTAMP '2023-01-01 10:00:00.123456', TIMESTAMP '2023-01-01 10:00:00'"),
+}
 EXTRAS = {
     "bytes": ("bs BYTES", "SELECT X'01ff'"),
     "ltz": ("ltz TIMESTAMP_LTZ(3)", "SELECT TO_TIMESTAMP_LTZ(1672567200123, 3)"),
@@ -185,13 +181,15 @@ EXTRAS = {
     "spaces": ("s STRING, t STRING", "SELECT ' lead', 'multi\nline'"),
 }
 for fmt in ("csv", "json"):
-    fs_write(f"{fmt} scalars", {"format": fmt}, values=SCALAR_VALUES, schema=SCALARS)
+    for group, (schema, values) in SCALARS.items():
+        fs_write(f"{fmt} {group}", {"format": fmt}, values=values, schema=schema)
     for extra, (schema, values) in EXTRAS.items():
         fs_write(f"{fmt} {extra}", {"format": fmt}, values=values, schema=schema)
-fs_write("csv scalars batch", {"format": "csv"}, values=SCALAR_VALUES, schema=SCALARS, streaming=False)
-fs_write("csv options", {"format": "csv", "csv.field-delimiter": ";", "csv.quote-character": "'", "csv.null-literal": "N/A"}, values=SCALAR_VALUES, schema=SCALARS)
+fs_write("csv strings batch", {"format": "csv"}, values=SCALARS["strings"][1], schema=SCALARS["strings"][0], streaming=False)
+fs_write("csv options", {"format": "csv", "csv.field-delimiter": ";", "csv.quote-character": "'", "csv.null-literal": "N/A"}, values=SCALARS["strings"][1], schema=SCALARS["strings"][0])
+fs_write("csv escape", {"format": "csv", "csv.escape-character": "\\"}, values=SCALARS["strings"][1], schema=SCALARS["strings"][0])
 fs_write("csv no quotes", {"format": "csv", "csv.disable-quote-character": "true"}, values="SELECT 'a', 'b c'", schema="a STRING, b STRING")
-fs_write("json iso", {"format": "json", "json.timestamp-format.standard": "ISO-8601"}, values=SCALAR_VALUES, schema=SCALARS)
+fs_write("json iso", {"format": "json", "json.timestamp-format.standard": "ISO-8601"}, values=SCALARS["temporal"][1], schema=SCALARS["temporal"][0])
 fs_write("json iso ltz", {"format": "json", "json.timestamp-format.standard": "ISO-8601"}, values=EXTRAS["ltz"][1], schema=EXTRAS["ltz"][0])
 fs_write("json plain decimals", {"format": "json", "json.encode.decimal-as-plain-number": "true"}, values="SELECT CAST(100 AS DECIMAL(10, 2)), CAST(12.30 AS DECIMAL(10, 2))", schema="a DECIMAL(10, 2), b DECIMAL(10, 2)")
 fs_write("json map", {"format": "json"}, values="SELECT MAP['a', 1, 'b', 2], CAST(1.0 AS DECIMAL(3, 1)), CAST(123456789.125 AS DECIMAL(20, 3))", schema="m MAP<STRING, INT>, d1 DECIMAL(3, 1), d2 DECIMAL(20, 3)")
@@ -212,8 +210,11 @@ fs_write("csv p2 streaming", {"format": "csv"}, values="SELECT * FROM (VALUES (1
          schema="i INT", parallelism=2)
 
 # -- filesystem: reading ---------------------------------------------------------------------
-fs_read("csv", 'true,1,-2,3,4000000000,1.5,2.25,12.30,"he said ""hi"", ok",2023-01-02,10:11:12,2023-01-01 10:00:00.123,"1,2"\n,,,,,,,,,,,,\n',
+fs_read("csv", 'true,1,-2,3,4000000000,1.5,2.25,12.30,"he said ""hi"", ok",2023-01-02,10:11:12,2023-01-01 10:00:00.123,"1,2"\n',
         {"format": "csv"}, "b BOOLEAN, ti TINYINT, si SMALLINT, i INT, bi BIGINT, f FLOAT, d DOUBLE, dm DECIMAL(10, 2), s STRING, dt DATE, tm TIME, ts TIMESTAMP(3), arr STRING")
+fs_read("csv empty columns", ",,,\n", {"format": "csv"}, "s STRING, i INT, d DATE, b BOOLEAN")
+fs_read("csv empty string", ",x\n", {"format": "csv"}, "s STRING, t STRING")
+fs_read("csv null literal", "N,1\n", {"format": "csv", "csv.null-literal": "N"}, "s STRING, i INT")
 fs_read("csv bad line", "1,x\nzz,y\n3,z\n", {"format": "csv"}, "a INT, b STRING")
 fs_read("csv bad line ignored", "1,x\nzz,y\n3,z\n", {"format": "csv", "csv.ignore-parse-errors": "true"}, "a INT, b STRING")
 fs_read("csv short line", "1\n2,y,extra\n", {"format": "csv"}, "a INT, b STRING")
