@@ -58,15 +58,16 @@ class TaskReports:
         channel.tell(msg.TaskStateUpdate(
             channel.attempt, self._task_id, state, failure, consequence))
 
-    def acknowledge_checkpoint(self, task: StreamTask, checkpoint_id: int, state: SubtaskState,
+    def acknowledge_checkpoint(self, task: StreamTask, checkpoint_id: CheckpointId,
+                               state: SubtaskState,
                                metrics: Mapping[str, float]) -> None:
         self._channel.tell(msg.AcknowledgeCheckpoint(
-            self._channel.attempt, self._task_id, CheckpointId(checkpoint_id), state,
+            self._channel.attempt, self._task_id, checkpoint_id, state,
             subtask_metrics(metrics)))
 
-    def decline_checkpoint(self, task: StreamTask, checkpoint_id: int,
+    def decline_checkpoint(self, task: StreamTask, checkpoint_id: CheckpointId,
                            reason: CheckpointFailureReason, error: BaseException | None) -> None:
         failure = RemoteFailure.capture(error) if error is not None else None
         self._channel.tell(msg.DeclineCheckpoint(
-            self._channel.attempt, self._task_id, CheckpointId(checkpoint_id), reason,
+            self._channel.attempt, self._task_id, checkpoint_id, reason,
             failure))

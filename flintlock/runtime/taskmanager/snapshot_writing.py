@@ -20,7 +20,7 @@ from flintlock.runtime.state.snapshots import StateWriter
 class CheckpointLocations(Protocol):
     def checkpoint_location(self, checkpoint_id: CheckpointId) -> CheckpointStorageLocation: ...
 
-    def savepoint_location(self, checkpoint_id: int) -> str:
+    def savepoint_location(self, checkpoint_id: CheckpointId) -> str:
         """Waits for the savepoint's directory from the JobManager."""
         ...
 
@@ -30,7 +30,7 @@ class CheckpointLocations(Protocol):
 class LazyStateWriter:
     """A ``StateWriter`` resolving its location on first write."""
 
-    def __init__(self, locations: CheckpointLocations, checkpoint_id: int,
+    def __init__(self, locations: CheckpointLocations, checkpoint_id: CheckpointId,
                  is_savepoint: bool) -> None:
         self._locations = locations
         self._checkpoint_id = checkpoint_id
@@ -39,9 +39,9 @@ class LazyStateWriter:
 
     def _resolved(self) -> CheckpointStorageLocation:
         if self._location is None:
-            cid = CheckpointId(self._checkpoint_id)
+            cid = self._checkpoint_id
             if self._is_savepoint:
-                uri = self._locations.savepoint_location(self._checkpoint_id)
+                uri = self._locations.savepoint_location(cid)
                 self._location = CheckpointStorageLocation(uri, cid, is_savepoint=True)
             else:
                 self._location = self._locations.checkpoint_location(cid)
@@ -65,7 +65,8 @@ class SnapshotWriting:
     def __init__(self, locations: CheckpointLocations) -> None:
         self._locations = locations
 
-    def state_writer(self, checkpoint_id: int, is_savepoint: bool = False) -> StateWriter:
+    def state_writer(self, checkpoint_id: CheckpointId, is_savepoint: bool = False
+                     ) -> StateWriter:
         return LazyStateWriter(self._locations, checkpoint_id, is_savepoint)
 
     def submit(self, work: Callable[[], None]) -> None:

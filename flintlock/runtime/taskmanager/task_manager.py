@@ -107,7 +107,7 @@ class TaskManager:
         self._tasks: dict[TaskId, StreamTask] = {}  # guarded by _lock
         self._metrics: dict[TaskId, TaskMetrics] = {}  # set before its task is in _tasks
         self._threads: list[threading.Thread] = []
-        self._savepoint_locations: dict[int, str] = {}  # guarded by _lock
+        self._savepoint_locations: dict[CheckpointId, str] = {}  # guarded by _lock
         self._location_arrived = threading.Condition(self._lock)
         self._heartbeats = JobManagerHeartbeats(payload.tm_index, self.config, SYSTEM_CLOCK,
                                                 self._send_heartbeat, self._jobmanager_lost)
@@ -384,7 +384,7 @@ class TaskManager:
         assert pool is not None
         pool.submit(work)
 
-    def savepoint_location(self, checkpoint_id: int) -> str:
+    def savepoint_location(self, checkpoint_id: CheckpointId) -> str:
         with self._lock:
             ok = self._location_arrived.wait_for(
                 lambda: checkpoint_id in self._savepoint_locations, SAVEPOINT_LOCATION_WAIT_S)

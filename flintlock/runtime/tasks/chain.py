@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flintlock.common.config import Configuration
-from flintlock.common.ids import IntermediateDataSetId
+from flintlock.common.ids import CheckpointId, IntermediateDataSetId
 from flintlock.common.operator_spec import OperatorKind
 from flintlock.graph.job_graph import ChainedOperator, JobVertex
 from flintlock.runtime.metrics.report import INPUT_WATERMARK, NUM_RECORDS_IN, OUTPUT_WATERMARK
@@ -275,7 +275,7 @@ class OperatorChain:
 
     # -- checkpoints ---------------------------------------------------------------------
 
-    def snapshot(self, checkpoint_id: int) -> dict[str, OperatorSnapshotInProgress]:
+    def snapshot(self, checkpoint_id: CheckpointId) -> dict[str, OperatorSnapshotInProgress]:
         """Synchronous part of every operator's snapshot, by operator id."""
         parts: dict[str, OperatorSnapshotInProgress] = {}
         for member in self.members:
@@ -284,13 +284,13 @@ class OperatorChain:
                 member.keyed_backend, member.operator_backend, checkpoint_id)
         return parts
 
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+    def notify_checkpoint_complete(self, checkpoint_id: CheckpointId) -> None:
         for member in self.members:
             if member.keyed_backend is not None:
                 member.keyed_backend.notify_checkpoint_complete(checkpoint_id)
             member.operator.notify_checkpoint_complete(checkpoint_id)
 
-    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+    def notify_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> None:
         for member in self.members:
             if member.keyed_backend is not None:
                 member.keyed_backend.notify_checkpoint_aborted(checkpoint_id)

@@ -145,7 +145,7 @@ def output_index(
 
 
 def collect_overtaken(
-    partitions: Sequence[ResultPartition], checkpoint_id: int
+    partitions: Sequence[ResultPartition], checkpoint_id: CheckpointId
 ) -> dict[int, tuple[bytes, ...]]:
     """What the priority barrier of ``checkpoint_id`` overtook in every pipelined
     subpartition, by global subpartition number."""

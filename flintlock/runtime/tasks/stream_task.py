@@ -97,12 +97,12 @@ class TaskCallbacks(Protocol):
     ) -> None: ...
 
     def acknowledge_checkpoint(
-        self, task: StreamTask, checkpoint_id: int, state: SubtaskState,
+        self, task: StreamTask, checkpoint_id: CheckpointId, state: SubtaskState,
         metrics: Mapping[str, float],
     ) -> None: ...
 
     def decline_checkpoint(
-        self, task: StreamTask, checkpoint_id: int, reason: CheckpointFailureReason,
+        self, task: StreamTask, checkpoint_id: CheckpointId, reason: CheckpointFailureReason,
         error: BaseException | None,
     ) -> None: ...
 
@@ -110,7 +110,7 @@ class TaskCallbacks(Protocol):
 class SnapshotWriting(Protocol):
     """Where a checkpoint's files go and how the asynchronous part runs."""
 
-    def state_writer(self, checkpoint_id: int, is_savepoint: bool) -> StateWriter: ...
+    def state_writer(self, checkpoint_id: CheckpointId, is_savepoint: bool) -> StateWriter: ...
 
     def submit(self, work: Callable[[], None]) -> None: ...
 
@@ -199,10 +199,10 @@ class StreamTask:
 
     # -- other threads -------------------------------------------------------------------
 
-    def trigger_checkpoint(self, checkpoint_id: int, timestamp: int,
+    def trigger_checkpoint(self, checkpoint_id: CheckpointId, timestamp: int,
                            options: CheckpointOptions) -> None:
         """A source task's checkpoint trigger from the JobManager."""
-        barrier = CheckpointBarrier(CheckpointId(checkpoint_id), timestamp, options)
+        barrier = CheckpointBarrier(checkpoint_id, timestamp, options)
         self.mailbox.offer(
             lambda: self._checkpoints.feed(ev.TriggerReceived(barrier, self._input_ended)),
             f"trigger {checkpoint_id}", urgent=True)
@@ -216,12 +216,13 @@ class StreamTask:
         self.mailbox.offer(lambda: self._on_splits(operator_id, splits, no_more_splits),
                            f"splits for {operator_id}", urgent=True)
 
-    def notify_checkpoint_complete(self, checkpoint_id: int, in_flight_data: bool = False) -> None:
-        event = ev.CheckpointCompleted(CheckpointId(checkpoint_id), in_flight_data)
+    def notify_checkpoint_complete(self, checkpoint_id: CheckpointId,
+                                   in_flight_data: bool = False) -> None:
+        event = ev.CheckpointCompleted(checkpoint_id, in_flight_data)
         self.mailbox.offer(lambda: self._checkpoints.feed(event), f"complete {checkpoint_id}")
 
-    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
-        event = ev.CheckpointAborted(CheckpointId(checkpoint_id))
+    def notify_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> None:
+        event = ev.CheckpointAborted(checkpoint_id)
         self.mailbox.offer(lambda: self._checkpoints.feed(event), f"aborted {checkpoint_id}")
 
     def cancel(self) -> None:
