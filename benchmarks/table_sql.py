@@ -1,0 +1,167 @@
+"""The same PyFlink Table/SQL program on flintlock and on PyFlink 2.3.0, in one run (issue 28).
+
+The program, written as a PyFlink user writes it (``pyflink`` imports; flintlock runs it with
+the imports changed and nothing else)::
+
+    datagen sequence (rows-per-second high) -> SELECT MOD(id, 100) AS k, id
+        -> GROUP BY k: COUNT(*), SUM(id) -> blackhole            parallelism 2
+
+and its variant whose key is computed by a Python scalar UDF (``--udf``). Each engine runs
+each size (N and 5N rows) in a fresh interpreter, interleaved round by round; the program
+times ``execute_sql(INSERT ...).wait()`` itself, and the marginal rate is ``4N / (t(5N) -
+t(N))``, which cancels start-up. Correctness is checked in the same run: each engine also
+runs the query with a ``collect()`` of its final result on a small input and the two results
+must be equal (the counts and sums per key are known in closed form too).
+
+PyFlink runs in its own virtualenv: ``--pyflink-python`` names its ``python``, else the
+benchmark creates ``.bench/pyflink-venv`` with ``pip install apache-flink==2.3.0`` (Java 17 on
+the PATH; several minutes the first time).
+
+    .venv/bin/python -m benchmarks.table_sql [--rows N] [--rounds R] [--only sql udf]
+        [--pyflink-python PATH] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYFLINK_VENV = ROOT / ".bench" / "pyflink-venv"
+PYFLINK_VERSION = "2.3.0"
+
+PROGRAM = textwrap.dedent('''
+    import sys, time
+    from pyflink.table import EnvironmentSettings, TableEnvironment, DataTypes
+    from pyflink.table.udf import udf
+
+    rows, variant, check = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "check"
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.get_config().set("parallelism.default", "2")
+
+    @udf(result_type=DataTypes.BIGINT())
+    def bucket(x):
+        return x % 100
+
+    t_env.create_temporary_function("bucket", bucket)
+    t_env.execute_sql(
+        "CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', "
+        "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', "
+        f"'fields.id.end' = '{rows}', 'rows-per-second' = '1000000000')")
+    key = "bucket(id)" if variant == "udf" else "MOD(id, 100)"
+    query = f"SELECT k, COUNT(*) AS c, SUM(id) AS s FROM (SELECT {key} AS k, id FROM src) GROUP BY k"
+    if check:
+        final = {}
+        for row in t_env.execute_sql(query).collect():
+            if str(row.get_row_kind()) in ("+I", "+U"):
+                final[row[0]] = (row[1], row[2])
+        print("RESULT", sorted(final.items()))
+    else:
+        t_env.execute_sql("CREATE TABLE sink (k BIGINT, c BIGINT, s BIGINT) "
+                          "WITH ('connector' = 'blackhole')")
+        start = time.perf_counter()
+        t_env.execute_sql("INSERT INTO sink " + query).wait()
+        print("ELAPSED", time.perf_counter() - start)
+''')
+
+
+def ported(source: str) -> str:
+    """The program with its imports changed from pyflink to flintlock, nothing else."""
+    return re.sub(r"^(\s*)from pyflink\.", r"\1from flintlock.", source, flags=re.MULTILINE)
+
+
+def pyflink_python(given: str | None) -> Path:
+    if given:
+        return Path(given)
+    python = PYFLINK_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(PYFLINK_VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet",
+                        f"apache-flink=={PYFLINK_VERSION}"], check=True)
+    return python
+
+
+def run(python: Path, program: Path, rows: int, variant: str, mode: str) -> str:
+    env = dict(os.environ)
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    with tempfile.TemporaryDirectory(prefix="table-bench-") as workdir:
+        result = subprocess.run([str(python), str(program), str(rows), variant, mode],
+                                capture_output=True, text=True, cwd=workdir, env=env,
+                                timeout=3600)
+    if result.returncode != 0:
+        raise RuntimeError(f"{program.name} {rows} {variant} failed:\n{result.stderr[-3000:]}")
+    return result.stdout
+
+
+def elapsed(output: str) -> float:
+    return float(re.search(r"^ELAPSED (\S+)$", output, re.MULTILINE).group(1))  # type: ignore[union-attr]
+
+
+def expected_result(rows: int) -> list[tuple[int, tuple[int, int]]]:
+    final: dict[int, list[int]] = {}
+    for i in range(1, rows + 1):
+        entry = final.setdefault(i % 100, [0, 0])
+        entry[0] += 1
+        entry[1] += i
+    return sorted((k, (c, s)) for k, (c, s) in final.items())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=400_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", nargs="*", choices=["sql", "udf"], default=["sql", "udf"])
+    parser.add_argument("--pyflink-python")
+    parser.add_argument("--json")
+    args = parser.parse_args(argv)
+    pyflink = pyflink_python(args.pyflink_python)
+    engines = {"flintlock": Path(sys.executable), "pyflink": pyflink}
+    with tempfile.TemporaryDirectory(prefix="table-bench-programs-") as directory:
+        programs = {"pyflink": Path(directory) / "program_pyflink.py",
+                    "flintlock": Path(directory) / "program_flintlock.py"}
+        programs["pyflink"].write_text(PROGRAM)
+        programs["flintlock"].write_text(ported(PROGRAM))
+        report: dict[str, dict[str, object]] = {}
+        for variant in args.only:
+            check_rows = 2000
+            expected = repr(expected_result(check_rows))
+            for engine in engines:
+                got = run(engines[engine], programs[engine], check_rows, variant, "check")
+                line = re.search(r"^RESULT (.*)$", got, re.MULTILINE)
+                if line is None or line.group(1) != expected:
+                    raise SystemExit(f"{engine} {variant}: wrong result on {check_rows} rows")
+            times: dict[str, dict[int, list[float]]] = {e: {args.rows: [], 5 * args.rows: []}
+                                                        for e in engines}
+            for _ in range(args.rounds):
+                for rows in (args.rows, 5 * args.rows):
+                    for engine in engines:
+                        times[engine][rows].append(elapsed(run(
+                            engines[engine], programs[engine], rows, variant, "time")))
+            rates = {}
+            for engine in engines:
+                small = statistics.median(times[engine][args.rows])
+                large = statistics.median(times[engine][5 * args.rows])
+                rates[engine] = 4 * args.rows / (large - small) if large > small else float("nan")
+                print(f"{variant:4} {engine:9} N={args.rows}: {small:7.2f} s  5N: {large:7.2f} s"
+                      f"  marginal {rates[engine] / 1e6:6.3f} M rows/s", flush=True)
+            ratio = rates["flintlock"] / rates["pyflink"]
+            print(f"{variant:4} flintlock / pyflink = {ratio:.2f}", flush=True)
+            report[variant] = {"times": {e: {str(k): v for k, v in t.items()}
+                                         for e, t in times.items()},
+                               "rates": rates, "ratio": ratio}
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
