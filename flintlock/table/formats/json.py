@@ -249,10 +249,13 @@ def object_reader(fields: list[Field], settings: JsonSettings) -> Callable[[Any]
         for name, reader in readers:
             if name not in node:
                 if fail_on_missing:
-                    raise ValueError(f"Could not find field with name '{name}'.")
+                    raise ValueError("Some field is missing in the JSON data.")
                 values.append(None)
-            else:
+                continue
+            try:
                 values.append(reader(node[name]))
+            except (ValueError, TypeError, ArithmeticError, AttributeError) as error:
+                raise ValueError(f"Fail to deserialize at field: {name}.") from error
         return values
     return read
 
