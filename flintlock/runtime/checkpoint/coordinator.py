@@ -78,6 +78,7 @@ from flintlock.runtime.checkpoint.requests import (
     CheckpointRequest,
     CheckpointRequestQueue,
     RequestKind,
+    savepoint_type,
 )
 from flintlock.runtime.checkpoint.stats import (
     DEFAULT_STATS_HISTORY,
@@ -90,7 +91,6 @@ from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointSt
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
 from flintlock.runtime.checkpoint.stray_acks import StrayAcks
 from flintlock.runtime.checkpoint.trigger_timing import TriggerTiming
-from flintlock.runtime.network.barriers import CheckpointType
 
 log = logging.getLogger(__name__)
 
@@ -200,27 +200,19 @@ class CheckpointCoordinator:
         actions = self._enqueue(self._queue.new_request(kind, request_id))
         return actions + self._drain() + self._reschedule()
 
-    def trigger_savepoint(
-        self, request_id: str, target_dir: str | None = None, stop: bool = False,
-        drain: bool = False,
-    ) -> Actions:
+    def trigger_savepoint(self, request_id: str, target_dir: str | None = None,
+                          stop: bool = False, drain: bool = False) -> Actions:
         """Ask for a savepoint into ``target_dir`` (default: the configured savepoint dir).
         With ``stop`` (stop with a savepoint) the periodic scheduler stops first and every
         checkpoint is refused from now on: one triggered after the savepoint could complete
         before the job ends and commit output the savepoint does not hold, which a resume
         from the savepoint would then write again. ``resume_periodic`` undoes it if the
-        savepoint fails.
-
-        A stop's savepoint is synchronous (SAVEPOINT_SUSPEND, or SAVEPOINT_TERMINATE with
-        ``drain``): the tasks process nothing after its barrier and finish once it completed
-        (see ``runtime/tasks/checkpointing/machine``); with ``drain`` the sources first end
-        their input, so ``MAX_WATERMARK`` fires every window and timer into the savepoint."""
-        kind = CheckpointType.SAVEPOINT
+        savepoint fails. A stop's savepoint is synchronous (``savepoint_type``; ``drain``: the
+        sources end their input first; docs/internals/subtask-checkpoints.md)."""
         if stop:
             self._stopping = True
             self._timing.stop_periodic()
-            kind = (CheckpointType.SAVEPOINT_TERMINATE if drain
-                    else CheckpointType.SAVEPOINT_SUSPEND)
+        kind = savepoint_type(stop, drain)
         request = self._queue.new_request(RequestKind.SAVEPOINT, request_id, target_dir, kind)
         return self._enqueue(request) + self._drain() + self._reschedule()
 

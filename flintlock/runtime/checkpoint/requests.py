@@ -56,6 +56,14 @@ class CheckpointRequest:
         return self.kind is RequestKind.PERIODIC
 
 
+def savepoint_type(stop: bool, drain: bool) -> CheckpointType:
+    """A savepoint's type: SAVEPOINT, or a stop-with-savepoint's synchronous SAVEPOINT_SUSPEND
+    (SAVEPOINT_TERMINATE with ``drain``)."""
+    if not stop:
+        return CheckpointType.SAVEPOINT
+    return CheckpointType.SAVEPOINT_TERMINATE if drain else CheckpointType.SAVEPOINT_SUSPEND
+
+
 class CheckpointRequestQueue:
     """A bounded priority queue of ``CheckpointRequest``s."""
 

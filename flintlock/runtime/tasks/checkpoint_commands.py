@@ -115,10 +115,8 @@ class CheckpointCommands:
                 self._capture_outputs(checkpoint_id)
             case cmd.SnapshotChain(barrier=barrier):
                 self._snapshot_chain(barrier.checkpoint_id)
-            case cmd.ForwardBarrier(barrier=barrier):
-                self._broadcast(barrier)
-            case cmd.ForwardCancellationMarker(checkpoint_id=checkpoint_id):
-                self._broadcast(CancelCheckpointMarker(checkpoint_id))
+            case cmd.ForwardBarrier() | cmd.ForwardCancellationMarker():
+                self._forward(command)
             case cmd.SubmitAsyncPart():
                 self._submit(command)
             case cmd.CancelAsyncPart(checkpoint_id=checkpoint_id):
@@ -255,7 +253,10 @@ class CheckpointCommands:
 
     # -- the rest ------------------------------------------------------------------------
 
-    def _broadcast(self, event: object) -> None:
+    def _forward(self, command: cmd.ForwardBarrier | cmd.ForwardCancellationMarker) -> None:
+        """The barrier, or a cancellation marker, to every output."""
+        event = (command.barrier if isinstance(command, cmd.ForwardBarrier)
+                 else CancelCheckpointMarker(command.checkpoint_id))
         for writer in self._io.writers.values():
             writer.broadcast_event(event)
 
