@@ -48,6 +48,9 @@ _LAZY = {
     "TableAggregateFunction": "flintlock.table.udf",
     "FunctionContext": "flintlock.table.udf",
     "AsyncScalarFunction": "flintlock.table.udf",
+    "ListView": "flintlock.table.data_view",
+    "MapView": "flintlock.table.data_view",
+    "DataView": "flintlock.table.data_view",
     "ValidationError": "flintlock.table.errors",
     "TableException": "flintlock.table.errors",
 }

@@ -73,6 +73,7 @@ class TableResult:
         self._renderer: Any = None
         """A statement whose text is not a plain table (DESCRIBE) renders itself."""
         self._zone: Any = _utc()
+        self._max_column_width = 30
 
     # -- constructors ---------------------------------------------------------------------------
 
@@ -94,6 +95,10 @@ class TableResult:
                              iter(iterator), getattr(iterator, "job_client", None),
                              t_env._is_streaming(), closer, is_query=True)
         result._zone = zone_of(t_env.get_config().get_local_timezone())
+        from flintlock.common.options import table as table_options
+
+        result._max_column_width = int(t_env.get_config().get_configuration().get(
+            table_options.MAX_COLUMN_WIDTH))
         return result
 
     @staticmethod
@@ -140,19 +145,21 @@ class TableResult:
             out.write(self._renderer())
         elif self._kind is ResultKind.SUCCESS:
             out.write(tableau.render_ok())
-        elif self._streaming and self._is_query:
-            self._print_streaming(rows, out)
+        elif self._is_query:
+            self._print_query(rows if self._streaming else iter(_materialized(rows)), out)
+        elif self._job_client is not None:
+            out.write(tableau.render_raw([list(row) for row in rows]))
         else:
-            if self._is_query:
-                rows = iter(_materialized(rows))
-            out.write(tableau.render_batch(self._names, self._types, rows, self._zone))
+            cells = [[_cell(value) for value in row] for row in rows]
+            out.write(tableau.render_cells(self._names, cells))
         out.flush()
 
-    def _print_streaming(self, rows: Iterator[Row], out: Any) -> None:
+    def _print_query(self, rows: Iterator[Row], out: Any) -> None:
         """Rows as they arrive: the header with the first, each line flushed at once."""
         from flintlock.table.formatting import tableau
 
-        table = tableau.StreamingTableau(self._names, self._types, self._zone)
+        table = tableau.TypedTableau(self._names, self._types, self._zone, self._streaming,
+                                     self._max_column_width)
         count = 0
         for row in rows:
             if count == 0:
@@ -168,6 +175,14 @@ class TableResult:
             raise TableException("A TableResult can be printed or collected only once")
         self._consumed = True
         return self._rows if self._rows is not None else iter(())
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "<NULL>"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    return str(value)
 
 
 def _utc() -> Any:

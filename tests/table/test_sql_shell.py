@@ -42,7 +42,7 @@ def test_a_script_runs_statement_by_statement(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "[INFO] Execute statement succeeded." in out
     assert "[INFO] Session property has been set." in out
-    assert "|                            src |" in out
+    assert "| table name |\n+------------+\n|        src |" in out
     assert ("| +I |                    3 |                            a;3 |\n"
             "| +I |                    4 |                            a;4 |\n") in out
     assert "2 rows in set" in out
