@@ -226,6 +226,16 @@ def test_cli_stop_with_savepoint(running_job, tmp_path, capsys):
     assert running_job.jm.wait_for_status({JobStatus.FINISHED}, 60)
 
 
+def test_cli_stop_with_drain(running_job, tmp_path, capsys):
+    """``--drain`` (issue 29; before, the REST API refused it): the source ends its input
+    before the savepoint, the job finishes."""
+    assert main(["stop", running_job.get_job_id(), "--savepoint", str(tmp_path / "stop"),
+                 "--drain"]) == 0
+    path = capsys.readouterr().out.split("Path: ")[1].splitlines()[0]
+    assert os.path.exists(os.path.join(path, "_metadata"))
+    assert running_job.jm.wait_for_status({JobStatus.FINISHED}, 60)
+
+
 def test_cli_unknown_job_id(running_job, capsys):
     assert main(["cancel", "zzz"]) == 1
     err = capsys.readouterr().err
