@@ -171,3 +171,33 @@ def test_failure_in_the_middle_commits_every_row_exactly_once(executor, tmp_path
     assert len(executor.launchers[-1].attempts) >= 2
     ids = sorted(json.loads(line)["id"] for line in committed_lines(out))
     assert ids == list(range(6000))
+
+
+def test_sql_job_with_a_udf_failing_once_writes_the_failure_free_rows(executor, tmp_path):
+    """The issue's check: a SQL job whose Python UDF fails once in the middle (after some
+    output was committed) writes exactly the rows of a run without failure."""
+    from flintlock.table.udf import udf
+
+    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    config = env.get_config()
+    for key, value in {"parallelism.default": "2",
+                       "execution.checkpointing.interval": "50 ms",
+                       "execution.checkpointing.dir": str(tmp_path / "chk"),
+                       "restart-strategy.type": "fixed-delay",
+                       "restart-strategy.fixed-delay.delay": "50 ms",
+                       "restart-strategy.fixed-delay.attempts": "3"}.items():
+        config.set(key, value)
+    out, marker = tmp_path / "out", tmp_path / "failed"
+    fail_once = udf(RaiseOnceAfter(marker, str(out / "part-*"), every=10, delay_s=0.01),
+                    result_type=DataTypes.BIGINT())
+    env.create_temporary_function("fail_once", fail_once)
+    env.execute_sql("CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', "
+                    "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', "
+                    "'fields.id.end' = '4000')")
+    env.execute_sql(f"CREATE TABLE t (id BIGINT, sq BIGINT) WITH ('connector' = "
+                    f"'filesystem', 'path' = '{out}', 'format' = 'csv')")
+    env.execute_sql("INSERT INTO t SELECT fail_once(id), id * id FROM g").wait()
+    assert marker.exists(), "the failure was never injected"
+    assert len(executor.launchers[-1].attempts) >= 2
+    rows = sorted(tuple(map(int, line.split(","))) for line in committed_lines(out))
+    assert rows == [(i, i * i) for i in range(1, 4001)]
