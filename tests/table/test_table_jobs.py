@@ -243,3 +243,28 @@ def test_a_datastream_becomes_a_table_and_back(monkeypatch):
     result = t_env.to_data_stream(t_env.sql_query("SELECT id * 10 AS id, name FROM things"))
     rows = list(result.execute_and_collect())
     assert [r.as_dict() for r in rows] == [{"id": 10, "name": "x"}, {"id": 20, "name": "y"}]
+
+
+def test_in_and_exists_subqueries_are_semi_and_anti_joins(t_env, orders):
+    liked = t_env.from_elements([("apple",), ("fig",), ("apple",)], ["name"])
+    t_env.create_temporary_view("liked", liked)
+
+    def final(query):
+        table = []
+        for kind, row in changelog(t_env.sql_query(query)):
+            if kind in (I, UA):
+                table.append(row)
+            else:
+                table.remove(row)
+        return sorted(table)
+
+    assert final("SELECT id FROM orders WHERE fruit IN (SELECT name FROM liked)") == [
+        (1,), (3,), (4,)]
+    assert final("SELECT id FROM orders WHERE fruit NOT IN (SELECT name FROM liked)") == [
+        (2,), (5,)]
+    assert final("SELECT id FROM orders o WHERE EXISTS (SELECT * FROM liked l WHERE "
+                 "l.name = o.fruit) AND qty > 2") == [(1,), (4,)]
+    assert final("SELECT id FROM orders o WHERE NOT EXISTS (SELECT * FROM liked l WHERE "
+                 "l.name = o.fruit)") == [(2,), (5,)]
+    assert final("SELECT id FROM orders WHERE UPPER(fruit) IN (SELECT UPPER(name) FROM liked)"
+                 ) == [(1,), (3,), (4,)]

@@ -208,15 +208,108 @@ class QueryBinder:
         return False
 
     def _where(self, relation: Relation, condition: exp.Expression) -> Relation:
+        rest: list[exp.Expression] = []
+        for conjunct in _sql_conjuncts(condition):
+            negated = isinstance(conjunct, exp.Not)
+            inner = conjunct.this if negated else conjunct
+            if isinstance(inner, exp.In) and inner.args.get("query") is not None:
+                relation = self._in_subquery(relation, inner, negated)
+            elif isinstance(inner, exp.Exists):
+                relation = self._exists(relation, inner.this, negated)
+            else:
+                rest.append(conjunct)
+        if not rest:
+            return relation
         plan = relation.plan
         resolver = ExpressionResolver(relation.scope, self.catalog,
                                       subquery=self._scalar_subquery)
-        predicate = resolver.resolve(condition)
+        predicate = resolver.resolve(rest[0] if len(rest) == 1 else exp.and_(*rest))
         if not (tr.is_boolean(predicate.type) or tr.is_null_type(predicate.type)):
             raise ValidationError(
                 f"WHERE clause must be a condition, got {tr.sql_name(predicate.type)}")
         filtered = n.Calc(plan.fields, plan, identity(plan), predicate)
         return Relation(rank_from_filter(fuse_calcs(filtered)), relation.scope)
+
+    # -- IN / EXISTS subqueries: semi and anti joins ----------------------------------------
+
+    def _in_subquery(self, relation: Relation, node: exp.In, anti: bool) -> Relation:
+        """``x IN (SELECT y ...)``: the rows with a match among the subquery's DISTINCT values
+        (a semi join); ``NOT IN`` the rows without one (an anti join: a left join keeping the
+        rows whose match is NULL, so a match arriving later retracts the row)."""
+        subquery = self.bind(node.args["query"].this)
+        if len(subquery.fields) != 1:
+            raise ValidationError(
+                f"The subquery of IN must return one column, it returns {len(subquery.fields)}")
+        operand = ExpressionResolver(relation.scope, self.catalog).resolve(node.this)
+        return self._semi_join(relation, [operand], subquery, anti)
+
+    def _exists(self, relation: Relation, query: exp.Expression, anti: bool) -> Relation:
+        """``EXISTS (SELECT .. FROM w WHERE w.x = t.a AND ..)``: the equalities between the
+        subquery's and the outer query's columns become the keys of a semi (anti) join over
+        the subquery's other conditions; any other correlation is refused."""
+        if not isinstance(query, exp.Select):
+            raise UnsupportedFeatureError("EXISTS over a set operation")
+        inner_from = query.args.get("from_") or query.args.get("from")
+        names = {t.alias_or_name for t in query.find_all(exp.Table)}
+        where = query.args.get("where")
+        keys: list[tuple[exp.Expression, exp.Expression]] = []
+        local: list[exp.Expression] = []
+        for conjunct in _sql_conjuncts(where.this) if where is not None else []:
+            pair = _correlation(conjunct, names, relation.scope)
+            if pair is not None:
+                keys.append(pair)
+            elif _outer_columns(conjunct, names, relation.scope):
+                raise UnsupportedFeatureError(
+                    "a correlated EXISTS condition other than inner.column = outer.column")
+            else:
+                local.append(conjunct)
+        if not keys:
+            raise UnsupportedFeatureError("an uncorrelated EXISTS subquery")
+        inner = exp.Select(expressions=[k[0] for k in keys], from_=inner_from,
+                           joins=query.args.get("joins"))
+        if local:
+            inner.set("where", exp.Where(this=exp.and_(*local)))
+        subquery = self.bind(inner)
+        outer = ExpressionResolver(relation.scope, self.catalog)
+        return self._semi_join(relation, [outer.resolve(k[1]) for k in keys], subquery, anti)
+
+    def _semi_join(self, relation: Relation, operands: list[Rex], subquery: n.PlanNode,
+                   anti: bool) -> Relation:
+        plan = relation.plan
+        width = len(plan.fields)
+        if all(isinstance(o, InputRef) for o in operands):
+            left = plan
+            key_refs = [o for o in operands]
+        else:
+            extra = [o for o in operands if not isinstance(o, InputRef)]
+            left = n.Calc(plan.fields + n.fields_of([f"$in{i}" for i in range(len(extra))],
+                                                    [e.type for e in extra]),
+                          plan, identity(plan) + tuple(extra))
+            key_refs = []
+            position = width
+            for operand in operands:
+                if isinstance(operand, InputRef):
+                    key_refs.append(operand)
+                else:
+                    key_refs.append(InputRef(operand.type, position))
+                    position += 1
+        distinct = n.Aggregate(subquery.fields, subquery, tuple(range(len(subquery.fields))), ())
+        offset = len(left.fields)
+        condition_parts = []
+        for index, ref in enumerate(key_refs):
+            right = InputRef(distinct.fields[index].type, offset + index)
+            condition_parts.append(ExpressionResolver(Scope()).call("=", [ref, right]))
+        condition = condition_parts[0] if len(condition_parts) == 1 else Call(
+            t.BooleanType(True), "AND", tuple(condition_parts))
+        joined = make_join(left, distinct, n.JoinKind.LEFT if anti else n.JoinKind.INNER,
+                           condition)
+        keep = None
+        if anti:
+            keep = ExpressionResolver(Scope()).call(
+                "IS NULL", [InputRef(tr.with_nullability(distinct.fields[0].type, True),
+                                     offset)])
+        projected = n.Calc(plan.fields, joined, identity(plan), keep)
+        return Relation(projected, relation.scope)
 
     def _project(self, relation: Relation, items: Sequence[exp.Expression]) -> n.PlanNode:
         resolver = ExpressionResolver(relation.scope, self.catalog)
@@ -429,6 +522,41 @@ class QueryBinder:
 _AGGREGATE_NAMES = frozenset({"COUNT", "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE",
                               "LAST_VALUE", "LISTAGG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP",
                               "VAR_SAMP", "COLLECT", "BOOL_AND", "BOOL_OR"})
+
+
+def _sql_conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.And):
+        return _sql_conjuncts(node.this) + _sql_conjuncts(node.expression)
+    if isinstance(node, exp.Paren):
+        return _sql_conjuncts(node.this)
+    return [node]
+
+
+def _is_outer(column: exp.Column, inner_names: set[str], outer: Scope) -> bool:
+    qualifier = column.table
+    if qualifier:
+        return qualifier not in inner_names and any(
+            f.qualifier == qualifier for f in outer.fields)
+    return False
+
+
+def _outer_columns(node: exp.Expression, inner_names: set[str], outer: Scope) -> bool:
+    return any(_is_outer(c, inner_names, outer) for c in node.find_all(exp.Column))
+
+
+def _correlation(node: exp.Expression, inner_names: set[str], outer: Scope
+                 ) -> tuple[exp.Expression, exp.Expression] | None:
+    """(inner column, outer column) of ``inner.c = outer.c``, else None."""
+    if not isinstance(node, exp.EQ):
+        return None
+    a, b = node.this, node.expression
+    if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
+        return None
+    if _is_outer(b, inner_names, outer) and not _is_outer(a, inner_names, outer):
+        return a, b
+    if _is_outer(a, inner_names, outer) and not _is_outer(b, inner_names, outer):
+        return b, a
+    return None
 
 
 def left_name(relation: Relation, column: str) -> str | None:
