@@ -40,7 +40,11 @@ for value in VALUES:
         print("ERROR", (lines or [str(error)])[0][:300])
 case("collect values shanghai")
 t_env.get_config().set("table.local-time-zone", "Asia/Shanghai")
-with t_env.execute_sql("SELECT TO_TIMESTAMP_LTZ(1672567200123, 3)").collect() as rows:
-    for row in rows:
-        print(repr(row[0]))
+try:
+    with t_env.execute_sql("SELECT TO_TIMESTAMP_LTZ(1672567200123, 3)").collect() as rows:
+        for row in rows:
+            print(repr(row[0]))
+except Exception as error:
+    lines = [line for line in str(error).splitlines() if "Exception" in line]
+    print("ERROR", (lines or [str(error)])[0][:300])
 end()
