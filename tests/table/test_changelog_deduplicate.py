@@ -28,10 +28,13 @@ def test_keep_first_row_forwards_only_the_first_row_of_each_key() -> None:
         h.feed(r("-D", "a", 1))
 
 
-def test_keep_last_row_updates_the_previous_row() -> None:
+def test_keep_last_row_updates_the_previous_row_and_drops_repeats() -> None:
     h = _run(KeepLastRowFunction())
     assert h.feed(r("+I", "a", 1), r("+I", "b", 2), r("+I", "a", 3), r("+I", "a", 3)) == [
-        "+I[a, 1]", "+I[b, 2]", "-U[a, 1]", "+U[a, 3]", "-U[a, 3]", "+U[a, 3]"]
+        "+I[a, 1]", "+I[b, 2]", "-U[a, 1]", "+U[a, 3]"]
+    retained = _run(KeepLastRowFunction(state_retention_ms=1000))
+    assert retained.feed(r("+I", "a", 1), r("+I", "a", 1)) == [
+        "+I[a, 1]", "-U[a, 1]", "+U[a, 1]"]
 
 
 def test_keep_last_row_without_update_before_or_insert() -> None:

@@ -10,7 +10,8 @@ last arrivals are the first and last rows.
 * ``KeepLastRowFunction(generate_update_before=True, generate_insert=True,
   state_retention_ms=0)``: insert-only input; per key the last row (its values) in a
   ``ValueState``. The first row of a key is emitted as +I, every later one as +U, preceded by
-  -U of the previous row with ``generate_update_before``. With neither UPDATE_BEFORE nor
+  -U of the previous row with ``generate_update_before``; a row equal to the previous one is
+  dropped (Flink 2.3's equaliser; not when a state retention is set). With neither UPDATE_BEFORE nor
   INSERT wanted (an upsert sink, Flink's
   ``table.exec.deduplicate.insert-update-after-sensitive-enabled`` off) every row is a +U
   and no state is kept.
@@ -87,6 +88,8 @@ class KeepLastRowFunction(KeyedProcessFunction):
         self._last.update(tuple(values))
         if previous is None:
             return (new_row(values, INSERT),)
+        if self.state_retention_ms <= 0 and list(previous) == values:
+            return ()
         if self.generate_update_before:
             return (new_row(list(previous), UPDATE_BEFORE), new_row(values, UPDATE_AFTER))
         return (new_row(values, UPDATE_AFTER),)
