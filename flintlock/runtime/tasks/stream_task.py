@@ -9,7 +9,8 @@ parts, along Flink's own seams:
   a source and of a task with inputs, backpressure (a full output holds the loop, not a
   batch), and the entry points other threads call, which only put mail;
 - ``input_processor.StreamInputProcessor``: the gate's buffers deserialised into batches, its
-  events to the watermark valve and the barrier handler, restored input replayed;
+  watermarks to the watermark valve, checkpoint events to the checkpoint machine, restored
+  input replayed;
 - ``checkpointing.SubtaskCheckpointMachine``: the subtask's part of every checkpoint, as one
   I/O-free state machine (barrier alignment, channel-state bookkeeping, snapshot sequencing,
   aborts, stop-with-savepoint); ``checkpoint_commands.CheckpointCommands`` feeds it the
