@@ -440,16 +440,51 @@ _READERS: dict[bytes, Callable[[_Reader], Any]] = {
 }
 
 
+_STR_TAG, _INT_TAG, _BYTES_TAG, _TUPLE_TAG = b"s"[0], b"i"[0], b"b"[0], b"("[0]
+
+
+def _at(data: bytes, position: int) -> tuple[Any, int]:
+    """The value at ``position`` and where it ends: str, int, bytes and tuples with short
+    lengths here (a snapshot decodes every key: this is its hot path), the rest by ``_Reader``."""
+    tag = data[position]
+    if tag == _STR_TAG or tag == _INT_TAG or tag == _BYTES_TAG:
+        size = data[position + 1]
+        start = position + 2
+        end = start + size
+        if size < 0x80 and end <= len(data):
+            if tag == _STR_TAG:
+                return data[start:end].decode("utf-8", "surrogatepass"), end
+            if tag == _INT_TAG:
+                return int.from_bytes(data[start:end], "big", signed=True), end
+            return data[start:end], end
+    elif tag == _TUPLE_TAG and data[position + 1] < 0x80:
+        position += 2
+        items = []
+        for _ in range(data[position - 1]):
+            item, position = _at(data, position)
+            items.append(item)
+        return tuple(items), position
+    reader = _Reader(data)
+    reader.position = position
+    value = reader.value()
+    return value, reader.position
+
+
 def decode_key(data: bytes) -> Any:
     """The key ``encode_key`` (or ``encode_user_key``) encoded as ``data``."""
-    reader = _Reader(bytes(data))
-    value = reader.value()
-    if reader.position != len(reader.data):
-        raise UndecodableKeyError(reader.data, "bytes left after the key")
+    if type(data) is not bytes:
+        data = bytes(data)
+    size = len(data)
+    if 2 <= size < 0x82 and data[1] == size - 2:  # a short str or int key: inline
+        tag = data[0]
+        if tag == _STR_TAG:
+            return data[2:].decode("utf-8", "surrogatepass")
+        if tag == _INT_TAG:
+            return int.from_bytes(data[2:], "big", signed=True)
+    try:
+        value, end = _at(data, 0)
+    except IndexError as exc:
+        raise UndecodableKeyError(data, "it ends too early") from exc
+    if end != len(data):
+        raise UndecodableKeyError(data, "bytes left after the key")
     return value
-
-
-def decode_prefix(data: bytes) -> tuple[Any, int]:
-    """The key at the start of ``data`` and where it ends."""
-    reader = _Reader(bytes(data))
-    return reader.value(), reader.position

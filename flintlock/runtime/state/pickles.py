@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import io
 import pickle
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +44,7 @@ from flintlock.common.job_classes import find_class as find_job_class
 from flintlock.common.job_classes import needs_name_reference
 
 PROTOCOL = 5
+_plain_dumps = pickle.dumps
 
 MOVED: Mapping[tuple[str, str], tuple[str, str]] = {}
 """Old (module, class name) → where the class lives now."""
@@ -92,8 +92,11 @@ class _StatePickler(cloudpickle.Pickler):  # type: ignore[misc]
         return super().reducer_override(obj)
 
 
-_NEEDS_STATE_PICKLER: weakref.WeakSet[type] = weakref.WeakSet()
-"""Types of values plain pickle could not pickle (their classes may go with the job)."""
+_NEEDS_STATE_PICKLER: set[int] = set()
+"""``id``s of the types of values plain pickle could not pickle. An id of a type that is gone
+may come back for another type: that type then takes the slower pickler, which pickles
+everything plain pickle does. Bounded by ``_MAX_REMEMBERED``."""
+_MAX_REMEMBERED = 4096
 
 
 def _pickle_by_name(value: Any) -> bytes:
@@ -107,13 +110,12 @@ def _pickle_by_name(value: Any) -> bytes:
 
 def dumps(value: Any) -> bytes:
     """The pickle of a state value (see the module docstring)."""
-    kind = type(value)
+    kind = id(type(value))
     if kind not in _NEEDS_STATE_PICKLER:
         try:
-            return pickle.dumps(value, protocol=PROTOCOL)
+            return _plain_dumps(value, PROTOCOL)
         except (pickle.PicklingError, AttributeError, TypeError):
-            try:
-                _NEEDS_STATE_PICKLER.add(kind)
-            except TypeError:  # a type that takes no weak reference: fall back each time
-                pass
+            if len(_NEEDS_STATE_PICKLER) >= _MAX_REMEMBERED:
+                _NEEDS_STATE_PICKLER.clear()
+            _NEEDS_STATE_PICKLER.add(kind)
     return _pickle_by_name(value)

@@ -10,6 +10,7 @@ the current key's prefix. Owned by the task thread.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 
 dumps = pickles.dumps
-loads = pickles.loads
+loads = pickle.loads  # values in the working database: plain pickle, as always (hot path)
 
 
 def prefix_end(prefix: bytes) -> bytes:
