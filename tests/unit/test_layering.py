@@ -81,6 +81,24 @@ ALLOWED: dict[str, tuple[str, ...]] = {
         "flintlock.common", "flintlock.runtime.network.barriers",
         "flintlock.runtime.checkpoint.failure", "flintlock.runtime.tasks.checkpointing",
     ),
+    # the runtime's leaves, each with what it may import (issue 29): the I/O-free helpers
+    # import nothing of the runtime, TLS only the handshake's auth
+    "flintlock.runtime.auth": ("flintlock.common",),
+    "flintlock.runtime.admission": ("flintlock.common",),
+    "flintlock.runtime.liveness": ("flintlock.common",),
+    "flintlock.runtime.heartbeat": ("flintlock.common",),
+    "flintlock.runtime.cancellation": ("flintlock.common",),
+    "flintlock.runtime.execution_state": ("flintlock.common",),
+    "flintlock.runtime.tls": ("flintlock.common", "flintlock.runtime.auth"),
+    # the control plane's vocabulary: what the JobManager and TaskManagers send each other
+    "flintlock.runtime.messages": (
+        *_BASE, "flintlock.runtime.checkpoint", "flintlock.runtime.network",
+        "flintlock.runtime.rpc", "flintlock.runtime.execution_state", "flintlock.runtime.metrics",
+    ),
+    # restart strategies: which failures are permanent is known from checkpoint and state errors
+    "flintlock.runtime.restart": (
+        "flintlock.common", "flintlock.runtime.checkpoint", "flintlock.runtime.state",
+    ),
     "flintlock.runtime.rpc": ("flintlock.common", *_RUNTIME_LEAVES),
     "flintlock.runtime.metrics": ("flintlock.common",),
     "flintlock.runtime.tasks": (*_BASE, *_DATA_PLANE, *_RUNTIME_LEAVES),
