@@ -138,3 +138,13 @@ def test_java_number_and_time_formats() -> None:
     assert java_local_time(T(10, 0, 0, 1)) == "10:00:00.000001"
     assert print_value(None, DataTypes.INT()) == "null"
     assert print_value({"a": 1}, DataTypes.MULTISET(DataTypes.STRING())) == "{a=1}"
+
+
+def test_multisets_print_as_java_maps_of_counts() -> None:
+    """tests/table/fixtures/intervals.txt, "print multiset" (COLLECT into a print table)."""
+    expected = load_cases("intervals.txt")["print multiset"].splitlines()
+    kind = row_type("k STRING, vs MULTISET<STRING>")
+    rows = [Row.of_kind(INS, "a", ["x"]), Row.of_kind(UB, "a", ["x"]),
+            Row.of_kind(UA, "a", {"x": 1, "y": 1}), Row.of_kind(UB, "a", ["y", "x"]),
+            Row.of_kind(UA, "a", ["x", "y", "x"])]
+    assert [print_connector_line(row, kind) for row in rows] == expected

@@ -208,3 +208,25 @@ def test_widths_and_truncation_rules() -> None:
     assert [type_width(from_sql_string(text)) for text in (
         "TIME(0)", "TIME(3)", "TIMESTAMP(2)", "TIMESTAMP(5)", "TIMESTAMP(8)", "DECIMAL(7, 2)",
         "STRING", "ARRAY<INT>")] == [8, 12, 23, 26, 29, 9, 30, 30]
+
+
+INTERVALS = load_cases("intervals.txt")
+
+
+def test_intervals_print_as_pyflink() -> None:
+    """tests/table/fixtures/intervals.txt: interval literals are INTERVAL SECOND(3) and
+    INTERVAL MONTH (Flink's literal types); values are timedeltas and numbers of months."""
+    types = [from_sql_string("INTERVAL SECOND(3) NOT NULL")] * 4 + [
+        from_sql_string("INTERVAL MONTH NOT NULL")] * 3
+    row = (datetime.timedelta(days=1), datetime.timedelta(seconds=3),
+           datetime.timedelta(days=1, hours=2, minutes=3, seconds=4.5),
+           datetime.timedelta(minutes=-90), 14, 5, -36)
+    names = ["d", "s", "dts", "m", "ym", "mo", "y"]
+    assert render(names, types, [row], True) == INTERVALS["tableau intervals"]
+
+
+def test_multisets_print_as_element_counts() -> None:
+    types = [from_sql_string("STRING"), from_sql_string("MULTISET<STRING>")]
+    rows = [kind(INS, "a", ["x"]), kind(UB, "a", {"x": 1}), kind(UA, "a", ["x", "y"]),
+            kind(UB, "a", {"x": 1, "y": 1}), kind(UA, "a", ["x", "y", "x"])]
+    assert render(["k", "vs"], types, rows, True) == INTERVALS["tableau multiset"]

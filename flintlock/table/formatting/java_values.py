@@ -11,8 +11,11 @@ STRING) in printing mode does (``tableau_value``):
 * DATE ``2023-01-02``; TIME(p) ``10:00:00`` (p digits of fraction when p > 0);
   TIMESTAMP(p) ``2023-01-01 10:00:00.000`` with exactly p fraction digits (none for p = 0);
   TIMESTAMP_LTZ(p) the same in the session time zone (``table.local-time-zone``);
-* ARRAY ``[1, 2]``, MAP ``{k1=1, k2=2}`` (in the map's own order), ROW ``(1, a, TRUE)``, the
-  elements formatted by the same rules and a NULL element as ``NULL``.
+* ARRAY ``[1, 2]``, MAP ``{k1=1, k2=2}`` (in the map's own order), MULTISET ``{x=2, y=1}``
+  (element=count), ROW ``(1, a, TRUE)``, the elements formatted by the same rules and a NULL
+  element as ``NULL``;
+* day-time intervals (``timedelta``) ``+1 02:03:04.500``, year-month ones (a number of
+  months) ``+1-02``.
 
 A top-level NULL is the tableau's business (``<NULL>``, see ``tableau``).
 
@@ -22,8 +25,10 @@ FLOAT / DOUBLE as above; BYTES as Java's ``Arrays.toString(byte[])`` (``[1, 2, -
 DATE / TIME / TIMESTAMP as ``LocalDate`` / ``LocalTime`` / ``LocalDateTime.toString`` (``10:00``
 when the seconds are zero, ``2023-01-01T10:00``, fractions in groups of three digits);
 TIMESTAMP_LTZ as ``Instant.toString`` (``2023-01-01T10:00:00.123Z``, UTC whatever the session
-zone); ARRAY ``[1, null]``; MAP as a Java ``HashMap`` iterates (``java_hash_order``); ROW as a
-nested ``Row.toString`` (``+I[1, a]``); NULL as ``null``.
+zone); ARRAY ``[1, null]``; MAP and MULTISET (element=count) as a Java ``HashMap`` iterates
+(``java_hash_order``); ROW as a nested ``Row.toString`` (``+I[1, a]``); NULL as ``null``.
+Intervals cannot be columns of a print table (Flink refuses them in DDL), so they have no
+print form here.
 
 Python values per type are the Table layer's: int, float, ``decimal.Decimal``, bool, str,
 bytes, ``datetime.date`` / ``time`` / ``datetime``, list, dict, ``Row``. A TIMESTAMP_LTZ value is
@@ -49,6 +54,7 @@ from flintlock.table.types import (
     CharType,
     DataType,
     DateType,
+    DayTimeIntervalType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -59,6 +65,7 @@ from flintlock.table.types import (
     TimestampType,
     TimeType,
     VarBinaryType,
+    YearMonthIntervalType,
 )
 
 UTC = datetime.UTC
@@ -255,10 +262,13 @@ def tableau_value(value: Any, data_type: DataType,
     formatter = _TABLEAU.get(type(data_type))
     if formatter is not None:
         return formatter(value, data_type, zone)
-    if isinstance(data_type, (ArrayType, MultisetType)):
-        items = _multiset_items(value) if isinstance(data_type, MultisetType) else value
+    if isinstance(data_type, ArrayType):
         return "[" + ", ".join(tableau_value(item, data_type.element_type, zone, True)
-                               for item in items) + "]"
+                               for item in value) + "]"
+    if isinstance(data_type, MultisetType):
+        counts = value if isinstance(value, dict) else _count(value)
+        return "{" + ", ".join(f"{tableau_value(item, data_type.element_type, zone, True)}="
+                               f"{count}" for item, count in counts.items()) + "}"
     if isinstance(data_type, MapType):
         return "{" + ", ".join(
             f"{tableau_value(k, data_type.key_type, zone, True)}="
@@ -271,10 +281,23 @@ def tableau_value(value: Any, data_type: DataType,
     return str(value)
 
 
-def _multiset_items(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [item for item, count in value.items() for _ in range(count)]
-    return list(value)
+def interval_day_time(value: datetime.timedelta) -> str:
+    """A day-time interval as Flink prints it: ``+1 02:03:04.500`` (sign, days, milliseconds)."""
+    millis = value // datetime.timedelta(milliseconds=1)
+    sign = "-" if millis < 0 else "+"
+    millis = abs(millis)
+    days, millis = divmod(millis, 86_400_000)
+    hours, millis = divmod(millis, 3_600_000)
+    minutes, millis = divmod(millis, 60_000)
+    seconds, millis = divmod(millis, 1000)
+    return f"{sign}{days} {hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}"
+
+
+def interval_year_month(months: int) -> str:
+    """A year-month interval (a number of months) as Flink prints it: ``+1-02``, ``-3-00``."""
+    sign = "-" if months < 0 else "+"
+    years, rest = divmod(abs(months), 12)
+    return f"{sign}{years}-{rest:02d}"
 
 
 def _row_values(value: Any, row_type: RowType) -> list[Any]:
@@ -306,6 +329,8 @@ _TABLEAU: dict[type, Formatter] = {
     TimestampType: lambda v, t, z: sql_timestamp(v, t.precision),  # type: ignore[attr-defined]
     LocalZonedTimestampType: lambda v, t, z: sql_timestamp(
         instant_in_zone(v, z), t.precision),  # type: ignore[attr-defined]
+    DayTimeIntervalType: lambda v, t, z: interval_day_time(v),
+    YearMonthIntervalType: lambda v, t, z: interval_year_month(int(v)),
 }
 
 
