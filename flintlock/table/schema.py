@@ -20,7 +20,8 @@ brackets::
       CONSTRAINT `PK_id` PRIMARY KEY (`id`) NOT ENFORCED
     )
 
-An ``Expression`` object prints as its ``str``. The members are frozen dataclasses
+An ``Expression`` object prints as its ``as_summary_string()`` if it has one (Flink's summary:
+``plus(id, 1)``, ``ts``), else as its ``str``. The members are frozen dataclasses
 (``UnresolvedPhysicalColumn`` ...) readable with ``get_columns()``, ``get_watermark_specs()``
 and ``get_primary_key()``. The builder checks what Flink's builder checks at build time:
 names are strings, one primary key, a named constraint and a non-empty column list.
@@ -58,7 +59,10 @@ def _type_text(data_type: TypeSpec) -> str:
 
 
 def _expression_text(expression: Any) -> str:
-    return f"[{expression}]" if isinstance(expression, str) else str(expression)
+    if isinstance(expression, str):
+        return f"[{expression}]"
+    summary = getattr(expression, "as_summary_string", None)
+    return str(summary()) if callable(summary) else str(expression)
 
 
 def _comment_text(comment: str | None) -> str:
