@@ -58,6 +58,13 @@ class Harness:
         self._seen += len(values)
         return [show(v) for v in values]
 
+    def watermark(self, timestamp: int) -> list[str]:
+        """Passes a watermark (firing due event-time timers); what that emitted."""
+        self.operator.process_watermark(timestamp)
+        values = self.out.values()[self._seen:]
+        self._seen += len(values)
+        return [show(v) for v in values]
+
     def rows(self) -> list[Row]:
         return self.out.values()
 
