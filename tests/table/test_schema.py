@@ -181,3 +181,15 @@ def test_a_resolved_schema_refuses_duplicates_and_unknown_key_columns() -> None:
     with pytest.raises(ValidationError, match="Column 'b' does not exist"):
         ResolvedSchema((PhysicalColumn("a", DataTypes.INT()),), (),
                        UniqueConstraint.primary_key("PK_b", ["b"]))
+
+
+class SummarizedExpression(FakeExpression):
+    def as_summary_string(self) -> str:
+        return "plus(id, 1)"
+
+
+def test_an_expression_prints_by_its_summary_when_it_has_one() -> None:
+    schema = (Schema.new_builder().column("id", DataTypes.BIGINT().not_null())
+              .column_by_expression("expr_obj", SummarizedExpression("Add(...)")).build())
+    assert "`expr_obj` AS plus(id, 1)" in CASES["schema full"]
+    assert str(schema).splitlines()[2] == "  `expr_obj` AS plus(id, 1)"
