@@ -193,3 +193,15 @@ def test_an_expression_prints_by_its_summary_when_it_has_one() -> None:
               .column_by_expression("expr_obj", SummarizedExpression("Add(...)")).build())
     assert "`expr_obj` AS plus(id, 1)" in CASES["schema full"]
     assert str(schema).splitlines()[2] == "  `expr_obj` AS plus(id, 1)"
+
+
+def test_types_and_schemas_survive_pickling() -> None:
+    """Plans carry them to Spark executors."""
+    import pickle
+
+    schema = rich_schema()
+    assert pickle.loads(pickle.dumps(schema)) == schema
+    unresolved = Schema.new_builder().column("a", "INT").primary_key("a").build()
+    assert pickle.loads(pickle.dumps(unresolved)) == unresolved
+    row = from_sql_string("ROW<a INT NOT NULL, b MAP<STRING, ARRAY<DECIMAL(10, 2)>>>")
+    assert pickle.loads(pickle.dumps(row)) == row
