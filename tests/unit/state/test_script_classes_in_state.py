@@ -65,6 +65,34 @@ def _script_classes(tmp_path: Path) -> tuple[type, type, type, type]:
     return classes
 
 
+MODULE_SCRIPT = '''
+import sys
+import cloudpickle
+import jobmod
+
+cloudpickle.register_pickle_by_value(jobmod)  # as usercode.shipping does for job modules
+sys.stdout.buffer.write(cloudpickle.dumps(jobmod.Key))
+'''
+
+
+def test_a_dataclass_of_a_job_module_shipped_by_value_keys_and_pickles(tmp_path):
+    """The same for a module of the job that is not importable in the TaskManager."""
+    (tmp_path / "jobmod.py").write_text(
+        "from dataclasses import dataclass\n\n@dataclass(frozen=True)\n"
+        "class Key:\n    user: str\n    region: str\n")
+    script = tmp_path / "job.py"
+    script.write_text(MODULE_SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, check=True,
+                          timeout=60, cwd=tmp_path)
+    key_class = cloudpickle.loads(done.stdout)
+    assert key_class.__module__ == "jobmod" and "jobmod" not in sys.modules
+    key = key_class("ann", "eu")
+    assert stable_hash(key) == stable_hash(key_class("ann", "eu"))
+    assert type(decode_key(encode_key(key))) is key_class
+    copy = pickle.loads(pickles.dumps({key: [key]}))
+    assert copy == {key: [key]} and type(next(iter(copy))) is key_class
+
+
 @pytest.fixture
 def run1(tmp_path):
     return _script_classes(tmp_path)
