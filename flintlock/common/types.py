@@ -46,6 +46,7 @@ _SHORT_STRINGS = {
     RowKind.DELETE: "-D",
 }
 _INTERNAL = frozenset({"_values", "_fields", "_row_kind"})
+_KINDS = tuple(RowKind)  # by value: RowKind(v) is _KINDS[v]
 
 
 def row_of(values: list[Any], kind: RowKind = RowKind.INSERT,
@@ -60,11 +61,12 @@ def row_of(values: list[Any], kind: RowKind = RowKind.INSERT,
 
 
 def _rebuild_row(values: list[Any], fields: list[str] | None, kind_value: int) -> Row:
-    row = Row(*values)
-    if fields is not None:
-        row.set_field_names(fields)
-    row.set_row_kind(RowKind(kind_value))
-    return row
+    """What a pickled row is rebuilt with (the signature is part of the savepoint format: rows
+    in state were pickled with it). Builds the row directly, without ``Row.__init__``."""
+    if fields is not None and len(fields) != len(values):
+        raise ValueError(f"{len(fields)} field names for a Row of {len(values)} fields")
+    return row_of(values if type(values) is list else list(values), _KINDS[kind_value],
+                  fields)
 
 
 class Row:
@@ -192,7 +194,7 @@ class Row:
         return hash(self._comparable())
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (_rebuild_row, (list(self._values), self._fields, self._row_kind.value))
+        return (_rebuild_row, (self._values, self._fields, self._row_kind.value))
 
     def __repr__(self) -> str:
         if self._fields is not None:

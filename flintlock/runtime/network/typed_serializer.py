@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from flintlock.common.changelog_rows import ChangelogRowTypeInfo
 from flintlock.common.typeinfo import PickledBytesTypeInfo, TupleTypeInfo, TypeInformation
+from flintlock.runtime.network.changelog_serializer import ChangelogRowSerializer
 from flintlock.runtime.network.event_time import StampedRun, TimestampedBatch
 from flintlock.runtime.network.serialization import BatchSerializer, PickleBatchSerializer
 from flintlock.runtime.network.typed_codec import (
@@ -38,6 +40,8 @@ of the wrong type: the errors after which ``diagnose`` looks at the batch."""
 
 def serializer_for(type_info: TypeInformation | None, operator_name: str) -> BatchSerializer:
     """The writer's serializer for records of ``type_info`` produced by ``operator_name``."""
+    if isinstance(type_info, ChangelogRowTypeInfo):
+        return ChangelogRowSerializer()
     if type_info is None or isinstance(type_info, PickledBytesTypeInfo):
         return PickleBatchSerializer()
     return TypedBatchSerializer(type_info, operator_name)

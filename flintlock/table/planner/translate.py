@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from flintlock.common.changelog_rows import CHANGELOG_ROWS as ROWS
 from flintlock.common.types import Row, RowKind, row_of
 from flintlock.datastream.changelog import (
     aggregates,
@@ -176,10 +177,10 @@ class Translator:
         rows = [row_of(list(values)) for values in node.rows]
         if not rows:
             return self.env.from_collection([None]).filter(_never)
-        return self.env.from_collection(rows)
+        return self.env.from_collection(rows, ROWS)
 
     def _t_StreamScan(self, node: n.StreamScan) -> DataStream:
-        return node.stream.map(ConvertRecords(node.convert, node.changelog))
+        return node.stream.map(ConvertRecords(node.convert, node.changelog), ROWS)
 
     def _t_Scan(self, node: n.Scan) -> DataStream:
         stream = self.connectors.source(self.env, node.table, self)
@@ -189,7 +190,7 @@ class Translator:
         computed = dict(node.table.computed)
         projections = [InputRef(f.type, physical.index(f.name)) if f.name in physical
                        else computed[f.name] for f in node.fields]
-        return stream.map(CompiledMap(compile_projection(projections, "_computed")))
+        return stream.map(CompiledMap(compile_projection(projections, "_computed")), ROWS)
 
     # -- stateless ----------------------------------------------------------------------------
 
@@ -199,11 +200,11 @@ class Translator:
             isinstance(p, InputRef) and p.index == i for i, p in enumerate(node.projections))
         if node.condition is not None and not identity:
             return stream.flat_map(CompiledFlatMap(compile_calc(node.projections,
-                                                                node.condition)))
+                                                                node.condition)), ROWS)
         if node.condition is not None:
             return stream.filter(CompiledFilter(compile_predicate(node.condition)))
         if not identity:
-            return stream.map(CompiledMap(compile_projection(node.projections)))
+            return stream.map(CompiledMap(compile_projection(node.projections)), ROWS)
         return stream
 
     def _t_Union(self, node: n.Union) -> DataStream:
@@ -216,7 +217,7 @@ class Translator:
         condition = compile_predicate(node.condition) if node.condition is not None else None
         return stream.flat_map(CorrelateFunction(
             node.function, compile_values(list(node.operands), "_arguments"), width,
-            node.left_outer, condition))
+            node.left_outer, condition), ROWS)
 
     # -- stateful -----------------------------------------------------------------------------
 
@@ -229,7 +230,7 @@ class Translator:
             filter=_is_true(call.filter) if call.filter is not None else None,
             argument_count=len(call.args)) for call in node.calls]
         function = group_agg.GroupAggFunction(node.group, calls, True, self.state_retention_ms)
-        return stream.key_by(function.key_selector()).process(function)
+        return stream.key_by(function.key_selector()).process(function, ROWS)
 
     def _t_Join(self, node: n.Join) -> DataStream:
         if node.kind in (n.JoinKind.SEMI, n.JoinKind.ANTI):
@@ -245,7 +246,7 @@ class Translator:
             state_retention_ms=self.state_retention_ms)
         connected = left.connect(right).key_by(function.left_key_selector(),
                                                function.right_key_selector())
-        return connected.process(function)
+        return connected.process(function, ROWS)
 
     def _top_n(self, stream: DataStream, partition: tuple[int, ...],
                order: tuple[n.SortKey, ...], rank_start: int, rank_end: int,
@@ -254,7 +255,7 @@ class Translator:
                                    [k.effective_nulls_first() for k in order])
         kind = AppendOnlyTopNFunction if insert_only else RetractableTopNFunction
         function = kind(partition, sort_key, rank_end, rank_start, output_number)
-        return stream.key_by(function.key_selector()).process(function)
+        return stream.key_by(function.key_selector()).process(function, ROWS)
 
     def _t_Rank(self, node: n.Rank) -> DataStream:
         return self._top_n(self.stream(node.input), node.partition, node.order, 1, node.limit,
@@ -264,7 +265,7 @@ class Translator:
         stream = self.stream(node.input)
         function: Any = (deduplicate.KeepLastRowFunction() if node.keep_last else
                          deduplicate.KeepFirstRowFunction(self.state_retention_ms))
-        return stream.key_by(key_selector(node.partition)).process(function)
+        return stream.key_by(key_selector(node.partition)).process(function, ROWS)
 
     def _t_Limit(self, node: n.Limit) -> DataStream:
         if node.fetch == 0:
