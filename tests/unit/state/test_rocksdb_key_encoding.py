@@ -274,3 +274,19 @@ def test_list_state_of_the_fixture_keeps_its_order(tmp_path):
         assert backend.get_partitioned_state(ListStateDescriptor("events")).get() == [1, 2, 3]
     finally:
         backend.dispose()
+
+
+def test_a_database_in_an_unknown_key_encoding_is_refused_by_name(tmp_path):
+    from dataclasses import replace
+
+    from flintlock.runtime.state.rocksdb_incremental import UnknownKeyEncodingError
+
+    newer = replace(_fixture_handle(), key_encoding="canonical-9")
+    for backend in (RocksDBKeyedStateBackend(KeyGroupRange(0, 127), 128,
+                                             local_dir=str(tmp_path), incremental=True),
+                    HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)):
+        try:
+            with pytest.raises(UnknownKeyEncodingError, match="'canonical-9'"):
+                backend.restore([newer], read_state)
+        finally:
+            backend.dispose()
