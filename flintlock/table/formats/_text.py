@@ -5,7 +5,7 @@ as many digits as it needs, none when it is zero) or ISO-8601 ``2023-01-01T10:00
 TIMESTAMP_LTZ the same in UTC with a ``Z``; DATE ``2023-01-02``; TIME ``10:11:12`` (fraction as
 needed); DOUBLE as Java's ``Double.toString`` (``2.25``, ``1.0E10``), FLOAT as
 ``Float.toString`` (``0.1`` for the float nearest 0.1); DECIMAL as Jackson writes a normalized
-``BigDecimal`` (``12.3``, ``1E+2``) or, plain, without exponent; BYTES in base64.
+``BigDecimal`` (``12.3``, ``1E+2``) or, plain, with its scale (``100.00``); BYTES in base64.
 
 TIMESTAMP_LTZ values are ``datetime``s: an aware one is converted to UTC, a naive one is taken
 as UTC already (the datagen source and the JSON reader produce naive UTC values).
@@ -46,9 +46,13 @@ def java_float(value: float) -> str:
 
 
 def decimal_text(value: decimal.Decimal, plain: bool) -> str:
-    """Jackson's text of a DECIMAL: trailing zeros stripped; plain or Java's ``toString``."""
+    """Jackson's text of a DECIMAL: Java's ``toString`` of the value with its trailing zeros
+    stripped (``12.3``, ``1E+2``), or plain with its scale kept (``100.00``), as PyFlink
+    writes JSON with and without ``encode.decimal-as-plain-number``."""
+    if plain:
+        return f"{value:f}"
     normalized = value.normalize() if value else decimal.Decimal(0)
-    return f"{normalized:f}" if plain else str(normalized)
+    return str(normalized)
 
 
 def fraction(micros: int) -> str:

@@ -5,7 +5,8 @@ by ``csv.field-delimiter`` (``,``); NULL as ``csv.null-literal`` (nothing by def
 column is quoted with ``csv.quote-character`` (``"``, doubled inside) when Jackson's loose check
 asks for it — longer than 24 characters, or holding a character below the safe minimum (one
 past the largest of the delimiter, the quote and the line feed: a space, a comma, a quote...),
-unless ``csv.disable-quote-character``; ``csv.escape-character`` escapes instead of doubling.
+unless ``csv.disable-quote-character``; a quote inside is doubled (also with
+``csv.escape-character``, which only makes a value holding it quoted, itself doubled).
 Values as ``_text`` describes; ARRAY elements and ROW fields joined by
 ``csv.array-element-delimiter`` (``;``). MAP and MULTISET are refused, as Flink does.
 
@@ -120,11 +121,11 @@ def _quoter(settings: CsvSettings) -> Callable[[str], str]:
     quote, escape, min_safe = settings.quote, settings.escape, settings.min_safe
     if quote is None:
         return lambda text: text
-    inner = (escape + quote) if escape else quote + quote
-
     def quoted(text: str) -> str:
         if len(text) > MAX_QUOTE_CHECK or any(ord(c) < min_safe or c == escape for c in text):
-            return quote + text.replace(quote, inner) + quote
+            if escape:
+                text = text.replace(escape, escape + escape)
+            return quote + text.replace(quote, quote + quote) + quote
         return text
     return quoted
 
@@ -134,7 +135,11 @@ def row_writer(fields: list[Field], settings: CsvSettings) -> Text:
     quote = _quoter(settings)
     texts = []
     for field in fields:
-        text = column_text(field.type, settings)
+        try:
+            text = column_text(field.type, settings)
+        except FormatParseError:
+            raise FormatParseError(f"Unsupported type '{t.sql_string(field.type)}' for field "
+                                   f"'{field.name}'.") from None
         is_text = _scalar_text(field.type, settings) is None or isinstance(
             field.type, (t.CharType, t.VarCharType, t.BinaryType, t.VarBinaryType, t.DateType,
                          t.TimeType, t.TimestampType, t.LocalZonedTimestampType))
@@ -207,7 +212,7 @@ def line_reader(fields: list[Field], settings: CsvSettings
     dialect: dict[str, Any] = dict(
         delimiter=settings.delimiter, quotechar=settings.quote or '"',
         quoting=csv.QUOTE_NONE if settings.quote is None else csv.QUOTE_MINIMAL,
-        escapechar=settings.escape, doublequote=settings.escape is None, strict=False)
+        escapechar=settings.escape, doublequote=True, strict=False)
     width = len(readers)
 
     def convert(read: Read, is_string: bool, text: str) -> Any:

@@ -34,7 +34,8 @@ def _single(fields: list[Field]) -> t.DataType:
     if len(fields) != 1:
         raise ValidationError(
             "The 'raw' format only supports single physical column. However the defined "
-            f"schema contains multiple physical columns: [{', '.join(f.name for f in fields)}]")
+            "schema contains multiple physical columns: ["
+            + ", ".join(f"`{f.name}` {t.sql_string(f.type)}" for f in fields) + "]")
     data_type = fields[0].type
     if not isinstance(data_type, (t.CharType, t.VarCharType, t.BinaryType, t.VarBinaryType)):
         raise FormatParseError(
