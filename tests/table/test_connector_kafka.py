@@ -145,3 +145,23 @@ def test_unknown_and_missing_options_are_named(broker, t_env):
                       "'properties.bootstrap.servers' = 'h:1')")
     with pytest.raises(ValidationError, match=r"value\.format"):
         t_env.execute_sql("SELECT * FROM b").collect()
+
+
+def test_group_offsets_need_a_group_id(broker, t_env):
+    topic = _topic(broker)
+    t_env.execute_sql(_table("src", "id INT", topic, broker.bootstrap, format="json",
+                             **{"scan.startup.mode": "group-offsets"}))
+    with pytest.raises(ValidationError, match=r"'properties\.group\.id' is required"):
+        t_env.execute_sql("SELECT * FROM src").collect()
+
+
+def test_specific_offsets_start_there(broker, t_env):
+    topic = _topic(broker, partitions=1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for value in range(5):
+        producer.produce(topic, json.dumps({"id": value}).encode(), partition=0)
+    assert producer.flush(30) == 0
+    t_env.execute_sql(_table("src", "id INT", topic, broker.bootstrap, format="json", **{
+        "scan.startup.mode": "specific-offsets",
+        "scan.startup.specific-offsets": "partition:0,offset:3"}))
+    assert _rows(t_env, "SELECT * FROM src") == [(3,), (4,)]

@@ -255,6 +255,11 @@ def create_source(spec: TableSpec, context: registry.ConnectorContext) -> DataSt
     builder.set_properties(props)
     starting = _offsets(options, "startup", topics, bounded=False)
     assert starting is not None
+    if starting.spec.kind == "committed" and "group.id" not in props and not options.has(
+            "properties.group.id"):
+        raise ValidationError(
+            "'properties.group.id' is required when 'scan.startup.mode' is 'group-offsets' "
+            "(the default): set it, or choose another 'scan.startup.mode'.")
     builder.set_starting_offsets(starting)
     stopping = _offsets(options, "bounded", topics, bounded=True)
     if stopping is not None:
