@@ -218,3 +218,11 @@ def test_sql_job_with_a_udf_failing_once_writes_the_failure_free_rows(executor, 
     assert len(executor.launchers[-1].attempts) >= 2
     rows = sorted(tuple(map(int, line.split(","))) for line in committed_lines(out))
     assert rows == [(i, i * i) for i in range(1, 4001)]
+
+
+def test_reading_a_canal_json_table_is_a_named_gap(t_env, tmp_path):
+    from flintlock.table.errors import UnsupportedFeatureError
+
+    _create(t_env, "t", "k STRING", tmp_path, "canal-json")
+    with pytest.raises(UnsupportedFeatureError, match="reading the 'canal-json' format"):
+        _collect(t_env, "SELECT * FROM t")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flintlock.table.connectors._options import Options
-from flintlock.table.errors import ValidationError
+from flintlock.table.errors import UnsupportedFeatureError, ValidationError
 from flintlock.table.formats import canal_json, csv, json, raw
 from flintlock.table.formats._base import FormatParseError, FormatSettings
 from flintlock.table.plan.nodes import Field
@@ -46,9 +46,8 @@ class TableFormat:
                ) -> Callable[[str], list[Any] | None]:
         """A function from a line to the row's values (None: skip the line)."""
         if self._reader is None:
-            raise ValidationError(
-                f"The '{self.name}' format cannot be read by flintlock yet (it is supported "
-                "for writing only).")
+            raise UnsupportedFeatureError(f"reading the '{self.name}' format",
+                                          "it is supported for writing only")
         return self._reader(fields, self.settings(options, prefix))  # type: ignore[no-any-return]
 
 
