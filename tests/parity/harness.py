@@ -80,6 +80,8 @@ PROGRAMS = {
     "table_multi_sink": False,
     "table_streaming_word_count": True,
     "table_mixing_datastream": True,
+    "table_word_count": True,
+    "table_process_json_data": True,
 }
 
 GAPS: dict[str, str] = {
