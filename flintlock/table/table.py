@@ -374,13 +374,17 @@ class Table:
         return self._derive(plan)
 
     def minus(self, right: Table) -> Table:
-        raise UnsupportedFeatureError("minus()")
+        from flintlock.table.plan.sql_binder import set_difference
+
+        return self._derive(set_difference(self._plan, right._plan, True))
 
     def minus_all(self, right: Table) -> Table:
         raise UnsupportedFeatureError("minus_all()")
 
     def intersect(self, right: Table) -> Table:
-        raise UnsupportedFeatureError("intersect()")
+        from flintlock.table.plan.sql_binder import set_difference
+
+        return self._derive(set_difference(self._plan, right._plan, False))
 
     def intersect_all(self, right: Table) -> Table:
         raise UnsupportedFeatureError("intersect_all()")

@@ -210,8 +210,8 @@ def test_errors_name_what_is_wrong(t_env, orders):
     with pytest.raises(SqlParseError) as parse_error:
         t_env.sql_query("SELECT fruit FORM orders")
     assert (parse_error.value.line, parse_error.value.column) == (1, 19)
-    with pytest.raises(UnsupportedFeatureError, match="INTERSECT"):
-        t_env.sql_query("SELECT id FROM orders INTERSECT SELECT id FROM orders")
+    with pytest.raises(UnsupportedFeatureError, match="INTERSECT ALL"):
+        t_env.sql_query("SELECT id FROM orders INTERSECT ALL SELECT id FROM orders")
 
 
 def test_an_update_stream_into_an_append_only_stream_is_refused(monkeypatch):
@@ -268,3 +268,35 @@ def test_in_and_exists_subqueries_are_semi_and_anti_joins(t_env, orders):
                  "l.name = o.fruit)") == [(2,), (5,)]
     assert final("SELECT id FROM orders WHERE UPPER(fruit) IN (SELECT UPPER(name) FROM liked)"
                  ) == [(1,), (3,), (4,)]
+
+
+def test_intersect_and_except_treat_null_as_equal(t_env):
+    a = t_env.from_elements([(1, "x"), (2, None), (2, None), (3, "z")], ["n", "s"])
+    b = t_env.from_elements([(2, None), (3, "q"), (4, "w")], ["n", "s"])
+    t_env.create_temporary_view("a", a)
+    t_env.create_temporary_view("b", b)
+
+    def final(table):
+        rows = []
+        for kind, row in changelog(table):
+            if kind in (I, UA):
+                rows.append(row)
+            else:
+                rows.remove(row)
+        return sorted(rows, key=repr)
+
+    assert final(t_env.sql_query("SELECT * FROM a INTERSECT SELECT * FROM b")) == [(2, None)]
+    assert final(t_env.sql_query("SELECT * FROM a EXCEPT SELECT * FROM b")) == [
+        (1, "x"), (3, "z")]
+    assert final(a.intersect(b)) == [(2, None)]
+    assert final(a.minus(b)) == [(1, "x"), (3, "z")]
+
+
+def test_pandas_round_trip(t_env):
+    import pandas as pd
+
+    frame = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    table = t_env.from_pandas(frame)
+    assert table._plan.names == ["a", "b"]
+    out = table.filter(col("a") > 1).to_pandas()
+    assert out.to_dict("list") == {"a": [2, 3], "b": ["y", "z"]}

@@ -154,6 +154,8 @@ class Join(PlanNode):
     right_keys: tuple[int, ...] = ()
     condition: Rex | None = None
     """The rest of the ON condition, over the left fields followed by the right fields."""
+    null_safe: tuple[bool, ...] = ()
+    """Per key pair, whether NULL matches NULL (IS NOT DISTINCT FROM; set operations)."""
 
     @property
     def inputs(self) -> tuple[PlanNode, ...]:

@@ -147,7 +147,7 @@ class QueryBinder:
         if isinstance(query, exp.Union):
             return self._union(query)
         if isinstance(query, (exp.Intersect, exp.Except)):
-            raise UnsupportedFeatureError(f"{type(query).__name__.upper()} of queries")
+            return self._intersect_except(query)
         if isinstance(query, exp.Values):
             return self._values(query)
         raise UnsupportedFeatureError(f"the query {query.sql()[:60]!r}")
@@ -166,6 +166,15 @@ class QueryBinder:
         if query.args.get("distinct", True):
             union = n.Aggregate(union.fields, union, tuple(range(len(types))), ())
         return self._order_limit(union, query, Scope.of(union.names, union.types))
+
+    def _intersect_except(self, query: exp.Expression) -> n.PlanNode:
+        left = self.bind(query.this)
+        right = self.bind(query.expression)
+        if not query.args.get("distinct", True):
+            kind = "INTERSECT ALL" if isinstance(query, exp.Intersect) else "EXCEPT ALL"
+            raise UnsupportedFeatureError(kind)
+        plan = set_difference(left, right, isinstance(query, exp.Except))
+        return self._order_limit(plan, query, Scope.of(plan.names, plan.types))
 
     def _values(self, query: exp.Values) -> n.PlanNode:
         resolver = ExpressionResolver(Scope(), self.catalog)
@@ -522,6 +531,44 @@ class QueryBinder:
 _AGGREGATE_NAMES = frozenset({"COUNT", "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE",
                               "LAST_VALUE", "LISTAGG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP",
                               "VAR_SAMP", "COLLECT", "BOOL_AND", "BOOL_OR"})
+
+
+def set_difference(left: n.PlanNode, right: n.PlanNode, except_: bool) -> n.PlanNode:
+    """INTERSECT (``except_`` False) or EXCEPT of two queries, as SQL defines them: the
+    DISTINCT rows of ``left`` that are (not) in ``right``, NULL equal to NULL — a semi (anti)
+    join on every column against ``right``'s DISTINCT rows."""
+    if len(left.fields) != len(right.fields):
+        raise ValidationError(
+            "Set operator cannot combine queries with different numbers of columns: "
+            f"{len(left.fields)} and {len(right.fields)}")
+    types = [tr.common_type([a, b], "INTERSECT") for a, b in zip(left.types, right.types,
+                                                                  strict=True)]
+    width = len(types)
+    everything = tuple(range(width))
+    distinct_left = n.Aggregate(n.fields_of(left.names, types), coerce(left, types), everything,
+                                ())
+    distinct_right = n.Aggregate(n.fields_of(right.names, types), coerce(right, types),
+                                 everything, ())
+    if not except_:
+        join = n.Join(n.fields_of(left.names + [f"$r{i}" for i in everything], types + types),
+                      distinct_left, distinct_right, n.JoinKind.INNER, everything, everything,
+                      None, (True,) * width)
+        return n.Calc(distinct_left.fields, join, identity(distinct_left))
+    # EXCEPT keeps the left rows whose match is missing; a marker column tells a missing match
+    # from a matching right row of NULLs
+    marker = n.Calc((*distinct_right.fields, n.Field("$m", t.BooleanType(False))),
+                    distinct_right, (*identity(distinct_right), _true()))
+    padded = [tr.with_nullability(dt, True) for dt in types]
+    join = n.Join(n.fields_of([*left.names, *(f"$r{i}" for i in everything), "$m"],
+                              [*types, *padded, t.BooleanType(True)]),
+                  distinct_left, marker, n.JoinKind.LEFT, everything, everything, None,
+                  (True,) * width)
+    keep = Call(t.BooleanType(False), "IS NULL", (InputRef(t.BooleanType(True), 2 * width),))
+    return n.Calc(distinct_left.fields, join, identity(distinct_left), keep)
+
+
+def _true() -> Rex:
+    return Literal(t.BooleanType(False), True)
 
 
 def _sql_conjuncts(node: exp.Expression) -> list[exp.Expression]:

@@ -243,6 +243,7 @@ class Translator:
         function = join.StreamingJoinFunction(
             join.JoinType[node.kind.value], len(node.left.fields), len(node.right.fields),
             node.left_keys, node.right_keys, condition,
+            filter_null_keys=[not safe for safe in node.null_safe] if node.null_safe else None,
             state_retention_ms=self.state_retention_ms)
         connected = left.connect(right).key_by(function.left_key_selector(),
                                                function.right_key_selector())
