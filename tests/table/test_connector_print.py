@@ -62,3 +62,13 @@ def test_unknown_print_option_is_named(t_env):
     t_env.execute_sql("CREATE TABLE p (a INT) WITH ('connector' = 'print', 'colour' = 'red')")
     with pytest.raises(ValidationError, match="Unsupported options found for 'print'"):
         t_env.execute_sql("INSERT INTO p VALUES (1)")
+
+
+def test_source_only_and_sink_only_connectors_say_so(t_env):
+    t_env.execute_sql("CREATE TABLE p (a INT) WITH ('connector' = 'print')")
+    t_env.execute_sql("CREATE TABLE g (a INT) WITH ('connector' = 'datagen')")
+    with pytest.raises(ValidationError, match="Connector 'print' can only be used as a sink"):
+        t_env.execute_sql("SELECT * FROM p").collect()
+    with pytest.raises(ValidationError, match="Connector 'datagen' can only be used as a "
+                                              "source"):
+        t_env.execute_sql("INSERT INTO g VALUES (1)")

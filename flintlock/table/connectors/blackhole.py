@@ -12,6 +12,7 @@ from typing import Any
 
 from flintlock.datastream.connectors.base import Sink
 from flintlock.table.connectors import registry
+from flintlock.table.errors import ValidationError
 from flintlock.table.plan.nodes import Field, TableSpec
 
 
@@ -60,6 +61,10 @@ class BlackHoleFactory:
 
     def accepts_updates(self, spec: TableSpec) -> bool:
         return True
+
+    def create_source(self, spec: TableSpec, context: registry.ConnectorContext) -> Any:
+        raise ValidationError(f"Connector '{self.identifier}' can only be used as a sink. It "
+                              "cannot be used as a source.")
 
 
 FACTORY = BlackHoleFactory()

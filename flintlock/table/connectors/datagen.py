@@ -312,6 +312,11 @@ class DataGenFactory:
             stream.set_parallelism(parallelism)
         return stream
 
+    def create_sink(self, stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
+                    context: registry.ConnectorContext) -> Any:
+        raise ValidationError(f"Connector '{self.identifier}' can only be used as a source. "
+                              "It cannot be used as a sink.")
+
     def accepts_updates(self, spec: TableSpec) -> bool:
         return False
 

@@ -22,6 +22,7 @@ from flintlock.table import types as t
 from flintlock.table.connectors import registry
 from flintlock.table.connectors._options import Options
 from flintlock.table.connectors._sinks import sink_fields, sink_parallelism
+from flintlock.table.errors import ValidationError
 from flintlock.table.plan.nodes import Field, TableSpec
 
 
@@ -62,6 +63,10 @@ class PrintFactory:
 
     def accepts_updates(self, spec: TableSpec) -> bool:
         return True
+
+    def create_source(self, spec: TableSpec, context: registry.ConnectorContext) -> Any:
+        raise ValidationError(f"Connector '{self.identifier}' can only be used as a sink. It "
+                              "cannot be used as a source.")
 
 
 FACTORY = PrintFactory()
