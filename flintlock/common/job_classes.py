@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from flintlock.common.errors import FlintlockError
@@ -45,16 +47,22 @@ class UnknownClassError(FlintlockError, LookupError):
                 "by value (is it still defined in the job script or its modules?)")
 
 
-def _dynamic_classes() -> list[type]:
-    """The classes cloudpickle rebuilt or shipped by value in this process, newest first."""
+def _registry() -> Mapping[str, type]:
+    """cloudpickle's classes rebuilt or shipped by value in this process, by tracker id, oldest
+    first (empty with a cloudpickle that has no such registry: importable classes only)."""
     try:
         from cloudpickle import cloudpickle as internals
 
-        tracked = list(internals._DYNAMIC_CLASS_TRACKER_BY_ID.values())
-    except (ImportError, AttributeError):  # another cloudpickle: importable classes only
-        return []
-    tracked.reverse()
-    return tracked
+        registry: Mapping[str, type] = internals._DYNAMIC_CLASS_TRACKER_BY_ID
+    except (ImportError, AttributeError):
+        return {}
+    return registry
+
+
+_FOUND: dict[tuple[str, str], tuple[weakref.ref[type], str | None, int]] = {}
+"""(module, qualname) → (the class found, its tracker id or None, the registry's size then):
+reused while the registry has not grown and still holds it (a restore unpickles a value per
+read, each naming its class)."""
 
 
 def _imported(module: str, qualname: str) -> Any:
@@ -69,20 +77,42 @@ def _imported(module: str, qualname: str) -> Any:
 def find_class(module: str, qualname: str) -> type:
     """The class named ``module.qualname`` in this process (see the module docstring);
     ``UnknownClassError`` if there is none."""
-    for candidate in _dynamic_classes():
+    registry = _registry()
+    size = len(registry)
+    known = _FOUND.get((module, qualname))
+    if known is not None:
+        found, tracker_id, known_size = known[0](), known[1], known[2]
+        if found is not None and known_size == size and (
+                tracker_id is None or registry.get(tracker_id) is found):
+            return found
+    found, tracker_id = _search(registry, module, qualname)
+    _FOUND[(module, qualname)] = (weakref.ref(found), tracker_id, size)
+    return found
+
+
+def _search(registry: Mapping[str, type], module: str, qualname: str) -> tuple[type, str | None]:
+    for tracker_id, candidate in reversed(list(registry.items())):  # newest first
         if candidate.__qualname__ == qualname and candidate.__module__ == module:
-            return candidate
+            return candidate, tracker_id
     try:
         found = _imported(module, qualname)
     except (ImportError, AttributeError) as exc:
         raise UnknownClassError(module, qualname) from exc
     if not isinstance(found, type):
         raise UnknownClassError(module, qualname)
-    return found
+    return found, None
+
+
+_HEAP_TYPE = 1 << 9
+"""``Py_TPFLAGS_HEAPTYPE``: a class made by a ``class`` statement (or ``type()``), not one of the
+interpreter's static types, which pickle and cloudpickle reduce their own ways."""
 
 
 def needs_name_reference(cls: type) -> bool:
-    """Whether pickle could not refer to ``cls`` by module and name in this process."""
+    """Whether ``cls`` is a class of Python code that pickle could not refer to by module and
+    name in this process (the job script's, rebuilt by cloudpickle)."""
+    if not cls.__flags__ & _HEAP_TYPE:
+        return False
     module = getattr(cls, "__module__", None)
     qualname = getattr(cls, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(qualname, str):

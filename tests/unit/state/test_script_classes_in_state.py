@@ -107,6 +107,8 @@ def test_plain_pickle_cannot_name_them_the_state_pickler_can(run1):
                      [value, {tier.GOLD: point(3, 4)}]):
         copy = pickle.loads(pickles.dumps(original))
         assert copy == original and type(copy) is type(original)
+    with_function = pickle.loads(pickles.dumps([value, lambda x: x + 1]))  # by value
+    assert type(with_function[0]) is count_class and with_function[1](1) == 2
 
 
 def test_a_frozen_dataclass_of_the_script_is_a_stable_key(run1):
