@@ -52,11 +52,12 @@ _KINDS = tuple(RowKind)  # by value: RowKind(v) is _KINDS[v]
 def row_of(values: list[Any], kind: RowKind = RowKind.INSERT,
            fields: list[str] | None = None) -> Row:
     """A row over ``values`` (taken, not copied) without ``Row.__init__``'s argument handling:
-    the Table layer's compiled projections build one row per record with it."""
-    row = object.__new__(Row)
-    object.__setattr__(row, "_values", values)
-    object.__setattr__(row, "_fields", fields)
-    object.__setattr__(row, "_row_kind", kind)
+    the Table layer's compiled projections build one row per record with it (the slots are
+    set through their descriptors, bound once below: no attribute lookup per call)."""
+    row = _new(Row)
+    _set_values(row, values)
+    _set_fields(row, fields)
+    _set_kind(row, kind)
     return row
 
 
@@ -207,6 +208,12 @@ class Row:
         """How the print sink shows a row of a declared ROW type: ``+I[1, a]``."""
         return "{}[{}]".format(self._row_kind.short_string(),
                                ", ".join(str(value) for value in self._values))
+
+
+_new = object.__new__
+_set_values = Row._values.__set__  # type: ignore[attr-defined]
+_set_fields = Row._fields.__set__  # type: ignore[attr-defined]
+_set_kind = Row._row_kind.__set__  # type: ignore[attr-defined]
 
 
 def _as_plain(value: Any) -> Any:
