@@ -230,3 +230,21 @@ def test_multisets_print_as_element_counts() -> None:
     rows = [kind(INS, "a", ["x"]), kind(UB, "a", {"x": 1}), kind(UA, "a", ["x", "y"]),
             kind(UB, "a", {"x": 1, "y": 1}), kind(UA, "a", ["x", "y", "x"])]
     assert render(["k", "vs"], types, rows, True) == INTERVALS["tableau multiset"]
+
+
+WIDTHS = load_cases("tableau_config.txt")
+
+
+@pytest.mark.parametrize("case", sorted(WIDTHS))
+def test_max_column_width_caps_only_the_types_without_their_own_width(case: str) -> None:
+    """tests/table/fixtures/tableau_config.txt: ``table.display.max-column-width`` 10 and 4;
+    numbers, DECIMAL and TIMESTAMP keep their widths, and no column is narrower than
+    ``<NULL>`` or its name."""
+    mode, _, width = case.split(" ")
+    names = ["a_long_column_name", "s", "ts", "d", "t"]
+    types = [from_sql_string(text) for text in (
+        "BIGINT", "VARCHAR(24) NOT NULL", "TIMESTAMP(3)", "DECIMAL(20, 2)", "VARCHAR(5)")]
+    rows = [(1234567890123, "a string longer than ten", TS(2023, 1, 1, 10), Decimal("1.5"),
+             "short"), (None, "中文中文中文中文", None, None, "x")]
+    text = render(names, types, rows, mode == "streaming", UTC, int(width))
+    _assert_same_table(text, WIDTHS[case])
