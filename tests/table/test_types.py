@@ -257,3 +257,18 @@ def test_sql_conversions_round_trip() -> None:
     assert internal[0] == RowKind.INSERT.value and internal[1] == 19359 and internal[4] == [1]
     back = row_type.from_sql_type(internal[1:])
     assert list(back) == list(value) and back.get_field_names() == ["d", "t", "ts", "a"]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("TINYINT", 1), ("BIGINT", 2 ** 40), ("DOUBLE", 1.5),
+    ("DECIMAL(10, 2)", decimal.Decimal("1.5")),
+    ("STRING", "a"), ("CHAR(3)", "abc"), ("BYTES", b"\x01"), ("BOOLEAN", True),
+    ("DATE", datetime.date(2023, 1, 2)), ("TIME", datetime.time(10)),
+    ("TIMESTAMP(3)", datetime.datetime(2023, 1, 2)),
+    ("TIMESTAMP_LTZ(3)", datetime.datetime(2023, 1, 2)),
+    ("ARRAY<INT>", [1, None]), ("ARRAY<ROW<a INT>>", [Row(1)]), ("MAP<STRING, INT>", {"a": None}),
+    ("MULTISET<STRING>", {"a": 2}), ("ROW<a INT, b STRING>", Row(1, None)),
+    ("INTERVAL DAY", datetime.timedelta(days=1)),
+])
+def test_python_type_info_accepts_the_table_layers_values(text: str, value: object) -> None:
+    python_type_info(from_sql_string(text)).validate(value, "test")
