@@ -25,6 +25,7 @@ from flintlock.runtime.state import pickles
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
+from flintlock.runtime.state.snapshots import KeyGroupsStateHandle
 
 SCRIPT = '''
 import enum, sys
@@ -132,7 +133,8 @@ def test_a_later_run_of_the_script_gets_instances_of_its_own_classes(run1, tmp_p
         find_class("__main__", "Missing")
 
 
-@pytest.mark.parametrize("backend_kind", ["hashmap", "rocksdb", "rocksdb-incremental"])
+@pytest.mark.parametrize("backend_kind", ["hashmap", "rocksdb", "rocksdb-incremental",
+                                          "rocksdb-incremental-savepoint"])
 def test_keys_and_values_of_the_script_survive_a_snapshot_and_a_later_run(
         run1, tmp_path, backend_kind):
     def make(directory):
@@ -140,7 +142,8 @@ def test_keys_and_values_of_the_script_survive_a_snapshot_and_a_later_run(
             return HeapKeyedStateBackend(KeyGroupRange(0, 127), 128, inline_threshold=0)
         return RocksDBKeyedStateBackend(KeyGroupRange(0, 127), 128, inline_threshold=0,
                                         local_dir=str(directory),
-                                        incremental=backend_kind == "rocksdb-incremental")
+                                        incremental=backend_kind.startswith(
+                                            "rocksdb-incremental"))
 
     from flintlock.common.ids import CheckpointId, JobId
     from flintlock.runtime.checkpoint.storage import CheckpointStorage
@@ -157,9 +160,15 @@ def test_keys_and_values_of_the_script_survive_a_snapshot_and_a_later_run(
             value.update(count_class(f"{user}/eu", 2, 5))
             visits.put(tier.GOLD, point(1, 2))
             events.add(count_class(user, 1, 1))
-        handle = first.snapshot(1).write(storage.init_checkpoint(CheckpointId(1)), "keyed")
+        location = (storage.init_savepoint(CheckpointId(1), str(tmp_path / "sp"))
+                    if backend_kind.endswith("savepoint")
+                    else storage.init_checkpoint(CheckpointId(1)))
+        handle = first.snapshot(1).write(location, "keyed")
     finally:
         first.dispose()
+    savepoint = backend_kind.endswith("savepoint")
+    assert isinstance(handle, KeyGroupsStateHandle) == (savepoint or backend_kind == "hashmap"
+                                                        or backend_kind == "rocksdb")
     later = tmp_path / "later"
     later.mkdir()
     key2, count2, tier2, point2 = _script_classes(later)
