@@ -17,11 +17,12 @@ hashes only the keys added since the previous one, and gathers and pickles each 
 with C-level calls (``operator.itemgetter(*keys)(table)`` and one ``pickle.dumps``; parallel
 sequences pickle in about half the time of a dict built from them, measured).
 
-Serialisation is ``pickle`` (protocol 5): state values are the job's own Python objects, the
-same objects records are made of. Checkpoint storage is written only by the job itself, and
-``read_state`` verifies each blob's checksum before anything is unpickled. A block holds no
-class of flintlock's own besides those a job puts into state itself (windows, for instance);
-those are read through ``pickles.MOVED``, so moving one keeps savepoints readable.
+Serialisation is ``pickle`` (protocol 5, ``pickles.dumps``: the job script's classes by name
+too): state values are the job's own Python objects, the same objects records are made of.
+Checkpoint storage is written only by the job itself, and ``read_state`` verifies each blob's
+checksum before anything is unpickled. A block holds no class of flintlock's own besides those
+a job puts into state itself (windows, for instance); those are read through
+``pickles.MOVED``, so moving one keeps savepoints readable.
 
 Pure functions; called on the snapshot's asynchronous thread (encode) or the task thread
 during restore (decode).
@@ -41,7 +42,7 @@ KeyValues = tuple[Sequence[Any], Sequence[Any]]
 Entries = KeyValues | list[tuple[Any, Any]]
 Block = list[tuple[str, Entries]]
 
-PICKLE_PROTOCOL = 5
+PICKLE_PROTOCOL = state_pickles.PROTOCOL
 
 
 def entries_of(entries: Entries) -> Iterable[tuple[Any, Any]]:
