@@ -25,6 +25,7 @@ in this process, another, or a later run of the script — the value becomes an 
 class the job's code has there, never a copy of an old definition (a dataclass key compares
 its class by identity). Other objects pickle cannot name (a lambda inside a value) go by value,
 as cloudpickle ships them. A value's type that needed the fallback once goes straight to it.
+``find_class`` is named in such state: it must never move (or gets a ``MOVED`` entry).
 A value nothing can pickle is a ``StatePicklingError`` naming its type and the cause.
 
 Pure functions; safe from any thread.

@@ -112,6 +112,14 @@ def test_plain_pickle_cannot_name_them_the_state_pickler_can(run1):
     assert type(with_function[0]) is count_class and with_function[1](1) == 2
 
 
+def test_state_names_a_script_class_through_find_class_which_must_never_move(run1):
+    """Savepoints hold this reference by module and name: moving ``find_class`` would make
+    every savepoint with a value of a script class unreadable (add it to ``MOVED`` then)."""
+    data = pickles.dumps(run1[1]("ann/eu", 3, 17))
+    assert b"flintlock.common.job_classes" in data and b"find_class" in data
+    assert b"CountWithTimestamp" in data and b"__main__" in data
+
+
 def test_a_frozen_dataclass_of_the_script_is_a_stable_key(run1):
     key_class = run1[0]
     key = key_class("ann", "eu")
