@@ -85,3 +85,19 @@ def test_append_only_top_n(case, n, start, numbered, backend) -> None:
 def test_retractable_top_n(case, numbered, backend) -> None:
     function = RetractableTopNFunction((0,), V_DESC, 2, 1, numbered)
     assert _run(function, UPDATING_INPUT, backend) == _flink(case)
+
+
+NULLS_FIXTURE = Path(__file__).parent / "fixtures" / "changelog_topn_nulls.txt"
+NULLS_INPUT = [("+I", "p", 5, "a"), ("+I", "p", None, "b"), ("+I", "p", 7, "c"),
+               ("+I", "p", None, "d"), ("+I", "p", 1, "e")]
+
+
+@pytest.mark.parametrize(("case", "ascending", "nulls_first"), [
+    ("asc", True, None), ("desc", False, None), ("asc nulls last", True, False),
+    ("desc nulls first", False, True)])
+def test_null_order_of_the_sort_key(case, ascending, nulls_first, backend) -> None:
+    key = sort_key_selector([1], [ascending], [nulls_first])
+    function = AppendOnlyTopNFunction((0,), key, 3)
+    block = NULLS_FIXTURE.read_text().split(f"=== CASE {case}\n", 1)[1].split("=== ", 1)[0]
+    flink = [(line[:2], ast.literal_eval(line[2:])) for line in block.splitlines()]
+    assert _run(function, NULLS_INPUT, backend) == flink
