@@ -1,11 +1,13 @@
-"""A group aggregation over a changelog as a keyed job on TaskManager threads (issue 28): the
-job fails once after a completed checkpoint, restarts from it, and the changelog it returns
+"""The changelog operators as jobs on TaskManager threads (issue 28): a group aggregation
+fails once after a completed checkpoint, restarts from it, and the changelog it returns
 through ``execute_and_collect`` (exactly-once) is exactly the one an uninterrupted run emits
-— the accumulators, the record counts and the distinct maps restored from keyed state."""
+— the accumulators, the record counts and the distinct maps restored from keyed state; and a
+left join wired with connect/key_by/process describes the join of its inputs."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 
@@ -13,13 +15,14 @@ from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.changelog.aggregates import Count, Count1, Sum
 from flintlock.datastream.changelog.aggregates_retract import MaxWithRetract
 from flintlock.datastream.changelog.group_agg import AggregateCall, GroupAggFunction
+from flintlock.datastream.changelog.join import JoinType, StreamingJoinFunction
 from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
 from flintlock.testing.faults import RaiseOnce
 from flintlock.testing.files import completed_checkpoints
 from flintlock.testing.gates import FileGate, gated_records, open_when
 from flintlock.testing.recording import Recording
-from tests.table.changelog_harness import Harness, r, show
+from tests.table.changelog_harness import Harness, apply_changelog, r, show
 
 
 @pytest.fixture
@@ -71,3 +74,25 @@ def test_group_aggregation_restores_its_state_exactly_after_a_failure(executor, 
     opener.join(60)
     assert marker.exists(), "the failure was never injected"
     assert sorted(show(row) for row in out) == expected
+
+
+def test_a_left_join_job_wired_as_the_planner_wires_it(executor, tmp_path):
+    """connect + key_by(left, right selectors) + process on thread TaskManagers at
+    parallelism 2: whatever order the inputs interleave in, the changelog describes the join
+    of the net inputs."""
+    env = local_environment(tmp_path, 2)
+    left = [r("+I", k, f"l{k}") for k in range(20)] + [r("-D", 3, "l3")]
+    right = ([r("+I", k % 10, f"r{k}") for k in range(30)]
+             + [r("-D", 4, "r4"), r("-D", 4, "r14"), r("-D", 4, "r24")])
+    join = StreamingJoinFunction(JoinType.LEFT, 2, 2, (0,), (0,))
+    out = list(env.from_collection(left).connect(env.from_collection(right))
+               .key_by(join.left_key_selector(), join.right_key_selector())
+               .process(join).execute_and_collect())
+    expected = Counter()
+    for k in range(20):
+        if k == 3:
+            continue
+        matches = [f"r{j}" for j in range(30) if j % 10 == k and k != 4]
+        for name in matches or [None]:
+            expected[(k, f"l{k}", None if name is None else k, name)] += 1
+    assert apply_changelog(out) == expected
