@@ -52,6 +52,7 @@ def test_null_semantics_of_the_simple_builtins() -> None:
     assert _fold(Sum(), ("+", 3), ("-", 3)) is None
     assert _fold(Sum0(Decimal(0)), ("+", None)) == Decimal(0)
     assert _fold(Avg("integral"), ("+", -7), ("+", 0)) == -3
+    assert _fold(Avg("int"), ("+", 7), ("+", 0)) == 3 and Avg("double").kind == "float"
     assert _fold(Avg("decimal", 2), ("+", Decimal("1")), ("+", Decimal("0.5"))) == Decimal("0.75")
     assert _fold(Min(), ("+", None)) is None and _fold(Max(), ("+", 2), ("+", 9)) == 9
     assert _fold(FirstValue(), ("+", None), ("+", 2), ("+", 3)) == 2

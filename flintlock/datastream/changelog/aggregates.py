@@ -221,17 +221,19 @@ class Sum0(BuiltInAggregate):
 
 
 _AVG_KINDS = ("integral", "float", "decimal")
+_AVG_ALIASES = {"int": "integral", "double": "float"}
 
 
 class Avg(BuiltInAggregate):
     """AVG(x): null over no non-null value. ``kind`` is the argument's type family:
-    "integral" (TINYINT..BIGINT: the result keeps the type, the quotient truncated toward
-    zero as Java's long division), "float" (FLOAT/DOUBLE) or "decimal" (rounded half up to
+    "integral" or "int" (TINYINT..BIGINT: the result keeps the type, the quotient truncated toward
+    zero as Java's long division), "float" or "double" (FLOAT/DOUBLE) or "decimal" (half up to
     ``scale`` digits, the result type's scale; Flink's is max(6, the argument's scale))."""
 
     name = "AVG"
 
     def __init__(self, kind: str = "float", scale: int = 6) -> None:
+        kind = _AVG_ALIASES.get(kind, kind)
         if kind not in _AVG_KINDS:
             raise InvalidOperatorArgumentError("AVG", f"kind must be one of {_AVG_KINDS}, "
                                                f"got {kind!r}")
