@@ -175,7 +175,7 @@ def test_bad_arguments_are_typed_errors() -> None:
     with pytest.raises(InvalidOperatorArgumentError, match="AggregateCall"):
         GroupAggFunction((0,), [Count1()])
     with pytest.raises(InvalidOperatorArgumentError, match="kind"):
-        Avg("int")
+        Avg("integer")
 
 
 @st.composite
