@@ -12,13 +12,16 @@ import ast
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flintlock.datastream.changelog.aggregates import Count1
 from flintlock.datastream.changelog.errors import InvalidOperatorArgumentError, UpsertInputError
 from flintlock.datastream.changelog.group_agg import AggregateCall, GroupAggFunction
 from flintlock.datastream.changelog.sort_keys import sort_key_selector
+from flintlock.datastream.changelog.topn_retract import RetractableTopNFunction
 from flintlock.datastream.changelog.topn_update import UpdatableTopNFunction
-from tests.table.changelog_harness import Harness, r
+from tests.table.changelog_harness import Harness, apply_changelog, r
 
 FIXTURE = Path(__file__).parent / "fixtures" / "changelog_update_topn.txt"
 EVENTS = [("p", "a"), ("p", "b"), ("p", "b"), ("p", "c"), ("p", "c"), ("p", "c"), ("p", "a"),
@@ -67,3 +70,26 @@ def test_retractions_and_sort_keys_moving_down_are_refused() -> None:
         top.feed(r("-U", "p", "a", 5))
     with pytest.raises(InvalidOperatorArgumentError, match="row_key"):
         UpdatableTopNFunction((0,), COUNT_DESC, 2, row_key=())
+
+
+@settings(max_examples=150, deadline=None)
+@given(events=st.lists(st.tuples(st.sampled_from("pq"), st.sampled_from("abcdef")),
+                       max_size=40),
+       n=st.integers(1, 4), numbered=st.booleans())
+def test_the_updatable_top_n_ends_with_the_table_the_retractable_one_does(events, n,
+                                                                       numbered) -> None:
+    """Over a GROUP BY COUNT (sort keys only grow), the fast strategy and the retract strategy
+    describe the same top N at every step's end (ties: the row that reached the count first
+    ranks first, in both)."""
+    tables = []
+    for cls, update_before in ((UpdatableTopNFunction, False), (RetractableTopNFunction, True)):
+        count = GroupAggFunction((0, 1), [AggregateCall(Count1())],
+                                 generate_update_before=update_before)
+        aggregate = Harness(count, [count.key_selector()])
+        options = {"row_key": (0, 1)} if cls is UpdatableTopNFunction else {}
+        top_function = cls((0,), COUNT_DESC, n, 1, numbered, **options)
+        top = Harness(top_function, [top_function.key_selector()])
+        aggregate.feed(*(r("+I", *event) for event in events))
+        top.feed(*aggregate.rows())
+        tables.append(apply_changelog(top.rows()))
+    assert tables[0] == tables[1]
