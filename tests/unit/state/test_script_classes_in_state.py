@@ -196,3 +196,19 @@ def test_keys_and_values_of_the_script_survive_a_snapshot_and_a_later_run(
         assert {type(k) for k in second.keys("my_state")} == {key2}
     finally:
         second.dispose()
+
+
+def test_operator_state_holds_values_of_the_script(run1, tmp_path):
+    from flintlock.runtime.state.operator import OperatorStateBackend
+
+    count_class = run1[1]
+    backend = OperatorStateBackend()
+    backend.get_list_state(ListStateDescriptor("positions")).add(count_class("ann", 1, 2))
+    handle = backend.snapshot().write(writer=None, name="op")
+    later = tmp_path / "later"
+    later.mkdir()
+    count2 = _script_classes(later)[1]
+    restored = OperatorStateBackend()
+    restored.restore((handle,), read_state=None)
+    (element,) = restored.get_list_state(ListStateDescriptor("positions")).get()
+    assert type(element) is count2 and element == count2("ann", 1, 2)
