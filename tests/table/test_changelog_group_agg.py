@@ -174,6 +174,8 @@ def test_select_distinct_is_a_group_by_without_calls() -> None:
 def test_bad_arguments_are_typed_errors() -> None:
     with pytest.raises(InvalidOperatorArgumentError, match="AggregateCall"):
         GroupAggFunction((0,), [Count1()])
+    with pytest.raises(InvalidOperatorArgumentError, match="has no create_accumulator"):
+        GroupAggFunction((0,), [AggregateCall(object())])
     with pytest.raises(InvalidOperatorArgumentError, match="kind"):
         Avg("integer")
 

@@ -79,6 +79,7 @@ class AggregateCall:
 
 
 ACC_STATE = "accState"
+_PROTOCOL = ("create_accumulator", "accumulate", "get_value")
 
 
 class GroupAggFunction(KeyedProcessFunction):
@@ -91,6 +92,12 @@ class GroupAggFunction(KeyedProcessFunction):
             if not isinstance(call, AggregateCall):
                 raise InvalidOperatorArgumentError(
                     "GroupAggFunction", f"calls must be AggregateCall objects, got {call!r}")
+            missing = [m for m in _PROTOCOL if not callable(getattr(call.function, m, None))]
+            if missing:
+                raise InvalidOperatorArgumentError(
+                    "GroupAggFunction", f"the aggregate function {call.function!r} has no "
+                    f"{', '.join(missing)} (an aggregate function needs {', '.join(_PROTOCOL)}, "
+                    "and retract for an updating input)")
         if state_retention_ms < 0:
             raise InvalidOperatorArgumentError(
                 "GroupAggFunction", f"state_retention_ms must be >= 0, got {state_retention_ms}")
