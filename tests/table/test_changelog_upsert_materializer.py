@@ -5,6 +5,8 @@ sequence."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from flintlock.datastream.changelog.rows import key_selector
 from flintlock.datastream.changelog.upsert_materializer import SinkUpsertMaterializer
 from tests.table.changelog_harness import Harness, r
@@ -30,3 +32,14 @@ def test_an_upsert_key_replaces_the_row_with_the_same_key() -> None:
         "+I[1, k1, 10]", "+U[1, k2, 20]", "+U[1, k1, 11]"]
     assert h.feed(r("-D", 1, "k2", 20)) == ["+U[1, k1, 11]"]
     assert h.feed(r("-U", 1, "k1", 0)) == ["-D[1, k1, 0]"]
+
+
+def test_what_flinks_primary_key_sink_received() -> None:
+    """The input of ``tests/table/oracle/changelog_upsert_materialize.py``; its print sink
+    showed ``tests/table/fixtures/changelog_upsert_materialize.txt`` on PyFlink 2.3.0."""
+    fixture = Path(__file__).parent / "fixtures" / "changelog_upsert_materialize.txt"
+    flink = [line for line in fixture.read_text().splitlines() if line != "=== END"]
+    events = [("+I", 1, "a"), ("+I", 1, "b"), ("-D", 1, "a"), ("+I", 1, "c"), ("-D", 1, "c"),
+              ("-D", 1, "x"), ("-D", 1, "b"), ("+I", 1, "d")]
+    h = _run(SinkUpsertMaterializer())
+    assert h.feed(*(r(*event) for event in events)) == flink
