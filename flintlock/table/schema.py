@@ -273,19 +273,6 @@ class Schema:
             return Schema(self._columns, self._watermark_specs, self._primary_key)
 
 
-_RESOLVED_NAMES = frozenset({"Column", "ComputedColumn", "MetadataColumn", "PhysicalColumn",
-                             "ResolvedSchema", "TimeAttribute", "UniqueConstraint",
-                             "WatermarkSpec"})
-
-
-def __getattr__(name: str) -> Any:
-    """The resolved-schema classes, reachable from here too (they import this module)."""
-    if name in _RESOLVED_NAMES:
-        from flintlock.table import resolved_schema
-        return getattr(resolved_schema, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def _name(name: Any, what: str = "column name") -> str:
     if not isinstance(name, str):
         raise SchemaError(f"a {what} must be a string, got {name!r}")

@@ -19,6 +19,7 @@ from flintlock.table.plan.resolver import ExpressionResolver, Scope
 from flintlock.table.plan.sql_binder import rename
 from flintlock.table.sql import statements as st
 from flintlock.table.table_result import TableResult
+from flintlock.table.udf import as_registered_function, load_python_function
 
 if TYPE_CHECKING:
     from flintlock.table.table_environment import TableEnvironment
@@ -124,9 +125,7 @@ def _create_function(env: TableEnvironment, statement: st.CreateFunctionStatemen
         raise UnsupportedFeatureError(
             f"{statement.language} functions", "flintlock runs Python functions: add "
             "LANGUAGE PYTHON and name a Python function (module.name)")
-    from flintlock.table.table_environment import _user_function, load_python_function
-
-    function = _user_function(load_python_function(statement.class_path))
+    function = as_registered_function(load_python_function(statement.class_path))
     env._catalog.register_function(statement.name[-1], function,
                                    temporary=statement.temporary, system=statement.system,
                                    ignore_if_exists=statement.if_not_exists)

@@ -451,7 +451,7 @@ class Table:
         return TableSchema(self._plan.names, self._plan.types)
 
     def get_resolved_schema(self) -> Any:
-        from flintlock.table.schema import ResolvedSchema
+        from flintlock.table.resolved_schema import ResolvedSchema
 
         return ResolvedSchema.physical(self._plan.names, self._plan.types)
 

@@ -40,7 +40,8 @@ from flintlock.table.sql.parser import parse_expression, parse_statement, parse_
 from flintlock.table.table import Table
 from flintlock.table.table_config import TableConfig
 from flintlock.table.table_result import TableResult
-from flintlock.table.udf import UserDefinedFunctionWrapper
+from flintlock.table.udf import as_registered_function as _user_function
+from flintlock.table.udf import load_python_function
 
 _LOG = logging.getLogger(__name__)
 
@@ -519,48 +520,6 @@ def schema_columns(schema: Any) -> list[tuple[str, t.DataType | None, Any]]:
 def schema_primary_key(schema: Any) -> tuple[str, ...] | None:
     key = schema.get_primary_key()
     return tuple(key.column_names) if key is not None else None
-
-
-def _user_function(function: Any) -> Any:
-    if isinstance(function, UserDefinedFunctionWrapper):
-        return function
-    from flintlock.table.udf import (
-        AggregateFunction,
-        ScalarFunction,
-        TableFunction,
-        udaf,
-        udf,
-        udtf,
-    )
-
-    if isinstance(function, ScalarFunction):
-        raise ValidationError(
-            "register a ScalarFunction through udf(..., result_type=...) so its result type "
-            "is known")
-    if isinstance(function, TableFunction):
-        raise ValidationError("register a TableFunction through udtf(..., result_types=...)")
-    if isinstance(function, AggregateFunction):
-        return udaf(function)
-    del udf, udtf
-    raise ValidationError(f"not a user-defined function: {function!r}")
-
-
-def load_python_function(class_path: str) -> Any:
-    """``module.name`` of a Python function for ``CREATE FUNCTION ... LANGUAGE PYTHON``."""
-    import importlib
-
-    module_name, _, attribute = class_path.rpartition(".")
-    if not module_name:
-        raise ValidationError(f"'{class_path}' is not a module path (module.function)")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValidationError(f"Cannot import module '{module_name}' of function "
-                              f"'{class_path}': {exc}") from exc
-    try:
-        return getattr(module, attribute)
-    except AttributeError:
-        raise ValidationError(f"Module '{module_name}' has no function '{attribute}'") from None
 
 
 def _row_values(value: Any, row_type: t.RowType) -> list[Any]:

@@ -37,9 +37,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flintlock.common.types import Row
-from flintlock.table.types import (
-    MAX_LENGTH,
+from flintlock.table.composite_types import (
     ArrayType,
+    MapType,
+    MultisetType,
+    RowField,
+    RowType,
+    UserDefinedType,
+)
+from flintlock.table.data_type import (
+    MAX_LENGTH,
     BigIntType,
     BinaryType,
     BooleanType,
@@ -52,16 +59,11 @@ from flintlock.table.types import (
     FloatType,
     IntType,
     LocalZonedTimestampType,
-    MapType,
-    MultisetType,
     NullType,
-    RowField,
-    RowType,
     SmallIntType,
     TimestampType,
     TimeType,
     TinyIntType,
-    UserDefinedType,
     VarBinaryType,
     VarCharType,
     ZonedTimestampType,

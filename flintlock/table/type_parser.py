@@ -31,28 +31,29 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flintlock.table.errors import ValidationError
-from flintlock.table.types import (
-    MAX_LENGTH,
+from flintlock.table.composite_types import (
     ArrayType,
+    DataTypes,
+    MapType,
+    MultisetType,
+    RowField,
+    RowType,
+)
+from flintlock.table.data_type import (
+    MAX_LENGTH,
     BigIntType,
     BinaryType,
     BooleanType,
     CharType,
     DataType,
-    DataTypes,
     DateType,
     DecimalType,
     DoubleType,
     FloatType,
     IntType,
     LocalZonedTimestampType,
-    MapType,
-    MultisetType,
     NullType,
     Resolution,
-    RowField,
-    RowType,
     SmallIntType,
     TimestampType,
     TimeType,
@@ -61,6 +62,7 @@ from flintlock.table.types import (
     VarCharType,
     ZonedTimestampType,
 )
+from flintlock.table.errors import ValidationError
 
 
 class DataTypeParseError(ValidationError, ValueError):

@@ -338,11 +338,35 @@ def udtaf(f: Any = None, input_types: Any = None, result_type: Any = None,
                                                table_aggregate=True)
 
 
-def as_user_function(function: Any) -> Any:
-    """A function registered by ``create_temporary_function``: a wrapper, or a plain
-    ``ScalarFunction``/``TableFunction``/``AggregateFunction`` object (types unknown)."""
+def as_registered_function(function: Any) -> Any:
+    """What ``create_temporary_function`` registers: a wrapper made by udf/udtf/udaf, or an
+    ``AggregateFunction`` (wrapped); other objects are refused (their types are unknown)."""
     if isinstance(function, UserDefinedFunctionWrapper):
         return function
-    raise ValidationError(
-        f"create_temporary_function needs a function made by udf/udtf/udaf (it declares the "
-        f"result type), got {type(function).__name__}")
+    if isinstance(function, ScalarFunction):
+        raise ValidationError(
+            "register a ScalarFunction through udf(..., result_type=...) so its result type "
+            "is known")
+    if isinstance(function, TableFunction):
+        raise ValidationError("register a TableFunction through udtf(..., result_types=...)")
+    if isinstance(function, AggregateFunction):
+        return udaf(function)
+    raise ValidationError(f"not a user-defined function: {function!r}")
+
+
+def load_python_function(class_path: str) -> Any:
+    """``module.name`` of a Python function for ``CREATE FUNCTION ... LANGUAGE PYTHON``."""
+    import importlib
+
+    module_name, _, attribute = class_path.rpartition(".")
+    if not module_name:
+        raise ValidationError(f"'{class_path}' is not a module path (module.function)")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValidationError(f"Cannot import module '{module_name}' of function "
+                              f"'{class_path}': {exc}") from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise ValidationError(f"Module '{module_name}' has no function '{attribute}'") from None
