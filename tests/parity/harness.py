@@ -85,6 +85,8 @@ PROGRAMS = {
     "table_basic_operations": True,
     "table_basic_operations_join": False,
     "table_group_by_updates": True,
+    "table_statement_set": False,
+    "table_joins": False,
 }
 
 GAPS: dict[str, str] = {

@@ -23,8 +23,8 @@ tests/table/fixtures/tableau.txt):
   the widest of the name and the values (``render_cells``); DESCRIBE prints NULL as an empty
   cell and has no width cap.
 * A DDL statement's result prints as the bare line ``OK``, and an INSERT's (or a statement
-  set's) as its row's values joined by ``,`` (``-1``: the affected-row count Flink does not
-  know); no table (``render_raw``).
+  set's) as its row's values joined by ``, `` (``-1`` per sink: the affected-row count Flink
+  does not know; ``-1, -1`` for two sinks); no table (``render_raw``).
 
 Pure functions and a small stateless helper for printing rows as they arrive; no I/O.
 """
@@ -210,8 +210,9 @@ def render_cells(names: Sequence[str], cell_rows: Sequence[Sequence[str]],
 
 
 def render_raw(cell_rows: Iterable[Sequence[Any]]) -> str:
-    """The raw layout: each row's values joined by ``,``, one line per row."""
-    return "".join(",".join(str(cell) for cell in cells) + "\n" for cells in cell_rows)
+    """The raw layout: each row's values joined by ``, `` (a statement set of two INSERTs
+    prints ``-1, -1``), one line per row."""
+    return "".join(", ".join(str(cell) for cell in cells) + "\n" for cells in cell_rows)
 
 
 def render_ok() -> str:
