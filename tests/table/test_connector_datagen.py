@@ -194,3 +194,16 @@ def test_an_unbounded_source_without_sequences():
     assert not DataGenSource(plan_of(table)).is_bounded()
     reader = reader_of(table)
     assert len(reader.poll(1000)[0]) == 1000
+
+
+def test_an_unbounded_datagen_table_is_refused_in_batch_mode(monkeypatch):
+    use_thread_executor(monkeypatch)
+    batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    batch.execute_sql("CREATE TABLE g (a INT) WITH ('connector' = 'datagen')")
+    with pytest.raises(ValidationError, match=r"Querying an unbounded table "
+                       r"'default_catalog\.default_database\.g' in batch mode is not allowed"):
+        batch.execute_sql("SELECT * FROM g").collect()
+    batch.execute_sql("CREATE TABLE n (a INT) WITH ('connector' = 'datagen', "
+                      "'number-of-rows' = '3')")
+    with batch.execute_sql("SELECT * FROM n").collect() as rows:
+        assert len(list(rows)) == 3

@@ -49,6 +49,7 @@ from flintlock.table.connectors import _datagen_values as values
 from flintlock.table.connectors import registry
 from flintlock.table.connectors._options import Options, check_keys
 from flintlock.table.connectors._rows import rows_from_columns
+from flintlock.table.connectors._sources import check_bounded
 from flintlock.table.errors import ValidationError
 from flintlock.table.plan.nodes import Field, TableSpec
 
@@ -305,6 +306,7 @@ class DataGenFactory:
 
     def create_source(self, spec: TableSpec, context: registry.ConnectorContext) -> DataStream:
         source = DataGenSource(plan_of(spec))
+        check_bounded(spec, context, source.is_bounded())
         stream = context.env.from_source(source, WatermarkStrategy.no_watermarks(),
                                          f"datagen[{spec.name}]")
         parallelism = Options(spec.options).get_int("scan.parallelism")

@@ -54,6 +54,7 @@ from flintlock.table import formats
 from flintlock.table.connectors import registry
 from flintlock.table.connectors._options import Options, check_keys
 from flintlock.table.connectors._sinks import sink_fields, sink_parallelism
+from flintlock.table.connectors._sources import check_bounded
 from flintlock.table.errors import ValidationError
 from flintlock.table.plan.nodes import Field, TableSpec
 
@@ -160,6 +161,7 @@ def create_source(spec: TableSpec, context: registry.ConnectorContext) -> DataSt
     decode = found.reader([fields[i] for i in data], options, found.name)
     base = _absolute(options.raw["path"])
     interval = options.get_duration_ms("source.monitor-interval")
+    check_bounded(spec, context, interval is None)
     if not partition:
         return _read(context, base, interval, DecodeLines(decode), spec)
     default_name = options.get_str("partition.default-name", DEFAULT_PARTITION)

@@ -48,6 +48,7 @@ from flintlock.table import formats
 from flintlock.table.connectors import registry
 from flintlock.table.connectors._options import Options, check_keys
 from flintlock.table.connectors._sinks import sink_fields, sink_parallelism
+from flintlock.table.connectors._sources import check_bounded
 from flintlock.table.errors import UnsupportedFeatureError, ValidationError
 from flintlock.table.formats import avro
 from flintlock.table.plan.nodes import Field, TableSpec
@@ -262,6 +263,7 @@ def create_source(spec: TableSpec, context: registry.ConnectorContext) -> DataSt
             "(the default): set it, or choose another 'scan.startup.mode'.")
     builder.set_starting_offsets(starting)
     stopping = _offsets(options, "bounded", topics, bounded=True)
+    check_bounded(spec, context, stopping is not None)
     if stopping is not None:
         builder.set_bounded(stopping)
     builder.set_deserializer(TableRecordDeserializer(layout))
