@@ -211,9 +211,9 @@ class Row:
 
 
 _new = object.__new__
-_set_values = Row._values.__set__  # type: ignore[attr-defined]
-_set_fields = Row._fields.__set__  # type: ignore[attr-defined]
-_set_kind = Row._row_kind.__set__  # type: ignore[attr-defined]
+_set_values = vars(Row)["_values"].__set__  # the slots' member descriptors
+_set_fields = vars(Row)["_fields"].__set__
+_set_kind = vars(Row)["_row_kind"].__set__
 
 
 def _as_plain(value: Any) -> Any:

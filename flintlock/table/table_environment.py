@@ -340,7 +340,8 @@ class TableEnvironment:
         from flintlock.table.connectors.registry import factory
 
         sink_factory = factory(spec.options.get("connector"), spec.name)
-        check_sink(".".join(entry.path), bool(sink_factory.accepts_updates(spec)), query)
+        if self._is_streaming():  # a BATCH job writes final rows only
+            check_sink(".".join(entry.path), bool(sink_factory.accepts_updates(spec)), query)
         return n.Sink(query.fields, query, spec, overwrite)
 
     # -- running jobs -----------------------------------------------------------------------------
@@ -363,7 +364,7 @@ class TableEnvironment:
 
     def _execute_query(self, plan: n.PlanNode, job_name: str | None = None) -> TableResult:
         env = self._job_environment()
-        stream = self._translator(env).stream(plan)
+        stream = self._translator(env).final(plan)
         iterator = stream.execute_and_collect(job_name or _job_name("collect", plan))
         return TableResult.for_query(self, plan, iterator)
 

@@ -300,3 +300,21 @@ def test_pandas_round_trip(t_env):
     assert table._plan.names == ["a", "b"]
     out = table.filter(col("a") > 1).to_pandas()
     assert out.to_dict("list") == {"a": [2, 3], "b": ["y", "z"]}
+
+
+def test_batch_mode_gives_final_rows_to_results_and_append_only_sinks(monkeypatch, tmp_path):
+    use_thread_executor(monkeypatch)
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.get_config().set("parallelism.default", "2")
+    t_env.create_temporary_view("orders", t_env.from_elements(
+        [(1, "apple", 3), (2, "pear", 1), (3, "apple", 2)], ["id", "fruit", "qty"]))
+    query = "SELECT fruit, SUM(qty) AS total FROM orders GROUP BY fruit"
+    rows = changelog(t_env.sql_query(query))
+    assert sorted(rows) == [(I, ("apple", 5)), (I, ("pear", 1))]
+    out = tmp_path / "out"
+    t_env.execute_sql(f"CREATE TABLE totals (fruit STRING, total BIGINT) WITH ("
+                      f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv')")
+    t_env.execute_sql(f"INSERT INTO totals {query}").wait()
+    from flintlock.testing.files import committed_lines
+
+    assert sorted(committed_lines(out)) == ["apple,5", "pear,1"]

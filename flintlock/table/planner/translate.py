@@ -21,6 +21,7 @@ from flintlock.datastream.changelog import (
     aggregates,
     aggregates_retract,
     deduplicate,
+    final_rows,
     group_agg,
     join,
 )
@@ -287,7 +288,16 @@ class Translator:
                            mode(node.input) is ChangelogKind.INSERT_ONLY)
 
     def _t_Sink(self, node: n.Sink) -> Any:
-        return self.connectors.sink(self.stream(node.input), node.table, node.input, self)
+        return self.connectors.sink(self.final(node.input), node.table, node.input, self)
+
+    def final(self, node: n.PlanNode) -> DataStream:
+        """The stream a sink or a collected result reads: in BATCH mode an updating query's
+        final table, emitted when the input ends (``FinalRowsFunction``); else as planned."""
+        stream = self.stream(node)
+        if self.streaming or mode(node) is ChangelogKind.INSERT_ONLY:
+            return stream
+        function = final_rows.FinalRowsFunction()
+        return stream.key_by(key_selector(())).process(function, ROWS)
 
 
 _UNBOUNDED = 1 << 62
