@@ -165,3 +165,14 @@ def test_specific_offsets_start_there(broker, t_env):
         "scan.startup.mode": "specific-offsets",
         "scan.startup.specific-offsets": "partition:0,offset:3"}))
     assert _rows(t_env, "SELECT * FROM src") == [(3,), (4,)]
+
+
+def test_key_fields_prefix_is_stripped_in_the_key(broker, t_env):
+    topic = _topic(broker)
+    t_env.execute_sql(_table(
+        "t", "k_id BIGINT, name STRING", topic, broker.bootstrap,
+        **{"value.format": "json", "key.format": "json", "key.fields": "k_id",
+           "key.fields-prefix": "k_", "value.fields-include": "EXCEPT_KEY"}))
+    t_env.execute_sql("INSERT INTO t VALUES (5, 'a')").wait()
+    assert _consume(broker.bootstrap, topic) == [(b'{"id":5}', b'{"name":"a"}')]
+    assert _rows(t_env, "SELECT * FROM t") == [(5, "a")]

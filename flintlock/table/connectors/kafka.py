@@ -7,7 +7,8 @@ source) or ``topic-pattern``; ``properties.bootstrap.servers`` (required),
 ``properties.group.id``, any other ``properties.<librdkafka key>``; ``format`` or
 ``value.format`` (``json``, ``csv``, ``avro``, ``raw``; ``canal-json`` for a changelog sink)
 with the format's options under ``<format>.`` or ``value.<format>.``; ``key.format`` with
-``key.fields`` (``;``-separated columns written into, and read from, the message key) and
+``key.fields`` (``;``-separated columns written into, and read from, the message key; named in
+the key without ``key.fields-prefix``) and
 ``value.fields-include`` (``ALL``, or ``EXCEPT_KEY``: the key columns not in the value);
 ``scan.startup.mode`` (``group-offsets`` by default, ``earliest-offset``, ``latest-offset``,
 ``timestamp`` with ``scan.startup.timestamp-millis``, ``specific-offsets`` with
@@ -121,8 +122,16 @@ class _Layout:
         self.width = len(fields)
         self.value = _Codec(value_format, [fields[i] for i in self.value_indexes], options,
                             value_prefix)
+        prefix = options.get_str("key.fields-prefix") or ""
+        for key in key_fields:
+            if not key.startswith(prefix):
+                raise ValidationError(f"All fields in 'key.fields' must be prefixed with "
+                                      f"'{prefix}' when option 'key.fields-prefix' is set but "
+                                      f"field '{key}' is not prefixed.")
+        key_columns = [Field(fields[i].name[len(prefix):], fields[i].type)
+                       for i in self.key_indexes]
         self.key = (None if key_format is None else _Codec(
-            key_format, [fields[i] for i in self.key_indexes], options, f"key.{key_format}"))
+            key_format, key_columns, options, f"key.{key_format}"))
         self.value_format = value_format
         self.key_format = key_format
 
