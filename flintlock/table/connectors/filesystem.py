@@ -55,14 +55,14 @@ from flintlock.table.connectors import registry
 from flintlock.table.connectors._options import Options, check_keys
 from flintlock.table.connectors._sinks import sink_fields, sink_parallelism
 from flintlock.table.connectors._sources import check_bounded
-from flintlock.table.errors import ValidationError
+from flintlock.table.errors import UnsupportedFeatureError, ValidationError
 from flintlock.table.plan.nodes import Field, TableSpec
 
 DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
 MB = 1024 * 1024
 MINUTE_MS = 60 * 1000
 CONNECTOR_OPTIONS = {
-    "connector", "path", "format", "source.monitor-interval", "source.path.regex-pattern",
+    "connector", "path", "format", "source.monitor-interval",
     "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval",
     "sink.rolling-policy.inactivity-interval", "sink.rolling-policy.check-interval",
     "sink.parallelism", "partition.default-name", "sink.shuffle-by-partition.enable",
@@ -80,6 +80,8 @@ def table_format(spec: TableSpec) -> formats.TableFormat:
     found = formats.lookup(options.get_str("format"))
     check_keys("filesystem", spec.options,
                CONNECTOR_OPTIONS | {f"{found.name}.{key}" for key in found.option_keys})
+    if options.get_bool("auto-compaction", False):
+        raise UnsupportedFeatureError("the filesystem sink's 'auto-compaction'")
     return found
 
 

@@ -25,6 +25,7 @@ from flintlock.common.types import Row, row_of
 from flintlock.datastream.formats._avro_files import load_fastavro
 from flintlock.table import types as t
 from flintlock.table.connectors._options import Options
+from flintlock.table.errors import UnsupportedFeatureError
 from flintlock.table.formats._base import FormatParseError, FormatSettings
 from flintlock.table.plan.nodes import Field
 
@@ -35,7 +36,8 @@ _UTC = datetime.UTC
 class AvroSettings(FormatSettings):
     def __init__(self, options: Options, prefix: str) -> None:
         super().__init__(options, prefix)
-        self.choice("encoding", ("binary", "json"), "binary")
+        if self.choice("encoding", ("binary", "json"), "binary") != "binary":
+            raise UnsupportedFeatureError("the Avro format's JSON encoding ('avro.encoding')")
 
 
 def avro_type(data_type: t.DataType, name: str) -> Any:
