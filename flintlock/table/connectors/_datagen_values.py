@@ -189,8 +189,7 @@ def _temporal_or_nested_draw(name: str, data_type: t.DataType, options: Options)
     if isinstance(data_type, t.DateType):
         return lambda rng: datetime.date.today()
     if isinstance(data_type, t.TimeType):
-        return lambda rng: datetime.datetime.now().time().replace(
-            microsecond=datetime.datetime.now().microsecond // 1000 * 1000)
+        return lambda rng: _now_time()
     if isinstance(data_type, (t.TimestampType, t.LocalZonedTimestampType)):
         past = options.get_duration_ms(_option(name, "max-past"), 0) or 0
         return lambda rng: _timestamp(rng, past)
@@ -213,6 +212,11 @@ def _temporal_or_nested_draw(name: str, data_type: t.DataType, options: Options)
     raise ValidationError(
         f"Unsupported type: {type_name(data_type)} for the random generator of field "
         f"'{name}'.")
+
+
+def _now_time() -> datetime.time:
+    now = datetime.datetime.now().time()
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)  # milliseconds, as Flink
 
 
 def _timestamp(rng: random.Random, past_ms: int) -> datetime.datetime:
