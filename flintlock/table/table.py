@@ -22,10 +22,11 @@ from flintlock.table.expression import Expression, UdfNode, to_node
 from flintlock.table.expressions import ColumnSelection, _ColumnRange, col
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
+from flintlock.table.plan.joins import coerce, make_join
 from flintlock.table.plan.resolver import ExpressionResolver, PyLiteral, Scope
 from flintlock.table.plan.rewrite import fuse_calcs, identity, project_fields
 from flintlock.table.plan.rex import Call, InputRef, Rex, UdfCall
-from flintlock.table.plan.sql_binder import QueryBinder, Relation, coerce, make_join
+from flintlock.table.plan.sql_binder import QueryBinder, Relation
 
 if TYPE_CHECKING:
     from flintlock.table.table_environment import TableEnvironment
@@ -374,7 +375,7 @@ class Table:
         return self._derive(plan)
 
     def minus(self, right: Table) -> Table:
-        from flintlock.table.plan.sql_binder import set_difference
+        from flintlock.table.plan.joins import set_difference
 
         return self._derive(set_difference(self._plan, right._plan, True))
 
@@ -382,7 +383,7 @@ class Table:
         raise UnsupportedFeatureError("minus_all()")
 
     def intersect(self, right: Table) -> Table:
-        from flintlock.table.plan.sql_binder import set_difference
+        from flintlock.table.plan.joins import set_difference
 
         return self._derive(set_difference(self._plan, right._plan, False))
 

@@ -32,9 +32,10 @@ from flintlock.table.errors import TableException, UnsupportedFeatureError, Vali
 from flintlock.table.explain_detail import ExplainDetail
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan.changelog import check_sink
+from flintlock.table.plan.joins import coerce
 from flintlock.table.plan.resolver import ExpressionResolver, Scope, cast_to
 from flintlock.table.plan.rex import InputRef
-from flintlock.table.plan.sql_binder import QueryBinder, coerce
+from flintlock.table.plan.sql_binder import QueryBinder
 from flintlock.table.sql import statements as st
 from flintlock.table.sql.parser import parse_expression, parse_statement, parse_statements
 from flintlock.table.table import Table
