@@ -1,4 +1,4 @@
-"""PyFlink parity on embedded Spark: twelve of the parity programs, ported by changing their
+"""PyFlink parity on embedded Spark: seventeen of the parity programs, ported by changing their
 imports only, run with TaskManagers as Spark barrier-stage tasks and print what PyFlink printed.
 
 ``word_count`` reads its file with a ``FileSource`` and prints through the print sink, whose
@@ -12,6 +12,13 @@ through Spark; ``async_io`` runs asyncio event loops in the TaskManagers (ordere
 timeout, retry); ``custom_window_assigner`` and ``continuous_trigger`` ship a user's window
 assigner and a continuous trigger to them; ``cached_stream`` stores a cached stream from
 TaskManager processes and reads it back in later jobs.
+
+Table API and SQL programs (issue 28) on Spark: ``table_word_count`` (a Python udtf and an
+updating GROUP BY into a ``print`` table, whose lines come from the TaskManagers),
+``table_group_by_updates`` (``execute().print()`` of changelogs collected from them),
+``table_statement_set`` (two sinks of one job), ``table_mixing_datastream`` (datagen, a
+Table → DataStream → Table round trip) and ``table_process_json_data_with_udf`` (a Python
+scalar UDF shipped to the TaskManagers).
 """
 
 from __future__ import annotations
@@ -28,7 +35,10 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 @pytest.mark.parametrize("name", ["word_count", "state_access", "recovery", "event_time",
                                   "end_of_input_timers", "count_windows", "broadcast_state",
                                   "python_files", "async_io", "custom_window_assigner",
-                                  "continuous_trigger", "cached_stream"])
+                                  "continuous_trigger", "cached_stream",
+                                  "table_word_count", "table_group_by_updates",
+                                  "table_statement_set", "table_mixing_datastream",
+                                  "table_process_json_data_with_udf"])
 def test_program_on_spark_prints_what_pyflink_printed(name, capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     expected = Expected(name, ordered=PROGRAMS[name])
