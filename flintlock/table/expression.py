@@ -44,7 +44,7 @@ def to_node(value: Any) -> exp.Expression:
     return PyLiteral(this=value)
 
 
-def _call(name: str, *operands: Any) -> Expression:
+def _call(name: str, *operands: Any) -> Expression[Any]:
     return Expression(exp.Anonymous(this=name, expressions=[to_node(o) for o in operands]))
 
 
@@ -52,8 +52,8 @@ def _unary(name: str) -> property:
     return property(lambda self: _call(name, self), doc=f"``{name}(self)``")
 
 
-def _method(name: str) -> Callable[..., Expression]:
-    def method(self: Expression, *operands: Any) -> Expression:
+def _method(name: str) -> Callable[..., Expression[Any]]:
+    def method(self: Expression[Any], *operands: Any) -> Expression[Any]:
         return _call(name, self, *operands)
     method.__doc__ = f"``{name}(self, ...)``"
     return method
@@ -70,83 +70,83 @@ class Expression(Generic[T]):
     # -- operators ----------------------------------------------------------------------------
 
     def _binary(self, kind: type[exp.Expression], other: Any, reverse: bool = False
-                ) -> Expression:
+                ) -> Expression[Any]:
         left, right = (to_node(other), self._node) if reverse else (self._node, to_node(other))
         return Expression(kind(this=left, expression=right))
 
-    def __add__(self, other: Any) -> Expression:
+    def __add__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Add, other)
 
-    def __radd__(self, other: Any) -> Expression:
+    def __radd__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Add, other, True)
 
-    def __sub__(self, other: Any) -> Expression:
+    def __sub__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Sub, other)
 
-    def __rsub__(self, other: Any) -> Expression:
+    def __rsub__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Sub, other, True)
 
-    def __mul__(self, other: Any) -> Expression:
+    def __mul__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Mul, other)
 
-    def __rmul__(self, other: Any) -> Expression:
+    def __rmul__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Mul, other, True)
 
-    def __truediv__(self, other: Any) -> Expression:
+    def __truediv__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Div, other)
 
-    def __rtruediv__(self, other: Any) -> Expression:
+    def __rtruediv__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Div, other, True)
 
-    def __mod__(self, other: Any) -> Expression:
+    def __mod__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Mod, other)
 
-    def __rmod__(self, other: Any) -> Expression:
+    def __rmod__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Mod, other, True)
 
-    def __pow__(self, other: Any) -> Expression:
+    def __pow__(self, other: Any) -> Expression[Any]:
         return _call("POWER", self, other)
 
-    def __rpow__(self, other: Any) -> Expression:
+    def __rpow__(self, other: Any) -> Expression[Any]:
         return _call("POWER", other, self)
 
-    def __neg__(self) -> Expression:
+    def __neg__(self) -> Expression[Any]:
         return Expression(exp.Neg(this=self._node))
 
-    def __pos__(self) -> Expression:
+    def __pos__(self) -> Expression[Any]:
         return self
 
-    def __eq__(self, other: Any) -> Expression:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Expression[Any]:  # type: ignore[override]
         return self._binary(exp.EQ, other)
 
-    def __ne__(self, other: Any) -> Expression:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Expression[Any]:  # type: ignore[override]
         return self._binary(exp.NEQ, other)
 
-    def __lt__(self, other: Any) -> Expression:
+    def __lt__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.LT, other)
 
-    def __le__(self, other: Any) -> Expression:
+    def __le__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.LTE, other)
 
-    def __gt__(self, other: Any) -> Expression:
+    def __gt__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.GT, other)
 
-    def __ge__(self, other: Any) -> Expression:
+    def __ge__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.GTE, other)
 
-    def __and__(self, other: Any) -> Expression:
+    def __and__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.And, other)
 
-    def __rand__(self, other: Any) -> Expression:
+    def __rand__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.And, other, True)
 
-    def __or__(self, other: Any) -> Expression:
+    def __or__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Or, other)
 
-    def __ror__(self, other: Any) -> Expression:
+    def __ror__(self, other: Any) -> Expression[Any]:
         return self._binary(exp.Or, other, True)
 
-    def __invert__(self) -> Expression:
+    def __invert__(self) -> Expression[Any]:
         return Expression(exp.Not(this=self._node))
 
     def __hash__(self) -> int:
@@ -155,7 +155,7 @@ class Expression(Generic[T]):
     def __bool__(self) -> bool:
         raise TypeError("an Expression has no truth value; combine conditions with & and |")
 
-    def __getitem__(self, index: Any) -> Expression:
+    def __getitem__(self, index: Any) -> Expression[Any]:
         return self.at(index)
 
     def __str__(self) -> str:
@@ -166,76 +166,76 @@ class Expression(Generic[T]):
 
     # -- naming and types ---------------------------------------------------------------------
 
-    def alias(self, name: str, *extra_names: str) -> Expression:
+    def alias(self, name: str, *extra_names: str) -> Expression[Any]:
         if extra_names:
             return Expression(exp.Aliases(this=self._node, expressions=[
                 exp.to_identifier(n, quoted=True) for n in (name, *extra_names)]))
         return Expression(exp.Alias(this=self._node, alias=exp.to_identifier(name, quoted=True)))
 
-    def cast(self, data_type: Any) -> Expression:
+    def cast(self, data_type: Any) -> Expression[Any]:
         return Expression(exp.Cast(this=self._node, to=PyLiteral(this=data_type)))
 
-    def try_cast(self, data_type: Any) -> Expression:
+    def try_cast(self, data_type: Any) -> Expression[Any]:
         return Expression(exp.TryCast(this=self._node, to=PyLiteral(this=data_type), safe=True))
 
     @property
-    def asc(self) -> Expression:
+    def asc(self) -> Expression[Any]:
         return Expression(exp.Ordered(this=self._node, desc=False, nulls_first=True))
 
     @property
-    def desc(self) -> Expression:
+    def desc(self) -> Expression[Any]:
         return Expression(exp.Ordered(this=self._node, desc=True, nulls_first=False))
 
     # -- conditions ---------------------------------------------------------------------------
 
-    def in_(self, first_element_or_table: Any, *remaining: Any) -> Expression:
+    def in_(self, first_element_or_table: Any, *remaining: Any) -> Expression[Any]:
         values = [to_node(v) for v in (first_element_or_table, *remaining)]
         return Expression(exp.In(this=self._node, expressions=values))
 
-    def between(self, lower_bound: Any, upper_bound: Any) -> Expression:
+    def between(self, lower_bound: Any, upper_bound: Any) -> Expression[Any]:
         return Expression(exp.Between(this=self._node, low=to_node(lower_bound),
                                       high=to_node(upper_bound)))
 
-    def not_between(self, lower_bound: Any, upper_bound: Any) -> Expression:
+    def not_between(self, lower_bound: Any, upper_bound: Any) -> Expression[Any]:
         return ~self.between(lower_bound, upper_bound)
 
-    def then(self, if_true: Any, if_false: Any) -> Expression:
+    def then(self, if_true: Any, if_false: Any) -> Expression[Any]:
         return Expression(exp.If(this=self._node, true=to_node(if_true),
                                  false=to_node(if_false)))
 
-    def if_null(self, null_replacement: Any) -> Expression:
+    def if_null(self, null_replacement: Any) -> Expression[Any]:
         return _call("COALESCE", self, null_replacement)
 
     @property
-    def is_null(self) -> Expression:
+    def is_null(self) -> Expression[Any]:
         return Expression(exp.Is(this=self._node, expression=exp.Null()))
 
     @property
-    def is_not_null(self) -> Expression:
+    def is_not_null(self) -> Expression[Any]:
         return Expression(exp.Not(this=exp.Is(this=self._node, expression=exp.Null())))
 
     @property
-    def is_true(self) -> Expression:
+    def is_true(self) -> Expression[Any]:
         return Expression(exp.Is(this=self._node, expression=exp.Boolean(this=True)))
 
     @property
-    def is_false(self) -> Expression:
+    def is_false(self) -> Expression[Any]:
         return Expression(exp.Is(this=self._node, expression=exp.Boolean(this=False)))
 
     @property
-    def is_not_true(self) -> Expression:
+    def is_not_true(self) -> Expression[Any]:
         return Expression(exp.Not(this=exp.Is(this=self._node, expression=exp.Boolean(
             this=True))))
 
     @property
-    def is_not_false(self) -> Expression:
+    def is_not_false(self) -> Expression[Any]:
         return Expression(exp.Not(this=exp.Is(this=self._node, expression=exp.Boolean(
             this=False))))
 
-    def like(self, pattern: Any = None) -> Expression:
+    def like(self, pattern: Any = None) -> Expression[Any]:
         return Expression(exp.Like(this=self._node, expression=to_node(pattern)))
 
-    def similar(self, pattern: Any = None) -> Expression:
+    def similar(self, pattern: Any = None) -> Expression[Any]:
         return _call("SIMILAR_TO", self, pattern)
 
     # -- aggregates -----------------------------------------------------------------------------
@@ -254,11 +254,11 @@ class Expression(Generic[T]):
     var_samp = _unary("VAR_SAMP")
     collect = _unary("COLLECT")
 
-    def list_agg(self, separator: str | None = None) -> Expression:
+    def list_agg(self, separator: str | None = None) -> Expression[Any]:
         return _call("LISTAGG", self) if separator is None else _call("LISTAGG", self, separator)
 
     @property
-    def distinct(self) -> Expression:
+    def distinct(self) -> Expression[Any]:
         """``.count.distinct`` is COUNT(DISTINCT x); ``x.distinct`` alone marks x for it."""
         node = self._node
         if isinstance(node, exp.Anonymous):
@@ -281,13 +281,13 @@ class Expression(Generic[T]):
     floor = _unary("FLOOR")
     ceil = _unary("CEIL")
 
-    def log(self, base: Any = None) -> Expression:
+    def log(self, base: Any = None) -> Expression[Any]:
         return _call("LOG", self) if base is None else _call("LOG", base, self)
 
-    def round(self, places: Any = 0) -> Expression:
+    def round(self, places: Any = 0) -> Expression[Any]:
         return _call("ROUND", self, places)
 
-    def power(self, other: Any) -> Expression:
+    def power(self, other: Any) -> Expression[Any]:
         return _call("POWER", self, other)
 
     # -- strings --------------------------------------------------------------------------------
@@ -313,24 +313,24 @@ class Expression(Generic[T]):
     minute = _unary("MINUTE")
     second = _unary("SECOND")
 
-    def concat(self, *others: Any) -> Expression:
+    def concat(self, *others: Any) -> Expression[Any]:
         return _call("CONCAT", self, *others)
 
-    def substring(self, begin_index: Any, length: Any = None) -> Expression:
+    def substring(self, begin_index: Any, length: Any = None) -> Expression[Any]:
         if length is None:
             return _call("SUBSTRING", self, begin_index)
         return _call("SUBSTRING", self, begin_index, length)
 
     substr = substring
 
-    def trim(self, character: Any = " ") -> Expression:
+    def trim(self, character: Any = " ") -> Expression[Any]:
         return Expression(exp.Anonymous(this="TRIM", expressions=[
             self._node, to_node(character)]))
 
-    def trim_leading(self, character: Any = " ") -> Expression:
+    def trim_leading(self, character: Any = " ") -> Expression[Any]:
         return _call("LTRIM_CHARS", self, character)
 
-    def trim_trailing(self, character: Any = " ") -> Expression:
+    def trim_trailing(self, character: Any = " ") -> Expression[Any]:
         return _call("RTRIM_CHARS", self, character)
 
     replace = _method("REPLACE")
@@ -347,11 +347,11 @@ class Expression(Generic[T]):
     instr = _method("INSTR")
     locate = _method("LOCATE_IN")
 
-    def starts_with(self, start_expr: Any) -> Expression:
+    def starts_with(self, start_expr: Any) -> Expression[Any]:
         return Expression(exp.Like(this=self._node, expression=exp.Anonymous(
             this="CONCAT", expressions=[to_node(start_expr), PyLiteral(this="%")])))
 
-    def ends_with(self, end_expr: Any) -> Expression:
+    def ends_with(self, end_expr: Any) -> Expression[Any]:
         return Expression(exp.Like(this=self._node, expression=exp.Anonymous(
             this="CONCAT", expressions=[PyLiteral(this="%"), to_node(end_expr)])))
 
@@ -359,21 +359,21 @@ class Expression(Generic[T]):
 
     def json_value(self, path: str, returning_type: Any = None,
                    on_empty: Any = None, default_on_empty: Any = None,
-                   on_error: Any = None, default_on_error: Any = None) -> Expression:
+                   on_error: Any = None, default_on_error: Any = None) -> Expression[Any]:
         operands = [self._node, PyLiteral(this=path)]
         if returning_type is not None:
             operands.append(PyLiteral(this=returning_type))
         return Expression(exp.Anonymous(this="JSON_VALUE", expressions=operands))
 
-    def json_exists(self, path: str, on_error: Any = None) -> Expression:
+    def json_exists(self, path: str, on_error: Any = None) -> Expression[Any]:
         return _call("JSON_EXISTS", self, path)
 
     # -- collections and rows -------------------------------------------------------------------
 
-    def at(self, index: Any) -> Expression:
+    def at(self, index: Any) -> Expression[Any]:
         return Expression(exp.Bracket(this=self._node, expressions=[to_node(index)]))
 
-    def get(self, name_or_index: Any) -> Expression:
+    def get(self, name_or_index: Any) -> Expression[Any]:
         if isinstance(name_or_index, str):
             return Expression(exp.Dot(this=self._node,
                                       expression=exp.to_identifier(name_or_index)))

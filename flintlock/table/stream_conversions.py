@@ -25,7 +25,7 @@ from flintlock.table.errors import ValidationError
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan.changelog import check_sink
 from flintlock.table.plan.resolver import ExpressionResolver, Scope
-from flintlock.table.plan.rex import InputRef
+from flintlock.table.plan.rex import InputRef, Rex
 
 if TYPE_CHECKING:
     from flintlock.table.table import Table
@@ -120,7 +120,7 @@ def _apply_schema(env: TableEnvironment, plan: n.PlanNode, schema: Any) -> n.Pla
         UnresolvedPhysicalColumn,
     )
 
-    projections = [InputRef(f.type, i) for i, f in enumerate(plan.fields)]
+    projections: list[Rex] = [InputRef(f.type, i) for i, f in enumerate(plan.fields)]
     names = list(plan.names)
     scope = Scope.of(plan.names, plan.types)
     for column in schema.get_columns():

@@ -18,12 +18,12 @@ from sqlglot import exp
 
 from flintlock.table import types as t
 from flintlock.table.errors import UnsupportedFeatureError, ValidationError
-from flintlock.table.expression import Expression, UdfNode, to_node
+from flintlock.table.expression import Expression, to_node
 from flintlock.table.expressions import ColumnSelection, _ColumnRange, col
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.joins import coerce, make_join
-from flintlock.table.plan.resolver import ExpressionResolver, PyLiteral, Scope
+from flintlock.table.plan.resolver import ExpressionResolver, PyLiteral, Scope, UdfNode
 from flintlock.table.plan.rewrite import fuse_calcs, identity, project_fields
 from flintlock.table.plan.rex import Call, InputRef, Rex, UdfCall
 from flintlock.table.plan.sql_binder import QueryBinder, Relation
@@ -103,7 +103,7 @@ class Table:
                 raise ValidationError(f"not a column selector: {selector}")
         return chosen
 
-    def __getattr__(self, name: str) -> Expression:
+    def __getattr__(self, name: str) -> Expression[Any]:
         if name.startswith("_"):
             raise AttributeError(name)
         if name not in self._plan.names:
@@ -162,7 +162,7 @@ class Table:
             name = node.alias if isinstance(node, exp.Alias) else (
                 node.name if isinstance(node, exp.Column) else None)
             if name in self._plan.names:
-                replaced[name] = node  # type: ignore[index]
+                replaced[str(name)] = node
             else:
                 extra.append(node)
         selection = [Expression(replaced[nm]) if nm in replaced else col(nm)
@@ -327,7 +327,7 @@ class Table:
                      (call, _index_literal(i))) for i, f in enumerate(result_type.fields))
         else:
             field_names = names or ["_c0"]
-            projections = (call,)
+            projections = (call,)  # type: ignore[assignment]
         plan = n.Calc(n.fields_of(field_names, [p.type for p in projections]), self._plan,
                       projections)
         return self._derive(plan)
@@ -509,7 +509,7 @@ class AggregatedTable:
                 "aggregate"):
             raise ValidationError("aggregate() takes a call of an aggregate function (udaf)")
         function = node.this
-        arguments = list(node.expressions) or [table._whole_row_node()]
+        arguments = list(node.expressions) or [_table_whole_row_node(table)]
         binder = table._binder()
         aggregated_name = "$agg"
         items = [*[Expression(k) for k in self._keys],
@@ -559,7 +559,6 @@ def _table_whole_row_node(self: Table) -> exp.Expression:
     return ResolvedRef(this=self._whole_row())
 
 
-Table._whole_row_node = _table_whole_row_node  # type: ignore[attr-defined]
 
 
 def _function_and_names(func: Any) -> tuple[Any, list[str] | None]:

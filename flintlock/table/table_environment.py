@@ -34,7 +34,7 @@ from flintlock.table.plan import nodes as n
 from flintlock.table.plan.changelog import check_sink
 from flintlock.table.plan.joins import coerce
 from flintlock.table.plan.resolver import ExpressionResolver, Scope, cast_to
-from flintlock.table.plan.rex import InputRef
+from flintlock.table.plan.rex import InputRef, Rex
 from flintlock.table.plan.sql_binder import QueryBinder
 from flintlock.table.sql import statements as st
 from flintlock.table.sql.parser import parse_expression, parse_statement, parse_statements
@@ -402,7 +402,7 @@ class TableEnvironment:
         if self._stream_env is None:
             self._stream_env_for_python = getattr(self, "_stream_env_for_python", None) or (
                 StreamExecutionEnvironment(self._config.get_configuration()))
-            return self._stream_env_for_python  # type: ignore[no-any-return]
+            return self._stream_env_for_python
         return self._stream_env
 
     def _stream_table(self, stream: Any, fields_or_schema: Sequence[Any]) -> Table:
@@ -413,7 +413,8 @@ class StreamTableEnvironment(TableEnvironment):
     """A table environment over a ``StreamExecutionEnvironment``: tables and DataStreams mix."""
 
     @staticmethod
-    def create(stream_execution_environment: StreamExecutionEnvironment | None = None,
+    def create(  # type: ignore[override]  # PyFlink's signature differs from the base's
+            stream_execution_environment: StreamExecutionEnvironment | None = None,
                environment_settings: EnvironmentSettings | None = None
                ) -> StreamTableEnvironment:
         if stream_execution_environment is None:
@@ -483,6 +484,7 @@ def table_spec_from_descriptor(env: TableEnvironment, path: tuple[str, ...], des
         name, data_type, expression = column
         order.append(name)
         if expression is None:
+            assert data_type is not None
             physical.append(n.Field(name, data_type))
         else:
             computed.append((name, expression))
@@ -556,7 +558,7 @@ def _reorder_for_columns(query: n.PlanNode, physical: Sequence[n.Field],
     for column in columns:
         if column not in names:
             raise ValidationError(f"Unknown target column '{column}'")
-    projections = []
+    projections: list[Rex] = []
     for field in physical:
         if field.name in columns:
             index = list(columns).index(field.name)

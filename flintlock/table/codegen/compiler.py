@@ -99,7 +99,7 @@ class _Block:
     def known(self, key: Any) -> str | None:
         for scope in reversed(self.scopes):
             if key in scope:
-                return scope[key]
+                return str(scope[key])
         return None
 
     def remember(self, key: Any, name: str) -> None:
@@ -289,7 +289,8 @@ def _is_constant(source: str) -> bool:
 
 # -- CAST ---------------------------------------------------------------------------------------
 
-_INTEGER_BITS = {t.TinyIntType: 8, t.SmallIntType: 16, t.IntType: 32, t.BigIntType: 64}
+_INTEGER_BITS: dict[type, int] = {t.TinyIntType: 8, t.SmallIntType: 16, t.IntType: 32,
+                                  t.BigIntType: 64}
 
 
 def cast_source(value: str, source: t.DataType, target: t.DataType) -> str:

@@ -257,7 +257,7 @@ def java_hash_code(value: Any) -> int:
     if isinstance(value, int):
         value &= 0xFFFFFFFFFFFFFFFF
         folded = (value ^ (value >> 32)) & 0xFFFFFFFF
-        return folded - (1 << 32) if folded >= (1 << 31) else folded
+        return int(folded - (1 << 32) if folded >= (1 << 31) else folded)
     return hash(value) & 0x7FFFFFFF
 
 
@@ -354,9 +354,9 @@ def cast_to_string(value: Any, kind: str) -> str:
     if kind == "TIMESTAMP":
         return timestamp_string(value)
     if kind == "DATE":
-        return value.isoformat()
+        return str(value.isoformat())
     if kind == "TIME":
-        return value.strftime("%H:%M:%S")
+        return str(value.strftime("%H:%M:%S"))
     if kind == "BINARY":
         return bytes(value).decode("utf-8", errors="replace")
     return str(value)
@@ -415,7 +415,8 @@ def cast_to_decimal(value: Any, precision: int, scale: int) -> decimal.Decimal |
     except decimal.InvalidOperation:
         raise SqlRuntimeError(f"Cannot cast '{value}' to DECIMAL") from None
     result = quantize(number, scale)
-    if len(result.as_tuple().digits) - max(0, -result.as_tuple().exponent) > precision - scale:
+    exponent = int(result.as_tuple().exponent)
+    if len(result.as_tuple().digits) - max(0, -exponent) > precision - scale:
         return None  # Flink gives NULL for a value that does not fit
     return result
 
@@ -483,7 +484,7 @@ def date_format(value: Any, pattern: str) -> str:
     text = value.strftime(java_pattern(pattern))
     if "%f" in java_pattern(pattern):
         text = text.replace(f"{value.microsecond:06d}", f"{value.microsecond // 1000:03d}")
-    return text
+    return str(text)
 
 
 def unix_timestamp(text: str | None = None, pattern: str | None = None) -> int:
@@ -503,15 +504,15 @@ def extract(unit: str, value: Any) -> int:
     if unit == "EPOCH":
         return int(value.timestamp())
     if unit == "DOW":
-        return value.isoweekday() % 7 + 1
+        return int(value.isoweekday() % 7 + 1)
     if unit == "DOY":
-        return value.timetuple().tm_yday
+        return int(value.timetuple().tm_yday)
     if unit == "WEEK":
-        return value.isocalendar()[1]
+        return int(value.isocalendar()[1])
     if unit == "QUARTER":
-        return (value.month - 1) // 3 + 1
+        return int((value.month - 1) // 3 + 1)
     if unit == "MILLISECOND":
-        return value.second * 1000 + value.microsecond // 1000
+        return int(value.second * 1000 + value.microsecond // 1000)
     return int(getattr(value, unit.lower()))
 
 

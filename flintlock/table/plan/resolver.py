@@ -93,7 +93,7 @@ AGGREGATES = frozenset({"COUNT", "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALU
                         "LAST_VALUE", "LISTAGG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP",
                         "VAR_SAMP", "COLLECT", "BOOL_AND", "BOOL_OR", "STDDEV", "VARIANCE"})
 
-_BINARY = {
+_BINARY: dict[type, str] = {
     exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "MOD",
     exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
     exp.And: "AND", exp.Or: "OR", exp.DPipe: "CONCAT",

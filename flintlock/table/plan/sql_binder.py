@@ -64,7 +64,7 @@ class RowNumberMarker(n.PlanNode):
 
     @property
     def inputs(self) -> tuple[n.PlanNode, ...]:
-        return (self.input,)  # type: ignore[attr-defined,no-any-return]
+        return (self.__dict__["input"],)
 
 
 def alias_of(node: exp.Expression) -> str | None:
@@ -81,7 +81,7 @@ def default_name(node: exp.Expression, position: int) -> str:
     if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
         return node.name
     if isinstance(node, exp.Dot):
-        return node.expression.name
+        return str(node.expression.name)
     return f"EXPR${position}"
 
 
@@ -130,7 +130,8 @@ class QueryBinder:
 
     # -- queries ------------------------------------------------------------------------------
 
-    def bind(self, query: exp.Expression) -> n.PlanNode:
+    def bind(self, query: Any) -> n.PlanNode:
+        """The plan of a query (an ``exp.Query`` or a subquery expression)."""
         with_ = query.args.get("with_") or query.args.get("with")
         if with_ is not None:
             inner = QueryBinder(self.catalog, self.ctes)
@@ -211,7 +212,8 @@ class QueryBinder:
     def _has_aggregates(self, items: Sequence[exp.Expression]) -> bool:
         for item in items:
             for node in item.walk():
-                if is_aggregate_call(node, self.catalog) and node.find_ancestor(
+                if isinstance(node, exp.Expression) and is_aggregate_call(
+                        node, self.catalog) and node.find_ancestor(
                         exp.Window) is None:
                     return True
         return False
@@ -232,7 +234,8 @@ class QueryBinder:
         plan = relation.plan
         resolver = ExpressionResolver(relation.scope, self.catalog,
                                       subquery=self._scalar_subquery)
-        predicate = resolver.resolve(rest[0] if len(rest) == 1 else exp.and_(*rest))
+        condition_node: Any = rest[0] if len(rest) == 1 else exp.and_(*rest)
+        predicate = resolver.resolve(condition_node)
         if not (tr.is_boolean(predicate.type) or tr.is_null_type(predicate.type)):
             raise ValidationError(
                 f"WHERE clause must be a condition, got {tr.sql_name(predicate.type)}")

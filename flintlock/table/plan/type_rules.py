@@ -26,7 +26,8 @@ from flintlock.table.errors import ValidationError
 
 MAX_LENGTH = 2_147_483_647
 
-_INTEGER_RANK = {t.TinyIntType: 1, t.SmallIntType: 2, t.IntType: 3, t.BigIntType: 4}
+_INTEGER_RANK: dict[type, int] = {t.TinyIntType: 1, t.SmallIntType: 2, t.IntType: 3,
+                                  t.BigIntType: 4}
 
 
 def type_key(data_type: t.DataType) -> tuple[Any, ...]:
@@ -99,8 +100,9 @@ def family(data_type: t.DataType) -> str:
 
 
 def _decimal_of_integer(data_type: t.DataType) -> tuple[int, int]:
-    return {t.TinyIntType: (3, 0), t.SmallIntType: (5, 0), t.IntType: (10, 0),
-            t.BigIntType: (19, 0)}[type(data_type)]
+    widths: dict[type, tuple[int, int]] = {t.TinyIntType: (3, 0), t.SmallIntType: (5, 0),
+                                            t.IntType: (10, 0), t.BigIntType: (19, 0)}
+    return widths[type(data_type)]
 
 
 def _precision_scale(data_type: t.DataType) -> tuple[int, int]:

@@ -181,10 +181,11 @@ class Translator:
         return self.env.from_collection(rows, ROWS)
 
     def _t_StreamScan(self, node: n.StreamScan) -> DataStream:
-        return node.stream.map(ConvertRecords(node.convert, node.changelog), ROWS)
+        stream: DataStream = node.stream.map(ConvertRecords(node.convert, node.changelog), ROWS)
+        return stream
 
     def _t_Scan(self, node: n.Scan) -> DataStream:
-        stream = self.connectors.source(self.env, node.table, self)
+        stream: DataStream = self.connectors.source(self.env, node.table, self)
         physical = [f.name for f in node.table.physical]
         if node.names == physical:
             return stream
@@ -248,7 +249,8 @@ class Translator:
             state_retention_ms=self.state_retention_ms)
         connected = left.connect(right).key_by(function.left_key_selector(),
                                                function.right_key_selector())
-        return connected.process(function, ROWS)
+        joined: DataStream = connected.process(function, ROWS)
+        return joined
 
     def _top_n(self, stream: DataStream, partition: tuple[int, ...],
                order: tuple[n.SortKey, ...], rank_start: int, rank_end: int,
@@ -352,7 +354,7 @@ def builtin_aggregate(call: n.AggregateCall, source: n.PlanNode, updating: bool)
 
 
 def _integer_bits(data_type: t.DataType | None) -> int | None:
-    bits = {t.TinyIntType: 8, t.SmallIntType: 16, t.IntType: 32, t.BigIntType: 64}
+    bits: dict[type, int] = {t.TinyIntType: 8, t.SmallIntType: 16, t.IntType: 32, t.BigIntType: 64}
     return bits.get(type(data_type)) if data_type is not None else None
 
 
