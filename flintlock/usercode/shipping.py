@@ -27,6 +27,10 @@ whole standard library, and the runtime that does the loading cannot be shipped 
 duration of a ``with`` block (the JobManager pickles the job graph inside it) and unregisters
 them after, so nothing leaks into later pickling in the same driver.
 
+Importing this module also installs ``code_filenames.keep_code_filenames()``: code shipped by
+value keeps its file name and carries its source text, so TaskManager tracebacks point at the
+job script's lines.
+
 Called on the driver thread that submits a job; no state outlives the ``with`` block.
 """
 
@@ -43,10 +47,12 @@ import cloudpickle
 
 from flintlock.common.config import Configuration
 from flintlock.common.options import execution as execution_options
+from flintlock.usercode.code_filenames import keep_code_filenames
 
 ALWAYS_PARENT_FIRST = ("flintlock.",)
 """Parent-first whatever ``classloader.parent-first-patterns.default`` says."""
 _INSTALLED = ("site-packages", "dist-packages")
+keep_code_filenames()
 
 
 def _library_roots() -> tuple[str, ...]:

@@ -1,9 +1,25 @@
 """How a job or one of its attempts ends other than by finishing. Stateless: exception types
-and a formatter."""
+and formatters.
+
+``JobFailedError`` prints, under its one-line summary, the traceback of the failure on the
+TaskManager (the ``RemoteTraceback`` in its cause chain) with the user's frames first and the
+runtime's frames (flintlock, installed packages, the standard library) folded into a count:
+what PyFlink users read first is where their function raised (issue 30). The full chain stays
+in ``__cause__`` for ``traceback.print_exception``.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import sysconfig
+
 from flintlock.common.errors import FlintlockError
+from flintlock.runtime.rpc.errors import RemoteTraceback
+
+_FRAME = re.compile(r'^  File "(?P<file>[^"]*)", line \d+, in .*$')
+_RUNTIME_PARTS = ("site-packages", "dist-packages")
+_CHAIN_DEPTH = 16
 
 
 class JobFailedError(FlintlockError):
@@ -14,8 +30,17 @@ class JobFailedError(FlintlockError):
         self.job_name = job_name
         self.detail = detail
 
+    @property
+    def remote_traceback(self) -> str | None:
+        """The TaskManager's traceback text of the failure, if it travelled with it."""
+        return find_remote_traceback(self.__cause__)
+
     def __str__(self) -> str:
-        return f"job {self.job_name!r} failed: {self.detail}"
+        summary = f"job {self.job_name!r} failed: {self.detail}"
+        remote = self.remote_traceback
+        if remote is None:
+            return summary
+        return f"{summary}\n{fold_runtime_frames(remote)}"
 
 
 class JobNotPicklableError(FlintlockError):
@@ -57,3 +82,65 @@ class JobCancelledError(FlintlockError):
 def describe(error: BaseException) -> str:
     """``Type: message``, for logs and ``JobFailedError``."""
     return f"{type(error).__name__}: {error}"
+
+
+def find_remote_traceback(error: BaseException | None) -> str | None:
+    """The text of the first ``RemoteTraceback`` in ``error``'s cause/context chain."""
+    seen = 0
+    while error is not None and seen < _CHAIN_DEPTH:
+        if isinstance(error, RemoteTraceback):
+            return error.text
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return None
+
+
+def _runtime_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {os.path.abspath(paths[key]) + os.sep
+             for key in ("stdlib", "platstdlib") if key in paths}
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return tuple(sorted(roots | {package + os.sep}))
+
+
+def is_runtime_file(filename: str, roots: tuple[str, ...] | None = None) -> bool:
+    """Whether a traceback frame's file is the runtime's rather than the user's."""
+    if filename.startswith("<") and filename != "<dynamic-code>":
+        return True  # <frozen ...>, <string>: not the user's script
+    parts = filename.split(os.sep)
+    if any(part in _RUNTIME_PARTS for part in parts):
+        return True
+    return filename.startswith(_runtime_roots() if roots is None else roots)
+
+
+def fold_runtime_frames(text: str, roots: tuple[str, ...] | None = None) -> str:
+    """``text`` (a formatted traceback) with its user frames first, then a line counting the
+    runtime frames left out, then the exception line(s); a traceback with no user frame keeps
+    its innermost runtime frame."""
+    lines = text.rstrip("\n").splitlines()
+    frames: list[tuple[str, list[str]]] = []
+    tail: list[str] = []
+    index = 0
+    while index < len(lines):
+        match = _FRAME.match(lines[index])
+        if match is None:
+            if frames and lines[index].startswith("    "):
+                frames[-1][1].append(lines[index])
+            elif lines[index].strip() and not lines[index].startswith("Traceback"):
+                tail.append(lines[index])
+            index += 1
+            continue
+        frames.append((match.group("file"), [lines[index]]))
+        index += 1
+    user = [body for file, body in frames if not is_runtime_file(file, roots)]
+    folded = len(frames) - len(user)
+    if not user and frames:
+        user, folded = [frames[-1][1]], folded - 1
+    out = ["TaskManager traceback (most recent call last, user frames first):"]
+    for body in user:
+        out.extend(body)
+    if folded:
+        out.append(f"  ... {folded} runtime frame{'s' if folded != 1 else ''} folded "
+                   "(the full traceback is the error's __cause__)")
+    out.extend(tail)
+    return "\n".join(out)
