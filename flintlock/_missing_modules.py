@@ -50,12 +50,28 @@ MISSING: dict[str, str] = {
     "flintlock.datastream.connectors.pulsar": "the Pulsar connectors",
     "flintlock.datastream.connectors.rabbitmq": "the RabbitMQ connectors",
     "flintlock.datastream.formats.orc": "the ORC format",
+    "flintlock.table.compiled_plan": "compiled plans (CompiledPlan: compile_plan_sql, "
+                                     "execute_plan)",
+    "flintlock.table.descriptors": "the legacy connector descriptors (Schema, Rowtime; use "
+                                   "TableDescriptor and flintlock.table.Schema)",
+    "flintlock.table.functions": "PyFlink's Python implementations of the built-in aggregate "
+                                 "functions (SQL's COUNT, SUM, MIN, ... run as flintlock's "
+                                 "own aggregates)",
+    "flintlock.table.model_descriptor": "model descriptors (ML models in the catalog)",
+    "flintlock.table.module": "table modules (Module, ModuleEntry, HiveModule; LOAD MODULE)",
+    "flintlock.table.plan_reference": "plan references (FilePlanReference, ...) for compiled "
+                                      "plans",
+    "flintlock.table.resolved_expression": "Java's ResolvedExpression wrapped for Python",
 }
 """Module name -> what PyFlink offers there."""
 
 _LEGACY_KAFKA = "the legacy Kafka connector (use KafkaSource / KafkaSink)"
 _JAVA_BACKEND = "a Java state backend or checkpoint storage wrapped for Python"
 _FILE_EXTRAS = "the file connector's {} (docs/connectors.md lists what FileSource/FileSink do)"
+_JAVA_CATALOG = "the Java catalog API's {} (flintlock's catalog is its own in-memory one)"
+_EVENT_TIME = "{}, an event-time function (event time in the Table API is issue 32)"
+_JSON_CONSTRUCTION = "{}, a JSON construction function (JSON_VALUE, JSON_EXISTS, JSON_QUOTE " \
+                     "and JSON_STRING are supported)"
 
 MISSING_NAMES: dict[str, dict[str, str]] = {
     "flintlock.common": {
@@ -105,6 +121,41 @@ MISSING_NAMES: dict[str, dict[str, str]] = {
     },
     "flintlock.datastream.state": {
         "OperatorStateStore": "the operator state store (operator state of user functions)",
+    },
+    "flintlock.table": {
+        "CompiledPlan": "compiled plans (compile_plan_sql, execute_plan)",
+        "Module": "table modules (LOAD MODULE)",
+        "ModuleEntry": "table modules (LOAD MODULE)",
+        "PlanReference": "plan references for compiled plans",
+    },
+    "flintlock.table.catalog": {
+        "Catalog": _JAVA_CATALOG.format("Catalog"),
+        "CatalogBaseTable": _JAVA_CATALOG.format("tables"),
+        "CatalogColumnStatistics": _JAVA_CATALOG.format("column statistics"),
+        "CatalogDatabase": _JAVA_CATALOG.format("databases"),
+        "CatalogDescriptor": _JAVA_CATALOG.format("catalog descriptors (CREATE CATALOG)"),
+        "CatalogFunction": _JAVA_CATALOG.format("functions"),
+        "CatalogPartition": _JAVA_CATALOG.format("partitions"),
+        "CatalogPartitionSpec": _JAVA_CATALOG.format("partition specs"),
+        "CatalogTableStatistics": _JAVA_CATALOG.format("table statistics"),
+        "Constraint": "the constraint base class (UniqueConstraint, the only kind, is there)",
+        "HiveCatalog": "the Hive catalog",
+        "Procedure": _JAVA_CATALOG.format("procedures (CALL)"),
+    },
+    "flintlock.table.expressions": {
+        "convert_tz": "convert_tz (CONVERT_TZ, with Java's time zone ids)",
+        "current_database": "current_database() (CURRENT_DATABASE() in SQL)",
+        "current_watermark": _EVENT_TIME.format("current_watermark"),
+        "descriptor": "descriptor(), the column list argument of process table functions",
+        "json": _JSON_CONSTRUCTION.format("json"),
+        "json_array": _JSON_CONSTRUCTION.format("json_array"),
+        "json_array_agg": _JSON_CONSTRUCTION.format("json_array_agg"),
+        "json_object": _JSON_CONSTRUCTION.format("json_object"),
+        "json_object_agg": _JSON_CONSTRUCTION.format("json_object_agg"),
+        "source_watermark": _EVENT_TIME.format("source_watermark"),
+        "temporal_overlaps": "temporal_overlaps (interval arithmetic over time points)",
+        "timestamp_diff": "timestamp_diff (TIMESTAMPDIFF)",
+        "to_timestamp_ltz": "to_timestamp_ltz (TO_TIMESTAMP_LTZ)",
     },
 }
 """Module name -> {name PyFlink has there -> what it is}."""

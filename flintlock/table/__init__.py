@@ -53,6 +53,7 @@ _LAZY = {
     "DataView": "flintlock.table.data_view",
     "ValidationError": "flintlock.table.errors",
     "TableException": "flintlock.table.errors",
+    "UserDefinedType": "flintlock.table.types",
 }
 
 __all__ = sorted([*_LAZY, "Row", "RowKind"])

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from flintlock.table.errors import ValidationError
 from flintlock.table.expression import (
     Expression,
     JsonExistsOnError,
@@ -24,6 +25,10 @@ from flintlock.table.expression import (
 from flintlock.table.plan.resolver import PyLiteral
 
 __all__ = [
+    "CURRENT_RANGE",
+    "CURRENT_ROW",
+    "UNBOUNDED_RANGE",
+    "UNBOUNDED_ROW",
     "JsonExistsOnError",
     "JsonQueryOnEmptyOrError",
     "JsonQueryWrapper",
@@ -59,8 +64,10 @@ __all__ = [
     "or_",
     "pi",
     "rand",
+    "rand_integer",
     "range_",
     "row",
+    "row_interval",
     "to_date",
     "to_timestamp",
     "unix_timestamp",
@@ -197,6 +204,12 @@ def rand(seed: Any = None) -> Expression:
     return _call("RAND") if seed is None else _call("RAND", seed)
 
 
+def rand_integer(bound: Any, seed: Any = None) -> Expression[Any]:
+    """``RAND_INTEGER(bound)``: a pseudorandom INT in [0, bound). The seeded form raises
+    ``UnsupportedFeatureError`` when the query is validated."""
+    return _call("RAND_INTEGER", bound) if seed is None else _call("RAND_INTEGER", seed, bound)
+
+
 def uuid() -> Expression:
     return _call("UUID")
 
@@ -263,3 +276,33 @@ def _selector(value: Any) -> exp.Expression:
     if isinstance(value, int):
         return PyLiteral(this=value)
     return to_node(value)
+
+
+class OverOffset(exp.Expression):
+    """An offset of an over window (``Over...preceding(...)`` / ``following(...)``): ``this``
+    is ``UNBOUNDED_ROW``, ``UNBOUNDED_RANGE``, ``CURRENT_ROW``, ``CURRENT_RANGE``, or ``ROWS``
+    with ``expression`` the number of rows (``row_interval``). Over windows are issue 32."""
+
+    arg_types = {"this": True, "expression": False}
+
+
+UNBOUNDED_ROW: Expression[Any] = Expression(OverOffset(this="UNBOUNDED_ROW"))
+"""``preceding(UNBOUNDED_ROW)``: a row-count over window starting at the partition's first row."""
+
+UNBOUNDED_RANGE: Expression[Any] = Expression(OverOffset(this="UNBOUNDED_RANGE"))
+"""``preceding(UNBOUNDED_RANGE)``: a time-range over window starting at the partition's first
+row."""
+
+CURRENT_ROW: Expression[Any] = Expression(OverOffset(this="CURRENT_ROW"))
+"""``following(CURRENT_ROW)``: the window ends at the current row."""
+
+CURRENT_RANGE: Expression[Any] = Expression(OverOffset(this="CURRENT_RANGE"))
+"""``following(CURRENT_RANGE)``: the window ends at the current row's sort key (its peers
+included)."""
+
+
+def row_interval(rows: int) -> Expression[Any]:
+    """An over window's offset of ``rows`` rows (``preceding(row_interval(4))``)."""
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+        raise ValidationError(f"row_interval needs a non-negative number of rows, got {rows!r}")
+    return Expression(OverOffset(this="ROWS", expression=PyLiteral(this=rows)))

@@ -11,8 +11,8 @@ every public name of every public PyFlink module with its kind. For each (module
   it.
 
 The tables themselves are checked too: no entry for something PyFlink does not have, none for
-something flintlock has. ``pyflink.table*`` is in the manifest but not enforced while
-``ENFORCE_TABLE_SURFACE`` is False (the Table API is being written in flintlock/table/).
+something flintlock has. ``pyflink.table*`` is checked like the rest since issue 28 gave
+flintlock its Table API (``ENFORCE_TABLE_SURFACE``).
 docs/api.md states how many names import; ``test_docs_state_the_count`` keeps it true.
 """
 
@@ -34,8 +34,8 @@ from flintlock._missing_modules import (
 )
 from tests.surface.kinds import kind_of
 
-ENFORCE_TABLE_SURFACE = False
-"""Whether ``pyflink.table*`` is checked; off until flintlock/table/ is ready for it."""
+ENFORCE_TABLE_SURFACE = True
+"""Whether ``pyflink.table*`` is checked (on since flintlock/table/ exists, issue 28)."""
 
 SURFACE_DIR = Path(__file__).resolve().parent
 MANIFEST = json.loads((SURFACE_DIR / "manifest.json").read_text(encoding="utf-8"))
