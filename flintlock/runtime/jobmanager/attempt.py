@@ -19,7 +19,7 @@ from typing import Any
 
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
-from flintlock.common.ids import JobVertexId
+from flintlock.common.ids import CheckpointId, JobVertexId
 from flintlock.graph.execution_graph import ExecutionGraph
 from flintlock.graph.scheduling import AllocationPlan
 from flintlock.runtime import messages as msg
@@ -57,7 +57,7 @@ class Attempt:
     times: dict[TaskId, Any] = field(default_factory=dict)
     deployed: bool = False
     sources: dict[JobVertexId, SourceCoordinator] = field(default_factory=dict)
-    snapshotted: set[int] = field(default_factory=set)
+    snapshotted: set[CheckpointId] = field(default_factory=set)
     failure: BaseException | None = None
     failure_is_consequence: bool = False
     started_ms: float = 0.0

@@ -31,10 +31,11 @@ class CheckpointActions:
     def __init__(self, coordinator: CheckpointCoordinator, loop: EventLoop,
                  current_attempt: Callable[[], Attempt | None],
                  on_stop_savepoint: Callable[[], None],
-                 before_commit: Callable[[int], bool] = lambda checkpoint_id: True) -> None:
+                 before_commit: Callable[[CheckpointId], bool] = lambda checkpoint_id: True
+                 ) -> None:
         self.coordinator = coordinator
         self._before_commit = before_commit
-        self._vetoed: set[int] = set()
+        self._vetoed: set[CheckpointId] = set()
         self._loop = loop
         self._current = current_attempt
         self._on_stop_savepoint = on_stop_savepoint
@@ -59,10 +60,10 @@ class CheckpointActions:
 
     def apply(self, todo: list[Any]) -> None:
         """Carries out ``todo`` in order; notifications go once per TaskManager."""
-        notified: set[tuple[type, int, int]] = set()
+        notified: set[tuple[type, CheckpointId, int]] = set()
         for action in todo:
             if isinstance(action, actions.NotifyCheckpointComplete) and self._veto(
-                    int(action.checkpoint_id), notified):
+                    action.checkpoint_id, notified):
                 continue
             if isinstance(action, (actions.NotifyCheckpointComplete,
                                    actions.NotifyCheckpointAborted)):
@@ -84,7 +85,8 @@ class CheckpointActions:
             elif isinstance(action, actions.FailSavepointRequest):
                 self._fail_savepoint(action.request_id, action.error)
 
-    def _veto(self, checkpoint_id: int, notified: set[tuple[type, int, int]]) -> bool:
+    def _veto(self, checkpoint_id: CheckpointId,
+              notified: set[tuple[type, CheckpointId, int]]) -> bool:
         """Asks ``before_commit`` once per completed checkpoint; True: notify nobody."""
         if checkpoint_id in self._vetoed:
             return True
@@ -115,7 +117,7 @@ class CheckpointActions:
                 attempt.number, action.task, action.checkpoint_id, action.timestamp,
                 action.options))
 
-    def _notify(self, action: Any, notified: set[tuple[type, int, int]]) -> None:
+    def _notify(self, action: Any, notified: set[tuple[type, CheckpointId, int]]) -> None:
         attempt = self._current()
         if attempt is None or not attempt.deployed:
             return
@@ -125,7 +127,7 @@ class CheckpointActions:
                 source.notify_checkpoint_complete(action.checkpoint_id)
             return
         tm_index = attempt.task_manager_of(action.task)
-        key = (type(action), int(action.checkpoint_id), tm_index)
+        key = (type(action), action.checkpoint_id, tm_index)
         if key in notified:
             return
         notified.add(key)
@@ -136,13 +138,14 @@ class CheckpointActions:
             attempt.send(tm_index, msg.NotifyCheckpointAborted(attempt.number,
                                                               action.checkpoint_id))
 
-    def _snapshot_source_coordinators(self, attempt: Attempt, checkpoint_id: int) -> None:
+    def _snapshot_source_coordinators(self, attempt: Attempt,
+                                      checkpoint_id: CheckpointId) -> None:
         """The enumerators' part of a checkpoint: taken, and acknowledged, right before the
         first trigger goes out (see ``enumerators``)."""
         for source in attempt.sources.values():
             state = source.snapshot(checkpoint_id)
             self.apply(self.coordinator.receive_acknowledge(
-                source.task, CheckpointId(checkpoint_id), state))
+                source.task, checkpoint_id, state))
 
     def _complete_savepoint(self, request_id: str, path: str) -> None:
         future = self._savepoint_requests.pop(request_id, None)

@@ -30,7 +30,7 @@ from typing import Any
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.config import Configuration
-from flintlock.common.ids import new_id
+from flintlock.common.ids import CheckpointId, new_id
 from flintlock.common.job_status import JobStatus
 from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import cluster as cluster_options
@@ -266,7 +266,7 @@ class JobManager:
             self._ha.job_ended(status)
         self._set_status(status)
 
-    def _confirm_commit(self, checkpoint_id: int) -> bool:
+    def _confirm_commit(self, checkpoint_id: CheckpointId) -> bool:
         """Whether sinks may commit ``checkpoint_id``: with HA, only while still the leader
         (the pointer is recorded first)."""
         if self._ha is None:
