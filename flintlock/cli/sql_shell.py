@@ -147,7 +147,7 @@ class SqlShell:
                            f"the cluster:\nJob ID: {client.get_job_id()}\n\n")
             self._jobs.append(result)
             return
-        if result.get_result_kind() is ResultKind.SUCCESS:
+        if result.get_result_kind() == ResultKind.SUCCESS:
             message = ("Session property has been set." if keyword == "SET" else
                        "Session property has been reset." if keyword == "RESET" else
                        "Execute statement succeeded.")

@@ -18,11 +18,10 @@ from flintlock.table.expression import (
     JsonValueOnEmptyOrError,
     TimeIntervalUnit,
     TimePointUnit,
-    UdfNode,
     _call,
     to_node,
 )
-from flintlock.table.plan.resolver import PyLiteral
+from flintlock.table.plan.resolver import PyLiteral, UdfNode
 
 __all__ = [
     "CURRENT_RANGE",
@@ -78,129 +77,129 @@ __all__ = [
 ]
 
 
-def col(name: str) -> Expression:
+def col(name: str) -> Expression[Any]:
     """A reference to the column ``name`` of the table an operation applies to."""
     if name == "*":
         return Expression(exp.Star())
     return Expression(exp.Column(this=exp.to_identifier(name, quoted=True)))
 
 
-def lit(v: Any, data_type: Any = None) -> Expression:
+def lit(v: Any, data_type: Any = None) -> Expression[Any]:
     """A literal: ``lit(12)`` is an INT, ``lit('abc')`` a CHAR(3); ``data_type`` declares it."""
     if data_type is None:
         return Expression(PyLiteral(this=v))
     return Expression(PyLiteral(this=v, type=data_type))
 
 
-def null_of(data_type: Any) -> Expression:
+def null_of(data_type: Any) -> Expression[Any]:
     return lit(None, data_type)
 
 
-def and_(predicate0: Any, predicate1: Any, *predicates: Any) -> Expression:
-    result = Expression(to_node(predicate0)) & predicate1
+def and_(predicate0: Any, predicate1: Any, *predicates: Any) -> Expression[Any]:
+    result: Expression[Any] = Expression(to_node(predicate0)) & predicate1
     for predicate in predicates:
         result = result & predicate
     return result
 
 
-def or_(predicate0: Any, predicate1: Any, *predicates: Any) -> Expression:
-    result = Expression(to_node(predicate0)) | predicate1
+def or_(predicate0: Any, predicate1: Any, *predicates: Any) -> Expression[Any]:
+    result: Expression[Any] = Expression(to_node(predicate0)) | predicate1
     for predicate in predicates:
         result = result | predicate
     return result
 
 
-def not_(expression: Any) -> Expression:
+def not_(expression: Any) -> Expression[Any]:
     return Expression(exp.Not(this=to_node(expression)))
 
 
-def if_then_else(condition: Any, if_true: Any, if_false: Any) -> Expression:
+def if_then_else(condition: Any, if_true: Any, if_false: Any) -> Expression[Any]:
     return Expression(exp.If(this=to_node(condition), true=to_node(if_true),
                              false=to_node(if_false)))
 
 
-def coalesce(*args: Any) -> Expression:
+def coalesce(*args: Any) -> Expression[Any]:
     return _call("COALESCE", *args)
 
 
-def concat(first: Any, *others: Any) -> Expression:
+def concat(first: Any, *others: Any) -> Expression[Any]:
     return _call("CONCAT", first, *others)
 
 
-def concat_ws(separator: Any, first: Any, *others: Any) -> Expression:
+def concat_ws(separator: Any, first: Any, *others: Any) -> Expression[Any]:
     return _call("CONCAT_WS", separator, first, *others)
 
 
-def negative(v: Any) -> Expression:
+def negative(v: Any) -> Expression[Any]:
     return Expression(exp.Neg(this=to_node(v)))
 
 
-def current_date() -> Expression:
+def current_date() -> Expression[Any]:
     return _call("CURRENT_DATE")
 
 
-def current_time() -> Expression:
+def current_time() -> Expression[Any]:
     return _call("CURRENT_TIME")
 
 
-def current_timestamp() -> Expression:
+def current_timestamp() -> Expression[Any]:
     return _call("CURRENT_TIMESTAMP")
 
 
-def local_time() -> Expression:
+def local_time() -> Expression[Any]:
     return _call("LOCALTIME")
 
 
-def local_timestamp() -> Expression:
+def local_timestamp() -> Expression[Any]:
     return _call("LOCALTIMESTAMP")
 
 
-def to_date(date_str: Any, format: Any = None) -> Expression:
+def to_date(date_str: Any, format: Any = None) -> Expression[Any]:
     return _call("TO_DATE", date_str) if format is None else _call("TO_DATE", date_str, format)
 
 
-def to_timestamp(timestamp_str: Any, format: Any = None) -> Expression:
+def to_timestamp(timestamp_str: Any, format: Any = None) -> Expression[Any]:
     if format is None:
         return _call("TO_TIMESTAMP", timestamp_str)
     return _call("TO_TIMESTAMP", timestamp_str, format)
 
 
-def date_format(timestamp: Any, format: Any) -> Expression:
+def date_format(timestamp: Any, format: Any) -> Expression[Any]:
     return _call("DATE_FORMAT", timestamp, format)
 
 
-def from_unixtime(unixtime: Any, format: Any = None) -> Expression:
+def from_unixtime(unixtime: Any, format: Any = None) -> Expression[Any]:
     if format is None:
         return _call("FROM_UNIXTIME", unixtime)
     return _call("FROM_UNIXTIME", unixtime, format)
 
 
-def unix_timestamp(date_str: Any = None, format: Any = None) -> Expression:
+def unix_timestamp(date_str: Any = None, format: Any = None) -> Expression[Any]:
     operands = [v for v in (date_str, format) if v is not None]
     return _call("UNIX_TIMESTAMP", *operands)
 
 
-def array(head: Any, *tail: Any) -> Expression:
+def array(head: Any, *tail: Any) -> Expression[Any]:
     return _call("ARRAY", head, *tail)
 
 
-def row(head: Any, *tail: Any) -> Expression:
+def row(head: Any, *tail: Any) -> Expression[Any]:
     return _call("ROW", head, *tail)
 
 
-def map_(key: Any, value: Any, *tail: Any) -> Expression:
+def map_(key: Any, value: Any, *tail: Any) -> Expression[Any]:
     return _call("MAP", key, value, *tail)
 
 
-def pi() -> Expression:
+def pi() -> Expression[Any]:
     return _call("PI")
 
 
-def e() -> Expression:
+def e() -> Expression[Any]:
     return Expression(PyLiteral(this=2.718281828459045))
 
 
-def rand(seed: Any = None) -> Expression:
+def rand(seed: Any = None) -> Expression[Any]:
     return _call("RAND") if seed is None else _call("RAND", seed)
 
 
@@ -210,30 +209,30 @@ def rand_integer(bound: Any, seed: Any = None) -> Expression[Any]:
     return _call("RAND_INTEGER", bound) if seed is None else _call("RAND_INTEGER", seed, bound)
 
 
-def uuid() -> Expression:
+def uuid() -> Expression[Any]:
     return _call("UUID")
 
 
-def log(v: Any, base: Any = None) -> Expression:
+def log(v: Any, base: Any = None) -> Expression[Any]:
     return _call("LOG", v) if base is None else _call("LOG", base, v)
 
 
-def atan2(y: Any, x: Any) -> Expression:
+def atan2(y: Any, x: Any) -> Expression[Any]:
     return _call("ATAN2", y, x)
 
 
-def json_string(value: Any) -> Expression:
+def json_string(value: Any) -> Expression[Any]:
     return _call("JSON_STRING", value)
 
 
-def call(f: Any, *args: Any) -> Expression:
+def call(f: Any, *args: Any) -> Expression[Any]:
     """A call of a function: a registered function's name, or a user-defined function."""
     if isinstance(f, str):
         return _call(f, *args)
     return Expression(UdfNode(this=f, expressions=[to_node(a) for a in args]))
 
 
-def call_sql(sql_expression: str) -> Expression:
+def call_sql(sql_expression: str) -> Expression[Any]:
     """An expression written in SQL (``call_sql('UPPER(name)')``)."""
     from flintlock.table.sql import parse_expression
 
@@ -253,20 +252,20 @@ class ColumnSelection(exp.Expression):
     arg_types = {"this": False, "expressions": True}
 
 
-def range_(start: Any, end: Any) -> Expression:
+def range_(start: Any, end: Any) -> Expression[Any]:
     return Expression(_ColumnRange(this=start, expression=end))
 
 
-def with_columns(head: Any, *tails: Any) -> Expression:
+def with_columns(head: Any, *tails: Any) -> Expression[Any]:
     return Expression(ColumnSelection(expressions=[_selector(v) for v in (head, *tails)]))
 
 
-def without_columns(head: Any, *tails: Any) -> Expression:
+def without_columns(head: Any, *tails: Any) -> Expression[Any]:
     return Expression(ColumnSelection(this=True, expressions=[_selector(v)
                                                               for v in (head, *tails)]))
 
 
-def with_all_columns() -> Expression:
+def with_all_columns() -> Expression[Any]:
     return Expression(exp.Star())
 
 

@@ -24,7 +24,12 @@ from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.joins import coerce, make_join
 from flintlock.table.plan.resolver import ExpressionResolver, PyLiteral, Scope, UdfNode
-from flintlock.table.plan.rewrite import fuse_calcs, identity, project_fields
+from flintlock.table.plan.rewrite import (
+    drop_unused_rank_number,
+    fuse_calcs,
+    identity,
+    project_fields,
+)
 from flintlock.table.plan.rex import Call, InputRef, Rex, UdfCall
 from flintlock.table.plan.sql_binder import QueryBinder, Relation
 
@@ -127,7 +132,7 @@ class Table:
         binder = self._binder()
         if binder._has_aggregates(items):
             return self._derive(binder._aggregate(self._relation(), None, items, None))
-        return self._derive(binder._project(self._relation(), items))
+        return self._derive(drop_unused_rank_number(binder._project(self._relation(), items)))
 
     def alias(self, field: str, *fields: str) -> Table:
         names = [field, *fields]
@@ -497,7 +502,13 @@ class AggregatedTable:
 
     def select(self, *fields: Any) -> Table:
         table = self._table
-        node = _field_node(self._func)
+        func = self._func
+        if getattr(func, "_flintlock_kind", None) == "aggregate":
+            # a bare udaf (PyFlink: aggregate(agg.alias('a', 'b'))) aggregates whole rows
+            func = Expression(UdfNode(this=func, expressions=[])).alias(
+                *func._alias_names) if func._alias_names else Expression(
+                UdfNode(this=func, expressions=[]))
+        node = _field_node(func)
         names: list[str] | None = None
         if isinstance(node, exp.Aliases):
             names = [i.name for i in node.expressions]

@@ -58,7 +58,7 @@ class CloseableIterator:
 class TableResult:
     """The result of a statement (see the module docstring)."""
 
-    def __init__(self, kind: ResultKind, names: Sequence[str], types: Sequence[t.DataType],
+    def __init__(self, kind: int, names: Sequence[str], types: Sequence[t.DataType],
                  rows: Iterator[Row] | None, job_client: Any = None, streaming: bool = True,
                  closer: Any = None, is_query: bool = False) -> None:
         self._kind = kind
@@ -120,7 +120,7 @@ class TableResult:
             else:
                 result.result(timeout_ms / 1000)
 
-    def get_result_kind(self) -> ResultKind:
+    def get_result_kind(self) -> int:
         return self._kind
 
     def get_table_schema(self) -> Any:
@@ -143,7 +143,7 @@ class TableResult:
         out = sys.stdout
         if self._renderer is not None:
             out.write(self._renderer())
-        elif self._kind is ResultKind.SUCCESS:
+        elif self._kind == ResultKind.SUCCESS:
             out.write(tableau.render_ok())
         elif self._is_query:
             self._print_query(rows if self._streaming else iter(_materialized(rows)), out)

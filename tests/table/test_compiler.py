@@ -41,7 +41,8 @@ def evaluate(text, values):
     ("n > 1 OR a > 1", (2, 0, "", None), True),
     ("n > 1 AND a > 1", (2, 0, "", None), None),
     ("n > 1 AND a > 5", (2, 0, "", None), False),
-    ("CASE WHEN a = 1 THEN 'one' WHEN a = 2 THEN 'two' ELSE 'many' END", (2, 0, "", 0), "two "),
+    ("CASE WHEN a = 1 THEN 'one' WHEN a = 2 THEN 'two' ELSE 'many' END", (2, 0, "", 0), "two"),
+    ("CASE WHEN a = 1 THEN 'one' ELSE 'two' END", (2, 0, "", 0), "two"),
     ("CASE WHEN a = 1 THEN 'one' END", (2, 0, "", 0), None),
     ("UPPER(s) || '!'", (0, 0, "ab", 0), "AB!"),
     ("CHAR_LENGTH(s)", (0, 0, "héllo", 0), 5),
@@ -56,7 +57,7 @@ def evaluate(text, values):
     ("a BETWEEN 1 AND 2", (3, 0, "", 0), False),
     ("JSON_VALUE(s, '$.x.y')", (0, 0, '{"x": {"y": 7}}', 0), "7"),
     ("JSON_VALUE(s, '$.missing')", (0, 0, '{"x": 1}', 0), None),
-    ("IF(a > 1, 'big', 'small')", (2, 0, "", 0), "big  "),
+    ("IF(a > 1, 'big', 'small')", (2, 0, "", 0), "big"),
 ])
 def test_expressions_follow_sql_semantics(text, values, expected):
     assert evaluate(text, values) == expected

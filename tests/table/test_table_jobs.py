@@ -19,6 +19,7 @@ from flintlock.table.errors import (
     ValidationError,
 )
 from flintlock.table.expressions import call, col, concat, lit
+from flintlock.table.result_kind import ResultKind
 from flintlock.table.udf import AggregateFunction, udaf, udf, udtf
 from flintlock.testing.executor import use_thread_executor
 
@@ -109,7 +110,7 @@ def test_projection_functions_and_a_python_udf(t_env, orders):
     rows = changelog(t_env.sql_query(
         "SELECT id, shout(fruit) AS s, CASE WHEN qty > 2 THEN 'many' ELSE 'few' END AS q, "
         "CAST(qty AS STRING) || 'x' AS t FROM orders WHERE id <= 2"))
-    assert rows == [(I, (1, "APPLE!", "many", "3x")), (I, (2, "PEAR!", "few ", "1x"))]
+    assert rows == [(I, (1, "APPLE!", "many", "3x")), (I, (2, "PEAR!", "few", "1x"))]
     api = changelog(orders.select(call(shout, col("fruit")), concat(col("fruit"), "-", lit("z")))
                     .limit(1))
     assert api == [(I, ("APPLE!", "apple-z"))]
@@ -184,7 +185,7 @@ def test_row_based_map_gets_the_row_with_names(t_env, orders):
 
 def test_statement_results_of_ddl_and_commands(t_env, orders):
     assert t_env.execute_sql("CREATE TEMPORARY VIEW big AS SELECT * FROM orders WHERE qty > 2"
-                             ).get_result_kind().name == "SUCCESS"
+                             ).get_result_kind() == ResultKind.SUCCESS
     assert t_env.list_tables() == ["big", "orders"]
     shown = [tuple(r) for r in t_env.execute_sql("SHOW TABLES").collect()]
     assert shown == [("big",), ("orders",)]

@@ -141,6 +141,7 @@ define("TAN", 1, _approx, lambda a, ty, o: f"math.tan({a[0]})")
 define("PI", 0, lambda ty, o: t.DoubleType(False), lambda a, ty, o: "math.pi")
 define("RAND", (0, 1), lambda ty, o: t.DoubleType(False), lambda a, ty, o: "random.random()")
 
+
 def _rand_integer_infer(types: Sequence[t.DataType], options: tuple[Any, ...]) -> t.DataType:
     if len(types) == 2:
         raise UnsupportedFeatureError("RAND_INTEGER with a seed",
@@ -390,6 +391,14 @@ define("LOCATE_IN", (2, 3), _int_result, lambda a, ty, o: f"F.locate({', '.join(
 define("LTRIM_CHARS", 2, _string_result, lambda a, ty, o: f"F.trim({a[0]}, {a[1]}, True, False)")
 define("RTRIM_CHARS", 2, _string_result, lambda a, ty, o: f"F.trim({a[0]}, {a[1]}, False, True)")
 define("SIMILAR_TO", 2, _boolean, lambda a, ty, o: f"F.similar({a[0]}, {a[1]})")
-define("ELEMENT", 1, lambda ty, o: tr.with_nullability(ty[0].element_type, True),
+
+
+def _element(data_type: t.DataType) -> t.DataType:
+    if not isinstance(data_type, t.ArrayType):
+        raise ValidationError(f"ELEMENT needs an ARRAY, got {tr.sql_name(data_type)}")
+    return data_type.element_type
+
+
+define("ELEMENT", 1, lambda ty, o: tr.with_nullability(_element(ty[0]), True),
        lambda a, ty, o: f"F.element({a[0]})")
 define("ATAN2", 2, _approx, lambda a, ty, o: f"math.atan2({a[0]}, {a[1]})")

@@ -50,3 +50,25 @@ def fuse_calcs(plan: n.PlanNode) -> n.PlanNode:
         condition = Call(t.BooleanType(any(tr.is_nullable(c.type) for c in conditions)),
                          "AND", tuple(conditions))
     return fuse_calcs(n.Calc(plan.fields, inner.input, projections, condition))
+
+
+def drop_unused_rank_number(plan: n.PlanNode) -> n.PlanNode:
+    """A Top-N whose row number no one reads does not output it (Flink's rule): it then emits
+    only the rows that enter and leave the top N, not an update of every rank that moves."""
+    if not (isinstance(plan, n.Calc) and isinstance(plan.input, n.Rank)
+            and plan.input.output_number):
+        return plan
+    rank = plan.input
+    number = len(rank.fields) - 1
+    used = any(_reads(p, number) for p in plan.projections) or (
+        plan.condition is not None and _reads(plan.condition, number))
+    if used:
+        return plan
+    without = n.Rank(rank.fields[:-1], rank.input, rank.partition, rank.order, rank.limit, False)
+    return n.Calc(plan.fields, without, plan.projections, plan.condition)
+
+
+def _reads(rex: Rex, index: int) -> bool:
+    if isinstance(rex, InputRef):
+        return rex.index == index
+    return any(_reads(o, index) for o in getattr(rex, "operands", ()))

@@ -35,7 +35,12 @@ from flintlock.table.plan.resolver import (
     function_operands,
     is_aggregate_call,
 )
-from flintlock.table.plan.rewrite import fuse_calcs, identity, project_fields
+from flintlock.table.plan.rewrite import (
+    drop_unused_rank_number,
+    fuse_calcs,
+    identity,
+    project_fields,
+)
 from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, input_refs
 
 
@@ -204,7 +209,7 @@ class QueryBinder:
         if group is not None or having is not None or self._has_aggregates(items):
             plan = self._aggregate(relation, group, items, having)
         else:
-            plan = self._project(relation, items)
+            plan = drop_unused_rank_number(self._project(relation, items))
         if query.args.get("distinct") is not None:
             plan = n.Aggregate(plan.fields, plan, tuple(range(len(plan.fields))), ())
         return self._order_limit(plan, query, Scope.of(plan.names, plan.types))

@@ -8,9 +8,9 @@ results and schemas:
   is ``BIGINT``); ``DECIMAL`` with an integer stays ``DECIMAL``; anything with ``FLOAT`` or
   ``DOUBLE`` is approximate (``DOUBLE`` wins over ``FLOAT``);
 * a result is nullable when an operand is;
-* the common type of string branches is ``CHAR(n)`` when all are ``CHAR`` (the longest length:
-  shorter values are padded, as Flink pads ``CASE WHEN .. THEN 'a' ELSE 'abc' END``), else
-  ``VARCHAR`` of the longest length;
+* the common type of string branches is ``CHAR(n)`` when all are ``CHAR(n)`` of one length,
+  else ``VARCHAR`` of the longest length (Flink's type system turns "ragged" CHAR branches of
+  ``CASE WHEN .. THEN 'a' ELSE 'abc' END`` into VARCHAR(3), unpadded);
 * comparisons need comparable families (numbers with numbers, strings with strings, ...).
 
 Pure functions over ``flintlock.table.types`` DataTypes; no state.
@@ -166,9 +166,9 @@ def common_type(types: Sequence[t.DataType], context: str) -> t.DataType:
         return with_nullability(first, nullable)
     if all(is_string(dt) for dt in known):
         length = max(string_length(dt) for dt in known)
-        if all(isinstance(dt, t.CharType) for dt in known):
+        if all(isinstance(dt, t.CharType) and dt.length == length for dt in known):
             return t.CharType(length, nullable)
-        return string_type(length, nullable)
+        return string_type(length, nullable)  # ragged CHARs become VARCHAR, as in Flink
     if all(is_numeric(dt) for dt in known):
         result = known[0]
         for other in known[1:]:
