@@ -4,7 +4,8 @@
 ``main(argv)`` parses the arguments, runs one command and returns the exit code; it is the
 console-script entry point (``flintlock = "flintlock.cli.main:main"``) and also runs as
 ``python -m flintlock.cli.main``. A failure is printed as ``error: ...`` and ``hint: ...`` on
-stderr with a non-zero exit code — a traceback only with ``--verbose``. Usage mistakes take
+stderr with a non-zero exit code — a traceback only with ``--verbose``. ``-v`` logs at INFO,
+``-vv`` at DEBUG; ``--version`` prints flintlock's version. Usage mistakes take
 the same shape (exit code 2).
 
 Owned by the calling thread.
@@ -19,6 +20,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
+from flintlock import __version__
 from flintlock.cli import info, jobs, sql_shell
 from flintlock.cli import run as run_command
 from flintlock.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
@@ -35,10 +37,12 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     verbose = _Parser(add_help=False)
-    verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                         help="show tracebacks and debug logging")
+    verbose.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                         help="show tracebacks and INFO logging; -vv: DEBUG logging")
     parser = _Parser(prog="flintlock", parents=[verbose],
                      description="Run and operate flintlock streaming jobs.")
+    parser.add_argument("--version", action="version",
+                        version=f"flintlock {__version__} (Flink 2.x API, PySpark runtime)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_run(commands, verbose)
     listing = commands.add_parser("list", parents=[verbose], help="list the running jobs",
@@ -119,10 +123,10 @@ def _positive_int(text: str) -> int:
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Runs one ``flintlock`` command; returns its exit code."""
     out = out or sys.stdout
-    verbose = False
+    verbose = 0
     try:
         args = build_parser().parse_args(None if argv is None else list(argv))
-        verbose = bool(getattr(args, "verbose", False))
+        verbose = int(getattr(args, "verbose", 0) or 0)
         _configure_logging(verbose)
         if not hasattr(args, "handler"):
             raise CliError("no command given", "`flintlock --help` lists the commands",
@@ -135,7 +139,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return _report(error, verbose, EXIT_FAILURE)
 
 
-def _report(error: BaseException, verbose: bool, exit_code: int) -> int:
+def _report(error: BaseException, verbose: int, exit_code: int) -> int:
     if verbose:
         traceback.print_exception(error, file=sys.stderr)
     message = error.message if isinstance(error, CliError) else (
@@ -147,8 +151,10 @@ def _report(error: BaseException, verbose: bool, exit_code: int) -> int:
     return exit_code
 
 
-def _configure_logging(verbose: bool) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+def _configure_logging(verbose: int) -> None:
+    """``-v``: INFO, ``-vv`` (or more): DEBUG, else WARNING."""
+    level = logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING
+    logging.basicConfig(level=level,
                         format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("flintlock.runtime.rest.server").setLevel(logging.INFO)
 

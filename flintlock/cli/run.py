@@ -44,6 +44,7 @@ from flintlock.common.config import CONF_DIR_ENV, CONF_FILE_NAME, Configuration
 from flintlock.common.errors import ConfigurationError
 from flintlock.common.flink_conf import FLINK_CONF_DIR_ENV
 from flintlock.common.options import cluster, execution
+from flintlock.runtime.jobmanager.errors import JobCancelledError
 from flintlock.runtime.rest.jobfiles import jobs_dir, read_job_files
 
 CONF_HINT = "docs/configuration.md lists every configuration key"
@@ -105,6 +106,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             return _exit_code(exit_.code)
         except KeyboardInterrupt:
             raise CliError("interrupted", "", 130) from None
+        except JobCancelledError as error:
+            raise CliError(f"the job of {script} was cancelled" + (f" ({error})" if str(error)
+                                                                   else ""), "") from error
         except Exception as error:
             raise CliError(f"the job script {script} failed: {type(error).__name__}: {error}",
                            "rerun with --verbose for the traceback") from error

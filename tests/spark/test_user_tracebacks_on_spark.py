@@ -1,0 +1,64 @@
+"""A failing job script's traceback names the script's file and line, run as ``python job.py``
+or through ``flintlock run`` (issue 30): the user function was shipped by value to a Spark
+TaskManager and kept its file name there."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+JOB = '''\
+from flintlock.datastream import StreamExecutionEnvironment
+
+
+def parse(value):
+    return 10 // (value - 3)  # line 5, the user's bug
+
+
+def main():
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.from_collection([1, 2, 3, 4]).map(parse).name("parse-numbers").print()
+    env.execute("boom")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def _run(tmp_path, *command):
+    script = tmp_path / "boom_job.py"
+    script.write_text(JOB, encoding="utf-8")
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", FLINTLOCK_HOME=str(tmp_path / "home"))
+    result = subprocess.run([sys.executable, *command, str(script)], capture_output=True,
+                            text=True, cwd=tmp_path, env=env, timeout=600)
+    assert result.returncode != 0
+    return script, result.stderr
+
+
+def _assert_points_at_the_script(script, stderr):
+    assert f'File "{script}", line 5, in parse' in stderr, stderr[-4000:]
+    assert "return 10 // (value - 3)  # line 5, the user's bug" in stderr
+    assert "<dynamic-code>" not in stderr
+    assert "ZeroDivisionError" in stderr
+
+
+def test_python_job_py_prints_the_scripts_file_and_line(tmp_path):
+    script, stderr = _run(tmp_path)
+    _assert_points_at_the_script(script, stderr)
+    # JobFailedError's own message leads with the user's frame (runtime frames folded)
+    summary = stderr[stderr.index("JobFailedError: job 'boom' failed"):]
+    assert f'File "{script}", line 5, in parse' in summary.splitlines()[2]
+    assert "runtime frames folded" in summary
+
+
+def test_flintlock_run_prints_the_scripts_file_and_line(tmp_path):
+    script, stderr = _run(tmp_path, "-m", "flintlock.cli.main", "run")
+    error = stderr[stderr.index("error: the job script"):]
+    _assert_points_at_the_script(script, error)
