@@ -319,3 +319,19 @@ def test_batch_mode_gives_final_rows_to_results_and_append_only_sinks(monkeypatc
     from flintlock.testing.files import committed_lines
 
     assert sorted(committed_lines(out)) == ["apple,5", "pear,1"]
+
+
+def test_batch_order_by_prints_sorted_final_rows(monkeypatch, capsys):
+    use_thread_executor(monkeypatch)
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.get_config().set("parallelism.default", "2")
+    t_env.create_temporary_view("orders", t_env.from_elements(
+        [(1, "fig", 3), (2, "pear", 1), (3, "apple", 2), (4, "pear", 9)],
+        ["id", "fruit", "qty"]))
+    rows = [tuple(r) for r in t_env.sql_query(
+        "SELECT fruit, SUM(qty) AS total FROM orders GROUP BY fruit ORDER BY total DESC"
+        ).execute().collect()]
+    assert rows == [("pear", 10), ("fig", 3), ("apple", 2)]
+    limited = [tuple(r) for r in t_env.sql_query(
+        "SELECT id FROM orders ORDER BY id DESC LIMIT 2 OFFSET 1").execute().collect()]
+    assert limited == [(3,), (2,)]

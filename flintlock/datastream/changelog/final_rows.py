@@ -5,7 +5,8 @@ never its updates. flintlock's relational operators always emit changes; in BATC
 planner puts this function before each sink and before a collected result: it applies every
 change to a multiset of rows (a ``MapState`` from the row's values to their count) and, when
 the input ends (the final watermark fires its event-time timer), emits what remains as +I
-rows, each as often as it is counted, in the order the rows were first inserted.
+rows, each as often as it is counted, in the order the rows were first inserted — or sorted,
+with an offset and a fetch, for a BATCH ``ORDER BY ... LIMIT``.
 
 Keyed by the constant ``()`` (one subtask holds the whole table); built by the planner, owned
 by the task thread once opened.
@@ -29,6 +30,14 @@ class RetractionOfUnknownRowError(ChangelogError, ValueError):
 
 
 class FinalRowsFunction(KeyedProcessFunction):
+    """``order``: a sort key of a row (``sort_keys.SortKeySelector``) to emit the final rows
+    sorted (BATCH ``ORDER BY``), then ``offset`` rows skipped and at most ``fetch`` emitted."""
+
+    def __init__(self, order: Any = None, offset: int = 0, fetch: int | None = None) -> None:
+        self.order = order
+        self.offset = offset
+        self.fetch = fetch
+
     def open(self, runtime_context: RuntimeContext) -> None:
         self._counts = runtime_context.get_map_state(MapStateDescriptor("final-rows", None, None))
         self._armed = runtime_context.get_state(ValueStateDescriptor("final-rows-armed", None))
@@ -54,4 +63,7 @@ class FinalRowsFunction(KeyedProcessFunction):
         for row, count in list(self._counts.items()):
             out.extend(row_of(list(row)) for _ in range(count))
         self._counts.clear()
-        return out
+        if self.order is not None:
+            out.sort(key=self.order)
+        end = None if self.fetch is None else self.offset + self.fetch
+        return out[self.offset:end] if self.offset or end is not None else out

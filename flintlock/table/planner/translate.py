@@ -232,7 +232,7 @@ class Translator:
             filter=_is_true(call.filter) if call.filter is not None else None,
             argument_count=len(call.args)) for call in node.calls]
         function = group_agg.GroupAggFunction(node.group, calls, True, self.state_retention_ms)
-        return stream.key_by(function.key_selector()).process(function, ROWS)
+        return stream.key_by(function.key_selector())._process_batches(function, ROWS)
 
     def _t_Join(self, node: n.Join) -> DataStream:
         if node.kind in (n.JoinKind.SEMI, n.JoinKind.ANTI):
@@ -279,11 +279,19 @@ class Translator:
                            mode(node.input) is ChangelogKind.INSERT_ONLY)
 
     def _t_Sort(self, node: n.Sort) -> DataStream:
-        if node.fetch is None and self.streaming:
+        if not self.streaming:  # the final table, sorted, when the bounded input ends
+            order = SortKeySelector([k.index for k in node.order],
+                                    [k.ascending for k in node.order],
+                                    [k.effective_nulls_first() for k in node.order])
+            function = final_rows.FinalRowsFunction(order, node.offset, node.fetch)
+            sorted_rows: DataStream = self.stream(node.input).key_by(key_selector(())).process(
+                function, ROWS)
+            return sorted_rows
+        if node.fetch is None:
             raise UnsupportedFeatureError(
                 "ORDER BY without LIMIT in streaming mode (Flink sorts an unbounded table "
                 "only on a time attribute)")
-        end = node.offset + node.fetch if node.fetch is not None else _UNBOUNDED
+        end = node.offset + node.fetch
         if end == node.offset:
             return self.stream(node.input).filter(_never)
         return self._top_n(self.stream(node.input), (), node.order, node.offset + 1, end, False,
@@ -296,7 +304,7 @@ class Translator:
         """The stream a sink or a collected result reads: in BATCH mode an updating query's
         final table, emitted when the input ends (``FinalRowsFunction``); else as planned."""
         stream = self.stream(node)
-        if self.streaming or mode(node) is ChangelogKind.INSERT_ONLY:
+        if self.streaming or mode(node) is ChangelogKind.INSERT_ONLY or isinstance(node, n.Sort):
             return stream
         function = final_rows.FinalRowsFunction()
         return stream.key_by(key_selector(())).process(function, ROWS)
