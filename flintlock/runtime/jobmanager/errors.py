@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import sysconfig
+import traceback
 
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.rpc.errors import RemoteTraceback
@@ -144,3 +145,29 @@ def fold_runtime_frames(text: str, roots: tuple[str, ...] | None = None) -> str:
                    "(the full traceback is the error's __cause__)")
     out.extend(tail)
     return "\n".join(out)
+
+
+class DistinctFailures:
+    """Remembers which failures of a job were logged with their traceback, so a job that fails
+    the same way on every restart logs that traceback once (issue 30). A failure's identity is
+    its type, message and traceback text; at most ``capacity`` are remembered. Owned by the
+    JobManager's thread."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._capacity = capacity
+        self._seen: dict[tuple[str, str, str], None] = {}
+
+    def traceback_if_new(self, error: BaseException) -> str | None:
+        """The traceback to log for ``error`` the first time it is seen, else None."""
+        remote = find_remote_traceback(error)
+        if remote is None:
+            text = "".join(traceback.format_exception(error)).rstrip()
+        else:
+            text = fold_runtime_frames(remote)
+        key = (type(error).__name__, str(error), text)
+        if key in self._seen:
+            return None
+        if len(self._seen) >= self._capacity:
+            self._seen.pop(next(iter(self._seen)))
+        self._seen[key] = None
+        return text

@@ -49,6 +49,7 @@ from flintlock.runtime.jobmanager.deployment import deploy_tasks, start_source_c
 from flintlock.runtime.jobmanager.description import JobDescription, JobResult, describe_job
 from flintlock.runtime.jobmanager.errors import (
     AttemptFailedError,
+    DistinctFailures,
     JobCancelledError,
     JobFailedError,
     describe,
@@ -114,6 +115,7 @@ class JobManager:
         self._restart = create_restart_strategy(
             configuration, self._checkpointing, clock, self._rng)
         self._submission = prepare_submission(job_graph, configuration, launcher)
+        self._failures = DistinctFailures()
         self._start_wall_ms = clock.wall_ms()
         self._restore = RestorePlan()
         self._history = JobHistory()
@@ -233,9 +235,11 @@ class JobManager:
                 error = JobFailedError(self.job_graph.name, describe(outcome))
                 error.__cause__ = outcome
                 return error
-            log.warning("job %s attempt %d failed (%s); restarting in %d ms (%s)",
+            trace = self._failures.traceback_if_new(outcome)
+            log.warning("job %s attempt %d failed (%s); restarting in %d ms (%s)%s",
                         self.job_id, self._attempt_number, describe(outcome),
-                        decision.delay_ms, decision.reason)
+                        decision.delay_ms, decision.reason,
+                        f"\n{trace}" if trace else " [same failure as before]")
             self._set_status(JobStatus.RESTARTING)
             if self._wait_to_restart(decision.delay_ms / 1000.0):
                 self._finish(JobStatus.CANCELED, JobTerminalStatus.CANCELED)

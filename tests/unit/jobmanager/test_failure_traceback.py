@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from flintlock.runtime.jobmanager.errors import JobFailedError, fold_runtime_frames
+from flintlock.runtime.jobmanager.errors import (
+    DistinctFailures,
+    JobFailedError,
+    fold_runtime_frames,
+)
 from flintlock.runtime.rpc.errors import RemoteTraceback
 
 ROOTS = ("/opt/flintlock/", "/usr/lib/python3.11/")
@@ -45,3 +49,17 @@ def test_job_failed_error_prints_the_remote_traceback():
     assert lines[0].startswith("job 'boom' failed: ZeroDivisionError")
     assert lines[1].startswith("TaskManager traceback")
     assert '  File "/home/me/boom_job.py", line 5, in parse' in lines
+
+
+def test_a_failure_repeated_on_every_restart_is_logged_once():
+    failures = DistinctFailures()
+    first = ZeroDivisionError("integer division or modulo by zero")
+    first.__cause__ = RemoteTraceback(TEXT)
+    again = ZeroDivisionError("integer division or modulo by zero")
+    again.__cause__ = RemoteTraceback(TEXT)
+    other = ValueError("bad record")
+    trace = failures.traceback_if_new(first)
+    assert trace is not None and "boom_job.py" in trace
+    assert failures.traceback_if_new(again) is None
+    assert "ValueError: bad record" in failures.traceback_if_new(other)
+    assert failures.traceback_if_new(other) is None
