@@ -87,6 +87,7 @@ PROGRAMS = {
     "table_group_by_updates": True,
     "table_statement_set": False,
     "table_joins": False,
+    "table_filesystem": True,
 }
 
 GAPS: dict[str, str] = {
