@@ -28,6 +28,12 @@ KEYED_PROCESS      ``function.process_element(value, ctx)`` and ``function.on_ti
                    ctx)`` → iterable or None; ``ctx`` is a ``KeyedProcessFunction.Context``
                    (``get_current_key()``, ``timestamp()``, ``timer_service()``); timers
                    are per key.
+KEYED_BATCH_PROCESS  a KEYED_PROCESS whose function can also take a whole batch on the heap
+                   backend: ``function.batch_state()`` → the ``ValueStateDescriptor`` it keeps
+                   per key, ``function.process_batch(records, access)`` → output list, with
+                   ``access`` the state's dict (``runtime.tasks.batch_process_operator``);
+                   per record as KEYED_PROCESS where the backend has no direct table
+                   (RocksDB, TTL) or the batch is timestamped. Internal: the Table planner's.
 REDUCE             keyed: per key keep ``acc``; first value: ``acc = value``; later:
                    ``acc = function.reduce(acc, value)``; emit ``acc`` after every record.
 AGGREGATION        keyed: like REDUCE with ``aggregation.reduce(acc, value)`` (sum, min,
@@ -66,7 +72,7 @@ Common fields:
   runtime sets that key as the current key of the keyed state backend. MAP, FLAT_MAP, FILTER
   are keyed when applied to a ``KeyedStream`` (as in PyFlink, they may then use keyed state);
   CO_MAP, CO_FLAT_MAP and CO_PROCESS when both connected streams are keyed; REDUCE,
-  AGGREGATION, KEYED_PROCESS and KEYED_CO_PROCESS always. Call ``check_key(key,
+  AGGREGATION, KEYED_PROCESS, KEYED_BATCH_PROCESS and KEYED_CO_PROCESS always. Call ``check_key(key,
   operator_name)`` on the first record of each subtask (and whenever cheap, e.g. on a
   state-backend miss) so an unhashable key, or one without a stable hash (the key-group
   hash itself refuses those too, so a later key of another type fails as well), fails with a
@@ -108,6 +114,7 @@ class OperatorKind(enum.Enum):
     FILTER = "filter"
     PROCESS = "process"
     KEYED_PROCESS = "keyed_process"
+    KEYED_BATCH_PROCESS = "keyed_batch_process"
     REDUCE = "reduce"
     AGGREGATION = "aggregation"
     WINDOW = "window"
@@ -135,9 +142,10 @@ class OperatorKind(enum.Enum):
 _TWO_INPUT = frozenset({OperatorKind.CO_MAP, OperatorKind.CO_FLAT_MAP, OperatorKind.CO_PROCESS,
                         OperatorKind.KEYED_CO_PROCESS, OperatorKind.BROADCAST_PROCESS,
                         OperatorKind.KEYED_BROADCAST_PROCESS})
-_ALWAYS_KEYED = frozenset({OperatorKind.KEYED_PROCESS, OperatorKind.REDUCE,
-                           OperatorKind.AGGREGATION, OperatorKind.KEYED_CO_PROCESS,
-                           OperatorKind.WINDOW, OperatorKind.KEYED_BROADCAST_PROCESS})
+_ALWAYS_KEYED = frozenset({OperatorKind.KEYED_PROCESS, OperatorKind.KEYED_BATCH_PROCESS,
+                           OperatorKind.REDUCE, OperatorKind.AGGREGATION,
+                           OperatorKind.KEYED_CO_PROCESS, OperatorKind.WINDOW,
+                           OperatorKind.KEYED_BROADCAST_PROCESS})
 
 
 class UnhashableKeyError(FlintlockError, TypeError):

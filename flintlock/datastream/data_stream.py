@@ -433,6 +433,20 @@ class KeyedStream(DataStream):
         return self._one_input("KeyedProcess", OperatorKind.KEYED_PROCESS, function,
                                output_type, True)
 
+    def _process_batches(self, func: fn.KeyedProcessFunction,
+                         output_type: TypeInformation | None = None) -> DataStream:
+        """Internal (the Table planner's): ``process`` for a function that can also take a
+        whole batch against its keyed value state (``batch_state`` / ``process_batch``; see
+        ``runtime.tasks.batch_process_operator``). Same node name, state and key groups as
+        ``process`` (the operator falls back to it per record where it must)."""
+        function = fn.require(func, (fn.KeyedProcessFunction,), "KeyedStream.process")
+        for method in ("batch_state", "process_batch"):
+            if not callable(getattr(function, method, None)):
+                raise TypeError(f"{type(function).__name__} has no {method}(): "
+                                "use KeyedStream.process")
+        return self._one_input("KeyedProcess", OperatorKind.KEYED_BATCH_PROCESS, function,
+                               output_type, True)
+
     def reduce(self, func: FunctionLike) -> DataStream:
         return self._one_input("Keyed Reduce", OperatorKind.REDUCE, fn.wrap_reduce(func),
                                self._output_type, True)

@@ -128,12 +128,25 @@ class GroupAggFunction(KeyedProcessFunction):
             descriptor.enable_time_to_live(
                 StateTtlConfig.new_builder(self.state_retention_ms).build())
         state = runtime_context.get_state(descriptor)
+        self._descriptor = descriptor
+        self._batch = compile_group_batch(self._spec())
         for call in self.calls:
             opener = getattr(call.function, "open", None)
             if opener is not None:
                 opener(runtime_context)
         # the compiled step shadows the method below: the operator calls it directly
         self.process_element = compile_group_step(self._spec(), state)  # type: ignore[method-assign,assignment]
+
+    def batch_state(self) -> ValueStateDescriptor:
+        """The accumulators' state (after ``open``): for the batch operator
+        (``runtime.tasks.batch_process_operator``), which hands ``process_batch`` its dict
+        when the backend has one (heap, no TTL)."""
+        return self._descriptor
+
+    def process_batch(self, records: list[Any], access: Any) -> list[Any]:
+        """The output rows of a batch, in order, as ``process_element`` per record would give
+        them (``batch_step``, compiled in ``open``, over ``access.table``)."""
+        return self._batch(records, access.table, access.copied, access.own)
 
     def close(self) -> None:
         for call in self.calls:
@@ -148,6 +161,7 @@ class GroupAggFunction(KeyedProcessFunction):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("process_element", None)
+        state.pop("_batch", None)
         return state
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec
+from flintlock.runtime.tasks.batch_process_operator import KeyedBatchProcessOperator
 from flintlock.runtime.tasks.broadcast_operator import BroadcastProcessOperator
 from flintlock.runtime.tasks.cache_operator import CacheOperator
 from flintlock.runtime.tasks.operator import StreamOperator
@@ -54,6 +55,7 @@ _FACTORIES: dict[OperatorKind, Callable[[OperatorSpec], StreamOperator]] = {
     OperatorKind.FILTER: FilterOperator,
     OperatorKind.PROCESS: ProcessOperator,
     OperatorKind.KEYED_PROCESS: ProcessOperator,
+    OperatorKind.KEYED_BATCH_PROCESS: KeyedBatchProcessOperator,
     OperatorKind.REDUCE: ReduceOperator,
     OperatorKind.AGGREGATION: ReduceOperator,
     OperatorKind.CO_MAP: CoOperator,

@@ -1,0 +1,191 @@
+"""Issue 28's SQL benchmark job taken apart: CPU cost per row of each stage.
+
+What: the job of ``benchmarks.table_sql`` (datagen sequence -> ``SELECT MOD(id, 100) AS k,
+id`` -> ``GROUP BY k`` ``COUNT(*)``, ``SUM(id)`` -> blackhole). The planner builds its stream
+graph (captured from ``env.execute``); each runtime piece is then built from the graph's own
+operator descriptions with ``create_operator`` and timed alone on batches of ``BATCH`` rows:
+the datagen source operator, the Calc map, the key selector, the keyed writer (key group and
+channel, the changelog serializer), decode, the group aggregation (the keyed operator the
+planner chose, and for comparison the per-record step with an empty keyed function: the
+operator's floor), the Calc after the aggregation (the cast to the sink's types, two rows per
+input row: -U and +U) and the blackhole sink. End to end is the marginal CPU per row between
+jobs of N and 5N rows run with TaskManagers as threads of this process (``ThreadExecutor``;
+every thread of the process counted, as on one core).
+
+How: CPU time (``time.process_time``), median (min) of ``--repeat`` repeats; the machine may
+be shared, so read the figures as relative. Rows of the aggregation's downstream are per
+input row (two outputs per input row at steady state).
+
+    .venv/bin/python -m benchmarks.table_sql_stages [--records 200000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+import flintlock.datastream.stream_execution_environment as environment
+from benchmarks.local_exchange import MAX_PARALLELISM, NullPartition
+from benchmarks.stage_costs import BATCH, OneChannel, set_up, timed
+from flintlock.common.operator_spec import OperatorKind, OperatorSpec
+from flintlock.datastream.functions import KeyedProcessFunction
+from flintlock.runtime.network.changelog_serializer import ChangelogRowSerializer
+from flintlock.runtime.network.channel_selector import KeyGroupSelector
+from flintlock.runtime.network.event_time import RunDetectingSerializer
+from flintlock.runtime.network.writer import RecordWriter
+from flintlock.table.connectors.datagen import _Splits
+from flintlock.testing.executor import ThreadExecutor
+
+QUERY = ("INSERT INTO sink SELECT k, COUNT(*) AS c, SUM(id) AS s FROM "
+         "(SELECT {key} AS k, id FROM src) GROUP BY k")
+
+
+def run_sql(rows: int, udf: bool = False) -> Any:
+    """Runs the job on threads; returns (its stream graph, CPU seconds of the job)."""
+    from flintlock.table import DataTypes, EnvironmentSettings, TableEnvironment
+    from flintlock.table.udf import udf as make_udf
+
+    captured: list[Any] = []
+    cls = environment.StreamExecutionEnvironment
+    original = cls.get_stream_graph
+
+    def capture(self: Any, *args: Any, **kwargs: Any) -> Any:
+        graph = original(self, *args, **kwargs)
+        captured.append(graph)
+        return graph
+
+    cls.get_stream_graph = capture  # type: ignore[method-assign]
+    try:
+        t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+        t_env.get_config().set("parallelism.default", "2")
+        t_env.create_temporary_function(
+            "bucket", make_udf(lambda x: x % 100, result_type=DataTypes.BIGINT()))
+        t_env.execute_sql(
+            "CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', "
+            "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', "
+            f"'fields.id.end' = '{rows}', 'rows-per-second' = '1000000000')")
+        t_env.execute_sql("CREATE TABLE sink (k BIGINT, c BIGINT, s BIGINT) "
+                          "WITH ('connector' = 'blackhole')")
+        started = time.process_time()
+        t_env.execute_sql(QUERY.format(key="bucket(id)" if udf else "MOD(id, 100)")).wait()
+        return captured[-1], time.process_time() - started
+    finally:
+        cls.get_stream_graph = original  # type: ignore[method-assign]
+
+
+class _Empty(KeyedProcessFunction):
+    def process_element(self, value: Any, ctx: Any) -> None:
+        return None
+
+
+def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[float, float]]]:
+    graph, _ = run_sql(1000, udf)
+    nodes = list(graph._nodes.values())
+    source_node, calc_node, agg_node, cast_node, sink_node = nodes
+    key = agg_node.key_selectors[0]
+    source, sourced = set_up(source_node.operator)
+    source.add_splits(_Splits(None, 1).initial())  # type: ignore[attr-defined]
+    calc, calced = set_up(calc_node.operator)
+    agg, aggregated = set_up(agg_node.operator, key)
+    empty, _ = set_up(OperatorSpec(OperatorKind.KEYED_PROCESS, _Empty(), keyed=True), key)
+    cast, casted = set_up(cast_node.operator)
+    sink, _ = set_up(sink_node.operator)
+    source.emit_next(BATCH)  # type: ignore[attr-defined]
+    calc.process_batch(sourced.last)
+    batch = calced.last
+    for _ in range(3):
+        agg.process_batch(batch)  # every key seen: steady state (-U/+U per row)
+    cast.process_batch(aggregated.last)
+    serializer = ChangelogRowSerializer()
+    data = bytes(serializer.dumps(batch))
+    decoder = RunDetectingSerializer()
+
+    def writer(partition: Any) -> Any:
+        return RecordWriter(partition, KeyGroupSelector(key, MAX_PARALLELISM), serializer,
+                            buffer_timeout_ms=-1).emit_batch
+
+    one, two = writer(OneChannel()), writer(NullPartition())
+
+    def keys() -> None:
+        for row in batch:
+            key(row)
+
+    def loop() -> None:
+        for _ in batch:
+            pass
+
+    c = {
+        "source": timed(lambda: source.emit_next(BATCH), records, repeat),  # type: ignore[attr-defined]
+        "calc": timed(lambda: calc.process_batch(sourced.last), records, repeat),
+        "key": timed(keys, records, repeat), "loop": timed(loop, records, repeat),
+        "writer1": timed(lambda: one(batch), records, repeat),
+        "writer2": timed(lambda: two(batch), records, repeat),
+        "encode": timed(lambda: serializer.dumps(batch), records, repeat),
+        "decode": timed(lambda: decoder.loads(data), records, repeat),
+        "agg": timed(lambda: agg.process_batch(batch), records, repeat),
+        "empty": timed(lambda: empty.process_batch(batch), records, repeat),
+        "cast": timed(lambda: cast.process_batch(aggregated.last), records, repeat),
+        "sink": timed(lambda: sink.process_batch(casted.last), records, repeat),
+    }
+
+    def less(a: str, *bs: str) -> tuple[float, float]:
+        return (c[a][0] - sum(c[b][0] for b in bs), c[a][1] - sum(c[b][1] for b in bs))
+
+    return [
+        ("source: datagen reader poll -> batch of rows", c["source"]),
+        (f"Calc ({'Python UDF' if udf else 'MOD'}; map operator, compiled, row_of per row)",
+         c["calc"]),
+        ("key selector call, in the writer (and again in the agg operator)", less("key", "loop")),
+        ("= key group + channel: writer 2 ch - writer 1 ch - key",
+         less("writer2", "writer1", "key")),
+        ("= writer: pending list, buffers: writer 1 ch - encode", less("writer1", "encode")),
+        ("encode (ChangelogRowSerializer)", c["encode"]),
+        ("decode", c["decode"]),
+        (f"group aggregation: {type(agg).__name__}", c["agg"]),
+        ("  keyed process operator, empty function (per-record floor)", c["empty"]),
+        ("Calc after the aggregation (cast; 2 rows per input row)", c["cast"]),
+        ("blackhole sink (2 rows per input row)", c["sink"]),
+    ]
+
+
+def end_to_end(records: int, repeat: int, udf: bool) -> tuple[float, float]:
+    runs = []
+    for _ in range(repeat):
+        small, large = run_sql(records, udf)[1], run_sql(5 * records, udf)[1]
+        runs.append((large - small) / (4 * records) * 1e9)
+    return statistics.median(runs), min(runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--udf", action="store_true", help="the key computed by a Python UDF")
+    parser.add_argument("--end-to-end", type=int, default=0, metavar="N",
+                        help="also the marginal end-to-end CPU between jobs of N and 5N rows")
+    args = parser.parse_args()
+    executor = ThreadExecutor()
+    environment.load_executor = lambda: executor
+    rows = stage_costs(args.records, args.repeat, args.udf)
+    print(f"CPU ns/row, median (min) of {args.repeat}; {args.records:,} rows per repeat in "
+          f"batches of {BATCH}")
+    print("| stage | ns/row |\n|---|---:|")
+    summed = [0.0, 0.0]
+    for index, (stage, (median, least)) in enumerate(rows):
+        print(f"| {stage} | {median:.0f} ({least:.0f}) |")
+        if index != 8:  # the floor row is a reference, not a stage
+            summed[0] += median
+            summed[1] += least
+    summed[0] += rows[2][1][0]  # the key selector runs twice (writer and operator)
+    summed[1] += rows[2][1][1]
+    print(f"| sum of the stages (key selector counted twice) | {summed[0]:.0f} ({summed[1]:.0f}) |")
+    if args.end_to_end:
+        whole = end_to_end(args.end_to_end, 1, args.udf)
+        print(f"| end to end, threads, P=2, marginal N={args.end_to_end:,} -> 5N | "
+              f"{whole[0]:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
