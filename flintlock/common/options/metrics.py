@@ -17,7 +17,8 @@ PROM_FACTORY_CLASS = ConfigOption(
 PROM_PORT = ConfigOption(
     "metrics.reporter.prom.port", OptionType.STRING, "9249",
     "Port of the Prometheus reporter, or a range such as 9250-9260: the first free one is "
-    "used (several jobs on one host each take one); 0 picks any free port.",
+    "used (several jobs on one host each take one); 0 picks any free port. Setting it turns "
+    "the reporter on even without metrics.reporter.prom.factory.class.",
 )
 PROM_HOST = ConfigOption(
     "metrics.reporter.prom.host", OptionType.STRING, "127.0.0.1",

@@ -15,6 +15,12 @@ Types: counters, gauges and meters (their rate) are gauges, as Flink's reporter 
 (a counter may go down); a distribution is a summary (``_count``, ``_sum``) with gauges
 ``<name>_min`` and ``<name>_max``. A value that is not a finite number is left out.
 
+HELP: Flink's description of each of its metrics (``HELP_TEXTS``, by the metric's own name); a
+user metric's HELP names its group and scope. Units are Flink's: the durations Flink exports
+as whole milliseconds (``uptime``, ``lastCheckpointDuration``, ``idleTimeMsPerSecond``,
+``backPressuredTimeMsPerSecond``, any ``…Ms`` name; ``WHOLE_MILLISECONDS``) are rounded to
+whole milliseconds; ``busyTimeMsPerSecond`` stays fractional, a double in Flink too.
+
 The job's own figures (``JobFigures``: uptime, restarts, checkpoint counts and the latest
 checkpoint's duration and size) are ``flink_jobmanager_job_<name>{job_id, job_name}``, as
 Flink's JobManager scope names them. Each TaskManager's figures, from the newest report of its
@@ -44,6 +50,90 @@ _INVALID_NAME = re.compile(r"[^a-zA-Z0-9_:]")
 _INVALID_LABEL = re.compile(r"[^a-zA-Z0-9_]")
 
 Sample = tuple[dict[str, str], float]
+
+HELP_TEXTS: dict[str, str] = {
+    "numRecordsIn": "The total number of records this operator/task has received.",
+    "numRecordsOut": "The total number of records this operator/task has emitted.",
+    "numRecordsInPerSecond": "The number of records this operator/task receives per second.",
+    "numRecordsOutPerSecond": "The number of records this operator/task sends per second.",
+    "numBytesIn": "The total number of bytes this task has read.",
+    "numBytesOut": "The total number of bytes this task has emitted.",
+    "numBytesInPerSecond": "The number of bytes this task reads per second.",
+    "numBytesOutPerSecond": "The number of bytes this task emits per second.",
+    "busyTimeMsPerSecond": "The time (in milliseconds) this task is busy (neither idle nor "
+                           "back pressured) per second.",
+    "idleTimeMsPerSecond": "The time (in milliseconds) this task is idle (has no data to "
+                           "process) per second.",
+    "backPressuredTimeMsPerSecond": "The time (in milliseconds) this task is back pressured "
+                                    "per second.",
+    "isBackPressured": "Whether the task is back pressured (1) or not (0).",
+    "currentInputWatermark": "The last watermark this operator/task has received "
+                             "(in milliseconds).",
+    "currentOutputWatermark": "The last watermark this operator has emitted "
+                              "(in milliseconds).",
+    "numLateRecordsDropped": "The number of records this operator has dropped due to "
+                             "arriving late.",
+    "checkpointAlignmentTime": "The time in nanoseconds that the last barrier alignment "
+                               "took to complete.",
+    "checkpointStartDelayNanos": "The time in nanoseconds between the creation of the last "
+                                 "checkpoint and the start of checkpointing in this task.",
+    "mailboxMailsPerSecond": "The number of actions processed from the task's mailbox per "
+                             "second.",
+    "mailboxQueueSize": "The number of actions in the task's mailbox waiting to be "
+                        "processed.",
+    "mailboxLatencyMs": "The latency (in milliseconds) of the actions in the task's mailbox.",
+    "pendingRecords": "The number of records that have not been fetched by the source.",
+    "currentEmitEventTimeLag": "The event time lag (in milliseconds) between the records' "
+                               "event time and the time the source emitted them.",
+    "currentFetchEventTimeLag": "The event time lag (in milliseconds) between the records' "
+                                "event time and the time the source fetched them.",
+    "watermarkLag": "The lag (in milliseconds) of the source's watermark behind wall time.",
+    "sourceIdleTime": "The time (in milliseconds) the source has not processed any record.",
+    "uptime": "The time (in milliseconds) the job has been running without interruption; "
+              "0 once it has ended.",
+    "numRestarts": "The total number of restarts since this job was submitted.",
+    "totalNumberOfCheckpoints": "The number of checkpoints that have been triggered.",
+    "numberOfInProgressCheckpoints": "The number of checkpoints in progress.",
+    "numberOfCompletedCheckpoints": "The number of successfully completed checkpoints.",
+    "numberOfFailedCheckpoints": "The number of failed checkpoints.",
+    "lastCheckpointDuration": "The time (in milliseconds) it took to complete the last "
+                              "checkpoint.",
+    "lastCheckpointSize": "The checkpointed size (in bytes) of the last checkpoint.",
+    "lastCompletedCheckpointId": "The identifier of the last completed checkpoint.",
+    "Status_ProcessTree_Memory_RSS": "The resident memory (in bytes) of the TaskManager's "
+                                     "process.",
+    "Status_Shuffle_Netty_TotalMemorySegments": "The total number of network memory "
+                                                "segments.",
+    "Status_Shuffle_Netty_AvailableMemorySegments": "The number of unused network memory "
+                                                    "segments.",
+    "Status_Shuffle_Netty_UsedMemorySegments": "The number of used network memory segments.",
+    "Status_Shuffle_Netty_TotalMemory": "The network memory (in bytes) in total.",
+    "Status_Shuffle_Netty_AvailableMemory": "The unused network memory (in bytes).",
+    "Status_Shuffle_Netty_UsedMemory": "The used network memory (in bytes).",
+}
+"""Flink's descriptions of its metrics (docs/ops/metrics), by the metric's own name."""
+
+WHOLE_MILLISECONDS = frozenset({
+    "uptime", "lastCheckpointDuration", "idleTimeMsPerSecond", "backPressuredTimeMsPerSecond",
+    "currentEmitEventTimeLag", "currentFetchEventTimeLag", "watermarkLag", "sourceIdleTime",
+})
+"""Durations Flink exports as a whole number of milliseconds (a ``long``), besides any name
+ending in ``Ms``."""
+
+
+def help_text(name: str, scope: str) -> str:
+    """The HELP line of the metric ``name`` (its own name, without scope) at ``scope``."""
+    known = HELP_TEXTS.get(name)
+    if known is not None:
+        return f"{known} ({scope} scope)"
+    return f"{name}: a metric registered in the {scope} scope (Flink's metric name)"
+
+
+def whole_milliseconds(name: str, value: float) -> float:
+    """``value`` rounded to whole milliseconds if ``name`` is such a duration, else itself."""
+    if name in WHOLE_MILLISECONDS or name.endswith("Ms"):
+        return float(round(value))
+    return value
 
 
 def metric_name(point: MetricPoint, suffix: str = "") -> str:
@@ -79,34 +169,45 @@ def families(scrape: Scrape) -> list[Any]:
     from prometheus_client.core import GaugeMetricFamily, SummaryMetricFamily
 
     gauges: dict[str, list[Sample]] = {}
+    helps: dict[str, str] = {}
     summaries: dict[str, list[tuple[dict[str, str], DistributionValue]]] = {}
     if scrape.job is not None:
         job = scrape.job
         for name, number in job.values:
-            _add(gauges, f"{JOB_PREFIX}_{name}", {"job_id": job.job_id,
-                                                  "job_name": job.job_name}, number)
+            family_name = f"{JOB_PREFIX}_{name}"
+            helps.setdefault(family_name, help_text(name, "job"))
+            _add(gauges, family_name, {"job_id": job.job_id, "job_name": job.job_name},
+                 whole_milliseconds(name, number))
     for name, labels, number in _task_manager_figures(scrape.reports):
+        helps.setdefault(f"{TM_PREFIX}_{name}", help_text(name, "TaskManager"))
         _add(gauges, f"{TM_PREFIX}_{name}", labels, number)
     for report in scrape.reports:
         for point in report.points:
             labels = {label_name(k): v for k, v in (*report.variables, *point.scope.variables)}
             value = point.value
+            scope = ".".join(("task", *point.scope.logical))
             if isinstance(value, DistributionValue):
                 summaries.setdefault(metric_name(point), []).append((labels, value))
+                helps.setdefault(metric_name(point), help_text(point.name, scope))
                 for suffix, number in (("_min", value.min), ("_max", value.max)):
+                    helps.setdefault(metric_name(point, suffix),
+                                     f"The {suffix[1:]}imum of {point.name} ({scope} scope)")
                     _add(gauges, metric_name(point, suffix), labels, number)
             else:
-                _add(gauges, metric_name(point), labels, value)
+                helps.setdefault(metric_name(point), help_text(point.name, scope))
+                _add(gauges, metric_name(point), labels,
+                     whole_milliseconds(point.name, value)
+                     if isinstance(value, (int, float)) else value)
     built: list[Any] = []
     for name, samples in gauges.items():
         keys = _label_keys(labels for labels, _ in samples)
-        family = GaugeMetricFamily(name, f"flintlock metric {name}", labels=keys)
+        family = GaugeMetricFamily(name, helps.get(name, name), labels=keys)
         for labels, number in samples:
             family.add_metric([labels.get(k, "") for k in keys], number)
         built.append(family)
     for name, distributions in summaries.items():
         keys = _label_keys(labels for labels, _ in distributions)
-        summary = SummaryMetricFamily(name, f"flintlock distribution {name}", labels=keys)
+        summary = SummaryMetricFamily(name, helps.get(name, name), labels=keys)
         for labels, value in distributions:
             summary.add_metric([labels.get(k, "") for k in keys], value.count, value.sum)
         built.append(summary)

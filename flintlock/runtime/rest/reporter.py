@@ -1,7 +1,9 @@
 """The Prometheus reporter of one job: its metrics in Prometheus' text format on a port of
 their own, as Flink's ``PrometheusReporter`` serves them (``metrics.reporter.prom.*``).
 
-Enabled by ``metrics.reporter.prom.factory.class`` set to Flink's factory class; binds
+Enabled by ``metrics.reporter.prom.factory.class`` set to Flink's factory class, or by
+``metrics.reporter.prom.port`` set on its own (a user who names the reporter's port wants the
+reporter: the key is only read for it; issue 30); binds
 ``metrics.reporter.prom.host`` (default 127.0.0.1) on ``metrics.reporter.prom.port``: one port,
 a range ``9250-9260`` (the first free one, so several jobs on a host each get one) or 0. A port
 that cannot be bound leaves the job without a reporter, logged, as Flink does: metrics never
@@ -95,6 +97,8 @@ class PrometheusReporter:
     def bind(cls, configuration: Configuration, tls: ssl.SSLContext | None = None
              ) -> PrometheusReporter | None:
         factory = configuration.get(metrics_options.PROM_FACTORY_CLASS).strip()
+        if not factory and configuration.contains_key(metrics_options.PROM_PORT.key):
+            factory = metrics_options.PROMETHEUS_FACTORY
         if not factory:
             return None
         if factory != metrics_options.PROMETHEUS_FACTORY:
