@@ -39,7 +39,10 @@ def _open(kind: OperatorKind, backend: Any, function: GroupAggFunction | None = 
     return open_operator(spec, keyed_backend=backend, key_selectors=(function.key_selector(),))
 
 
-def _heap(groups: KeyGroupRange = KeyGroupRange(0, 127)) -> HeapKeyedStateBackend:
+ALL_GROUPS = KeyGroupRange(0, 127)
+
+
+def _heap(groups: KeyGroupRange = ALL_GROUPS) -> HeapKeyedStateBackend:
     return HeapKeyedStateBackend(groups, 128)
 
 
