@@ -5,6 +5,11 @@ Recovering the store may skip damaged checkpoints (``CheckpointFallback``, shown
 exception history) or, with ``execution.checkpointing.recovery.fallback-to-older-checkpoint``
 off, raise the ``CorruptStateError`` naming the damaged file.
 
+``execution.state-recovery.path`` is checked as ``flintlock run -s`` checks it: a path that
+does not exist, or a directory without ``_metadata``, is a ``SavepointPathError`` (a
+``ConfigurationError`` naming the key) rather than a corrupt ``_metadata``. New checkpoint ids
+continue after the restored savepoint's id, as in Flink (issue 30).
+
 Runs on the thread that creates the JobManager.
 """
 
@@ -16,6 +21,7 @@ from typing import Any
 
 from flintlock.common.clock import Clock
 from flintlock.common.config import Configuration
+from flintlock.common.errors import ConfigurationError
 from flintlock.common.ids import JobVertexId, SubtaskIndex
 from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import execution as execution_options
@@ -25,9 +31,35 @@ from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator
 from flintlock.runtime.checkpoint.coordinator_settings import CheckpointTaskSets
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint
 from flintlock.runtime.checkpoint.pending import TaskId
-from flintlock.runtime.checkpoint.storage import CheckpointStorage
+from flintlock.runtime.checkpoint.storage import METADATA_FILE, CheckpointStorage, join, resolve
 from flintlock.runtime.checkpoint.store import CheckpointFallback, CompletedCheckpointStore
 from flintlock.runtime.enumerators import coordinator_task, enumerated_sources
+
+
+class SavepointPathError(ConfigurationError):
+    """``execution.state-recovery.path`` names no savepoint or retained checkpoint."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(path, why)
+        self.path = path
+        self.why = why
+
+    def __str__(self) -> str:
+        return (f"{execution_options.STATE_RECOVERY_PATH.key}: {self.path} {self.why}; "
+                "`flintlock savepoint` and `flintlock stop` print the path to give")
+
+
+def check_recovery_path(path: str) -> None:
+    """Raises ``SavepointPathError`` unless ``path`` is an existing ``_metadata`` file or a
+    directory holding one."""
+    fs, fs_path = resolve(path)
+    if not fs.exists(fs_path):
+        raise SavepointPathError(path, "does not exist")
+    if fs.isdir(fs_path):
+        _, metadata = resolve(join(path.rstrip("/"), METADATA_FILE))
+        if not fs.exists(metadata):
+            raise SavepointPathError(path, "is a directory without a _metadata file (not a "
+                                           "savepoint or retained checkpoint)")
 
 
 @dataclass(frozen=True)
@@ -47,6 +79,7 @@ def set_up_checkpointing(job_graph: JobGraph, config: Configuration, clock: Cloc
     initial = None
     recovery_path = config.get(execution_options.STATE_RECOVERY_PATH)
     if recovery_path:
+        check_recovery_path(recovery_path)
         initial = resolve_savepoint(recovery_path)
     job_id = job_graph.job_id
     storage = CheckpointStorage.from_config(config, job_id, rng)
@@ -62,5 +95,6 @@ def set_up_checkpointing(job_graph: JobGraph, config: Configuration, clock: Cloc
     everyone = frozenset(tasks + coordinators)
     coordinator = CheckpointCoordinator(
         job_id, config, CheckpointTaskSets(frozenset(sources), everyone, everyone),
-        storage, store, clock, rng)
+        storage, store, clock, rng,
+        last_checkpoint_id=initial.checkpoint_id if initial is not None else 0)
     return CheckpointSetup(coordinator, storage, initial, enumerated, store.fallbacks)
