@@ -309,6 +309,8 @@ def cast_source(value: str, source: t.DataType, target: t.DataType) -> str:
             return f"{text}[:{target.length}]"
         return text
     if type(target) in _INTEGER_BITS:
+        if _INTEGER_BITS.get(type(source), 65) <= _INTEGER_BITS[type(target)]:
+            return value  # widening an integer keeps its value (a sink's INT -> BIGINT)
         return f"F.cast_to_integer({value}, {_INTEGER_BITS[type(target)]})"
     if isinstance(target, (t.DoubleType, t.FloatType)):
         return f"F.cast_to_float({value})"
