@@ -104,6 +104,11 @@ _SMALL = tuple(bytes((length,)) for length in range(0x80))
 """The one-byte uvarints, for the common short lengths."""
 
 
+def uvarint(value: int) -> bytes:
+    """An unsigned varint (7 bits a byte, low first)."""
+    return _uvarint(value)
+
+
 def _uvarint(value: int) -> bytes:
     if value < 0x80:
         return _SMALL[value]
@@ -285,18 +290,6 @@ def _temporal(key: datetime.date | datetime.time | datetime.timedelta) -> bytes:
     return b"H" + _int(since_midnight - _micros(offset))
 
 
-def encode_user_key(key: object) -> bytes:
-    """A map state's user key: canonical where it has a canonical form, else a pickle
-    (``P``), equal only to an equal pickle, as the backend always compared them."""
-    try:
-        return encode_key(key)
-    except UnstableKeyError:
-        from flintlock.runtime.state.pickles import dumps  # runtime imports common, not back
-
-        data: bytes = dumps(key)
-        return b"P" + _uvarint(len(data)) + data
-
-
 # -- decoding -------------------------------------------------------------------------------
 
 
@@ -403,9 +396,11 @@ def _row(reader: _Reader) -> Row:
 
 
 def _pickled(reader: _Reader) -> Any:
-    from flintlock.runtime.state.pickles import loads
-
-    return loads(reader.take(reader.uvarint()))
+    """A ``P`` value is a map state's pickled user key: the backend keeps the user key itself
+    with the value, so such bytes are compared, never decoded here (and this module, below
+    the runtime, does not unpickle state)."""
+    raise UnstableKeyError("a pickled map user key (tag P)",
+                           "it is compared as bytes, never decoded", "a RocksDB map state")
 
 
 def _decimal_text(reader: _Reader) -> decimal.Decimal:

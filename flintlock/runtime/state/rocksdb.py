@@ -47,7 +47,7 @@ from typing import Any
 from rocksdict import Options, Rdict, WriteOptions
 
 from flintlock.common.canonical_keys import ENCODING as KEY_ENCODING
-from flintlock.common.canonical_keys import decode_key, encode_key, encode_user_key
+from flintlock.common.canonical_keys import decode_key, encode_key
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.state import (
     AggregatingStateDescriptor,
@@ -97,6 +97,7 @@ from flintlock.runtime.state.snapshots import (
     StateWriter,
     write_blob,
 )
+from flintlock.runtime.state.user_keys import encode_user_key
 
 # Encoded keys are remembered for these exact types (cheap to hash); equal keys share their
 # canonical bytes, so a dict hit by an equal key of another type is still right.

@@ -1,7 +1,7 @@
 """State objects of the RocksDB backend: each call reads or writes the current key's entries.
 
 Every value is stored pickled (``pickles.dumps``: the job script's classes too); a map state's
-user keys are in their canonical byte form (``canonical_keys.encode_user_key``); reads return
+user keys are in their canonical byte form (``user_keys.encode_user_key``); reads return
 fresh objects, so (unlike the heap backend) a
 value the user mutates without ``update`` does not change the state. List state keeps the
 whole list in one entry (read, append, write); map state keeps one entry per map key under
@@ -14,9 +14,9 @@ import pickle
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from flintlock.common.canonical_keys import encode_user_key
 from flintlock.common.state import AggregatingState, ListState, MapState, ReducingState, ValueState
 from flintlock.runtime.state import pickles
+from flintlock.runtime.state.user_keys import encode_user_key
 
 if TYPE_CHECKING:
     from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend

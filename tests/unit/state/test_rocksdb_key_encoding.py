@@ -23,7 +23,6 @@ from flintlock.common.canonical_keys import (
     UndecodableKeyError,
     decode_key,
     encode_key,
-    encode_user_key,
 )
 from flintlock.common.key_encoding import UnstableKeyError, stable_hash
 from flintlock.common.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
@@ -35,6 +34,7 @@ from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from flintlock.runtime.state.snapshots import IncrementalKeyedStateHandle
+from flintlock.runtime.state.user_keys import encode_user_key
 from tests.fixtures.rocksdb_incremental import make_v2
 from tests.fixtures.rocksdb_incremental.keys import Account
 from tests.unit.state.key_recipes import EQUAL_PAIRS, Colour, Pair, Point, build
