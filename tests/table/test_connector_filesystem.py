@@ -226,3 +226,15 @@ def test_reading_a_canal_json_table_is_a_named_gap(t_env, tmp_path):
     _create(t_env, "t", "k STRING", tmp_path, "canal-json")
     with pytest.raises(UnsupportedFeatureError, match="reading the 'canal-json' format"):
         _collect(t_env, "SELECT * FROM t")
+
+
+def test_rolling_file_size_splits_the_output_into_part_files(t_env, tmp_path):
+    t_env.execute_sql(f"CREATE TABLE t (s STRING) WITH ('connector' = 'filesystem', 'path' = "
+                      f"'{tmp_path}', 'format' = 'raw', "
+                      "'sink.rolling-policy.file-size' = '10b')")
+    t_env.execute_sql("INSERT INTO t VALUES ('aaaaaa'), ('bbbbbb'), ('cccccc'), "
+                      "('dddddd')").wait()
+    names = sorted(n for n in os.listdir(tmp_path) if not n.startswith("."))
+    assert len(names) == 2 and all(PART.match(n) for n in names)
+    assert [n.rsplit("-", 1)[1] for n in names] == ["0", "1"]
+    assert sorted(committed_lines(tmp_path)) == ["aaaaaa", "bbbbbb", "cccccc", "dddddd"]
