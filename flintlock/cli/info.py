@@ -5,7 +5,9 @@ Read from the job's REST endpoint (``GET /jobs/:jobid``, whose vertices carry th
 ``/plan`` for which of them are sources, and ``/checkpoints``): per vertex its records per
 second in and out, its busiest subtask's busy time and its most backpressured subtask's level
 (Flink's thresholds, ``runtime.rest.metrics_views.BackPressureLevel``); the latest
-checkpoint. Owned by the CLI's one thread; failures raise ``CliError``.
+checkpoint. Vertices are listed in pipeline order, sources first (``pipeline_order`` over the
+plan's inputs), as Flink's dashboard draws them. Owned by the CLI's one thread; failures raise
+``CliError``.
 """
 
 from __future__ import annotations
@@ -42,10 +44,41 @@ def _checkpoint(checkpoints: dict[str, Any], now_ms: int) -> str:
     latest = (checkpoints.get("latest") or {}).get("completed")
     counts = checkpoints.get("counts", {})
     if latest is None:
-        return f"no completed checkpoint ({counts.get('failed', 0)} failed)"
+        return f"no checkpoint completed yet ({counts.get('failed', 0)} failed)"
     age_s = max(0.0, (now_ms - latest["latest_ack_timestamp"]) / 1000)
-    return (f"checkpoint {latest['id']} {age_s:.0f} s ago "
+    return (f"checkpoint {latest['id']}, {age_s:.0f} s ago "
             f"({counts.get('completed', 0)} completed, {counts.get('failed', 0)} failed)")
+
+
+def _latest_checkpoint(checkpoints: dict[str, Any], now_ms: int) -> str:
+    latest = (checkpoints.get("latest") or {}).get("completed")
+    counts = checkpoints.get("counts", {})
+    failed = counts.get("failed", 0)
+    if latest is None:
+        return f"Latest checkpoint: none completed yet ({failed} failed)"
+    age_s = max(0.0, (now_ms - latest["latest_ack_timestamp"]) / 1000)
+    return (f"Latest checkpoint: #{latest['id']}, completed {age_s:.0f} s ago "
+            f"({counts.get('completed', 0)} completed, {failed} failed)")
+
+
+def pipeline_order(vertices: list[dict[str, Any]], nodes: list[dict[str, Any]]
+                   ) -> list[dict[str, Any]]:
+    """``vertices`` sources first, each after every vertex it reads from (the plan's
+    ``inputs``); ties keep their given order. Vertices the plan does not name go last."""
+    upstream = {str(node["id"]): {str(i["id"]) for i in node.get("inputs", [])}
+                for node in nodes}
+    ordered: list[dict[str, Any]] = []
+    placed: set[str] = set()
+    waiting = [v for v in vertices if str(v.get("id")) in upstream]
+    while waiting:
+        ready = [v for v in waiting if upstream[str(v["id"])] <= placed]
+        if not ready:  # a cycle (iterations): keep the rest as given
+            ready = waiting[:1]
+        for vertex in ready:
+            ordered.append(vertex)
+            placed.add(str(vertex["id"]))
+        waiting = [v for v in waiting if str(v["id"]) not in placed]
+    return ordered + [v for v in vertices if str(v.get("id")) not in upstream]
 
 
 def summary(job: JobFile, client: RestClient | None = None) -> str:
@@ -70,11 +103,12 @@ def show_info(args: argparse.Namespace, out: TextIO) -> int:
     checkpoints = client.get(f"/jobs/{job.job_id}/checkpoints")
     if "vertices" not in details:
         raise CliError(f"job {job.job_id}'s endpoint did not describe its vertices")
+    nodes = client.get(f"/jobs/{job.job_id}/plan").get("plan", {}).get("nodes", [])
     print(f"Job {job.job_id} {job.name!r}: {details.get('state')} "
           f"(attempt {details.get('attempt', 0)})", file=out)
     print(f"Dashboard: {job.url}/ (with the token of the job file)", file=out)
     rows = [("VERTEX", "PAR", "STATUS", "IN", "OUT", "BUSY", "BACKPRESSURE")]
-    for vertex in details["vertices"]:
+    for vertex in pipeline_order(details["vertices"], nodes):
         metrics = vertex.get("metrics", {})
         rows.append((vertex["name"], str(vertex["parallelism"]), vertex["status"],
                      rate(metrics.get("records-in-per-second", 0.0)),
@@ -85,5 +119,5 @@ def show_info(args: argparse.Namespace, out: TextIO) -> int:
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
               .rstrip(), file=out)
-    print(f"Last {_checkpoint(checkpoints, int(time.time() * 1000))}", file=out)
+    print(_latest_checkpoint(checkpoints, int(time.time() * 1000)), file=out)
     return 0

@@ -186,7 +186,8 @@ def test_cli_info_shows_vertices_and_the_latest_checkpoint(running_job, capsys):
         assert main(["info", running_job.get_job_id()[:6]]) == 0
         return capsys.readouterr().out
 
-    out = wait_for(info, lambda out: "Last checkpoint" in out, 60, "no checkpoint completed")
+    out = wait_for(info, lambda out: "Latest checkpoint: #" in out, 60,
+                   "no checkpoint completed")
     lines = out.splitlines()
     assert lines[0].startswith(f"Job {running_job.get_job_id()} 'slow counts': RUNNING")
     assert lines[1] == f"Dashboard: {_job_file(running_job).url}/ (with the token of the job file)"
@@ -194,7 +195,10 @@ def test_cli_info_shows_vertices_and_the_latest_checkpoint(running_job, capsys):
     vertex_rows = lines[3:-1]
     assert len(vertex_rows) == len(running_job.jm.job_graph.vertices)
     assert all(row.split()[-1] in ("ok", "low", "high") for row in vertex_rows)
-    assert lines[-1].startswith("Last checkpoint ")
+    assert lines[-1].startswith("Latest checkpoint: #")
+    names = [row.split()[0] for row in vertex_rows]
+    sources = [v.name.split()[0] for v in running_job.jm.job_graph.vertices if v.is_source]
+    assert names[0] in sources  # pipeline order: a source first
 
 
 def test_cli_savepoint_by_prefix_then_cancel(running_job, tmp_path, capsys):
