@@ -106,6 +106,10 @@ class RestClient:
         hint = ("the job file's token does not match; the job file may belong to another job"
                 if error.code == 401 else LIST_HINT)
         detail = "; ".join(map(str, messages))
+        if error.code == 503:
+            return RestCallError(f"job {self.job.job_id}'s REST endpoint is busy: {detail}",
+                                 "retry in a moment (too many connections are waiting to "
+                                 "authenticate)", error.code)
         return RestCallError(f"{method} {path} failed ({error.code}): {detail}", hint, error.code)
 
     def _unreachable(self, error: BaseException) -> CliError:

@@ -17,12 +17,18 @@ Invariants:
   flood that keeps the endpoint near its cap stays one burst), and the ``release`` that ends
   it returns how many connections the burst refused.
 
+A refused HTTP connection gets a short answer before it is closed, ``busy_http_reply``: ``503
+Service Unavailable`` with ``Retry-After`` and Flink's ``{"errors": [...]}`` saying the endpoint
+is busy, so a client reports "busy, retry" rather than a failed authentication or a dead
+driver (issue 30).
+
 Who calls it: the selector loops of ``network.transport``, ``rpc.server`` and
 ``rest.server``. I/O-free and not synchronised: an instance belongs to its loop's thread.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from flintlock.common.errors import FlintlockError
@@ -50,6 +56,16 @@ class BurstEnded:
     """A burst of refusals ended: ``refused`` connections were closed unread during it."""
 
     refused: int
+
+
+def busy_http_reply(limit: int, retry_after_s: int = 1) -> bytes:
+    """The whole HTTP response a refused connection gets (one ``send``, then close)."""
+    body = json.dumps({"errors": [f"busy: {limit} connections are waiting to authenticate "
+                                  "(the limit); retry in a moment"]}).encode("ascii")
+    head = ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            f"Retry-After: {retry_after_s}\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n").encode("ascii")
+    return head + body
 
 
 class Admission:

@@ -40,6 +40,7 @@ workers touch nothing of it but ``_post`` (a deque and the wake-up socket). ``st
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 import selectors
@@ -53,7 +54,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Final, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from flintlock.runtime.admission import Admission, BurstEnded, Refused
+from flintlock.runtime.admission import Admission, BurstEnded, Refused, busy_http_reply
 from flintlock.runtime.rest.api import HttpError, RestRequest, RestResponse
 from flintlock.runtime.rest.wire import RequestHead, RequestReader, encode_response
 
@@ -218,7 +219,7 @@ class HttpServer:
                 return
             decision = self._admission.admit()
             if isinstance(decision, Refused):
-                sock.close()
+                self._refuse_busy(sock, decision.limit)
                 if decision.first_of_burst:
                     log.warning("REST endpoint %s: %d unauthenticated connections are pending "
                                 "(the limit); closing new ones unread until they clear",
@@ -235,6 +236,21 @@ class HttpServer:
                 exchange.phase = Phase.HANDSHAKING
             self._exchanges[sock] = exchange
             self._selector.register(sock, selectors.EVENT_READ)
+
+    def _refuse_busy(self, sock: socket.socket, limit: int) -> None:
+        """Answers 503 "busy" (plain HTTP only: a TLS client gets the close) and closes; never
+        blocks: what does not fit the socket's buffer at once is not sent."""
+        try:
+            if self._tls is None:
+                sock.setblocking(False)
+                with contextlib.suppress(BlockingIOError):
+                    sock.recv(65536)  # what arrived is dropped, so close sends no reset first
+                sock.send(busy_http_reply(limit))
+                sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        finally:
+            sock.close()
 
     def _on_ready(self, exchange: _Exchange) -> None:
         if exchange.phase is Phase.HANDSHAKING:
