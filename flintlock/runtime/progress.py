@@ -8,13 +8,24 @@ rewritten in place once a second on standard error, only when that is a terminal
 file, a pipe, a notebook), nothing is written. The line is built from the JobManager's
 description — the metrics the TaskManagers' heartbeats carry (docs/metrics.md) — by
 ``progress_line``, a pure function; ``ProgressLine`` is the thread that prints it and, when
-the job ends, ends the line.
+the job ends, redraws it once with the job's final state (FINISHED, CANCELED, FAILED) and
+ends the line.
 
-Threads: ``ProgressLine`` owns one daemon thread; ``start``/``stop`` from the caller's.
+Output of this process never lands on the line (issue 30): while it is shown, ``sys.stdout``
+and ``sys.stderr`` are wrapped (``_AboveTheLine``) so that a write first erases the line,
+then writes, and the line is drawn again below once the output ended its line — print-sink
+lines of TaskManagers hosted in this process and the job script's own prints go above it.
+Output of other processes writing to the same terminal (Spark's Python workers) cannot be
+wrapped from here.
+
+Threads: ``ProgressLine`` owns one daemon thread; ``start``/``stop`` from the caller's; the
+line's state is guarded by one lock shared with the wrapped streams.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -64,11 +75,37 @@ def progress_line(job: JobDescription, source_vertices: Iterable[str], now_ms: i
     return " · ".join(parts)
 
 
+class _AboveTheLine:
+    """A stream whose writes go above the progress line (see the module doc)."""
+
+    def __init__(self, inner: TextIO, owner: ProgressLine) -> None:
+        self._inner = inner
+        self._owner = owner
+
+    def write(self, text: str) -> int:
+        with self._owner.lock:
+            self._owner.erase_locked()
+            written = self._inner.write(text)
+            self._inner.flush()
+            self._owner.mid_line = bool(text) and not text.endswith("\n")
+            if not self._owner.mid_line:
+                self._owner.redraw_locked()
+            return written
+
+    def flush(self) -> None:
+        self._inner.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 class ProgressLine:
     """Prints ``progress_line`` of ``job`` (a ``JobManager``) to ``stream`` every
-    ``interval_s`` until ``stop``."""
+    ``interval_s`` until ``stop``; with ``wrap_streams``, this process's standard output and
+    error go above the line meanwhile."""
 
-    def __init__(self, job: Any, stream: TextIO, interval_s: float = INTERVAL_S) -> None:
+    def __init__(self, job: Any, stream: TextIO, interval_s: float = INTERVAL_S,
+                 wrap_streams: bool = False) -> None:
         self._job = job
         self._stream = stream
         self._interval_s = interval_s
@@ -77,17 +114,56 @@ class ProgressLine:
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"flintlock-progress-{job.job_id[:8]}")
         self._width = 0
+        self._line = ""
+        self._last: JobDescription | None = None
+        self._wrap = wrap_streams
+        self._wrapped: tuple[Any, Any] | None = None
+        self.lock = threading.RLock()
+        self.mid_line = False  # other output has not ended its line: do not draw now
 
     def start(self) -> ProgressLine:
+        if self._wrap:
+            self._wrapped = (sys.stdout, sys.stderr)
+            sys.stdout = _AboveTheLine(sys.stdout, self)
+            sys.stderr = _AboveTheLine(sys.stderr, self)
         self._thread.start()
         return self
 
     def stop(self) -> None:
         self._stopped.set()
         self._thread.join()
-        if self._width:
-            self._stream.write("\n")
-            self._stream.flush()
+        self._unwrap()
+        with self.lock:
+            final = self._final_line()
+            if final is not None and not self.mid_line:
+                self._write_locked(final)
+            if self._width:
+                self._stream.write("\n")
+                self._stream.flush()
+            self._width = 0
+
+    def _unwrap(self) -> None:
+        if self._wrapped is None:
+            return
+        if isinstance(sys.stdout, _AboveTheLine):
+            sys.stdout = self._wrapped[0]
+        if isinstance(sys.stderr, _AboveTheLine):
+            sys.stderr = self._wrapped[1]
+        self._wrapped = None
+
+    def _final_line(self) -> str | None:
+        """The last line again, with the job's final state (None: nothing was drawn)."""
+        if self._last is None:
+            return None
+        status = getattr(self._job, "get_status", None)
+        if status is None:
+            return None
+        final = status()
+        name = getattr(final, "name", str(final))
+        last = self._last
+        if dataclasses.is_dataclass(last):
+            last = dataclasses.replace(last, status=name)
+        return progress_line(last, self._sources, int(time.time() * 1000))
 
     def _run(self) -> None:
         while not self._stopped.wait(self._interval_s):
@@ -95,9 +171,29 @@ class ProgressLine:
                 description = self._job.describe(self._interval_s)
             except TimeoutError:
                 continue  # the JobManager is busy (deploying, restarting): next time
+            self._last = description
             self._write(progress_line(description, self._sources, int(time.time() * 1000)))
 
     def _write(self, line: str) -> None:
+        with self.lock:
+            self._line = line
+            if not self.mid_line:
+                self._write_locked(line)
+
+    def _write_locked(self, line: str) -> None:
+        self._line = line
         self._stream.write("\r" + line.ljust(self._width))
         self._stream.flush()
         self._width = len(line)
+
+    def erase_locked(self) -> None:
+        """Erases the line (called by a wrapped stream, under ``lock``)."""
+        if self._width and not self.mid_line:
+            self._stream.write("\r" + " " * self._width + "\r")
+            self._stream.flush()
+            self._width = 0
+
+    def redraw_locked(self) -> None:
+        """Draws the line again after other output (under ``lock``)."""
+        if self._line and not self._stopped.is_set():
+            self._write_locked(self._line)
