@@ -23,7 +23,8 @@ def parse(value):
 def main():
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(1)
-    env.from_collection([1, 2, 3, 4]).map(parse).name("parse-numbers").print()
+    env.from_collection([1, 2, 3, 4]).map(parse).name("parse-numbers").uid("parse-uid") \
+        .print()
     env.execute("boom")
 
 
@@ -47,6 +48,7 @@ def _assert_points_at_the_script(script, stderr):
     assert "return 10 // (value - 3)  # line 5, the user's bug" in stderr
     assert "<dynamic-code>" not in stderr
     assert "ZeroDivisionError" in stderr
+    assert "'parse-numbers' (uid 'parse-uid')" in stderr  # the operator, by name and uid
 
 
 def test_python_job_py_prints_the_scripts_file_and_line(tmp_path):
@@ -54,7 +56,10 @@ def test_python_job_py_prints_the_scripts_file_and_line(tmp_path):
     _assert_points_at_the_script(script, stderr)
     # JobFailedError's own message leads with the user's frame (runtime frames folded)
     summary = stderr[stderr.index("JobFailedError: job 'boom' failed"):]
-    assert f'File "{script}", line 5, in parse' in summary.splitlines()[2]
+    lines = summary.splitlines()
+    assert "in task " in lines[1] and "'parse-numbers' (uid 'parse-uid')" in lines[1]
+    header = lines.index("TaskManager traceback (most recent call last, user frames first):")
+    assert f'File "{script}", line 5, in parse' in lines[header + 1]
     assert "runtime frames folded" in summary
 
 

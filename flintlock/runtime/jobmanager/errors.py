@@ -38,6 +38,9 @@ class JobFailedError(FlintlockError):
 
     def __str__(self) -> str:
         summary = f"job {self.job_name!r} failed: {self.detail}"
+        notes = getattr(self.__cause__, "__notes__", None) or []
+        if notes:
+            summary += "\n" + "\n".join(str(note) for note in notes)
         remote = self.remote_traceback
         if remote is None:
             return summary
@@ -171,3 +174,12 @@ class DistinctFailures:
             self._seen.pop(next(iter(self._seen)))
         self._seen[key] = None
         return text
+
+
+def task_note(vertex_name: str, subtask: int, parallelism: int,
+              operators: tuple[tuple[str, str | None], ...]) -> str:
+    """The note a task's failure gets, naming where it came from: the task (its chain's
+    name and subtask, as Flink's ``name (2/4)``) and its operators' names and uids."""
+    described = ", ".join(f"{name!r} (uid {uid!r})" if uid else f"{name!r} (no uid)"
+                          for name, uid in operators)
+    return f"in task {vertex_name!r} ({subtask + 1}/{parallelism}); operators: {described}"

@@ -53,6 +53,7 @@ from flintlock.runtime.jobmanager.errors import (
     JobCancelledError,
     JobFailedError,
     describe,
+    task_note,
 )
 from flintlock.runtime.jobmanager.event_loop import EventLoop
 from flintlock.runtime.jobmanager.execution_mode import configuration_for_mode
@@ -480,7 +481,18 @@ class JobManager:
             cause = message.error.to_exception() if message.error else None
             failure = cause or AttemptFailedError(
                 f"task {message.task} {message.state.value}")
+            if cause is not None and not message.consequence:
+                self._name_the_task(cause, message.task)
             attempt.record_failure(failure, message.consequence, self._clock.now_ms())
+
+    def _name_the_task(self, error: BaseException, task: Any) -> None:
+        """Notes on ``error`` which task and operators it came from (issue 30)."""
+        try:
+            vertex = self.job_graph.vertex(task.vertex)
+        except KeyError:
+            return
+        error.add_note(task_note(vertex.name, int(task.subtask), vertex.parallelism,
+                                 tuple((op.name, op.uid) for op in vertex.operators)))
 
     def _on_ack(self, message: msg.AcknowledgeCheckpoint) -> None:
         self._checkpoints.apply(self._coordinator.receive_acknowledge(

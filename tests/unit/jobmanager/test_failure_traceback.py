@@ -6,6 +6,7 @@ from flintlock.runtime.jobmanager.errors import (
     DistinctFailures,
     JobFailedError,
     fold_runtime_frames,
+    task_note,
 )
 from flintlock.runtime.rpc.errors import RemoteTraceback
 
@@ -63,3 +64,12 @@ def test_a_failure_repeated_on_every_restart_is_logged_once():
     assert failures.traceback_if_new(again) is None
     assert "ValueError: bad record" in failures.traceback_if_new(other)
     assert failures.traceback_if_new(other) is None
+
+
+def test_the_failure_names_its_task_and_operators():
+    cause = TypeError("'int' object is not iterable")
+    cause.add_note(task_note("Source -> parse", 1, 2, (("Source", None), ("parse", "p-1"))))
+    error = JobFailedError("boom", "TypeError: 'int' object is not iterable")
+    error.__cause__ = cause
+    assert str(error).splitlines()[1] == (
+        "in task 'Source -> parse' (2/2); operators: 'Source' (no uid), 'parse' (uid 'p-1')")
