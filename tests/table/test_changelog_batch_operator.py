@@ -138,3 +138,13 @@ def test_restored_at_another_parallelism_each_subtask_continues_its_keys() -> No
         operator.process_batch(_rows(mine))
         outputs.extend(show(v) for v in out.values())
     assert sorted(outputs) == sorted(after_barrier)
+
+
+@pytest.mark.parametrize("kind", [OperatorKind.KEYED_BATCH_PROCESS, OperatorKind.KEYED_PROCESS])
+def test_an_int_sum_wraps_as_java_on_both_paths(kind: OperatorKind) -> None:
+    function = GroupAggFunction((0,), [AggregateCall(Sum(bits=32), (1,))])
+    operator, out = _open(kind, _heap(), function)
+    operator.process_batch(_rows([("+I", "a", 2**31 - 1), ("+I", "a", 1), ("-D", "a", 1)]))
+    assert [show(v) for v in out.values()] == [
+        f"+I[a, {2**31 - 1}]", f"-U[a, {2**31 - 1}]", f"+U[a, {-2**31}]",
+        f"-U[a, {-2**31}]", f"+U[a, {2**31 - 1}]"]

@@ -140,6 +140,14 @@ class Count(BuiltInAggregate):
 
 # -- SUM, SUM0, AVG ------------------------------------------------------------------------
 
+
+def _in_range(bits: int) -> str:
+    """The inline value of a wrapped sum: the total itself while it fits in ``bits`` (no call
+    per row), else ``{f}.wrap`` of it."""
+    half = 1 << (bits - 1)
+    return f"({{a0}} if {-half} <= {{a0}} < {half} else {{f}}.wrap({{a0}}))"
+
+
 _SUM_ACCUMULATE = "{t}v = {x0}\nif {t}v is not None:\n    {a0} += {t}v\n    {a1} += 1"
 _SUM_RETRACT = "{t}v = {x0}\nif {t}v is not None:\n    {a0} -= {t}v\n    {a1} -= 1"
 
@@ -157,7 +165,7 @@ class Sum(BuiltInAggregate):
             raise InvalidOperatorArgumentError("SUM", f"bits must be 8, 16, 32 or 64, got {bits}")
         self.bits = bits
         value = "({a0} if {a1} else None)" if bits is None else (
-            "({f}.wrap({a0}) if {a1} else None)")
+            f"({_in_range(bits)} if {{a1}} else None)")
         self.inline = Inline(("0", "0"), _SUM_ACCUMULATE, _SUM_RETRACT, value)
 
     def create_accumulator(self) -> list[Any]:
@@ -195,7 +203,7 @@ class Sum0(BuiltInAggregate):
             raise InvalidOperatorArgumentError("SUM0", f"bits must be 8, 16, 32 or 64, got {bits}")
         self.zero = zero
         self.bits = bits
-        value = "{a0}" if bits is None else "{f}.wrap({a0})"
+        value = "{a0}" if bits is None else _in_range(bits)
         self.inline = Inline(("{f}.zero",), "{t}v = {x0}\nif {t}v is not None:\n    {a0} += {t}v",
                              "{t}v = {x0}\nif {t}v is not None:\n    {a0} -= {t}v", value)
 
