@@ -88,6 +88,10 @@ PROGRAMS = {
     "table_statement_set": False,
     "table_joins": False,
     "table_filesystem": True,
+    "table_collect_row_kinds": True,
+    "table_datagen_print_ddl": True,
+    "table_expressions": True,
+    "table_batch_group_by": True,
 }
 
 GAPS: dict[str, str] = {
@@ -95,27 +99,15 @@ GAPS: dict[str, str] = {
     "table_python_udf_sql": (
         "Table.select of unnamed expressions (call(...)) names them EXPR$0, EXPR$1; Flink's "
         "projection names them _c<position> (_c1, _c2); every value agrees"),
-    "table_batch_group_by": (
-        "batch ORDER BY (SQL and order_by) prints the right rows in another order: the Sort "
-        "is planned as a Top-N whose updates FinalRowsFunction re-emits unordered"),
-    "table_expressions": (
-        "CASE / IF / if_then_else over string literals of different lengths typed CHAR(n) "
-        "and padded ('some  ', 'no '); Flink types them VARCHAR(n); all else agrees"),
-    "table_datagen_print_ddl": (
-        "CASE over string literals of different lengths is typed CHAR(6) and padded "
-        "(+I[1, SMALL , 10.0]); Flink types it VARCHAR(6) (ragged unions become varying)"),
-    "table_collect_row_kinds": (
-        "ResultKind is an enum (prints ResultKind.SUCCESS); PyFlink's ResultKind.SUCCESS "
-        "is the int 0 (prints 0), SUCCESS_WITH_CONTENT 1 (flintlock/table/result_kind.py)"),
     "table_top_n": (
-        "a Top-N whose row number is projected away still emits -U/+U for every rank "
-        "(Flink: only -D/+I of the rows that leave/enter); the plan keeps output_number"),
+        "a top 1 (row_num = 1) without the row number emits a new leader as -D/+I; Flink "
+        "emits -U old/+U new (the partition key is the result's unique key)"),
     "table_basic_operations_flat_aggregate": (
         "flat_aggregate with a TableAggregateFunction (udtaf) raises UnsupportedFeatureError "
         "(issue 32)"),
     "table_basic_operations_columns_rows": (
-        "group_by().aggregate(udaf.alias(...)) with an uncalled udaf raises ValidationError "
-        "(table.py AggregatedTable.select); PyFlink emits a Python udaf's results per bundle"),
+        "group_by().aggregate(udaf) emits +I/-U/+U per row; PyFlink's Python udaf operator "
+        "emits once per bundle (+I[Germany, 1, 123], +I[China, 3, 291] only)"),
 }
 
 _MODULE_WORD = re.compile(r"\bpyflink\b")
