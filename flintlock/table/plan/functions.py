@@ -111,6 +111,9 @@ def _emit_div(a: Sequence[str], types: Sequence[t.DataType], o: tuple[Any, ...])
 
 def _emit_mod(a: Sequence[str], types: Sequence[t.DataType], o: tuple[Any, ...]) -> str:
     if tr.is_integral(types[0]) and tr.is_integral(types[1]):
+        if a[0].isidentifier() and a[1].isdigit() and int(a[1]) > 0:
+            # Java's remainder by a positive constant, inline (no call per row)
+            return f"({a[0]} % {a[1]} if {a[0]} >= 0 else -(-{a[0]} % {a[1]}))"
         return f"F.int_mod({a[0]}, {a[1]})"
     return f"math.fmod({a[0]}, {a[1]})"
 

@@ -1,5 +1,6 @@
-"""A widening integer CAST (INT -> BIGINT, as a sink's wider column asks) compiles to the value
-itself; a narrowing one still wraps as Java's narrowing does (issue 28, speed)."""
+"""Cheap compiled forms (issue 28, speed): a widening integer CAST (INT -> BIGINT, as a
+sink's wider column asks) is the value itself, a narrowing one still wraps as Java's does; MOD
+by a positive constant is inline, with Java's sign of the dividend."""
 
 from __future__ import annotations
 
@@ -27,3 +28,12 @@ def test_narrowing_still_wraps() -> None:
     function = _compiled("CAST(b AS INT)")
     assert "cast_to_integer" in function.source
     assert function(row_of([0, 2**31]))._values == [-(2**31)]
+
+
+def test_mod_by_a_positive_constant_is_inline_with_javas_sign() -> None:
+    function = _compiled("MOD(b, 100)")
+    assert "int_mod" not in function.source
+    assert [function(row_of([0, v]))._values[0] for v in (-7, 7, -300, 0, None)] == [
+        -7, 7, 0, 0, None]
+    assert [function(row_of([0, v]))._values[0] for v in (-101, 101)] == [-1, 1]
+    assert "int_mod" in _compiled("MOD(b, i)").source
