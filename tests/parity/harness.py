@@ -92,6 +92,7 @@ PROGRAMS = {
     "table_datagen_print_ddl": True,
     "table_expressions": True,
     "table_batch_group_by": True,
+    "table_result_kind": True,
 }
 
 GAPS: dict[str, str] = {
