@@ -34,8 +34,14 @@ Constructor (what the planner passes)::
 * ``inline`` — paste the built-ins' inline templates into the compiled step (default); False
   calls every function through its methods (the reference path the tests compare with).
 
+Batches: the planner runs it as KEYED_BATCH_PROCESS (``KeyedStream._process_batches``): on
+the heap backend the operator hands whole batches to ``process_batch`` (the compiled
+``batch_step`` over the ``accState`` dict, no per-record calls); elsewhere (RocksDB, a TTL,
+timestamped batches) it calls the per-record step. Same state, same rows either way.
+
 Threads: built on the planner's thread, pickled to the TaskManagers; ``open`` compiles the
-per-record step (``agg_codegen``) on the task thread, which owns it from then on.
+per-record and the batch step (``agg_codegen``) on the task thread, which owns them from then
+on.
 """
 
 from __future__ import annotations
