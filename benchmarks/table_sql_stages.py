@@ -22,6 +22,7 @@ input row (two outputs per input row at steady state).
 from __future__ import annotations
 
 import argparse
+import pickle
 import statistics
 import time
 from dataclasses import replace
@@ -90,7 +91,9 @@ def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[f
     source.add_splits(_Splits(None, 1).initial())  # type: ignore[attr-defined]
     calc, calced = set_up(calc_node.operator)
     agg, aggregated = set_up(agg_node.operator, key)
-    per_record, _ = set_up(replace(agg_node.operator, kind=OperatorKind.KEYED_PROCESS), key)
+    per_record, _ = set_up(replace(  # its own copy of the function: open() binds its state
+        agg_node.operator, kind=OperatorKind.KEYED_PROCESS,
+        function=pickle.loads(pickle.dumps(agg_node.operator.function))), key)
     empty, _ = set_up(OperatorSpec(OperatorKind.KEYED_PROCESS, _Empty(), keyed=True), key)
     cast, casted = set_up(cast_node.operator)
     sink, _ = set_up(sink_node.operator)
