@@ -21,6 +21,7 @@ file is read again) behind a lock; the reducer runs on whichever thread pickles.
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sysconfig
@@ -70,6 +71,7 @@ def _library_roots() -> tuple[str, ...]:
                          for key in ("stdlib", "platstdlib") if key in paths}))
 
 
+@functools.lru_cache(maxsize=1024)
 def is_user_source(filename: str) -> bool:
     """Whether ``filename`` is a user's source file whose text should travel with its code."""
     if not filename or filename.startswith("<") or not filename.endswith(".py"):
