@@ -122,13 +122,15 @@ class QueryBinder:
         """The Table API names unnamed expressions EXPR$0, EXPR$1, ... in order; SQL by their
         position in the SELECT list."""
 
-    def _names(self, items: Sequence[exp.Expression]) -> list[str]:
+    def _names(self, items: Sequence[exp.Expression], aggregate: bool = False) -> list[str]:
+        """SQL names an unnamed item ``EXPR$<position>``; the Table API ``_c<position>`` in a
+        projection and ``EXPR$<n>`` (counting unnamed items) in a grouped select."""
         names = []
         unnamed = 0
         for position, item in enumerate(items):
             name = default_name(item, position)
             if self.table_api and name.startswith("EXPR$") and alias_of(item) is None:
-                name = f"EXPR${unnamed}"
+                name = f"EXPR${unnamed}" if aggregate else f"_c{position}"
                 unnamed += 1
             names.append(name)
         return names
@@ -358,7 +360,7 @@ class QueryBinder:
             if _is_star(inner):
                 raise ValidationError("'*' is not allowed in a GROUP BY query's SELECT list")
             outputs.append(resolver.resolve(inner))
-        names = self._names(items)
+        names = self._names(items, aggregate=True)
         condition = resolver.resolve(having.this) if having is not None else None
         pre = n.Calc(n.fields_of([f"$f{i}" for i in range(len(plan.pre_projection))],
                                  [r.type for r in plan.pre_projection]),

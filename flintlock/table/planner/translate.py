@@ -27,6 +27,7 @@ from flintlock.datastream.changelog import (
 )
 from flintlock.datastream.changelog.rows import key_selector
 from flintlock.datastream.changelog.sort_keys import SortKeySelector
+from flintlock.datastream.changelog.top1 import Top1Function
 from flintlock.datastream.changelog.topn_append import AppendOnlyTopNFunction
 from flintlock.datastream.changelog.topn_retract import RetractableTopNFunction
 from flintlock.datastream.data_stream import DataStream
@@ -257,8 +258,12 @@ class Translator:
                output_number: bool, insert_only: bool) -> DataStream:
         sort_key = SortKeySelector([k.index for k in order], [k.ascending for k in order],
                                    [k.effective_nulls_first() for k in order])
-        kind = AppendOnlyTopNFunction if insert_only else RetractableTopNFunction
-        function = kind(partition, sort_key, rank_end, rank_start, output_number)
+        function: Any
+        if insert_only and rank_start == rank_end == 1 and not output_number and partition:
+            function = Top1Function(partition, sort_key)  # Flink's FastTop1Function
+        else:
+            kind = AppendOnlyTopNFunction if insert_only else RetractableTopNFunction
+            function = kind(partition, sort_key, rank_end, rank_start, output_number)
         return stream.key_by(function.key_selector()).process(function, ROWS)
 
     def _t_Rank(self, node: n.Rank) -> DataStream:
