@@ -14,6 +14,7 @@ import os
 import re
 import sysconfig
 import traceback
+from typing import Any
 
 from flintlock.common.errors import FlintlockError
 from flintlock.runtime.rpc.errors import RemoteTraceback
@@ -175,6 +176,11 @@ class DistinctFailures:
         self._seen[key] = None
         return text
 
+    def log_suffix(self, error: BaseException) -> str:
+        """What a restart's log line ends with: the traceback the first time, else a mark."""
+        text = self.traceback_if_new(error)
+        return f"\n{text}" if text is not None else " [same failure as before]"
+
 
 def task_note(vertex_name: str, subtask: int, parallelism: int,
               operators: tuple[tuple[str, str | None], ...]) -> str:
@@ -183,3 +189,14 @@ def task_note(vertex_name: str, subtask: int, parallelism: int,
     described = ", ".join(f"{name!r} (uid {uid!r})" if uid else f"{name!r} (no uid)"
                           for name, uid in operators)
     return f"in task {vertex_name!r} ({subtask + 1}/{parallelism}); operators: {described}"
+
+
+def note_failed_task(error: BaseException, job_graph: Any, task: Any) -> None:
+    """Adds ``task_note`` to ``error`` for ``task`` (a ``TaskId``) of ``job_graph`` (read by
+    attribute); nothing for a vertex the graph does not have."""
+    try:
+        vertex = job_graph.vertex(task.vertex)
+    except KeyError:
+        return
+    error.add_note(task_note(vertex.name, int(task.subtask), vertex.parallelism,
+                             tuple((op.name, op.uid) for op in vertex.operators)))

@@ -53,7 +53,7 @@ from flintlock.runtime.jobmanager.errors import (
     JobCancelledError,
     JobFailedError,
     describe,
-    task_note,
+    note_failed_task,
 )
 from flintlock.runtime.jobmanager.event_loop import EventLoop
 from flintlock.runtime.jobmanager.execution_mode import configuration_for_mode
@@ -236,11 +236,9 @@ class JobManager:
                 error = JobFailedError(self.job_graph.name, describe(outcome))
                 error.__cause__ = outcome
                 return error
-            trace = self._failures.traceback_if_new(outcome)
             log.warning("job %s attempt %d failed (%s); restarting in %d ms (%s)%s",
                         self.job_id, self._attempt_number, describe(outcome),
-                        decision.delay_ms, decision.reason,
-                        f"\n{trace}" if trace else " [same failure as before]")
+                        decision.delay_ms, decision.reason, self._failures.log_suffix(outcome))
             self._set_status(JobStatus.RESTARTING)
             if self._wait_to_restart(decision.delay_ms / 1000.0):
                 self._finish(JobStatus.CANCELED, JobTerminalStatus.CANCELED)
@@ -482,17 +480,8 @@ class JobManager:
             failure = cause or AttemptFailedError(
                 f"task {message.task} {message.state.value}")
             if cause is not None and not message.consequence:
-                self._name_the_task(cause, message.task)
+                note_failed_task(cause, self.job_graph, message.task)
             attempt.record_failure(failure, message.consequence, self._clock.now_ms())
-
-    def _name_the_task(self, error: BaseException, task: Any) -> None:
-        """Notes on ``error`` which task and operators it came from (issue 30)."""
-        try:
-            vertex = self.job_graph.vertex(task.vertex)
-        except KeyError:
-            return
-        error.add_note(task_note(vertex.name, int(task.subtask), vertex.parallelism,
-                                 tuple((op.name, op.uid) for op in vertex.operators)))
 
     def _on_ack(self, message: msg.AcknowledgeCheckpoint) -> None:
         self._checkpoints.apply(self._coordinator.receive_acknowledge(

@@ -181,23 +181,7 @@ def families(scrape: Scrape) -> list[Any]:
     for name, labels, number in _task_manager_figures(scrape.reports):
         helps.setdefault(f"{TM_PREFIX}_{name}", help_text(name, "TaskManager"))
         _add(gauges, f"{TM_PREFIX}_{name}", labels, number)
-    for report in scrape.reports:
-        for point in report.points:
-            labels = {label_name(k): v for k, v in (*report.variables, *point.scope.variables)}
-            value = point.value
-            scope = ".".join(("task", *point.scope.logical))
-            if isinstance(value, DistributionValue):
-                summaries.setdefault(metric_name(point), []).append((labels, value))
-                helps.setdefault(metric_name(point), help_text(point.name, scope))
-                for suffix, number in (("_min", value.min), ("_max", value.max)):
-                    helps.setdefault(metric_name(point, suffix),
-                                     f"The {suffix[1:]}imum of {point.name} ({scope} scope)")
-                    _add(gauges, metric_name(point, suffix), labels, number)
-            else:
-                helps.setdefault(metric_name(point), help_text(point.name, scope))
-                _add(gauges, metric_name(point), labels,
-                     whole_milliseconds(point.name, value)
-                     if isinstance(value, (int, float)) else value)
+    _add_reports(scrape.reports, gauges, summaries, helps)
     built: list[Any] = []
     for name, samples in gauges.items():
         keys = _label_keys(labels for labels, _ in samples)
@@ -212,6 +196,28 @@ def families(scrape: Scrape) -> list[Any]:
             summary.add_metric([labels.get(k, "") for k in keys], value.count, value.sum)
         built.append(summary)
     return built
+
+
+def _add_reports(reports: Iterable[SubtaskMetricsReport], gauges: dict[str, list[Sample]],
+                 summaries: dict[str, list[tuple[dict[str, str], DistributionValue]]],
+                 helps: dict[str, str]) -> None:
+    """The subtasks' metrics into ``gauges`` and ``summaries``, their HELP into ``helps``."""
+    for report in reports:
+        for point in report.points:
+            labels = {label_name(k): v for k, v in (*report.variables, *point.scope.variables)}
+            value = point.value
+            scope = ".".join(("task", *point.scope.logical))
+            helps.setdefault(metric_name(point), help_text(point.name, scope))
+            if isinstance(value, DistributionValue):
+                summaries.setdefault(metric_name(point), []).append((labels, value))
+                for suffix, number in (("_min", value.min), ("_max", value.max)):
+                    helps.setdefault(metric_name(point, suffix),
+                                     f"The {suffix[1:]}imum of {point.name} ({scope} scope)")
+                    _add(gauges, metric_name(point, suffix), labels, number)
+            else:
+                _add(gauges, metric_name(point), labels,
+                     whole_milliseconds(point.name, value)
+                     if isinstance(value, (int, float)) else value)
 
 
 def _task_manager_figures(reports: Iterable[SubtaskMetricsReport]
