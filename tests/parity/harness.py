@@ -93,16 +93,15 @@ PROGRAMS = {
     "table_expressions": True,
     "table_batch_group_by": True,
     "table_result_kind": True,
+    "table_python_udf_sql": True,
+    "table_top_n": True,
 }
 
 GAPS: dict[str, str] = {
     # name: how flintlock's output differs from PyFlink's (docs/parity.md, "Gaps found")
-    "table_python_udf_sql": (
-        "Table.select of unnamed expressions (call(...)) names them EXPR$0, EXPR$1; Flink's "
-        "projection names them _c<position> (_c1, _c2); every value agrees"),
-    "table_top_n": (
-        "a top 1 (row_num = 1) without the row number emits a new leader as -D/+I; Flink "
-        "emits -U old/+U new (the partition key is the result's unique key)"),
+    "table_api_default_names": (
+        "group_by().select of an expression over an aggregate (col('qty').max + 1) is named "
+        "EXPR$2; Flink names it by position (_c3), bare aggregates EXPR$0, EXPR$1"),
     "table_basic_operations_flat_aggregate": (
         "flat_aggregate with a TableAggregateFunction (udtaf) raises UnsupportedFeatureError "
         "(issue 32)"),
