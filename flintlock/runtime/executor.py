@@ -193,7 +193,7 @@ class PipelineExecutor:
         handle = self._start(graph, configuration)
         progress = None
         if configuration.get(metrics_options.PROGRESS_LINE) and sys.stderr.isatty():
-            progress = ProgressLine(handle.jm, sys.stderr, wrap_streams=True).start()
+            progress = ProgressLine.for_terminal(handle.jm, sys.stderr).start()
         try:
             return handle.wait()
         finally:

@@ -15,8 +15,13 @@ Output of this process never lands on the line (issue 30): while it is shown, ``
 and ``sys.stderr`` are wrapped (``_AboveTheLine``) so that a write first erases the line,
 then writes, and the line is drawn again below once the output ended its line — print-sink
 lines of TaskManagers hosted in this process and the job script's own prints go above it.
-Output of other processes writing to the same terminal (Spark's Python workers) cannot be
-wrapped from here.
+Output of other processes writing to the same terminal (Spark's Python workers, where the
+print sink of an embedded-Spark job writes) cannot be wrapped from here, so on a terminal
+that has them (``for_terminal``: a tty, ``TERM`` not ``dumb``, at least 3 rows) the line is
+*pinned*, as apt pins its progress bar: the terminal's scroll region is set to every row but
+the last, the line is drawn on the last row (cursor saved and restored around it), and every
+process's output scrolls above it. ``stop`` resets the scroll region, clears the pinned row
+and prints the final line where the output ended.
 
 Threads: ``ProgressLine`` owns one daemon thread; ``start``/``stop`` from the caller's; the
 line's state is guarded by one lock shared with the wrapped streams.
@@ -25,6 +30,7 @@ line's state is guarded by one lock shared with the wrapped streams.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import threading
 import time
@@ -37,6 +43,7 @@ from flintlock.runtime.metrics.report import BACKPRESSURED, NUM_RECORDS_OUT, PER
 from flintlock.runtime.rest.metrics_views import BackPressureLevel
 
 INTERVAL_S = 1.0
+_SAVE, _RESTORE, _CLEAR_LINE, _RESET_REGION = "\0337", "\0338", "\033[2K", "\033[r"
 
 
 def _rate(value: float) -> str:
@@ -105,8 +112,9 @@ class ProgressLine:
     error go above the line meanwhile."""
 
     def __init__(self, job: Any, stream: TextIO, interval_s: float = INTERVAL_S,
-                 wrap_streams: bool = False) -> None:
+                 wrap_streams: bool = False, pinned: os.terminal_size | None = None) -> None:
         self._job = job
+        self._pinned = pinned  # the terminal's size: draw on its last row
         self._stream = stream
         self._interval_s = interval_s
         self._sources = [str(v.id) for v in job.job_graph.vertices if v.is_source]
@@ -121,7 +129,25 @@ class ProgressLine:
         self.lock = threading.RLock()
         self.mid_line = False  # other output has not ended its line: do not draw now
 
+    @classmethod
+    def for_terminal(cls, job: Any, stream: TextIO) -> ProgressLine:
+        """Pinned to the last row where the terminal allows it, else rewritten in place with
+        this process's output wrapped (see the module doc)."""
+        size = None
+        if os.environ.get("TERM", "dumb") != "dumb":
+            try:
+                size = os.get_terminal_size(stream.fileno())
+            except (OSError, ValueError, AttributeError):
+                size = None
+        if size is not None and size.lines >= 3 and size.columns >= 20:
+            return cls(job, stream, pinned=size)
+        return cls(job, stream, wrap_streams=True)
+
     def start(self) -> ProgressLine:
+        if self._pinned is not None:
+            rows = self._pinned.lines
+            self._stream.write(f"\n{_SAVE}\033[1;{rows - 1}r{_RESTORE}\033[1A")
+            self._stream.flush()
         if self._wrap:
             self._wrapped = (sys.stdout, sys.stderr)
             sys.stdout = _AboveTheLine(sys.stdout, self)
@@ -133,6 +159,9 @@ class ProgressLine:
         self._stopped.set()
         self._thread.join()
         self._unwrap()
+        if self._pinned is not None:
+            self._unpin()
+            return
         with self.lock:
             final = self._final_line()
             if final is not None and not self.mid_line:
@@ -141,6 +170,14 @@ class ProgressLine:
                 self._stream.write("\n")
                 self._stream.flush()
             self._width = 0
+
+    def _unpin(self) -> None:
+        rows = self._pinned.lines if self._pinned is not None else 0
+        self._stream.write(f"{_SAVE}{_RESET_REGION}\033[{rows};1H{_CLEAR_LINE}{_RESTORE}")
+        final = self._final_line()
+        if final is not None:
+            self._stream.write(final + "\n")
+        self._stream.flush()
 
     def _unwrap(self) -> None:
         if self._wrapped is None:
@@ -182,6 +219,12 @@ class ProgressLine:
 
     def _write_locked(self, line: str) -> None:
         self._line = line
+        if self._pinned is not None:
+            shown = line[:self._pinned.columns - 1]
+            self._stream.write(f"{_SAVE}\033[{self._pinned.lines};1H{_CLEAR_LINE}{shown}"
+                               f"{_RESTORE}")
+            self._stream.flush()
+            return
         self._stream.write("\r" + line.ljust(self._width))
         self._stream.flush()
         self._width = len(line)
