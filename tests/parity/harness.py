@@ -95,6 +95,7 @@ PROGRAMS = {
     "table_result_kind": True,
     "table_python_udf_sql": True,
     "table_top_n": True,
+    "table_sql_queries": True,
 }
 
 GAPS: dict[str, str] = {
