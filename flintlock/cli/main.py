@@ -156,6 +156,7 @@ def _configure_logging(verbose: int) -> None:
     level = logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING
     logging.basicConfig(level=level,
                         format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger().setLevel(level)  # also where logging was configured before
     logging.getLogger("flintlock.runtime.rest.server").setLevel(logging.INFO)
 
 
