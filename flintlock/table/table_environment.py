@@ -351,7 +351,11 @@ class TableEnvironment:
         if self._stream_env is not None:
             return self._stream_env
         configuration = Configuration(self._config.get_configuration())
-        return StreamExecutionEnvironment(configuration)
+        env = StreamExecutionEnvironment(configuration)
+        parallelism = configuration.get(table_options.DEFAULT_PARALLELISM)
+        if parallelism > 0:
+            env.set_parallelism(parallelism)
+        return env
 
     def _translator(self, env: StreamExecutionEnvironment) -> Any:
         from flintlock.table.connectors.registry import ConnectorContext, Connectors

@@ -335,3 +335,11 @@ def test_batch_order_by_prints_sorted_final_rows(monkeypatch, capsys):
     limited = [tuple(r) for r in t_env.sql_query(
         "SELECT id FROM orders ORDER BY id DESC LIMIT 2 OFFSET 1").execute().collect()]
     assert limited == [(3,), (2,)]
+
+
+def test_the_table_default_parallelism_sets_the_jobs_parallelism():
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.get_config().set("parallelism.default", "1")
+    assert t_env._job_environment().get_parallelism() == 1
+    t_env.get_config().set("table.exec.resource.default-parallelism", "3")
+    assert t_env._job_environment().get_parallelism() == 3

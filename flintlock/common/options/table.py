@@ -29,20 +29,7 @@ DEFAULT_PARALLELISM = ConfigOption(
     "table.exec.resource.default-parallelism", OptionType.INT, -1,
     "Parallelism of the planned operators; -1 uses parallelism.default.", minimum=-1,
 )
-SOURCE_IDLE_TIMEOUT = ConfigOption(
-    "table.exec.source.idle-timeout", OptionType.DURATION, 0,
-    "A source split that emits nothing for this long is marked idle (0: never).", minimum=0,
-)
 SQL_DIALECT = ConfigOption(
     "table.sql-dialect", OptionType.ENUM, "default",
     "The SQL dialect; flintlock parses Flink's default dialect only.", allowed=("default",),
-)
-RESULT_MODE = ConfigOption(
-    "sql-client.execution.result-mode", OptionType.ENUM, "tableau",
-    "How `flintlock sql` shows query results; flintlock's SQL shell prints tableau output.",
-    allowed=("tableau", "table", "changelog"),
-)
-SQL_CLIENT_MAX_ROWS = ConfigOption(
-    "sql-client.display.max-column-width", OptionType.INT, 30,
-    "The SQL shell's column width limit in tableau mode.", minimum=1,
 )
