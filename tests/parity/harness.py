@@ -96,6 +96,7 @@ PROGRAMS = {
     "table_python_udf_sql": True,
     "table_top_n": True,
     "table_sql_queries": True,
+    "table_conversion_from_dataframe": True,
 }
 
 GAPS: dict[str, str] = {
