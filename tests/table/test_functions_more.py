@@ -9,8 +9,8 @@ import pytest
 from flintlock.common.types import row_of
 from flintlock.table import types as t
 from flintlock.table.codegen.compiler import compile_projection
-from flintlock.table.codegen.sql_functions import SqlRuntimeError
-from flintlock.table.errors import UnsupportedFeatureError, ValidationError
+from flintlock.table.codegen.sql_functions import JavaRandom, SqlRuntimeError
+from flintlock.table.errors import ValidationError
 from flintlock.table.expression import to_node
 from flintlock.table.expressions import col, lit, rand_integer
 from flintlock.table.plan.resolver import ExpressionResolver, Scope
@@ -54,9 +54,24 @@ def test_rand_integer_needs_an_integer_bound():
         resolve(parse_expression("RAND_INTEGER(s)"))
 
 
-def test_a_seeded_rand_integer_is_unsupported_by_name():
-    with pytest.raises(UnsupportedFeatureError, match="RAND_INTEGER with a seed"):
-        resolve(to_node(rand_integer(col("b"), 42)))
+def test_seeded_rand_and_rand_integer_repeat_javas_sequence():
+    # java.util.Random(42): nextDouble() 0.7275636800328681, 0.6832234717598454; then
+    # nextInt(10) 0, nextInt(7) 4 (printed by OpenJDK 17 on this machine)
+    doubles = compile_projection([resolve(parse_expression("RAND(42)"))])
+    assert [doubles(row_of([None, 1, ""]))._values[0] for _ in range(2)] == [
+        0.7275636800328681, 0.6832234717598454]
+    first = JavaRandom(42)
+    expected = [first.next_int(10) for _ in range(20)]
+    for node in (parse_expression("RAND_INTEGER(42, b)"), to_node(rand_integer(col("b"), 42))):
+        ints = compile_projection([resolve(node)])
+        assert [ints(row_of([None, 10, ""]))._values[0] for _ in range(20)] == expected
+
+
+def test_java_random_is_javas():
+    generator = JavaRandom(42)
+    drawn = [generator.next_double(), generator.next_double(), generator.next_int(10),
+             generator.next_int(7), generator.next_int(1000000007), generator.next_int(64)]
+    assert drawn == [0.7275636800328681, 0.6832234717598454, 0, 4, 595021505, 45]
 
 
 def test_over_window_offsets_are_expressions_naming_their_bound():

@@ -264,6 +264,38 @@ class _Emitter:
             self.b.add(f"{name} = None if {container} is None else {container}.get({key})")
         return name
 
+    def random(self, rex: Call) -> str:
+        """RAND([seed]) and RAND_INTEGER([seed,] bound): with a literal seed one
+        ``java.util.Random`` per function instance (per subtask, as Flink's generated code
+        holds one), so the sequence is Flink's; without a seed Python's generator."""
+        operands = rex.operands
+        name = self.b.fresh()
+        seeded = (rex.function == "RAND" and len(operands) == 1) or (
+            rex.function == "RAND_INTEGER" and len(operands) == 2)
+        if seeded and isinstance(operands[0], Literal) and operands[0].value is not None:
+            generator = self.b.constant(F.JavaRandom(int(operands[0].value)))
+            if rex.function == "RAND":
+                self.b.add(f"{name} = {generator}.next_double()")
+            else:
+                bound = self.value(operands[1])
+                self.b.add(f"{name} = {self._unless_null(bound, operands[1])}"
+                           f"{generator}.next_int({bound})")
+            return name
+        if seeded:
+            raise UnsupportedFeatureError(f"{rex.function} with a seed that is not a literal")
+        if rex.function == "RAND":
+            self.b.add(f"{name} = random.random()")
+        else:
+            bound = self.value(operands[0])
+            self.b.add(f"{name} = {self._unless_null(bound, operands[0])}"
+                       f"F.JavaRandom(random.getrandbits(48)).next_int({bound})")
+        return name
+
+    @staticmethod
+    def _unless_null(source: str, rex: Rex) -> str:
+        """``None if x is None else `` for a nullable operand, nothing otherwise."""
+        return f"None if {source} is None else " if tr.is_nullable(rex.type) else ""
+
     def cardinality(self, rex: Call) -> str:
         container = self.value(rex.operands[0])
         name = self.b.fresh()
@@ -280,6 +312,8 @@ _SPECIAL = {
     "MAP": _Emitter.map,
     "ITEM": _Emitter.item,
     "CARDINALITY": _Emitter.cardinality,
+    "RAND": _Emitter.random,
+    "RAND_INTEGER": _Emitter.random,
 }
 
 

@@ -593,3 +593,40 @@ def element(values: list[Any]) -> Any:
     if len(values) > 1:
         raise SqlRuntimeError("Array has more than one element.")
     return values[0]
+
+
+class JavaRandom:
+    """``java.util.Random``: the same sequence for the same seed as Flink's ``RAND(seed)`` and
+    ``RAND_INTEGER(seed, bound)`` (a linear congruential generator over 48 bits)."""
+
+    _MULTIPLIER = 0x5DEECE66D
+    _MASK = (1 << 48) - 1
+
+    def __init__(self, seed: int) -> None:
+        self.seed = (seed ^ self._MULTIPLIER) & self._MASK
+
+    def _next(self, bits: int) -> int:
+        self.seed = (self.seed * self._MULTIPLIER + 0xB) & self._MASK
+        return self.seed >> (48 - bits)
+
+    def next_double(self) -> float:
+        return ((self._next(26) << 27) + self._next(27)) * (1.0 / (1 << 53))
+
+    def next_int(self, bound: int) -> int:
+        if bound <= 0:
+            raise SqlRuntimeError("bound must be positive")
+        r = self._next(31)
+        m = bound - 1
+        if bound & m == 0:
+            return (bound * r) >> 31
+        u = r
+        while True:
+            r = u % bound
+            if _int32(u - r + m) >= 0:
+                return r
+            u = self._next(31)
+
+
+def _int32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= (1 << 31) else value

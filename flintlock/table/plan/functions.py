@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flintlock.table import types as t
-from flintlock.table.errors import UnsupportedFeatureError, ValidationError
+from flintlock.table.errors import ValidationError
 from flintlock.table.plan import type_rules as tr
 
 Emit = Callable[[Sequence[str], Sequence[t.DataType], tuple[Any, ...]], str]
@@ -142,29 +142,22 @@ define("SIN", 1, _approx, lambda a, ty, o: f"math.sin({a[0]})")
 define("COS", 1, _approx, lambda a, ty, o: f"math.cos({a[0]})")
 define("TAN", 1, _approx, lambda a, ty, o: f"math.tan({a[0]})")
 define("PI", 0, lambda ty, o: t.DoubleType(False), lambda a, ty, o: "math.pi")
-define("RAND", (0, 1), lambda ty, o: t.DoubleType(False), lambda a, ty, o: "random.random()")
+define("RAND", (0, 1), lambda ty, o: t.DoubleType(False),
+       lambda a, ty, o: "None")  # compiled as a special form (codegen.compiler.random)
 
 
 def _rand_integer_infer(types: Sequence[t.DataType], options: tuple[Any, ...]) -> t.DataType:
-    if len(types) == 2:
-        raise UnsupportedFeatureError("RAND_INTEGER with a seed",
-                                      "RAND_INTEGER(bound) draws without one")
-    if not tr.is_integral(types[0]):
-        raise ValidationError(
-            f"Cannot apply 'RAND_INTEGER' to arguments of type "
-            f"'RAND_INTEGER(<{tr.sql_name(types[0])}>)'. Supported form(s): "
-            "'RAND_INTEGER(<INTEGER>)'")
+    for operand in types:
+        if not tr.is_integral(operand):
+            raise ValidationError(
+                "Cannot apply 'RAND_INTEGER' to arguments of type "
+                f"'RAND_INTEGER(<{tr.sql_name(operand)}>)'. Supported form(s): "
+                "'RAND_INTEGER(<INTEGER>)', 'RAND_INTEGER(<INTEGER>, <INTEGER>)'")
     return t.IntType(_nullable(types))
 
 
-def _emit_rand_integer(a: Sequence[str], types: Sequence[t.DataType],
-                       o: tuple[Any, ...]) -> str:
-    # Java's Random.nextInt(bound): a bound <= 0 is an error (raised from inside an expression)
-    return (f"(random.randrange({a[0]}) if {a[0]} > 0 else (_ for _ in ()).throw("
-            "F.SqlRuntimeError('bound must be positive')))")
-
-
-define("RAND_INTEGER", (1, 2), _rand_integer_infer, _emit_rand_integer)
+define("RAND_INTEGER", (1, 2), _rand_integer_infer,
+       lambda a, ty, o: "None")  # compiled as a special form (codegen.compiler.random)
 define("FLOOR", 1, _same_as_first, lambda a, ty, o: f"F.sql_floor({a[0]})")
 define("CEIL", 1, _same_as_first, lambda a, ty, o: f"F.sql_ceil({a[0]})", aliases=("CEILING",))
 define("ROUND", (1, 2), _same_as_first, lambda a, ty, o: f"F.sql_round({', '.join(a)})")
