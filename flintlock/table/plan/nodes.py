@@ -60,6 +60,17 @@ class PlanNode:
 
 
 @dataclass(frozen=True, eq=False)
+class UnaryNode(PlanNode):
+    """A node over one input."""
+
+    input: PlanNode = field(default=None)  # type: ignore[assignment]
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)
+
+
+@dataclass(frozen=True, eq=False)
 class TableSpec:
     """What the catalog knows of a connector table: its path, schema and options."""
 
@@ -100,14 +111,9 @@ class StreamScan(PlanNode):
 
 
 @dataclass(frozen=True, eq=False)
-class Calc(PlanNode):
-    input: PlanNode = field(default=None)  # type: ignore[assignment]
+class Calc(UnaryNode):
     projections: tuple[Rex, ...] = ()
     condition: Rex | None = None
-
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,14 +132,9 @@ class AggregateCall:
 
 
 @dataclass(frozen=True, eq=False)
-class Aggregate(PlanNode):
-    input: PlanNode = field(default=None)  # type: ignore[assignment]
+class Aggregate(UnaryNode):
     group: tuple[int, ...] = ()
     calls: tuple[AggregateCall, ...] = ()
-
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
 
 
 class JoinKind(enum.Enum):
@@ -163,19 +164,14 @@ class Join(PlanNode):
 
 
 @dataclass(frozen=True, eq=False)
-class Correlate(PlanNode):
+class Correlate(UnaryNode):
     """Each input row joined with the rows a table function returns for it."""
 
-    input: PlanNode = field(default=None)  # type: ignore[assignment]
     function: Any = None
     operands: tuple[Rex, ...] = ()
     left_outer: bool = False
     condition: Rex | None = None
     function_name: str = ""
-
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,68 +195,43 @@ class SortKey:
 
 
 @dataclass(frozen=True, eq=False)
-class Rank(PlanNode):
+class Rank(UnaryNode):
     """Top-N: rows numbered by ``order`` within ``partition``; those numbered 1..``limit`` kept;
     with ``output_number`` the row number is the last field."""
 
-    input: PlanNode = field(default=None)  # type: ignore[assignment]
     partition: tuple[int, ...] = ()
     order: tuple[SortKey, ...] = ()
     limit: int = 1
     output_number: bool = False
 
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, eq=False)
-class Deduplicate(PlanNode):
-    input: PlanNode = field(default=None)  # type: ignore[assignment]
+class Deduplicate(UnaryNode):
     partition: tuple[int, ...] = ()
     keep_last: bool = False
 
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, eq=False)
-class Limit(PlanNode):
-    input: PlanNode = field(default=None)  # type: ignore[assignment]
+class Limit(UnaryNode):
     offset: int = 0
     fetch: int | None = None
 
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, eq=False)
-class Sort(PlanNode):
+class Sort(UnaryNode):
     """ORDER BY (with an optional OFFSET/FETCH); in streaming mode only with a LIMIT."""
 
-    input: PlanNode = field(default=None)  # type: ignore[assignment]
     order: tuple[SortKey, ...] = ()
     offset: int = 0
     fetch: int | None = None
 
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
-
 
 @dataclass(frozen=True, eq=False)
-class Sink(PlanNode):
+class Sink(UnaryNode):
     """Writes ``input`` into a catalog table (INSERT INTO)."""
 
-    input: PlanNode = field(default=None)  # type: ignore[assignment]
     table: TableSpec = field(default=None)  # type: ignore[assignment]
     overwrite: bool = False
-
-    @property
-    def inputs(self) -> tuple[PlanNode, ...]:
-        return (self.input,)
 
 
 def fields_of(names: list[str], types: list[t.DataType]) -> tuple[Field, ...]:
