@@ -57,7 +57,8 @@ PROGRAM = textwrap.dedent('''
         "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', "
         f"'fields.id.end' = '{rows}', 'rows-per-second' = '1000000000')")
     key = "bucket(id)" if variant == "udf" else "MOD(id, 100)"
-    query = f"SELECT k, COUNT(*) AS c, SUM(id) AS s FROM (SELECT {key} AS k, id FROM src) GROUP BY k"
+    query = ("SELECT k, COUNT(*) AS c, SUM(id) AS s "
+             f"FROM (SELECT {key} AS k, id FROM src) GROUP BY k")
     if check:
         final = {}
         for row in t_env.execute_sql(query).collect():

@@ -5,6 +5,7 @@ and DECIMAL, SUM of DECIMAL, FILTER, COUNT(DISTINCT)), parallelism 1. Run on rea
 tests/table/fixtures/changelog_aggregates.txt``."""
 
 from decimal import Decimal
+
 from pyflink.common import Row, Types
 from pyflink.common.types import RowKind
 from pyflink.datastream import StreamExecutionEnvironment

@@ -5,7 +5,7 @@ tests/table/fixtures/changelog_dedup_rowtime.txt``."""
 
 from pyflink.common import Row, Types
 from pyflink.datastream import StreamExecutionEnvironment
-from pyflink.table import StreamTableEnvironment, Schema
+from pyflink.table import Schema, StreamTableEnvironment
 
 env = StreamExecutionEnvironment.get_execution_environment()
 env.set_parallelism(1)

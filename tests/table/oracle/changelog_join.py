@@ -6,7 +6,8 @@ engine's choosing (and rows of one key in its hash map's order), so the test rep
 arrival order each recorded output shows."""
 
 import time
-from pyflink.common import Row, Types, Configuration
+
+from pyflink.common import Configuration, Row, Types
 from pyflink.common.types import RowKind
 from pyflink.datastream import StreamExecutionEnvironment
 from pyflink.table import StreamTableEnvironment

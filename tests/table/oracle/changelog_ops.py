@@ -1,12 +1,13 @@
 """Oracle: the changelogs Flink 2.3's group aggregation and Top-N emit for a given input
 changelog (parallelism 1, no mini-batch). Run on real PyFlink only:
-``/tmp/pyflink-venv/bin/python tests/table/oracle/changelog_ops.py > tests/table/fixtures/changelog_ops.txt``
+``/tmp/pyflink-venv/bin/python tests/table/oracle/changelog_ops.py``
+``> tests/table/fixtures/changelog_ops.txt``
 (the dedup cases are uninformative: every row gets the same PROCTIME() millisecond)."""
 
 from pyflink.common import Row, Types
 from pyflink.common.types import RowKind
 from pyflink.datastream import StreamExecutionEnvironment
-from pyflink.table import StreamTableEnvironment, Schema
+from pyflink.table import Schema, StreamTableEnvironment
 
 env = StreamExecutionEnvironment.get_execution_environment()
 env.set_parallelism(1)
