@@ -146,7 +146,7 @@ def _report(error: BaseException, verbose: int, exit_code: int) -> int:
         f"unexpected {type(error).__name__}: {error}")
     print(f"error: {message}", file=sys.stderr)
     hint = error.hint if isinstance(error, CliError) else "rerun with --verbose for the traceback"
-    if hint:
+    if hint and not (verbose and "--verbose" in hint):
         print(f"hint: {hint}", file=sys.stderr)
     return exit_code
 

@@ -101,7 +101,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return _run_detached(args, out)
     with _conf_dir(configuration) as conf_dir, _script_context(script, args.args, conf_dir):
         try:
-            runpy.run_path(str(script), run_name="__main__")
+            # an absolute path, as python job.py has given __main__ since 3.9: tracebacks name it
+            runpy.run_path(str(script.resolve()), run_name="__main__")
         except SystemExit as exit_:
             return _exit_code(exit_.code)
         except KeyboardInterrupt:

@@ -33,11 +33,12 @@ if __name__ == "__main__":
 '''
 
 
-def _run(tmp_path, *command):
+def _run(tmp_path, *command, relative=False):
     script = tmp_path / "boom_job.py"
     script.write_text(JOB, encoding="utf-8")
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", FLINTLOCK_HOME=str(tmp_path / "home"))
-    result = subprocess.run([sys.executable, *command, str(script)], capture_output=True,
+    given = script.name if relative else str(script)
+    result = subprocess.run([sys.executable, *command, given], capture_output=True,
                             text=True, cwd=tmp_path, env=env, timeout=600)
     assert result.returncode != 0
     return script, result.stderr
@@ -64,6 +65,7 @@ def test_python_job_py_prints_the_scripts_file_and_line(tmp_path):
 
 
 def test_flintlock_run_prints_the_scripts_file_and_line(tmp_path):
-    script, stderr = _run(tmp_path, "-m", "flintlock.cli.main", "run")
+    # given by a relative path, named by its absolute one, as python job.py names it
+    script, stderr = _run(tmp_path, "-m", "flintlock.cli.main", "run", relative=True)
     error = stderr[stderr.index("error: the job script"):]
     _assert_points_at_the_script(script, error)
