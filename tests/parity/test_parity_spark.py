@@ -1,4 +1,4 @@
-"""PyFlink parity on embedded Spark: seventeen of the parity programs, ported by changing their
+"""PyFlink parity on embedded Spark: nineteen of the parity programs, ported by changing their
 imports only, run with TaskManagers as Spark barrier-stage tasks and print what PyFlink printed.
 
 ``word_count`` reads its file with a ``FileSource`` and prints through the print sink, whose
@@ -17,8 +17,10 @@ Table API and SQL programs (issue 28) on Spark: ``table_word_count`` (a Python u
 updating GROUP BY into a ``print`` table, whose lines come from the TaskManagers),
 ``table_group_by_updates`` (``execute().print()`` of changelogs collected from them),
 ``table_statement_set`` (two sinks of one job), ``table_mixing_datastream`` (datagen, a
-Table → DataStream → Table round trip) and ``table_process_json_data_with_udf`` (a Python
-scalar UDF shipped to the TaskManagers).
+Table → DataStream → Table round trip), ``table_process_json_data_with_udf`` (a Python
+scalar UDF shipped to the TaskManagers), ``table_python_udf_sql`` (a UDF module given to
+``add_python_file`` and named in ``CREATE TEMPORARY FUNCTION``) and ``table_filesystem``
+(filesystem tables written by TaskManager processes and read back).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
                                   "continuous_trigger", "cached_stream",
                                   "table_word_count", "table_group_by_updates",
                                   "table_statement_set", "table_mixing_datastream",
-                                  "table_process_json_data_with_udf"])
+                                  "table_process_json_data_with_udf", "table_python_udf_sql",
+                                  "table_filesystem"])
 def test_program_on_spark_prints_what_pyflink_printed(name, capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     expected = Expected(name, ordered=PROGRAMS[name])
