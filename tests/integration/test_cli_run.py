@@ -136,7 +136,10 @@ def test_a_failing_job_reports_the_job_failure(workdir, tmp_path, capsys):
     assert main(["run", str(script)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith(f"error: the job script {script} failed: ")
-    assert "divide" in err[0] and err[1] == "hint: rerun with --verbose for the traceback"
+    assert "divide" in err[0] and err[-1] == "hint: rerun with --verbose for the traceback"
+    # the task, then the user's frame first (issue 30)
+    assert err[1].startswith("in task 'Source: Collection Source -> Map")
+    assert f'  File "{script}", line 5, in <lambda>' in err
 
 
 def test_sys_exit_in_the_script_is_the_exit_code(workdir, tmp_path):
