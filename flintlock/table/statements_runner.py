@@ -91,9 +91,14 @@ def table_spec(env: TableEnvironment, path: tuple[str, str, str],
     watermark = None
     if statement.watermark is not None:
         watermark = (statement.watermark.column, statement.watermark.expression)
+    from flintlock.table.sql.dialect import FLINK
+
+    comments = tuple((c.name, c.comment) for c in statement.columns if c.comment is not None)
+    computed_sql = tuple((c.name, c.expression.sql(dialect=FLINK, identify=True))
+                         for c in computed_specs if c.expression is not None)
     return n.TableSpec(path, tuple(physical), dict(statement.options), computed,
                        statement.primary_key, watermark, tuple(statement.partition_keys),
-                       tuple(order))
+                       tuple(order), comments, computed_sql)
 
 
 def _create_table(env: TableEnvironment, statement: st.CreateTableStatement) -> TableResult:
@@ -199,23 +204,41 @@ def _show(env: TableEnvironment, statement: st.ShowStatement) -> TableResult:
 
 def _describe(env: TableEnvironment, statement: st.DescribeStatement) -> TableResult:
     from flintlock.table.formatting import describe
-    from flintlock.table.resolved_schema import Column, ResolvedSchema, UniqueConstraint
 
-    entry = env._catalog.get(statement.name)
-    plan = env.relation(statement.name)
-    columns = [Column.physical(f.name, f.type) for f in plan.fields]
-    key = entry.table.primary_key if entry.table is not None else None
-    schema = ResolvedSchema.of(columns)
-    if key:
-        from dataclasses import replace
-
-        schema = replace(schema, primary_key=UniqueConstraint.primary_key(
-            "PK_" + "_".join(key), key))
+    schema = resolved_schema_of(env, statement.name)
     names, types = zip(*describe.describe_columns(schema), strict=True)
     result = TableResult.of_rows(list(names), list(types),
                                  [list(r) for r in describe.describe_rows(schema)])
     result._renderer = lambda: describe.render_describe(schema)
     return result
+
+
+def resolved_schema_of(env: TableEnvironment, name: tuple[str, ...]) -> Any:
+    """A catalog object's schema as Flink resolves it: for a DDL table its comments, computed
+    columns (with their SQL) and primary key; for a view its fields."""
+    from flintlock.table.resolved_schema import Column, ResolvedSchema, UniqueConstraint
+
+    entry = env._catalog.get(name)
+    plan = env.relation(name)
+    spec = entry.table
+    if spec is None:
+        return ResolvedSchema.physical(plan.names, plan.types)
+    comments = dict(spec.comments)
+    computed = dict(spec.computed)
+    sql = dict(spec.computed_sql)
+    columns = []
+    for field in plan.fields:
+        if field.name in computed:
+            column: Any = Column.computed(field.name, field.type, computed[field.name],
+                                          sql.get(field.name, field.name))
+        else:
+            column = Column.physical(field.name, field.type)
+        if field.name in comments:
+            column = column.with_comment(comments[field.name])
+        columns.append(column)
+    key = spec.primary_key
+    constraint = UniqueConstraint.primary_key("PK_" + "_".join(key), key) if key else None
+    return ResolvedSchema(tuple(columns), (), constraint)
 
 
 def _explain(env: TableEnvironment, statement: st.ExplainStatement) -> TableResult:

@@ -56,14 +56,26 @@ def data_type_of(type_info: Any) -> t.DataType:
     if isinstance(type_info, ti.RowTypeInfo):
         return t.RowType([t.RowField(name, data_type_of(kind)) for name, kind in zip(
             type_info.get_field_names(), type_info.get_field_types(), strict=True)])
-    if isinstance(type_info, ti.TupleTypeInfo):
-        return t.RowType([t.RowField(f"f{i}", data_type_of(kind))
+    if isinstance(type_info, ti.TupleTypeInfo):  # a tuple's primitive fields are NOT NULL
+        return t.RowType([t.RowField(f"f{i}", _tuple_field(kind))
                           for i, kind in enumerate(type_info.get_field_types())])
     if isinstance(type_info, ti.MapTypeInfo):
         return t.MapType(data_type_of(type_info.key_type), data_type_of(type_info.value_type))
     if isinstance(type_info, ti._SequenceTypeInfo):
         return t.ArrayType(data_type_of(type_info.element_type))
     return t.RawType() if hasattr(t, "RawType") else t.VarBinaryType()
+
+
+_PRIMITIVES = frozenset({ti.BasicType.BYTE, ti.BasicType.BOOLEAN, ti.BasicType.SHORT,
+                         ti.BasicType.INT, ti.BasicType.LONG, ti.BasicType.FLOAT,
+                         ti.BasicType.DOUBLE, ti.BasicType.CHAR})
+
+
+def _tuple_field(type_info: Any) -> t.DataType:
+    data_type = data_type_of(type_info)
+    if isinstance(type_info, ti.BasicTypeInfo) and type_info.basic_type in _PRIMITIVES:
+        return data_type.not_null()
+    return data_type
 
 
 class _Values:

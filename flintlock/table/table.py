@@ -61,6 +61,7 @@ class Table:
         self._t_env = t_env
         self._plan = plan
         self._name = name
+        self._catalog_path: tuple[str, ...] | None = None
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -459,6 +460,10 @@ class Table:
     def get_resolved_schema(self) -> Any:
         from flintlock.table.resolved_schema import ResolvedSchema
 
+        if self._catalog_path is not None:  # a table read from the catalog as it is
+            from flintlock.table.statements_runner import resolved_schema_of
+
+            return resolved_schema_of(self._t_env, self._catalog_path)
         return ResolvedSchema.physical(self._plan.names, self._plan.types)
 
     def print_schema(self) -> None:

@@ -121,7 +121,10 @@ class TableEnvironment:
         return Table(self, n.Values(fields, rows, "PythonInputFormatTableSource"))
 
     def from_path(self, path: str) -> Table:
-        return Table(self, self.relation(split_path(path)), split_path(path)[-1])
+        parts = split_path(path)
+        table = Table(self, self.relation(parts), parts[-1])
+        table._catalog_path = parts
+        return table
 
     def from_descriptor(self, descriptor: Any) -> Table:
         name = f"*anonymous_{descriptor.get_options().get('connector', 'table')}$" \

@@ -134,7 +134,13 @@ class TableResult:
         return ResolvedSchema.physical(self._names, self._types)
 
     def collect(self) -> CloseableIterator:
-        return CloseableIterator(self._take(), self._closer)
+        """The rows, with values as PyFlink's ``collect()`` hands them to Python: BYTES as
+        ``bytearray``, TIMESTAMP with milliseconds, a nested ROW positional."""
+        rows = self._take()
+        converters = [_collected_value(dt) for dt in self._types]
+        if any(c is not None for c in converters):
+            rows = (_converted(row, converters) for row in rows)
+        return CloseableIterator(rows, self._closer)
 
     def print(self) -> None:
         from flintlock.table.formatting import tableau
@@ -175,6 +181,25 @@ class TableResult:
             raise TableException("A TableResult can be printed or collected only once")
         self._consumed = True
         return self._rows if self._rows is not None else iter(())
+
+
+def _collected_value(data_type: t.DataType) -> Any:
+    """How ``collect()`` converts a value of ``data_type`` (None: as it is)."""
+    if isinstance(data_type, (t.BinaryType, t.VarBinaryType)):
+        return lambda v: v if v is None else bytearray(v)
+    if isinstance(data_type, t.TimestampType):
+        return lambda v: v if v is None else v.replace(microsecond=v.microsecond // 1000 * 1000)
+    if isinstance(data_type, t.RowType):
+        fields = [_collected_value(f.data_type) for f in data_type.fields]
+        return lambda v: v if v is None else row_of(
+            [c(x) if c is not None else x for c, x in zip(fields, list(v), strict=False)])
+    return None
+
+
+def _converted(row: Row, converters: list[Any]) -> Row:
+    values = [c(v) if c is not None else v for c, v in zip(converters, row._values,
+                                                             strict=True)]
+    return row_of(values, row._row_kind)
 
 
 def _cell(value: Any) -> str:

@@ -27,6 +27,7 @@ import decimal
 import itertools
 import math
 import random
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -330,8 +331,14 @@ _INTEGER_BITS: dict[type, int] = {t.TinyIntType: 8, t.SmallIntType: 16, t.IntTyp
 def cast_source(value: str, source: t.DataType, target: t.DataType) -> str:
     """Python source converting ``value`` (not NULL) of ``source`` type to ``target``."""
     if tr.type_key(tr.with_nullability(source, True)) == tr.type_key(
-            tr.with_nullability(target, True)):
+            tr.with_nullability(target, True)) or _same_values(source, target):
         return value
+    if isinstance(source, t.RowType) and isinstance(target, t.RowType) and _same_values(
+            t.RowType([t.RowField(n, f.data_type) for n, f in zip(
+                target.names, source.fields, strict=False)]), target) and len(
+            source.fields) == len(target.fields):
+        names = list(target.names)
+        return f"F.rename_row({value}, {names!r})"
     if tr.is_string(target):
         if tr.is_string(source):
             text = value
@@ -370,6 +377,19 @@ def cast_source(value: str, source: t.DataType, target: t.DataType) -> str:
         return f"{value}.encode('utf-8')"
     raise UnsupportedFeatureError(
         f"CAST from {tr.sql_name(source)} to {tr.sql_name(target)}")
+
+
+def _same_values(source: t.DataType, target: t.DataType) -> bool:
+    """Whether values of ``source`` are values of ``target`` as they are: collections whose
+    elements differ only in nullability or in the length of a variable string."""
+    if not isinstance(source, (t.ArrayType, t.MapType, t.MultisetType, t.RowType)):
+        return False
+
+    def plain(data_type: t.DataType) -> str:
+        text = t.sql_string(data_type).replace(" NOT NULL", "")
+        return re.sub(r"\b(?:VAR)?CHAR\(\d+\)", "STRING", text)
+
+    return plain(source) == plain(target) and "CHAR(" not in t.sql_string(target)
 
 
 def _cast_kind(data_type: t.DataType) -> str:

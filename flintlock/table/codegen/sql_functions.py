@@ -24,6 +24,9 @@ import re
 from typing import Any
 
 from flintlock.common.print_format import _java_double
+from flintlock.common.types import RowKind
+
+_INSERT = RowKind.INSERT
 
 
 class SqlRuntimeError(ArithmeticError):
@@ -531,6 +534,27 @@ def timestamp_add(unit: str, amount: int, value: Any) -> Any:
     raise SqlRuntimeError(f"unknown time unit {unit}")
 
 
+def timestamp_diff(unit: str, start: Any, end: Any) -> int:
+    """TIMESTAMPDIFF(unit, start, end): whole units from ``start`` to ``end`` (truncated toward
+    zero; months and years by calendar, as Flink counts them)."""
+    if unit in ("YEAR", "MONTH", "QUARTER"):
+        months = (end.year - start.year) * 12 + end.month - start.month
+        if months > 0 and (end.day, end.time() if hasattr(end, "time") else 0) < (
+                start.day, start.time() if hasattr(start, "time") else 0):
+            months -= 1
+        elif months < 0 and (end.day, end.time() if hasattr(end, "time") else 0) > (
+                start.day, start.time() if hasattr(start, "time") else 0):
+            months += 1
+        return int(months / {"YEAR": 12, "QUARTER": 3, "MONTH": 1}[unit])
+    seconds = {"WEEK": 604800, "DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
+    delta = end - start
+    if unit in seconds:
+        return int(delta.total_seconds() / seconds[unit])
+    if unit == "MILLISECOND":
+        return int(delta.total_seconds() * 1000)
+    raise SqlRuntimeError(f"unknown time unit {unit}")
+
+
 def _days_in_month(year: int, month: int) -> int:
     if month == 12:
         return 31
@@ -551,6 +575,20 @@ def floor_time(value: Any, unit: str) -> Any:
     if unit == "YEAR":
         return value.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
     raise SqlRuntimeError(f"unknown time unit {unit}")
+
+
+def ceil_time(value: Any, unit: str) -> Any:
+    """CEIL(ts TO unit): ``value`` when it is on a unit boundary, else the next boundary."""
+    floored = floor_time(value, unit)
+    return value if floored == value else timestamp_add(unit, 1, floored)
+
+
+def rename_row(value: Any, names: list[str]) -> Any:
+    """A ROW value under other field names (a cast between ROW types of the same fields)."""
+    from flintlock.common.types import row_of
+
+    return row_of(list(value), value.get_row_kind() if hasattr(value, "get_row_kind") else
+                  _INSERT, list(names))
 
 
 # -- conditional ------------------------------------------------------------------------------

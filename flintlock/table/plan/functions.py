@@ -372,6 +372,9 @@ for _unit in ("YEAR", "QUARTER", "MONTH", "WEEK", "DAYOFYEAR", "DAYOFMONTH", "DA
            (lambda f: lambda a, ty, o: f"F.extract({f!r}, {a[0]})")(_field))
 define("TIMESTAMPADD", 2, lambda ty, o: tr.with_nullability(ty[1], _nullable(ty)),
        lambda a, ty, o: f"F.timestamp_add({o[0]!r}, {a[0]}, {a[1]})")
+define("TIMESTAMPDIFF", 2, lambda ty, o: t.IntType(_nullable(ty)),
+       lambda a, ty, o: f"F.timestamp_diff({o[0]!r}, {a[0]}, {a[1]})")
+define("CEIL_TIME", 1, _same_as_first, lambda a, ty, o: f"F.ceil_time({a[0]}, {o[0]!r})")
 define("FLOOR_TIME", 1, _same_as_first, lambda a, ty, o: f"F.floor_time({a[0]}, {o[0]!r})")
 define("CURRENT_TIMESTAMP", 0, lambda ty, o: t.LocalZonedTimestampType(3, False),
        lambda a, ty, o: "datetime.datetime.now()", aliases=("NOW",))

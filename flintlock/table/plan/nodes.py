@@ -83,6 +83,10 @@ class TableSpec:
     watermark: tuple[str, Any] | None = None
     partition_keys: tuple[str, ...] = ()
     columns_order: tuple[str, ...] = ()
+    comments: tuple[tuple[str, str], ...] = ()
+    """(column, comment) of the columns the DDL commented."""
+    computed_sql: tuple[tuple[str, str], ...] = ()
+    """(column, the computed column's expression as Flink prints it: identifiers quoted)."""
 
     @property
     def name(self) -> str:

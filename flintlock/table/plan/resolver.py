@@ -360,8 +360,9 @@ class ExpressionResolver:
 
     def _r_If(self, node: exp.If) -> Rex:
         false = node.args.get("false")
-        return self.case([self.resolve(node.this)], [self.resolve(node.args["true"])],
-                         self.resolve(false) if false is not None else None)
+        if false is None:
+            return self.case([self.resolve(node.this)], [self.resolve(node.args["true"])], None)
+        return _if(self, [node.this, node.args["true"], false])
 
     def _r_Coalesce(self, node: exp.Coalesce) -> Rex:
         operands = [self.resolve(node.this)] + [self.resolve(e) for e in node.expressions]
@@ -420,6 +421,11 @@ class ExpressionResolver:
     def _extract(self, operands: list[exp.Expression]) -> Rex:
         unit = operands[0].name.upper()
         return self.call("EXTRACT", [self.resolve(operands[1])], (unit,))
+
+    def _timestampdiff(self, operands: list[exp.Expression]) -> Rex:
+        unit = operands[0].name.upper()
+        return self.call("TIMESTAMPDIFF", [self.resolve(operands[1]), self.resolve(operands[2])],
+                         (unit,))
 
     def _timestampadd(self, operands: list[exp.Expression]) -> Rex:
         unit = operands[0].name.upper()
@@ -486,16 +492,23 @@ class ExpressionResolver:
         unit = node.args.get("to")
         operand = self.resolve(node.this)
         if unit is not None:
-            if name == "CEIL":
-                raise UnsupportedFeatureError("CEIL(... TO unit)")
-            return self.call("FLOOR_TIME", [operand], (unit.name.upper(),))
+            function = "CEIL_TIME" if name == "CEIL" else "FLOOR_TIME"
+            return self.call(function, [operand], (unit.name.upper(),))
         return self.call(name, [operand])
 
     def _r_TypedLiteral(self, node: exp.Expression) -> Rex:
         target = data_type_of(node.args["to"])
         text = node.this.name
+        if isinstance(target, (t.TimestampType, t.LocalZonedTimestampType, t.TimeType)):
+            digits = len(text.strip().rpartition(".")[2]) if "." in text else 0
+            target = type(target)(digits)  # Flink types the literal by the digits it has
         value = typed_literal_value(text, target)
         return Literal(tr.with_nullability(target, False), value)
+
+    def _r_VarMap(self, node: exp.Expression) -> Rex:
+        keys = list(node.args["keys"].expressions)
+        values = list(node.args["values"].expressions)
+        return self._map([item for pair in zip(keys, values, strict=True) for item in pair])
 
     def _r_Array(self, node: exp.Array) -> Rex:
         return self._array(list(node.expressions))
@@ -527,7 +540,8 @@ class ExpressionResolver:
         value = node.this.name if isinstance(node.this, exp.Literal) else node.this.sql()
         unit = node.text("unit").upper() or "SECOND"
         milliseconds = interval_millis(value, unit)
-        return Literal(t.BigIntType(False), milliseconds)
+        interval = t.DataTypes.INTERVAL(t.DataTypes.SECOND(3)).not_null()
+        return Literal(interval, datetime.timedelta(milliseconds=milliseconds))
 
 
 def typed_literal_value(text: str, target: t.DataType) -> Any:
@@ -554,11 +568,17 @@ def interval_millis(value: str, unit: str) -> int:
 
 
 def _if(resolver: ExpressionResolver, operands: list[exp.Expression]) -> Rex:
+    """IF(c, a, b): a CASE whose result is nullable also when ``c`` is (Flink's IF)."""
     if len(operands) != 3:
         raise ValidationError("Invalid number of arguments to function 'IF'. Was expecting 3 "
                               f"arguments, got {len(operands)}")
-    return resolver.case([resolver.resolve(operands[0])], [resolver.resolve(operands[1])],
-                         resolver.resolve(operands[2]))
+    condition = resolver.resolve(operands[0])
+    result = resolver.case([condition], [resolver.resolve(operands[1])],
+                           resolver.resolve(operands[2]))
+    if tr.is_nullable(condition.type) and not tr.is_nullable(result.type):
+        assert isinstance(result, Call)
+        return Call(tr.with_nullability(result.type, True), result.function, result.operands)
+    return result
 
 
 _SPECIAL_FUNCTIONS: dict[str, Callable[[ExpressionResolver, list[exp.Expression]], Rex]] = {
@@ -566,6 +586,7 @@ _SPECIAL_FUNCTIONS: dict[str, Callable[[ExpressionResolver, list[exp.Expression]
     "JSON_VALUE": ExpressionResolver._json_value,
     "EXTRACT": ExpressionResolver._extract,
     "TIMESTAMPADD": ExpressionResolver._timestampadd,
+    "TIMESTAMPDIFF": ExpressionResolver._timestampdiff,
     "ROW": ExpressionResolver._row,
     "ARRAY": ExpressionResolver._array,
     "MAP": ExpressionResolver._map,
@@ -605,7 +626,13 @@ def cast_to(rex: Rex, target: t.DataType) -> Rex:
         return rex
     if isinstance(rex, Literal) and rex.value is None:
         return Literal(tr.with_nullability(target, True), None)
+    if _without_not_null(rex.type) == _without_not_null(target):
+        return rex  # only the nullability of nested types differs: the values are the same
     return Call(target, "CAST", (rex,))
+
+
+def _without_not_null(data_type: t.DataType) -> str:
+    return t.sql_string(data_type).replace(" NOT NULL", "")
 
 
 def data_type_of(node: exp.Expression) -> t.DataType:

@@ -123,15 +123,18 @@ class QueryBinder:
         position in the SELECT list."""
 
     def _names(self, items: Sequence[exp.Expression], aggregate: bool = False) -> list[str]:
-        """SQL names an unnamed item ``EXPR$<position>``; the Table API ``_c<position>`` in a
-        projection and ``EXPR$<n>`` (counting unnamed items) in a grouped select."""
+        """SQL names an unnamed item ``EXPR$<position>``. The Table API names an unnamed
+        expression ``_c<position>``, but in a grouped select an unnamed aggregate call
+        ``EXPR$<n>``, n counting the select's aggregate calls, as Flink does."""
         names = []
-        unnamed = 0
+        calls = 0
         for position, item in enumerate(items):
             name = default_name(item, position)
+            inner = item.this if isinstance(item, exp.Alias) else item
+            is_call = aggregate and is_aggregate_call(inner, self.catalog)
             if self.table_api and name.startswith("EXPR$") and alias_of(item) is None:
-                name = f"EXPR${unnamed}" if aggregate else f"_c{position}"
-                unnamed += 1
+                name = f"EXPR${calls}" if is_call else f"_c{position}"
+            calls += is_call
             names.append(name)
         return names
 

@@ -112,8 +112,13 @@ def _precision_scale(data_type: t.DataType) -> tuple[int, int]:
 
 
 def arithmetic_result(operator: str, left: t.DataType, right: t.DataType) -> t.DataType:
-    """The type of ``left <operator> right`` for ``+ - * / %``."""
+    """The type of ``left <operator> right`` for ``+ - * / %``; a date or time plus or minus
+    a day-time interval keeps the date or time's type."""
     nullable = is_nullable(left) or is_nullable(right)
+    if operator in "+-" and is_temporal(left) and isinstance(right, t.DayTimeIntervalType):
+        return with_nullability(left, nullable)
+    if operator == "+" and isinstance(left, t.DayTimeIntervalType) and is_temporal(right):
+        return with_nullability(right, nullable)
     if is_null_type(left) or is_null_type(right):
         other = right if is_null_type(left) else left
         return with_nullability(other, True) if not is_null_type(other) else t.NullType()
