@@ -9,7 +9,7 @@ import traceback
 
 import cloudpickle
 
-from flintlock.usercode import shipping  # noqa: F401  (installs the reducer)
+from flintlock.usercode import shipping  # importing it installs the reducer
 from flintlock.usercode.code_filenames import is_user_source
 
 
