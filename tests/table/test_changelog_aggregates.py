@@ -99,6 +99,26 @@ def _reference(function, values):
     return function.get_value(acc)
 
 
+def _distinct_values_in_order(events):
+    """Per key, the distinct values present at the end, in the order a DISTINCT call saw them
+    arrive: a value joins when its count goes from 0 to 1 (again at the end if it had left),
+    leaves when its count returns to 0 (what FIRST_VALUE/LAST_VALUE over DISTINCT see)."""
+    counts: dict = {}
+    order: dict = {}
+    for kind, key, value in events:
+        key_counts = counts.setdefault(key, Counter())
+        key_order = order.setdefault(key, {})
+        if kind in ("+I", "+U"):
+            key_counts[value] += 1
+            if key_counts[value] == 1:
+                key_order[value] = None
+        else:
+            key_counts[value] -= 1
+            if key_counts[value] == 0:
+                del key_order[value]
+    return {key: list(values) for key, values in order.items()}
+
+
 @st.composite
 def _changelog(draw):
     """(kind, key, value) events that never retract a row not present. Equal rows cannot be
@@ -133,12 +153,13 @@ def test_the_changelog_describes_the_aggregate_of_the_net_input(data, picks, dis
     h = Harness(function, [function.key_selector()])
     for kind, key, value in events:
         h.feed(r(kind, key, value))
+    distinct_order = _distinct_values_in_order(events)
     expected = {}
     for key in sorted({k for k, _ in present}):
         values = [v for k, v in present if k == key]
         results = []
         for call in calls:
-            used = [v for v in dict.fromkeys(values) if v is not None] if call.distinct else values
+            used = [v for v in distinct_order[key] if v is not None] if call.distinct else values
             results.append(_reference(call.function, used))
         expected[key] = (key, *results)
     assert apply_upserts(h.rows(), key=lambda values: values[0]) == expected
