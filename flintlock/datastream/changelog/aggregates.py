@@ -152,21 +152,8 @@ _SUM_ACCUMULATE = "{t}v = {x0}\nif {t}v is not None:\n    {a0} += {t}v\n    {a1}
 _SUM_RETRACT = "{t}v = {x0}\nif {t}v is not None:\n    {a0} -= {t}v\n    {a1} -= 1"
 
 
-class Sum(BuiltInAggregate):
-    """SUM(x): null while no non-null value is aggregated (also after retracting them all).
-    ``bits`` (32 for INT, 64 for BIGINT, 16/8 for SMALLINT/TINYINT) wraps the result as
-    Java's integer arithmetic overflows; None keeps Python's exact integers (and DECIMAL,
-    DOUBLE)."""
-
-    name = "SUM"
-
-    def __init__(self, bits: int | None = None) -> None:
-        if bits is not None and bits not in (8, 16, 32, 64):
-            raise InvalidOperatorArgumentError("SUM", f"bits must be 8, 16, 32 or 64, got {bits}")
-        self.bits = bits
-        value = "({a0} if {a1} else None)" if bits is None else (
-            f"({_in_range(bits)} if {{a1}} else None)")
-        self.inline = Inline(("0", "0"), _SUM_ACCUMULATE, _SUM_RETRACT, value)
+class _SumAndCount(BuiltInAggregate):
+    """The accumulator SUM and AVG share: [total of the non-null values, their number]."""
 
     def create_accumulator(self) -> list[Any]:
         return [0, 0]
@@ -184,6 +171,23 @@ class Sum(BuiltInAggregate):
     def _merge_one(self, acc: list[Any], other: list[Any]) -> None:
         acc[0] += other[0]
         acc[1] += other[1]
+
+
+class Sum(_SumAndCount):
+    """SUM(x): null while no non-null value is aggregated (also after retracting them all).
+    ``bits`` (32 for INT, 64 for BIGINT, 16/8 for SMALLINT/TINYINT) wraps the result as
+    Java's integer arithmetic overflows; None keeps Python's exact integers (and DECIMAL,
+    DOUBLE)."""
+
+    name = "SUM"
+
+    def __init__(self, bits: int | None = None) -> None:
+        if bits is not None and bits not in (8, 16, 32, 64):
+            raise InvalidOperatorArgumentError("SUM", f"bits must be 8, 16, 32 or 64, got {bits}")
+        self.bits = bits
+        value = "({a0} if {a1} else None)" if bits is None else (
+            f"({_in_range(bits)} if {{a1}} else None)")
+        self.inline = Inline(("0", "0"), _SUM_ACCUMULATE, _SUM_RETRACT, value)
 
     def wrap(self, total: int) -> int:
         return total if self.bits is None else wrap_integer(total, self.bits)
@@ -232,7 +236,7 @@ _AVG_KINDS = ("integral", "float", "decimal")
 _AVG_ALIASES = {"int": "integral", "double": "float"}
 
 
-class Avg(BuiltInAggregate):
+class Avg(_SumAndCount):
     """AVG(x): null over no non-null value. ``kind`` is the argument's type family:
     "integral" or "int" (TINYINT..BIGINT: the result keeps the type, the quotient truncated toward
     zero as Java's long division), "float" or "double" (FLOAT/DOUBLE) or "decimal" (half up to
@@ -250,23 +254,6 @@ class Avg(BuiltInAggregate):
         self._quantum = Decimal(1).scaleb(-scale)
         self.inline = Inline(("0", "0"), _SUM_ACCUMULATE, _SUM_RETRACT,
                              "({f}.quotient({a0}, {a1}) if {a1} else None)")
-
-    def create_accumulator(self) -> list[Any]:
-        return [0, 0]
-
-    def accumulate(self, acc: list[Any], value: Any) -> None:
-        if value is not None:
-            acc[0] += value
-            acc[1] += 1
-
-    def retract(self, acc: list[Any], value: Any) -> None:
-        if value is not None:
-            acc[0] -= value
-            acc[1] -= 1
-
-    def _merge_one(self, acc: list[Any], other: list[Any]) -> None:
-        acc[0] += other[0]
-        acc[1] += other[1]
 
     def quotient(self, total: Any, count: int) -> Any:
         if self.kind == "integral":
