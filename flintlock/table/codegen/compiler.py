@@ -214,19 +214,20 @@ class _Emitter:
             self._branch(name, pairs[1:], otherwise)
 
     def cast(self, rex: Call) -> str:
-        source = self.value(rex.operands[0])
+        operand = rex.operands[0]
+        source = self.value(operand)
         name = self.b.fresh()
-        expression = cast_source(source, rex.operands[0].type, rex.type)
+        if source == "None":
+            self.b.add(f"{name} = None")
+            return name
         if rex.function == "TRY_CAST":
-            body = cast_source("x", rex.operands[0].type, rex.type)
+            body = cast_source("x", operand.type, rex.type)
             converter = self.b.constant(CompiledFunction(
                 "_cast", f"def _cast(x):\n    return {body}\n", {}))
             expression = f"F.try_call({converter}, {source})"
-        if tr.is_nullable(rex.operands[0].type) and source != "None":
-            self.b.add(f"if {source} is None: {name} = None")
-            self.b.add(f"else: {name} = {expression}")
         else:
-            self.b.add(f"{name} = {'None' if source == 'None' else expression}")
+            expression = cast_source(source, operand.type, rex.type)
+        self.b.add(f"{name} = {self._unless_null(source, operand)}{expression}")
         return name
 
     def row(self, rex: Call) -> str:
