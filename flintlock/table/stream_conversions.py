@@ -88,8 +88,6 @@ class _Values:
     def __call__(self, record: Any) -> list[Any]:
         if self.kind == "fields":
             return list(record)
-        if self.kind == "dict":
-            return list(record.values())
         return [record]
 
 

@@ -395,22 +395,26 @@ class TableEnvironment:
     # -- Python dependencies (as the DataStream environment's) -------------------------------------
 
     def add_python_file(self, file_path: str) -> None:
-        self._job_environment_for_settings().add_python_file(file_path)
+        self._with_job_settings(lambda env: env.add_python_file(file_path))
 
     def set_python_requirements(self, requirements_file_path: str,
                                 requirements_cache_dir: str | None = None) -> None:
-        self._job_environment_for_settings().set_python_requirements(
-            requirements_file_path, requirements_cache_dir)
+        self._with_job_settings(lambda env: env.set_python_requirements(
+            requirements_file_path, requirements_cache_dir))
 
     def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> None:
-        self._job_environment_for_settings().add_python_archive(archive_path, target_dir)
+        self._with_job_settings(lambda env: env.add_python_archive(archive_path, target_dir))
 
-    def _job_environment_for_settings(self) -> StreamExecutionEnvironment:
-        if self._stream_env is None:
-            self._stream_env_for_python = getattr(self, "_stream_env_for_python", None) or (
-                StreamExecutionEnvironment(self._config.get_configuration()))
-            return self._stream_env_for_python
-        return self._stream_env
+    def _with_job_settings(self, change: Any) -> None:
+        """Records a Python dependency as a DataStream environment does, in the configuration
+        this table environment's jobs are made from (the user's environment for a
+        ``StreamTableEnvironment``)."""
+        if self._stream_env is not None:
+            change(self._stream_env)
+            return
+        env = StreamExecutionEnvironment(self._config.get_configuration())
+        change(env)
+        self._config.get_configuration().add_all(env.get_configuration())
 
     def _stream_table(self, stream: Any, fields_or_schema: Sequence[Any]) -> Table:
         raise ValidationError("a DataStream becomes a table in a StreamTableEnvironment")

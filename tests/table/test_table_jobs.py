@@ -343,3 +343,12 @@ def test_the_table_default_parallelism_sets_the_jobs_parallelism():
     assert t_env._job_environment().get_parallelism() == 1
     t_env.get_config().set("table.exec.resource.default-parallelism", "3")
     assert t_env._job_environment().get_parallelism() == 3
+
+
+def test_python_dependencies_reach_the_jobs_of_a_table_environment(tmp_path):
+    module = tmp_path / "helpers_for_sql.py"
+    module.write_text("X = 1\n")
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.add_python_file(str(module))
+    job_env = t_env._job_environment()
+    assert job_env.get_configuration().get_string("python.files") == str(module)

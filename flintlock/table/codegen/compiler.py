@@ -473,16 +473,6 @@ def compile_join_condition(condition: Rex, name: str = "_join_condition") -> Com
     return _finish(name, "left, right", block)
 
 
-def compile_key(indexes: Sequence[int], name: str = "_key") -> CompiledFunction:
-    """``row -> key``: one field's value, or a tuple of several (the grouping key)."""
-    if len(indexes) == 1:
-        source = f"def {name}(row):\n    return row._values[{indexes[0]}]\n"
-    else:
-        fields = ", ".join(f"v[{i}]" for i in indexes)
-        source = f"def {name}(row):\n    v = row._values\n    return ({fields},)\n"
-    return CompiledFunction(name, source, {})
-
-
 def _finish(name: str, parameter: str, block: _Block) -> CompiledFunction:
     source = f"def {name}({parameter}):\n" + "\n".join(block.lines) + "\n"
     return CompiledFunction(name, source, block.constants)

@@ -14,7 +14,7 @@ construct. Pure: binding has no effect on the catalog.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -504,9 +504,6 @@ class QueryBinder:
         raise UnsupportedFeatureError("scalar subqueries")
 
 
-_AGGREGATE_NAMES = frozenset({"COUNT", "SUM", "SUM0", "AVG", "MIN", "MAX", "FIRST_VALUE",
-                              "LAST_VALUE", "LISTAGG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP",
-                              "VAR_SAMP", "COLLECT", "BOOL_AND", "BOOL_OR"})
 
 
 def _sql_conjuncts(node: exp.Expression) -> list[exp.Expression]:
@@ -668,5 +665,3 @@ def _literal_as(literal: Rex, data_type: t.DataType) -> Any:
         return decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-data_type.scale))
     return value
 
-
-Binder = Callable[[exp.Expression], n.PlanNode]
