@@ -127,8 +127,10 @@ class TaskTimerService:
 class TimerStates:
     """Where an ``InternalTimerService`` keeps its timers in the keyed state backend: one
     internal map state per time domain. The map key of a timer is its timestamp, or
-    ``(timestamp, namespace)`` when ``namespaced``; the value is ``True``. These names and
-    entries are part of the checkpoint and savepoint format: keep them."""
+    ``(timestamp, namespace)`` when ``namespaced``; the value is ``True``, or ``(key,)``, the
+    key as it was registered, when the key's type is not one the backends give back
+    unchanged (``_timer_value``). These names and entries are part of the checkpoint and
+    savepoint format: keep them (a restore reads both values)."""
 
     processing: MapStateDescriptor
     event: MapStateDescriptor
@@ -144,6 +146,19 @@ WINDOW_TIMERS = TimerStates(
     MapStateDescriptor("_flintlock_window_event_timers", None, None),
     namespaced=True)
 """The window operator's timers (one per key, window and time)."""
+
+
+_KEYS_GIVEN_BACK = frozenset({str, int, bytes})
+"""Key types that every keyed backend's ``keys()`` returns as they were set. A RocksDB
+backend's entry keys are canonical bytes (docs/internals/state.md, "Canonical key bytes"):
+one encoding for all equal keys, decoded to the canonical member of their family, so a named
+tuple comes back a tuple, an ``IntEnum`` an ``int``, a ``Decimal`` a number. A timer of such a
+key keeps the key itself beside it, so ``on_timer`` after a restore sees the key the user
+registered the timer with."""
+
+
+def _timer_value(key: Any) -> Any:
+    return True if type(key) in _KEYS_GIVEN_BACK else (key,)
 
 
 class Triggerable(Protocol):
@@ -194,10 +209,11 @@ class _TimerQueue:
     def restore(self) -> None:
         """Rebuilds the index and the firing order from the restored state of every key."""
         backend = self._backend
-        for key in list(backend.keys(self._descriptor.name)):
-            backend.set_current_key(key)
-            for entry in self._timers().keys():
+        for stored_key in list(backend.keys(self._descriptor.name)):
+            backend.set_current_key(stored_key)
+            for entry, value in list(self._timers().items()):
                 timestamp, namespace = entry if self._namespaced else (entry, None)
+                key = value[0] if type(value) is tuple else stored_key
                 if (timestamp, key, namespace) not in self._registered:
                     self._registered.add((timestamp, key, namespace))
                     self._push(timestamp, key, namespace)
@@ -210,7 +226,8 @@ class _TimerQueue:
         if timer in self._registered:
             return False
         self._registered.add(timer)
-        self._timers().put((timestamp, namespace) if self._namespaced else timestamp, True)
+        self._timers().put((timestamp, namespace) if self._namespaced else timestamp,
+                           _timer_value(key))
         if held:
             self._sequence += 1
             self._held.append((timestamp, self._sequence, key, namespace))

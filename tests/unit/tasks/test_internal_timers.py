@@ -6,8 +6,12 @@ for it on the task thread, so the snapshot holds the timer's effects."""
 
 from __future__ import annotations
 
+import decimal
+import enum
 import threading
-from typing import Any
+from typing import Any, NamedTuple
+
+import pytest
 
 from flintlock.common.clock import SYSTEM_CLOCK
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec, WindowSpec
@@ -17,6 +21,7 @@ from flintlock.datastream.functions import KeyedProcessFunction, wrap_reduce
 from flintlock.runtime.network.event_time import TimestampedBatch
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_key_to_operator
+from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from flintlock.runtime.tasks.mailbox import Mailbox
 from flintlock.runtime.tasks.timer_service import (
     USER_TIMERS,
@@ -264,3 +269,48 @@ def test_a_held_timer_waits_at_most_the_bundle_time_and_future_timers_are_not_he
     timers.advance_watermark(0)
     clock.advance(0)
     assert fired.fired[2:] == [("processing", 1_000, "a", "w")]
+
+
+class _Point(NamedTuple):
+    x: int
+    y: int
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+
+
+class _Colour(enum.StrEnum):
+    RED = "red"
+
+
+@pytest.mark.parametrize("key", [_Point(1, 2), _Level.LOW, _Colour.RED, True,
+                                 decimal.Decimal("2.5"), 2.0, "plain", 7],
+                         ids=lambda key: type(key).__name__)
+def test_a_timer_restored_from_rocksdb_fires_with_the_key_it_was_registered_with(
+        tmp_path, key) -> None:
+    """The RocksDB backend decodes its canonical key bytes to the canonical member of a key's
+    family (a named tuple to a tuple); a restored timer still fires with the key as
+    registered, its type included (docs/known-issues.md, fixed)."""
+    before = RocksDBKeyedStateBackend(KeyGroupRange(0, MAX_PARALLELISM - 1), MAX_PARALLELISM,
+                                      local_dir=str(tmp_path / "before"))
+    after = RocksDBKeyedStateBackend(KeyGroupRange(0, MAX_PARALLELISM - 1), MAX_PARALLELISM,
+                                     local_dir=str(tmp_path / "after"))
+    try:
+        timers = InternalTimerService(before, ManualTimers(), USER_TIMERS, _Fired())
+        before.set_current_key(key)
+        timers.register_event_time_timer(None, 10)
+        timers.register_processing_time_timer(None, 10_000)
+        files = MemoryStateWriter()
+        handle = before.snapshot().write(files, "keyed")
+        after.restore([handle], lambda h: files.files[h.uri.split("//")[1]])
+        fired, clock = _Fired(), ManualTimers()
+        restored = InternalTimerService(after, clock, USER_TIMERS, fired)
+        restored.restore()
+        restored.advance_watermark(100)
+        clock.advance(10_000)
+        assert fired.fired == [("event", 10, key, None), ("processing", 10_000, key, None)]
+        assert [type(fired_key) for _, _, fired_key, _ in fired.fired] == [type(key)] * 2
+    finally:
+        before.dispose()
+        after.dispose()
