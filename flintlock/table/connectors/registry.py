@@ -41,6 +41,7 @@ MODULES = {
     "blackhole": "flintlock.table.connectors.blackhole",
     "filesystem": "flintlock.table.connectors.filesystem",
     "kafka": "flintlock.table.connectors.kafka",
+    "nexmark": "flintlock.table.connectors.nexmark",
 }
 
 
