@@ -1,5 +1,5 @@
 """The ``flintlock`` command: ``run`` a job script; ``list``, ``cancel``, ``savepoint`` and
-``stop`` running jobs (see docs/cli.md).
+``stop`` running jobs; ``history`` serves archived jobs' dashboards (see docs/cli.md).
 
 ``main(argv)`` parses the arguments, runs one command and returns the exit code; it is the
 console-script entry point (``flintlock = "flintlock.cli.main:main"``) and also runs as
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
 from flintlock import __version__
-from flintlock.cli import info, jobs, sql_shell
+from flintlock.cli import history, info, jobs, sql_shell
 from flintlock.cli import run as run_command
 from flintlock.cli.errors import EXIT_FAILURE, EXIT_USAGE, CliError
 
@@ -69,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
                                           "-f.")
     sql_shell.add_arguments(sql)
     sql.set_defaults(handler=sql_shell.run)
+    archived = commands.add_parser(
+        "history", parents=[verbose], help="serve the dashboard of archived jobs",
+        description="Serve the dashboard of the jobs archived in a directory "
+                    "(jobmanager.archive.fs.dir), read-only, on 127.0.0.1.")
+    history.add_arguments(archived)
+    archived.set_defaults(handler=history.serve)
     return parser
 
 

@@ -36,6 +36,12 @@ REST_PORT = ConfigOption(
     "rest.port", OptionType.INT, 8081, "Port of the REST/JSON endpoint; 0 picks one.", minimum=0,
     maximum=65535,
 )
+ARCHIVE_DIR = ConfigOption(
+    "jobmanager.archive.fs.dir", OptionType.STRING, None,
+    "Directory (a local path) where the JobManager archives a job's REST views as JSON when "
+    "it ends (finished, failed or cancelled), for `flintlock history --dir` to serve; unset: "
+    "no archive.",
+)
 REGISTRATION_TIMEOUT = ConfigOption(
     "taskmanager.registration.timeout", OptionType.DURATION, 120_000,
     "How long the JobManager waits for all TaskManagers of an attempt to register.", minimum=1,

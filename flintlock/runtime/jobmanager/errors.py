@@ -100,6 +100,15 @@ def find_remote_traceback(error: BaseException | None) -> str | None:
     return None
 
 
+def failure_traceback(error: BaseException) -> str:
+    """The traceback to show for ``error``: the TaskManager's where it travelled with it,
+    else this process's (the exception history keeps it, issue 30)."""
+    remote = find_remote_traceback(error)
+    if remote is not None:
+        return remote
+    return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+
+
 def _runtime_roots() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     roots = {os.path.abspath(paths[key]) + os.sep

@@ -25,6 +25,9 @@ class JobEventKind(enum.Enum):
     """A damaged completed checkpoint was skipped and an older one restored instead."""
     JOB_RECOVERED = "job-recovered"
     """A new JobManager (driver) took the job over from high-availability storage."""
+    REGION_RESTARTED = "region-restarted"
+    """A subtask of a BATCH job failed and only its pipelined region (with the started
+    regions reading it) restarted; the restart strategy allowed it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,8 @@ class JobEvent:
     name: str
     """The error's type name, or the event's short name."""
     message: str
+    stacktrace: str = ""
+    """The failure's traceback (the TaskManager's, for a task's failure); empty if none."""
 
 
 class JobHistory:

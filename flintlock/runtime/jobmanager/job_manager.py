@@ -4,9 +4,13 @@ It lives in the driver process. For every job attempt it expands the job graph, 
 slots, computes what each subtask restores (``restore_plan``), has its ``Launcher`` start the
 TaskManagers (a Spark barrier stage, or threads in tests), waits for them to register, deploys,
 and then drives the attempt (``Attempt``): task states, heartbeats, and the checkpoint
-coordinator's decisions (``CheckpointActions``). A failed attempt — a task failed, a
-TaskManager died or fell silent, the Spark job failed — is ended and the restart strategy
-decides whether a new attempt restores and runs, or the job fails.
+coordinator's decisions (``CheckpointActions``). A BATCH attempt is deployed region by region
+(``graph.region_scheduling``): a pipelined region once the BLOCKING results it reads are
+finished, into the slots finished regions gave back, so the job needs only the slots of its
+widest region; a failed subtask there restarts only its region (``region_failover``), if the
+restart strategy allows, re-reading the finished regions' results. A failed attempt — a
+task failed, a TaskManager died or fell silent, the Spark job failed — is ended and the restart
+strategy decides whether a new attempt restores and runs, or the job fails.
 
 Job status: CREATED → RUNNING → FINISHED; RUNNING → FAILING → RESTARTING → RUNNING; FAILING →
 FAILED; RUNNING → CANCELLING → CANCELED; RUNNING → SUSPENDED when HA leadership is lost.
@@ -37,15 +41,27 @@ from flintlock.common.options import cluster as cluster_options
 from flintlock.common.options import execution as execution_options
 from flintlock.graph.execution_graph import build_execution_graph
 from flintlock.graph.job_graph import JobGraph
-from flintlock.graph.scheduling import plan_allocation_for
+from flintlock.graph.region_scheduling import (
+    DeployRegion,
+    RegionScheduler,
+    allocation_of,
+    create_region_scheduler,
+)
+from flintlock.graph.scheduling import AllocationPlan, plan_allocation_for
 from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.completed import JobTerminalStatus
 from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator
+from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.execution_state import ExecutionState
+from flintlock.runtime.jobmanager import region_failover
 from flintlock.runtime.jobmanager.attempt import Attempt, register_task_manager
 from flintlock.runtime.jobmanager.checkpoint_actions import CheckpointActions
 from flintlock.runtime.jobmanager.collect import CollectDelivery
-from flintlock.runtime.jobmanager.deployment import deploy_tasks, start_source_coordinators
+from flintlock.runtime.jobmanager.deployment import (
+    deploy_regions,
+    deploy_tasks,
+    start_source_coordinators,
+)
 from flintlock.runtime.jobmanager.description import JobDescription, JobResult, describe_job
 from flintlock.runtime.jobmanager.errors import (
     AttemptFailedError,
@@ -53,10 +69,11 @@ from flintlock.runtime.jobmanager.errors import (
     JobCancelledError,
     JobFailedError,
     describe,
+    failure_traceback,
     note_failed_task,
 )
 from flintlock.runtime.jobmanager.event_loop import EventLoop
-from flintlock.runtime.jobmanager.execution_mode import configuration_for_mode
+from flintlock.runtime.jobmanager.execution_mode import configuration_for_mode, is_batch
 from flintlock.runtime.jobmanager.history import JobEvent, JobEventKind, JobHistory
 from flintlock.runtime.jobmanager.job_start import start_job
 from flintlock.runtime.jobmanager.launching import Launcher
@@ -65,7 +82,7 @@ from flintlock.runtime.jobmanager.restore_plan import RestorePlan, plan_restore
 from flintlock.runtime.jobmanager.status_board import JobStatusBoard
 from flintlock.runtime.jobmanager.submission import prepare_submission
 from flintlock.runtime.messages import TaskManagerPayload
-from flintlock.runtime.restart import create_restart_strategy
+from flintlock.runtime.restart import RestartDecision, create_restart_strategy
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
 from flintlock.runtime.state.errors import StateError
 from flintlock.runtime.tls.certificates import new_job_credentials
@@ -117,6 +134,9 @@ class JobManager:
             configuration, self._checkpointing, clock, self._rng)
         self._submission = prepare_submission(job_graph, configuration, launcher)
         self._failures = DistinctFailures()
+        self._decided: RestartDecision | None = None
+        """A region failover the restart strategy refused: the attempt fails with this
+        decision already taken (the failure is not counted twice)."""
         self._start_wall_ms = clock.wall_ms()
         self._restore = RestorePlan()
         self._history = JobHistory()
@@ -227,8 +247,9 @@ class JobManager:
             self._set_status(JobStatus.FAILING)
             self._history.record(JobEvent(self._clock.wall_ms(), self._attempt_number,
                                           JobEventKind.ATTEMPT_FAILED,
-                                          type(outcome).__name__, str(outcome)))
-            decision = self._restart.on_failure(outcome)
+                                          type(outcome).__name__, str(outcome),
+                                          failure_traceback(outcome)))
+            decision, self._decided = self._decided or self._restart.on_failure(outcome), None
             if not decision.restart:
                 log.error("job %s failed for good: %s (%s)", self.job_id, describe(outcome),
                           decision.reason)
@@ -307,9 +328,17 @@ class JobManager:
         if latest is not None:
             log.info("job %s restores checkpoint %d", self.job_id, latest.checkpoint_id)
         graph = build_execution_graph(self.job_graph, self._attempt_number)
-        plan = plan_allocation_for(graph, self.config, self._launcher.available_slots())
+        regions: RegionScheduler | None = None
+        if is_batch(self.job_graph):
+            regions = create_region_scheduler(graph, self.config.get(
+                cluster_options.NUM_TASK_SLOTS), self._launcher.available_slots())
+            plan: AllocationPlan = allocation_of(
+                {}, (), regions.graph.groups, self.config.get(cluster_options.NUM_TASK_SLOTS),
+                regions.num_task_managers)
+        else:
+            plan = plan_allocation_for(graph, self.config, self._launcher.available_slots())
         attempt = self._attempt = Attempt(self._attempt_number, graph, plan,
-                                          started_ms=self._clock.now_ms())
+                                          started_ms=self._clock.now_ms(), regions=regions)
         payloads = [
             TaskManagerPayload(self.job_id, attempt.number, tm.index, *self.address,
                                self._secret, self.config.raw_items())
@@ -363,7 +392,14 @@ class JobManager:
         return None
 
     def _deploy(self, attempt: Attempt) -> None:
-        deploy_tasks(attempt, self._restore, self._submission, self._setup.storage.checkpoint_dir)
+        if attempt.regions is None:
+            deploy_tasks(attempt, self._restore, self._submission,
+                         self._setup.storage.checkpoint_dir)
+        else:
+            with self._status.changing():
+                attempt.states.update({TaskId(v.job_vertex_id, v.subtask_index):
+                                       ExecutionState.CREATED for v in attempt.graph.vertices})
+            self._deploy_regions(attempt, attempt.regions.start(), first=True)
 
         def schedule(at_ms: float, callback: Callable[[], None]) -> None:
             """Timers that die with the attempt."""
@@ -372,6 +408,52 @@ class JobManager:
         for source in start_source_coordinators(attempt, self._restore, self._setup.enumerated,
                                                 schedule, self._clock.now_ms):
             self._checkpoints.apply(self._coordinator.on_task_state_changed(source.task, True))
+
+    def _deploy_regions(self, attempt: Attempt, deployments: list[DeployRegion],
+                        first: bool = False) -> None:
+        with self._status.changing():
+            deploy_regions(attempt, deployments, self._restore, self._submission,
+                           self._setup.storage.checkpoint_dir, first)
+
+    # -- region failover (BATCH) ---------------------------------------------------------
+
+    def _fail_over_region(self, attempt: Attempt, task: TaskId, failure: BaseException) -> bool:
+        """Restarts ``task``'s region (see ``region_failover``) if it can and the restart
+        strategy allows; False: the attempt fails as a whole."""
+        restart = region_failover.region_restart(attempt, task, failure, 0.0)
+        if restart is None:
+            return False
+        decision = self._restart.on_failure(failure)
+        if not decision.restart:
+            self._decided = decision
+            return False
+        restart.not_before_ms = self._clock.now_ms() + decision.delay_ms
+        attempt.region_restart = restart
+        self._history.record(JobEvent(
+            self._clock.wall_ms(), self._attempt_number, JobEventKind.REGION_RESTARTED,
+            type(failure).__name__, f"{failure} (task {task}; {len(restart.regions)} "
+            f"pipelined region(s) restart, the others keep their results)"))
+        log.warning("job %s: task %s failed (%s); restarting %d pipelined region(s) in %d ms "
+                    "(%s)", self.job_id, task, describe(failure), len(restart.regions),
+                    decision.delay_ms, decision.reason)
+        region_failover.cancel_running(attempt, restart)
+        self._loop.schedule(restart.not_before_ms, lambda: self._redeploy_regions(attempt))
+        self._redeploy_regions(attempt)
+        return True
+
+    def _redeploy_regions(self, attempt: Attempt) -> None:
+        """Deploys the restarting regions again once their subtasks ended and the delay
+        passed (called at the delay and at every end the restart waited for)."""
+        if attempt is not self._attempt or attempt.ended or attempt.regions is None:
+            return
+        restart = region_failover.due(attempt, self._clock.now_ms())
+        if restart is None:
+            return
+        with self._status.changing():
+            for vertex in attempt.regions.subtasks(restart.regions):
+                attempt.states[TaskId(vertex.job_vertex_id, vertex.subtask_index)] = (
+                    ExecutionState.CREATED)
+        self._deploy_regions(attempt, attempt.regions.restarted(restart.regions))
 
     def _end_attempt(self, attempt: Attempt) -> None:
         attempt.ended = True
@@ -464,6 +546,9 @@ class JobManager:
         log.debug("attempt %d: task %s is %s", attempt.number, message.task, message.state)
         with self._status.changing():
             attempt.states[message.task] = message.state
+        if message.state.is_terminal and region_failover.subtask_ended(attempt, message.task):
+            self._redeploy_regions(attempt)  # a restarting region's subtask ended
+            return
         coordinator = self._coordinator
         if message.state is ExecutionState.RUNNING:
             source = attempt.sources.get(message.task.vertex)
@@ -474,6 +559,9 @@ class JobManager:
         elif message.state is ExecutionState.FINISHED:
             self._checkpoints.apply(coordinator.on_task_finished(message.task))
             self._start_checkpointing_once_started(attempt)
+            if attempt.regions is not None:
+                self._deploy_regions(attempt, attempt.regions.subtask_finished(
+                    attempt.vertex_of(message.task)))
         elif message.state in (ExecutionState.FAILED, ExecutionState.CANCELED) and not (
                 self._cancel_requested or self._stop_requested):
             cause = message.error.to_exception() if message.error else None
@@ -481,6 +569,8 @@ class JobManager:
                 f"task {message.task} {message.state.value}")
             if cause is not None and not message.consequence:
                 note_failed_task(cause, self.job_graph, message.task)
+            if self._fail_over_region(attempt, message.task, failure):
+                return
             attempt.record_failure(failure, message.consequence, self._clock.now_ms())
 
     def _on_ack(self, message: msg.AcknowledgeCheckpoint) -> None:

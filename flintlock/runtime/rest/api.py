@@ -11,6 +11,13 @@ GET      /jobs/:jobid                                    status, attempt, vertic
                                                          subtask states and I/O metrics
 PATCH    /jobs/:jobid?mode=cancel                        cancel (202)
 GET      /jobs/:jobid/checkpoints                        counts, summary, latest, history
+GET      /jobs/:jobid/checkpoints/details/:checkpointid  one checkpoint, per vertex
+GET      /jobs/:jobid/checkpoints/details/:checkpointid/subtasks/:vertexid
+                                                         each subtask's ack, size, alignment
+GET      /jobs/:jobid/metrics-history                    per-vertex series from the start
+GET      /jobs/:jobid/taskmanagers                       the job's TaskManagers
+GET      /jobs/:jobid/taskmanagers/:tmid/log             a TaskManager's log tail (also
+GET      /jobs/:jobid/taskmanagers/:tmid/stdout          /taskmanagers/:tmid/...), its stdout
 GET      /jobs/:jobid/exceptions                         attempt failures, checkpoint fallbacks
 GET      /jobs/:jobid/plan                               vertices, parallelism, their inputs
 GET      /jobs/:jobid/config                             execution config, keys set (redacted)
@@ -19,6 +26,9 @@ POST     /jobs/:jobid/savepoints                         {"target-directory", "c
 GET      /jobs/:jobid/savepoints/:triggerid              IN_PROGRESS / COMPLETED with
                                                          location or cause
 POST     /jobs/:jobid/stop                               {"targetDirectory"} → request-id
+GET      /jobs/:jobid/vertices/:vertexid                 subtask table: state, records,
+                                                         busy/backpressured/idle, watermark,
+                                                         state size
 GET      /jobs/:jobid/vertices/:vertexid/metrics         ?get=0.numRecordsIn,... (values)
 GET      /jobs/:jobid/vertices/:vertexid/subtasks/metrics  ?get=...&agg=min,max,avg,sum
 GET      /jobs/:jobid/vertices/:vertexid/backpressure    ok / low / high per subtask
@@ -57,13 +67,16 @@ import traceback
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.job_status import JobStatus
 from flintlock.runtime.jobmanager import JobDescription, TaskDescription
 from flintlock.runtime.metrics.prometheus import JobFigures, Scrape
-from flintlock.runtime.rest import dashboard, metrics_views, views
+from flintlock.runtime.rest import dashboard, detail_views, metrics_views, views
+from flintlock.runtime.rest.archive import ArchivedView, archive_job
+from flintlock.runtime.rest.metric_history import HistorySampler
 from flintlock.runtime.rest.routes import Route, RouteTable
 from flintlock.runtime.rest.triggers import (
     DuplicateTriggerError,
@@ -92,6 +105,12 @@ class JobControl(Protocol):
 
     def stop_with_savepoint(self, target_dir: str | None = None,
                             drain: bool = False) -> Future[str]: ...
+
+
+class TaskManagerOutput(Protocol):
+    """Bounded tails of the TaskManagers' logs and stdout (the JobManager keeps them)."""
+
+    def tail(self, tm_index: int, stream: str) -> tuple[str, ...] | None: ...
 
 
 class HttpError(FlintlockError):
@@ -147,8 +166,10 @@ class RestApi:
                  job_name: str = "", start_time_ms: int = 0,
                  wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
                  describe_timeout_s: float = 2.0, plan: Json | None = None,
-                 config: Json | None = None) -> None:
+                 config: Json | None = None, output: TaskManagerOutput | None = None) -> None:
         self._job = job
+        self._output = output
+        self.history = HistorySampler(self.describe, wall_ms)
         self._plan = plan
         self._config = config
         self._fallback = JobDescription(job.job_id, job_name, "", -1, start_time_ms, (), None)
@@ -196,6 +217,11 @@ class RestApi:
 
     # -- reads ---------------------------------------------------------------------------
 
+    def describe(self) -> JobDescription:
+        """The job's description, or when the JobManager thread is busy, the last one with
+        the current status (the metric history samples it too)."""
+        return self._describe()
+
     def _describe(self) -> JobDescription:
         try:
             description = self._job.describe(self._describe_timeout_s)
@@ -215,7 +241,58 @@ class RestApi:
         return RestResponse(200, {"jobs": [views.job_overview(self._describe(), self._wall_ms())]})
 
     def _details(self, request: RestRequest, params: Params) -> RestResponse:
-        return RestResponse(200, views.job_details(self._describe(), self._wall_ms()))
+        return RestResponse(200, views.job_details(self._describe(), self._wall_ms(),
+                                                   self._plan))
+
+    def _vertex_details(self, request: RestRequest, params: Params) -> RestResponse:
+        body = detail_views.vertex_details(self._describe(), params["vertexid"],
+                                           self._wall_ms())
+        if body is None:
+            raise HttpError(404, f"vertex {params['vertexid']} not found in job "
+                                 f"{self._job.job_id}")
+        return RestResponse(200, body)
+
+    def _checkpoint(self, params: Params) -> tuple[JobDescription, Any]:
+        job = self._describe()
+        raw = params["checkpointid"]
+        found = detail_views.find_checkpoint(job.checkpoints, int(raw)) if raw.isdigit() \
+            else None
+        if found is None:
+            raise HttpError(404, f"checkpoint {raw} of job {self._job.job_id} is not in its "
+                                 "history")
+        return job, found
+
+    def _checkpoint_details(self, request: RestRequest, params: Params) -> RestResponse:
+        job, checkpoint = self._checkpoint(params)
+        return RestResponse(200, detail_views.checkpoint_details(job, checkpoint))
+
+    def _checkpoint_subtasks(self, request: RestRequest, params: Params) -> RestResponse:
+        job, checkpoint = self._checkpoint(params)
+        body = detail_views.checkpoint_subtasks(job, checkpoint, params["vertexid"])
+        if body is None:
+            raise HttpError(404, f"vertex {params['vertexid']} not found in job "
+                                 f"{self._job.job_id}")
+        return RestResponse(200, body)
+
+    def _metrics_history(self, request: RestRequest, params: Params) -> RestResponse:
+        return RestResponse(200, self.history.series())
+
+    def _tm_log(self, request: RestRequest, params: Params) -> RestResponse:
+        return self._tm_output(params["tmid"], "log")
+
+    def _tm_stdout(self, request: RestRequest, params: Params) -> RestResponse:
+        return self._tm_output(params["tmid"], "stdout")
+
+    def _tm_output(self, tm_id: str, stream: str) -> RestResponse:
+        index = tm_id.removeprefix("tm-")
+        lines = None
+        if self._output is not None and index.isdigit():
+            lines = self._output.tail(int(index), stream)
+        if lines is None:
+            raise HttpError(404, f"no {stream} of TaskManager {tm_id} is known here")
+        text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        return RestResponse(200, text.encode("utf-8", "replace"),
+                            content_type="text/plain; charset=utf-8")
 
     def _checkpoints(self, request: RestRequest, params: Params) -> RestResponse:
         return RestResponse(200, views.checkpoints(self._describe().checkpoints))
@@ -284,6 +361,29 @@ class RestApi:
                              metrics_views.job_figures(job, self._wall_ms()))
         return Scrape(tuple(t.metrics for t in job.tasks if t.metrics is not None), figures)
 
+    # -- the archive ---------------------------------------------------------------------
+
+    def archive(self, directory: Path) -> Path:
+        """Writes the job's views to ``directory`` for the history server (the job has
+        ended); ``archive.ArchiveError`` if it cannot."""
+        def get(path: str) -> ArchivedView | None:
+            response = self._route(RestRequest("GET", path, {}, None, lambda: b""))
+            if response.content_type is None:
+                return ArchivedView(path, response.body)
+            return ArchivedView(path, bytes(response.body).decode("utf-8", "replace"), True)
+
+        def get_or_none(path: str) -> ArchivedView | None:
+            try:
+                return get(path)
+            except HttpError:
+                return None
+
+        job = self._describe()
+        details = views.job_details(job, self._wall_ms(), self._plan)
+        managers = metrics_views.task_managers(job.tasks, job.task_managers)
+        return archive_job(directory, job.job_id, details,
+                           detail_views.checkpoint_ids(job.checkpoints), managers, get_or_none)
+
     # -- actions -------------------------------------------------------------------------
 
     def _cancel(self, request: RestRequest, params: Params) -> RestResponse:
@@ -347,6 +447,16 @@ ROUTES: RouteTable[Handler] = RouteTable([
     Route("GET", "/jobs/:jobid", RestApi._details),
     Route("PATCH", "/jobs/:jobid", RestApi._cancel),
     Route("GET", "/jobs/:jobid/checkpoints", RestApi._checkpoints),
+    Route("GET", "/jobs/:jobid/checkpoints/details/:checkpointid", RestApi._checkpoint_details),
+    Route("GET", "/jobs/:jobid/checkpoints/details/:checkpointid/subtasks/:vertexid",
+          RestApi._checkpoint_subtasks),
+    Route("GET", "/jobs/:jobid/metrics-history", RestApi._metrics_history),
+    Route("GET", "/jobs/:jobid/taskmanagers", RestApi._task_managers),
+    Route("GET", "/jobs/:jobid/taskmanagers/:tmid/log", RestApi._tm_log),
+    Route("GET", "/jobs/:jobid/taskmanagers/:tmid/stdout", RestApi._tm_stdout),
+    Route("GET", "/taskmanagers/:tmid/log", RestApi._tm_log),
+    Route("GET", "/taskmanagers/:tmid/stdout", RestApi._tm_stdout),
+    Route("GET", "/jobs/:jobid/vertices/:vertexid", RestApi._vertex_details),
     Route("GET", "/jobs/:jobid/exceptions", RestApi._exceptions),
     Route("GET", "/jobs/:jobid/plan", RestApi._plan_view),
     Route("GET", "/jobs/:jobid/config", RestApi._config_view),

@@ -21,6 +21,10 @@ connection a place under a cap (issue 14; see ``httpd`` for the design).
 With ``metrics.reporter.prom.factory.class`` set, the endpoint also binds the job's
 Prometheus reporter (``reporter``) and starts and closes it with itself.
 
+Every second a sampler thread (``metric_history``) records each vertex's figures, which
+``GET /jobs/:jobid/metrics-history`` serves. With ``jobmanager.archive.fs.dir`` set, closing
+first writes the job's views there (``archive``) for ``flintlock history``.
+
 Closing (the job has ended): the job file is removed first, so ``flintlock list`` stops
 showing the job; savepoints still in progress are failed; then the endpoint waits — at most
 ``linger_s``, and only if a client with the token started a savepoint whose outcome it has
@@ -29,8 +33,8 @@ the job, and the client polling for the savepoint's location must still get it);
 server stops: every connection is closed, whatever its client is doing, and the loop and its
 workers are joined. No client can hold the close, and so the job's result.
 
-Threads: the server's ``flintlock-rest-<job>`` loop thread and at most ``httpd.WORKERS``
-workers. ``close`` is called from the job's thread.
+Threads: the server's ``flintlock-rest-<job>`` loop thread, at most ``httpd.WORKERS``
+workers, and the ``flintlock-history-<job>`` sampler. ``close`` is called from the job's thread.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from flintlock.common.options import security as security_options
 from flintlock.runtime.jobmanager import JobManager
 from flintlock.runtime.rest import views
 from flintlock.runtime.rest.api import JobControl, RestApi
+from flintlock.runtime.rest.archive import ArchiveError, archive_dir
 from flintlock.runtime.rest.httpd import MAX_PENDING_REQUESTS, REQUEST_TIMEOUT_S, HttpServer
 from flintlock.runtime.rest.jobfiles import JobFile, JobFileError, write_job_file
 from flintlock.runtime.rest.reporter import PrometheusReporter
@@ -91,8 +96,12 @@ class RestEndpoint:
                  request_timeout_s: float = REQUEST_TIMEOUT_S,
                  max_pending_requests: int = MAX_PENDING_REQUESTS,
                  tls: RestTls | None = None,
-                 reporter: PrometheusReporter | None = None) -> None:
+                 reporter: PrometheusReporter | None = None,
+                 archive_directory: Path | None = None) -> None:
         self.token = token or secrets.token_urlsafe(32)
+        self.archive_directory = archive_directory
+        self.archive_path: Path | None = None
+        self._api: RestApi | None = None
         self._tls = tls
         self.job_id = ""
         self.job_file: JobFile | None = None
@@ -113,6 +122,7 @@ class RestEndpoint:
         """An endpoint bound where ``rest.bind-address`` and ``rest.port`` say, with the TLS
         of ``security.ssl.rest.*`` (``TlsConfigurationError`` if its files are unusable)."""
         host = configuration.get(cluster_options.REST_BIND_HOST)
+        kwargs.setdefault("archive_directory", archive_dir(configuration))
         tls = rest_server_tls(configuration)
         if tls is None:
             warn_if_exposed(host, "the REST endpoint", security_options.REST_ENABLED.key)
@@ -139,6 +149,8 @@ class RestEndpoint:
                       start_time_ms=start_time_ms, plan=plan, config=config)
         self._server.start(api, f"flintlock-rest-{self.job_id[:8]}")
         self._serving = True
+        self._api = api
+        api.history.start(f"flintlock-history-{self.job_id[:8]}")
         if self.reporter is not None:
             self.reporter.start(api.exposition, self.job_id)
         if self._requested_port not in (0, self.address[1]):
@@ -171,6 +183,18 @@ class RestEndpoint:
             log.warning("job %s: %s; `flintlock list` will not see this job", self.job_id, error)
             return None
 
+    def _write_archive(self, api: RestApi) -> None:
+        """The job's views into ``jobmanager.archive.fs.dir`` (the job has ended); a failure
+        is logged, never the job's."""
+        if self.archive_directory is None:
+            return
+        try:
+            self.archive_path = api.archive(self.archive_directory)
+        except ArchiveError as error:
+            log.warning("job %s: %s", self.job_id, error)
+            return
+        log.info("job %s: archived to %s", self.job_id, self.archive_path)
+
     def close(self) -> None:
         """Removes the job file, lets clients fetch savepoint outcomes (bounded), then stops
         the server (closing every connection) and joins its threads. Idempotent."""
@@ -178,6 +202,9 @@ class RestEndpoint:
             if self._closed:
                 return
             self._closed = True
+        if self._api is not None:
+            self._api.history.stop()
+            self._write_archive(self._api)
         if self.job_file_path is not None:
             try:  # the path written, even if $FLINTLOCK_HOME has changed since
                 self.job_file_path.unlink(missing_ok=True)

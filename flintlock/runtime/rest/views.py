@@ -14,6 +14,7 @@ Pure functions of immutable snapshots; safe on any thread.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -27,31 +28,44 @@ from flintlock.runtime.jobmanager import JobDescription, TaskDescription
 from flintlock.runtime.rest.metrics_views import vertex_io
 
 TASK_STATES = ("CREATED", "SCHEDULED", "DEPLOYING", "INITIALIZING", "RUNNING", "FINISHED",
-               "CANCELING", "CANCELED", "FAILED", "RECONCILING")
+               "CANCELING", "CANCELED", "FAILED", "RECONCILING", "RESTARTING")
 TERMINAL_JOB_STATES = frozenset({"FINISHED", "CANCELED", "FAILED"})
+TERMINAL_TASK_STATES = frozenset({"FINISHED", "CANCELED", "FAILED"})
+
+_UNFINISHED_AS = {
+    "FAILING": "CANCELING", "CANCELLING": "CANCELING", "CANCELED": "CANCELED",
+    "FAILED": "CANCELED", "FINISHED": "CANCELED", "SUSPENDED": "CANCELED",
+}
+"""What a subtask that has not reached a terminal state is shown as, by job status: its last
+report is stale once the attempt is being torn down (nothing reports CANCELED for a task
+whose TaskManager was stopped)."""
 
 Json = dict[str, Any]
 
 
 def job_overview(job: JobDescription, now_ms: int) -> Json:
-    """One entry of ``GET /jobs/overview``."""
+    """One entry of ``GET /jobs/overview`` (a job that has ended gets ``end-time`` now: the
+    endpoint closes, and the archive is written, as the job ends)."""
+    ended = job.status in TERMINAL_JOB_STATES
     return {
         "jid": job.job_id, "name": job.name, "state": job.status,
-        "start-time": job.start_time_ms, "end-time": -1,
+        "start-time": job.start_time_ms, "end-time": now_ms if ended else -1,
         "duration": max(0, now_ms - job.start_time_ms), "last-modification": now_ms,
-        "tasks": _state_counts(task.state for task in job.tasks),
+        "tasks": _state_counts(task.state for task in shown_tasks(job)),
     }
 
 
 def exceptions(job: JobDescription) -> Json:
     """``GET /jobs/:jobid/exceptions``: Flink's exception history, newest first; each entry
-    also says its ``kind`` (``attempt-failed``, ``checkpoint-fallback``, ``job-recovered``)
-    and ``attempt``."""
-    entries = [{"exceptionName": e.name, "stacktrace": e.message, "timestamp": e.timestamp_ms,
-                "kind": e.kind.value, "attempt": e.attempt} for e in reversed(job.events)]
+    also says its ``kind`` (``attempt-failed``, ``checkpoint-fallback``, ``job-recovered``),
+    ``attempt`` and ``message``; ``stacktrace`` is the failure's traceback where one was
+    recorded (the TaskManager's, for a task's failure), else ``name: message``."""
+    entries = [{"exceptionName": e.name, "stacktrace": e.stacktrace or f"{e.name}: {e.message}",
+                "message": e.message, "timestamp": e.timestamp_ms, "kind": e.kind.value,
+                "attempt": e.attempt} for e in reversed(job.events)]
     failures = [e for e in entries if e["kind"] == "attempt-failed"]
     root = failures[0] if failures else None
-    return {"root-exception": root["stacktrace"] if root else None,
+    return {"root-exception": root["message"] if root else None,
             "timestamp": root["timestamp"] if root else None,
             "exceptionHistory": {"entries": entries, "truncated": job.events_truncated}}
 
@@ -62,9 +76,32 @@ def job_id_and_status(job: JobDescription) -> Json:
             "start-time": job.start_time_ms}
 
 
-def job_details(job: JobDescription, now_ms: int) -> Json:
-    """``GET /jobs/:jobid``."""
-    vertices = [_vertex(tasks) for tasks in _by_vertex(job.tasks)]
+def subtask_state(task_state: str, job_status: str) -> str:
+    """The state a subtask is shown in: its own report while its job runs; while the job
+    restarts, RESTARTING (FAILED for the subtask that failed); while it is cancelled or once
+    it has ended, CANCELING / CANCELED for a subtask that had not reached an end of its own
+    (so no vertex reads RUNNING while its job is not)."""
+    if job_status == "RESTARTING":
+        return task_state if task_state == "FAILED" else "RESTARTING"
+    if task_state in TERMINAL_TASK_STATES:
+        return task_state
+    return _UNFINISHED_AS.get(job_status, task_state)
+
+
+def shown_tasks(job: JobDescription) -> tuple[TaskDescription, ...]:
+    """The job's subtasks with the states ``subtask_state`` shows."""
+    return tuple(dataclasses.replace(task, state=subtask_state(task.state, job.status))
+                 for task in job.tasks)
+
+
+def job_details(job: JobDescription, now_ms: int, plan: Json | None = None) -> Json:
+    """``GET /jobs/:jobid``; with the ``plan``, a vertex no subtask of the current attempt
+    has reported yet (the attempt is starting) is listed too, CREATED."""
+    vertices = [_vertex(tasks) for tasks in _by_vertex(shown_tasks(job))]
+    known = {vertex["id"] for vertex in vertices}
+    for node in (plan or {}).get("plan", {}).get("nodes", []):
+        if node["id"] not in known:
+            vertices.append(_waiting_vertex(node, job.status))
     return {
         "jid": job.job_id, "name": job.name, "state": job.status,
         "isStoppable": job.status not in TERMINAL_JOB_STATES,
@@ -73,6 +110,15 @@ def job_details(job: JobDescription, now_ms: int) -> Json:
         "recovered": job.recovered, "vertices": vertices,
         "status-counts": _state_counts(vertex["status"] for vertex in vertices),
     }
+
+
+def _waiting_vertex(node: Json, job_status: str) -> Json:
+    state = subtask_state("CREATED", job_status)
+    count = int(node["parallelism"])
+    return {"id": node["id"], "name": node["description"], "parallelism": count,
+            "status": state, "tasks": _state_counts([state] * count),
+            "subtasks": [{"subtask": index, "status": state} for index in range(count)],
+            "metrics": vertex_io([])}
 
 
 def _by_vertex(tasks: Iterable[TaskDescription]) -> list[list[TaskDescription]]:
