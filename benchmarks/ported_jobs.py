@@ -21,8 +21,12 @@ marginal rate (5N - N) / (t(5N) - t(N)) and of its ratios; start-up is the media
 ``execute()`` to the first record reaching the caller in the start-up runs.
 
     .venv/bin/python -m benchmarks.ported_jobs [--records N] [--only JOB ...] [--repeat R]
-        [--startup-records N] [--json FILE] [--plot FILE]
+        [--startup-records N] [--json FILE] [--plot FILE] [--configs NAME ...]
     .venv/bin/python -m benchmarks.ported_jobs --from-json FILE   # table and plot again
+
+``--configs`` keeps only the named configurations (the two bare loops always run: every result
+is checked against the module-level loop's, and both are the references of the ratios); the
+default is all of them, as ``make bench`` runs it.
 
 A failed run writes no figures; what it measured goes to a JSON file in the temporary
 directory, named in its last line.
@@ -62,6 +66,19 @@ CONFIGS = (  # in the order of the table
     Config("bytewax 2 processes", "bytewax", (), processes=2),
 )
 RUN_ORDER = tuple(CONFIGS[i] for i in (0, 4, 6, 1, 5, 7, 2, 8, 3))  # flintlock, bare, Bytewax...
+REFERENCES = ("bare", "bare in a function")
+
+
+def selected(names: list[str] | None) -> tuple[Config, ...]:
+    """The configurations of ``names`` (all when None) plus the two bare loops, in
+    ``CONFIGS``' order."""
+    if not names:
+        return CONFIGS
+    known = {config.name for config in CONFIGS}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise SystemExit(f"unknown configuration(s) {unknown}; known: {sorted(known)}")
+    return tuple(c for c in CONFIGS if c.name in names or c.name in REFERENCES)
 
 
 class Suite:
@@ -71,6 +88,8 @@ class Suite:
         self.args, self.root = args, root
         self.raw: list[dict[str, Any]] = []
         self.texts: dict[int, str] = {}
+        chosen = {config.name for config in selected(args.configs)}
+        self.order = tuple(config for config in RUN_ORDER if config.name in chosen)
 
     def text_for(self, job: str, n: int) -> str:
         if job != "word_count":
@@ -84,7 +103,7 @@ class Suite:
         """Every configuration once on ``n`` records, in ``RUN_ORDER``; then every result
         must equal the bare loop's."""
         runs = []
-        for config in RUN_ORDER:
+        for config in self.order:
             run = {"round": rnd, **measure(config, job, n, self.text_for(job, n), self.root)}
             first = "" if run["first_s"] is None else f", first record {run['first_s']:.2f} s"
             print(f"  [round {rnd + 1}] {job} n={n:,} {config.name}: {run['wall_s']:.2f} s"
@@ -129,7 +148,8 @@ def _meta(args: argparse.Namespace, records: dict[str, int]) -> dict[str, Any]:
             "commit": commit, "cpus": os.cpu_count(), "load_average": os.getloadavg(),
             "python": platform.python_version(), "pyspark": version("pyspark"),
             "bytewax": version("bytewax"), "records": records, "repeat": args.repeat,
-            "startup_records": args.startup_records}
+            "startup_records": args.startup_records,
+            "configs": [config.name for config in selected(args.configs)]}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -143,6 +163,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot", default=DEFAULT_PLOT)
     parser.add_argument("--from-json", metavar="FILE",
                         help="no runs: the table and plot again from a JSON this wrote")
+    parser.add_argument("--configs", nargs="+", metavar="NAME",
+                        help="only these configurations (and the bare loops); default: all")
     return parser
 
 
@@ -150,7 +172,8 @@ def figures(raw: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
     """Everything the JSON holds, computed from the raw runs and the run's description."""
     records, startup = meta["records"], meta["startup_records"]
     jobs = list(records)
-    configs = [(config.name, config.engine) for config in CONFIGS]
+    names = meta.get("configs") or [config.name for config in CONFIGS]
+    configs = [(config.name, config.engine) for config in CONFIGS if config.name in names]
     smoke = any(records[job] < DEFAULT_RECORDS[job] for job in jobs)
     title = (f"flintlock ported jobs vs bare loop and Bytewax, N = "
              f"{', '.join(f'{job} {n:,}' for job, n in records.items())}, {meta['repeat']} "

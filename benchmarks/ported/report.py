@@ -72,7 +72,7 @@ def summarize(raw: list[dict[str, Any]], configs: list[tuple[str, str]], jobs: l
                 _median(_ratio(rates[name, r], rates["bare in a function", r]) for r in rounds),
                 _median(_ratio(rates[name, r], best[r]) for r in rounds),
                 None if undeclared is None else
-                _median(_ratio(rates[name, r], rates[undeclared, r]) for r in rounds),
+                _median(_ratio(rates[name, r], rates.get((undeclared, r))) for r in rounds),
                 _median(run["first_s"] for run in raw if run["job"] == job
                         and run["config"] == name and run["records"] == startup_records)))
     return rows
