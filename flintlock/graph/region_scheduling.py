@@ -167,6 +167,7 @@ class RegionScheduler:
             raise InsufficientSlotsError(regions.widest, len(pool),
                                          "the widest pipelined region does not fit the pool")
         self.graph = regions
+        self.pool = tuple(sorted(pool))
         self.states = [RegionState.CREATED] * len(regions.regions)
         self._free = sorted(pool)
         self._held: dict[int, list[SlotLocation]] = {}
@@ -213,6 +214,11 @@ class RegionScheduler:
         return self._schedule()
 
     # -- reading -------------------------------------------------------------------------
+
+    @property
+    def num_task_managers(self) -> int:
+        """TaskManagers the pool's slots are on."""
+        return max((slot.task_manager for slot in self.pool), default=0) + 1
 
     @property
     def all_finished(self) -> bool:

@@ -167,6 +167,8 @@ class AssignSplits:
 @dataclass(frozen=True, slots=True)
 class CancelTasks:
     attempt: int
+    tasks: frozenset[TaskId] | None = None
+    """Only these subtasks (a restarting pipelined region); None: every subtask."""
 
 
 @dataclass(frozen=True, slots=True)

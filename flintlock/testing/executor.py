@@ -15,19 +15,22 @@ from flintlock.testing.launchers import ThreadLauncher
 
 
 class ThreadExecutor(PipelineExecutor):
-    def __init__(self) -> None:
+    """``slots``: the slots the launcher says the cluster has (None: as many as a job needs)."""
+
+    def __init__(self, slots: int | None = None) -> None:
         self.launchers: list[ThreadLauncher] = []
+        self.slots = slots
 
     def create_launcher(self, configuration: Configuration, slots_needed: int) -> ThreadLauncher:
-        launcher = ThreadLauncher()
+        launcher = ThreadLauncher(self.slots)
         self.launchers.append(launcher)
         return launcher
 
 
-def use_thread_executor(monkeypatch: Any) -> ThreadExecutor:
+def use_thread_executor(monkeypatch: Any, slots: int | None = None) -> ThreadExecutor:
     """Patches the DataStream API's executor lookup for the duration of a test."""
     import flintlock.datastream.stream_execution_environment as environment
 
-    executor = ThreadExecutor()
+    executor = ThreadExecutor(slots)
     monkeypatch.setattr(environment, "load_executor", lambda: executor)
     return executor

@@ -6,6 +6,11 @@ a heartbeat to its TaskManagers every ``heartbeat.interval`` and monitors each o
 registration; one silent for ``heartbeat.timeout`` while it still has unfinished subtasks
 fails the attempt with ``TaskManagerLostError`` (``watch_task_managers``, ``tick_heartbeats``).
 
+A BATCH attempt also has a ``RegionScheduler`` (``regions``): its subtasks start CREATED and
+are deployed region by region, ``plan`` growing with them; a failed region restarts alone
+(``RegionRestart``: the region's subtasks still running are cancelled, and once all ended and
+the restart strategy's delay passed, the regions are deployed again).
+
 Thread ownership: an ``Attempt`` belongs to the JobManager thread, which alone reads and writes
 it (RPC threads hand their messages over as events). ``states`` is written under the
 JobManager's status lock as well, because ``wait_until_running`` reads it from other threads.
@@ -19,12 +24,13 @@ from typing import Any
 
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
-from flintlock.common.ids import CheckpointId, JobVertexId
-from flintlock.graph.execution_graph import ExecutionGraph
+from flintlock.common.ids import CheckpointId, JobVertexId, SubtaskIndex
+from flintlock.graph.execution_graph import ExecutionGraph, ExecutionVertex
+from flintlock.graph.region_scheduling import RegionScheduler
 from flintlock.graph.scheduling import AllocationPlan
 from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.pending import TaskId
-from flintlock.runtime.enumerators import SourceCoordinator
+from flintlock.runtime.enumerators import SourceCoordinator, SplitAssignment
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.heartbeat import HeartbeatManager, HeartbeatTimedOut
 from flintlock.runtime.jobmanager.errors import TaskManagerLostError
@@ -39,6 +45,18 @@ because another one did) waits for the report of the task that failed first, whi
 the real cause."""
 END_WAIT_S = 30.0
 """How long ending an attempt waits for its TaskManagers, before and after cancelling them."""
+
+
+@dataclass
+class RegionRestart:
+    """Pipelined regions of a BATCH attempt being restarted after ``cause``."""
+
+    regions: frozenset[int]
+    waiting: set[TaskId]
+    """Their subtasks that have not ended yet (cancelled, their end not reported)."""
+    not_before_ms: float
+    """The restart strategy's delay: redeploy at this time at the earliest."""
+    cause: BaseException
 
 
 @dataclass
@@ -64,6 +82,22 @@ class Attempt:
     ended: bool = False
     failed_at_ms: float = 0.0
     checkpointing_started: bool = False
+    regions: RegionScheduler | None = None
+    """BATCH: deploys the attempt region by region (None: everything at once)."""
+    region_restart: RegionRestart | None = None
+    pending_splits: list[SplitAssignment] = field(default_factory=list)
+    """Split assignments for subtasks whose region is not deployed yet."""
+
+    def vertex_of(self, task: TaskId) -> ExecutionVertex:
+        parallelism = self.graph.job_graph.vertex(task.vertex).parallelism
+        return ExecutionVertex(task.vertex, task.subtask, parallelism)
+
+    def take_pending_splits(self, deployed: set[TaskId]) -> list[SplitAssignment]:
+        """The held assignments for subtasks in ``deployed``, removed from the list."""
+        taken = [a for a in self.pending_splits
+                 if TaskId(a.vertex, SubtaskIndex(a.subtask)) in deployed]
+        self.pending_splits = [a for a in self.pending_splits if a not in taken]
+        return taken
 
     # -- what the subtasks report --------------------------------------------------------
 
@@ -77,6 +111,8 @@ class Attempt:
             s is ExecutionState.FINISHED for s in self.states.values())
 
     def task_manager_finished(self, tm_index: int) -> bool:
+        if self.regions is not None and not self.regions.all_finished:
+            return False  # later regions may still be deployed to it, or read its results
         tm = self.plan.task_managers[tm_index]
         return all(
             self.states.get(TaskId(v.job_vertex_id, v.subtask_index)) is ExecutionState.FINISHED

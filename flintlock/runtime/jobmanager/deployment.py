@@ -1,6 +1,11 @@
 """Deploying an attempt once its TaskManagers registered: each TaskManager gets its subtasks
 with the state they restore, and the job's enumerated sources get their coordinators.
 
+A STREAMING attempt is deployed at once (``deploy_tasks``). A BATCH attempt is deployed region
+by region (``deploy_regions``): the attempt's ``RegionScheduler`` says which pipelined regions
+go into which slots now; each TaskManager gets a ``DeployTasks`` with its part of them and a
+plan naming where every subtask deployed so far runs (the producers its consumers read).
+
 Runs on the JobManager thread, like the ``Attempt`` it changes.
 """
 
@@ -11,6 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from flintlock.common.ids import JobVertexId, SubtaskIndex
+from flintlock.graph.execution_graph import ExecutionVertex
+from flintlock.graph.region_scheduling import DeployRegion, allocation_of
+from flintlock.graph.scheduling import AllocationPlan
 from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.enumerators import EnumeratorState, SourceCoordinator, SplitAssignment
@@ -43,6 +51,48 @@ def deploy_tasks(attempt: Attempt, restore: RestorePlan, submission: Submission,
     attempt.deployed = True
 
 
+def deploy_regions(attempt: Attempt, deployments: list[DeployRegion], restore: RestorePlan,
+                   submission: Submission, checkpoint_dir: str, first: bool = False) -> None:
+    """Sends each TaskManager its subtasks of the regions in ``deployments`` (``first``:
+    every TaskManager gets a deployment, empty if no region of the first round is its,
+    so none waits for one in vain); they count as DEPLOYING from now."""
+    regions = attempt.regions
+    assert regions is not None
+    new = [v for deployment in deployments for v in deployment.locations]
+    if not new and not first:
+        return
+    num_tms = attempt.plan.num_task_managers
+    spt = attempt.plan.slots_per_task_manager
+    attempt.plan = allocation_of(regions.locations, regions.locations, regions.graph.groups,
+                                 spt, num_tms)
+    now = allocation_of(regions.locations, new, regions.graph.groups, spt, num_tms)
+    for tm in now.task_managers:
+        if tm.subtasks or first:
+            _send_deployment(attempt, tm.index, tm.subtasks, now, restore, submission,
+                             checkpoint_dir)
+    with_states = {_task_id(v): ExecutionState.DEPLOYING for v in new}
+    attempt.states.update(with_states)
+    attempt.deployed = True
+    for assignment in attempt.take_pending_splits(set(with_states)):
+        _assignments_for(attempt)(assignment)
+
+
+def _task_id(vertex: ExecutionVertex) -> TaskId:
+    return TaskId(vertex.job_vertex_id, SubtaskIndex(vertex.subtask_index))
+
+
+def _send_deployment(attempt: Attempt, tm_index: int, subtasks: tuple[ExecutionVertex, ...],
+                     plan: AllocationPlan, restore: RestorePlan, submission: Submission,
+                     checkpoint_dir: str) -> None:
+    mine = {_task_id(v): restore.states.get(_task_id(v), {}) for v in subtasks}
+    log.debug("attempt %d: deploying %s to TaskManager %d", attempt.number, sorted(mine),
+              tm_index)
+    attempt.connections[tm_index].tell(msg.DeployTasks(
+        attempt.number, submission.graph_bytes, plan, dict(attempt.addresses), mine,
+        checkpoint_dir, frozenset(restore.finished & set(mine)),
+        submission.python_dependencies))
+
+
 def start_source_coordinators(
     attempt: Attempt, restore: RestorePlan,
     enumerated: list[tuple[JobVertexId, str, Any, int]], schedule: Schedule,
@@ -65,6 +115,9 @@ def start_source_coordinators(
 def _assignments_for(attempt: Attempt) -> Callable[[SplitAssignment], None]:
     def send(assignment: SplitAssignment) -> None:
         task = TaskId(assignment.vertex, SubtaskIndex(assignment.subtask))
+        if task not in attempt.states or attempt.states[task] is ExecutionState.CREATED:
+            attempt.pending_splits.append(assignment)  # its region is not deployed yet
+            return
         attempt.send(attempt.task_manager_of(task), msg.AssignSplits(
             attempt.number, task, assignment.operator_id, assignment.splits,
             assignment.no_more_splits))

@@ -103,7 +103,9 @@ class TaskManager:
         self._deployed = threading.Event()
         self._released = threading.Event()
         self._done = threading.Event()
-        self._deployment: msg.DeployTasks | None = None
+        self._deployments: list[msg.DeployTasks] = []  # guarded by _lock; not yet deployed
+        self._wake = threading.Event()  # a deployment arrived or the TaskManager is released
+        self._job_graph: JobGraph | None = None  # the main thread's, from the first deployment
         self._tasks: dict[TaskId, StreamTask] = {}  # guarded by _lock
         self._metrics: dict[TaskId, TaskMetrics] = {}  # set before its task is in _tasks
         self._threads: list[threading.Thread] = []
@@ -199,32 +201,43 @@ class TaskManager:
     # -- deployment ----------------------------------------------------------------------
 
     def _on_deploy(self, connection: RpcConnection, message: msg.DeployTasks) -> None:
+        """One deployment of the attempt: all its subtasks, or (BATCH, region by region) those
+        of the regions the JobManager schedules now; more may follow."""
         self._touch()
-        self._deployment = message
+        with self._lock:
+            self._deployments.append(message)
         self._deployed.set()
+        self._wake.set()
 
     def _deploy(self) -> None:
-        deployment = self._deployment
-        if deployment is None:
-            return
+        with self._lock:
+            deployments, self._deployments = self._deployments, []
+        for deployment in deployments:
+            if not self._released.is_set():
+                self._deploy_one(deployment)
+
+    def _deploy_one(self, deployment: msg.DeployTasks) -> None:
         if self._python_env is None:  # the job's packages first: unpickling may import them
             self._python_env = prepare_environment(
                 deployment.python_dependencies, self.config, self._owns_process,
                 self.payload.job_id, self._locate_file)
-        job_graph: JobGraph = cloudpickle.loads(deployment.job_graph)
-        lower_switch_interval_for(job_graph)
-        self._storage = CheckpointStorage(
-            deployment.checkpoint_dir or CheckpointStorage.from_config(
-                self.config, JobId(self.payload.job_id)).checkpoint_dir,
-            JobId(self.payload.job_id))
-        self._create_tasks(job_graph, deployment)
-        for task in list(self._tasks.values()):
+        job_graph = self._job_graph
+        if job_graph is None:
+            job_graph = self._job_graph = cloudpickle.loads(deployment.job_graph)
+            lower_switch_interval_for(job_graph)
+            self._storage = CheckpointStorage(
+                deployment.checkpoint_dir or CheckpointStorage.from_config(
+                    self.config, JobId(self.payload.job_id)).checkpoint_dir,
+                JobId(self.payload.job_id))
+        for task in self._create_tasks(job_graph, deployment):
             thread = threading.Thread(target=task.run, daemon=True,
                                       name=f"flintlock-task-{task.name}")
             self._threads.append(thread)
             thread.start()
 
-    def _create_tasks(self, job_graph: JobGraph, deployment: msg.DeployTasks) -> None:
+    def _create_tasks(self, job_graph: JobGraph, deployment: msg.DeployTasks
+                      ) -> list[StreamTask]:
+        created = []
         graph = build_execution_graph(job_graph, deployment.attempt)
         plan: AllocationPlan = deployment.plan
         transport = self._transport
@@ -237,6 +250,8 @@ class TaskManager:
         settings = checkpointing_settings(self.config)
         for subtask in plan.task_managers[self.payload.tm_index].subtasks:
             task_id = TaskId(subtask.job_vertex_id, SubtaskIndex(subtask.subtask_index))
+            for produced in graph.produced_partitions(subtask):  # a restarted region's
+                self._partitions.release(produced.id)  # finished BLOCKING results, if any
             io = build_task_io(subtask, graph, plan, deployment.addresses,
                                self.payload.tm_index, net)
             metrics = self._metrics[task_id] = TaskMetrics(
@@ -249,12 +264,18 @@ class TaskManager:
             task = StreamTask(spec, io, TaskReports(self, task_id), SnapshotWriting(self),
                               read_checkpoint_state, create_operator)
             with self._lock:
-                self._tasks[task_id] = task
+                self._tasks[task_id] = task  # a restarted region's task replaces its old one
+            created.append(task)
+        return created
 
     def _await_tasks(self) -> None:
         """Until the subtasks ended and the JobManager released this TaskManager (its
-        partitions may still be read after its own subtasks finished)."""
-        while not self._released.wait(0.2):
+        partitions may still be read after its own subtasks finished), deploying what
+        further deployments bring meanwhile."""
+        while not self._released.is_set():
+            self._wake.wait(0.2)
+            self._wake.clear()
+            self._deploy()
             if self.failure is not None and not any(t.is_alive() for t in self._threads):
                 return
 
@@ -298,6 +319,12 @@ class TaskManager:
 
     def _on_cancel(self, connection: RpcConnection, message: msg.CancelTasks) -> None:
         self._touch()
+        if message.tasks is not None:  # a region restarts: only its subtasks
+            for task_id in message.tasks:
+                task = self._task(task_id)
+                if task is not None:
+                    task.cancel()
+            return
         self._cancel_all()
         self._deployed.set()
 
@@ -306,6 +333,7 @@ class TaskManager:
         self._cancel_all()
         self._released.set()
         self._deployed.set()
+        self._wake.set()
 
     def _on_heartbeat(self, connection: RpcConnection, message: msg.Heartbeat) -> None:
         self._touch()
@@ -318,6 +346,7 @@ class TaskManager:
                 + (f": {cause}" if cause else ""))
             self._deployed.set()
             self._released.set()
+            self._wake.set()
 
     def _all_tasks(self) -> list[StreamTask]:
         with self._lock:
@@ -362,6 +391,7 @@ class TaskManager:
             self.failure = error
             self._deployed.set()
             self._released.set()
+            self._wake.set()
 
     def report_final_metrics(self, task_id: TaskId, task: StreamTask) -> None:
         """A finished subtask's last metrics (task thread; no time split: it has ended)."""

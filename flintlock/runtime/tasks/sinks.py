@@ -9,8 +9,13 @@ At ``snapshot_state(n)`` the records since the last checkpoint are staged under 
 staged batches are written to operator state; at ``notify_checkpoint_complete(n)`` every
 staged batch up to ``n`` is sent with the token (collect id, producing subtask, checkpoint id).
 A restored subtask re-sends the batches in its restored state — they belong to a completed
-checkpoint — and the JobManager drops a token it has already delivered. Without checkpointing
-batches are sent as they come (a restart may then repeat records, as in Flink).
+checkpoint — and the JobManager drops a token it has already delivered. In BATCH execution
+(no checkpoints) a subtask sends its whole output once, at the end of its input, with the
+token (subtask, ``WHOLE_RUN``): a subtask that runs again after a failure (its pipelined
+region restarted, or the whole job) produces the same output, which the JobManager drops, and
+one that failed before the end sent nothing (issue 29). The output of one subtask must then
+fit one RPC frame (64 MiB). Otherwise, without checkpointing, batches are sent as they come (a
+restart may then repeat records, as in Flink).
 
 **Connector sinks** (``sink_to``) implement this contract with the runtime:
 ``sink.create_writer(subtask_index, parallelism) -> SinkWriter`` and on the writer ``restore(state:
@@ -38,6 +43,8 @@ from flintlock.runtime.tasks.operator import CollectSend, OperatorContext, Outpu
 
 COLLECT_STATE = ListStateDescriptor("_flintlock_collect_staged", None)
 SINK_STATE = ListStateDescriptor("_flintlock_sink_writer", None)
+WHOLE_RUN = -1
+"""The checkpoint-id part of the token of a BATCH subtask's whole output."""
 
 """``send(collect_id, token, records)``; token = (producing subtask, checkpoint id) or None."""
 
@@ -69,6 +76,7 @@ class CollectSinkOperator(StreamOperator):
         super().setup(context, output)
         self._send: CollectSend = context.environment.collect_send
         self._exactly_once = context.environment.checkpointing
+        self._whole_run = context.environment.batch and not self._exactly_once
 
     def initialize_state(self, restored: Any) -> None:
         self._state = self.context.operator_backend.get_list_state(COLLECT_STATE)
@@ -77,7 +85,7 @@ class CollectSinkOperator(StreamOperator):
         self._state.update([])
 
     def process_batch(self, records: list[Any]) -> None:
-        if self._exactly_once:
+        if self._exactly_once or self._whole_run:
             self._pending.extend(records)
         else:
             self._send(self._collect_id, None, list(records))
@@ -96,8 +104,8 @@ class CollectSinkOperator(StreamOperator):
             self._send(self._collect_id, (origin, cid), self._staged.pop(cid))
 
     def end_input(self, input_index: int = 0) -> None:
-        if not self._exactly_once and self._pending:
-            self._send(self._collect_id, None, self._pending)
+        if self._whole_run:
+            self._send(self._collect_id, (self.context.subtask_index, WHOLE_RUN), self._pending)
             self._pending = []
 
 

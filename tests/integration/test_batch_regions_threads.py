@@ -1,0 +1,77 @@
+"""BATCH jobs scheduled region by region, and region failover (issue 29), on TaskManager
+threads whose launcher offers fewer slots than deploying everything at once would take.
+
+Before, the JobManager deployed every subtask at once: a BATCH job of parallelism 4 on two
+slots was refused with ``InsufficientSlotsError``, and any failure restarted the whole job,
+sources included.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from flintlock.datastream import RuntimeExecutionMode
+from flintlock.graph.errors import InsufficientSlotsError
+from flintlock.testing.environments import local_environment
+from flintlock.testing.executor import use_thread_executor
+from flintlock.testing.faults import RaiseOnce
+from flintlock.testing.recording import Recording
+
+READS = Recording("batch_regions.reads")
+WORDS = ["a", "b", "a", "c", "b", "a", "d"] * 40
+EXPECTED = sorted([("a", 120), ("b", 80), ("c", 40), ("d", 40)])
+
+
+def _read(word: str) -> tuple[str, int]:
+    READS.append(word)
+    return word, 1
+
+
+def _count(env, after=None):
+    counted = (env.from_collection(WORDS)
+               .map(_read)
+               .key_by(lambda pair: pair[0])
+               .reduce(lambda x, y: (x[0], x[1] + y[1])))
+    if after is not None:
+        counted = counted.map(after)
+    return sorted(counted.execute_and_collect())
+
+
+@pytest.fixture
+def two_slots(monkeypatch):
+    Recording.clear_all()
+    return use_thread_executor(monkeypatch, slots=2)
+
+
+def test_a_batch_job_wider_than_the_slots_finishes(two_slots, tmp_path) -> None:
+    env = local_environment(tmp_path, 4)
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    assert _count(env) == EXPECTED
+    assert len(READS) == len(WORDS)
+    launcher = two_slots.launchers[-1]
+    assert len(launcher.attempts[0].task_managers) == 2  # the pool: two slots, one TM each
+
+
+def test_a_streaming_job_wider_than_the_slots_is_refused(two_slots, tmp_path) -> None:
+    env = local_environment(tmp_path, 4)
+    with pytest.raises(InsufficientSlotsError, match="needs 4 slots but only 2"):
+        _count(env)
+
+
+def test_a_failed_region_restarts_alone_and_rereads_finished_results(two_slots,
+                                                                     tmp_path) -> None:
+    env = local_environment(tmp_path, 2, restart_attempts=1, restart_delay="0 ms")
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    fail = RaiseOnce(tmp_path / "failed", ("c", 40))  # a reducer's final record, downstream
+    assert _count(env, fail) == EXPECTED  # exact: the failed attempt's output is not repeated
+    assert (tmp_path / "failed").exists()
+    assert len(READS) == len(WORDS)  # the source region ran once: its results were re-read
+    assert len(two_slots.launchers[-1].attempts) == 1  # no new attempt: the region restarted
+
+
+def test_a_region_failure_beyond_the_restart_strategy_fails_the_job(two_slots,
+                                                                    tmp_path) -> None:
+    env = local_environment(tmp_path, 2)  # restart-strategy none
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    with pytest.raises(Exception, match="injected failure"):
+        _count(env, RaiseOnce(tmp_path / "failed", ("c", 40)))
