@@ -45,7 +45,6 @@ MISSING: dict[str, str] = {
     "flintlock.datastream.connectors.cassandra": "the Cassandra sink",
     "flintlock.datastream.connectors.dynamic_kafka": "the dynamic Kafka source",
     "flintlock.datastream.connectors.elasticsearch": "the Elasticsearch sinks",
-    "flintlock.datastream.connectors.jdbc": "the JDBC sink",
     "flintlock.datastream.connectors.kinesis": "the Kinesis connectors",
     "flintlock.datastream.connectors.pulsar": "the Pulsar connectors",
     "flintlock.datastream.connectors.rabbitmq": "the RabbitMQ connectors",

@@ -310,7 +310,14 @@ class DataStream(OperatorSettings):
         finally:
             iterator.close()
 
-    add_sink = unsupported("the legacy SinkFunction API (use sink_to or print)")
+    def add_sink(self, sink_func: Any) -> DataStreamSink:
+        """PyFlink's ``add_sink`` for the connector sinks PyFlink passes to it (``JdbcSink``);
+        a user's own SinkFunction is the unsupported legacy API."""
+        if isinstance(sink_func, Sink):
+            return self._add_sink(type(sink_func).__name__, sink_func)
+        raise NotImplementedError(
+            "DataStream.add_sink(): the legacy SinkFunction API (use sink_to or print) is not "
+            "supported yet (issue #5)")
 
     # -- not supported yet -------------------------------------------------------------------
 
