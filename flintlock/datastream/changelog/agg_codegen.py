@@ -19,17 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flintlock.common.types import Row
 from flintlock.datastream.changelog.aggregates import Count1, Inline
 from flintlock.datastream.changelog.rows import (
     DELETE,
     INSERT,
-    ROW_NEW,
-    SET_FIELDS,
-    SET_KIND,
-    SET_VALUES,
     UPDATE_AFTER,
     UPDATE_BEFORE,
+    new_row,
 )
 
 _GENERIC = Inline(("{f}.create_accumulator()",), "{f}.accumulate({a0}, {args})",
@@ -113,9 +109,8 @@ def _distinct(exprs: Sequence[str], seen: str, t: str, accumulate: str,
 
 
 def _emit(name: str, values: str, kind: str) -> str:
-    """Statements building the output row ``name`` (``rows.new_row`` inlined)."""
-    return (f"{name} = ROW_NEW(Row)\nSET_VALUES({name}, {values})\nSET_FIELDS({name}, None)\n"
-            f"SET_KIND({name}, {kind})\n")
+    """The statement building the output row ``name`` (``rows.new_row``: C where built)."""
+    return f"{name} = NEW_ROW({values}, {kind})\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +198,7 @@ def _compile(spec: StepSpec, source_of: Callable[[StepSpec, list[_CallCode]], st
         base += len(code.slots)
     source = source_of(spec, codes)
     namespace: dict[str, Any] = {
-        "S": state, "Row": Row, "ROW_NEW": ROW_NEW, "SET_VALUES": SET_VALUES,
-        "SET_FIELDS": SET_FIELDS, "SET_KIND": SET_KIND, "INSERT": INSERT,
+        "S": state, "NEW_ROW": new_row, "INSERT": INSERT,
         "UPDATE_BEFORE": UPDATE_BEFORE, "UPDATE_AFTER": UPDATE_AFTER, "DELETE": DELETE,
     }
     for index, call in enumerate(spec.calls):

@@ -8,40 +8,40 @@ may hand the same object to another consumer): they read its values and build ne
 ``new_row(values, kind)`` builds a positional ``Row`` without ``Row.__init__``'s argument
 checks; ``values`` becomes the row's own list (the caller hands over a fresh list).
 
-Key selectors (used with ``key_by``): ``key_selector(indices)`` is ``operator.itemgetter``
-over the fields, so the key of one field is the bare value and of several a tuple; with no
-fields (a global aggregation) every row has the key ``()``. Pure functions, no state.
+Key selectors (used with ``key_by``): ``key_selector(indices)`` reads the fields out of the
+row's value list (a ``FieldKeySelector``), so the key of one field is the bare value and of
+several a tuple; with no fields (a global aggregation) every row has the key ``()``. Pure
+functions, no state.
+
+Bulk row building (issue 28's hot path): ``rows_of(value_lists, kind)``,
+``rows_with_kinds(kinds, value_lists)`` and ``rows_from_codes(codes, kinds, value_lists)``
+build a batch's rows at once; ``new_row`` one (``flintlock.common.row_batches``: C where the
+optional accelerator was built, else Python twins with the same behaviour).
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from flintlock.common.row_batches import (
+    field_reader,
+    new_row,
+    rows_from_codes,
+    rows_of,
+    rows_with_kinds,
+)
 from flintlock.common.types import Row, RowKind
+from flintlock.datastream.functions import KeySelector
 
 INSERT = RowKind.INSERT
 UPDATE_BEFORE = RowKind.UPDATE_BEFORE
 UPDATE_AFTER = RowKind.UPDATE_AFTER
 DELETE = RowKind.DELETE
 
-# Row's slot descriptors: setting a slot through them costs less than half of
-# ``object.__setattr__`` (measured), and a changelog operator builds one row per output.
-_SLOTS: dict[str, Any] = dict(vars(Row))
-ROW_NEW = Row.__new__
-SET_VALUES: Callable[[Row, list[Any]], None] = _SLOTS["_values"].__set__
-SET_FIELDS: Callable[[Row, Any], None] = _SLOTS["_fields"].__set__
-SET_KIND: Callable[[Row, RowKind], None] = _SLOTS["_row_kind"].__set__
-
-
-def new_row(values: list[Any], kind: RowKind) -> Row:
-    """A positional row of ``values`` (used as is, not copied) with ``kind``."""
-    row = ROW_NEW(Row)
-    SET_VALUES(row, values)
-    SET_FIELDS(row, None)
-    SET_KIND(row, kind)
-    return row
+__all__ = ["DELETE", "INSERT", "UPDATE_AFTER", "UPDATE_BEFORE", "FieldKeySelector",
+           "is_accumulate", "key_selector", "kind_of", "new_row", "rows_from_codes", "rows_of",
+           "rows_with_kinds", "values_of"]
 
 
 def values_of(row: Row) -> list[Any]:
@@ -63,9 +63,31 @@ def _global_key(row: Any) -> tuple[()]:
     return ()
 
 
+class FieldKeySelector(KeySelector):
+    """The key of a row by field positions (what ``key_selector`` returns for fields): its
+    ``get_key`` is the field reader itself, so the runtime calls it with no Python frame of
+    this class; it pickles as its indices."""
+
+    def __init__(self, indices: Sequence[int]) -> None:
+        self.indices = tuple(indices)
+        self.get_key = field_reader(self.indices)  # type: ignore[method-assign,assignment]
+
+    def get_key(self, value: Any) -> Any:  # shadowed in __init__
+        return field_reader(self.indices)(value)
+
+    def __call__(self, value: Any) -> Any:
+        return self.get_key(value)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (FieldKeySelector, (self.indices,))
+
+    def __repr__(self) -> str:
+        return f"FieldKeySelector({list(self.indices)})"
+
+
 def key_selector(indices: Sequence[int]) -> Callable[[Any], Any]:
     """The key of a row by field positions: the bare value for one field, a tuple of values
-    for several, ``()`` for none (picklable: an ``itemgetter`` or a module function)."""
+    for several, ``()`` for none (picklable: a ``FieldKeySelector`` or a module function)."""
     if not indices:
         return _global_key
-    return operator.itemgetter(*indices)
+    return FieldKeySelector(indices)

@@ -4,7 +4,9 @@
 ``dumps`` pickles, once per batch, an object whose pickle is ``rows_from(kinds, values)``:
 ``kinds`` a ``bytes`` of one ``RowKind`` value per row, ``values`` the rows' value lists
 (pickled in the writer's fast mode). Unpickling calls ``rows_from``, which returns the list of
-rows, built with ``row_of``: no ``Row.__init__`` and no ``__reduce__`` per row. The chunk is
+rows, built at once (``common.row_batches``: in C where the accelerator was built): no
+``Row.__init__`` and no ``__reduce__`` per row; ``dumps`` takes a batch apart in one pass
+(``split_rows``). The chunk is
 an ordinary pickle chunk, so any reader decodes it (channel state restored by a later version,
 or after a rescale, included). A batch holding anything but plain rows (an event-time run, a
 row with field names) is pickled as the plain list it is.
@@ -16,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flintlock.common.types import Row, RowKind, row_of
+from flintlock.common.row_batches import rows_from_codes, split_rows
+from flintlock.common.types import Row, RowKind
 from flintlock.runtime.network.serialization import CorruptChannelDataError, PickleBatchSerializer
 
 _KINDS = tuple(RowKind)
@@ -28,8 +31,8 @@ def rows_from(kinds: bytes, values: list[list[Any]]) -> list[Row]:
         raise CorruptChannelDataError(
             f"a changelog batch holds {len(kinds)} row kinds for {len(values)} rows")
     try:
-        return [row_of(v, _KINDS[k]) for k, v in zip(kinds, values, strict=True)]
-    except IndexError:
+        return rows_from_codes(kinds, _KINDS, values)
+    except (ValueError, TypeError):
         raise CorruptChannelDataError("a changelog batch holds an unknown row kind") from None
 
 
@@ -48,11 +51,7 @@ class ChangelogRowSerializer(PickleBatchSerializer):
     __slots__ = ()
 
     def dumps(self, records: list[Any]) -> bytes | memoryview:
-        try:
-            kinds = bytes([r._row_kind.value for r in records])
-            values = [r._values for r in records]
-        except AttributeError:  # not all rows: an event-time run, or another record
+        split = split_rows(records, _KINDS) if isinstance(records, list) else None
+        if split is None:  # not all plain rows: an event-time run, or another record
             return super().dumps(records)
-        if not all(type(r) is Row and r._fields is None for r in records):
-            return super().dumps(records)
-        return super().dumps(_RowBatch(kinds, values))  # type: ignore[arg-type]
+        return super().dumps(_RowBatch(*split))  # type: ignore[arg-type]
