@@ -34,6 +34,10 @@ KEYED_BATCH_PROCESS  a KEYED_PROCESS whose function can also take a whole batch 
                    ``access`` the state's dict (``runtime.tasks.batch_process_operator``);
                    per record as KEYED_PROCESS where the backend has no direct table
                    (RocksDB, TTL) or the batch is timestamped. Internal: the Table planner's.
+KEYED_BUNDLE_PROCESS  a KEYED_PROCESS whose function takes its input a bundle at a time:
+                   ``function.process_bundle(rows, ctx)`` once per key at the end of each
+                   bundle (``runtime.tasks.bundle_process_operator``; PyFlink's Python
+                   aggregate functions). Internal: the Table planner's.
 REDUCE             keyed: per key keep ``acc``; first value: ``acc = value``; later:
                    ``acc = function.reduce(acc, value)``; emit ``acc`` after every record.
 AGGREGATION        keyed: like REDUCE with ``aggregation.reduce(acc, value)`` (sum, min,
@@ -115,6 +119,7 @@ class OperatorKind(enum.Enum):
     PROCESS = "process"
     KEYED_PROCESS = "keyed_process"
     KEYED_BATCH_PROCESS = "keyed_batch_process"
+    KEYED_BUNDLE_PROCESS = "keyed_bundle_process"
     REDUCE = "reduce"
     AGGREGATION = "aggregation"
     WINDOW = "window"
@@ -143,6 +148,7 @@ _TWO_INPUT = frozenset({OperatorKind.CO_MAP, OperatorKind.CO_FLAT_MAP, OperatorK
                         OperatorKind.KEYED_CO_PROCESS, OperatorKind.BROADCAST_PROCESS,
                         OperatorKind.KEYED_BROADCAST_PROCESS})
 _ALWAYS_KEYED = frozenset({OperatorKind.KEYED_PROCESS, OperatorKind.KEYED_BATCH_PROCESS,
+                           OperatorKind.KEYED_BUNDLE_PROCESS,
                            OperatorKind.REDUCE, OperatorKind.AGGREGATION,
                            OperatorKind.KEYED_CO_PROCESS, OperatorKind.WINDOW,
                            OperatorKind.KEYED_BROADCAST_PROCESS})

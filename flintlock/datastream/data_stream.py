@@ -454,6 +454,18 @@ class KeyedStream(DataStream):
         return self._one_input("KeyedProcess", OperatorKind.KEYED_BATCH_PROCESS, function,
                                output_type, True)
 
+    def _process_bundles(self, func: fn.KeyedProcessFunction,
+                         output_type: TypeInformation | None = None) -> DataStream:
+        """Internal (the Table planner's): ``process`` for a function that takes its input a
+        bundle at a time, ``process_bundle(rows, ctx)`` once per key at each bundle's end, as
+        PyFlink runs its Python aggregate functions (``runtime.tasks.bundle_process_operator``)."""
+        function = fn.require(func, (fn.KeyedProcessFunction,), "KeyedStream.process")
+        if not callable(getattr(function, "process_bundle", None)):
+            raise TypeError(f"{type(function).__name__} has no process_bundle(): "
+                            "use KeyedStream.process")
+        return self._one_input("KeyedProcess", OperatorKind.KEYED_BUNDLE_PROCESS, function,
+                               output_type, True)
+
     def reduce(self, func: FunctionLike) -> DataStream:
         return self._one_input("Keyed Reduce", OperatorKind.REDUCE, fn.wrap_reduce(func),
                                self._output_type, True)

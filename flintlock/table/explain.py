@@ -70,6 +70,10 @@ def _logical(plan: n.PlanNode) -> str:
                            for p, name in zip(plan.projections, plan.names, strict=True))
         where = f", where=[{rex_text(plan.condition, names)}]" if plan.condition else ""
         return f"Calc(select=[{select}]{where})"
+    if isinstance(plan, n.TableAggregate):
+        names = plan.input.names
+        group = ", ".join(names[i] for i in plan.group)
+        return f"TableAggregate(group=[{group}], call=[{_call_text(plan.calls[0], names)}])"
     if isinstance(plan, n.Aggregate):
         names = plan.input.names
         group = ", ".join(names[i] for i in plan.group)
@@ -109,6 +113,7 @@ def _physical(with_mode: bool) -> Any:
     def describe(plan: n.PlanNode) -> str:
         text = _logical(plan)
         operator = {n.Aggregate: "GroupAggregate (keyed process function)",
+                    n.TableAggregate: "GroupTableAggregate (keyed, a bundle at a time)",
                     n.Join: "Join (keyed co-process function)",
                     n.Rank: "Rank (keyed process function)",
                     n.Calc: "Calc (compiled map/filter)",

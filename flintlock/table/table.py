@@ -11,6 +11,7 @@ does, so it can be used in SQL text.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -213,8 +214,7 @@ class Table:
         return AggregatedTable(self, [], func)
 
     def flat_aggregate(self, func: Any) -> FlatAggregateTable:
-        raise UnsupportedFeatureError("flat_aggregate (table aggregate functions)",
-                                      "issue 32 adds them")
+        return FlatAggregateTable(self, [], func)
 
     def window(self, window: Any) -> GroupWindowedTable:
         raise UnsupportedFeatureError("group windows (Tumble, Slide, Session)",
@@ -493,8 +493,7 @@ class GroupedTable:
         return AggregatedTable(self._table, self._keys, func)
 
     def flat_aggregate(self, func: Any) -> FlatAggregateTable:
-        raise UnsupportedFeatureError("flat_aggregate (table aggregate functions)",
-                                      "issue 32 adds them")
+        return FlatAggregateTable(self._table, self._keys, func)
 
 
 class AggregatedTable:
@@ -554,7 +553,75 @@ class AggregatedTable:
 
 
 class FlatAggregateTable:
-    pass
+    """``[group_by(..).]flat_aggregate(udtaf)``: each group's rows are its keys, then the
+    fields of every row the table aggregate function emits (``n.TableAggregate``)."""
+
+    def __init__(self, table: Table, keys: list[exp.Expression], func: Any) -> None:
+        self._table = table
+        self._keys = keys
+        self._func = func
+
+    def select(self, *fields: Any) -> Table:
+        table = self._table
+        func = self._func
+        names: list[str] | None = None
+        if getattr(func, "_flintlock_kind", None) == "table_aggregate":
+            function, arguments = func, []
+            names = list(func._alias_names) or None
+        else:
+            node = _field_node(func)
+            if isinstance(node, exp.Aliases):
+                names = [i.name for i in node.expressions]
+                node = node.this
+            elif isinstance(node, exp.Alias):
+                names = [node.alias]
+                node = node.this
+            if not isinstance(node, UdfNode) or getattr(node.this, "_flintlock_kind", "") != (
+                    "table_aggregate"):
+                raise ValidationError(
+                    "flat_aggregate() takes a call of a table aggregate function (udtaf)")
+            function, arguments = node.this, list(node.expressions)
+        arguments = arguments or [_table_whole_row_node(table)]
+        # bound as an aggregate call (the binder's GROUP BY path), then made a TableAggregate
+        stand_in = _TableAggregateStandIn(function)
+        items = [*self._keys, UdfNode(this=stand_in, expressions=arguments)]
+        plan = table._binder()._aggregate(
+            table._relation(), exp.Group(expressions=self._keys) if self._keys else None,
+            items, None)
+        while not isinstance(plan, n.Aggregate):
+            plan = plan.inputs[0]
+        result_type = function.result_type_for([])
+        if isinstance(result_type, t.RowType):
+            result_names = list(result_type.names)
+            result_types = [f.data_type for f in result_type.fields]
+        else:
+            result_names, result_types = ["f0"], [result_type]
+        if names is not None:
+            if len(names) != len(result_names):
+                raise ValidationError(
+                    f"flat_aggregate: {len(names)} alias names for the {len(result_names)} "
+                    "fields of the table aggregate function's result")
+            result_names = names
+        width = len(plan.group)
+        out_fields = n.fields_of(plan.names[:width] + result_names,
+                                 [f.type for f in plan.fields[:width]] + result_types)
+        call = dataclasses.replace(plan.calls[0], function=function)
+        aggregated = n.TableAggregate(out_fields, plan.input, plan.group, (call,))
+        return table._derive(aggregated).select(*fields)
+
+
+class _TableAggregateStandIn:
+    """A ``udtaf`` as the binder's aggregate resolution sees it (an aggregate function whose
+    one value is its result row); replaced by the function itself in the plan."""
+
+    _flintlock_kind = "aggregate"
+
+    def __init__(self, function: Any) -> None:
+        self._function = function
+        self._name = getattr(function, "_name", None) or "udtaf"
+
+    def result_type_for(self, argument_types: Sequence[t.DataType]) -> t.DataType:
+        return self._function.result_type_for(argument_types)  # type: ignore[no-any-return]
 
 
 class GroupWindowedTable:

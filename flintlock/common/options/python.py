@@ -51,8 +51,16 @@ GC_YOUNG_THRESHOLD = ConfigOption(
 )
 BUNDLE_TIME = ConfigOption(
     "python.fn-execution.bundle.time", OptionType.DURATION, 1000,
-    "How long a processing-time timer that was already due when it was registered waits at "
-    "most for the end of its bundle; the next watermark ends a bundle sooner. As in PyFlink, "
-    "such a timer fires after the event-time timers of that watermark "
-    "(runtime/tasks/timer_service.py).", minimum=1,
+    "How long a bundle lasts at most: a processing-time timer that was already due when it "
+    "was registered waits at most this long for the end of its bundle (as in PyFlink, it "
+    "fires after the event-time timers of the watermark that ends the bundle sooner; "
+    "runtime/tasks/timer_service.py), and a Python aggregate function's buffered rows are "
+    "aggregated at the latest this long after the first of them "
+    "(runtime/tasks/bundle_process_operator.py).", minimum=1,
+)
+BUNDLE_SIZE = ConfigOption(
+    "python.fn-execution.bundle.size", OptionType.INT, 100_000,
+    "How many records a bundle holds at most: a Python aggregate function (udaf, udtaf) "
+    "buffers a bundle's rows per key and emits one result per key when the bundle ends, as "
+    "PyFlink does (runtime/tasks/bundle_process_operator.py).", minimum=1,
 )

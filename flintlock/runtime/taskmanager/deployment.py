@@ -42,6 +42,7 @@ def task_spec(job_graph: JobGraph, subtask: Any, deployment: msg.DeployTasks,
             job_parameters=job_parameters,
             auto_watermark_interval_ms=config.get(execution_options.AUTO_WATERMARK_INTERVAL),
             bundle_time_ms=config.get(python_options.BUNDLE_TIME),
+            bundle_size=config.get(python_options.BUNDLE_SIZE),
             metric_groups=metrics.groups),
     )
 

@@ -90,6 +90,8 @@ class TaskEnvironment:
     """``pipeline.auto-watermark-interval``."""
     bundle_time_ms: int = 1000
     """``python.fn-execution.bundle.time`` (``timer_service.InternalTimerService``)."""
+    bundle_size: int = 100_000
+    """``python.fn-execution.bundle.size`` (``bundle_process_operator``)."""
     metric_groups: SubtaskMetricGroups = field(default_factory=SubtaskMetricGroups)
     """The subtask's metric groups (outside a TaskManager: ones nobody reports)."""
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec
 from flintlock.runtime.tasks.batch_process_operator import KeyedBatchProcessOperator
 from flintlock.runtime.tasks.broadcast_operator import BroadcastProcessOperator
+from flintlock.runtime.tasks.bundle_process_operator import KeyedBundleProcessOperator
 from flintlock.runtime.tasks.cache_operator import CacheOperator
 from flintlock.runtime.tasks.operator import StreamOperator
 from flintlock.runtime.tasks.operators import (
@@ -56,6 +57,7 @@ _FACTORIES: dict[OperatorKind, Callable[[OperatorSpec], StreamOperator]] = {
     OperatorKind.PROCESS: ProcessOperator,
     OperatorKind.KEYED_PROCESS: ProcessOperator,
     OperatorKind.KEYED_BATCH_PROCESS: KeyedBatchProcessOperator,
+    OperatorKind.KEYED_BUNDLE_PROCESS: KeyedBundleProcessOperator,
     OperatorKind.REDUCE: ReduceOperator,
     OperatorKind.AGGREGATION: ReduceOperator,
     OperatorKind.CO_MAP: CoOperator,

@@ -53,6 +53,9 @@ def scan_updates(table: n.TableSpec) -> bool:
 
 def describe(node: n.PlanNode) -> str:
     """The node as Flink's error message names it: ``GroupAggregate(groupBy=[k], ...)``."""
+    if isinstance(node, n.TableAggregate):
+        group = ", ".join(node.input.names[i] for i in node.group)
+        return f"GroupTableAggregate(groupBy=[{group}], select=[{', '.join(node.names)}])"
     if isinstance(node, n.Aggregate):
         group = ", ".join(node.input.names[i] for i in node.group)
         select = ", ".join(node.names)

@@ -141,6 +141,12 @@ class Aggregate(UnaryNode):
     calls: tuple[AggregateCall, ...] = ()
 
 
+@dataclass(frozen=True, eq=False)
+class TableAggregate(Aggregate):
+    """``flat_aggregate`` with a table aggregate function (``udtaf``): ``calls`` holds its one
+    call; each row it emits is the group's keys then the function's result fields."""
+
+
 class JoinKind(enum.Enum):
     INNER = "INNER"
     LEFT = "LEFT"

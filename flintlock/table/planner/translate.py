@@ -20,6 +20,7 @@ from flintlock.common.types import Row, RowKind, row_of
 from flintlock.datastream.changelog import (
     aggregates,
     aggregates_retract,
+    bundled_agg,
     deduplicate,
     final_rows,
     group_agg,
@@ -226,14 +227,19 @@ class Translator:
 
     def _t_Aggregate(self, node: n.Aggregate) -> DataStream:
         stream = self.stream(node.input)
-        updating = mode(node.input) is ChangelogKind.UPDATES
-        calls = [group_agg.AggregateCall(
-            function=builtin_aggregate(call, node.input, updating),
-            arguments=call.args, distinct=call.distinct,
-            filter=_is_true(call.filter) if call.filter is not None else None,
-            argument_count=len(call.args)) for call in node.calls]
+        calls = _aggregate_calls(node)
+        if any(call.function is not None for call in node.calls):
+            # a Python aggregate function: PyFlink aggregates a bundle at a time
+            bundled = bundled_agg.BundledGroupAggFunction(node.group, calls, True)
+            return stream.key_by(bundled.key_selector())._process_bundles(bundled, ROWS)
         function = group_agg.GroupAggFunction(node.group, calls, True, self.state_retention_ms)
         return stream.key_by(function.key_selector())._process_batches(function, ROWS)
+
+    def _t_TableAggregate(self, node: n.TableAggregate) -> DataStream:
+        stream = self.stream(node.input)
+        function = bundled_agg.BundledGroupTableAggFunction(node.group,
+                                                            _aggregate_calls(node)[0], True)
+        return stream.key_by(function.key_selector())._process_bundles(function, ROWS)
 
     def _t_Join(self, node: n.Join) -> DataStream:
         if node.kind in (n.JoinKind.SEMI, n.JoinKind.ANTI):
@@ -327,6 +333,15 @@ def _is_true(index: int) -> CompiledFunction:
 
 def _never(value: Any) -> bool:
     return False
+
+
+def _aggregate_calls(node: n.Aggregate) -> list[group_agg.AggregateCall]:
+    updating = mode(node.input) is ChangelogKind.UPDATES
+    return [group_agg.AggregateCall(
+        function=builtin_aggregate(call, node.input, updating),
+        arguments=call.args, distinct=call.distinct,
+        filter=_is_true(call.filter) if call.filter is not None else None,
+        argument_count=len(call.args)) for call in node.calls]
 
 
 def builtin_aggregate(call: n.AggregateCall, source: n.PlanNode, updating: bool) -> Any:
