@@ -42,6 +42,7 @@ MODULES = {
     "filesystem": "flintlock.table.connectors.filesystem",
     "kafka": "flintlock.table.connectors.kafka",
     "nexmark": "flintlock.table.connectors.nexmark",
+    "jdbc": "flintlock.table.connectors.jdbc",
 }
 
 
