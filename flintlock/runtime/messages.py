@@ -189,6 +189,11 @@ class Heartbeat:
     attempt: int
     tm_index: int
     tasks: Mapping[TaskId, SubtaskMetricsReport] = field(default_factory=dict)
+    logs: tuple[str, ...] = ()
+    """Log lines of the TaskManager's process since its previous heartbeat
+    (``output_tail``)."""
+    stdout: tuple[str, ...] = ()
+    """Lines its process printed since its previous heartbeat."""
 
 
 @dataclass(frozen=True, slots=True)

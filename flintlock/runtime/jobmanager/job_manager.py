@@ -82,6 +82,7 @@ from flintlock.runtime.jobmanager.restore_plan import RestorePlan, plan_restore
 from flintlock.runtime.jobmanager.status_board import JobStatusBoard
 from flintlock.runtime.jobmanager.submission import prepare_submission
 from flintlock.runtime.messages import TaskManagerPayload
+from flintlock.runtime.output_tail import TaskManagerOutputs
 from flintlock.runtime.restart import RestartDecision, create_restart_strategy
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
 from flintlock.runtime.state.errors import StateError
@@ -140,6 +141,8 @@ class JobManager:
         self._start_wall_ms = clock.wall_ms()
         self._restore = RestorePlan()
         self._history = JobHistory()
+        self.output = TaskManagerOutputs()
+        """The TaskManagers' log and stdout tails (any thread may read them)."""
         for kind, name, message in start.notes():
             self._record(kind, name, message)
         self._checkpoints = CheckpointActions(
@@ -539,6 +542,7 @@ class JobManager:
         assert attempt is not None
         attempt.heard_from(message.tm_index, self._clock.now_ms())
         attempt.times.update(message.tasks)
+        self.output.add(attempt.number, message.tm_index, message.logs, message.stdout)
 
     def _on_task_state(self, message: msg.TaskStateUpdate) -> None:
         attempt = self._attempt

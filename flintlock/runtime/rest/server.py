@@ -101,7 +101,7 @@ class RestEndpoint:
         self.token = token or secrets.token_urlsafe(32)
         self.archive_directory = archive_directory
         self.archive_path: Path | None = None
-        self._api: RestApi | None = None
+        self.api: RestApi | None = None
         self._tls = tls
         self.job_id = ""
         self.job_file: JobFile | None = None
@@ -146,10 +146,11 @@ class RestEndpoint:
             plan = views.plan(job.job_graph)
             config = views.job_config(job.job_id, name, job.config)
         api = RestApi(job, self.token, self._triggers, job_name=name,
-                      start_time_ms=start_time_ms, plan=plan, config=config)
+                      start_time_ms=start_time_ms, plan=plan, config=config,
+                      output=job.output if isinstance(job, JobManager) else None)
         self._server.start(api, f"flintlock-rest-{self.job_id[:8]}")
         self._serving = True
-        self._api = api
+        self.api = api
         api.history.start(f"flintlock-history-{self.job_id[:8]}")
         if self.reporter is not None:
             self.reporter.start(api.exposition, self.job_id)
@@ -202,9 +203,9 @@ class RestEndpoint:
             if self._closed:
                 return
             self._closed = True
-        if self._api is not None:
-            self._api.history.stop()
-            self._write_archive(self._api)
+        if self.api is not None:
+            self.api.history.stop()
+            self._write_archive(self.api)
         if self.job_file_path is not None:
             try:  # the path written, even if $FLINTLOCK_HOME has changed since
                 self.job_file_path.unlink(missing_ok=True)

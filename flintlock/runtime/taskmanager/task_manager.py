@@ -41,6 +41,7 @@ from flintlock.graph.execution_graph import build_execution_graph
 from flintlock.graph.job_graph import JobGraph
 from flintlock.graph.scheduling import AllocationPlan
 from flintlock.runtime import messages as msg
+from flintlock.runtime import output_tail
 from flintlock.runtime.cancellation import await_task_threads, exit_process
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
@@ -118,6 +119,7 @@ class TaskManager:
         self._snapshot_pool: ThreadPoolExecutor | None = None
         self._partitions = ResultPartitionManager()
         self.failure: BaseException | None = None
+        self._output: output_tail.TailReader | None = None  # from run(): its log and stdout
 
     # -- main ------------------------------------------------------------------------------
 
@@ -125,6 +127,7 @@ class TaskManager:
         """Registers, runs the deployed subtasks to their end, cleans up. Raises only when
         the TaskManager itself failed (not when a subtask failed: that is reported)."""
         heartbeat: threading.Thread | None = None
+        self._output = output_tail.attach()
         try:
             self._start_network()
             self._connect_and_register()
@@ -144,6 +147,7 @@ class TaskManager:
             if heartbeat is not None:
                 heartbeat.join()
             self._shutdown()
+            output_tail.detach(self._output)
         if self.failure is not None:
             raise self.failure
 
@@ -381,7 +385,12 @@ class TaskManager:
         samples = {task_id: self._metrics[task_id].sample(task.io, task.time_statistics())
                    for task_id, task in tasks.items()
                    if task.state in _REPORTING and task_id in self._metrics}
-        self.tell(msg.Heartbeat(self.payload.attempt, self.payload.tm_index, samples))
+        self.tell(self._heartbeat(samples))
+
+    def _heartbeat(self, tasks: dict[TaskId, Any]) -> msg.Heartbeat:
+        """A heartbeat with ``tasks``' metrics and the process's new log and stdout lines."""
+        logs, stdout = self._output.take() if self._output is not None else ((), ())
+        return msg.Heartbeat(self.payload.attempt, self.payload.tm_index, tasks, logs, stdout)
 
     def _jobmanager_lost(self, error: JobManagerLostError) -> None:
         """The JobManager fell silent: cancel the subtasks and end (as when its connection
@@ -398,8 +407,7 @@ class TaskManager:
         metrics = self._metrics.get(task_id)
         if metrics is not None:
             report = metrics.sample(task.io, None)
-            self.tell(msg.Heartbeat(self.payload.attempt, self.payload.tm_index,
-                                    {task_id: report}))
+            self.tell(self._heartbeat({task_id: report}))
 
     @property
     def attempt(self) -> int:
