@@ -24,6 +24,11 @@ Invariants:
 - A server that rejects the client's proof sends a CONFIRM with status REJECTED (and a zero
   proof) before closing, so the client reports a wrong secret rather than a vanished peer.
 - Nothing here unpickles anything; the messages are fixed-size byte strings.
+- A server at its cap of unauthenticated connections answers a new one with BUSY instead of
+  a challenge (``busy_reply``: ``BUSY_MAGIC | limit | zeros``, the challenge's size, then
+  close), so the client reports a busy endpoint (``AuthFailure.BUSY``) rather than a failed
+  authentication or a vanished peer (issue 30). Plain TCP only: a TLS server's refused client
+  only sees the connection closed, its TLS handshake not having begun.
 
 The core (``ServerHandshake``, ``ClientHandshake``) does no I/O: a selector-driven transport
 feeds it the bytes it reads (each message has a fixed size: ``bytes_expected``) and sends what
@@ -48,6 +53,7 @@ from typing import Final, Protocol
 from flintlock.common.errors import FlintlockError
 
 MAGIC: Final = b"FLA\x01"
+BUSY_MAGIC: Final = b"FLB\x01"
 NONCE_SIZE: Final = 32
 PROOF_SIZE: Final = hashlib.sha256().digest_size
 SECRET_SIZE: Final = 32
@@ -93,6 +99,7 @@ class AuthFailure(enum.Enum):
     CERTIFICATE_REJECTED = "TLS: the peer's certificate is not trusted"
     REJECTED_BY_PEER = "TLS: the peer refused our certificate"
     TLS_FAILED = "TLS handshake failed"
+    BUSY = "the endpoint is busy"
 
 
 class AuthenticationError(FlintlockError, ConnectionError):
@@ -105,6 +112,8 @@ class AuthenticationError(FlintlockError, ConnectionError):
 
     def __str__(self) -> str:
         suffix = f": {self.detail}" if self.detail else ""
+        if self.reason is AuthFailure.BUSY:
+            return f"{self.reason.value}{suffix}"
         return f"authentication failed ({self.reason.value}){suffix}"
 
 
@@ -117,6 +126,12 @@ class HandshakeState(enum.Enum):
     AWAITING_CONFIRM = "awaiting confirm"
     AUTHENTICATED = "authenticated"
     FAILED = "failed"
+
+
+def busy_reply(limit: int) -> bytes:
+    """What a connection over the cap gets before it is closed (one ``send``)."""
+    body = BUSY_MAGIC + min(limit, 2**32 - 1).to_bytes(4, "big")
+    return body + bytes(CHALLENGE_SIZE - len(body))
 
 
 def new_job_secret() -> bytes:
@@ -232,6 +247,11 @@ class ClientHandshake(_Handshake):
 
     def receive_challenge(self, message: bytes) -> bytes:
         self._require(HandshakeState.AWAITING_CHALLENGE, "receive_challenge")
+        if message.startswith(BUSY_MAGIC):
+            self.state = HandshakeState.FAILED
+            limit = int.from_bytes(message[len(BUSY_MAGIC):len(BUSY_MAGIC) + 4], "big")
+            raise AuthenticationError(AuthFailure.BUSY, f"{limit} connections are waiting to "
+                                      f"authenticate (the limit); retry in a moment")
         try:
             self._server_nonce = _expect(message, CHALLENGE_SIZE, "challenge")
         except AuthenticationError:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from flintlock.common.config import Configuration
-from flintlock.runtime.auth import CHALLENGE_SIZE, RESPONSE_SIZE
+from flintlock.runtime.auth import BUSY_MAGIC, CHALLENGE_SIZE, RESPONSE_SIZE
 from flintlock.runtime.rpc import ConnectionLostError, RpcClient, RpcServer
 from flintlock.testing.waiting import wait_until
 from tests.bad_clients import WAIT_S, Trickler, close_all, closed_by_peer, open_silent
@@ -33,14 +33,15 @@ def patient_server(recorder: Recorder) -> Iterator[RpcServer]:
 
 
 def _challenged(sock) -> bool:
-    """True if the server sent this socket a challenge, False if it closed it at once."""
+    """True if the server sent this socket a challenge, False if it refused it at once (a
+    BUSY reply, or closed)."""
     received = b""
     while len(received) < CHALLENGE_SIZE:
         chunk = sock.recv(CHALLENGE_SIZE - len(received))
         if not chunk:
             return False
         received += chunk
-    return True
+    return not received.startswith(BUSY_MAGIC)
 
 
 def test_200_silent_connections_create_a_bounded_number_of_threads(

@@ -63,7 +63,7 @@ from flintlock.common.options.network import (
     WRITE_LOW_WATER_MARK,
 )
 from flintlock.common.options.security import INTERNAL_ENABLED
-from flintlock.runtime.admission import Admission, BurstEnded, Refused
+from flintlock.runtime.admission import Admission, BurstEnded, Refused, send_busy
 from flintlock.runtime.auth import DATA_PLANE, AuthenticationError, HandshakeEnded
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.client import ClientHandler, valid_data_type
@@ -301,6 +301,8 @@ class TcpTransport(RemoteChannelFactory):
             _Authenticating(self, sock, f"{peer[0]}:{peer[1]}", self._tls_server).begin()
 
     def _refuse(self, sock: socket.socket, decision: Refused) -> None:
+        if self._tls_server is None:  # a TLS client could not read it
+            send_busy(sock, decision.limit)
         sock.close()
         self.rejected_connections += 1
         if decision.first_of_burst:

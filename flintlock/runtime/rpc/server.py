@@ -44,7 +44,7 @@ from typing import Final
 from flintlock.common.config import Configuration
 from flintlock.common.options.cluster import HEARTBEAT_TIMEOUT, JM_BIND_HOST, JM_PORT
 from flintlock.common.options.security import INTERNAL_ENABLED
-from flintlock.runtime.admission import Admission, BurstEnded, Refused
+from flintlock.runtime.admission import Admission, BurstEnded, Refused, send_busy
 from flintlock.runtime.auth import CONTROL_PLANE, HandshakeEnded
 from flintlock.runtime.rpc.connection import RpcConnection, RpcHandler
 from flintlock.runtime.rpc.errors import UnknownMessageError
@@ -175,6 +175,8 @@ class RpcServer:
                 return
             decision = self._admission.admit()
             if isinstance(decision, Refused):
+                if self._tls is None:  # a TLS client could not read it
+                    send_busy(sock, decision.limit)
                 sock.close()
                 if decision.first_of_burst:
                     LOG.warning("RPC endpoint %s: %d unauthenticated connections are pending "
