@@ -6,7 +6,11 @@ the imports changed and nothing else)::
     datagen sequence (rows-per-second high) -> SELECT MOD(id, 100) AS k, id
         -> GROUP BY k: COUNT(*), SUM(id) -> blackhole            parallelism 2
 
-and its variant whose key is computed by a Python scalar UDF (``--udf``). Each engine runs
+and three variants: ``udf``, the key computed by a Python scalar UDF; ``filter``, a
+projection and filter only (``SELECT id, id * 2 + 1 AS d FROM src WHERE MOD(id, 10) <> 0``,
+append-only into the blackhole); ``agg2``, a two-level aggregation (how many keys have each
+count: ``SELECT c, COUNT(*) FROM (SELECT MOD(id, 100) AS k, COUNT(*) AS c ... GROUP BY
+MOD(id, 100)) GROUP BY c``, the inner level's updates retracted by the outer). Each engine runs
 each size (N and 5N rows) in a fresh interpreter, interleaved round by round; the program
 times ``execute_sql(INSERT ...).wait()`` itself, and the marginal rate is ``4N / (t(5N) -
 t(N))``, which cancels start-up. Correctness is checked in the same run: each engine also
@@ -17,7 +21,8 @@ PyFlink runs in its own virtualenv: ``--pyflink-python`` names its ``python``, e
 benchmark creates ``.bench/pyflink-venv`` with ``pip install apache-flink==2.3.0`` (Java 17 on
 the PATH; several minutes the first time).
 
-    .venv/bin/python -m benchmarks.table_sql [--rows N] [--rounds R] [--only sql udf]
+    .venv/bin/python -m benchmarks.table_sql [--rows N] [--rounds R]
+        [--only sql udf filter agg2]
         [--pyflink-python PATH] [--json FILE]
 """
 
@@ -37,9 +42,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYFLINK_VENV = ROOT / ".bench" / "pyflink-venv"
 PYFLINK_VERSION = "2.3.0"
+VARIANTS = ("sql", "udf", "filter", "agg2")
 
 PROGRAM = textwrap.dedent('''
     import sys, time
+    from collections import Counter
     from pyflink.table import EnvironmentSettings, TableEnvironment, DataTypes
     from pyflink.table.udf import udf
 
@@ -56,18 +63,26 @@ PROGRAM = textwrap.dedent('''
         "CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', "
         "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', "
         f"'fields.id.end' = '{rows}', 'rows-per-second' = '1000000000')")
-    key = "bucket(id)" if variant == "udf" else "MOD(id, 100)"
-    query = ("SELECT k, COUNT(*) AS c, SUM(id) AS s "
-             f"FROM (SELECT {key} AS k, id FROM src) GROUP BY k")
+    if variant in ("sql", "udf"):
+        key = "bucket(id)" if variant == "udf" else "MOD(id, 100)"
+        query = ("SELECT k, COUNT(*) AS c, SUM(id) AS s "
+                 f"FROM (SELECT {key} AS k, id FROM src) GROUP BY k")
+        sink = "k BIGINT, c BIGINT, s BIGINT"
+    elif variant == "filter":
+        query = "SELECT id, id * 2 + 1 AS d FROM src WHERE MOD(id, 10) <> 0"
+        sink = "id BIGINT, d BIGINT"
+    else:  # agg2: how many keys have each count
+        query = ("SELECT c, COUNT(*) AS n FROM (SELECT MOD(id, 100) AS k, COUNT(*) AS c "
+                 "FROM src GROUP BY MOD(id, 100)) GROUP BY c")
+        sink = "c BIGINT, n BIGINT"
     if check:
-        final = {}
+        final = Counter()
         for row in t_env.execute_sql(query).collect():
-            if str(row.get_row_kind()) in ("+I", "+U"):
-                final[row[0]] = (row[1], row[2])
-        print("RESULT", sorted(final.items()))
+            values = tuple(row[i] for i in range(len(row)))
+            final[values] += 1 if str(row.get_row_kind()) in ("+I", "+U") else -1
+        print("RESULT", sorted(v for v, n in final.items() for _ in range(n)))
     else:
-        t_env.execute_sql("CREATE TABLE sink (k BIGINT, c BIGINT, s BIGINT) "
-                          "WITH ('connector' = 'blackhole')")
+        t_env.execute_sql(f"CREATE TABLE sink ({sink}) WITH ('connector' = 'blackhole')")
         start = time.perf_counter()
         t_env.execute_sql("INSERT INTO sink " + query).wait()
         print("ELAPSED", time.perf_counter() - start)
@@ -107,20 +122,28 @@ def elapsed(output: str) -> float:
     return float(re.search(r"^ELAPSED (\S+)$", output, re.MULTILINE).group(1))  # type: ignore[union-attr]
 
 
-def expected_result(rows: int) -> list[tuple[int, tuple[int, int]]]:
-    final: dict[int, list[int]] = {}
+def expected_result(rows: int, variant: str) -> list[tuple[int, ...]]:
+    """The final table of ``variant`` on ``rows`` rows, computed here."""
+    if variant == "filter":
+        return [(i, 2 * i + 1) for i in range(1, rows + 1) if i % 10 != 0]
+    counts: dict[int, list[int]] = {}
     for i in range(1, rows + 1):
-        entry = final.setdefault(i % 100, [0, 0])
+        entry = counts.setdefault(i % 100, [0, 0])
         entry[0] += 1
         entry[1] += i
-    return sorted((k, (c, s)) for k, (c, s) in final.items())
+    if variant == "agg2":
+        per_count: dict[int, int] = {}
+        for c, _ in counts.values():
+            per_count[c] = per_count.get(c, 0) + 1
+        return sorted(per_count.items())
+    return sorted((k, c, s) for k, (c, s) in counts.items())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=400_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", nargs="*", choices=["sql", "udf"], default=["sql", "udf"])
+    parser.add_argument("--only", nargs="*", choices=VARIANTS, default=list(VARIANTS))
     parser.add_argument("--pyflink-python")
     parser.add_argument("--json")
     args = parser.parse_args(argv)
@@ -134,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         report: dict[str, dict[str, object]] = {}
         for variant in args.only:
             check_rows = 2000
-            expected = repr(expected_result(check_rows))
+            expected = repr(expected_result(check_rows, variant))
             for engine in engines:
                 got = run(engines[engine], programs[engine], check_rows, variant, "check")
                 line = re.search(r"^RESULT (.*)$", got, re.MULTILINE)
@@ -152,10 +175,10 @@ def main(argv: list[str] | None = None) -> int:
                 small = statistics.median(times[engine][args.rows])
                 large = statistics.median(times[engine][5 * args.rows])
                 rates[engine] = 4 * args.rows / (large - small) if large > small else float("nan")
-                print(f"{variant:4} {engine:9} N={args.rows}: {small:7.2f} s  5N: {large:7.2f} s"
+                print(f"{variant:6} {engine:9} N={args.rows}: {small:7.2f} s  5N: {large:7.2f} s"
                       f"  marginal {rates[engine] / 1e6:6.3f} M rows/s", flush=True)
             ratio = rates["flintlock"] / rates["pyflink"]
-            print(f"{variant:4} flintlock / pyflink = {ratio:.2f}", flush=True)
+            print(f"{variant:6} flintlock / pyflink = {ratio:.2f}", flush=True)
             report[variant] = {"times": {e: {str(k): v for k, v in t.items()}
                                          for e, t in times.items()},
                                "rates": rates, "ratio": ratio}

@@ -4,11 +4,13 @@ What: the job of ``benchmarks.table_sql`` (datagen sequence -> ``SELECT MOD(id, 
 id`` -> ``GROUP BY k`` ``COUNT(*)``, ``SUM(id)`` -> blackhole). The planner builds its stream
 graph (captured from ``env.execute``); each runtime piece is then built from the graph's own
 operator descriptions with ``create_operator`` and timed alone on batches of ``BATCH`` rows:
-the datagen source operator, the Calc map, the key selector, the keyed writer (key group and
-channel, the changelog serializer), decode, the group aggregation (the keyed operator the
-planner chose, and for comparison the per-record step with an empty keyed function: the
-operator's floor), the Calc after the aggregation (the cast to the sink's types, two rows per
-input row: -U and +U) and the blackhole sink. End to end is the marginal CPU per row between
+the datagen source operator (with the Calc fused into it where the planner fused it), the
+Calc operators before the aggregation (none when fused), the key selector, the keyed writer
+(key group and channel, the changelog serializer), decode, the group aggregation (the keyed
+operator the planner chose, and for comparison the per-record step with an empty keyed
+function: the operator's floor), the Calc operators after the aggregation (none when the
+planner found them value-identities; else two rows per input row: -U and +U) and the
+blackhole sink. End to end is the marginal CPU per row between
 jobs of N and 5N rows run with TaskManagers as threads of this process (``ThreadExecutor``;
 every thread of the process counted, as on one core).
 
@@ -85,25 +87,42 @@ class _Empty(KeyedProcessFunction):
 def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[float, float]]]:
     graph, _ = run_sql(1000, udf)
     nodes = list(graph._nodes.values())
-    source_node, calc_node, agg_node, cast_node, sink_node = nodes
+    by_kind: dict[OperatorKind, list[Any]] = {}
+    for node in nodes:
+        by_kind.setdefault(node.operator.kind, []).append(node)
+    source_node, sink_node = by_kind[OperatorKind.SOURCE][0], by_kind[OperatorKind.SINK][0]
+    agg_node = by_kind[OperatorKind.KEYED_BATCH_PROCESS][0]
+    index = nodes.index(agg_node)
+    before = [n for n in nodes[1:index] if n.operator.kind is not OperatorKind.SINK]
+    after = [n for n in nodes[index + 1:] if n.operator.kind is not OperatorKind.SINK]
     key = agg_node.key_selectors[0]
+    key = getattr(key, "get_key", key)
     source, sourced = set_up(source_node.operator)
     source.add_splits(_Splits(None, 1).initial())  # type: ignore[attr-defined]
-    calc, calced = set_up(calc_node.operator)
+    calcs = [set_up(n.operator) for n in before]
+    casts = [set_up(n.operator) for n in after]
     agg, aggregated = set_up(agg_node.operator, key)
     per_record, _ = set_up(replace(  # its own copy of the function: open() binds its state
         agg_node.operator, kind=OperatorKind.KEYED_PROCESS,
         function=pickle.loads(pickle.dumps(agg_node.operator.function))), key)
     empty, _ = set_up(OperatorSpec(OperatorKind.KEYED_PROCESS, _Empty(), keyed=True), key)
-    cast, casted = set_up(cast_node.operator)
     sink, _ = set_up(sink_node.operator)
     source.emit_next(BATCH)  # type: ignore[attr-defined]
-    calc.process_batch(sourced.last)
-    batch = calced.last
+    batch = sourced.last
+    calc_inputs = []
+    for operator, output in calcs:
+        calc_inputs.append(batch)
+        operator.process_batch(batch)
+        batch = output.last
     for _ in range(3):
         agg.process_batch(batch)  # every key seen: steady state (-U/+U per row)
         per_record.process_batch(batch)
-    cast.process_batch(aggregated.last)
+    aggregated_batch = aggregated.last
+    cast_inputs = []
+    for operator, output in casts:
+        cast_inputs.append(aggregated_batch)
+        operator.process_batch(aggregated_batch)
+        aggregated_batch = output.last
     serializer = ChangelogRowSerializer()
     data = bytes(serializer.dumps(batch))
     decoder = RunDetectingSerializer()
@@ -122,9 +141,16 @@ def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[f
         for _ in batch:
             pass
 
+    def run_all(operators: list[Any], inputs: list[Any]) -> Any:
+        def run() -> None:
+            for (operator, _), given in zip(operators, inputs, strict=True):
+                operator.process_batch(given)
+        return run
+
+    fused = "fused Calc" if not calcs else "table rows"
     c = {
         "source": timed(lambda: source.emit_next(BATCH), records, repeat),  # type: ignore[attr-defined]
-        "calc": timed(lambda: calc.process_batch(sourced.last), records, repeat),
+        "calc": timed(run_all(calcs, calc_inputs), records, repeat),
         "key": timed(keys, records, repeat), "loop": timed(loop, records, repeat),
         "writer1": timed(lambda: one(batch), records, repeat),
         "writer2": timed(lambda: two(batch), records, repeat),
@@ -133,17 +159,17 @@ def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[f
         "agg": timed(lambda: agg.process_batch(batch), records, repeat),
         "per_record": timed(lambda: per_record.process_batch(batch), records, repeat),
         "empty": timed(lambda: empty.process_batch(batch), records, repeat),
-        "cast": timed(lambda: cast.process_batch(aggregated.last), records, repeat),
-        "sink": timed(lambda: sink.process_batch(casted.last), records, repeat),
+        "cast": timed(run_all(casts, cast_inputs), records, repeat),
+        "sink": timed(lambda: sink.process_batch(aggregated_batch), records, repeat),
     }
 
     def less(a: str, *bs: str) -> tuple[float, float]:
         return (c[a][0] - sum(c[b][0] for b in bs), c[a][1] - sum(c[b][1] for b in bs))
 
     return [
-        ("source: datagen reader poll -> batch of rows", c["source"]),
-        (f"Calc ({'Python UDF' if udf else 'MOD'}; map operator, compiled, row_of per row)",
-         c["calc"]),
+        (f"source: datagen reader poll -> batch of rows ({fused})", c["source"]),
+        (f"Calc operators before the aggregation ({len(calcs)}; "
+         f"{'Python UDF' if udf else 'MOD'})", c["calc"]),
         ("key selector call, in the writer (and again in the agg operator)", less("key", "loop")),
         ("= key group + channel: writer 2 ch - writer 1 ch - key",
          less("writer2", "writer1", "key")),
@@ -153,7 +179,8 @@ def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[f
         (f"group aggregation: {type(agg).__name__}", c["agg"]),
         ("  the same per record (KEYED_PROCESS: key, set_current_key, call)", c["per_record"]),
         ("  keyed process operator, empty function (per-record floor)", c["empty"]),
-        ("Calc after the aggregation (cast; 2 rows per input row)", c["cast"]),
+        (f"Calc operators after the aggregation ({len(casts)}; 2 rows per input row)",
+         c["cast"]),
         ("blackhole sink (2 rows per input row)", c["sink"]),
     ]
 

@@ -32,17 +32,19 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from flintlock.common.row_batches import new_row, rows_of
 from flintlock.common.types import Row, RowKind, row_of
 from flintlock.table import types as t
 from flintlock.table.codegen import sql_functions as F
 from flintlock.table.errors import UnsupportedFeatureError
 from flintlock.table.plan import functions
 from flintlock.table.plan import type_rules as tr
-from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, UdfCall
+from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, UdfCall, input_refs
 
 _BASE_GLOBALS: dict[str, Any] = {
     "F": F, "math": math, "datetime": datetime, "decimal": decimal, "random": random,
-    "uuid": uuid, "row_of": row_of, "Row": Row, "RowKind": RowKind,
+    "uuid": uuid, "row_of": row_of, "Row": Row, "RowKind": RowKind, "NEW_ROW": new_row,
+    "NEW_ROWS": rows_of,
 }
 _SIMPLE_LITERALS = (bool, int, float, str, type(None))
 
@@ -84,9 +86,13 @@ def _build(name: str, source: str, constants: dict[str, Any]) -> Any:
 class _Block:
     """Source lines under construction, with the values each nesting level already holds."""
 
-    def __init__(self) -> None:
+    def __init__(self, field: str = "r[{}]", depth: int = 1, direct: bool = False) -> None:
+        self.field = field
+        """How the input's field i is read (``r[i]`` of a row's values, ``c{i}`` of columns)."""
+        self.direct = direct
+        """Fields are variables already (``c{i}``): used by name, not copied to a local."""
         self.lines: list[str] = []
-        self.depth = 1
+        self.depth = depth
         self.scopes: list[dict[Any, str]] = [{}]
         self.counter = itertools.count()
         self.constants: dict[str, Any] = {}
@@ -141,9 +147,11 @@ class _Emitter:
         known = self.b.known(key)
         if known is not None:
             return known
-        if isinstance(rex, InputRef):
+        if isinstance(rex, InputRef) and self.b.direct:
+            name = self.b.field.format(rex.index)
+        elif isinstance(rex, InputRef):
             name = self.b.fresh()
-            self.b.add(f"{name} = r[{rex.index}]")
+            self.b.add(f"{name} = {self.b.field.format(rex.index)}")
         elif isinstance(rex, UdfCall):
             name = self._udf(rex)
         elif isinstance(rex, Call):
@@ -227,6 +235,8 @@ class _Emitter:
             expression = f"F.try_call({converter}, {source})"
         else:
             expression = cast_source(source, operand.type, rex.type)
+            if expression == source:  # the value as it is (a widening integer CAST)
+                return source
         self.b.add(f"{name} = {self._unless_null(source, operand)}{expression}")
         return name
 
@@ -420,8 +430,11 @@ def compile_projection(expressions: Sequence[Rex], name: str = "_project",
     emitter = _Emitter(block)
     block.add("r = row._values")
     values = [emitter.value(e) for e in expressions]
-    fields = block.constant(list(field_names)) if field_names is not None else "None"
-    block.add(f"return row_of([{', '.join(values)}], row._row_kind, {fields})")
+    if field_names is None:
+        block.add(f"return NEW_ROW([{', '.join(values)}], row._row_kind)")
+    else:
+        fields = block.constant(list(field_names))
+        block.add(f"return row_of([{', '.join(values)}], row._row_kind, {fields})")
     return _finish(name, "row", block)
 
 
@@ -435,8 +448,51 @@ def compile_calc(expressions: Sequence[Rex], condition: Rex, name: str = "_calc"
     test = emitter.value(condition)
     block.add(f"if {test} is not True: return ()")
     values = [emitter.value(e) for e in expressions]
-    block.add(f"return (row_of([{', '.join(values)}], row._row_kind),)")
+    block.add(f"return (NEW_ROW([{', '.join(values)}], row._row_kind),)")
     return _finish(name, "row", block)
+
+
+def compile_column_calc(expressions: Sequence[Rex], condition: Rex | None,
+                        name: str = "_calc_columns") -> CompiledFunction:
+    """``(columns, count, kind) -> list[Row]``: a Calc fused into a source that builds its
+    batches column-wise (``columns[i]`` holds field i of the ``count`` rows): one loop over
+    the columns the expressions read, the projection of the rows where ``condition`` (if
+    any) is TRUE, their rows built at once (``rows_of``) with ``kind``. Same values as
+    ``compile_calc`` / ``compile_projection`` on the rows the columns make."""
+    block = _Block("c{}", depth=2, direct=True)
+    emitter = _Emitter(block)
+    if condition is not None:
+        test = emitter.value(condition)
+        block.add(f"if {test} is not True: continue")
+    values = [emitter.value(e) for e in expressions]
+    block.add(f"append([{', '.join(values)}])")
+    read = sorted(set().union(*(input_refs(e) for e in expressions),
+                                input_refs(condition) if condition is not None else set()))
+    if not read:
+        loop = "for _ in range(count):"
+    elif len(read) == 1:
+        loop = f"for c{read[0]} in columns[{read[0]}]:"
+    else:
+        loop = (f"for {', '.join(f'c{i}' for i in read)} in zip("
+                f"{', '.join(f'columns[{i}]' for i in read)}):")
+    source = (f"def {name}(columns, count, kind):\n    out = []\n    append = out.append\n"
+              f"    {loop}\n" + "\n".join(block.lines) + "\n    return NEW_ROWS(out, kind)\n")
+    return CompiledFunction(name, source, block.constants)
+
+
+def is_value_identity(expressions: Sequence[Rex], width: int) -> bool:
+    """Whether the projection gives every input row's values back as they are: field i of
+    ``width`` fields at position i, each read as it is or through a conversion that keeps the
+    value (a widening integer CAST, a cast between types whose values are the same). A Calc
+    doing that is no work: the planner hands its input on."""
+    if len(expressions) != width:
+        return False
+    block = _Block()
+    emitter = _Emitter(block)
+    values = [emitter.value(e) for e in expressions]
+    reads = dict(line.strip().partition(" = ")[::2] for line in block.lines)
+    return len(block.lines) == width and all(
+        reads.get(v) == f"r[{i}]" for i, v in enumerate(values))
 
 
 def compile_predicate(condition: Rex, name: str = "_filter") -> CompiledFunction:

@@ -24,6 +24,11 @@ TIMESTAMP, DATE and TIME values are taken from the clock when generated.
 
 Fast path: a batch is built column-wise (a sequence column is a ``range``) and turned into
 rows by ``_rows.rows_from_columns``; the reader does one clock read per poll for the rate.
+A Calc over the table (a projection and/or filter with no user-defined function) is fused
+into the batch loop by the planner (``create_source(..., calc=...)``, a
+``codegen.compiler.compile_column_calc`` function): the reader hands the columns to it and
+emits its rows, so the table's own rows are never built. ``rows-per-second`` counts generated
+rows, also those the fused filter drops (as Flink's source does, before the Calc).
 
 The factory and source run on the driver; the reader on the source subtask's task thread.
 """
@@ -37,6 +42,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
+from flintlock.common.types import RowKind
 from flintlock.common.watermark_strategy import WatermarkStrategy
 from flintlock.datastream.connectors._enumeration import (
     DealingEnumerator,
@@ -76,6 +82,8 @@ class DataGenPlan:
     columns: tuple[ColumnPlan, ...]
     total_rows: int | None
     rows_per_second: float
+    calc: Any = None
+    """A fused Calc ``(columns, count, kind) -> rows``, or None: the table's rows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +156,7 @@ class DataGenReader(SplitQueueReader):
         self._plan = plan
         self._throttle = _Throttle(plan.rows_per_second / parallelism, clock)
         self._randoms: dict[str, list[random.Random]] = {}  # split id -> a Random per column
+        self._left = 0  # rows this poll may still generate (a fused filter emits fewer)
 
     def pending_records(self) -> int:
         return sum(s.remaining or 0 for s in tuple(self._splits))
@@ -156,17 +165,28 @@ class DataGenReader(SplitQueueReader):
         allowed = self._throttle.allowance(max_records)
         if allowed == 0 and self._splits:
             return [], False
+        self._left = allowed
         records, finished = super().poll(allowed)
-        self._throttle.used(len(records))
+        self._throttle.used(allowed - self._left)
         return records, finished
 
     def read_split(self, split: Any, budget: int, out: list[Any]) -> tuple[Any, bool]:
-        remaining = split.remaining
-        count = budget if remaining is None else min(budget, remaining)
-        if count > 0:
-            out.extend(rows_from_columns(self._columns(split, count), count))
-        advanced = replace(split, position=split.position + count)
-        return advanced, advanced.remaining == 0
+        calc = self._plan.calc
+        while True:
+            remaining = split.remaining
+            count = min(budget, self._left)
+            count = count if remaining is None else min(count, remaining)
+            if count > 0:
+                columns = self._columns(split, count)
+                if calc is None:
+                    out.extend(rows_from_columns(columns, count))
+                else:
+                    out.extend(calc(columns, count, RowKind.INSERT))
+                split = replace(split, position=split.position + count)
+                self._left -= count
+            # a fused filter that dropped the whole chunk: generate on while this poll may
+            if count == 0 or out or split.remaining == 0:
+                return split, split.remaining == 0
 
     def _columns(self, split: DataGenSplit, count: int) -> list[Any]:
         first = split.offset + split.position * split.stride
@@ -304,8 +324,14 @@ class DataGenFactory:
     def optional_options(self) -> set[str]:
         return {"rows-per-second", "number-of-rows", "scan.parallelism", "fields.#"}
 
-    def create_source(self, spec: TableSpec, context: registry.ConnectorContext) -> DataStream:
-        source = DataGenSource(plan_of(spec))
+    accepts_calc = True
+    """The planner may fuse a Calc over the table into the source (``calc``)."""
+
+    def create_source(self, spec: TableSpec, context: registry.ConnectorContext,
+                      calc: Any = None) -> DataStream:
+        """The table's source; with ``calc`` (a compiled column Calc, see the module) the rows
+        it emits are the Calc's, not the table's."""
+        source = DataGenSource(replace(plan_of(spec), calc=calc))
         check_bounded(spec, context, source.is_bounded())
         stream = context.env.from_source(source, WatermarkStrategy.no_watermarks(),
                                          f"datagen[{spec.name}]")

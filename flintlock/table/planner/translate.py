@@ -42,16 +42,20 @@ from flintlock.table import types as t
 from flintlock.table.codegen.compiler import (
     CompiledFunction,
     compile_calc,
+    compile_column_calc,
     compile_join_condition,
     compile_predicate,
     compile_projection,
     compile_values,
+    is_value_identity,
 )
+from flintlock.table.connectors.registry import validate
 from flintlock.table.errors import UnsupportedFeatureError
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.changelog import ChangelogKind, mode
-from flintlock.table.plan.rex import InputRef
+from flintlock.table.plan.rewrite import fuse_calcs
+from flintlock.table.plan.rex import InputRef, Rex, UdfCall
 
 
 class _UserFunctions:
@@ -199,9 +203,15 @@ class Translator:
     # -- stateless ----------------------------------------------------------------------------
 
     def _t_Calc(self, node: n.Calc) -> DataStream:
+        fused_calc = fuse_calcs(node)  # a chain of Calcs is one compiled function
+        node = fused_calc if isinstance(fused_calc, n.Calc) else node
+        identity = is_value_identity(node.projections, len(node.input.fields))
+        if node.condition is None and identity:  # e.g. a sink's widening CAST: no work
+            return self.stream(node.input)
+        fused = self._fused_source(node)
+        if fused is not None:
+            return fused
         stream = self.stream(node.input)
-        identity = len(node.projections) == len(node.input.fields) and all(
-            isinstance(p, InputRef) and p.index == i for i, p in enumerate(node.projections))
         if node.condition is not None and not identity:
             return stream.flat_map(CompiledFlatMap(compile_calc(node.projections,
                                                                 node.condition)), ROWS)
@@ -209,6 +219,24 @@ class Translator:
             return stream.filter(CompiledFilter(compile_predicate(node.condition)))
         if not identity:
             return stream.map(CompiledMap(compile_projection(node.projections)), ROWS)
+        return stream
+
+    def _fused_source(self, node: n.Calc) -> DataStream | None:
+        """The Calc run inside the batch loop of its table's source, where the connector
+        builds batches column-wise and takes a Calc (``accepts_calc``: datagen) and the Calc
+        calls no user-defined function (those are opened with an operator's runtime
+        context); else None."""
+        scan, context = node.input, getattr(self.connectors, "context", None)
+        if not isinstance(scan, n.Scan) or context is None or any(
+                isinstance(e, UdfCall) for e in _walk((*node.projections, node.condition))):
+            return None
+        if scan.names != [f.name for f in scan.table.physical]:
+            return None
+        factory = validate(scan.table)
+        if not getattr(factory, "accepts_calc", False):
+            return None
+        calc = compile_column_calc(node.projections, node.condition)
+        stream: DataStream = factory.create_source(scan.table, context, calc=calc)
         return stream
 
     def _t_Union(self, node: n.Union) -> DataStream:
@@ -333,6 +361,17 @@ def _is_true(index: int) -> CompiledFunction:
 
 def _never(value: Any) -> bool:
     return False
+
+
+def _walk(expressions: tuple[Rex | None, ...]) -> list[Rex]:
+    """The expressions and all their operands."""
+    found: list[Rex] = []
+    pending = [e for e in expressions if e is not None]
+    while pending:
+        expression = pending.pop()
+        found.append(expression)
+        pending.extend(getattr(expression, "operands", ()))
+    return found
 
 
 def _aggregate_calls(node: n.Aggregate) -> list[group_agg.AggregateCall]:
