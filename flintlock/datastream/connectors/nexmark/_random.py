@@ -65,13 +65,14 @@ LETTERS = _pool(b"nexmark-letters", _LETTER_TABLE)
 
 def next_string(bits: Bits, max_length: int, special: str = " ") -> str:
     """A string of 3 to ``max_length - 1`` characters of letters and ``special``, trimmed of
-    spaces (Nexmark's ``nextString``)."""
+    spaces (Nexmark's ``nextString``); never empty (a slice of spaces only becomes letters,
+    so that no CSV reader has to tell an empty string from NULL)."""
     length = 3 + bits.below(max_length - 3)
     offset = bits.below(POOL_SIZE - length)
     text = WORDS[offset:offset + length]
     if special != " ":
         return text.replace(" ", special)
-    return text.strip()
+    return text.strip() or LETTERS[offset:offset + length]
 
 
 def exact_string(bits: Bits, length: int) -> str:

@@ -1,0 +1,82 @@
+"""The Nexmark queries on Spark Structured Streaming: CSV file streams over the generated
+files, the query in Spark SQL, one ``availableNow`` trigger (every file in one micro-batch).
+
+    python spark_program.py SPEC.json RESULT.json
+
+SPEC and RESULT as ``flink_program.py``'s, each run with ``spark_sql`` and ``spark_mode``
+(``append`` or ``complete``). ``check`` writes to the memory sink and reads its final table;
+``time`` writes to the ``noop`` sink and times from ``start()`` to the end of the query.
+Timestamps are TIMESTAMP_NTZ (the files' UTC wall times, as Flink's TIMESTAMP(3)); local[2]
+with two shuffle partitions, for parallelism 2.
+"""
+
+import datetime
+import decimal
+import json
+import sys
+import tempfile
+import time
+from collections import Counter
+
+from pyspark.sql import SparkSession
+
+
+def normalised(value):
+    if isinstance(value, decimal.Decimal):
+        return str(value.normalize())
+    if isinstance(value, datetime.datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    return value
+
+
+def spark_columns(columns):
+    return columns.replace("TIMESTAMP(3)", "TIMESTAMP_NTZ").replace("`", "")
+
+
+def one_run(spark, run, mode, checkpoints, index):
+    for table, columns in run["tables"].items():
+        frame = (spark.readStream.schema(spark_columns(columns))
+                 .option("timestampNTZFormat", "yyyy-MM-dd HH:mm:ss.SSS")
+                 .csv(f"{run['data']}/{table}"))
+        frame.createOrReplaceTempView(table)
+    result = spark.sql(run["spark_sql"])
+    writer = (result.writeStream.outputMode(run["spark_mode"])
+              .option("checkpointLocation", f"{checkpoints}/{index}")
+              .trigger(availableNow=True))
+    if mode == "check":
+        query = writer.format("memory").queryName(f"out{index}").start()
+        query.awaitTermination()
+        rows = Counter(json.dumps([normalised(v) for v in row])
+                       for row in spark.sql(f"SELECT * FROM out{index}").collect())
+        return {"rows": sorted(rows.elements())}
+    start = time.perf_counter()
+    query = writer.format("noop").start()
+    query.awaitTermination()
+    return {"elapsed": time.perf_counter() - start}
+
+
+def main():
+    spec = json.loads(open(sys.argv[1]).read())
+    spark = (SparkSession.builder.master(f"local[{spec.get('parallelism', 2)}]")
+             .config("spark.sql.shuffle.partitions", str(spec.get("parallelism", 2)))
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.ui.enabled", "false")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="nexmark-spark-") as checkpoints:
+        for index, run in enumerate(spec["runs"]):
+            try:
+                outcome = one_run(spark, run, spec["mode"], checkpoints, index)
+            except Exception as error:  # reported per run, the next run goes on
+                outcome = {"error": f"{type(error).__name__}: {str(error)[:2000]}"}
+            results.append({"query": run["query"], "events": run["events"], **outcome})
+            print(run["query"], run["events"],
+                  {k: v for k, v in outcome.items() if k != "rows"}, flush=True)
+    spark.stop()
+    with open(sys.argv[2], "w") as out:
+        json.dump(results, out)
+
+
+if __name__ == "__main__":
+    main()
