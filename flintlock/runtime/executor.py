@@ -11,7 +11,8 @@ Each job gets a REST endpoint (``flintlock.runtime.rest``), started with its Job
 closed by the JobManager thread when the job has ended, before the result is handed out.
 
 ``execute()`` in a terminal shows a one-line progress status while it waits
-(``progress.ProgressLine``; ``flintlock.progress-line: false`` turns it off).
+(``progress.ProgressLine``), in a Jupyter notebook one updating output line
+(``notebook_progress``); ``flintlock.progress-line: false`` turns both off.
 
 Threads: the JobManager thread per job; the collect iterator is read by the caller's thread
 and fed by the JobManager thread through a queue; the progress line's thread while
@@ -36,6 +37,7 @@ from flintlock.common.options import metrics as metrics_options
 from flintlock.graph.job_graph import build_job_graph
 from flintlock.graph.stream_graph import StreamGraph
 from flintlock.runtime.jobmanager import JobManager, JobResult, Launcher
+from flintlock.runtime.notebook_progress import NotebookProgress, in_notebook
 from flintlock.runtime.progress import ProgressLine
 from flintlock.runtime.rest.server import RestEndpoint
 
@@ -191,9 +193,11 @@ class PipelineExecutor:
     def execute(self, graph: StreamGraph, configuration: Configuration,
                 job_name: str | None = None) -> JobExecutionResult:
         handle = self._start(graph, configuration)
-        progress = None
+        progress: ProgressLine | None = None
         if configuration.get(metrics_options.PROGRESS_LINE) and sys.stderr.isatty():
             progress = ProgressLine.for_terminal(handle.jm, sys.stderr).start()
+        elif configuration.get(metrics_options.PROGRESS_LINE) and in_notebook():
+            progress = NotebookProgress(handle.jm).start()
         try:
             return handle.wait()
         finally:
