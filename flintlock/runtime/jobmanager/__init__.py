@@ -6,7 +6,9 @@
 - ``restore_plan``: what each subtask of an attempt restores;
 - ``coordinator_setup``: checkpoint storage, the recovered completed-checkpoint store and the
   coordinator of a new JobManager;
-- ``deployment``: sending an attempt's subtasks, starting its source coordinators;
+- ``deployment``: sending an attempt's subtasks (all at once, or BATCH region by region as
+  ``graph.region_scheduling`` decides), starting its source coordinators;
+- ``region_failover``: a BATCH attempt's failed region restarting alone;
 - ``history``: the exception history (attempt failures, checkpoint fallbacks);
 - ``high_availability``, ``leadership``: JobManager failover (job record, job graph, lease);
 - ``collect``: handing collect sinks' batches to the caller once;
