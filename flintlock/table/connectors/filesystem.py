@@ -115,6 +115,16 @@ class DecodeLines(FlatMapFunction):
         return [row_of(values)]
 
 
+class DecodeChangelogLines(FlatMapFunction):
+    """A file's line as the changelog rows a changelog format reads from it."""
+
+    def __init__(self, changes: Callable[[str], list[Row]]) -> None:
+        self.changes = changes
+
+    def flat_map(self, value: str) -> list[Row]:
+        return self.changes(value)
+
+
 def _assembler(width: int, data: list[int], partition: list[int], partition_values: list[Any]
                ) -> Callable[[list[Any]], list[Any]]:
     def assemble(values: list[Any]) -> list[Any]:
@@ -160,10 +170,15 @@ def create_source(spec: TableSpec, context: registry.ConnectorContext) -> DataSt
     options = Options(spec.options)
     fields = spec.physical
     data, partition = _split(spec, fields)
-    decode = found.reader([fields[i] for i in data], options, found.name)
     base = _absolute(options.raw["path"])
     interval = options.get_duration_ms("source.monitor-interval")
     check_bounded(spec, context, interval is None)
+    if found.changelog:  # debezium-json, canal-json: rows with their kinds
+        if partition:
+            raise UnsupportedFeatureError(f"a partitioned '{found.name}' filesystem table")
+        changes = found.changelog_reader(list(fields), options, found.name)
+        return _read(context, base, interval, DecodeChangelogLines(changes), spec)
+    decode = found.reader([fields[i] for i in data], options, found.name)
     if not partition:
         return _read(context, base, interval, DecodeLines(decode), spec)
     default_name = options.get_str("partition.default-name", DEFAULT_PARTITION)
@@ -179,7 +194,7 @@ def create_source(spec: TableSpec, context: registry.ConnectorContext) -> DataSt
 
 
 def _read(context: registry.ConnectorContext, path: str, interval: int | None,
-          decode: DecodeLines, spec: TableSpec) -> DataStream:
+          decode: FlatMapFunction, spec: TableSpec) -> DataStream:
     builder = FileSource.for_record_stream_format(StreamFormat.text_line_format(), path)
     if interval is not None:
         builder.monitor_continuously(Duration.of_millis(interval))

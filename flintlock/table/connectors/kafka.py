@@ -5,7 +5,8 @@ append-only sink writing one message per row.
 Options (Flink's names and defaults): ``topic`` (a topic, or ``;``-separated topics for a
 source) or ``topic-pattern``; ``properties.bootstrap.servers`` (required),
 ``properties.group.id``, any other ``properties.<librdkafka key>``; ``format`` or
-``value.format`` (``json``, ``csv``, ``avro``, ``raw``; ``canal-json`` for a changelog sink)
+``value.format`` (``json``, ``csv``, ``avro``, ``raw``; the changelog formats ``canal-json``
+and ``debezium-json``, read without a key format)
 with the format's options under ``<format>.`` or ``value.<format>.``; ``key.format`` with
 ``key.fields`` (``;``-separated columns written into, and read from, the message key; named in
 the key without ``key.fields-prefix``) and
@@ -45,6 +46,7 @@ from flintlock.datastream.connectors.kafka import (
     KafkaTopicPartition,
 )
 from flintlock.datastream.data_stream import DataStream
+from flintlock.datastream.functions import FlatMapFunction
 from flintlock.table import formats
 from flintlock.table.connectors import registry
 from flintlock.table.connectors._options import Options, check_keys
@@ -70,6 +72,7 @@ class _Codec:
 
     def __init__(self, name: str, fields: list[Field], options: Options, prefix: str) -> None:
         self.name = name
+        self.changes: Callable[[bytes], list[Any]] | None = None  # a changelog format's rows
         if name == "avro":
             settings = avro.AvroSettings(options, prefix)
             self.encode: Callable[[Any], bytes] = avro.row_writer(fields, settings)
@@ -80,8 +83,10 @@ class _Codec:
         write = found.writer(fields, options, prefix)
         charset = options.get_str(f"{prefix}.charset", "UTF-8") if name == "raw" else "UTF-8"
         self.encode = lambda row: write(row).encode(charset or "UTF-8", "surrogateescape")
-        if found.changelog:
+        if found.changelog:  # debezium-json, canal-json: rows with their kinds
             self.decode = _no_reading(name)
+            changes = found.changelog_reader(fields, options, prefix)
+            self.changes = lambda data: changes(data.decode("utf-8", "surrogateescape"))
         else:
             read = found.reader(fields, options, prefix)
             self.decode = lambda data: read(data.decode(charset or "UTF-8", "surrogateescape"))
@@ -275,13 +280,34 @@ def create_source(spec: TableSpec, context: registry.ConnectorContext) -> DataSt
     check_bounded(spec, context, stopping is not None)
     if stopping is not None:
         builder.set_bounded(stopping)
-    builder.set_deserializer(TableRecordDeserializer(layout))
+    changes = layout.value.changes
+    if changes is not None and (layout.key is not None or len(layout.value_indexes)
+                                != layout.width):
+        raise UnsupportedFeatureError(f"a key format with the '{layout.value_format}' value "
+                                      "format in a Kafka source")
+    builder.set_deserializer(TableRecordDeserializer(layout) if changes is None
+                             else ChangelogRecordDeserializer(changes))
     stream = context.env.from_source(builder.build(), WatermarkStrategy.no_watermarks(),
                                      f"kafka[{spec.name}]")
     parallelism = options.get_int("scan.parallelism")
     if parallelism is not None:
         stream.set_parallelism(parallelism)
-    return stream
+    return stream if changes is None else stream.flat_map(_Flatten())
+
+
+class ChangelogRecordDeserializer(KafkaRecordDeserializationSchema):
+    """A message of a changelog format as the list of rows (with kinds) it carries."""
+
+    def __init__(self, changes: Callable[[bytes], list[Any]]) -> None:
+        self.changes = changes
+
+    def deserialize(self, record: Any) -> Any:
+        return None if record.value is None else (self.changes(record.value) or None)
+
+
+class _Flatten(FlatMapFunction):
+    def flat_map(self, value: Any) -> Any:
+        return value
 
 
 # -- sink ----------------------------------------------------------------------------------------

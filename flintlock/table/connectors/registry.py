@@ -43,6 +43,7 @@ MODULES = {
     "kafka": "flintlock.table.connectors.kafka",
     "nexmark": "flintlock.table.connectors.nexmark",
     "jdbc": "flintlock.table.connectors.jdbc",
+    "upsert-kafka": "flintlock.table.connectors.upsert_kafka",
 }
 
 

@@ -1,11 +1,14 @@
 """Table formats: how a connector turns a row into a line of text and back (``csv``, ``json``,
-``raw``, and ``canal-json`` for changelog output), with Flink's option names and encodings.
+``raw``, and the changelog formats ``canal-json`` and ``debezium-json``), with Flink's option
+names and encodings.
 
 ``lookup(name)`` gives a ``TableFormat``: its option keys (without the ``<format>.`` prefix),
 whether it encodes row kinds (a changelog format, which lets a sink accept updates), and
 ``writer(fields, options, prefix)`` / ``reader(fields, options, prefix)`` building the
-per-row functions. ``prefix`` is where the format's options live: ``csv`` for ``'format' =
-'csv'``, ``value.csv`` for Kafka's ``'value.format' = 'csv'``.
+per-row functions; ``changelog_reader`` gives a line's rows with their row kinds (several for a
+changelog event, one ``+I`` row for the other formats). ``prefix`` is where the format's
+options live: ``csv`` for ``'format' = 'csv'``, ``value.csv`` for Kafka's ``'value.format' =
+'csv'``.
 
 Imports only ``flintlock.common`` and the table layer's types and errors; runs on the driver,
 the built functions on task threads.
@@ -18,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from flintlock.common.types import Row, row_of
 from flintlock.table.connectors._options import Options
 from flintlock.table.errors import UnsupportedFeatureError, ValidationError
-from flintlock.table.formats import canal_json, csv, json, raw
+from flintlock.table.formats import canal_json, csv, debezium_json, json, raw
 from flintlock.table.formats._base import FormatParseError, FormatSettings
 from flintlock.table.plan.nodes import Field
 
@@ -33,6 +37,7 @@ class TableFormat:
     _settings: Any
     _writer: Any
     _reader: Any = None
+    _changelog_reader: Any = None
 
     def settings(self, options: Options, prefix: str) -> FormatSettings:
         return self._settings(options, prefix)  # type: ignore[no-any-return]
@@ -50,6 +55,19 @@ class TableFormat:
                                           "it is supported for writing only")
         return self._reader(fields, self.settings(options, prefix))  # type: ignore[no-any-return]
 
+    def changelog_reader(self, fields: list[Field], options: Options, prefix: str
+                         ) -> Callable[[str], list[Row]]:
+        """A function from a line to its rows with their kinds (empty: skip the line)."""
+        if self._changelog_reader is not None:
+            return self._changelog_reader(  # type: ignore[no-any-return]
+                fields, self.settings(options, prefix))
+        read = self.reader(fields, options, prefix)
+
+        def rows(line: str) -> list[Row]:
+            values = read(line)
+            return [] if values is None else [row_of(values)]
+        return rows
+
 
 FORMATS = {
     "csv": TableFormat("csv", csv.OPTION_KEYS, False, csv.CsvSettings, csv.row_writer,
@@ -58,8 +76,12 @@ FORMATS = {
                         json.line_reader),
     "raw": TableFormat("raw", raw.OPTION_KEYS, False, raw.RawSettings, raw.row_writer,
                        raw.line_reader),
-    "canal-json": TableFormat("canal-json", canal_json.OPTION_KEYS, True, json.JsonSettings,
-                              canal_json.row_writer),
+    "canal-json": TableFormat("canal-json", canal_json.OPTION_KEYS, True,
+                              canal_json.CanalSettings, canal_json.row_writer, None,
+                              canal_json.changelog_reader),
+    "debezium-json": TableFormat("debezium-json", debezium_json.OPTION_KEYS, True,
+                                 debezium_json.DebeziumSettings, debezium_json.row_writer, None,
+                                 debezium_json.changelog_reader),
 }
 
 
