@@ -13,7 +13,7 @@ PostgreSQL refuses to run as root. Under root (the CI machines) the server runs 
 ``nobody`` account: its data directory is created in a new directory under the system's temp
 directory owned by ``nobody``, and when ``nobody`` cannot reach the binaries where they are
 installed (a directory on their path not readable by others), they are copied next to the data
-first (34 MB, well under a second). Unix-domain sockets go to the same directory; clients use
+first (36 MB, well under a second), with the wheel's vendored libraries beside them. Unix-domain sockets go to the same directory; clients use
 TCP on 127.0.0.1.
 
 The server runs with ``fsync = off`` (a test database is thrown away) and
@@ -126,12 +126,18 @@ def _account() -> pwd.struct_passwd | None:
 
 
 def _reachable(install: Path, directory: Path, account: pwd.struct_passwd) -> Path:
-    """``install``, or a copy of it in ``directory`` when ``account`` cannot reach it."""
+    """``install``, or a copy of it in ``directory`` when ``account`` cannot reach it. The
+    binaries find their shared libraries at ``$ORIGIN/../../../pgserver.libs`` (the wheel's
+    vendored libraries, next to the package), so the copy keeps that layout."""
     if _world_reachable(install / "bin" / "postgres"):
         return install
-    copy = directory / "pginstall"
+    package = directory / "pkg"
+    copy = package / "pgserver" / "pginstall"
     shutil.copytree(install, copy, symlinks=True)
-    for path in [copy, *copy.rglob("*")]:
+    libraries = install.parent.parent / "pgserver.libs"
+    if libraries.is_dir():
+        shutil.copytree(libraries, package / "pgserver.libs", symlinks=True)
+    for path in [package, *package.rglob("*")]:
         os.chown(path, account.pw_uid, account.pw_gid, follow_symlinks=False)
     return copy
 
