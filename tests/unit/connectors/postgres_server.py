@@ -13,8 +13,8 @@ PostgreSQL refuses to run as root. Under root (the CI machines) the server runs 
 ``nobody`` account: its data directory is created in a new directory under the system's temp
 directory owned by ``nobody``, and when ``nobody`` cannot reach the binaries where they are
 installed (a directory on their path not readable by others), they are copied next to the data
-first (36 MB, well under a second), with the wheel's vendored libraries beside them. Unix-domain sockets go to the same directory; clients use
-TCP on 127.0.0.1.
+first (36 MB, well under a second), with the wheel's vendored libraries beside them.
+Unix-domain sockets go to the same directory; clients use TCP on 127.0.0.1.
 
 The server runs with ``fsync = off`` (a test database is thrown away) and
 ``max_prepared_transactions`` > 0, which the exactly-once JDBC sink's two-phase commit
