@@ -29,6 +29,7 @@ from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import ValueStateDescriptor
 from flintlock.common.time_domain import TimeDomain
 from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
+from flintlock.runtime.state.backend import KeyedStateBackend
 from flintlock.runtime.state.heap_states import own_value
 from flintlock.runtime.tasks.contexts import (
     KeyedTimerService,
@@ -404,17 +405,64 @@ class TimerOperator(FunctionOperator):
 
 
 class ProcessOperator(TimerOperator):
-    """PROCESS (non-keyed) and KEYED_PROCESS, with timers when keyed."""
+    """PROCESS (non-keyed) and KEYED_PROCESS, with timers when keyed.
+
+    A keyed process function over a timestamped batch (the event-time case) runs one loop
+    per batch that sets the record's timestamp and key and calls ``process_element`` — no
+    per-record closures; on the heap backend the key is set by assigning the backend's
+    ``current_key`` (what its ``set_current_key`` does), others get the call."""
 
     def open(self) -> None:
         self._open_timers(keyed_timers=True)
         super().open()
         self._restore_timers()
+        backend = self.context.keyed_backend
+        self._plain_key = (backend is not None and type(backend).set_current_key
+                           is KeyedStateBackend.set_current_key)
 
     def process_batch(self, records: list[Any]) -> None:
         process, ctx = self.function.process_element, self._ctx
         get_key = self._key_selector() if self.spec.keyed else None
+        if get_key is not None and type(records) is TimestampedBatch and records:
+            self._process_keyed_stamped(records, process, get_key)
+            return
         self._apply(records, lambda value: process(value, ctx), get_key)
+
+    def _process_keyed_stamped(self, records: TimestampedBatch,
+                               process: Callable[[Any, Any], Iterable[Any] | None],
+                               get_key: Callable[[Any], Any]) -> None:
+        ctx = self._ctx
+        backend = self.context.keyed_backend
+        if not self._key_checked:
+            self._first_key(get_key(list.__getitem__(records, 0)))
+        out = TimestampedBatch()
+        stamps = out.timestamps
+        try:
+            if self._plain_key:
+                for value, timestamp in zip(records, records.timestamps, strict=True):
+                    ctx._timestamp = timestamp
+                    backend.current_key = get_key(value)
+                    produced = process(value, ctx)
+                    if produced is not None:
+                        before = len(out)
+                        out.extend(produced)
+                        stamps.extend([timestamp] * (len(out) - before))
+            else:
+                set_key = backend.set_current_key
+                for value, timestamp in zip(records, records.timestamps, strict=True):
+                    ctx._timestamp = timestamp
+                    set_key(get_key(value))
+                    produced = process(value, ctx)
+                    if produced is not None:
+                        before = len(out)
+                        out.extend(produced)
+                        stamps.extend([timestamp] * (len(out) - before))
+        finally:
+            ctx._timestamp = NO_TIMESTAMP
+        routed = _route_side_outputs(out, ctx)
+        if routed:
+            self.output.collect_batch(routed)
+        ctx.flush_side_outputs(self.context.side_outputs)
 
 
 class CoOperator(TimerOperator):

@@ -63,6 +63,22 @@ class WindowContents:
             return self._aggregate.add(value, accumulator)
         return value if accumulator is None else self._reduce(accumulator, value)
 
+    def fold_into(self, accumulator: Any, values: list[Any]) -> Any:
+        """``values`` folded into ``accumulator`` in order (None: nothing yet): ``accumulate``
+        for each, in one loop."""
+        aggregate = self._aggregate
+        if aggregate is not None:
+            add = aggregate.add
+            if accumulator is None:
+                accumulator = aggregate.create_accumulator()
+            for value in values:
+                accumulator = add(value, accumulator)
+            return accumulator
+        reduce = self._reduce
+        for value in values:
+            accumulator = value if accumulator is None else reduce(accumulator, value)
+        return accumulator
+
     def _combine(self, a: Any, b: Any) -> Any:
         """Two accumulators into one (merging sessions)."""
         if a is None or b is None:

@@ -39,9 +39,11 @@ from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import MapStateDescriptor
 from flintlock.common.windowing import (
     MAX_LONG,
+    MIN_LONG,
     EventTimeTrigger,
     MergingWindowAssigner,
     SlidingEventTimeWindows,
+    TimeWindow,
     Trigger,
     TumblingEventTimeWindows,
 )
@@ -86,6 +88,13 @@ class WindowOperator(FunctionOperator):
                           and type(window.assigner) in (TumblingEventTimeWindows,
                                                         SlidingEventTimeWindows))
         """Whether batches may be handled per (key, window) (``_process_grouped``)."""
+        assigner = window.assigner
+        self._tumbling: tuple[int, int] | None = (
+            (assigner._size, assigner._offset) if type(assigner) is TumblingEventTimeWindows
+            else None)
+        """(size, offset) of tumbling event-time windows: ``_process_tumbling``."""
+        self._windows: dict[int, TimeWindow] = {}
+        """The tumbling windows of ``_process_tumbling`` by start, until their cleanup."""
 
     # -- life cycle -----------------------------------------------------------------------
 
@@ -166,6 +175,8 @@ class WindowOperator(FunctionOperator):
         the trigger only registers its timer (``EventTimeTrigger.on_element``): the same
         state, accumulated in the same order per window, with far fewer state accesses.
         Returns False (nothing done) when some window is not ahead of the watermark."""
+        if self._tumbling is not None:
+            return self._process_tumbling(records, stamps, get_key, set_key, *self._tumbling)
         watermark = self._timers.watermark
         assign, context = self._assigner.assign_windows, self._assigner_context
         groups: dict[tuple[Any, Any], list[Any]] = {}
@@ -181,16 +192,51 @@ class WindowOperator(FunctionOperator):
                     groups[(key, window)] = [value]
                 else:
                     group.append(value)
-        accumulators, accumulate = self._contents.accumulators, self._contents.accumulate
+        accumulators, fold = self._contents.accumulators, self._contents.fold_into
         register_timer = self._timers.register_event_time_timer
         for (key, window), values in groups.items():
             set_key(key)
-            accumulator = accumulators.get(window)
-            for value in values:
-                accumulator = accumulate(accumulator, value)
-            accumulators.put(window, accumulator)
+            accumulators.put(window, fold(accumulators.get(window), values))
             register_timer(window, window.max_timestamp())
             self._register_cleanup(window)
+        return True
+
+    def _process_tumbling(self, records: list[Any], stamps: list[int],
+                          get_key: Callable[[Any], Any], set_key: Callable[[Any], None],
+                          size: int, offset: int) -> bool:
+        """``_process_grouped`` for tumbling event-time windows: a record's window is
+        arithmetic on its timestamp (``TimeWindow.get_window_start_with_offset``), so records
+        are grouped by (key, window start) — two ints and the key, no window object, no
+        assigner call per record — and each window is one object per start
+        (``_windows``), which the state's maps and the timers' index find by identity."""
+        lowest = min(stamps)
+        if lowest == MIN_LONG or (
+                lowest - (lowest - offset) % size + size - 1 <= self._timers.watermark):
+            return False  # a record without a timestamp, or a window not ahead: per element
+        if not self._key_checked:
+            self._first_key(get_key(list.__getitem__(records, 0)))
+        groups: dict[tuple[Any, int], list[Any]] = {}
+        get = groups.get
+        for value, timestamp in zip(records, stamps, strict=True):
+            group_key = (get_key(value), timestamp - (timestamp - offset) % size)
+            group = get(group_key)
+            if group is None:
+                groups[group_key] = [value]
+            else:
+                group.append(value)
+        windows = self._windows
+        accumulators, fold = self._contents.accumulators, self._contents.fold_into
+        register_timer = self._timers.register_event_time_timer
+        lateness = self._lateness
+        for (key, start), values in groups.items():
+            window = windows.get(start)
+            if window is None:
+                window = windows[start] = TimeWindow(start, start + size)
+            set_key(key)
+            accumulators.put(window, fold(accumulators.get(window), values))
+            register_timer(window, start + size - 1)
+            if lateness:  # else the cleanup timer is the trigger's timer
+                self._register_cleanup(window)
         return True
 
     def _is_late_element(self, timestamp: int) -> bool:
@@ -316,8 +362,17 @@ class WindowOperator(FunctionOperator):
 
     def process_watermark(self, timestamp: int) -> None:
         self._timers.advance_watermark(timestamp)
+        if self._windows:
+            self._forget_windows(timestamp)
         self._flush()
         self.emit_watermark(timestamp)
+
+    def _forget_windows(self, watermark: int) -> None:
+        """Drops the windows of ``_windows`` whose cleanup time the watermark reached."""
+        cleaned = [start for start, window in self._windows.items()
+                   if self._cleanup_time(window) <= watermark]
+        for start in cleaned:
+            del self._windows[start]
 
     def on_event_time(self, timestamp: int, key: Any, window: Any) -> None:
         """A trigger or cleanup timer in event time (the timer service, on a watermark)."""

@@ -235,11 +235,44 @@ def test_a_process_window_function_may_emit_to_a_side_output():
     assert side.records() == [(2, 9)]
 
 
+class _Concat(AggregateFunction):
+    """An aggregate whose result shows the order of accumulation."""
+
+    def create_accumulator(self):
+        return ""
+
+    def add(self, value, accumulator):
+        return accumulator + "," + value[1]
+
+    def get_result(self, accumulator):
+        return accumulator
+
+    def merge(self, a, b):
+        return a + b
+
+
+def _sliding_reduce():
+    return WindowSpec(SlidingEventTimeWindows.of(20, 10),
+                      reduce_function=wrap_reduce(lambda a, b: (a[0], a[1] + "," + b[1])),
+                      allowed_lateness_ms=15, late_output_tag="late")
+
+
+def _tumbling_aggregate(offset, lateness):
+    return WindowSpec(TumblingEventTimeWindows.of(20, offset), aggregate_function=_Concat(),
+                      allowed_lateness_ms=lateness, late_output_tag="late")
+
+
 @pytest.mark.parametrize("seed", range(5))
-def test_batches_handled_per_key_and_window_give_what_per_element_handling_gives(seed):
-    """The grouped path (event-time trigger, incremental function, time windows) against the
-    per-element path on random batches, watermarks and late elements; the reduce function is
-    not commutative, so the order of accumulation shows too."""
+@pytest.mark.parametrize("spec", [_sliding_reduce, lambda: _tumbling_aggregate(0, 0),
+                                  lambda: _tumbling_aggregate(7, 15),
+                                  lambda: _tumbling_aggregate(-3, 0)],
+                         ids=["sliding-reduce", "tumbling", "tumbling-offset-lateness",
+                              "tumbling-negative-offset"])
+def test_batches_handled_per_key_and_window_give_what_per_element_handling_gives(seed, spec):
+    """The grouped paths (event-time trigger, incremental function, time windows; tumbling
+    windows by arithmetic on the timestamps) against the per-element path on random batches,
+    watermarks and late elements; the functions are not commutative, so the order of
+    accumulation shows too."""
     import random
 
     rng = random.Random(seed)
@@ -255,10 +288,7 @@ def test_batches_handled_per_key_and_window_give_what_per_element_handling_gives
     script.append(("watermark", MAX_WATERMARK))
 
     def run(grouped):
-        concat = wrap_reduce(lambda a, b: (a[0], a[1] + "," + b[1]))
-        operator, out, late = window_operator(WindowSpec(
-            SlidingEventTimeWindows.of(20, 10), reduce_function=concat, allowed_lateness_ms=15,
-            late_output_tag="late"), late_tag=True)
+        operator, out, late = window_operator(spec(), late_tag=True)
         assert operator._grouping
         operator._grouping = grouped
         for kind, item in script:
