@@ -30,6 +30,9 @@ class WatermarkGeneratorKind(enum.Enum):
     NONE = "none"
     MONOTONOUS = "monotonous"
     BOUNDED_OUT_OF_ORDERNESS = "bounded-out-of-orderness"
+    EXPRESSION = "expression"
+    """flintlock's, for SQL's ``WATERMARK FOR ts AS expr``: each record's watermark is
+    ``watermark_expression(record)`` (see ``WatermarkStrategy.for_watermark_expression``)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,8 @@ class WatermarkStrategy:
     max_out_of_orderness_ms: int = 0
     timestamp_assigner: TimestampAssigner | None = None
     idle_timeout_ms: int | None = None
+    watermark_expression: Any = None
+    """For ``EXPRESSION``: ``record -> int | None``, the watermark a record allows."""
 
     @staticmethod
     def no_watermarks() -> WatermarkStrategy:
@@ -53,6 +58,19 @@ class WatermarkStrategy:
     def for_bounded_out_of_orderness(max_out_of_orderness: Duration) -> WatermarkStrategy:
         millis = _millis(max_out_of_orderness, "max_out_of_orderness")
         return WatermarkStrategy(WatermarkGeneratorKind.BOUNDED_OUT_OF_ORDERNESS, millis)
+
+    @staticmethod
+    def for_watermark_expression(watermark_expression: Any) -> WatermarkStrategy:
+        """Not in PyFlink: the strategy of a SQL table's ``WATERMARK FOR ts AS expr``, as
+        Flink's WatermarkAssignerOperator runs it. The watermark is the largest value
+        ``watermark_expression(record)`` returned so far, starting from 0 (None is skipped);
+        it is emitted at once, before the next record, when it passed the last one emitted
+        by more than ``pipeline.auto-watermark-interval``, and otherwise periodically."""
+        if not callable(watermark_expression):
+            raise TypeError("for_watermark_expression needs a callable record -> int, got "
+                            f"{watermark_expression!r}")
+        return WatermarkStrategy(WatermarkGeneratorKind.EXPRESSION,
+                                 watermark_expression=watermark_expression)
 
     def with_timestamp_assigner(self, timestamp_assigner: TimestampAssigner) -> WatermarkStrategy:
         if not isinstance(timestamp_assigner, TimestampAssigner):

@@ -45,6 +45,7 @@ from flintlock.table.schema import (
     UnresolvedPhysicalColumn,
     quote_string,
 )
+from flintlock.table.time_attributes import time_attribute
 from flintlock.table.types import DataType, RowField, RowType, quote_identifier, sql_string
 
 __all__ = [
@@ -60,6 +61,12 @@ class TimeAttribute(enum.Enum):
     PROCTIME = "*PROCTIME*"
 
 
+def _time_attribute_of(data_type: DataType) -> TimeAttribute | None:
+    """The time attribute a column's type carries (``flintlock.table.time_attributes``)."""
+    mark = time_attribute(data_type)
+    return None if mark is None else TimeAttribute(mark)
+
+
 @dataclass(frozen=True, slots=True)
 class Column:
     """One column of a resolved schema; see the subclasses."""
@@ -71,12 +78,13 @@ class Column:
 
     @staticmethod
     def physical(name: str, data_type: DataType) -> PhysicalColumn:
-        return PhysicalColumn(name, data_type)
+        return PhysicalColumn(name, data_type, time_attribute=_time_attribute_of(data_type))
 
     @staticmethod
     def computed(name: str, data_type: DataType, expression: Any, expression_sql: str
                  ) -> ComputedColumn:
-        return ComputedColumn(name, data_type, expression, expression_sql)
+        return ComputedColumn(name, data_type, expression, expression_sql,
+                              time_attribute=_time_attribute_of(data_type))
 
     @staticmethod
     def metadata(name: str, data_type: DataType, metadata_key: str | None = None,
@@ -277,7 +285,7 @@ class ResolvedSchema:
         if len(column_names) != len(column_data_types):
             raise ValidationError(f"{len(column_names)} column names for "
                                   f"{len(column_data_types)} data types")
-        return ResolvedSchema(tuple(PhysicalColumn(name, kind) for name, kind in zip(
+        return ResolvedSchema(tuple(Column.physical(name, kind) for name, kind in zip(
             column_names, column_data_types, strict=True)))
 
     @staticmethod

@@ -19,6 +19,7 @@ from flintlock.table.plan.resolver import ExpressionResolver, Scope
 from flintlock.table.plan.sql_binder import rename
 from flintlock.table.sql import statements as st
 from flintlock.table.table_result import TableResult
+from flintlock.table.time_attributes import materialized
 from flintlock.table.udf import as_registered_function, load_python_function
 
 if TYPE_CHECKING:
@@ -238,7 +239,23 @@ def resolved_schema_of(env: TableEnvironment, name: tuple[str, ...]) -> Any:
         columns.append(column)
     key = spec.primary_key
     constraint = UniqueConstraint.primary_key("PK_" + "_".join(key), key) if key else None
-    return ResolvedSchema(tuple(columns), (), constraint)
+    return ResolvedSchema(tuple(columns), _watermark_specs(plan, spec), constraint)
+
+
+def _watermark_specs(plan: n.PlanNode, spec: n.TableSpec) -> tuple[Any, ...]:
+    """The table's ``WATERMARK FOR`` as Flink prints it (issue 32)."""
+    from flintlock.table.plan.window_nodes import WatermarkAssigner
+    from flintlock.table.resolved_schema import WatermarkSpec
+    from flintlock.table.sql.dialect import FLINK
+
+    if spec.watermark is None or not isinstance(plan, WatermarkAssigner):
+        return ()
+    column, expression = spec.watermark
+    data_type = (plan.watermark.type if plan.watermark is not None
+                 else plan.fields[plan.rowtime].type)
+    return (WatermarkSpec.of(column, plan.watermark,
+                             expression.sql(dialect=FLINK, identify=True),
+                             materialized(data_type)),)
 
 
 def _explain(env: TableEnvironment, statement: st.ExplainStatement) -> TableResult:

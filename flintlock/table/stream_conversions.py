@@ -125,31 +125,58 @@ def _raw_type() -> t.DataType:
 
 
 def _apply_schema(env: TableEnvironment, plan: n.PlanNode, schema: Any) -> n.PlanNode:
+    from flintlock.table.expression import to_node
     from flintlock.table.schema import (
         UnresolvedComputedColumn,
         UnresolvedPhysicalColumn,
     )
+    from flintlock.table.sql.parser import parse_expression
 
-    projections: list[Rex] = [InputRef(f.type, i) for i, f in enumerate(plan.fields)]
-    names = list(plan.names)
+    declared = any(isinstance(c, UnresolvedPhysicalColumn) for c in schema.get_columns())
+    # Flink: declared physical columns are the table's, in the schema's order (issue 32)
+    projections: list[Rex] = [] if declared else [
+        InputRef(f.type, i) for i, f in enumerate(plan.fields)]
+    names = [] if declared else list(plan.names)
     scope = Scope.of(plan.names, plan.types)
     for column in schema.get_columns():
         if isinstance(column, UnresolvedPhysicalColumn):
-            if column.name not in names:
+            if column.name not in plan.names:
                 raise ValidationError(
                     f"Unable to find a field named '{column.name}' in the physical data type "
                     f"derived from the given type information for schema declaration. Make "
                     f"sure that the type information is not a generic raw type. Currently "
-                    f"available fields are: [{', '.join(names)}]")
+                    f"available fields are: [{', '.join(plan.names)}]")
+            projections.append(_physical(env, scope, column))
+            names.append(column.name)
         elif isinstance(column, UnresolvedComputedColumn):
-            from flintlock.table.expression import to_node
-            from flintlock.table.sql.parser import parse_expression
-
             node = parse_expression(column.expression) if isinstance(
                 column.expression, str) else to_node(column.expression)
             projections.append(ExpressionResolver(scope, env).resolve(node))
             names.append(column.name)
-    return n.Calc(n.fields_of(names, [p.type for p in projections]), plan, tuple(projections))
+    result: n.PlanNode = n.Calc(n.fields_of(names, [p.type for p in projections]), plan,
+                                tuple(projections))
+    for spec in schema.get_watermark_specs():
+        from flintlock.table.plan.windows import with_watermark
+
+        expression = spec.expression
+        node = parse_expression(expression) if isinstance(expression, str) else to_node(
+            expression)
+        result = with_watermark(result, spec.column_name, node, env)
+    return result
+
+
+def _physical(env: TableEnvironment, scope: Scope, column: Any) -> Rex:
+    """A declared physical column: the stream's field, cast when the declared type differs."""
+    from flintlock.table.sql.parser import parse_expression
+
+    field = scope.lookup(column.name)
+    declared = column.data_type
+    if isinstance(declared, str):
+        declared = t.from_sql_string(declared)
+    if t.sql_string(declared) == t.sql_string(field.type):
+        return InputRef(field.type, field.index)
+    cast = parse_expression(f"CAST(`{column.name}` AS {t.sql_string(declared)})")
+    return ExpressionResolver(scope, env).resolve(cast)
 
 
 def _rename(plan: n.PlanNode, fields: Sequence[Any]) -> n.PlanNode:

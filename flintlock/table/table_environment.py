@@ -473,13 +473,19 @@ class StreamTableEnvironment(TableEnvironment):
 
 # -- helpers -------------------------------------------------------------------------------
 
-def scan_of(spec: n.TableSpec) -> n.Scan:
+def scan_of(spec: n.TableSpec) -> n.PlanNode:
     """The scan of a connector table: its physical columns, then its computed ones."""
     fields = spec.physical + tuple(n.Field(name, rex.type) for name, rex in spec.computed)
     if spec.columns_order:
         order = {f.name: f for f in fields}
         fields = tuple(order[name] for name in spec.columns_order if name in order)
-    return n.Scan(fields, spec)
+    if spec.watermark is None:
+        return n.Scan(fields, spec)
+    from flintlock.table.plan.resolver import NoFunctions
+    from flintlock.table.plan.windows import with_watermark
+
+    return with_watermark(n.Scan(fields, spec), spec.watermark[0], spec.watermark[1],
+                          NoFunctions())  # the rowtime column and its watermarks (issue 32)
 
 
 def table_spec_from_descriptor(env: TableEnvironment, path: tuple[str, ...], descriptor: Any

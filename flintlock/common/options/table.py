@@ -16,6 +16,11 @@ STATE_TTL = ConfigOption(
     "How long the state of a key in a stateful SQL operator (aggregation, join, Top-N) is kept "
     "after its last update; 0 keeps it for ever.", minimum=0,
 )
+SOURCE_IDLE_TIMEOUT = ConfigOption(
+    "table.exec.source.idle-timeout", OptionType.DURATION, 0,
+    "When a source with a watermark receives no record for this long, it is marked idle and "
+    "downstream watermarks advance without it; 0 never marks it idle (issue 32).", minimum=0,
+)
 DML_SYNC = ConfigOption(
     "table.dml-sync", OptionType.BOOLEAN, False,
     "Whether execute_sql of an INSERT waits for the job to finish.",

@@ -5,7 +5,10 @@ timestamp is passed to the assigner, ``NO_TIMESTAMP`` when it had none) and gene
 watermarks with a ``WatermarkEmitter``, periodically (``pipeline.auto-watermark-interval``).
 Watermarks from upstream are dropped — this operator defines event time from here on — except
 the maximum one, which ends event time when a bounded input ends; upstream watermark status is
-dropped too (idleness comes from this strategy's ``with_idleness``). Belongs to the task thread.
+dropped too (idleness comes from this strategy's ``with_idleness``). With a SQL table's
+watermark (``WatermarkStrategy.for_watermark_expression``) a watermark may also be due after a
+record within a batch; the batch is split there so the watermark follows that record, as
+Flink's WatermarkAssignerOperator emits it. Belongs to the task thread.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ class TimestampsAndWatermarksOperator(StreamOperator):
 
     def open(self) -> None:
         timers = self.context.timers
-        self._emitter = WatermarkEmitter(self._strategy, self, timers.now_ms)
         interval = self.context.environment.auto_watermark_interval_ms
+        self._emitter = WatermarkEmitter(self._strategy, self, timers.now_ms, interval)
         self._periodic = PeriodicEmission(timers, interval, self._emitter.on_periodic_emit)
         if self._emitter.is_periodic:
             self._periodic.start()
@@ -40,6 +43,17 @@ class TimestampsAndWatermarksOperator(StreamOperator):
     def process_batch(self, records: list[Any]) -> None:
         previous = records.timestamps if type(records) is TimestampedBatch else None
         timestamps = self._emitter.timestamps_of(records, previous)
+        if self._emitter.is_eager:  # a SQL watermark: due watermarks split the batch
+            start = 0
+            for end, watermark in self._emitter.eager_watermarks(records):
+                self.output.collect_batch(TimestampedBatch(records[start:end],
+                                                           timestamps[start:end]))
+                super().emit_watermark(watermark)
+                start = end
+            if start < len(records):
+                self.output.collect_batch(TimestampedBatch(records[start:],
+                                                           timestamps[start:]))
+            return
         self._emitter.on_timestamps(timestamps)
         self.output.collect_batch(TimestampedBatch(records, timestamps))
 

@@ -10,6 +10,11 @@ given a strategy (``env.from_source``) and the timestamp assigner operator
   largest timestamp seen and offer ``largest - max_out_of_orderness - 1`` (Flink's
   definition: a watermark t says no record at or below t follows); ``no_watermarks`` offers
   none;
+* ``eager_watermarks(values)`` (the ``EXPRESSION`` generator of a SQL table's
+  ``WATERMARK FOR``, Flink's WatermarkAssignerOperator): each record's watermark value
+  raises the current one (which starts at 0); when it passed the last emitted watermark by
+  more than the interval, it is due at once, after that record — the owner splits its batch
+  there;
 * ``on_periodic_emit`` (every ``pipeline.auto-watermark-interval``) emits the offered
   watermark when it advanced, or, with ``with_idleness``, the idle status once no record came
   for the idle timeout; the next record makes the output active again.
@@ -39,7 +44,7 @@ class WatermarkEmitter:
     """Timestamps, watermarks and idleness of one watermark strategy (module docstring)."""
 
     def __init__(self, strategy: WatermarkStrategy, output: WatermarkOutput,
-                 now_ms: Callable[[], int]) -> None:
+                 now_ms: Callable[[], int], interval_ms: int = 0) -> None:
         self._strategy = strategy
         self._assigner = strategy.timestamp_assigner
         self._output = output
@@ -53,6 +58,47 @@ class WatermarkEmitter:
         self._last_activity = now_ms()
         self._idle = False
         self._ended = False
+        self._interval = interval_ms
+        self._expression: Callable[[Any], int | None] | None = None
+        if strategy.generator is WatermarkGeneratorKind.EXPRESSION:
+            self._expression = strategy.watermark_expression
+            self._delay = -1  # the offered watermark is the largest value itself
+            self._largest = 0
+            self._emitted = 0
+
+    @property
+    def is_eager(self) -> bool:
+        """Whether records bring watermarks of their own (``eager_watermarks``)."""
+        return self._expression is not None
+
+    def eager_watermarks(self, values: Sequence[Any]) -> list[tuple[int, int]]:
+        """(records before it, watermark) for each watermark due within ``values``, in
+        order (see the module docstring); marks the input active."""
+        if not values:
+            return []
+        self._note_activity()
+        expression = self._expression
+        assert expression is not None, "eager_watermarks needs an EXPRESSION strategy"
+        largest = self._largest
+        emitted = self._emitted
+        interval = self._interval
+        due = []
+        for index, value in enumerate(values):
+            watermark = expression(value)
+            if watermark is not None and watermark > largest:
+                largest = watermark
+                if largest - emitted > interval:
+                    emitted = largest
+                    due.append((index + 1, largest))
+        self._largest = largest
+        self._emitted = emitted
+        return due
+
+    def _note_activity(self) -> None:
+        self._last_activity = self._now_ms()
+        if self._idle:
+            self._idle = False
+            self._output.emit_watermark_status(False)
 
     @property
     def is_periodic(self) -> bool:
@@ -77,11 +123,8 @@ class WatermarkEmitter:
     def on_timestamps(self, timestamps: Sequence[int]) -> None:
         if not timestamps:
             return
-        self._last_activity = self._now_ms()
-        if self._idle:
-            self._idle = False
-            self._output.emit_watermark_status(False)
-        if self._generates:
+        self._note_activity()
+        if self._generates and self._expression is None:
             largest = max(timestamps)
             if largest > self._largest:
                 self._largest = largest

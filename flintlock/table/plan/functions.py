@@ -22,6 +22,7 @@ from typing import Any
 from flintlock.table import types as t
 from flintlock.table.errors import ValidationError
 from flintlock.table.plan import type_rules as tr
+from flintlock.table.time_attributes import proctime_type
 
 Emit = Callable[[Sequence[str], Sequence[t.DataType], tuple[Any, ...]], str]
 Infer = Callable[[Sequence[t.DataType], tuple[Any, ...]], t.DataType]
@@ -378,6 +379,8 @@ define("CEIL_TIME", 1, _same_as_first, lambda a, ty, o: f"F.ceil_time({a[0]}, {o
 define("FLOOR_TIME", 1, _same_as_first, lambda a, ty, o: f"F.floor_time({a[0]}, {o[0]!r})")
 define("CURRENT_TIMESTAMP", 0, lambda ty, o: t.LocalZonedTimestampType(3, False),
        lambda a, ty, o: "datetime.datetime.now()", aliases=("NOW",))
+define("PROCTIME", 0, lambda ty, o: proctime_type(),  # issue 32: a processing-time attribute
+       lambda a, ty, o: "datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)")
 define("LOCALTIMESTAMP", 0, lambda ty, o: t.TimestampType(3, False),
        lambda a, ty, o: "datetime.datetime.now()")
 define("CURRENT_DATE", 0, lambda ty, o: t.DateType(False),

@@ -42,6 +42,7 @@ from flintlock.table.plan.rewrite import (
     project_fields,
 )
 from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, input_refs
+from flintlock.table.plan.windows import bind_window_tvf, window_aggregate
 
 
 class Catalog(FunctionCatalog, Protocol):
@@ -374,6 +375,7 @@ class QueryBinder:
             n.fields_of(group_names + [f"EXPR${i}" for i in range(len(plan.calls))],
                         [r.type for r in group_rex] + [c.type for c in plan.calls]),
             pre_plan, tuple(range(len(group_rex))), tuple(plan.calls))
+        aggregate = window_aggregate(aggregate)  # type: ignore[assignment]
         names = unique_names(names)
         return fuse_calcs(n.Calc(n.fields_of(names, [o.type for o in outputs]), aggregate,
                                  tuple(outputs), condition))
@@ -437,10 +439,15 @@ class QueryBinder:
             return Relation(plan, Scope.of(plan.names, plan.types, node.alias or None))
         if isinstance(node, exp.Lateral):
             raise ValidationError("LATERAL TABLE needs a table before it in FROM")
-        if isinstance(node, exp.TableFromRows):
-            raise UnsupportedFeatureError("window table functions in FROM (TUMBLE, HOP, "
-                                          "CUMULATE, SESSION come with issue 32)")
+        if isinstance(node, exp.TableFromRows):  # TUMBLE, HOP, CUMULATE, SESSION (issue 32)
+            plan, scope = bind_window_tvf(node, self._window_input, self.catalog)
+            return Relation(plan, scope)
         raise UnsupportedFeatureError(f"the FROM item {node.sql()[:60]!r}")
+
+    def _window_input(self, node: exp.Expression) -> tuple[n.PlanNode, Scope]:
+        """The table argument of a window table function (``TABLE t`` or a subquery)."""
+        relation = self._table_source(node)
+        return relation.plan, relation.scope
 
     def _join(self, left: Relation, join: exp.Join) -> Relation:
         target = join.this

@@ -336,6 +336,23 @@ class Translator:
         return self._top_n(self.stream(node.input), (), node.order, node.offset + 1, end, False,
                            mode(node.input) is ChangelogKind.INSERT_ONLY)
 
+    # -- event time and windows (issue 32; planner/windows.py) ---------------------------------
+
+    def _t_WatermarkAssigner(self, node: Any) -> DataStream:
+        from flintlock.table.planner import windows
+
+        return windows.translate_watermark_assigner(self, node)
+
+    def _t_WindowTableFunction(self, node: Any) -> DataStream:
+        from flintlock.table.planner import windows
+
+        return windows.translate_window_table_function(self, node)
+
+    def _t_WindowAggregate(self, node: Any) -> DataStream:
+        from flintlock.table.planner import windows
+
+        return windows.translate_window_aggregate(self, node)
+
     def _t_Sink(self, node: n.Sink) -> Any:
         return self.connectors.sink(self.final(node.input), node.table, node.input, self)
 

@@ -1,0 +1,196 @@
+"""Window aggregation (``GROUP BY window_start, window_end[, keys]`` over TUMBLE, HOP,
+CUMULATE or SESSION): Flink 2.3's ``WindowAggOperator`` results, as a ``KeyedProcessFunction``
+keyed by the grouping keys over an insert-only input.
+
+``WindowAggFunction(grouping, calls, window, rowtime, shift=0, ltz=False)``:
+
+* ``grouping``: the key field positions; ``calls``: ``group_agg.AggregateCall``s (argument
+  positions or a callable, FILTER, DISTINCT) over functions with ``create_accumulator`` /
+  ``accumulate`` / ``get_value``; ``window``: ``("TUMBLE", size, 0, offset)``,
+  ``("HOP", size, slide, offset)``, ``("CUMULATE", size, step, offset)`` or
+  ``("SESSION", gap, 0, 0)`` in milliseconds; ``rowtime``: ``row -> epoch milliseconds``;
+  ``shift``: milliseconds added to a time before windows are aligned (a TIMESTAMP_LTZ time
+  column's session time zone; 0 for TIMESTAMP); ``ltz``: ``window_time`` is an instant
+  (TIMESTAMP_LTZ) rather than a wall-clock TIMESTAMP.
+* Output, once per window and key when the watermark reaches the window's end - 1 (an
+  event-time timer): ``+I[keys..., results..., window_start, window_end, window_time]`` with
+  the window bounds as TIMESTAMP(3) values (naive datetimes) and ``window_time = end - 1 ms``.
+  Nothing else is ever emitted: the output is append-only.
+* Late rows: a row is dropped for each of its windows that has fired already (its end - 1 is
+  at or behind the current watermark) — for HOP and CUMULATE it still counts in its windows
+  that have not fired, as Flink's slices do. A session window is merged with the sessions of
+  its key it overlaps or touches; the row is dropped if the merged session has fired.
+* State (keyed, so checkpointed and rescaled with the key): aligned windows keep one
+  accumulator list per window end (``MapState`` ``windows``); sessions keep their rows
+  (``ValueState`` ``sessions``: ``[start, end, rows]``), aggregated when they fire, so merging
+  needs no ``merge`` of accumulators. Timers are keyed state of the runtime.
+
+Non-INSERT input raises ``NotInsertOnlyError``. The task thread owns a function once opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from flintlock.common.state import MapStateDescriptor, ValueStateDescriptor
+from flintlock.datastream.changelog.errors import InvalidOperatorArgumentError, NotInsertOnlyError
+from flintlock.datastream.changelog.group_agg import AggregateCall
+from flintlock.datastream.changelog.rows import INSERT, key_selector, new_row
+from flintlock.datastream.changelog.window_assigners import (
+    WindowAssigner,
+    add_to_sessions,
+    from_millis,
+    take_session,
+)
+from flintlock.datastream.functions import KeyedProcessFunction, RuntimeContext
+
+WindowDescription = tuple[str, int, int, int]
+
+__all__ = ["WindowAggFunction", "aggregate_rows"]
+
+
+class _Calls:
+    """Accumulating the calls of one window: ``[accumulators, distinct value sets]``."""
+
+    def __init__(self, calls: Sequence[AggregateCall]) -> None:
+        self.calls = list(calls)
+
+    def create(self) -> list[Any]:
+        return [[c.function.create_accumulator() for c in self.calls],
+                [{} if c.distinct else None for c in self.calls]]
+
+    def accumulate(self, entry: list[Any], values: list[Any], row: Any) -> None:
+        accumulators, seen = entry
+        for index, call in enumerate(self.calls):
+            if call.filter is not None and not call.filter(row):
+                continue
+            arguments = call.arguments
+            args = (tuple(arguments(row)) if callable(arguments)
+                    else tuple(values[i] for i in arguments))
+            distinct = seen[index]
+            if distinct is not None:
+                if args in distinct:
+                    continue
+                distinct[args] = True
+            call.function.accumulate(accumulators[index], *args)
+
+    def results(self, entry: list[Any]) -> list[Any]:
+        return [c.function.get_value(acc) for c, acc in zip(self.calls, entry[0], strict=True)]
+
+
+def aggregate_rows(calls: Sequence[AggregateCall], rows: Sequence[Any]) -> list[Any]:
+    """The results of ``calls`` over ``rows`` (Rows), as one window's aggregation gives."""
+    helper = _Calls(calls)
+    entry = helper.create()
+    for row in rows:
+        helper.accumulate(entry, row._values, row)
+    return helper.results(entry)
+
+
+class WindowAggFunction(KeyedProcessFunction):
+    """Append-only window aggregation; see the module docstring."""
+
+    def __init__(self, grouping: Sequence[int], calls: Sequence[AggregateCall],
+                 window: WindowDescription, rowtime: Callable[[Any], int], shift: int = 0,
+                 ltz: bool = False) -> None:
+        kind, size, slide, offset = window
+        if kind not in ("TUMBLE", "HOP", "CUMULATE", "SESSION"):
+            raise InvalidOperatorArgumentError("WindowAggFunction",
+                                               f"unknown window kind {kind!r}")
+        for call in calls:
+            if not isinstance(call, AggregateCall):
+                raise InvalidOperatorArgumentError(
+                    "WindowAggFunction", f"calls must be AggregateCall objects, got {call!r}")
+        self.grouping = tuple(grouping)
+        self.calls = list(calls)
+        self.window = window
+        self.rowtime = rowtime
+        self.shift = shift
+        self.ltz = ltz
+        self._assigner = None if kind == "SESSION" else WindowAssigner(kind, size, slide,
+                                                                        offset)
+
+    def key_selector(self) -> Callable[[Any], Any]:
+        return key_selector(self.grouping)
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self._helper = _Calls(self.calls)
+        for call in self.calls:
+            opener = getattr(call.function, "open", None)
+            if callable(opener):
+                opener(runtime_context)
+        if self._assigner is None:
+            self._sessions = runtime_context.get_state(ValueStateDescriptor("sessions"))
+        else:
+            self._windows = runtime_context.get_map_state(MapStateDescriptor("windows"))
+
+    def close(self) -> None:
+        for call in self.calls:
+            closer = getattr(call.function, "close", None)
+            if callable(closer):
+                closer()
+
+    # -- records ------------------------------------------------------------------------------
+
+    def process_element(self, value: Any, ctx: Any) -> tuple[Any, ...]:
+        if value._row_kind is not INSERT:
+            raise NotInsertOnlyError(type(self).__name__, value._row_kind.name)
+        time = self.rowtime(value) + self.shift
+        timers = ctx.timer_service()
+        if self._assigner is None:
+            self._add_to_session(value, time, timers)
+            return ()
+        values = value._values
+        watermark = timers.current_watermark()
+        for start, end in self._assigner.windows_of(time):
+            fires_at = end - 1 - self.shift
+            if fires_at <= watermark:
+                continue  # this window has fired: too late for it
+            entry = self._windows.get(end)
+            if entry is None:
+                entry = [start, *self._helper.create()]
+                timers.register_event_time_timer(fires_at)
+            self._helper.accumulate(entry[1:], values, value)
+            self._windows.put(end, entry)
+        return ()
+
+    def _add_to_session(self, value: Any, time: int, timers: Any) -> None:
+        sessions = add_to_sessions(self._sessions.value() or [], value._values, time,
+                                   self.window[1], self.shift, timers)
+        if sessions is not None:
+            self._sessions.update(sessions)
+
+    # -- firing -------------------------------------------------------------------------------
+
+    def on_timer(self, timestamp: int, ctx: Any) -> tuple[Any, ...]:
+        end = timestamp + 1 + self.shift
+        if self._assigner is None:
+            return self._fire_session(end, ctx)
+        entry = self._windows.get(end)
+        if entry is None:
+            return ()
+        self._windows.remove(end)
+        results = self._helper.results(entry[1:])
+        return (self._output(ctx.get_current_key(), results, entry[0], end),)
+
+    def _fire_session(self, end: int, ctx: Any) -> tuple[Any, ...]:
+        firing, rest = take_session(self._sessions.value() or [], end)
+        if not firing:
+            return ()
+        if rest:
+            self._sessions.update(rest)
+        else:
+            self._sessions.clear()
+        out = []
+        for start, _, rows in firing:
+            results = aggregate_rows(self.calls, [new_row(list(r), INSERT) for r in rows])
+            out.append(self._output(ctx.get_current_key(), results, start, end))
+        return tuple(out)
+
+    def _output(self, key: Any, results: list[Any], start: int, end: int) -> Any:
+        keys = list(key) if len(self.grouping) > 1 else (
+            [key] if self.grouping else [])
+        time = end - 1 - self.shift if self.ltz else end - 1
+        return new_row(keys + results + [from_millis(start), from_millis(end),
+                                         from_millis(time)], INSERT)

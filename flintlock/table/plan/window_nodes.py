@@ -1,0 +1,75 @@
+"""The plan nodes of event time and windows (issue 32), next to those of ``nodes``.
+
+``WatermarkAssigner``: its input's rows unchanged, with the watermarks of the table's
+``WATERMARK FOR rowtime AS expression`` (or, with ``source_watermark``, those the DataStream
+already carries). ``WindowTableFunction``: ``TABLE(TUMBLE|HOP|CUMULATE|SESSION(TABLE t,
+DESCRIPTOR(ts), ...))`` — the input's fields then ``window_start``, ``window_end``,
+``window_time``; one row per window a row belongs to. ``WindowAggregate``: GROUP BY
+``window_start, window_end[, keys]`` over a window table function, Flink's append-only window
+aggregation — its fields are the keys, the aggregate results, then ``window_start``,
+``window_end``, ``window_time``; its input is the window table function's input (the operator
+assigns windows itself, as Flink's does).
+
+Frozen, like every plan node; no behaviour beyond describing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flintlock.table.plan import nodes as n
+from flintlock.table.plan.rex import Rex
+
+
+@dataclass(frozen=True, slots=True)
+class WindowSpec:
+    """A window kind and its sizes in milliseconds: TUMBLE(size), HOP(slide, size),
+    CUMULATE(step, size), SESSION(gap); ``offset`` shifts the alignment of the first three."""
+
+    kind: str
+    size: int = 0
+    slide: int = 0
+    gap: int = 0
+    offset: int = 0
+
+    def describe(self) -> str:
+        if self.kind == "TUMBLE":
+            return f"TUMBLE(size=[{_interval(self.size)}])"
+        if self.kind == "HOP":
+            return f"HOP(size=[{_interval(self.size)}], slide=[{_interval(self.slide)}])"
+        if self.kind == "CUMULATE":
+            return f"CUMULATE(max_size=[{_interval(self.size)}], step=[{_interval(self.slide)}])"
+        return f"SESSION(gap=[{_interval(self.gap)}])"
+
+
+def _interval(millis: int) -> str:
+    for unit, size in (("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if millis % size == 0:
+            return f"{millis // size} {unit}"
+    return f"{millis} ms"
+
+
+@dataclass(frozen=True, eq=False)
+class WatermarkAssigner(n.UnaryNode):
+    rowtime: int = 0
+    """The index of the rowtime field."""
+    watermark: Rex | None = None
+    """The watermark expression over the input's fields; None: the DataStream's own
+    watermarks (``SOURCE_WATERMARK()``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class WindowTableFunction(n.UnaryNode):
+    window: WindowSpec = field(default=None)  # type: ignore[assignment]
+    time_field: int = 0
+    partition: tuple[int, ...] = ()
+    """SESSION's PARTITION BY fields."""
+
+
+@dataclass(frozen=True, eq=False)
+class WindowAggregate(n.UnaryNode):
+    window: WindowSpec = field(default=None)  # type: ignore[assignment]
+    time_field: int = 0
+    group: tuple[int, ...] = ()
+    """The grouping keys other than the window's, as input field indexes."""
+    calls: tuple[n.AggregateCall, ...] = ()

@@ -1,0 +1,288 @@
+"""Binding event time and windows (issue 32): watermarks on tables, the window table functions
+TUMBLE, HOP, CUMULATE and SESSION, and Flink's rewrite of a GROUP BY over one into a window
+aggregation.
+
+* ``with_watermark(plan, column, expression, functions)``: a table's ``WATERMARK FOR column AS
+  expression`` (DDL, ``Schema.watermark``) — ``column`` becomes the rowtime attribute
+  (``TIMESTAMP(3) *ROWTIME*``) and the plan a ``WatermarkAssigner`` over it;
+  ``SOURCE_WATERMARK()`` keeps a DataStream's own watermarks.
+* ``bind_window_tvf(node, relation_of, functions)``: ``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts),
+  INTERVAL ...))`` and its siblings, positional or named (``DATA =>``, ``TIMECOL =>``,
+  ``SIZE =>``, ``SLIDE =>``, ``STEP =>``, ``GAP =>``, ``OFFSET =>``), as a
+  ``WindowTableFunction`` whose rows are the input's plus ``window_start``, ``window_end``
+  and ``window_time``.
+* ``window_aggregate(aggregate)``: an ``Aggregate`` whose keys include ``window_start`` and
+  ``window_end`` of a window table function (Flink's rule) becomes a ``WindowAggregate`` over
+  the function's input, with a Calc giving the aggregate's own fields; anything else is
+  returned as it is (a regular, updating group aggregation).
+
+Errors are Flink's ``ValidationError`` texts where a user can make them. Pure functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlglot import exp
+
+from flintlock.table import types as t
+from flintlock.table.errors import UnsupportedFeatureError, ValidationError
+from flintlock.table.plan import nodes as n
+from flintlock.table.plan.resolver import ExpressionResolver, FunctionCatalog, Scope
+from flintlock.table.plan.rex import InputRef, Literal, Rex, input_refs, remap
+from flintlock.table.plan.window_nodes import (
+    WatermarkAssigner,
+    WindowAggregate,
+    WindowSpec,
+    WindowTableFunction,
+)
+from flintlock.table.sql.nodes import TableArgument
+from flintlock.table.time_attributes import (
+    as_rowtime,
+    is_proctime,
+    is_rowtime,
+    materialized,
+    valid_rowtime_type,
+)
+
+WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
+
+__all__ = ["WINDOW_COLUMNS", "bind_window_tvf", "window_aggregate", "with_watermark"]
+
+
+# -- watermarks --------------------------------------------------------------------------------
+
+def with_watermark(plan: n.PlanNode, column: str, expression: exp.Expression,
+                   functions: FunctionCatalog) -> n.PlanNode:
+    """``plan`` with ``column`` as its rowtime attribute and the watermark ``expression``."""
+    names = plan.names
+    if column not in names:
+        raise ValidationError(
+            f"Invalid column name '{column}' for rowtime attribute in watermark declaration. "
+            f"Available columns are: [{', '.join(names)}]")
+    index = names.index(column)
+    rowtime_type = plan.fields[index].type
+    if not valid_rowtime_type(rowtime_type):
+        raise ValidationError(
+            f"Invalid data type of time field for watermark definition. The field must be of "
+            f"type TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to "
+            f"3, but the time field type is {t.sql_string(rowtime_type)}")
+    fields = list(plan.fields)
+    fields[index] = n.Field(column, as_rowtime(rowtime_type))
+    if _is_source_watermark(expression):
+        return WatermarkAssigner(tuple(fields), plan, index, None)
+    scope = Scope.of(plan.names, [materialized(dt) for dt in plan.types])
+    watermark = ExpressionResolver(scope, functions).resolve(expression)
+    if not valid_rowtime_type(watermark.type) and not isinstance(
+            watermark.type, (t.TimestampType, t.LocalZonedTimestampType)):
+        raise ValidationError(
+            f"Watermark strategy {expression.sql()} must be of type TIMESTAMP or TIMESTAMP_LTZ "
+            f"but is of type '{t.sql_string(watermark.type)}'.")
+    return WatermarkAssigner(tuple(fields), plan, index, watermark)
+
+
+def _is_source_watermark(expression: exp.Expression) -> bool:
+    name = expression.name if isinstance(expression, exp.Anonymous) else ""
+    return str(name).upper() == "SOURCE_WATERMARK"
+
+
+# -- window table functions --------------------------------------------------------------------
+
+_PARAMETERS = {
+    "TUMBLE": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
+    "HOP": ("DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"),
+    "CUMULATE": ("DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"),
+    "SESSION": ("DATA", "TIMECOL", "GAP"),
+}
+
+
+def is_window_tvf(node: exp.Expression) -> bool:
+    call = node.this if isinstance(node, exp.TableFromRows) else None
+    return isinstance(call, exp.Anonymous) and str(call.this).upper() in _PARAMETERS
+
+
+def bind_window_tvf(node: exp.TableFromRows,
+                    relation_of: Callable[[exp.Expression], tuple[n.PlanNode, Scope]],
+                    functions: FunctionCatalog) -> tuple[n.PlanNode, Scope]:
+    """The plan and scope of ``TABLE(<window function>(...)) [AS alias]``; ``relation_of``
+    binds the table argument (a table name or a subquery) in the caller's context."""
+    call = node.this
+    kind = str(call.this).upper()
+    if kind not in _PARAMETERS:
+        raise UnsupportedFeatureError(f"the table function {call.this} in FROM")
+    arguments = _arguments(kind, list(call.expressions))
+    data = arguments.get("DATA")
+    if not isinstance(data, TableArgument):
+        raise ValidationError(f"The first argument of {kind} must be a table: TABLE t")
+    plan, scope = relation_of(data.this)
+    partition = tuple(scope.lookup(c.name, c.table or None).index
+                      for c in data.args.get("partition_by") or [])
+    if partition and kind != "SESSION":
+        raise ValidationError(f"Only SESSION window supports PARTITION BY, not {kind}")
+    time_field = _descriptor(arguments.get("TIMECOL"), scope, kind)
+    time_type = plan.fields[time_field].type
+    if is_proctime(time_type):
+        raise UnsupportedFeatureError("window table functions on a processing-time attribute",
+                                      "declare a WATERMARK and window on the rowtime column")
+    if not is_rowtime(time_type):
+        raise ValidationError(
+            f"The window function {kind}(TABLE table_name, DESCRIPTOR(timecol), ...) requires "
+            f"the timecol to be a time attribute type, but is {t.sql_string(time_type)}.")
+    resolver = ExpressionResolver(scope, functions)
+    millis: dict[str, int] = {name: _interval(arguments.get(name), resolver, name, kind)
+              for name in ("SIZE", "SLIDE", "STEP", "GAP", "OFFSET") if name in arguments}
+    spec = _spec(kind, millis)
+    fields = plan.fields + window_fields(time_type)
+    window = WindowTableFunction(fields, plan, spec, time_field, partition)
+    alias = node.args.get("alias")
+    qualifier = alias.name if alias is not None and alias.name else None
+    return window, Scope.of(window.names, window.types, qualifier)
+
+
+def window_fields(time_type: t.DataType) -> tuple[n.Field, ...]:
+    """``window_start`` and ``window_end`` TIMESTAMP(3) NOT NULL, ``window_time`` the rowtime
+    attribute (TIMESTAMP_LTZ(3) for a TIMESTAMP_LTZ time column)."""
+    ltz = isinstance(time_type, t.LocalZonedTimestampType)
+    time = t.LocalZonedTimestampType(3, False) if ltz else t.TimestampType(3, False)
+    return (n.Field("window_start", t.TimestampType(3, False)),
+            n.Field("window_end", t.TimestampType(3, False)),
+            n.Field("window_time", as_rowtime(time)))
+
+
+def _arguments(kind: str, operands: list[exp.Expression]) -> dict[str, exp.Expression]:
+    names = _PARAMETERS[kind]
+    found: dict[str, exp.Expression] = {}
+    for position, operand in enumerate(operands):
+        if isinstance(operand, exp.Kwarg):
+            name = operand.this.name.upper()
+            if name not in names:
+                raise ValidationError(f"{kind} has no parameter named {name}; its parameters "
+                                      f"are {', '.join(names)}")
+            found[name] = operand.expression
+        elif position < len(names):
+            found[names[position]] = operand
+        else:
+            raise ValidationError(f"Too many arguments to {kind}: it takes {len(names)}")
+    required = names[:-1] if names[-1] == "OFFSET" else names
+    missing = [name for name in required if name not in found]
+    if missing:
+        raise ValidationError(f"{kind} is missing its {', '.join(missing)} argument")
+    return found
+
+
+def _descriptor(node: exp.Expression | None, scope: Scope, kind: str) -> int:
+    if not (isinstance(node, exp.Anonymous) and str(node.this).upper() == "DESCRIPTOR"):
+        raise ValidationError(f"The time column of {kind} is given as DESCRIPTOR(column)")
+    columns = list(node.expressions)
+    if len(columns) != 1 or not isinstance(columns[0], exp.Column):
+        raise ValidationError(f"{kind} takes one time column in its DESCRIPTOR")
+    return scope.lookup(columns[0].name).index
+
+
+def _interval(node: exp.Expression | None, resolver: ExpressionResolver, name: str,
+              kind: str) -> int:
+    value = resolver.resolve(node) if node is not None else None
+    if not isinstance(value, Literal) or not hasattr(value.value, "total_seconds"):
+        raise ValidationError(f"The {name} of {kind} must be an interval literal such as "
+                              "INTERVAL '10' MINUTES")
+    seconds: float = value.value.total_seconds()
+    millis = round(seconds * 1000)
+    if millis <= 0 and name != "OFFSET":
+        raise ValidationError(f"The {name} of {kind} must be positive")
+    return millis
+
+
+def _spec(kind: str, millis: dict[str, int]) -> WindowSpec:
+    offset = millis.get("OFFSET", 0)
+    if kind == "TUMBLE":
+        return WindowSpec(kind, size=millis["SIZE"], offset=offset)
+    if kind == "SESSION":
+        return WindowSpec(kind, gap=millis["GAP"])
+    size = millis["SIZE"]
+    slide = millis["SLIDE"] if kind == "HOP" else millis["STEP"]
+    if size % slide != 0:
+        what = "slide" if kind == "HOP" else "step"
+        raise ValidationError(
+            f"{kind} table function based aggregate requires size must be an integral "
+            f"multiple of {what}, but got size {size} ms and {what} {slide} ms.")
+    return WindowSpec(kind, size=size, slide=slide, offset=offset)
+
+
+# -- window aggregation ------------------------------------------------------------------------
+
+def window_aggregate(aggregate: n.Aggregate) -> n.PlanNode:
+    """``aggregate`` as a window aggregation when it groups a window table function's rows by
+    ``window_start`` and ``window_end`` (module docstring); else ``aggregate`` itself."""
+    below = aggregate.input
+    calc = below if isinstance(below, n.Calc) else None
+    window = calc.input if calc is not None else below
+    if not isinstance(window, WindowTableFunction):
+        return aggregate
+    width = len(window.input.fields)
+    projections = calc.projections if calc is not None else tuple(
+        InputRef(f.type, i) for i, f in enumerate(window.fields))
+    roles: dict[int, int] = {}  # group position -> 0, 1, 2 for window_start, _end, _time
+    for position, index in enumerate(aggregate.group):
+        projection = projections[index]
+        if isinstance(projection, InputRef) and projection.index >= width:
+            roles[position] = projection.index - width
+    if not {0, 1} <= set(roles.values()):
+        return aggregate
+    window_group = {aggregate.group[p] for p in roles}
+    uses_window = [i for i, p in enumerate(projections) if i not in window_group and any(
+        ref >= width for ref in input_refs(p))]
+    condition = calc.condition if calc is not None else None
+    if uses_window or (condition is not None and any(r >= width for r in input_refs(condition))):
+        raise UnsupportedFeatureError(
+            "window_start, window_end or window_time inside an expression of a window "
+            "aggregation (group by them as columns)")
+    return _rewrite(aggregate, window, projections, condition, roles)
+
+
+def _rewrite(aggregate: n.Aggregate, window: WindowTableFunction,
+             projections: tuple[Rex, ...], condition: Rex | None,
+             roles: dict[int, int]) -> n.PlanNode:
+    source = window.input
+    window_group = {aggregate.group[p] for p in roles}
+    kept = [i for i in range(len(projections)) if i not in window_group]
+    position_of = {old: new for new, old in enumerate(kept)}
+    mapping: dict[int, Rex] = {i: InputRef(f.type, i) for i, f in enumerate(source.fields)}
+    pre = [remap(projections[i], mapping) for i in kept]
+    time_ref = InputRef(source.fields[window.time_field].type, window.time_field)
+    pre.append(time_ref)
+    pre_names = [aggregate.input.fields[i].name for i in kept] + ["$rowtime"]
+    pre_calc = n.Calc(n.fields_of(pre_names, [p.type for p in pre]), source, tuple(pre),
+                      remap(condition, mapping) if condition is not None else None)
+    keys = tuple(position_of[g] for p, g in enumerate(aggregate.group) if p not in roles)
+    calls = tuple(_remapped_call(call, position_of) for call in aggregate.calls)
+    time_type = source.fields[window.time_field].type
+    key_fields = tuple(pre_calc.fields[k] for k in keys)
+    call_fields = aggregate.fields[len(aggregate.group):]
+    fields = key_fields + call_fields + window_fields(time_type)
+    node = WindowAggregate(fields, pre_calc, window.window, len(pre) - 1, keys, calls)
+    outputs: list[Rex] = []
+    key_position = 0
+    for position in range(len(aggregate.group)):
+        if position in roles:
+            index = len(keys) + len(calls) + roles[position]
+        else:
+            index = key_position
+            key_position += 1
+        outputs.append(InputRef(fields[index].type, index))
+    outputs += [InputRef(f.type, len(keys) + i) for i, f in enumerate(call_fields)]
+    out_fields = tuple(n.Field(f.name, o.type) for f, o in zip(aggregate.fields, outputs,
+                                                                strict=True))
+    return n.Calc(out_fields, node, tuple(outputs))
+
+
+def _remapped_call(call: n.AggregateCall, position_of: dict[int, int]) -> n.AggregateCall:
+    from dataclasses import replace
+
+    return replace(call, args=tuple(position_of[a] for a in call.args),
+                   filter=position_of[call.filter] if call.filter is not None else None)
+
+
+def describe_window(node: Any) -> str:
+    """A window node as ``explain`` names it."""
+    return str(node.window.describe())

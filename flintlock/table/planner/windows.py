@@ -1,0 +1,154 @@
+"""Planning event time and windows onto the DataStream (issue 32): the ``Translator``'s
+handlers of ``WatermarkAssigner``, ``WindowTableFunction`` and ``WindowAggregate``.
+
+* ``WatermarkAssigner``: ``assign_timestamps_and_watermarks`` with
+  ``WatermarkStrategy.for_watermark_expression`` — each row's timestamp is its rowtime, its
+  watermark the compiled watermark expression (Flink's WatermarkAssignerOperator: the largest
+  so far, from 0, emitted at once when it passed the last one by more than
+  ``pipeline.auto-watermark-interval``, else periodically), idle after
+  ``table.exec.source.idle-timeout`` when that is set; the maximum watermark at the end of a
+  bounded input. ``SOURCE_WATERMARK()`` keeps the DataStream's own watermarks.
+* ``WindowTableFunction``: the row's windows appended (``window_tvf``).
+* ``WindowAggregate``: keyed by its keys, ``window_agg.WindowAggFunction``.
+
+A TIMESTAMP_LTZ time column aligns windows in ``table.local-time-zone``: the zone's UTC
+offset now is added to the row's instant (a fixed shift; a zone's daylight-saving changes
+within a job are not followed). Runs on the driver; the functions built here are picklable.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from flintlock.common.changelog_rows import CHANGELOG_ROWS as ROWS
+from flintlock.common.time import Duration
+from flintlock.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
+from flintlock.datastream.changelog.window_agg import WindowAggFunction
+from flintlock.datastream.changelog.window_assigners import to_millis
+from flintlock.datastream.changelog.window_tvf import (
+    AlignedWindowTableFunction,
+    SessionWindowTableFunction,
+)
+from flintlock.datastream.data_stream import DataStream
+from flintlock.table import types as t
+from flintlock.table.codegen.compiler import CompiledFunction, compile_values
+from flintlock.table.errors import TableException
+from flintlock.table.plan.window_nodes import (
+    WatermarkAssigner,
+    WindowAggregate,
+    WindowSpec,
+    WindowTableFunction,
+)
+
+__all__ = ["translate_watermark_assigner", "translate_window_aggregate",
+           "translate_window_table_function"]
+
+
+class RowtimeNullError(TableException):
+    """A row reached a watermark assigner with NULL in its rowtime column."""
+
+    def __str__(self) -> str:
+        return ("RowTime field should not be null, please convert it to a non-null long "
+                "value.")
+
+
+class RowtimeOf:
+    """``row -> epoch milliseconds`` of the rowtime field ``index``."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __call__(self, row: Any) -> int:
+        value = row._values[self.index]
+        if value is None:
+            raise RowtimeNullError()
+        return to_millis(value)
+
+
+class RowtimeAssigner(TimestampAssigner):
+    def __init__(self, index: int) -> None:
+        self.rowtime = RowtimeOf(index)
+
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return self.rowtime(value)
+
+
+class WatermarkOf:
+    """``row -> watermark`` (epoch milliseconds, None for a NULL) of the compiled watermark
+    expression."""
+
+    def __init__(self, expression: CompiledFunction) -> None:
+        self.expression = expression
+
+    def __call__(self, row: Any) -> int | None:
+        value = self.expression(row)[0]
+        return None if value is None else to_millis(value)
+
+
+def translate_watermark_assigner(translator: Any, node: WatermarkAssigner) -> DataStream:
+    stream: DataStream = translator.stream(node.input)
+    if node.watermark is None:  # SOURCE_WATERMARK(): the DataStream's own watermarks
+        return stream
+    strategy = WatermarkStrategy.for_watermark_expression(
+        WatermarkOf(compile_values([node.watermark], "_watermark"))).with_timestamp_assigner(
+        RowtimeAssigner(node.rowtime))
+    idle = _idle_timeout_ms(translator)
+    if idle > 0:
+        strategy = strategy.with_idleness(Duration.of_millis(idle))
+    assigned: DataStream = stream.assign_timestamps_and_watermarks(strategy)
+    return assigned
+
+
+def _idle_timeout_ms(translator: Any) -> int:
+    from flintlock.common.options.table import SOURCE_IDLE_TIMEOUT
+
+    configuration = translator.connectors.context.configuration
+    return int(configuration.get(SOURCE_IDLE_TIMEOUT) or 0)
+
+
+def _shift(translator: Any, time_type: t.DataType) -> tuple[int, bool]:
+    """(milliseconds to add to an instant for window alignment, whether LTZ)."""
+    if not isinstance(time_type, t.LocalZonedTimestampType):
+        return 0, False
+    from flintlock.table.table_result import zone_of
+
+    zone = zone_of(translator.connectors.context.local_time_zone)
+    offset = datetime.datetime.now(zone).utcoffset() or datetime.timedelta()
+    return int(offset.total_seconds() * 1000), True
+
+
+def _description(spec: WindowSpec) -> tuple[str, int, int, int]:
+    if spec.kind == "SESSION":
+        return ("SESSION", spec.gap, 0, 0)
+    return (spec.kind, spec.size, spec.slide, spec.offset)
+
+
+def translate_window_table_function(translator: Any, node: WindowTableFunction
+                                    ) -> DataStream:
+    stream: DataStream = translator.stream(node.input)
+    shift, ltz = _shift(translator, node.input.fields[node.time_field].type)
+    rowtime = RowtimeOf(node.time_field)
+    window = _description(node.window)
+    if node.window.kind != "SESSION":
+        return stream.flat_map(AlignedWindowTableFunction(window, rowtime, shift, ltz), ROWS)
+    function = SessionWindowTableFunction(node.partition, window, rowtime, shift, ltz)
+    sessions: DataStream = stream.key_by(function.key_selector()).process(function, ROWS)
+    return sessions
+
+
+def translate_window_aggregate(translator: Any, node: WindowAggregate) -> DataStream:
+    from flintlock.datastream.changelog import group_agg
+    from flintlock.table.planner.translate import _is_true, builtin_aggregate
+
+    stream: DataStream = translator.stream(node.input)
+    calls = [group_agg.AggregateCall(
+        function=builtin_aggregate(call, node.input, False), arguments=call.args,
+        distinct=call.distinct,
+        filter=_is_true(call.filter) if call.filter is not None else None,
+        argument_count=len(call.args)) for call in node.calls]
+    shift, ltz = _shift(translator, node.input.fields[node.time_field].type)
+    function = WindowAggFunction(node.group, calls, _description(node.window),
+                                 RowtimeOf(node.time_field), shift, ltz)
+    aggregated: DataStream = stream.key_by(function.key_selector()).process(function, ROWS)
+    return aggregated

@@ -1,0 +1,98 @@
+"""Time attributes (issue 32): the SQL watermark generator as Flink's WatermarkAssignerOperator
+runs it (the largest watermark so far, from 0, due after the record that moved it more than
+the interval), rowtime and PROCTIME() columns in schemas, SOURCE_WATERMARK(), and the errors
+Flink gives for a bad time column."""
+
+from __future__ import annotations
+
+import pytest
+
+from flintlock.common.watermark_strategy import WatermarkStrategy
+from flintlock.runtime.tasks.watermarks import WatermarkEmitter
+from flintlock.table import EnvironmentSettings, TableEnvironment
+from flintlock.table.errors import ValidationError
+
+
+class _Output:
+    def __init__(self) -> None:
+        self.events: list[object] = []
+
+    def emit_watermark(self, timestamp: int) -> None:
+        self.events.append(timestamp)
+
+    def emit_watermark_status(self, idle: bool) -> None:
+        self.events.append("idle" if idle else "active")
+
+
+def _emitter(interval: int, idle_ms: int | None = None):
+    strategy = WatermarkStrategy.for_watermark_expression(lambda v: None if v is None else v - 3)
+    if idle_ms is not None:
+        from flintlock.common.time import Duration
+
+        strategy = strategy.with_idleness(Duration.of_millis(idle_ms))
+    output = _Output()
+    clock = [0]
+    return WatermarkEmitter(strategy, output, lambda: clock[0], interval), output, clock
+
+
+def test_expression_watermarks_are_due_after_the_record_that_moved_them_enough() -> None:
+    emitter, output, _ = _emitter(interval=200)
+    # from 0: negative watermarks never go out; 1000-3 passes 0 by more than 200
+    assert emitter.eager_watermarks([1, 2, 1000, 1100, 1300, None, 1250]) == [(3, 997),
+                                                                             (5, 1297)]
+    emitter.on_periodic_emit()  # nothing new beyond 1297
+    assert output.events == []
+    emitter.eager_watermarks([1400])  # +100: not eager, the periodic emission sends it
+    emitter.on_periodic_emit()
+    assert output.events == [1397]
+    emitter.end(2**63 - 1)
+    assert output.events == [1397, 2**63 - 1]
+
+
+def test_an_idle_expression_source_goes_idle_and_comes_back() -> None:
+    emitter, output, clock = _emitter(interval=0, idle_ms=50)
+    assert emitter.eager_watermarks([10]) == [(1, 7)]
+    clock[0] = 60
+    emitter.on_periodic_emit()
+    emitter.eager_watermarks([20])
+    assert output.events == ["idle", "active"]
+
+
+def _env() -> TableEnvironment:
+    return TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+
+
+def test_rowtime_and_proctime_columns_in_print_schema(capsys) -> None:
+    t_env = _env()
+    t_env.execute_sql("""
+        CREATE TABLE t (a INT, ts TIMESTAMP(3), pt AS PROCTIME(),
+                        WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
+        WITH ('connector' = 'datagen')""")
+    t_env.from_path("t").print_schema()
+    t_env.sql_query("SELECT a, ts, pt, CAST(ts AS TIMESTAMP(3)) AS plain FROM t").print_schema()
+    assert capsys.readouterr().out == (
+        "(\n  `a` INT,\n  `ts` TIMESTAMP(3) *ROWTIME*,\n"
+        "  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME* AS PROCTIME(),\n"
+        "  WATERMARK FOR `ts`: TIMESTAMP(3) AS `ts` - INTERVAL '5' SECOND\n)\n"
+        "(\n  `a` INT,\n  `ts` TIMESTAMP(3) *ROWTIME*,\n"
+        "  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*,\n  `plain` TIMESTAMP(3)\n)\n")
+
+
+@pytest.mark.parametrize(("ddl", "message"), [
+    ("a INT, WATERMARK FOR a AS a", "must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p)"),
+    ("ts TIMESTAMP(6), WATERMARK FOR ts AS ts", "the supported precision 'p' is from 0 to 3"),
+    ("ts TIMESTAMP(3), WATERMARK FOR nope AS ts", "Invalid column name 'nope'"),
+])
+def test_bad_time_columns_are_refused_as_flink_refuses_them(ddl, message) -> None:
+    t_env = _env()
+    t_env.execute_sql(f"CREATE TABLE t ({ddl}) WITH ('connector' = 'datagen')")
+    with pytest.raises(ValidationError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        t_env.from_path("t")
+
+
+def test_a_window_needs_a_time_attribute() -> None:
+    t_env = _env()
+    t_env.execute_sql("CREATE TABLE t (a INT, ts TIMESTAMP(3)) WITH ('connector' = 'datagen')")
+    with pytest.raises(ValidationError, match="requires the timecol to be a time attribute"):
+        t_env.sql_query("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), "
+                        "INTERVAL '1' MINUTE))")
