@@ -19,7 +19,8 @@ Laws (tested with hypothesis): every (result partition, subpartition) is read by
 consumer channel; a gate's channel order is its channel indices, so a producer's
 ``consumers[k]`` and the consumer's ``channels[n]`` name each other.
 
-Pipelined regions (see ``regions``) group the subtasks that must run together.
+Pipelined regions (``regions.pipelined_regions(graph)``) group the subtasks that must run
+together; that module reads this one, never the other way.
 
 Immutable; built on the driver (once per job attempt: ``attempt`` goes into every partition id)
 and shipped to the TaskManagers.
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
 
 from flintlock.common.ids import ChannelIndex, JobVertexId, ResultPartitionId, SubtaskIndex
 from flintlock.graph.job_graph import (
@@ -202,16 +202,6 @@ class ExecutionGraph:
             self.partitions[ResultPartitionId(data_set, vertex.subtask_index, self.attempt)]
             for data_set in job_vertex.produced
         )
-
-    @cached_property
-    def pipelined_regions(self) -> tuple[frozenset[ExecutionVertex], ...]:
-        """The subtasks grouped into pipelined regions (see ``regions``)."""
-        from flintlock.graph.regions import pipelined_regions
-
-        return pipelined_regions(self)
-
-    def region_of(self, vertex: ExecutionVertex) -> frozenset[ExecutionVertex]:
-        return next(region for region in self.pipelined_regions if vertex in region)
 
 
 def build_execution_graph(job_graph: JobGraph, attempt: int = 0) -> ExecutionGraph:

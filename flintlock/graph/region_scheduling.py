@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from flintlock.common.ids import JobVertexId
 from flintlock.graph.errors import GraphError, InsufficientSlotsError
 from flintlock.graph.execution_graph import ExecutionGraph, ExecutionVertex
+from flintlock.graph.regions import pipelined_regions
 from flintlock.graph.scheduling import (
     AllocationPlan,
     SharedSlot,
@@ -114,7 +115,7 @@ class RegionGraph:
 
 def region_graph(graph: ExecutionGraph) -> RegionGraph:
     """The ``RegionGraph`` of ``graph``."""
-    regions = graph.pipelined_regions
+    regions = pipelined_regions(graph)
     index = {vertex: i for i, region in enumerate(regions) for vertex in region}
     inputs: list[set[int]] = [set() for _ in regions]
     for partition in graph.partitions.values():

@@ -12,17 +12,15 @@ such a cycle of blocking connections are merged (strongly connected components o
 graph), which restores a schedulable, acyclic region graph.
 
 Regions are returned ordered by their earliest subtask in the execution graph's (topological)
-vertex order. Pure functions; safe from any thread.
+vertex order. Pure functions, recomputed at each call (callers keep the result: the region
+scheduler does); safe from any thread.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from flintlock.graph.execution_graph import ExecutionGraph, ExecutionVertex
 
-if TYPE_CHECKING:
-    from flintlock.graph.execution_graph import ExecutionGraph, ExecutionVertex
-
-Region = frozenset["ExecutionVertex"]
+Region = frozenset[ExecutionVertex]
 
 
 class _UnionFind:
@@ -120,3 +118,8 @@ def _strongly_connected(edges: set[tuple[int, int]]) -> list[set[int]]:
                 parent = work[-1][0]
                 low[parent] = min(low[parent], low[node])
     return found
+
+
+def region_of(graph: ExecutionGraph, vertex: ExecutionVertex) -> Region:
+    """The pipelined region of ``vertex``."""
+    return next(region for region in pipelined_regions(graph) if vertex in region)

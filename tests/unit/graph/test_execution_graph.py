@@ -27,6 +27,7 @@ from flintlock.graph.job_graph import (
     ResultPartitionType,
     build_job_graph,
 )
+from flintlock.graph.regions import pipelined_regions, region_of
 from flintlock.graph.stream_graph import Partitioner, PartitionerKind, StreamGraph
 
 
@@ -154,21 +155,21 @@ class TestExpansion:
 class TestRegions:
     def test_pipelined_all_to_all_is_one_region(self) -> None:
         execution = build_execution_graph(two_vertices(2, 3, Partitioner.rebalance()))
-        assert execution.pipelined_regions == (frozenset(execution.vertices),)
+        assert pipelined_regions(execution) == (frozenset(execution.vertices),)
 
     def test_pipelined_forward_splits_per_subtask(self) -> None:
         job = two_vertices(2, 2, Partitioner.forward())
         execution = build_execution_graph(job)
         src, sink = job.vertices
-        assert execution.pipelined_regions == (
+        assert pipelined_regions(execution) == (
             frozenset({sub(src.id, 0, 2), sub(sink.id, 0, 2)}),
             frozenset({sub(src.id, 1, 2), sub(sink.id, 1, 2)}))
-        assert execution.region_of(sub(sink.id, 1, 2)) == execution.pipelined_regions[1]
+        assert region_of(execution, sub(sink.id, 1, 2)) == pipelined_regions(execution)[1]
 
     def test_blocking_edges_split_regions(self) -> None:
         execution = build_execution_graph(two_vertices(2, 3, Partitioner.rebalance(), "batch"))
-        assert len(execution.pipelined_regions) == 5
-        assert all(len(region) == 1 for region in execution.pipelined_regions)
+        assert len(pipelined_regions(execution)) == 5
+        assert all(len(region) == 1 for region in pipelined_regions(execution))
 
     def test_blocking_cycle_between_regions_is_merged(self) -> None:
         # a -pipelined-> d, a -blocking-> b -blocking-> d: regions {a, d} and {b} would each
@@ -181,16 +182,16 @@ class TestRegions:
         graph.add_edge(b.id, d.id, input_index=1)
         graph.add_edge(a.id, d.id, input_index=0)
         job = with_blocking(build_job_graph(graph), {(a.id, b.id), (b.id, d.id)})
-        assert len(build_execution_graph(job).pipelined_regions) == 1
+        assert len(pipelined_regions(build_execution_graph(job))) == 1
         only_first = with_blocking(build_job_graph(graph), {(a.id, b.id)})
-        assert len(build_execution_graph(only_first).pipelined_regions) == 1
+        assert len(pipelined_regions(build_execution_graph(only_first))) == 1
         split = with_blocking(build_job_graph(graph), {(a.id, d.id), (b.id, d.id)})
-        regions = build_execution_graph(split).pipelined_regions
+        regions = pipelined_regions(build_execution_graph(split))
         assert sorted(len(region) for region in regions) == [1, 2]
 
     def test_blocking_pointwise_chain_splits_every_subtask(self) -> None:
-        regions = build_execution_graph(
-            two_vertices(1, 1, Partitioner.forward(), "batch")).pipelined_regions
+        regions = pipelined_regions(build_execution_graph(
+            two_vertices(1, 1, Partitioner.forward(), "batch")))
         assert len(regions) == 2
 
 
@@ -257,5 +258,5 @@ def test_every_subpartition_is_read_by_exactly_one_channel(job: JobGraph) -> Non
         job_vertex = job.vertex(vertex.job_vertex_id)
         assert len(execution.input_gates(vertex)) == len(job_vertex.inputs)
         assert all(gate.channels for gate in execution.input_gates(vertex))
-    members = [v for region in execution.pipelined_regions for v in region]
+    members = [v for region in pipelined_regions(execution) for v in region]
     assert sorted(members) == sorted(execution.vertices)
