@@ -20,9 +20,9 @@ Invariants:
 A refused HTTP connection gets a short answer before it is closed, ``busy_http_reply``: ``503
 Service Unavailable`` with ``Retry-After`` and Flink's ``{"errors": [...]}`` saying the endpoint
 is busy, so a client reports "busy, retry" rather than a failed authentication or a dead
-driver (issue 30). A refused data or RPC connection (plain TCP) gets ``send_busy``: the
-handshake's BUSY message (``auth.busy_reply``) in place of its challenge, which the client's
-handshake reports as ``AuthFailure.BUSY``.
+driver (issue 30). A refused data or RPC connection (plain TCP) gets ``auth.send_busy``: the
+handshake's BUSY message in place of its challenge, which the client's handshake reports as
+``AuthFailure.BUSY``.
 
 Who calls it: the selector loops of ``network.transport``, ``rpc.server`` and
 ``rest.server``. I/O-free and not synchronised: an instance belongs to its loop's thread.
@@ -31,7 +31,6 @@ Who calls it: the selector loops of ``network.transport``, ``rpc.server`` and
 from __future__ import annotations
 
 import json
-import socket
 from dataclasses import dataclass
 
 from flintlock.common.errors import FlintlockError
@@ -69,18 +68,6 @@ def busy_http_reply(limit: int, retry_after_s: int = 1) -> bytes:
             f"Retry-After: {retry_after_s}\r\nContent-Length: {len(body)}\r\n"
             "Connection: close\r\n\r\n").encode("ascii")
     return head + body
-
-
-def send_busy(sock: socket.socket, limit: int) -> None:
-    """Tells a refused data or RPC connection the endpoint is busy (best effort: one
-    non-blocking ``send``; the caller closes the socket)."""
-    from flintlock.runtime.auth import busy_reply
-
-    try:
-        sock.setblocking(False)
-        sock.send(busy_reply(limit))
-    except OSError:
-        pass  # the client went away first: nothing to tell
 
 
 class Admission:

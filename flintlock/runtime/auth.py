@@ -46,6 +46,7 @@ import enum
 import hashlib
 import hmac
 import os
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -132,6 +133,16 @@ def busy_reply(limit: int) -> bytes:
     """What a connection over the cap gets before it is closed (one ``send``)."""
     body = BUSY_MAGIC + min(limit, 2**32 - 1).to_bytes(4, "big")
     return body + bytes(CHALLENGE_SIZE - len(body))
+
+
+def send_busy(sock: socket.socket, limit: int) -> None:
+    """Tells a connection refused over the cap that the endpoint is busy (best effort: one
+    non-blocking ``send``; the caller closes the socket)."""
+    try:
+        sock.setblocking(False)
+        sock.send(busy_reply(limit))
+    except OSError:
+        pass  # the client went away first: nothing to tell
 
 
 def new_job_secret() -> bytes:

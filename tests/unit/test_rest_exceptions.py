@@ -74,8 +74,16 @@ def test_a_history_that_dropped_entries_says_it_is_truncated():
         history.record(JobEvent(n, n, JobEventKind.ATTEMPT_FAILED, "E", str(n)))
     body = _get(_Job(history.entries(), history.truncated), f"/jobs/{JOB_ID}/exceptions").body
     assert body["exceptionHistory"] == {
-        "entries": [{"exceptionName": "E", "stacktrace": "1", "timestamp": 1,
-                     "kind": "attempt-failed", "attempt": 1}],
+        "entries": [{"exceptionName": "E", "stacktrace": "E: 1", "message": "1",
+                     "timestamp": 1, "kind": "attempt-failed", "attempt": 1}],
         "truncated": True}
     assert _get(_Job(()), f"/jobs/{JOB_ID}/exceptions").body["exceptionHistory"][
         "truncated"] is False
+
+
+def test_an_entry_carries_the_failures_traceback():
+    trace = 'Traceback (most recent call last):\n  File "job.py", line 3, in map\nE: boom'
+    events = (JobEvent(5, 0, JobEventKind.ATTEMPT_FAILED, "E", "boom", trace),)
+    entry = _get(_Job(events), f"/jobs/{JOB_ID}/exceptions").body["exceptionHistory"][
+        "entries"][0]
+    assert entry["stacktrace"] == trace and entry["message"] == "boom"

@@ -82,7 +82,7 @@ from flintlock.runtime.jobmanager.restore_plan import RestorePlan, plan_restore
 from flintlock.runtime.jobmanager.status_board import JobStatusBoard
 from flintlock.runtime.jobmanager.submission import prepare_submission
 from flintlock.runtime.messages import TaskManagerPayload
-from flintlock.runtime.output_tail import TaskManagerOutputs
+from flintlock.runtime.metrics.output_tail import TaskManagerOutputs
 from flintlock.runtime.restart import RestartDecision, create_restart_strategy
 from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
 from flintlock.runtime.state.errors import StateError

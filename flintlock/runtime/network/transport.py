@@ -63,8 +63,8 @@ from flintlock.common.options.network import (
     WRITE_LOW_WATER_MARK,
 )
 from flintlock.common.options.security import INTERNAL_ENABLED
-from flintlock.runtime.admission import Admission, BurstEnded, Refused, send_busy
-from flintlock.runtime.auth import DATA_PLANE, AuthenticationError, HandshakeEnded
+from flintlock.runtime.admission import Admission, BurstEnded, Refused
+from flintlock.runtime.auth import DATA_PLANE, AuthenticationError, HandshakeEnded, send_busy
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.client import ClientHandler, valid_data_type
 from flintlock.runtime.network.connection import SocketConnection

@@ -44,8 +44,8 @@ from typing import Final
 from flintlock.common.config import Configuration
 from flintlock.common.options.cluster import HEARTBEAT_TIMEOUT, JM_BIND_HOST, JM_PORT
 from flintlock.common.options.security import INTERNAL_ENABLED
-from flintlock.runtime.admission import Admission, BurstEnded, Refused, send_busy
-from flintlock.runtime.auth import CONTROL_PLANE, HandshakeEnded
+from flintlock.runtime.admission import Admission, BurstEnded, Refused
+from flintlock.runtime.auth import CONTROL_PLANE, HandshakeEnded, send_busy
 from flintlock.runtime.rpc.connection import RpcConnection, RpcHandler
 from flintlock.runtime.rpc.errors import UnknownMessageError
 from flintlock.runtime.rpc.frames import DEFAULT_MAX_FRAME_SIZE

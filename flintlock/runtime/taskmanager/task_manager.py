@@ -41,13 +41,13 @@ from flintlock.graph.execution_graph import build_execution_graph
 from flintlock.graph.job_graph import JobGraph
 from flintlock.graph.scheduling import AllocationPlan
 from flintlock.runtime import messages as msg
-from flintlock.runtime import output_tail
 from flintlock.runtime.cancellation import await_task_threads, exit_process
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.storage import read_state as read_checkpoint_state
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.messages import TaskManagerPayload
+from flintlock.runtime.metrics import output_tail
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.partition import ResultPartitionManager
 from flintlock.runtime.network.transport import (

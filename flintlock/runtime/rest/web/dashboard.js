@@ -214,14 +214,22 @@ function renderGraph(details, levels) {
   svg.replaceChildren(...parts);
 }
 
-// One chart: a polyline per vertex over the server's history (times, oldest first).
+// A vertex's throughput: records out per second, or for a vertex that emits nothing (a
+// sink), records in.
+function throughput(series) {
+  const out = series["records-out-per-second"];
+  return out.some((x) => x) ? out : series["records-in-per-second"];
+}
+
+// One chart: a polyline per vertex over the server's history (times, oldest first);
+// ``column`` picks the vertex's series.
 function drawChart(id, history, column, label) {
   const svg = document.getElementById(id);
   const times = history.times;
-  const vertices = Object.entries(history.vertices);
+  const vertices = Object.entries(history.vertices).map(([id, v]) => [id, column(v)]);
   const shown = (x) => x !== null && Math.abs(x) < MAX_DATE_MS; // no end-of-time watermark
-  const values = vertices.flatMap(([, v]) => v[column].filter(shown));
-  const low = column === "watermark" && values.length ? Math.min(...values) : 0;
+  const values = vertices.flatMap(([, v]) => v.filter(shown));
+  const low = id === "chart-watermark" && values.length ? Math.min(...values) : 0;
   const high = Math.max(...values, 0);
   const range = high > low ? high - low : 1;
   const first = times[0];
@@ -229,7 +237,7 @@ function drawChart(id, history, column, label) {
   const parts = [];
   vertices.forEach(([vertexId, series], i) => {
     const points = [];
-    series[column].forEach((value, j) => {
+    series.forEach((value, j) => {
       if (!shown(value)) return;
       const x = (800 * (times[j] - first)) / span;
       const y = 195 - (190 * (value - low)) / range;
@@ -241,7 +249,8 @@ function drawChart(id, history, column, label) {
         "vector-effect": "non-scaling-stroke" }));
     }
   });
-  parts.push(el("svg:text", { x: 4, y: 14, class: "edge-label" }, label(high)));
+  parts.push(el("svg:text", { x: 4, y: 14, class: "edge-label" },
+    values.length ? label(high) : "none yet"));
   svg.replaceChildren(...parts);
 }
 
@@ -249,12 +258,13 @@ function renderHistory(history) {
   if (!history || !history.times.length) return;
   const note = document.getElementById("history-note");
   note.textContent = `${history.times.length} points from ${fmt.time(history.times[0])}`;
-  drawChart("chart-throughput", history, "records-out-per-second", (h) => `peak ${fmt.rate(h)}`);
-  drawChart("chart-backpressure", history, "backpressured-ratio", (h) => `peak ${fmt.ratio(h)}`);
-  drawChart("chart-watermark", history, "watermark", (h) => `latest ${fmt.watermark(h)}`);
+  drawChart("chart-throughput", history, throughput, (h) => `peak ${fmt.rate(h)}`);
+  drawChart("chart-backpressure", history, (v) => v["backpressured-ratio"],
+    (h) => `peak ${fmt.ratio(h)}`);
+  drawChart("chart-watermark", history, (v) => v.watermark, (h) => `latest ${fmt.watermark(h)}`);
   const legend = document.getElementById("throughput-legend");
   legend.replaceChildren(...Object.entries(history.vertices).map(([vertexId, series], i) => {
-    const rates = series["records-out-per-second"].filter((x) => x !== null);
+    const rates = throughput(series).filter((x) => x !== null);
     const item = el("li", { "data-vertex-id": vertexId });
     const swatch = el("span", { class: "swatch" });
     swatch.style.background = COLOURS[i % COLOURS.length]; // CSSOM: the CSP allows it
