@@ -41,6 +41,7 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any
 
+from flintlock.common.changelog_rows import CHANGELOG_ROWS
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.types import RowKind
 from flintlock.common.watermark_strategy import WatermarkStrategy
@@ -334,7 +335,7 @@ class DataGenFactory:
         source = DataGenSource(replace(plan_of(spec), calc=calc))
         check_bounded(spec, context, source.is_bounded())
         stream = context.env.from_source(source, WatermarkStrategy.no_watermarks(),
-                                         f"datagen[{spec.name}]")
+                                         f"datagen[{spec.name}]", CHANGELOG_ROWS)
         parallelism = Options(spec.options).get_int("scan.parallelism")
         if parallelism is not None:
             stream.set_parallelism(parallelism)
