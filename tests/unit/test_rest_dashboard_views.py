@@ -211,3 +211,28 @@ def test_the_jobmanager_keeps_a_tail_per_taskmanager_and_marks_attempts():
     assert outputs.tail(0, "log") == ("--- attempt 1 ---", "b", "c")
     assert outputs.tail(0, "stdout") == ("x", "--- attempt 1 ---")
     assert outputs.tail(0, "other") is None
+
+
+def test_a_capture_wrapped_by_another_wrapper_ends_writing_through(monkeypatch):
+    class Wrapper:  # what a progress line does to sys.stdout while it is shown
+        def __init__(self, inner):
+            self.inner = inner
+
+        def write(self, text):
+            return self.inner.write(text)
+
+    target = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", target)
+    reader = output_tail.attach()
+    tee = sys.stdout
+    sys.stdout = Wrapper(tee)
+    output_tail.detach(reader)
+    sys.stdout = tee  # the wrapper put back what it wrapped: the ended capture's tee
+    print("after")
+    assert target.getvalue() == "after\n" and not tee.active
+    again = output_tail.attach()
+    try:
+        assert sys.stdout.target is target  # the new capture wraps past the ended tee
+    finally:
+        output_tail.detach(again)
+    assert sys.stdout is target

@@ -9,7 +9,9 @@ is wrapped by a tee that writes through unchanged: the print sink and the user's
 Each heartbeat carries the lines added since the previous one (``TailReader.take``: at most
 ``MAX_LINES_PER_TAKE``; a reader that fell behind more than the tail holds skips to it and
 says how many lines it missed). ``detach`` ends the capture when the last TaskManager of the
-process has ended (the tee is taken out only if it is still ``sys.stdout``).
+process has ended: the tee is taken out if it is still ``sys.stdout``; if something wrapped it
+meanwhile (a progress line's wrapper) it stays, writing through only, and the next capture
+wraps what it wraps.
 
 On the JobManager side, ``TaskManagerOutputs`` keeps the newest ``KEPT_LINES`` lines of each
 stream of each TaskManager (by its index; an attempt's TaskManagers append to the same
@@ -93,11 +95,14 @@ class _StdoutTee:
     def __init__(self, target: TextIO, tail: _Tail) -> None:
         self.target = target
         self.tail = tail
+        self.active = True  # False once its capture ended: it only writes through
         self._partial = ""
         self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
         written = self.target.write(text)
+        if not self.active:
+            return written
         with self._lock:
             lines = (self._partial + text).split("\n")
             self._partial = lines.pop()
@@ -117,12 +122,16 @@ class _Capture:
         self.log = _Tail()
         self.stdout = _Tail()
         self.handler = _LogHandler(self.log)
-        self.tee = _StdoutTee(sys.stdout, self.stdout)
+        target = sys.stdout
+        while isinstance(target, _StdoutTee) and not target.active:
+            target = target.target  # an ended capture's tee, left wrapped by another wrapper
+        self.tee = _StdoutTee(target, self.stdout)
         logging.getLogger().addHandler(self.handler)
         sys.stdout = self.tee
 
     def close(self) -> None:
         logging.getLogger().removeHandler(self.handler)
+        self.tee.active = False
         if sys.stdout is self.tee:
             sys.stdout = self.tee.target
 
