@@ -23,6 +23,7 @@ belongs to the thread that writes it and a gate to the thread that reads it, as 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -35,7 +36,7 @@ from flintlock.common.ids import (
 )
 from flintlock.runtime.network.buffer import Buffer, DataType, NetworkBufferPool
 from flintlock.runtime.network.gate import SingleInputGate
-from flintlock.runtime.network.input_channel import Scheduler, timer_scheduler
+from flintlock.runtime.network.input_channel import Cancellable, Scheduler
 from flintlock.runtime.network.local_channel import LocalInputChannel
 from flintlock.runtime.network.partition import (
     ResultPartition,
@@ -45,6 +46,7 @@ from flintlock.runtime.network.partition import (
 )
 from flintlock.runtime.network.protocol import PartitionRequest
 from flintlock.runtime.network.remote_channel import RemoteInputChannel
+from flintlock.runtime.network.request_backoff import RequestBackoff
 from flintlock.runtime.network.transport import RemoteChannelFactory
 
 __all__ = [
@@ -115,6 +117,15 @@ class CountingListener:
         self.calls += 1
 
 
+def timer_scheduler(delay_s: float, callback: Callable[[], None]) -> Cancellable:
+    """A ``Scheduler`` for channels outside a TaskManager (which has its network I/O thread's
+    ``call_later``): a daemon ``threading.Timer``."""
+    timer = threading.Timer(delay_s, callback)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 def local_gate(
     manager: ResultPartitionManager, partition_ids: Sequence[ResultPartitionId],
     subpartition: int, *, gate_index: int = 0, backoff_initial_ms: int = 100,
@@ -126,7 +137,7 @@ def local_gate(
     gate = SingleInputGate(gate_index)
     gate.set_channels([
         LocalInputChannel(gate, ChannelIndex(index), partition, subpartition, manager,
-                          backoff_initial_ms, backoff_max_ms, scheduler)
+                          RequestBackoff(backoff_initial_ms, backoff_max_ms), scheduler)
         for index, partition in enumerate(partition_ids)
     ])
     return gate

@@ -13,7 +13,8 @@ an error that the gate raises on the consuming thread at its next read, release.
   priority event or report the buffers a priority event overtook; the defaults say it cannot.
 
 ``Scheduler`` runs the channels' retries later (a partition not registered yet is requested
-again after a back-off); ``timer_scheduler`` is the default, tests pass a manual one.
+again after a back-off, ``request_backoff``): in a TaskManager it is the one timer service of
+its data plane, the network I/O thread's ``IOThread.call_later``; tests pass a manual one.
 
 Threads: ``get_next_buffer`` and the counters belong to the consuming task thread;
 ``notify_channel_non_empty`` and ``set_error`` may be called from any thread.
@@ -22,7 +23,6 @@ Threads: ``get_next_buffer`` and the counters belong to the consuming task threa
 from __future__ import annotations
 
 import abc
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -73,14 +73,6 @@ class Cancellable(Protocol):
 
 Scheduler = Callable[[float, Callable[[], None]], Cancellable]
 """Runs a callback after a delay in seconds (on some other thread); returns a handle."""
-
-
-def timer_scheduler(delay_s: float, callback: Callable[[], None]) -> Cancellable:
-    """The default ``Scheduler``: a daemon ``threading.Timer``."""
-    timer = threading.Timer(delay_s, callback)
-    timer.daemon = True
-    timer.start()
-    return timer
 
 
 class ChannelOwner(Protocol):

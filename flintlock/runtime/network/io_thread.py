@@ -20,7 +20,10 @@ Invariants:
 - Work posted with ``call_soon`` runs in posting order, on this thread. A task run by
   ``call_now_or_soon`` runs before everything posted after it and after everything posted
   before it (it is posted whenever anything is queued).
-- Timers (``call_later``) are for retries and handshake deadlines; they run on this thread.
+- Timers (``call_later``) are the TaskManager's one timer service for the data plane:
+  handshake deadlines, liveness checks, and the partition-request back-off of local and
+  remote input channels alike (``request_backoff``). They run on this thread; the returned
+  ``TimerHandle`` cancels a timer that has not run (any thread).
 - ``flush_later(conn)`` batches writes: a connection asked to flush is flushed once, after the
   current round of reads, tasks and timers (or after the task run by ``call_now_or_soon``), so
   many small frames share one ``sendmsg``.
@@ -52,6 +55,19 @@ class Flushable(Protocol):
     def flush(self) -> None: ...
 
 
+class TimerHandle:
+    """A timer of ``IOThread.call_later``; ``cancel`` (any thread) keeps it from running."""
+
+    __slots__ = ("cancelled", "task")
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 class IOThread:
     """A selector loop on its own daemon thread; ``sockets=False`` makes a socket-free loop
     (tasks and timers only, woken by a condition) for the in-memory transport."""
@@ -69,7 +85,7 @@ class IOThread:
         self._tasks: deque[Task] = deque()  # guarded by _cond
         self._woken = False  # a wake-up is pending; guarded by _cond
         self._loop_lock = threading.Lock()  # held while handlers run (see the module doc)
-        self._timers: list[tuple[float, int, Task]] = []  # loop thread only
+        self._timers: list[tuple[float, int, TimerHandle]] = []  # loop thread only
         self._counter = itertools.count()
         self._to_flush: dict[int, Flushable] = {}  # guarded by _loop_lock
         self._closers: dict[int, Task] = {}  # guarded by _loop_lock (or before start)
@@ -125,9 +141,13 @@ class IOThread:
         finally:
             self._loop_lock.release()
 
-    def call_later(self, delay_s: float, task: Task) -> None:
+    def call_later(self, delay_s: float, task: Task) -> TimerHandle:
+        """Runs ``task`` on this thread after ``delay_s`` (any thread); a ``Scheduler`` of the
+        input channels."""
+        handle = TimerHandle(task)
         due = time.monotonic() + max(0.0, delay_s)
-        self.call_soon(lambda: heapq.heappush(self._timers, (due, next(self._counter), task)))
+        self.call_soon(lambda: heapq.heappush(self._timers, (due, next(self._counter), handle)))
+        return handle
 
     def add_closer(self, closer: Task) -> int:
         """Run ``closer`` on this thread when the loop stops (before the selector closes);
@@ -214,8 +234,9 @@ class IOThread:
     def _run_timers(self) -> None:
         now = time.monotonic()
         while self._timers and self._timers[0][0] <= now:
-            _, _, task = heapq.heappop(self._timers)
-            self._guarded(task)
+            _, _, handle = heapq.heappop(self._timers)
+            if not handle.cancelled:
+                self._guarded(handle.task)
 
     def _guarded(self, fn: Callable[..., None], *args: int) -> None:
         """Handlers fail their own connection on error; anything escaping is a bug, logged so

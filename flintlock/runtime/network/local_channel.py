@@ -4,7 +4,9 @@ The producer's buffer is handed over without a copy and the consumer recycles it
 producer's pool, which is what makes a slow local consumer stall its producer: there is no
 credit, the pool is the bound. A partition not registered yet (the producer has not started)
 is requested again after ``taskmanager.network.request-backoff.initial``, doubling up to
-``.max``, then the channel fails with ``PartitionNotFoundError``. A priority event (an
+``.max``, then the channel fails with ``PartitionNotFoundError`` (``request_backoff``, the
+rule remote channels follow too; the retry waits on the given ``Scheduler``, the
+TaskManager's network I/O thread). A priority event (an
 unaligned barrier) queued in the subpartition puts this channel at the head of the gate's
 queue; the overtaking itself happened in the producer's subpartition.
 
@@ -20,7 +22,6 @@ import threading
 
 from flintlock.common.config import Configuration
 from flintlock.common.ids import ChannelIndex, ResultPartitionId
-from flintlock.common.options.network import REQUEST_BACKOFF_INITIAL, REQUEST_BACKOFF_MAX
 from flintlock.runtime.network.buffer import DataType
 from flintlock.runtime.network.events import is_end_of_partition
 from flintlock.runtime.network.input_channel import (
@@ -31,13 +32,13 @@ from flintlock.runtime.network.input_channel import (
     InputChannelError,
     ProducerFailedError,
     Scheduler,
-    timer_scheduler,
 )
 from flintlock.runtime.network.partition import (
     PartitionNotFoundError,
     ResultPartitionManager,
     ResultSubpartitionView,
 )
+from flintlock.runtime.network.request_backoff import RequestBackoff
 
 
 class LocalInputChannel(InputChannel):
@@ -46,13 +47,11 @@ class LocalInputChannel(InputChannel):
     def __init__(
         self, gate: ChannelOwner, channel_index: ChannelIndex,
         partition_id: ResultPartitionId, subpartition_index: int,
-        partition_manager: ResultPartitionManager, backoff_initial_ms: int = 100,
-        backoff_max_ms: int = 10_000, scheduler: Scheduler = timer_scheduler,
+        partition_manager: ResultPartitionManager, backoff: RequestBackoff, scheduler: Scheduler,
     ) -> None:
         super().__init__(gate, channel_index, partition_id, subpartition_index)
         self._manager = partition_manager
-        self._backoff_ms = backoff_initial_ms
-        self._backoff_max_ms = backoff_max_ms
+        self._backoff = backoff  # guarded by _lock
         self._scheduler = scheduler
         self._lock = threading.Lock()
         self._view: ResultSubpartitionView | None = None  # guarded by _lock
@@ -63,12 +62,11 @@ class LocalInputChannel(InputChannel):
     def from_config(
         cls, gate: ChannelOwner, channel_index: ChannelIndex, partition_id: ResultPartitionId,
         subpartition_index: int, partition_manager: ResultPartitionManager, config: Configuration,
+        scheduler: Scheduler,
     ) -> LocalInputChannel:
         """A channel with the back-off of ``taskmanager.network.request-backoff.*``."""
-        return cls(
-            gate, channel_index, partition_id, subpartition_index, partition_manager,
-            config.get(REQUEST_BACKOFF_INITIAL), config.get(REQUEST_BACKOFF_MAX),
-        )
+        return cls(gate, channel_index, partition_id, subpartition_index, partition_manager,
+                   RequestBackoff.from_config(config), scheduler)
 
     def request_subpartition(self) -> None:
         """Creates the view, or schedules a retry while the partition is not registered."""
@@ -101,15 +99,10 @@ class LocalInputChannel(InputChannel):
         with self._lock:
             if self._released:
                 return
-            delay_ms = self._backoff_ms
-            if delay_ms <= 0 or delay_ms > self._backoff_max_ms:
-                retry = False
-            else:
-                retry = True
-                grown = min(delay_ms * 2, self._backoff_max_ms)
-                self._backoff_ms = grown if grown > delay_ms else self._backoff_max_ms + 1
+            delay_ms = self._backoff.next_delay_ms()
+            if delay_ms is not None:
                 self._retry = self._scheduler(delay_ms / 1000.0, self.request_subpartition)
-        if not retry:
+        if delay_ms is None:
             self.set_error(cause)
 
     def notify_data_available(self) -> None:

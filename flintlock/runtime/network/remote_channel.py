@@ -88,6 +88,7 @@ from flintlock.runtime.network.protocol import (
     PartitionRequest,
     PayloadTarget,
 )
+from flintlock.runtime.network.request_backoff import RequestBackoff
 
 DataAddress = tuple[str, int]
 _receiver_ids = itertools.count(1)
@@ -143,8 +144,7 @@ class RemoteInputChannel(InputChannel):
         self._overtaken: tuple[bytes, ...] = ()  # of the priority event last taken; task
         self._expected_sequence = 0  # I/O thread
         self._consumed = 0  # task thread
-        self._backoff_ms = backoff_initial_ms  # I/O thread
-        self._backoff_max_ms = backoff_max_ms
+        self._backoff = RequestBackoff(backoff_initial_ms, backoff_max_ms)  # I/O thread
         self._client: ClientHandler | None = None
         self._segments_taken = False
         self._released = False  # _lock
@@ -350,16 +350,14 @@ class RemoteInputChannel(InputChannel):
         self.on_error(error)
 
     def on_partition_not_found(self, cause: BaseException) -> None:
-        delay_ms = self._backoff_ms
         if self._released:
             return
-        if delay_ms <= 0 or delay_ms > self._backoff_max_ms:
+        delay_ms = self._backoff.next_delay_ms()
+        if delay_ms is None:
             error = PartitionNotFoundError(self.partition_id)
             error.__cause__ = cause
             self.set_error(error)
             return
-        grown = min(delay_ms * 2, self._backoff_max_ms)
-        self._backoff_ms = grown if grown > delay_ms else self._backoff_max_ms + 1
         client = self._client
         assert client is not None
         self.retries_scheduled += 1

@@ -250,6 +250,7 @@ class TaskManager:
             configuration=self.config, network_pool=self._pool,
             partition_manager=self._partitions, flusher=None,
             create_remote_channel=transport.create_remote_channel, rng=random.Random(),
+            scheduler=transport.io.call_later,
         )
         settings = checkpointing_settings(self.config)
         for subtask in plan.task_managers[self.payload.tm_index].subtasks:

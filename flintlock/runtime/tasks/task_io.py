@@ -41,7 +41,7 @@ from flintlock.runtime.network.channel_selector import (
     RescaleSelector,
 )
 from flintlock.runtime.network.gate import SingleInputGate
-from flintlock.runtime.network.input_channel import InputChannel
+from flintlock.runtime.network.input_channel import InputChannel, Scheduler
 from flintlock.runtime.network.local_channel import LocalInputChannel
 from flintlock.runtime.network.partition import (
     ResultPartition,
@@ -114,6 +114,9 @@ class NetworkContext:
     create_remote_channel: Callable[
         [SingleInputGate, ChannelIndex, ResultPartitionId, int, DataAddress], InputChannel] | None
     rng: random.Random
+    scheduler: Scheduler
+    """The TaskManager's timer service (its network I/O thread's ``call_later``): local
+    channels' partition-request retries wait on it."""
     spill_dir: str | None = None
 
 
@@ -177,8 +180,6 @@ def _create_gate(
         floating = config.get(network_options.FLOATING_BUFFERS_PER_GATE)
         pool = net.network_pool.create_buffer_pool(0, max(1, floating))
     gate = SingleInputGate(descriptor.gate_index, pool)
-    backoff = (config.get(network_options.REQUEST_BACKOFF_INITIAL),
-               config.get(network_options.REQUEST_BACKOFF_MAX))
     channels: list[InputChannel] = []
     for index, (consumed, is_remote) in enumerate(zip(descriptor.channels, remote, strict=True)):
         channel_index = ChannelIndex(index)
@@ -189,9 +190,9 @@ def _create_gate(
                 gate, channel_index, consumed.partition, consumed.subpartition,
                 addresses[producer_tm]))
         else:
-            channels.append(LocalInputChannel(
+            channels.append(LocalInputChannel.from_config(
                 gate, channel_index, consumed.partition, consumed.subpartition,
-                net.partition_manager, *backoff))
+                net.partition_manager, config, net.scheduler))
     gate.set_channels(channels)
     return gate
 

@@ -14,6 +14,7 @@ from flintlock.testing.exchange import (
     local_gate,
     new_partition,
     partition_id,
+    timer_scheduler,
     write,
 )
 
@@ -238,8 +239,10 @@ def test_local_channel_takes_its_backoff_from_the_configuration():
                             "taskmanager.network.request-backoff.max": "200 ms"})
     gate = SingleInputGate()
     channel = LocalInputChannel.from_config(
-        gate, ChannelIndex(0), partition_id(), 0, ResultPartitionManager(), config)
-    assert (channel._backoff_ms, channel._backoff_max_ms) == (50, 200)
+        gate, ChannelIndex(0), partition_id(), 0, ResultPartitionManager(), config,
+        timer_scheduler)
+    backoff = channel._backoff
+    assert [backoff.next_delay_ms() for _ in range(4)] == [50, 100, 200, None]
 
 
 def test_gate_counts_the_times_its_reader_waited():

@@ -99,3 +99,15 @@ def test_call_now_or_soon_posts_behind_a_busy_loop_and_keeps_the_order() -> None
     assert ran == [("long", True), ("inline?", True), ("after", True)]
     io.call_now_or_soon(lambda: ran.append(("stopped", io.in_loop())))
     assert ran[-1] == ("after", True)  # a stopped loop runs nothing
+
+
+def test_a_cancelled_timer_never_runs() -> None:
+    io = IOThread("flintlock-test-io-cancel", sockets=False)
+    io.start()
+    ran: list[str] = []
+    done = threading.Event()
+    io.call_later(0.001, lambda: ran.append("cancelled")).cancel()
+    io.call_later(0.002, lambda: (ran.append("kept"), done.set()))
+    assert done.wait(10)
+    io.stop()
+    assert ran == ["kept"]
