@@ -142,6 +142,7 @@ class RecordWriter:
         self._own_flusher: OutputFlusher | None = None
         self._flusher = flusher
         self._key_cache: dict[Any, _Pending] = {}  # key -> its channel's pending list
+        self._keyed = False  # key-group hashing over several channels (_specialise_emit)
         self._specialise_emit(selector)
         if buffer_timeout_ms > 0:
             self._start_flushing(buffer_timeout_ms)
@@ -156,6 +157,7 @@ class RecordWriter:
             self.emit = emit  # type: ignore[method-assign,assignment]
             self.emit_batch = emit_batch  # type: ignore[method-assign,assignment]
         elif isinstance(selector, KeyGroupSelector):
+            self._keyed = True
             self._key_selector = selector.key_selector
             self._channel_for_key = selector.channel_for_key
             self._key_cache_size = selector.cache_size
@@ -219,6 +221,8 @@ class RecordWriter:
         if self._selector.is_broadcast:
             run = list(values), list(timestamps)
             shares = {channel: StampedRun(*run) for channel in range(self.num_channels)}
+        elif self._keyed:
+            shares = self._stamped_shares_keyed(values, timestamps)
         else:
             select = self._select
             for value, timestamp in zip(values, timestamps, strict=True):
@@ -231,6 +235,32 @@ class RecordWriter:
         for channel, share in shares.items():
             self._pending[channel].append(share)
             self._write_batch(channel, everything=True)
+
+    def _stamped_shares_keyed(self, values: Sequence[Any], timestamps: Sequence[int]
+                              ) -> dict[int, StampedRun]:
+        """Each channel's share of a timestamped batch under key-group hashing: the key
+        cache of ``_emit_batch_keyed`` gives the channel (its pending list's), and each
+        channel's values and timestamps are lists indexed by channel — no method call and no
+        dict per record."""
+        key_selector, cache = self._key_selector, self._key_cache
+        count = self.num_channels
+        shared_values: list[list[Any]] = [[] for _ in range(count)]
+        shared_stamps: list[list[int]] = [[] for _ in range(count)]
+        try:
+            for value, timestamp in zip(values, timestamps, strict=True):
+                key = key_selector(value)
+                try:
+                    channel = cache[key].channel
+                except KeyError:
+                    channel = self._pending_for_new_key(key).channel
+                except TypeError:  # an unhashable key: hash it every time
+                    channel = self._channel_for_key(key)
+                shared_values[channel].append(value)
+                shared_stamps[channel].append(timestamp)
+        except UnstableKeyError as error:
+            raise error.at(f"the key selector of the exchange {self._name!r}") from None
+        return {channel: StampedRun(shared_values[channel], shared_stamps[channel])
+                for channel in range(count) if shared_values[channel]}
 
     def _single_channel_emitters(
         self,

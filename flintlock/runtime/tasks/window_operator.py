@@ -206,8 +206,8 @@ class WindowOperator(FunctionOperator):
                           size: int, offset: int) -> bool:
         """``_process_grouped`` for tumbling event-time windows: a record's window is
         arithmetic on its timestamp (``TimeWindow.get_window_start_with_offset``), so records
-        are grouped by (key, window start) — two ints and the key, no window object, no
-        assigner call per record — and each window is one object per start
+        are grouped by window start, then key — no window object, no assigner call, no tuple
+        per record — and each window is one object per start
         (``_windows``), which the state's maps and the timers' index find by identity."""
         lowest = min(stamps)
         if lowest == MIN_LONG or (
@@ -215,28 +215,38 @@ class WindowOperator(FunctionOperator):
             return False  # a record without a timestamp, or a window not ahead: per element
         if not self._key_checked:
             self._first_key(get_key(list.__getitem__(records, 0)))
-        groups: dict[tuple[Any, int], list[Any]] = {}
-        get = groups.get
+        panes: dict[int, dict[Any, list[Any]]] = {}  # window start -> key -> values
+        last_start: int | None = None
+        pane: dict[Any, list[Any]] = {}
         for value, timestamp in zip(records, stamps, strict=True):
-            group_key = (get_key(value), timestamp - (timestamp - offset) % size)
-            group = get(group_key)
+            start = timestamp - (timestamp - offset) % size
+            if start != last_start:  # a batch mostly stays in one window: one lookup
+                found = panes.get(start)
+                pane = panes[start] = {} if found is None else found
+                last_start = start
+            key = get_key(value)
+            group = pane.get(key)
             if group is None:
-                groups[group_key] = [value]
+                pane[key] = [value]
             else:
                 group.append(value)
         windows = self._windows
         accumulators, fold = self._contents.accumulators, self._contents.fold_into
         register_timer = self._timers.register_event_time_timer
         lateness = self._lateness
-        for (key, start), values in groups.items():
+        # Timers of one window fire in the order of the keys' first records, as per element;
+        # different windows' timers have different times, so the order of windows is free.
+        for start, groups in panes.items():
             window = windows.get(start)
             if window is None:
                 window = windows[start] = TimeWindow(start, start + size)
-            set_key(key)
-            accumulators.put(window, fold(accumulators.get(window), values))
-            register_timer(window, start + size - 1)
-            if lateness:  # else the cleanup timer is the trigger's timer
-                self._register_cleanup(window)
+            end = start + size - 1
+            for key, values in groups.items():
+                set_key(key)
+                accumulators.put(window, fold(accumulators.get(window), values))
+                register_timer(window, end)
+                if lateness:  # else the cleanup timer is the trigger's timer
+                    self._register_cleanup(window)
         return True
 
     def _is_late_element(self, timestamp: int) -> bool:

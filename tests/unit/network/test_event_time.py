@@ -153,3 +153,31 @@ def test_leftover_records_re_encode_with_their_timestamps():
     data = deserializer.encode(TimestampedBatch(["p", "q"], [4, 5]))
     restored = CheckpointableDeserializer().deserialize(data)
     assert list(restored.pairs()) == [("p", 4), ("q", 5)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_keyed_timestamped_batches_go_where_the_selector_sends_each_record_in_order(seed):
+    """The key-cache path of ``emit_stamped_batch`` against ``select_channel`` per record:
+    every channel gets exactly its records with their timestamps, in the batch's order, for
+    hashable keys and unhashable ones (hashed every time), over several batches."""
+    import random
+
+    rng = random.Random(seed)
+    partition = _Partition(3)
+    selector = KeyGroupSelector(lambda record: record[0], 128)
+    writer = RecordWriter(partition, selector, buffer_timeout_ms=-1)
+    expected = {channel: [] for channel in range(3)}
+    reference = KeyGroupSelector(lambda record: record[0], 128)
+    reference.setup(3)
+    for _ in range(5):
+        values = [(rng.choice(["a", "b", 7, (1, 2), frozenset({3})]), rng.random())
+                  for _ in range(rng.randrange(1, 40))]
+        values += [([1, 2], "unhashable")] if rng.random() < 0.5 else []
+        stamps = [rng.randrange(10**12) for _ in values]
+        writer.emit_stamped_batch(values, stamps)
+        for value, stamp in zip(values, stamps, strict=True):
+            expected[reference.select_channel(value)].append((value, stamp))
+    writer.close()
+    for channel in range(3):
+        got = [pair for batch in _read(partition, channel) for pair in batch.pairs()]
+        assert got == expected[channel]
