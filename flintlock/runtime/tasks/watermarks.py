@@ -116,9 +116,15 @@ class WatermarkEmitter:
             previous = [NO_TIMESTAMP] * len(values)
         if assigner is None:
             return list(previous)
-        extract = assigner.extract_timestamp
-        return [_as_timestamp(extract(value, timestamp))
-                for value, timestamp in zip(values, previous, strict=True)]
+        if len(previous) != len(values):
+            raise ValueError(f"{len(values)} values but {len(previous)} timestamps")
+        # One C-level pass calls the assigner, one more checks the results' types: no Python
+        # call per record besides the user's.
+        timestamps = list(map(assigner.extract_timestamp, values, previous))
+        if not _ONLY_INTS.issuperset(map(type, timestamps)):
+            for timestamp in timestamps:
+                _as_timestamp(timestamp)  # raises on the first that is not an int
+        return timestamps
 
     def on_timestamps(self, timestamps: Sequence[int]) -> None:
         if not timestamps:
@@ -190,6 +196,9 @@ class PeriodicEmission:
 
 class InvalidTimestampError(FlintlockError, TypeError):
     """A timestamp assigner returned something that is not an int."""
+
+
+_ONLY_INTS = frozenset({int})
 
 
 def _as_timestamp(value: Any) -> int:

@@ -109,15 +109,33 @@ def test_idleness_marks_the_output_idle_until_the_next_record():
     assert out.watermarks()[-1] == 19
 
 
-def test_an_assigner_returning_no_int_is_a_typed_error():
+@pytest.mark.parametrize("bad", ["soon", True, 1.5, None])
+def test_an_assigner_returning_no_int_is_a_typed_error(bad):
     class Bad(TimestampAssigner):
         def extract_timestamp(self, value, record_timestamp):
-            return "soon"
+            return value[1] if value[0] == "ok" else bad
 
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(Bad())
     operator, _ = _run(OperatorSpec(OperatorKind.TIMESTAMPS, watermark_strategy=strategy))
     with pytest.raises(InvalidTimestampError, match="must return an int"):
-        operator.process_batch([("a", 1)])
+        operator.process_batch([("ok", 1), ("a", 1), ("ok", 2)])
+
+
+def test_an_assigner_may_return_an_int_subclass():
+    import enum
+
+    class Millis(enum.IntEnum):
+        TEN = 10
+
+    class Enumerated(TimestampAssigner):
+        def extract_timestamp(self, value, record_timestamp):
+            return Millis.TEN if value[0] == "enum" else value[1]
+
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
+        Enumerated())
+    operator, out = _run(OperatorSpec(OperatorKind.TIMESTAMPS, watermark_strategy=strategy))
+    operator.process_batch([("a", 5), ("enum", 0)])
+    assert [timestamp for _, timestamp in out.records()] == [5, 10]
 
 
 class Timed(KeyedProcessFunction):
