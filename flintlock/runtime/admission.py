@@ -24,16 +24,29 @@ driver (issue 30). A refused data or RPC connection (plain TCP) gets ``auth.send
 handshake's BUSY message in place of its challenge, which the client's handshake reports as
 ``AuthFailure.BUSY``.
 
+``Acceptor`` is the accept loop the three endpoints share (issue 29; before, each had its own
+copy): it accepts every connection waiting on the listening socket, admits it or refuses it
+(the endpoint's busy reply, then close; one warning per burst), and hands the admitted ones to
+the endpoint, which calls ``Acceptor.release`` once each has proved itself or failed (an info
+line when that ends a burst).
+
 Who calls it: the selector loops of ``network.transport``, ``rpc.server`` and
-``rest.server``. I/O-free and not synchronised: an instance belongs to its loop's thread.
+``rest.httpd``. ``Admission`` is I/O-free; neither is synchronised: an instance belongs to its
+loop's thread.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import socket
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from flintlock.common.errors import FlintlockError
+
+log = logging.getLogger(__name__)
 
 
 class AdmissionError(FlintlockError):
@@ -99,3 +112,52 @@ class Admission:
             refused, self._refused_in_burst = self._refused_in_burst, 0
             return BurstEnded(refused)
         return None
+
+
+RefuseBusy = Callable[[socket.socket, int], None]
+"""How an endpoint answers a connection refused at the cap ``limit``, and closes it."""
+
+
+class Acceptor:
+    """The accept loop of one endpoint's non-blocking listening socket (see the module
+    docstring); ``endpoint`` names it in the log ("RPC endpoint 6123")."""
+
+    def __init__(self, listener: socket.socket, limit: int, endpoint: str,
+                 refuse: RefuseBusy) -> None:
+        self._listener = listener
+        self.admission = Admission(limit)
+        self.endpoint = endpoint
+        self._refuse = refuse
+
+    def accept_waiting(self) -> Iterator[tuple[socket.socket, Any]]:
+        """Every connection waiting to be accepted and admitted, with its peer's address;
+        refused ones are answered and closed on the way."""
+        while True:
+            try:
+                sock, address = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                log.warning("%s cannot accept: %s", self.endpoint, exc)
+                return
+            decision = self.admission.admit()
+            if isinstance(decision, Refused):
+                self._refuse(sock, decision.limit)
+                if decision.first_of_burst:
+                    log.warning("%s: %d unauthenticated connections are pending (the limit); "
+                                "closing new ones unread until they clear", self.endpoint,
+                                decision.limit)
+                continue
+            yield sock, address
+
+    @property
+    def pending(self) -> int:
+        """Admitted connections not released yet."""
+        return self.admission.pending
+
+    def release(self) -> None:
+        """An admitted connection proved itself, failed or reached its deadline."""
+        burst = self.admission.release()
+        if isinstance(burst, BurstEnded):
+            log.info("%s: the flood ended; %d unauthenticated connections were closed unread",
+                     self.endpoint, burst.refused)

@@ -66,3 +66,41 @@ def test_never_more_than_the_limit_pending_and_one_report_per_burst(
         assert 0 <= admission.pending <= limit
     assert ends <= firsts <= ends + 1  # every burst starts once and ends at most once
     assert reported <= refused == admission.refused_total
+
+
+class _Listener:
+    """A listening socket's ``accept`` as the acceptor sees it: the queued connections, then
+    "nothing waiting"."""
+
+    def __init__(self, count: int) -> None:
+        self.queued = [(_Conn(i), ("127.0.0.1", 1000 + i)) for i in range(count)]
+
+    def accept(self):
+        if not self.queued:
+            raise BlockingIOError
+        return self.queued.pop(0)
+
+
+class _Conn:
+    def __init__(self, number: int) -> None:
+        self.number = number
+
+
+def test_the_acceptor_admits_up_to_the_cap_and_refuses_the_rest_once_logged(caplog) -> None:
+    from flintlock.runtime.admission import Acceptor
+
+    refused = []
+    listener = _Listener(5)
+    acceptor = Acceptor(listener, 2, "test endpoint 1",  # type: ignore[arg-type]
+                        lambda sock, limit: refused.append((sock.number, limit)))
+    with caplog.at_level("INFO", logger="flintlock.runtime.admission"):
+        admitted = [sock.number for sock, _ in acceptor.accept_waiting()]
+        assert admitted == [0, 1] and refused == [(2, 2), (3, 2), (4, 2)]
+        assert acceptor.pending == 2
+        acceptor.release()
+        acceptor.release()
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == [
+        "test endpoint 1: 2 unauthenticated connections are pending (the limit); closing new "
+        "ones unread until they clear",
+        "test endpoint 1: the flood ended; 3 unauthenticated connections were closed unread"]

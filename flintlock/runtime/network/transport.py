@@ -19,7 +19,7 @@ Invariants:
   every frame then travel inside TLS. A client without the job's certificate is closed when
   its TLS handshake fails, before the secret handshake starts.
 - Bounds against any client (issue 14): at most ``max_pending_handshakes`` connections
-  authenticate at once (``admission.Admission``; more are closed unread, one log line per
+  authenticate at once (``admission.Acceptor``; more are closed unread, one log line per
   burst); a frame's announced length is not allocated before its bytes arrive
   (``protocol``); an authenticated connection silent for ``heartbeat.timeout`` — keepalives
   included (``runtime.liveness``) — is closed as lost, on both sides.
@@ -63,7 +63,7 @@ from flintlock.common.options.network import (
     WRITE_LOW_WATER_MARK,
 )
 from flintlock.common.options.security import INTERNAL_ENABLED
-from flintlock.runtime.admission import Admission, BurstEnded, Refused
+from flintlock.runtime.admission import Acceptor
 from flintlock.runtime.auth import DATA_PLANE, AuthenticationError, HandshakeEnded, send_busy
 from flintlock.runtime.network.buffer import NetworkBufferPool
 from flintlock.runtime.network.client import ClientHandler, valid_data_type
@@ -184,7 +184,8 @@ class TcpTransport(RemoteChannelFactory):
         self._low = config.get(WRITE_LOW_WATER_MARK)
         self._auth_timeout_s = config.get(AUTH_TIMEOUT) / 1000.0
         self._idle_timeout_s = config.get(HEARTBEAT_TIMEOUT) / 1000.0
-        self._admission = Admission(max_pending_handshakes)  # I/O thread
+        self._max_pending = max_pending_handshakes
+        self._admission: Acceptor | None = None  # I/O thread; from start()
         self._lock = threading.Lock()
         self._clients: dict[DataAddress, ClientHandler] = {}  # guarded by _lock
         self._connections: dict[int, tuple[SocketConnection, bool]] = {}  # guarded by _lock
@@ -202,6 +203,8 @@ class TcpTransport(RemoteChannelFactory):
         listener.setblocking(False)
         self._listener = listener
         self.address = (host, listener.getsockname()[1])
+        self._admission = Acceptor(listener, self._max_pending, f"data server {self.name}",
+                                   self._refuse)
         if self._tls_server is None:
             warn_if_exposed(host, f"data server {self.name}", INTERNAL_ENABLED.key)
         lower_switch_interval(switch_interval_for(self.config.get(BUFFER_TIMEOUT)))
@@ -285,36 +288,19 @@ class TcpTransport(RemoteChannelFactory):
     # -- server side (I/O thread) ---------------------------------------------------------------
 
     def _accept(self, mask: int) -> None:
-        assert self._listener is not None
-        while True:
-            try:
-                sock, peer = self._listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                log.warning("data server %s cannot accept: %s", self.name, exc)
-                return
-            decision = self._admission.admit()
-            if isinstance(decision, Refused):
-                self._refuse(sock, decision)
-                continue
+        assert self._admission is not None
+        for sock, peer in self._admission.accept_waiting():
             _Authenticating(self, sock, f"{peer[0]}:{peer[1]}", self._tls_server).begin()
 
-    def _refuse(self, sock: socket.socket, decision: Refused) -> None:
+    def _refuse(self, sock: socket.socket, limit: int) -> None:
         if self._tls_server is None:  # a TLS client could not read it
-            send_busy(sock, decision.limit)
+            send_busy(sock, limit)
         sock.close()
         self.rejected_connections += 1
-        if decision.first_of_burst:
-            log.warning("data server %s: %d unauthenticated connections are pending (the "
-                        "limit); closing new ones unread until they clear", self.name,
-                        decision.limit)
 
     def _handshake_ended(self, sock: SecuredSocket, peer: str, ended: HandshakeEnded) -> None:
-        burst = self._admission.release()
-        if isinstance(burst, BurstEnded):
-            log.info("data server %s: the flood ended; %d unauthenticated connections were "
-                     "closed unread", self.name, burst.refused)
+        assert self._admission is not None
+        self._admission.release()
         if ended.error is None:
             self._authenticated(sock, peer)
         else:

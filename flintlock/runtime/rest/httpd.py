@@ -13,7 +13,8 @@ client may hold a thread or the close. Hence:
   still arriving), however slowly its bytes came.
 - At most ``max_pending_requests`` connections may be *unauthenticated* at once: accepted,
   and their token not yet checked (or their 401 not yet written). More are closed at once,
-  unread (``admission.Admission``, one log line per burst).
+  unread (``admission.Acceptor``, the accept loop all three endpoints share; one log line per
+  burst).
 - An authenticated request runs on a bounded worker pool (``WORKERS`` threads, made as
   needed): the API may wait for the JobManager, the loop may not. The worker hands the
   response back to the loop, which writes it.
@@ -54,7 +55,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Final, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from flintlock.runtime.admission import Admission, BurstEnded, Refused, busy_http_reply
+from flintlock.runtime.admission import Acceptor, busy_http_reply
 from flintlock.runtime.rest.api import HttpError, RestRequest, RestResponse
 from flintlock.runtime.rest.wire import RequestHead, RequestReader, encode_response
 
@@ -110,7 +111,8 @@ class HttpServer:
         self._listener.setblocking(False)
         self.server_address: tuple[str, int] = self._listener.getsockname()[:2]
         self._request_timeout_s = request_timeout_s
-        self._admission = Admission(max_pending_requests)
+        self._admission = Acceptor(self._listener, max_pending_requests,
+                                   f"REST endpoint {self.server_address[1]}", self._refuse_busy)
         self._exchanges: dict[socket.socket, _Exchange] = {}
         self._posted: deque[Callable[[], None]] = deque()
         self._wake_r, self._wake_w = socket.socketpair()
@@ -209,22 +211,7 @@ class HttpServer:
             self._posted.popleft()()
 
     def _accept(self) -> None:
-        while True:
-            try:
-                sock, address = self._listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                log.warning("REST endpoint cannot accept: %s", exc)
-                return
-            decision = self._admission.admit()
-            if isinstance(decision, Refused):
-                self._refuse_busy(sock, decision.limit)
-                if decision.first_of_burst:
-                    log.warning("REST endpoint %s: %d unauthenticated connections are pending "
-                                "(the limit); closing new ones unread until they clear",
-                                self.server_address[1], decision.limit)
-                continue
+        for sock, address in self._admission.accept_waiting():
             sock.setblocking(False)
             if self._tls is not None:
                 sock = self._tls.wrap_socket(sock, server_side=True,
@@ -385,10 +372,7 @@ class HttpServer:
         if not exchange.admitted:
             return
         exchange.admitted = False
-        burst = self._admission.release()
-        if isinstance(burst, BurstEnded):
-            log.info("REST endpoint %s: the flood ended; %d unauthenticated connections were "
-                     "closed unread", self.server_address[1], burst.refused)
+        self._admission.release()
 
 
 def _request(head: RequestHead, body: Callable[[], bytes]) -> RestRequest:

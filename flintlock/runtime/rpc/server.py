@@ -10,7 +10,7 @@ dispatching to the server's handler. A wrong secret, garbage or the deadline is 
 socket closed: nothing is unpickled, the handler never hears of it, no thread waits on it.
 
 Bounds against any client (issue 14): at most ``max_pending_handshakes`` connections
-authenticate at once (``admission.Admission``); more are closed at once, unread, with one log
+authenticate at once (``admission.Acceptor``); more are closed at once, unread, with one log
 line per burst. An authenticated connection silent for ``heartbeat.timeout`` (keepalives
 included, ``runtime.liveness``) is closed as lost.
 
@@ -44,7 +44,7 @@ from typing import Final
 from flintlock.common.config import Configuration
 from flintlock.common.options.cluster import HEARTBEAT_TIMEOUT, JM_BIND_HOST, JM_PORT
 from flintlock.common.options.security import INTERNAL_ENABLED
-from flintlock.runtime.admission import Admission, BurstEnded, Refused
+from flintlock.runtime.admission import Acceptor
 from flintlock.runtime.auth import CONTROL_PLANE, HandshakeEnded, send_busy
 from flintlock.runtime.rpc.connection import RpcConnection, RpcHandler
 from flintlock.runtime.rpc.errors import UnknownMessageError
@@ -101,7 +101,6 @@ class RpcServer:
         self._max_frame_size = max_frame_size
         self._handshake_timeout_s = handshake_timeout_s
         self._idle_timeout_s = idle_timeout_s
-        self._admission = Admission(max_pending_handshakes)  # acceptor thread
         self._pending: dict[socket.socket, _Pending] = {}  # acceptor thread
         self._lock = threading.Lock()
         self._connections: list[RpcConnection] = []  # guarded by _lock
@@ -111,6 +110,9 @@ class RpcServer:
         self._listener.setblocking(False)
         self._wake_r, self._wake_w = socket.socketpair()
         self.address: tuple[str, int] = self._listener.getsockname()[:2]
+        self._admission = Acceptor(self._listener, max_pending_handshakes,
+                                   f"RPC endpoint {self.address[1]}",
+                                   self._refuse)  # acceptor thread
         self._acceptor = threading.Thread(
             target=self._accept_loop, name=f"flintlock-rpc-acceptor-{self.address[1]}",
             daemon=True,
@@ -164,25 +166,13 @@ class RpcServer:
             self._end_handshake(selector, pending, pending.handshake.expire())
         return True
 
+    def _refuse(self, sock: socket.socket, limit: int) -> None:
+        if self._tls is None:  # a TLS client could not read it
+            send_busy(sock, limit)
+        sock.close()
+
     def _accept(self, selector: selectors.BaseSelector) -> None:
-        while True:
-            try:
-                sock, address = self._listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                LOG.warning("RPC accept failed: %s", exc)
-                return
-            decision = self._admission.admit()
-            if isinstance(decision, Refused):
-                if self._tls is None:  # a TLS client could not read it
-                    send_busy(sock, decision.limit)
-                sock.close()
-                if decision.first_of_burst:
-                    LOG.warning("RPC endpoint %s: %d unauthenticated connections are pending "
-                                "(the limit); closing new ones unread until they clear",
-                                self.address[1], decision.limit)
-                continue
+        for sock, address in self._admission.accept_waiting():
             peer = f"{address[0]}:{address[1]}"
             sock.setblocking(False)
             pending = _Pending(sock, peer, self._secret,
@@ -204,10 +194,7 @@ class RpcServer:
         """``ended`` None: the server is closing."""
         del self._pending[pending.sock]
         selector.unregister(pending.sock)
-        burst = self._admission.release()
-        if isinstance(burst, BurstEnded):
-            LOG.info("RPC endpoint %s: the flood ended; %d unauthenticated connections "
-                     "were closed unread", self.address[1], burst.refused)
+        self._admission.release()
         if ended is None or ended.error is not None:
             if ended is not None:
                 LOG.warning("refused RPC connection from %s: %s", pending.peer, ended.error)
