@@ -95,6 +95,11 @@ class WindowOperator(FunctionOperator):
         """(size, offset) of tumbling event-time windows: ``_process_tumbling``."""
         self._windows: dict[int, TimeWindow] = {}
         """The tumbling windows of ``_process_tumbling`` by start, until their cleanup."""
+        self._timed: dict[int, set[Any]] = {}
+        """Per window start of ``_windows``: the keys whose trigger (and cleanup) timers
+        ``_process_tumbling`` registered. Such a timer goes only when it fires or at the
+        window's cleanup, and that path handles no window the watermark has reached, so a
+        key found here needs no second registration (a miss just registers again)."""
 
     # -- life cycle -----------------------------------------------------------------------
 
@@ -116,6 +121,8 @@ class WindowOperator(FunctionOperator):
         self._evictor_context = EvictorContext(self._timers)
         self._out = TimestampedBatch()
         self._side: dict[str, TimestampedBatch] = {}
+        self._window_context = ProcessWindowContext(self.context, self._timers, self._states,
+                                                    self._side_output, None)
         runtime_context = RuntimeContextImpl(self.context)
         for function in self._functions():
             opener = getattr(function, "open", None)
@@ -230,7 +237,7 @@ class WindowOperator(FunctionOperator):
                 pane[key] = [value]
             else:
                 group.append(value)
-        windows = self._windows
+        windows, timed = self._windows, self._timed
         accumulators, fold = self._contents.accumulators, self._contents.fold_into
         register_timer = self._timers.register_event_time_timer
         lateness = self._lateness
@@ -240,13 +247,17 @@ class WindowOperator(FunctionOperator):
             window = windows.get(start)
             if window is None:
                 window = windows[start] = TimeWindow(start, start + size)
+                timed[start] = set()
+            keys_timed = timed[start]
             end = start + size - 1
             for key, values in groups.items():
                 set_key(key)
                 accumulators.put(window, fold(accumulators.get(window), values))
-                register_timer(window, end)
-                if lateness:  # else the cleanup timer is the trigger's timer
-                    self._register_cleanup(window)
+                if key not in keys_timed:
+                    keys_timed.add(key)
+                    register_timer(window, end)
+                    if lateness:  # else the cleanup timer is the trigger's timer
+                        self._register_cleanup(window)
         return True
 
     def _is_late_element(self, timestamp: int) -> bool:
@@ -354,8 +365,11 @@ class WindowOperator(FunctionOperator):
                     target.collect_batch(batch)
 
     def _process_context(self, window: Any) -> ProcessWindowContext:
-        return ProcessWindowContext(self.context, self._timers, self._states, self._side_output,
-                                    window)
+        """The ``ProcessWindowFunction``'s context, at ``window``: one object per operator
+        (as PyFlink's), not one per firing."""
+        context = self._window_context
+        context._window = window
+        return context
 
     def _clear_all(self, window: Any) -> None:
         self._contents.clear(window)
@@ -383,6 +397,7 @@ class WindowOperator(FunctionOperator):
                    if self._cleanup_time(window) <= watermark]
         for start in cleaned:
             del self._windows[start]
+            del self._timed[start]
 
     def on_event_time(self, timestamp: int, key: Any, window: Any) -> None:
         """A trigger or cleanup timer in event time (the timer service, on a watermark)."""
