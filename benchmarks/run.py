@@ -30,6 +30,9 @@ BENCHMARKS = {
     "startup": ["benchmarks/startup.py"],
     "event_time": ["-m", "benchmarks.event_time"],
     "stage_costs": ["-m", "benchmarks.stage_costs"],
+    "event_time_stages": ["-m", "benchmarks.event_time_stages"],
+    "types_matrix": ["-m", "benchmarks.types_matrix"],
+    "warm_start": ["-m", "benchmarks.warm_start"],
 }
 
 
