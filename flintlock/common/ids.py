@@ -18,6 +18,11 @@ IntermediateDataSetId = NewType("IntermediateDataSetId", str)
 ExecutionAttemptId = NewType("ExecutionAttemptId", str)
 TaskManagerId = NewType("TaskManagerId", str)
 CheckpointId = NewType("CheckpointId", int)
+NO_CHECKPOINT = CheckpointId(0)
+"""Before the first checkpoint: ids start at 1, so every real one is greater."""
+NOT_A_CHECKPOINT = CheckpointId(-1)
+"""No checkpoint at all: what a barrier handler reports before it saw any barrier, and the id
+recorded for a snapshot taken outside any checkpoint (``snapshot(None)``)."""
 SubtaskIndex = NewType("SubtaskIndex", int)
 ChannelIndex = NewType("ChannelIndex", int)
 KeyGroup = NewType("KeyGroup", int)

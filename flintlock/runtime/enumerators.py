@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flintlock.common.ids import JobVertexId, SubtaskIndex
+from flintlock.common.ids import CheckpointId, JobVertexId, SubtaskIndex
 from flintlock.graph.job_graph import JobGraph
 from flintlock.runtime.checkpoint.enumerator_state import EnumeratorState as EnumeratorState
 from flintlock.runtime.checkpoint.pending import TaskId
@@ -108,11 +108,11 @@ class SourceCoordinator:
     def add_reader(self, subtask: int) -> None:
         self._enumerator.add_reader(subtask)
 
-    def snapshot(self, checkpoint_id: int) -> EnumeratorState:
+    def snapshot(self, checkpoint_id: CheckpointId) -> EnumeratorState:
         state = self._enumerator.snapshot_state(checkpoint_id)
         return EnumeratorState(self.operator_id, pickle.dumps(state, protocol=5))
 
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+    def notify_checkpoint_complete(self, checkpoint_id: CheckpointId) -> None:
         notify = getattr(self._enumerator, "notify_checkpoint_complete", None)
         if notify is not None:
             notify(checkpoint_id)

@@ -44,7 +44,7 @@ import random
 
 from flintlock.common.clock import Clock
 from flintlock.common.config import Configuration
-from flintlock.common.ids import CheckpointId, JobId
+from flintlock.common.ids import NO_CHECKPOINT, CheckpointId, JobId
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
 from flintlock.runtime.checkpoint.coordinator_actions import (
     CompleteCheckpointRequest,
@@ -110,7 +110,7 @@ class CheckpointCoordinator:
         clock: Clock,
         rng: random.Random,
         *,
-        last_checkpoint_id: int = 0,
+        last_checkpoint_id: CheckpointId = NO_CHECKPOINT,
         max_queued_requests: int = DEFAULT_MAX_QUEUED_REQUESTS,
         stats_history_size: int = DEFAULT_STATS_HISTORY,
     ) -> None:

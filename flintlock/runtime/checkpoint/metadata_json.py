@@ -271,7 +271,8 @@ def _read_keyed(node: _Node, base: str) -> KeyedStateHandle:
               for s in node.nodes("shared")]
     return IncrementalKeyedStateHandle(
         key_groups, node.integer("max_parallelism"), states, node.text("backend_id"),
-        node.integer("checkpoint_id"), tuple((name, file) for name, file, _ in shared),
+        CheckpointId(node.integer("checkpoint_id")),
+        tuple((name, file) for name, file, _ in shared),
         tuple((p.text("name"), read_handle(p.node("file"), base)) for p in node.nodes("private")),
         tuple((s.text("name"), s.b64("id")) for s in node.nodes("state_ids")),
         frozenset(file.uri for _, file, uploaded in shared if uploaded),

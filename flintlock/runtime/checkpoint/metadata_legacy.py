@@ -239,7 +239,7 @@ class _Converter:
             handle.shared, shared, strict=True)}
         return IncrementalKeyedStateHandle(
             _range(handle.key_group_range), _integer(handle.max_parallelism), states,
-            _text(handle.backend_id), _integer(handle.checkpoint_id), shared,
+            _text(handle.backend_id), CheckpointId(_integer(handle.checkpoint_id)), shared,
             tuple((_text(name), self._handle(file)) for name, file in handle.private),
             tuple((_text(name), _bytes(state_id)) for name, state_id in handle.state_ids),
             frozenset(moved.get(uri, uri) for uri in handle.uploaded),

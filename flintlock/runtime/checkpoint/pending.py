@@ -85,7 +85,7 @@ class PendingState(enum.Enum):
 class IllegalPendingTransitionError(FlintlockError):
     """A pending checkpoint was asked to make a move its state does not allow."""
 
-    def __init__(self, checkpoint_id: int, current: str, requested: str) -> None:
+    def __init__(self, checkpoint_id: CheckpointId, current: str, requested: str) -> None:
         super().__init__(checkpoint_id, current, requested)
         self.checkpoint_id = checkpoint_id
         self.current = current

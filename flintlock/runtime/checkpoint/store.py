@@ -44,7 +44,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from flintlock.common.ids import CheckpointId
+from flintlock.common.ids import NO_CHECKPOINT, CheckpointId
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
 from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.checkpoint.metadata import read_metadata, write_metadata
@@ -69,9 +69,9 @@ _CHECKPOINT_DIR = re.compile(rf"^{CHECKPOINT_PREFIX}(\d+)$")
 class CheckpointFallback:
     """A damaged completed checkpoint that recovery skipped for an older one."""
 
-    checkpoint_id: int
+    checkpoint_id: CheckpointId
     error: CorruptStateError
-    restored_id: int | None
+    restored_id: CheckpointId | None
     """The checkpoint restored instead (None: no valid checkpoint was left)."""
 
     def __str__(self) -> str:
@@ -87,7 +87,7 @@ class CompletedCheckpointStore:
         self,
         num_retained: int = 1,
         job_dir: str | None = None,
-        highest_checkpoint_id: int = 0,
+        highest_checkpoint_id: CheckpointId = NO_CHECKPOINT,
         checkpoints: list[CompletedCheckpoint] | None = None,
     ) -> None:
         if num_retained < 1:
@@ -194,7 +194,7 @@ class CompletedCheckpointStore:
         Raises ``CorruptStateError`` for a damaged newest checkpoint unless ``fallback``."""
         ids = _checkpoint_ids(job_dir)
         valid: list[CompletedCheckpoint] = []
-        damaged: list[tuple[int, CorruptStateError]] = []
+        damaged: list[tuple[CheckpointId, CorruptStateError]] = []
         for checkpoint_id in sorted(ids, reverse=True):
             loaded = _load(job_dir, checkpoint_id)
             if isinstance(loaded, CorruptStateError):
@@ -207,7 +207,8 @@ class CompletedCheckpointStore:
                                 checkpoint_id, valid[0].checkpoint_id, loaded)
             elif loaded is not None:
                 valid.append(loaded)
-        store = cls(num_retained, job_dir, max(ids, default=0), list(reversed(valid)))
+        store = cls(num_retained, job_dir, max(ids, default=NO_CHECKPOINT),
+                    list(reversed(valid)))
         latest = store.latest()
         restored = latest.checkpoint_id if latest is not None else None
         store.fallbacks = tuple(CheckpointFallback(n, error, restored) for n, error in damaged)
@@ -221,7 +222,7 @@ class CompletedCheckpointStore:
         return store
 
 
-def _checkpoint_ids(job_dir: str) -> list[int]:
+def _checkpoint_ids(job_dir: str) -> list[CheckpointId]:
     fs, path = resolve(job_dir)
     if not fs.isdir(path):
         return []
@@ -229,11 +230,12 @@ def _checkpoint_ids(job_dir: str) -> list[int]:
     for entry in fs.ls(path, detail=False):
         match = _CHECKPOINT_DIR.match(str(entry).rstrip("/").rsplit("/", 1)[-1])
         if match:
-            ids.append(int(match.group(1)))
+            ids.append(CheckpointId(int(match.group(1))))
     return ids
 
 
-def _load(job_dir: str, checkpoint_id: int) -> CompletedCheckpoint | CorruptStateError | None:
+def _load(job_dir: str, checkpoint_id: CheckpointId
+          ) -> CompletedCheckpoint | CorruptStateError | None:
     """The checkpoint, None if it never completed, its error if it is damaged."""
     metadata_uri = join(job_dir, f"{CHECKPOINT_PREFIX}{checkpoint_id}", METADATA_FILE)
     fs, path = resolve(metadata_uri)

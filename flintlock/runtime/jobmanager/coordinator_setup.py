@@ -22,7 +22,7 @@ from typing import Any
 from flintlock.common.clock import Clock
 from flintlock.common.config import Configuration
 from flintlock.common.errors import ConfigurationError
-from flintlock.common.ids import JobVertexId, SubtaskIndex
+from flintlock.common.ids import NO_CHECKPOINT, JobVertexId, SubtaskIndex
 from flintlock.common.options import checkpointing as cp_options
 from flintlock.common.options import execution as execution_options
 from flintlock.graph.job_graph import JobGraph
@@ -96,5 +96,5 @@ def set_up_checkpointing(job_graph: JobGraph, config: Configuration, clock: Cloc
     coordinator = CheckpointCoordinator(
         job_id, config, CheckpointTaskSets(frozenset(sources), everyone, everyone),
         storage, store, clock, rng,
-        last_checkpoint_id=initial.checkpoint_id if initial is not None else 0)
+        last_checkpoint_id=initial.checkpoint_id if initial is not None else NO_CHECKPOINT)
     return CheckpointSetup(coordinator, storage, initial, enumerated, store.fallbacks)

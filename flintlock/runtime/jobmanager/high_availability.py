@@ -47,6 +47,7 @@ import cloudpickle
 from flintlock.common.clock import Clock
 from flintlock.common.config import Configuration
 from flintlock.common.errors import ConfigurationError, FlintlockError
+from flintlock.common.ids import CheckpointId
 from flintlock.common.job_status import JobStatus
 from flintlock.common.options import cluster as options
 from flintlock.graph.job_graph import JobGraph
@@ -199,7 +200,7 @@ class JobHighAvailability:
 
     # -- while the job runs ------------------------------------------------------------------
 
-    def checkpoint_completed(self, checkpoint_id: int, retained: int) -> None:
+    def checkpoint_completed(self, checkpoint_id: CheckpointId, retained: int) -> None:
         """Before sinks may commit ``checkpoint_id``: confirm the leadership (raises
         ``LeadershipLostError``) and record the pointer. A record that cannot be written
         (the HA storage full or unwritable) is logged, not raised: the leadership was

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from flintlock.common.config import Configuration
-from flintlock.common.ids import ResultPartitionId
+from flintlock.common.ids import CheckpointId, ResultPartitionId
 from flintlock.common.options.network import (
     BUFFERS_PER_CHANNEL,
     FLOATING_BUFFERS_PER_GATE,
@@ -254,14 +254,14 @@ class ResultPartition:
                     converted[index] = copies
         return converted
 
-    def has_queued_barrier(self, checkpoint_id: int) -> bool:
+    def has_queued_barrier(self, checkpoint_id: CheckpointId) -> bool:
         """Whether some subpartition still queues the barrier of ``checkpoint_id``."""
         return any(
             isinstance(sub, PipelinedSubpartition) and sub.has_queued_barrier(checkpoint_id)
             for sub in self._subpartitions
         )
 
-    def take_overtaken(self, checkpoint_id: int) -> dict[int, tuple[bytes, ...]]:
+    def take_overtaken(self, checkpoint_id: CheckpointId) -> dict[int, tuple[bytes, ...]]:
         """Copies of the data buffers the priority barrier of ``checkpoint_id`` overtook, by
         subpartition, in queue order (forgotten once taken; older ones are dropped too)."""
         found = self._overtaken.pop(checkpoint_id, {})

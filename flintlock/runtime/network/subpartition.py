@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from flintlock.common.errors import FlintlockError
-from flintlock.common.ids import ResultPartitionId
+from flintlock.common.ids import CheckpointId, ResultPartitionId
 from flintlock.runtime.network.buffer import Buffer, DataType
 from flintlock.runtime.network.events import barrier_id
 
@@ -153,7 +153,8 @@ class PipelinedSubpartition:
                 notify.notify_data_available()
         return overtaken
 
-    def convert_to_priority(self, checkpoint_id: int, priority: Buffer) -> tuple[bytes, ...] | None:
+    def convert_to_priority(self, checkpoint_id: CheckpointId, priority: Buffer
+                            ) -> tuple[bytes, ...] | None:
         """If the barrier of ``checkpoint_id`` is still queued, replace it with ``priority``
         at the head and return copies of the data buffers ahead of it; else None (it was
         sent already) and ``priority`` is recycled."""
@@ -180,13 +181,13 @@ class PipelinedSubpartition:
             _notify_priority(notify)
         return overtaken
 
-    def _queued_barrier_locked(self, checkpoint_id: int) -> int | None:
+    def _queued_barrier_locked(self, checkpoint_id: CheckpointId) -> int | None:
         for position in range(self._num_priority, len(self._queue)):
             if barrier_id(self._queue[position]) == checkpoint_id:
                 return position
         return None
 
-    def has_queued_barrier(self, checkpoint_id: int) -> bool:
+    def has_queued_barrier(self, checkpoint_id: CheckpointId) -> bool:
         with self._lock:
             return self._queued_barrier_locked(checkpoint_id) is not None
 

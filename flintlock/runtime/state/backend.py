@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
+from flintlock.common.ids import CheckpointId
 from flintlock.common.state import (
     AggregatingStateDescriptor,
     ReducingStateDescriptor,
@@ -211,14 +212,14 @@ class KeyedStateBackend(ABC):
     # -- snapshot and restore ----------------------------------------------------------------
 
     @abstractmethod
-    def snapshot(self, checkpoint_id: int | None = None) -> KeyedStateSnapshot:
+    def snapshot(self, checkpoint_id: CheckpointId | None = None) -> KeyedStateSnapshot:
         """The synchronous part of a snapshot: quick, on the task thread. ``checkpoint_id``
         lets an incremental backend match ``notify_checkpoint_complete`` to its uploads."""
 
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:  # noqa: B027
+    def notify_checkpoint_complete(self, checkpoint_id: CheckpointId) -> None:  # noqa: B027
         """Checkpoint ``checkpoint_id`` completed (task thread). Default: nothing to do."""
 
-    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:  # noqa: B027
+    def notify_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> None:  # noqa: B027
         """Checkpoint ``checkpoint_id`` was aborted (task thread). Default: nothing to do."""
 
     @abstractmethod

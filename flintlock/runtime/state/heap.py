@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
+from flintlock.common.ids import CheckpointId
 from flintlock.common.state import (
     AggregatingStateDescriptor,
     ReducingStateDescriptor,
@@ -187,7 +188,7 @@ class HeapKeyedStateBackend(KeyedStateBackend):
         """A snapshot's asynchronous part may still read the tables (task thread reads it)."""
         return self._in_flight > 0
 
-    def snapshot(self, checkpoint_id: int | None = None) -> _HeapSnapshot:
+    def snapshot(self, checkpoint_id: CheckpointId | None = None) -> _HeapSnapshot:
         self._check_open()
         copies = {name: table.copy() for name, table in self._tables.items() if table}
         # only a table whose copy shares a mutable value needs copy-on-write (checked in C)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.handles import StateHandle
 from flintlock.runtime.state.backend import KeyedStateBackend, KeyedStateSnapshot
 from flintlock.runtime.state.operator import OperatorStateBackend, OperatorStateSnapshot
@@ -52,7 +53,7 @@ class OperatorSnapshotInProgress:
 
 def snapshot_operator(
     keyed: KeyedStateBackend | None, operator: OperatorStateBackend | None,
-    checkpoint_id: int | None = None,
+    checkpoint_id: CheckpointId | None = None,
 ) -> OperatorSnapshotInProgress:
     """The synchronous part of one operator's snapshot (task thread)."""
     return OperatorSnapshotInProgress(

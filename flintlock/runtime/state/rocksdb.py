@@ -49,6 +49,7 @@ from rocksdict import Options, Rdict, WriteOptions
 from flintlock.common.canonical_keys import ENCODING as KEY_ENCODING
 from flintlock.common.canonical_keys import decode_key, encode_key
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
+from flintlock.common.ids import CheckpointId
 from flintlock.common.state import (
     AggregatingStateDescriptor,
     ReducingStateDescriptor,
@@ -195,7 +196,8 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                 found[key_bytes(key)] = None
         return iter([decode_key(encoded) for encoded in found])
 
-    def snapshot(self, checkpoint_id: int | None = None) -> _RocksSnapshot | IncrementalSnapshot:
+    def snapshot(self, checkpoint_id: CheckpointId | None = None
+                 ) -> _RocksSnapshot | IncrementalSnapshot:
         db = self._open_db()
         snapshot: _RocksSnapshot | IncrementalSnapshot
         if self.incremental:
@@ -218,10 +220,10 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         with self._snapshots_lock:
             self._snapshots.discard(snapshot)
 
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+    def notify_checkpoint_complete(self, checkpoint_id: CheckpointId) -> None:
         self._ledger.confirm(checkpoint_id)
 
-    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+    def notify_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> None:
         self._ledger.abort(checkpoint_id)
 
     def restore(self, handles: Sequence[KeyedStateHandle], read_state: ReadState) -> None:

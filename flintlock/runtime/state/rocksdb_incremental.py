@@ -51,6 +51,7 @@ from rocksdict import AccessType, Checkpoint, Options, Rdict
 from flintlock.common.canonical_keys import ENCODING as KEY_ENCODING
 from flintlock.common.canonical_keys import LEGACY_ENCODING, decode_key
 from flintlock.common.errors import FlintlockError
+from flintlock.common.ids import NOT_A_CHECKPOINT, CheckpointId
 from flintlock.common.state import StateKind
 from flintlock.runtime.checkpoint.handles import StateHandle, StreamStateHandle
 from flintlock.runtime.state.errors import SnapshotReleasedError
@@ -98,13 +99,14 @@ class UploadLedger:
             return None
         return handle
 
-    def record(self, checkpoint_id: int | None, files: Mapping[str, StreamStateHandle]) -> None:
+    def record(self, checkpoint_id: CheckpointId | None,
+               files: Mapping[str, StreamStateHandle]) -> None:
         if checkpoint_id is None:
             return
         with self._lock:
             self._pending[checkpoint_id] = dict(files)
 
-    def confirm(self, checkpoint_id: int) -> None:
+    def confirm(self, checkpoint_id: CheckpointId) -> None:
         """Checkpoint ``checkpoint_id`` completed: its uploads become the reusable set."""
         with self._lock:
             files = self._pending.pop(checkpoint_id, None)
@@ -113,7 +115,7 @@ class UploadLedger:
             if files is not None:
                 self._confirmed = files
 
-    def abort(self, checkpoint_id: int) -> None:
+    def abort(self, checkpoint_id: CheckpointId) -> None:
         with self._lock:
             self._pending.pop(checkpoint_id, None)
 
@@ -287,7 +289,7 @@ class IncrementalSnapshot:
     def __init__(
         self,
         path: str,
-        checkpoint_id: int | None,
+        checkpoint_id: CheckpointId | None,
         identity: BackendIdentity,
         layout: StateLayout,
         ledger: UploadLedger,
@@ -366,7 +368,8 @@ class IncrementalSnapshot:
         self._ledger.record(self._checkpoint_id, dict(shared))
         return IncrementalKeyedStateHandle(
             identity.key_group_range, identity.max_parallelism, self._layout.labels,
-            identity.backend_id, -1 if self._checkpoint_id is None else self._checkpoint_id,
+            identity.backend_id,
+            NOT_A_CHECKPOINT if self._checkpoint_id is None else self._checkpoint_id,
             tuple(shared), tuple(private), tuple(sorted(self._layout.state_ids.items())),
             frozenset(h.uri for h in uploaded), self._layout.key_encoding,
         )

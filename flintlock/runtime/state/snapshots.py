@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import NewType, Protocol
 
 from flintlock.common.canonical_keys import LEGACY_ENCODING
+from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.handles import ByteStateHandle, StateHandle, StreamStateHandle
 from flintlock.runtime.state.keygroups import KeyGroupRange
 
@@ -137,7 +138,7 @@ class IncrementalKeyedStateHandle:
     max_parallelism: int
     states: tuple[tuple[str, str], ...]
     backend_id: str
-    checkpoint_id: int
+    checkpoint_id: CheckpointId
     shared: tuple[tuple[str, StreamStateHandle], ...]
     private: tuple[tuple[str, StateHandle], ...]
     state_ids: tuple[tuple[str, bytes], ...]

@@ -92,7 +92,7 @@ class ResumeChannel:
 class BarrierHandlerStatistics:
     """A handler's state as data, for logs, metrics and the REST API."""
 
-    latest_checkpoint_id: int
+    latest_checkpoint_id: CheckpointId
     """The newest checkpoint id seen in a barrier or marker (-1 before any)."""
     in_progress: tuple[int, ...]
     """Checkpoints still collecting barriers (tracker: pending and not aborted; aligner: at

@@ -44,7 +44,7 @@ import enum
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.errors import FlintlockError
-from flintlock.common.ids import ChannelIndex, CheckpointId
+from flintlock.common.ids import NOT_A_CHECKPOINT, ChannelIndex, CheckpointId
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason, StreamCorruptedError
 from flintlock.runtime.network.barriers import (
     AlignmentType,
@@ -134,7 +134,7 @@ class BarrierAligner:
         self._clock = clock
         # All fields below: task thread.
         self._phase = Phase.IDLE
-        self._latest_id = -1
+        self._latest_id = NOT_A_CHECKPOINT
         self._barrier: CheckpointBarrier | None = None
         self._delivered: set[ChannelIndex] = set()
         self._blocked: set[ChannelIndex] = set()
@@ -217,7 +217,7 @@ class BarrierAligner:
         if self._phase is Phase.ALIGNING:
             self._bytes += buffer_size(buffer)
         elif channel not in self._delivered:
-            actions.append(PersistInflight(CheckpointId(self._latest_id), channel, buffer))
+            actions.append(PersistInflight(self._latest_id, channel, buffer))
         return actions
 
     def on_timer(self) -> list[Action]:
@@ -339,7 +339,7 @@ class BarrierAligner:
     def _abort_in_progress(self, reason: CheckpointFailureReason) -> list[Action]:
         if self._phase is Phase.IDLE:
             return []
-        actions: list[Action] = [AbortCheckpoint(CheckpointId(self._latest_id), reason)]
+        actions: list[Action] = [AbortCheckpoint(self._latest_id, reason)]
         actions += self._release_all()
         self._move(Phase.IDLE)
         return actions

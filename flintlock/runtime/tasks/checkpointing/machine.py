@@ -109,7 +109,7 @@ class _Sequence:
     """Newest barrier emitted (source) or received (other tasks)."""
     last_taken: int = -1
     completed_up_to: int = -1
-    final_checkpoint: int | None = None
+    final_checkpoint: CheckpointId | None = None
     final_checkpoint_done: bool = False
     aborted: set[CheckpointId] = field(default_factory=set)
     """Notified aborted before this task took them."""

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
-from flintlock.common.ids import ChannelIndex, CheckpointId
+from flintlock.common.ids import NOT_A_CHECKPOINT, ChannelIndex, CheckpointId
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason, StreamCorruptedError
 from flintlock.runtime.network.barriers import CancelCheckpointMarker, CheckpointBarrier
 from flintlock.runtime.tasks.checkpointing.actions import (
@@ -61,7 +61,7 @@ class BarrierTracker:
         self._channels = InputChannels(num_channels)
         self._clock = clock
         self._pending: deque[_Pending] = deque()  # ascending ids; task thread
-        self._latest_id = -1  # newest checkpoint id seen in a barrier or marker
+        self._latest_id = NOT_A_CHECKPOINT  # newest id seen in a barrier or marker
 
     # -- events -------------------------------------------------------------------------
 
