@@ -12,6 +12,11 @@ of the job (from its first record to its end, excluding Spark start-up) and the 
 both references.
 
     .venv/bin/python -m benchmarks.keyed_count --records 2000000 --parallelism 2 --warmup
+        [--keys K] [--checkpoint-ms MS] [--state-backend hashmap|rocksdb] [--incremental]
+        [--mode spark|threads]
+
+With ``--checkpoint-ms`` the checkpoint directory is sampled while the job runs: the
+checkpoints seen and the bytes each added (``CheckpointWatcher``).
 """
 
 from __future__ import annotations
@@ -19,9 +24,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
+import threading
 import time
+from typing import Any
 
 import cloudpickle
 
@@ -158,10 +166,59 @@ def reference(n: int, scope: str = "function") -> tuple[float, float]:
     return n / (time.perf_counter() - started), n / (time.process_time() - cpu_started)
 
 
+class CheckpointWatcher:
+    """Samples the checkpoint directory while a job runs: when each ``chk-N`` directory
+    appears, and the bytes of the files that appeared since the previous one (its own files
+    and, with incremental checkpoints, the new shared files it is the first to use) — the
+    size each checkpoint adds. A sampler's view: a checkpoint is seen up to ``interval_s``
+    late, and one retired before a sample is missed."""
+
+    def __init__(self, directory: str, interval_s: float = 0.05) -> None:
+        self.directory, self.interval_s = directory, interval_s
+        self.checkpoints: list[dict[str, float]] = []
+        self._seen: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> CheckpointWatcher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def sample(self) -> None:
+        new_bytes = 0
+        new_checkpoints = []
+        for root, _, names in os.walk(self.directory):
+            for name in names:
+                path = os.path.join(root, name)
+                if path in self._seen:
+                    continue
+                self._seen.add(path)
+                try:
+                    new_bytes += os.path.getsize(path)
+                except OSError:
+                    continue
+                if name == "_metadata":
+                    new_checkpoints.append(os.path.basename(root))
+        if new_checkpoints:
+            self.checkpoints.append({"at_s": time.time(), "bytes": new_bytes,
+                                     "count": len(new_checkpoints)})
+
+
 def run_job(n: int, parallelism: int, mode: str, checkpoint_ms: int,
-            measure: bool = True) -> dict[str, float]:
+            measure: bool = True, backend: str = "hashmap", incremental: bool = False
+            ) -> dict[str, Any]:
     out = tempfile.mkdtemp(prefix="flintlock-bench-")
     config = Configuration().set_string("execution.checkpointing.dir", os.path.join(out, "chk"))
+    config.set_string("state.backend.type", backend)
+    config.set_boolean("execution.checkpointing.incremental", incremental)
     if mode == "threads":
         import flintlock.datastream.stream_execution_environment as environment
         from flintlock.testing.executor import ThreadExecutor
@@ -176,7 +233,8 @@ def run_job(n: int, parallelism: int, mode: str, checkpoint_ms: int,
         .map(_pair).key_by(_key).reduce(_add).filter(_keep)
         .sink_to(TimingSink(out)))
     started = time.time()
-    env.execute("keyed count benchmark")
+    with CheckpointWatcher(os.path.join(out, "chk")) as watcher:
+        env.execute("keyed count benchmark")
     total_s = time.time() - started
     if not measure:
         return {"job_seconds": total_s}
@@ -188,9 +246,14 @@ def run_job(n: int, parallelism: int, mode: str, checkpoint_ms: int,
     # CPU of every TaskManager process between its first and last sink write: the whole
     # process's work (all its subtasks), far less sensitive to machine load than wall time.
     cpu_s = sum({s["pid"]: s["cpu_s"] for s in sinks}.values())
+    sizes = [c["bytes"] / c["count"] for c in watcher.checkpoints]
     return {"records": n, "kept": kept, "seconds": last - first, "job_seconds": total_s,
             "records_per_s": n / (last - first), "task_manager_cpu_s": cpu_s,
-            "records_per_cpu_s": n / cpu_s if cpu_s else 0.0}
+            "records_per_cpu_s": n / cpu_s if cpu_s else 0.0, "state_backend": backend,
+            "incremental": incremental,
+            "checkpoints_seen": sum(int(c["count"]) for c in watcher.checkpoints),
+            "bytes_per_checkpoint_median": statistics.median(sizes) if sizes else None,
+            "bytes_per_checkpoint_first": sizes[0] if sizes else None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("spark", "threads"), default="spark")
     parser.add_argument("--checkpoint-ms", type=int, default=0)
     parser.add_argument("--keys", type=int, default=KEYS)
+    parser.add_argument("--state-backend", choices=("hashmap", "rocksdb"), default="hashmap")
+    parser.add_argument("--incremental", action="store_true",
+                        help="incremental checkpoints (RocksDB)")
     parser.add_argument("--warmup", action="store_true",
                         help="run a small job first so Spark's start-up is not measured")
     args = parser.parse_args(argv)
@@ -211,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     local, local_cpu = reference(min(args.records, 2_000_000), "function")
     if args.warmup:  # starts Spark and its Python workers; the figures are not used
         run_job(100_000, args.parallelism, args.mode, 0, measure=False)
-    result = run_job(args.records, args.parallelism, args.mode, args.checkpoint_ms)
+    result = run_job(args.records, args.parallelism, args.mode, args.checkpoint_ms,
+                     backend=args.state_backend, incremental=args.incremental)
     result["bare_loop_records_per_s"] = bare
     result["bare_loop_records_per_cpu_s"] = bare_cpu
     result["ratio_to_bare"] = result["records_per_s"] / bare
