@@ -48,6 +48,16 @@ def _call(name: str, *operands: Any) -> Expression[Any]:
     return Expression(exp.Anonymous(this=name, expressions=[to_node(o) for o in operands]))
 
 
+def _interval(value: Expression[Any], unit: str) -> Expression[Any]:
+    """``lit(5).seconds``: INTERVAL '5' SECOND (a non-literal count multiplies one unit)."""
+    node = value._node
+    if isinstance(node, PyLiteral) and isinstance(node.this, int):
+        return Expression(exp.Interval(this=exp.Literal.string(str(node.this)),
+                                       unit=exp.Var(this=unit)))
+    one = exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this=unit))
+    return Expression(exp.Mul(this=node, expression=one))
+
+
 def _unary(name: str) -> property:
     return property(lambda self: _call(name, self), doc=f"``{name}(self)``")
 
@@ -253,6 +263,20 @@ class Expression(Generic[T]):
     var_pop = _unary("VAR_POP")
     var_samp = _unary("VAR_SAMP")
     collect = _unary("COLLECT")
+
+    # -- time intervals and windows (issue 32) --------------------------------------------------
+
+    days = property(lambda self: _interval(self, "DAY"), doc="``lit(n).days``: n days")
+    hours = property(lambda self: _interval(self, "HOUR"), doc="an interval of hours")
+    minutes = property(lambda self: _interval(self, "MINUTE"), doc="an interval of minutes")
+    seconds = property(lambda self: _interval(self, "SECOND"), doc="an interval of seconds")
+    millis = property(lambda self: _interval(self, "MILLISECOND"), doc="milliseconds")
+    milli = millis
+    rows = property(lambda self: _call("$ROWS", self), doc="``lit(n).rows``: n rows (over)")
+    start = _unary("$WINDOW_START")
+    end = _unary("$WINDOW_END")
+    rowtime = _unary("$WINDOW_ROWTIME")
+    proctime = _unary("$WINDOW_PROCTIME")
 
     def list_agg(self, separator: str | None = None) -> Expression[Any]:
         return _call("LISTAGG", self) if separator is None else _call("LISTAGG", self, separator)

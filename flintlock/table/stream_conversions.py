@@ -12,6 +12,7 @@ field names and row kinds; an updating table becomes a plain DataStream only thr
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -84,11 +85,31 @@ class _Values:
     def __init__(self, kind: str, width: int) -> None:
         self.kind = kind
         self.width = width
+        self.instants: tuple[int, ...] = ()
 
     def __call__(self, record: Any) -> list[Any]:
-        if self.kind == "fields":
-            return list(record)
-        return [record]
+        values = list(record) if self.kind == "fields" else [record]
+        for index in self.instants:  # issue 32: Instants become TIMESTAMP_LTZ values
+            value = values[index]
+            if value is not None and not isinstance(value, datetime.datetime):
+                values[index] = _EPOCH + datetime.timedelta(
+                    seconds=value.seconds, microseconds=value.nanos // 1000)
+        return values
+
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+"""TIMESTAMP_LTZ values are naive datetimes of the instant in UTC."""
+
+
+def _instant_fields(type_info: Any) -> tuple[int, ...]:
+    """The positions of a stream type's INSTANT fields (or (0,) for an INSTANT stream)."""
+    if isinstance(type_info, (ti.RowTypeInfo, ti.TupleTypeInfo)):
+        return tuple(i for i, kind in enumerate(type_info.get_field_types())
+                     if isinstance(kind, ti.BasicTypeInfo)
+                     and kind.basic_type is ti.BasicType.INSTANT)
+    if isinstance(type_info, ti.BasicTypeInfo) and type_info.basic_type is ti.BasicType.INSTANT:
+        return (0,)
+    return ()
 
 
 def table_from_stream(env: TableEnvironment, stream: Any, fields_or_schema: Sequence[Any],
@@ -108,6 +129,7 @@ def table_from_stream(env: TableEnvironment, stream: Any, fields_or_schema: Sequ
         convert = _Values("atomic", 1)
         if declared is None:
             types = [_raw_type()]
+    convert.instants = _instant_fields(type_info)
     fields = n.fields_of(names, types)
     plan: n.PlanNode = n.StreamScan(fields, stream, convert, changelog)
     schema = fields_or_schema[0] if len(fields_or_schema) == 1 and isinstance(

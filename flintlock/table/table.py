@@ -217,8 +217,11 @@ class Table:
         return FlatAggregateTable(self, [], func)
 
     def window(self, window: Any) -> GroupWindowedTable:
-        raise UnsupportedFeatureError("group windows (Tumble, Slide, Session)",
-                                      "issue 32 adds them")
+        from flintlock.table.window import GroupWindow
+
+        if not isinstance(window, GroupWindow):
+            raise ValidationError("window() takes a group window: Tumble, Slide or Session")
+        return GroupWindowedTable(self, window)
 
     def over_window(self, *over_windows: Any) -> OverWindowedTable:
         raise UnsupportedFeatureError("over windows", "issue 32 adds them")
@@ -625,11 +628,31 @@ class _TableAggregateStandIn:
 
 
 class GroupWindowedTable:
-    pass
+    """``table.window(w)``: awaiting ``group_by`` with the window's alias (issue 32)."""
+
+    def __init__(self, table: Table, window: Any) -> None:
+        self._table = table
+        self._window = window
+
+    def group_by(self, *fields: Any) -> WindowGroupedTable:
+        return WindowGroupedTable(self._table, self._window, _nodes(fields))
 
 
 class WindowGroupedTable:
-    pass
+    """``table.window(w).group_by(col('w'), ...)``; ``select`` is a window aggregation
+    (``flintlock.table.window.group_window_select``)."""
+
+    def __init__(self, table: Table, window: Any, keys: list[exp.Expression]) -> None:
+        self._table = table
+        self._window = window
+        self._keys = keys
+
+    def select(self, *fields: Any) -> Table:
+        from flintlock.table.window import group_window_select
+
+        table = self._table
+        items = table._expand(_nodes(fields))
+        return table._derive(group_window_select(table, self._window, self._keys, items))
 
 
 class OverWindowedTable:

@@ -512,7 +512,22 @@ def table_spec_from_descriptor(env: TableEnvironment, path: tuple[str, ...], des
         resolved.append((name, ExpressionResolver(scope, env).resolve(node)))
     primary_key = schema_primary_key(schema)
     return n.TableSpec(tuple(path), tuple(physical), options, tuple(resolved), primary_key,
-                       None, tuple(descriptor.get_partition_keys()), tuple(order))
+                       _descriptor_watermark(schema), tuple(descriptor.get_partition_keys()),
+                       tuple(order))
+
+
+def _descriptor_watermark(schema: Any) -> tuple[str, Any] | None:
+    """A ``Schema.watermark`` of a descriptor as the table's (column, expression) (issue 32)."""
+    from flintlock.table.expression import to_node
+    from flintlock.table.sql.parser import parse_expression
+
+    specs = schema.get_watermark_specs()
+    if not specs:
+        return None
+    spec = specs[0]
+    expression = spec.expression
+    node = parse_expression(expression) if isinstance(expression, str) else to_node(expression)
+    return (spec.column_name, node)
 
 
 def schema_columns(schema: Any) -> list[tuple[str, t.DataType | None, Any]]:
@@ -596,6 +611,9 @@ def _assignable(source: t.DataType, target: t.DataType) -> bool:
     if tr.is_null_type(source):
         return True
     if tr.family(source) == tr.family(target):
+        return True
+    timestamps = (t.TimestampType, t.LocalZonedTimestampType)  # issue 32: cast in the zone
+    if isinstance(source, timestamps) and isinstance(target, timestamps):
         return True
     return tr.is_numeric(source) and tr.is_numeric(target)
 

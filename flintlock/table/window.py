@@ -1,15 +1,26 @@
 """PyFlink's ``pyflink.table.window``: the group windows (``Tumble``, ``Slide``, ``Session``) and
-over windows (``Over``) of the Table API.
+over windows (``Over``) of the Table API, and how a group-windowed table is bound (issue 32).
 
-The builders are here, with PyFlink's methods, so programs import and describe windows as they
-do in PyFlink; running a windowed table (``Table.window(...)``, ``over_window(...)``) is event
-time in the Table API, which issue 32 adds: it raises ``UnsupportedFeatureError`` until then.
+``table.window(Tumble.over(lit(10).minutes).on(col('ts')).alias('w')).group_by(col('w'), ...)
+.select(col('w').start, col('w').end, col('w').rowtime, ...)`` is the window table function
+TUMBLE (HOP for ``Slide.over(size).every(slide)``, SESSION for ``Session.with_gap(gap)``) on
+the rowtime column, grouped by the other keys and ``window_start``, ``window_end``,
+``window_time``: the same window aggregation as SQL's (``plan.windows``). ``w.start``,
+``w.end`` and ``w.rowtime`` are those columns; ``w.proctime`` (processing-time windows) is
+refused. Over windows are described here but not run yet (``UnsupportedFeatureError``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from flintlock.table.errors import UnsupportedFeatureError, ValidationError
+
+if TYPE_CHECKING:
+    from flintlock.table.table import Table
 
 __all__ = ["GroupWindow", "Over", "OverWindow", "Session", "Slide", "Tumble"]
 
@@ -88,3 +99,76 @@ class _Partitioned:
 
     def order_by(self, order_by: Any) -> OverWindow:
         return OverWindow(partition_by=self.keys, order_by=order_by)
+
+
+# -- binding a group-windowed select ------------------------------------------------------------
+
+_PROPERTIES = {"$WINDOW_START": "window_start", "$WINDOW_END": "window_end",
+               "$WINDOW_ROWTIME": "window_time"}
+
+
+def _window_name(window: GroupWindow) -> str:
+    if not window.name:
+        raise ValidationError("A group window needs an alias: .alias('w')")
+    return window.name
+
+
+def is_window_reference(node: exp.Expression, name: str) -> bool:
+    """Whether ``node`` is ``col(name)`` (the window's alias among the group keys)."""
+    return isinstance(node, exp.Column) and node.name == name and not node.table
+
+
+def _properties(node: exp.Expression, name: str) -> exp.Expression:
+    """``w.start`` / ``w.end`` / ``w.rowtime`` of the window ``name`` as its columns."""
+    def replace_property(inner: exp.Expression) -> exp.Expression:
+        if isinstance(inner, exp.Anonymous) and str(inner.this).startswith("$WINDOW_"):
+            operands = list(inner.expressions)
+            if len(operands) != 1 or not is_window_reference(operands[0], name):
+                raise ValidationError(f"{inner.this[8:].lower()} is a property of the group "
+                                      f"window '{name}': col('{name}').start")
+            if inner.this == "$WINDOW_PROCTIME":
+                raise UnsupportedFeatureError("processing-time group windows (w.proctime)")
+            return exp.column(_PROPERTIES[str(inner.this)])
+        if is_window_reference(inner, name):
+            raise ValidationError(f"The window '{name}' can only be read through its "
+                                  f"properties: col('{name}').start, .end, .rowtime")
+        return inner
+    return node.transform(replace_property)
+
+
+def group_window_select(table: Table, window: GroupWindow, keys: list[exp.Expression],
+                        fields: list[exp.Expression]) -> Any:
+    """The plan of ``table.window(window).group_by(*keys).select(*fields)``."""
+    from flintlock.table.plan.sql_binder import Relation
+    from flintlock.table.plan.windows import group_window_input
+
+    name = _window_name(window)
+    if not any(is_window_reference(k, name) for k in keys):
+        raise ValidationError(f"A group window must be grouped by: group_by(col('{name}'))")
+    relation = table._relation()
+    plan, scope = group_window_input(relation.plan, relation.scope, window, table._t_env)
+    group = [k for k in keys if not is_window_reference(k, name)] + [
+        exp.column(c) for c in ("window_start", "window_end", "window_time")]
+    items = [_properties(item, name) for item in _named(fields, table._t_env)]
+    return table._binder()._aggregate(Relation(plan, scope), exp.Group(expressions=group), items,
+                                      None)
+
+
+def _named(fields: list[exp.Expression], functions: Any) -> list[exp.Expression]:
+    """Flink's names for a group-windowed select: an unnamed aggregate call or window
+    property is ``EXPR$<n>``, n counting the select's aggregate calls and properties."""
+    from flintlock.table.plan.resolver import is_aggregate_call
+
+    named = []
+    counted = 0
+    for item in fields:
+        inner = item.this if isinstance(item, exp.Alias) else item
+        is_property = isinstance(inner, exp.Anonymous) and str(inner.this).startswith(
+            "$WINDOW_")
+        if is_property or is_aggregate_call(inner, functions):
+            if not isinstance(item, exp.Alias):
+                item = exp.Alias(this=item, alias=exp.to_identifier(f"EXPR${counted}",
+                                                                    quoted=True))
+            counted += 1
+        named.append(item)
+    return named

@@ -106,15 +106,15 @@ PROGRAMS = {
     "table_catalog_commands": True,
     "table_sql_window_tvf": True,  # issue 32: event time and windows
     "table_sql_window_hop": False,  # windows ending together fire in Flink's timer-heap order
+    "table_deduplication": True,  # PROCTIME() (issue 32)
+    "table_group_windows": True,
+    "table_sql_group_windows": True,
     "table_basic_operations_flat_aggregate": True,
     "table_basic_operations_columns_rows": True,
 }
 
 GAPS: dict[str, str] = {
     # name: how flintlock's output differs from PyFlink's (docs/parity.md, "Gaps found")
-    "table_deduplication": (
-        "a PROCTIME() computed column in DDL fails: No match found for function signature "
-        "PROCTIME(...)"),
     "table_stream_conversions": (
         "print_schema after from_data_stream with Schema.column_by_expression shows the "
         "computed column as physical (Flink: `doubled` INT AS score * 2); all rows agree"),

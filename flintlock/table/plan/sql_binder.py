@@ -42,7 +42,11 @@ from flintlock.table.plan.rewrite import (
     project_fields,
 )
 from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, input_refs
-from flintlock.table.plan.windows import bind_window_tvf, window_aggregate
+from flintlock.table.plan.windows import (
+    bind_window_tvf,
+    legacy_group_window,
+    window_aggregate,
+)
 
 
 class Catalog(FunctionCatalog, Protocol):
@@ -353,8 +357,13 @@ class QueryBinder:
 
     def _aggregate(self, relation: Relation, group: exp.Group | None,
                    items: Sequence[exp.Expression], having: exp.Having | None) -> n.PlanNode:
-        input_resolver = ExpressionResolver(relation.scope, self.catalog)
         group_nodes = list(group.expressions) if group is not None else []
+        legacy = legacy_group_window(relation.plan, relation.scope, group_nodes, list(items),
+                                     self.catalog)  # GROUP BY TUMBLE(ts, ...) (issue 32)
+        if legacy is not None:
+            relation = Relation(legacy[0], legacy[1])
+            group_nodes, items = legacy[2], legacy[3]
+        input_resolver = ExpressionResolver(relation.scope, self.catalog)
         group_rex = [input_resolver.resolve(self._group_item(g, items)) for g in group_nodes]
         plan = AggregatePlan(list(group_rex))
         resolver = AggregateResolver(relation.scope, plan, self.catalog, bool(group_rex))

@@ -22,6 +22,7 @@ Errors are Flink's ``ValidationError`` texts where a user can make them. Pure fu
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
@@ -140,13 +141,17 @@ def bind_window_tvf(node: exp.TableFromRows,
     return window, Scope.of(window.names, window.types, qualifier)
 
 
-def window_fields(time_type: t.DataType) -> tuple[n.Field, ...]:
+def window_fields(time_type: t.DataType, nullable: bool = False,
+                  time_nullable: bool | None = None) -> tuple[n.Field, ...]:
     """``window_start`` and ``window_end`` TIMESTAMP(3) NOT NULL, ``window_time`` the rowtime
-    attribute (TIMESTAMP_LTZ(3) for a TIMESTAMP_LTZ time column)."""
+    attribute (TIMESTAMP_LTZ(3) for a TIMESTAMP_LTZ time column); ``nullable`` for the Table
+    API's group windows, whose properties Flink types as nullable (``time_nullable``: the
+    legacy SQL group windows' ``*_ROWTIME``, nullable where start and end are not)."""
     ltz = isinstance(time_type, t.LocalZonedTimestampType)
-    time = t.LocalZonedTimestampType(3, False) if ltz else t.TimestampType(3, False)
-    return (n.Field("window_start", t.TimestampType(3, False)),
-            n.Field("window_end", t.TimestampType(3, False)),
+    null_time = nullable if time_nullable is None else time_nullable
+    time = t.LocalZonedTimestampType(3, null_time) if ltz else t.TimestampType(3, null_time)
+    return (n.Field("window_start", t.TimestampType(3, nullable)),
+            n.Field("window_end", t.TimestampType(3, nullable)),
             n.Field("window_time", as_rowtime(time)))
 
 
@@ -209,6 +214,122 @@ def _spec(kind: str, millis: dict[str, int]) -> WindowSpec:
     return WindowSpec(kind, size=size, slide=slide, offset=offset)
 
 
+# -- the Table API's group windows -------------------------------------------------------------
+
+_GROUP_WINDOW_KINDS = {"TUMBLE": "TUMBLE", "SLIDE": "HOP", "SESSION": "SESSION"}
+
+
+def group_window_input(plan: n.PlanNode, scope: Scope, window: Any,
+                       functions: FunctionCatalog, legacy_sql: bool = False
+                       ) -> tuple[n.PlanNode, Scope]:
+    """The window table function a Table API group window (``flintlock.table.window.
+    GroupWindow``) stands for, over ``plan``; its window columns are nullable, as Flink types
+    the properties of a group window."""
+    def to_node(value: Any) -> exp.Expression:  # a Table API Expression or a syntax tree
+        node: exp.Expression = getattr(value, "_node", value)
+        return node
+
+    kind = _GROUP_WINDOW_KINDS[window.kind]
+    if window.time_field is None:
+        raise ValidationError(f"A {window.kind.title()} window needs its time field: "
+                              ".on(col('rowtime'))")
+    field = to_node(window.time_field)
+    if not isinstance(field, exp.Column):
+        raise ValidationError("A group window's time field must be a column: .on(col('ts'))")
+    time_field = scope.lookup(field.name).index
+    time_type = plan.fields[time_field].type
+    if is_proctime(time_type):
+        raise UnsupportedFeatureError("processing-time group windows",
+                                      "declare a WATERMARK and window on the rowtime column")
+    if not is_rowtime(time_type):
+        raise ValidationError(
+            f"A group window expects a time attribute for grouping in a stream environment, "
+            f"but '{field.name}' is {t.sql_string(time_type)}.")
+    resolver = ExpressionResolver(scope, functions)
+    millis = {name: _interval(to_node(value), resolver, name, kind)
+              for name, value in (("SIZE", window.size), ("SLIDE", window.slide),
+                                  ("GAP", window.gap)) if value is not None}
+    if kind == "HOP" and "SLIDE" not in millis:
+        raise ValidationError("A Slide window needs its slide: Slide.over(size).every(slide)")
+    spec = WindowSpec(kind, size=millis.get("SIZE", 0), slide=millis.get("SLIDE", 0),
+                      gap=millis.get("GAP", 0))  # a Slide's size need not be a multiple
+    fields = plan.fields + (window_fields(time_type, time_nullable=True) if legacy_sql
+                            else window_fields(time_type, nullable=True))
+    node = WindowTableFunction(fields, plan, spec, time_field)
+    return node, scope.merged(Scope.of(list(WINDOW_COLUMNS), [f.type for f in fields[-3:]],
+                                       None, len(plan.fields)))
+
+
+# -- the legacy SQL group windows: GROUP BY TUMBLE(ts, INTERVAL ...) ------------------------
+
+_LEGACY = {"TUMBLE": ("TUMBLE", ("SIZE",)), "HOP": ("SLIDE", ("SLIDE", "SIZE")),
+           "SESSION": ("SESSION", ("GAP",))}
+_LEGACY_PROPERTIES = {"_START": "window_start", "_END": "window_end",
+                      "_ROWTIME": "window_time"}
+
+
+@dataclass(frozen=True)
+class _LegacyWindow:
+    kind: str
+    size: Any = None
+    slide: Any = None
+    gap: Any = None
+    time_field: Any = None
+
+
+def legacy_group_window(plan: n.PlanNode, scope: Scope, group: list[exp.Expression],
+                        items: list[exp.Expression], functions: FunctionCatalog
+                        ) -> tuple[n.PlanNode, Scope, list[exp.Expression],
+                                   list[exp.Expression]] | None:
+    """``GROUP BY TUMBLE(ts, size) | HOP(ts, slide, size) | SESSION(ts, gap)`` as the window
+    table function over ``plan`` with the call replaced by the window's columns, and
+    ``TUMBLE_START(...)`` / ``_END`` / ``_ROWTIME`` (and HOP_, SESSION_) in the SELECT list
+    as those columns (keeping the names SQL gives them); None without such a GROUP BY."""
+    calls = [g for g in group if isinstance(g, exp.Anonymous) and str(g.this).upper() in
+             _LEGACY]
+    if not calls:
+        return None
+    if len(calls) > 1:
+        raise ValidationError("A GROUP BY may name one group window")
+    call = calls[0]
+    name = str(call.this).upper()
+    kind, parameters = _LEGACY[name]
+    operands = list(call.expressions)
+    if len(operands) != len(parameters) + 1:
+        raise ValidationError(f"{name} takes the time column and {' and '.join(parameters)}")
+    window = _LegacyWindow(kind, time_field=operands[0], **{
+        p.lower(): operand for p, operand in zip(parameters, operands[1:], strict=True)})
+    window_plan, window_scope = group_window_input(plan, scope, window, functions, True)
+    new_group = [g for g in group if g is not call] + [exp.column(c) for c in WINDOW_COLUMNS]
+    named = []
+    for position, item in enumerate(items):
+        inner = item.this if isinstance(item, exp.Alias) else item
+        if any(isinstance(x, exp.Anonymous) and str(x.this).upper().startswith(name + "_")
+               for x in inner.walk()):
+            replaced = inner.transform(lambda node: _legacy_property(node, name))
+            alias = item.args["alias"] if isinstance(item, exp.Alias) else exp.to_identifier(
+                _default_sql_name(inner, position), quoted=True)
+            item = exp.Alias(this=replaced, alias=alias)
+        named.append(item)
+    return window_plan, window_scope, new_group, named
+
+
+def _default_sql_name(node: exp.Expression, position: int) -> str:
+    return node.name if isinstance(node, exp.Column) else f"EXPR${position}"
+
+
+def _legacy_property(node: exp.Expression, window: str) -> exp.Expression:
+    if not isinstance(node, exp.Anonymous):
+        return node
+    function = str(node.this).upper()
+    for suffix, column in _LEGACY_PROPERTIES.items():
+        if function == window + suffix:
+            return exp.column(column)
+    if function == window + "_PROCTIME":
+        raise UnsupportedFeatureError(f"{function} (processing-time group windows)")
+    return node
+
+
 # -- window aggregation ------------------------------------------------------------------------
 
 def window_aggregate(aggregate: n.Aggregate) -> n.PlanNode:
@@ -256,10 +377,9 @@ def _rewrite(aggregate: n.Aggregate, window: WindowTableFunction,
                       remap(condition, mapping) if condition is not None else None)
     keys = tuple(position_of[g] for p, g in enumerate(aggregate.group) if p not in roles)
     calls = tuple(_remapped_call(call, position_of) for call in aggregate.calls)
-    time_type = source.fields[window.time_field].type
     key_fields = tuple(pre_calc.fields[k] for k in keys)
     call_fields = aggregate.fields[len(aggregate.group):]
-    fields = key_fields + call_fields + window_fields(time_type)
+    fields = key_fields + call_fields + window.fields[-3:]
     node = WindowAggregate(fields, pre_calc, window.window, len(pre) - 1, keys, calls)
     outputs: list[Rex] = []
     key_position = 0

@@ -353,6 +353,28 @@ class Translator:
 
         return windows.translate_window_aggregate(self, node)
 
+    # -- event time and windows (issue 32; planner/windows.py) ---------------------------------
+
+    def _t_WatermarkAssigner(self, node: Any) -> DataStream:
+        from flintlock.table.planner import windows
+
+        return windows.translate_watermark_assigner(self, node)
+
+    def _t_WindowTableFunction(self, node: Any) -> DataStream:
+        from flintlock.table.planner import windows
+
+        return windows.translate_window_table_function(self, node)
+
+    def _t_WindowAggregate(self, node: Any) -> DataStream:
+        from flintlock.table.planner import windows
+
+        calls = [group_agg.AggregateCall(
+            function=builtin_aggregate(call, node.input, False), arguments=call.args,
+            distinct=call.distinct,
+            filter=_is_true(call.filter) if call.filter is not None else None,
+            argument_count=len(call.args)) for call in node.calls]
+        return windows.translate_window_aggregate(self, node, calls)
+
     def _t_Sink(self, node: n.Sink) -> Any:
         return self.connectors.sink(self.final(node.input), node.table, node.input, self)
 

@@ -24,6 +24,7 @@ from typing import Any
 from flintlock.common.changelog_rows import CHANGELOG_ROWS as ROWS
 from flintlock.common.time import Duration
 from flintlock.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
+from flintlock.datastream.changelog.group_agg import AggregateCall
 from flintlock.datastream.changelog.window_agg import WindowAggFunction
 from flintlock.datastream.changelog.window_assigners import to_millis
 from flintlock.datastream.changelog.window_tvf import (
@@ -137,16 +138,11 @@ def translate_window_table_function(translator: Any, node: WindowTableFunction
     return sessions
 
 
-def translate_window_aggregate(translator: Any, node: WindowAggregate) -> DataStream:
-    from flintlock.datastream.changelog import group_agg
-    from flintlock.table.planner.translate import _is_true, builtin_aggregate
-
+def translate_window_aggregate(translator: Any, node: WindowAggregate,
+                               calls: list[AggregateCall]) -> DataStream:
+    """``calls``: the node's aggregate calls as the changelog operators take them (the
+    translator builds them as for a group aggregation over an insert-only input)."""
     stream: DataStream = translator.stream(node.input)
-    calls = [group_agg.AggregateCall(
-        function=builtin_aggregate(call, node.input, False), arguments=call.args,
-        distinct=call.distinct,
-        filter=_is_true(call.filter) if call.filter is not None else None,
-        argument_count=len(call.args)) for call in node.calls]
     shift, ltz = _shift(translator, node.input.fields[node.time_field].type)
     function = WindowAggFunction(node.group, calls, _description(node.window),
                                  RowtimeOf(node.time_field), shift, ltz)
