@@ -219,3 +219,13 @@ def test_upsert_kafka_needs_a_primary_key_and_both_formats(broker, t_env):
                                     broker, **{"value.format": "debezium-json"}))
     with pytest.raises(ValidationError, match="not in insert-only mode"):
         _collect(t_env, "SELECT * FROM cdc")
+
+
+def test_debezium_json_writes_rows_as_flink_does():
+    from flintlock.common.types import row_of
+
+    write = lookup("debezium-json").writer(FIELDS, Options({}), "debezium-json")
+    assert write(row_of([1, "a", Decimal("1.50")], RowKind.UPDATE_AFTER)) == (
+        '{"before":null,"after":{"id":1,"name":"a","weight":1.5},"op":"c"}')
+    assert write(row_of([1, "a", None], RowKind.UPDATE_BEFORE)) == (
+        '{"before":{"id":1,"name":"a","weight":null},"after":null,"op":"d"}')
