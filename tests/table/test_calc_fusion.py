@@ -23,7 +23,7 @@ from flintlock.table.codegen.compiler import (
 from flintlock.table.connectors.datagen import DataGenReader, _Splits, plan_of
 from flintlock.table.plan.nodes import Field, TableSpec
 from flintlock.table.plan.rex import Call, InputRef, Literal
-from flintlock.table.udf import udf
+from flintlock.table.udf import ScalarFunction, udf
 from flintlock.testing.clock import ManualClock
 from flintlock.testing.executor import use_thread_executor
 
@@ -83,12 +83,25 @@ def test_a_filter_and_projection_over_datagen_run_in_the_source(t_env: Any, monk
     assert OperatorKind.FLAT_MAP not in kinds(captured[-1])
 
 
-def test_a_udf_calc_stays_an_operator_with_the_same_rows(t_env: Any, monkeypatch: Any) -> None:
+def test_a_plain_function_udf_is_fused_one_with_open_stays_an_operator(
+        t_env: Any, monkeypatch: Any) -> None:
     captured = graphs(monkeypatch)
     t_env.create_temporary_function(
         "plus", udf(lambda x: x + 1, result_type=DataTypes.BIGINT()))
-    got = final(t_env.execute_sql("SELECT plus(id) FROM src WHERE id <= 5"))
-    assert got == [(i + 1,) for i in range(1, 6)]
+    assert final(t_env.execute_sql("SELECT plus(id) FROM src WHERE id <= 5")) == [
+        (i + 1,) for i in range(1, 6)]
+    assert OperatorKind.FLAT_MAP not in kinds(captured[-1])  # no open(): runs in the source
+
+    class Opened(ScalarFunction):
+        def open(self, function_context: Any) -> None:
+            self.offset = 10
+
+        def eval(self, x: int) -> int:
+            return x + self.offset
+
+    t_env.create_temporary_function("opened", udf(Opened(), result_type=DataTypes.BIGINT()))
+    assert final(t_env.execute_sql("SELECT opened(id) FROM src WHERE id <= 5")) == [
+        (i + 10,) for i in range(1, 6)]
     assert OperatorKind.FLAT_MAP in kinds(captured[-1])  # opened with a runtime context
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from flintlock.datastream.changelog.aggregates import Count1, Inline
@@ -129,10 +129,12 @@ _STEP = _Flavour("accs = S.value()\n", "S.update(accs)\n", "S.update(accs)\n", "
                  lambda rows: "return (" + "".join(f"{r}, " for r in rows) + ")\n"
                  if rows else "return None\n")
 _BATCH = _Flavour(
-    "accs = get(key)\nif copied is not None and key not in copied:\n    copied.add(key)\n"
+    "accs = get(key)\nif key not in copied:\n    copied.add(key)\n"
     "    if accs is not None:\n        accs = own(accs)\n        table[key] = accs\n",
     "table[key] = accs\n", "", "del table[key]\n",
     lambda rows: "".join(f"append({r})\n" for r in rows) + "continue\n")
+_BATCH_NO_SNAPSHOT = replace(_BATCH, load="accs = get(key)\n")
+"""The batch step while no snapshot is in flight (``copied`` None): no copy-on-write check."""
 
 
 def _body(spec: StepSpec, codes: list[_CallCode], flavour: _Flavour) -> str:
@@ -181,11 +183,14 @@ def _step_source(spec: StepSpec, codes: list[_CallCode]) -> str:
 
 
 def _batch_source(spec: StepSpec, codes: list[_CallCode]) -> str:
-    body = _body(spec, codes, _BATCH).replace(
-        "V = row._values\n", f"V = row._values\nkey = {_key_expression(spec.grouping)}\n", 1)
+    key = f"V = row._values\nkey = {_key_expression(spec.grouping)}\n"
+    plain = _body(spec, codes, _BATCH_NO_SNAPSHOT).replace("V = row._values\n", key, 1)
+    copying = _body(spec, codes, _BATCH).replace("V = row._values\n", key, 1)
     return ("def process_batch(records, table, copied, own):\n"
             "    out = []\n    append = out.append\n    get = table.get\n"
-            "    for row in records:\n" + _indent(body, 8) + "    return out\n")
+            "    if copied is None:\n        for row in records:\n" + _indent(plain, 12)
+            + "    else:\n        for row in records:\n" + _indent(copying, 12)
+            + "    return out\n")
 
 
 def _compile(spec: StepSpec, source_of: Callable[[StepSpec, list[_CallCode]], str],

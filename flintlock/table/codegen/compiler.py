@@ -65,6 +65,13 @@ class CompiledFunction:
         """The user-defined functions the compiled code calls (to open and close them)."""
         return [v for v in self.constants.values() if hasattr(v, "_flintlock_kind")]
 
+    def needs_open(self) -> bool:
+        """Whether a user-defined function it calls has ``open`` / ``close`` to be called with
+        an operator's runtime context (a ``UserDefinedFunction`` subclass); a plain Python
+        function wrapped by ``udf`` has none, so the compiled code may run anywhere."""
+        return any(callable(getattr(getattr(f, "_func", None), "open", None))
+                   for f in self.user_functions())
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (CompiledFunction, (self.name, self.source, self.constants))
 

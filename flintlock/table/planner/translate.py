@@ -55,7 +55,7 @@ from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.changelog import ChangelogKind, mode
 from flintlock.table.plan.rewrite import fuse_calcs
-from flintlock.table.plan.rex import InputRef, Rex, UdfCall
+from flintlock.table.plan.rex import InputRef
 
 
 class _UserFunctions:
@@ -223,12 +223,11 @@ class Translator:
 
     def _fused_source(self, node: n.Calc) -> DataStream | None:
         """The Calc run inside the batch loop of its table's source, where the connector
-        builds batches column-wise and takes a Calc (``accepts_calc``: datagen) and the Calc
-        calls no user-defined function (those are opened with an operator's runtime
-        context); else None."""
+        builds batches column-wise and takes a Calc (``accepts_calc``: datagen) and no
+        user-defined function the Calc calls needs ``open`` with an operator's runtime
+        context (a plain function wrapped by ``udf`` does not); else None."""
         scan, context = node.input, getattr(self.connectors, "context", None)
-        if not isinstance(scan, n.Scan) or context is None or any(
-                isinstance(e, UdfCall) for e in _walk((*node.projections, node.condition))):
+        if not isinstance(scan, n.Scan) or context is None:
             return None
         if scan.names != [f.name for f in scan.table.physical]:
             return None
@@ -236,6 +235,8 @@ class Translator:
         if not getattr(factory, "accepts_calc", False):
             return None
         calc = compile_column_calc(node.projections, node.condition)
+        if calc.needs_open():
+            return None
         stream: DataStream = factory.create_source(scan.table, context, calc=calc)
         return stream
 
@@ -400,17 +401,6 @@ def _is_true(index: int) -> CompiledFunction:
 
 def _never(value: Any) -> bool:
     return False
-
-
-def _walk(expressions: tuple[Rex | None, ...]) -> list[Rex]:
-    """The expressions and all their operands."""
-    found: list[Rex] = []
-    pending = [e for e in expressions if e is not None]
-    while pending:
-        expression = pending.pop()
-        found.append(expression)
-        pending.extend(getattr(expression, "operands", ()))
-    return found
 
 
 def _aggregate_calls(node: n.Aggregate) -> list[group_agg.AggregateCall]:
