@@ -166,3 +166,34 @@ def test_unknown_options_are_refused(t_env, postgres):
     t_env.execute_sql(_ddl("x", "id INT", postgres, **{"sink.buffer-flush.rows": "1"}))
     with pytest.raises(ValidationError, match="Unsupported options found for 'jdbc'"):
         _collect(t_env, "SELECT * FROM x")
+
+
+def test_lookup_join_enriches_each_row_with_the_current_dimension_row(t_env, postgres, db):
+    _books(db, count=3)
+    t_env.execute_sql(_ddl("books", "id INT, title STRING, price DECIMAL(6, 2)", postgres,
+                           **{"lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "10"}))
+    t_env.execute_sql("CREATE TEMPORARY VIEW orders_raw AS SELECT * FROM (VALUES (1, 0), "
+                      "(2, 2), (3, 7), (4, 2)) AS t(order_id, book_id)")
+    t_env.execute_sql("CREATE TEMPORARY VIEW orders AS SELECT order_id, book_id, PROCTIME() AS "
+                      "proc_time FROM orders_raw")
+    inner = _collect(t_env, "SELECT o.order_id, b.title, b.price FROM orders AS o JOIN books "
+                            "FOR SYSTEM_TIME AS OF o.proc_time AS b ON o.book_id = b.id")
+    assert sorted(inner) == [(1, "b0", Decimal("0.00")), (2, "b2", Decimal("0.50")),
+                             (4, "b2", Decimal("0.50"))]
+    left = _collect(t_env, "SELECT o.order_id, b.title FROM orders AS o LEFT JOIN books FOR "
+                           "SYSTEM_TIME AS OF o.proc_time AS b ON o.book_id = b.id AND "
+                           "b.title <> 'b0'")
+    assert sorted(left) == [(1, None), (2, "b2"), (3, None), (4, "b2")]
+
+
+def test_lookup_join_needs_a_proctime_and_an_equality(t_env, postgres, db):
+    _books(db, count=1)
+    t_env.execute_sql(_ddl("books", "id INT, title STRING", postgres))
+    t_env.execute_sql("CREATE TEMPORARY VIEW orders AS SELECT b, PROCTIME() AS pt, "
+                      "CAST(NULL AS TIMESTAMP(3)) AS ts FROM (VALUES (1)) AS t(b)")
+    with pytest.raises(ValidationError, match="requires an equality condition"):
+        _collect(t_env, "SELECT * FROM orders AS o JOIN books FOR SYSTEM_TIME AS OF o.pt AS k "
+                        "ON o.b > k.id")
+    with pytest.raises(ValidationError, match="time attribute"):
+        _collect(t_env, "SELECT * FROM orders AS o JOIN books FOR SYSTEM_TIME AS OF o.ts AS k "
+                        "ON o.b = k.id")

@@ -25,6 +25,7 @@ from flintlock.table.errors import UnsupportedFeatureError, ValidationError
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.joins import coerce, conjuncts, make_join, semi_join, set_difference
+from flintlock.table.plan.lookup_join import bind_lookup_join
 from flintlock.table.plan.resolver import (
     AggregatePlan,
     AggregateResolver,
@@ -464,6 +465,9 @@ class QueryBinder:
         kind = (join.args.get("kind") or "").upper()
         if isinstance(target, exp.Lateral):
             return self._lateral(left, target, side == "LEFT", join.args.get("on"))
+        if isinstance(target, exp.Table) and target.args.get("version") is not None:
+            return Relation(*bind_lookup_join(self.catalog, left.plan, left.scope, target,
+                                              side, join.args.get("on")))
         right = self._table_source(target)
         offset = len(left.plan.fields)
         right_scope = Scope.of([f.name for f in right.scope.fields],
