@@ -48,6 +48,7 @@ from flintlock.common.windowing import (
     TumblingEventTimeWindows,
 )
 from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
+from flintlock.runtime.state.heap_states import HeapMapState
 from flintlock.runtime.tasks.contexts import RuntimeContextImpl
 from flintlock.runtime.tasks.operators import FunctionOperator
 from flintlock.runtime.tasks.timer_service import WINDOW_TIMERS, InternalTimerService
@@ -243,6 +244,10 @@ class WindowOperator(FunctionOperator):
         lateness = self._lateness
         # Timers of one window fire in the order of the keys' first records, as per element;
         # different windows' timers have different times, so the order of windows is free.
+        # On the heap backend with no snapshot in flight (the state object is the plain
+        # HeapMapState; a snapshot swaps in its copy-on-write class between batches) the
+        # accumulators are read and written in the state's dict directly: key -> window -> acc.
+        table = accumulators._table if type(accumulators) is HeapMapState else None
         for start, groups in panes.items():
             window = windows.get(start)
             if window is None:
@@ -251,10 +256,18 @@ class WindowOperator(FunctionOperator):
             keys_timed = timed[start]
             end = start + size - 1
             for key, values in groups.items():
-                set_key(key)
-                accumulators.put(window, fold(accumulators.get(window), values))
+                if table is None:
+                    set_key(key)
+                    accumulators.put(window, fold(accumulators.get(window), values))
+                else:
+                    per_key = table.get(key)
+                    if per_key is None:
+                        table[key] = {window: fold(None, values)}
+                    else:
+                        per_key[window] = fold(per_key.get(window), values)
                 if key not in keys_timed:
                     keys_timed.add(key)
+                    set_key(key)
                     register_timer(window, end)
                     if lateness:  # else the cleanup timer is the trigger's timer
                         self._register_cleanup(window)
