@@ -42,9 +42,9 @@ from rocksdict import Options, Rdict, WriteOptions
 
 from flintlock.common.ids import CheckpointId, JobId
 from flintlock.common.state import ValueStateDescriptor
-from flintlock.runtime.checkpoint.handles import StreamStateHandle
 from flintlock.runtime.checkpoint.storage import CheckpointStorage
 from flintlock.runtime.state.backend import KeyedStateBackend
+from flintlock.runtime.state.handles import StreamStateHandle
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend

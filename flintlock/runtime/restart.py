@@ -51,7 +51,6 @@ from flintlock.common.errors import (
     InvalidConfigValueError,
 )
 from flintlock.common.options import restart as options
-from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.state.errors import (
     ChannelStateRescaleError,
     InvalidParallelismError,
@@ -59,6 +58,7 @@ from flintlock.runtime.state.errors import (
     NonRestoredStateError,
     StateKindMismatchError,
 )
+from flintlock.runtime.state.handles import CorruptStateError
 
 _LONG_MAX = 2**63 - 1
 

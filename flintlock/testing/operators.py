@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from flintlock.common.operator_spec import OperatorSpec
-from flintlock.runtime.checkpoint.handles import StreamStateHandle
 from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
+from flintlock.runtime.state.handles import StreamStateHandle
 from flintlock.runtime.tasks.operator import OperatorContext
 from flintlock.runtime.tasks.operator_factory import create_operator
 

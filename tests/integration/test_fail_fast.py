@@ -23,11 +23,11 @@ from flintlock.common import Types
 from flintlock.common.job_status import JobStatus
 from flintlock.datastream.functions import MapFunction
 from flintlock.datastream.state import ValueStateDescriptor
-from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.executor import JobHandle
 from flintlock.runtime.jobmanager import JobFailedError, JobManager
 from flintlock.runtime.jobmanager.history import JobEventKind
 from flintlock.runtime.state.errors import NonRestoredStateError
+from flintlock.runtime.state.handles import CorruptStateError
 from flintlock.testing.environments import local_configuration, local_environment
 from flintlock.testing.gates import FileGate, gated_numbers, open_when
 from flintlock.testing.launchers import ThreadLauncher

@@ -71,7 +71,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "flintlock.runtime.network": (
         "flintlock.common", "flintlock.runtime.state.keygroups", *_CONNECTION_HELPERS,
     ),
-    "flintlock.runtime.state": ("flintlock.common", "flintlock.runtime.checkpoint.handles"),
+    "flintlock.runtime.state": ("flintlock.common",),
     "flintlock.runtime.checkpoint": (
         *_BASE, "flintlock.runtime.network", "flintlock.runtime.state", *_RUNTIME_LEAVES,
     ),

@@ -7,13 +7,13 @@ import random
 import pytest
 
 from flintlock.common.config import Configuration
-from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.restart import create_restart_strategy, is_unrecoverable
 from flintlock.runtime.state.errors import (
     MaxParallelismMismatchError,
     NonRestoredStateError,
     StateKindMismatchError,
 )
+from flintlock.runtime.state.handles import CorruptStateError
 from flintlock.testing.clock import ManualClock
 
 PERMANENT = [

@@ -39,7 +39,7 @@ from typing import Any, NoReturn
 
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.handles import CorruptStateError
+from flintlock.runtime.state.handles import CorruptStateError
 
 _MAGIC = b"FLCS"
 _VERSION = 1

@@ -40,7 +40,6 @@ import struct
 
 from flintlock.runtime.checkpoint import metadata_json, metadata_legacy
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint
-from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.checkpoint.storage import (
     METADATA_FILE,
     CheckpointStorageLocation,
@@ -49,6 +48,7 @@ from flintlock.runtime.checkpoint.storage import (
     resolve,
     verify_committed,
 )
+from flintlock.runtime.state.handles import CorruptStateError
 
 MAGIC = b"FLKCKPT\0"
 PICKLE_FORMAT = 1

@@ -45,14 +45,14 @@ from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
 from flintlock.runtime.checkpoint.completed import CheckpointProperties, CompletedCheckpoint
 from flintlock.runtime.checkpoint.enumerator_state import EnumeratorState
 from flintlock.runtime.checkpoint.finished import FINISHED_TASK, FinishedTaskState
-from flintlock.runtime.checkpoint.handles import (
+from flintlock.runtime.checkpoint.pending import SubtaskState, TaskId
+from flintlock.runtime.checkpoint.storage import canonical_uri, join
+from flintlock.runtime.state.handles import (
     ByteStateHandle,
     CorruptStateError,
     StateHandle,
     StreamStateHandle,
 )
-from flintlock.runtime.checkpoint.pending import SubtaskState, TaskId
-from flintlock.runtime.checkpoint.storage import canonical_uri, join
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.snapshots import (
     DistributionMode,

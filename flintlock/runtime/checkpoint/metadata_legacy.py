@@ -34,14 +34,14 @@ from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
 from flintlock.runtime.checkpoint.completed import CheckpointProperties, CompletedCheckpoint
 from flintlock.runtime.checkpoint.enumerator_state import EnumeratorState
 from flintlock.runtime.checkpoint.finished import FINISHED_TASK
-from flintlock.runtime.checkpoint.handles import (
+from flintlock.runtime.checkpoint.pending import SubtaskState, TaskId
+from flintlock.runtime.checkpoint.storage import canonical_uri, join
+from flintlock.runtime.state.handles import (
     ByteStateHandle,
     CorruptStateError,
     StateHandle,
     StreamStateHandle,
 )
-from flintlock.runtime.checkpoint.pending import SubtaskState, TaskId
-from flintlock.runtime.checkpoint.storage import canonical_uri, join
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.snapshots import (
     DistributionMode,
@@ -97,7 +97,7 @@ class _Pickled:
 
 _COMPLETED = "flintlock.runtime.checkpoint.completed"
 _SNAPSHOTS = "flintlock.runtime.state.snapshots"
-_HANDLES = "flintlock.runtime.checkpoint.handles"
+_HANDLES = "flintlock.runtime.checkpoint.handles"  # where format 1 found them (now state.handles)
 _SHAPES = {
     (_COMPLETED, "CompletedCheckpoint"): _Shape("CompletedCheckpoint", (
         "job_id", "checkpoint_id", "trigger_timestamp", "completion_timestamp", "task_states",

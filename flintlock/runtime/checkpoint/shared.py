@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint
-from flintlock.runtime.checkpoint.handles import StreamStateHandle
+from flintlock.runtime.state.handles import StreamStateHandle
 
 
 @dataclass(frozen=True, slots=True)

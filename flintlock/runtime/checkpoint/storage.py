@@ -52,7 +52,7 @@ from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import CheckpointId, JobId
 from flintlock.common.options import checkpointing as opts
-from flintlock.runtime.checkpoint.handles import (
+from flintlock.runtime.state.handles import (
     ByteStateHandle,
     CorruptStateError,
     StateHandle,

@@ -46,7 +46,6 @@ from dataclasses import dataclass
 
 from flintlock.common.ids import NO_CHECKPOINT, CheckpointId
 from flintlock.runtime.checkpoint.completed import CompletedCheckpoint, JobTerminalStatus
-from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.checkpoint.metadata import read_metadata, write_metadata
 from flintlock.runtime.checkpoint.shared import SharedStateRegistry
 from flintlock.runtime.checkpoint.storage import (
@@ -60,6 +59,7 @@ from flintlock.runtime.checkpoint.storage import (
     join,
     resolve,
 )
+from flintlock.runtime.state.handles import CorruptStateError
 
 log = logging.getLogger(__name__)
 _CHECKPOINT_DIR = re.compile(rf"^{CHECKPOINT_PREFIX}(\d+)$")

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.handles import StateHandle
 from flintlock.runtime.state.backend import KeyedStateBackend, KeyedStateSnapshot
+from flintlock.runtime.state.handles import StateHandle
 from flintlock.runtime.state.operator import OperatorStateBackend, OperatorStateSnapshot
 from flintlock.runtime.state.snapshots import OperatorSubtaskState, StateWriter
 

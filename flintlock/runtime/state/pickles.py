@@ -47,7 +47,11 @@ from flintlock.common.job_classes import needs_name_reference
 PROTOCOL = 5
 _plain_dumps = pickle.dumps
 
-MOVED: Mapping[tuple[str, str], tuple[str, str]] = {}
+MOVED: Mapping[tuple[str, str], tuple[str, str]] = {
+    # issue 29: the state handles moved below checkpoint/ (state/ no longer imports it)
+    **{("flintlock.runtime.checkpoint.handles", name): ("flintlock.runtime.state.handles", name)
+       for name in ("StreamStateHandle", "ByteStateHandle", "CorruptStateError")},
+}
 """Old (module, class name) → where the class lives now."""
 
 

@@ -53,9 +53,9 @@ from flintlock.common.canonical_keys import LEGACY_ENCODING, decode_key
 from flintlock.common.errors import FlintlockError
 from flintlock.common.ids import NOT_A_CHECKPOINT, CheckpointId
 from flintlock.common.state import StateKind
-from flintlock.runtime.checkpoint.handles import StateHandle, StreamStateHandle
 from flintlock.runtime.state.errors import SnapshotReleasedError
 from flintlock.runtime.state.format import Block, encode_blocks, key_values
+from flintlock.runtime.state.handles import StateHandle, StreamStateHandle
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.rocksdb_states import loads
 from flintlock.runtime.state.snapshots import (

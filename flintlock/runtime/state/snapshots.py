@@ -35,7 +35,7 @@ from typing import NewType, Protocol
 
 from flintlock.common.canonical_keys import LEGACY_ENCODING
 from flintlock.common.ids import CheckpointId
-from flintlock.runtime.checkpoint.handles import ByteStateHandle, StateHandle, StreamStateHandle
+from flintlock.runtime.state.handles import ByteStateHandle, StateHandle, StreamStateHandle
 from flintlock.runtime.state.keygroups import KeyGroupRange
 
 OperatorId = NewType("OperatorId", str)

@@ -44,7 +44,6 @@ from typing import Any
 
 from flintlock.common.ids import CheckpointId
 from flintlock.runtime.checkpoint.channel_state import ChannelStateSnapshot
-from flintlock.runtime.checkpoint.handles import StateHandle
 from flintlock.runtime.network.event_time import (
     RunDetectingSerializer,
     as_wire_records,
@@ -52,6 +51,7 @@ from flintlock.runtime.network.event_time import (
 )
 from flintlock.runtime.network.partition import ResultPartition
 from flintlock.runtime.network.serialization import CHUNK_HEADER, RecordDeserializer
+from flintlock.runtime.state.handles import StateHandle
 from flintlock.runtime.state.snapshots import (
     OperatorSubtaskState,
     ReadState,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
 from flintlock.runtime.checkpoint.completed import CheckpointProperties, CompletedCheckpoint
-from flintlock.runtime.checkpoint.handles import ByteStateHandle, StateHandle, StreamStateHandle
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorage
+from flintlock.runtime.state.handles import ByteStateHandle, StateHandle, StreamStateHandle
 from flintlock.runtime.state.snapshots import (
     OperatorId,
     OperatorStateHandle,

@@ -24,7 +24,7 @@ from flintlock.runtime.checkpoint.channel_state import (
     UnknownCheckpointError,
     buffer_bytes,
 )
-from flintlock.runtime.checkpoint.handles import CorruptStateError
+from flintlock.runtime.state.handles import CorruptStateError
 from flintlock.testing.clock import ManualClock
 
 

@@ -27,13 +27,13 @@ from flintlock.runtime.checkpoint.coordinator_actions import (
 from flintlock.runtime.checkpoint.coordinator_settings import CheckpointTaskSets
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason as R
 from flintlock.runtime.checkpoint.failure_manager import TooManyCheckpointFailuresError
-from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.checkpoint.metadata import resolve_savepoint
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.stats import SubtaskCheckpointMetrics
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, CheckpointStorageLocation
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
 from flintlock.runtime.network.barriers import AlignmentType, CheckpointOptions, CheckpointType
+from flintlock.runtime.state.handles import CorruptStateError
 from tests.unit.checkpoint.coordinator_harness import (
     ALL,
     JOB,

@@ -19,7 +19,6 @@ import pytest
 from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
 from flintlock.runtime.checkpoint import storage as storage_module
 from flintlock.runtime.checkpoint.completed import CheckpointProperties, CompletedCheckpoint
-from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.checkpoint.metadata import read_metadata, resolve_savepoint, write_metadata
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import (
@@ -31,6 +30,7 @@ from flintlock.runtime.checkpoint.storage import (
     resolve,
 )
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.runtime.state.handles import CorruptStateError
 from tests.unit.checkpoint.file_states import file_state, handle_of
 
 JOB = JobId("job-commit")

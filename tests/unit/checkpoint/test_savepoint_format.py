@@ -24,17 +24,17 @@ from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
 from flintlock.runtime.checkpoint import metadata, metadata_json
 from flintlock.runtime.checkpoint.completed import CheckpointProperties, CompletedCheckpoint
 from flintlock.runtime.checkpoint.finished import FINISHED_TASK
-from flintlock.runtime.checkpoint.handles import (
-    ByteStateHandle,
-    CorruptStateError,
-    StateHandle,
-    StreamStateHandle,
-)
 from flintlock.runtime.checkpoint.metadata import decode, encode, read_metadata, resolve_savepoint
 from flintlock.runtime.checkpoint.metadata_json import UnsupportedTaskStateError, to_document
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.storage import CheckpointStorageLocation, read_state
 from flintlock.runtime.enumerators import EnumeratorState
+from flintlock.runtime.state.handles import (
+    ByteStateHandle,
+    CorruptStateError,
+    StateHandle,
+    StreamStateHandle,
+)
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.snapshots import (
     DistributionMode,

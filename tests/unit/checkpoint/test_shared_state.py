@@ -14,11 +14,11 @@ from flintlock.runtime.checkpoint.completed import (
     CompletedCheckpoint,
     JobTerminalStatus,
 )
-from flintlock.runtime.checkpoint.handles import StreamStateHandle
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.checkpoint.shared import SharedStateRegistry
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, InvalidStateNameError
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.runtime.state.handles import StreamStateHandle
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.snapshots import (
     IncrementalKeyedStateHandle,

@@ -14,7 +14,6 @@ from flintlock.common.config import Configuration
 from flintlock.common.ids import CheckpointId, JobId, JobVertexId, SubtaskIndex
 from flintlock.runtime.checkpoint import metadata
 from flintlock.runtime.checkpoint.completed import CheckpointProperties, CompletedCheckpoint
-from flintlock.runtime.checkpoint.handles import ByteStateHandle, CorruptStateError
 from flintlock.runtime.checkpoint.metadata import (
     decode,
     encode,
@@ -32,6 +31,7 @@ from flintlock.runtime.checkpoint.storage import (
     discard_state,
     read_state,
 )
+from flintlock.runtime.state.handles import ByteStateHandle, CorruptStateError
 from tests.unit.checkpoint.file_states import inline_state
 
 JOB = JobId("0123456789abcdef")

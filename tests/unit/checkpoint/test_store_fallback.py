@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.checkpoint.store import CompletedCheckpointStore
+from flintlock.runtime.state.handles import CorruptStateError
 from tests.unit.checkpoint.file_states import make_checkpoint, make_storage
 
 

@@ -12,7 +12,7 @@ from flintlock.common.state import (
     ReducingStateDescriptor,
     ValueStateDescriptor,
 )
-from flintlock.runtime.checkpoint.handles import CorruptStateError, StreamStateHandle
+from flintlock.runtime.state.handles import CorruptStateError, StreamStateHandle
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 

@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flintlock.runtime.checkpoint.handles import ByteStateHandle
 from flintlock.runtime.state.assignment import assign_states, even_split
 from flintlock.runtime.state.errors import (
     ChannelStateRescaleError,
@@ -14,6 +13,7 @@ from flintlock.runtime.state.errors import (
     MaxParallelismMismatchError,
     NonRestoredStateError,
 )
+from flintlock.runtime.state.handles import ByteStateHandle
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.snapshots import KeyGroupsStateHandle, OperatorSubtaskState
 

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from flintlock.common.config import Configuration
 from flintlock.common.ids import CheckpointId, JobId
 from flintlock.common.state import ValueStateDescriptor
-from flintlock.runtime.checkpoint.handles import CorruptStateError
 from flintlock.runtime.checkpoint.storage import CheckpointStorage, read_state
 from flintlock.runtime.state.assignment import assign_states
 from flintlock.runtime.state.factory import create_keyed_state_backend
+from flintlock.runtime.state.handles import CorruptStateError
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_key_to_operator
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend

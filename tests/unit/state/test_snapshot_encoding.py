@@ -8,13 +8,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flintlock.common.state import ValueStateDescriptor
-from flintlock.runtime.checkpoint.handles import ByteStateHandle
 from flintlock.runtime.state.format import (
     KeyGroupIndex,
     decode_blocks,
     encode_indexed,
     entries_of,
 )
+from flintlock.runtime.state.handles import ByteStateHandle
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange, assign_to_key_group
 from flintlock.runtime.state.snapshots import KeyGroupsStateHandle

@@ -12,15 +12,15 @@ from flintlock.common.state import (
     ListStateDescriptor,
     ValueStateDescriptor,
 )
-from flintlock.runtime.checkpoint.handles import (
-    ByteStateHandle,
-    CorruptStateError,
-)
 from flintlock.runtime.state.assignment import assign_states
 from flintlock.runtime.state.errors import (
     MaxParallelismMismatchError,
     SnapshotReleasedError,
     StateKindMismatchError,
+)
+from flintlock.runtime.state.handles import (
+    ByteStateHandle,
+    CorruptStateError,
 )
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.heap_states import HeapValueState
