@@ -59,6 +59,23 @@ class SplitDiscovery(Protocol):
         ...
 
 
+class FixedSplits:
+    """The discovery of a bounded source whose splits are all known when the job is built
+    (number ranges, a table's partitions): all at the start, none later, no state."""
+
+    def __init__(self, splits: list[Any]) -> None:
+        self._splits = list(splits)
+
+    def initial(self) -> list[Any]:
+        return list(self._splits)
+
+    def discover(self) -> list[Any]:
+        return []
+
+    def snapshot(self) -> Any:
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class DealerState:
     pending: tuple[tuple[Any, ...], ...]

@@ -19,6 +19,7 @@ from typing import Any
 from flintlock.datastream.connectors._enumeration import (
     DealingEnumerator,
     EnumeratorSnapshot,
+    FixedSplits,
     SplitQueueReader,
 )
 from flintlock.datastream.connectors.base import Source
@@ -49,20 +50,6 @@ def split_range(start: int, end: int, parts: int) -> list[NumberSequenceSplit]:
             splits.append(NumberSequenceSplit(str(index), current, current + size - 1))
         current += size
     return splits
-
-
-class _RangeDiscovery:
-    def __init__(self, start: int, end: int, parallelism: int) -> None:
-        self._splits = split_range(start, end, parallelism)
-
-    def initial(self) -> list[Any]:
-        return list(self._splits)
-
-    def discover(self) -> list[Any]:
-        return []
-
-    def snapshot(self) -> Any:
-        return None
 
 
 class NumberSequenceReader(SplitQueueReader):
@@ -102,7 +89,7 @@ class NumberSequenceSource(Source):
 
     def create_enumerator(self, parallelism: int,
                           restored_state: EnumeratorSnapshot | None) -> DealingEnumerator:
-        discovery = _RangeDiscovery(self._start, self._end, parallelism)
+        discovery = FixedSplits(split_range(self._start, self._end, parallelism))
         return DealingEnumerator(parallelism, restored_state, discovery, bounded=True)
 
     def create_reader(self, subtask_index: int, parallelism: int) -> NumberSequenceReader:

@@ -43,6 +43,7 @@ from flintlock.common.watermark_strategy import WatermarkStrategy
 from flintlock.datastream.connectors._enumeration import (
     DealingEnumerator,
     EnumeratorSnapshot,
+    FixedSplits,
     SplitQueueReader,
 )
 from flintlock.datastream.connectors._jdbc import ConnectionSpec, connect, parse_url, to_psycopg
@@ -91,20 +92,6 @@ class ScanSplit:
     split_id: str
     bounds: tuple[int, int] | None  # the partition column's BETWEEN bounds
     emitted: int = 0
-
-
-class _Splits:
-    def __init__(self, splits: list[ScanSplit]) -> None:
-        self._splits = splits
-
-    def initial(self) -> list[Any]:
-        return list(self._splits)
-
-    def discover(self) -> list[Any]:
-        return []
-
-    def snapshot(self) -> Any:
-        return None
 
 
 class JdbcScanReader(SplitQueueReader):
@@ -174,7 +161,7 @@ class JdbcScanSource(Source):
 
     def create_enumerator(self, parallelism: int,
                           restored_state: EnumeratorSnapshot | None) -> DealingEnumerator:
-        return DealingEnumerator(parallelism, restored_state, _Splits(self._splits),
+        return DealingEnumerator(parallelism, restored_state, FixedSplits(self._splits),
                                  bounded=True)
 
     def create_reader(self, subtask_index: int, parallelism: int) -> JdbcScanReader:

@@ -349,11 +349,18 @@ def create_sink(stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
     if layout.key is not None:
         records.set_key_serialization_schema(
             _Projected(layout.key.encode, layout.key_indexes, layout.width))
+    return stream._add_sink("Sink: kafka", kafka_sink(options, records.build()),
+                            parallelism=sink_parallelism(spec))
+
+
+def kafka_sink(options: Options, records: Any) -> KafkaSink:
+    """The KafkaSink of a table's ``properties.*`` and ``sink.delivery-guarantee`` /
+    ``sink.transactional-id-prefix`` options (also upsert-kafka's)."""
     guarantee = options.get_choice("sink.delivery-guarantee", tuple(_GUARANTEES),
                                    "at-least-once")
     props = _properties(options)
     builder = (KafkaSink.builder().set_bootstrap_servers(props.pop("bootstrap.servers"))
-               .set_record_serializer(records.build())
+               .set_record_serializer(records)
                .set_delivery_guarantee(_GUARANTEES[guarantee]))
     for key, value in props.items():
         builder.set_property(key, value)
@@ -363,7 +370,7 @@ def create_sink(stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
                               "DeliveryGuarantee.EXACTLY_ONCE.")
     if prefix:
         builder.set_transactional_id_prefix(prefix)
-    return stream._add_sink("Sink: kafka", builder.build(), parallelism=sink_parallelism(spec))
+    return builder.build()
 
 
 class KafkaFactory:
@@ -392,4 +399,4 @@ class KafkaFactory:
 FACTORY = KafkaFactory()
 registry.FACTORIES[FACTORY.identifier] = FACTORY
 
-__all__ = ["KafkaFactory", "TableRecordDeserializer"]
+__all__ = ["KafkaFactory", "TableRecordDeserializer", "kafka_sink"]

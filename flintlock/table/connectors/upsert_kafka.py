@@ -39,7 +39,6 @@ from flintlock.datastream.connectors.kafka import (
     KafkaOffsetsInitializer,
     KafkaRecordDeserializationSchema,
     KafkaRecordSerializationSchema,
-    KafkaSink,
     KafkaSource,
 )
 from flintlock.datastream.data_stream import DataStream
@@ -198,22 +197,9 @@ def create_sink(stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
                    layout.value.encode, layout.value_indexes, layout.width)))
                .set_key_serialization_schema(kafka._Projected(
                    layout.key.encode, layout.key_indexes, layout.width)))
-    guarantee = options.get_choice("sink.delivery-guarantee", tuple(kafka._GUARANTEES),
-                                   "at-least-once")
-    props = kafka._properties(options)
-    builder = (KafkaSink.builder().set_bootstrap_servers(props.pop("bootstrap.servers"))
-               .set_record_serializer(records.build())
-               .set_delivery_guarantee(kafka._GUARANTEES[guarantee]))
-    for key, value in props.items():
-        builder.set_property(key, value)
-    prefix = options.get_str("sink.transactional-id-prefix")
-    if guarantee == "exactly-once" and not prefix:
-        raise ValidationError("sink.transactional-id-prefix must be specified when using "
-                              "DeliveryGuarantee.EXACTLY_ONCE.")
-    if prefix:
-        builder.set_transactional_id_prefix(prefix)
-    return stream._add_sink(f"Sink: upsert-kafka[{spec.name}]", builder.build(),
-                             parallelism=sink_parallelism(spec))
+    return stream._add_sink(f"Sink: upsert-kafka[{spec.name}]",
+                            kafka.kafka_sink(options, records.build()),
+                            parallelism=sink_parallelism(spec))
 
 
 class UpsertKafkaFactory:

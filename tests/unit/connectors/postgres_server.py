@@ -28,7 +28,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -40,8 +39,8 @@ import psycopg
 
 from flintlock.testing.waiting import poll_until
 
-_START_ATTEMPTS = 3  # another process may take the free port before the server binds it
-_PORT_TAKEN = "Address already in use"
+from .server_process import log_tail, start_on_a_free_port
+
 _UNPRIVILEGED = "nobody"
 USER = "postgres"
 DATABASE = "postgres"
@@ -168,15 +167,9 @@ def _initdb(install: Path, directory: Path, account: pwd.struct_passwd | None,
 
 def _start(install: Path, directory: Path, account: pwd.struct_passwd | None,
            timeout_s: float) -> tuple[subprocess.Popen[bytes], PostgresServer]:
-    attempt = 1
-    while True:
-        port = _free_port()
-        try:
-            return _start_on(install, directory, account, port, timeout_s)
-        except PostgresServerStartError as failed:
-            if attempt == _START_ATTEMPTS or _PORT_TAKEN not in str(failed):
-                raise
-            attempt += 1
+    return start_on_a_free_port(
+        lambda port: _start_on(install, directory, account, port, timeout_s),
+        PostgresServerStartError)
 
 
 def _start_on(install: Path, directory: Path, account: pwd.struct_passwd | None, port: int,
@@ -202,31 +195,25 @@ def _start_on(install: Path, directory: Path, account: pwd.struct_passwd | None,
     return process, server
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_until_ready(server: PostgresServer, process: subprocess.Popen[bytes], log: Path,
                       timeout_s: float) -> None:
     def answers() -> bool:
         if process.poll() is not None:
             raise PostgresServerStartError(
-                f"postgres exited with {process.returncode}; its log ends:\n{_tail(log)}")
+                f"postgres exited with {process.returncode}; its log ends:\n{log_tail(log)}")
         try:
             with psycopg.connect(server.conninfo, connect_timeout=2) as connection:
                 row = connection.execute("SELECT setting FROM pg_settings "
                                          "WHERE name = 'data_directory'").fetchone()
         except psycopg.OperationalError:
             return False
-        # Our server, not one that took the port between _free_port and the bind.
+        # Our server, not one that took the port between free_port() and the bind.
         return row is not None and Path(row[0]) == server.directory / "data"
 
     if not poll_until(answers, timeout_s):
         raise PostgresServerStartError(
             f"postgres on port {server.port} did not answer within {timeout_s} s; its log "
-            f"ends:\n{_tail(log)}")
+            f"ends:\n{log_tail(log)}")
 
 
 def _stop(process: subprocess.Popen[bytes], timeout_s: float) -> None:
@@ -238,10 +225,3 @@ def _stop(process: subprocess.Popen[bytes], timeout_s: float) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout_s)
-
-
-def _tail(log: Path, lines: int = 10) -> str:
-    try:
-        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-    except FileNotFoundError:
-        return "(no log written)"

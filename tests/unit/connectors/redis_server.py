@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,8 +21,7 @@ import redis
 
 from flintlock.testing.waiting import poll_until
 
-_START_ATTEMPTS = 3  # another process may take the free port before the server binds it
-_PORT_TAKEN = "Address already in use"
+from .server_process import log_tail, start_on_a_free_port
 
 
 class RedisServerUnavailableError(RuntimeError):
@@ -63,15 +61,8 @@ def redis_server(directory: Path, timeout_s: float = 20.0) -> Iterator[str]:
 
 
 def _start(binary: Path, directory: Path, timeout_s: float) -> tuple[subprocess.Popen[bytes], str]:
-    attempt = 1
-    while True:
-        port = _free_port()
-        try:
-            return _start_on(binary, directory, port, timeout_s)
-        except RedisServerStartError as failed:
-            if attempt == _START_ATTEMPTS or _PORT_TAKEN not in str(failed):
-                raise
-            attempt += 1
+    return start_on_a_free_port(lambda port: _start_on(binary, directory, port, timeout_s),
+                                RedisServerStartError)
 
 
 def _start_on(binary: Path, directory: Path, port: int,
@@ -91,12 +82,6 @@ def _start_on(binary: Path, directory: Path, port: int,
     return process, url
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_until_ready(url: str, process: subprocess.Popen[bytes], log: Path,
                       timeout_s: float) -> None:
     client = redis.Redis.from_url(url, socket_connect_timeout=1)
@@ -104,9 +89,9 @@ def _wait_until_ready(url: str, process: subprocess.Popen[bytes], log: Path,
     def answers() -> bool:
         if process.poll() is not None:
             raise RedisServerStartError(
-                f"redis-server exited with {process.returncode}; its log ends:\n{_tail(log)}")
+                f"redis-server exited with {process.returncode}; its log ends:\n{log_tail(log)}")
         try:
-            # Our server, not one that took the port between _free_port and the bind.
+            # Our server, not one that took the port between free_port() and the bind.
             return bool(client.info("server")["process_id"] == process.pid)
         except redis.ConnectionError:
             return False
@@ -115,7 +100,7 @@ def _wait_until_ready(url: str, process: subprocess.Popen[bytes], log: Path,
         if not poll_until(answers, timeout_s):
             raise RedisServerStartError(
                 f"redis-server at {url} did not answer within {timeout_s} s; its log ends:\n"
-                f"{_tail(log)}")
+                f"{log_tail(log)}")
     finally:
         client.close()
 
@@ -129,10 +114,3 @@ def _stop(process: subprocess.Popen[bytes], timeout_s: float) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout_s)
-
-
-def _tail(log: Path, lines: int = 10) -> str:
-    try:
-        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-    except FileNotFoundError:
-        return "(no log written)"
