@@ -107,24 +107,45 @@ new_row(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return make(args[0], args[1]);
 }
 
+/* Where the kind of row i comes from: one kind for all, a list of kinds, or a bytes of
+ * indexes into a tuple of kinds. */
+typedef struct {
+    PyObject *single;
+    PyObject *list;
+    const unsigned char *codes;
+    PyObject *table;
+} KindSource;
+
 static PyObject *
-rows_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+kind_at(const KindSource *kinds, Py_ssize_t i)
 {
-    if (nargs != 2 || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "rows_of(value_lists: list, kind) takes 2 arguments");
+    if (kinds->single != NULL) {
+        return kinds->single;
+    }
+    if (kinds->list != NULL) {
+        return PyList_GET_ITEM(kinds->list, i);
+    }
+    if (kinds->codes[i] >= PyTuple_GET_SIZE(kinds->table)) {
+        PyErr_Format(PyExc_ValueError, "an unknown row kind %d", (int)kinds->codes[i]);
         return NULL;
     }
+    return PyTuple_GET_ITEM(kinds->table, kinds->codes[i]);
+}
+
+static PyObject *
+build_rows(PyObject *lists, const KindSource *kinds)
+{
     if (check_bound() < 0) {
         return NULL;
     }
-    PyObject *lists = args[0], *kind = args[1];
     Py_ssize_t n = PyList_GET_SIZE(lists);
     PyObject *out = PyList_New(n);
     if (out == NULL) {
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = make(PyList_GET_ITEM(lists, i), kind);
+        PyObject *kind = kind_at(kinds, i);
+        PyObject *row = kind == NULL ? NULL : make(PyList_GET_ITEM(lists, i), kind);
         if (row == NULL) {
             Py_DECREF(out);
             return NULL;
@@ -135,6 +156,17 @@ rows_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyObject *
+rows_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "rows_of(value_lists: list, kind) takes 2 arguments");
+        return NULL;
+    }
+    KindSource kinds = {.single = args[1]};
+    return build_rows(args[0], &kinds);
+}
+
+static PyObject *
 rows_with_kinds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2 || !PyList_Check(args[0]) || !PyList_Check(args[1])) {
@@ -142,28 +174,13 @@ rows_with_kinds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                         "rows_with_kinds(kinds: list, value_lists: list) takes 2 lists");
         return NULL;
     }
-    if (check_bound() < 0) {
+    if (PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])) {
+        PyErr_Format(PyExc_ValueError, "%zd row kinds for %zd rows", PyList_GET_SIZE(args[0]),
+                     PyList_GET_SIZE(args[1]));
         return NULL;
     }
-    PyObject *kinds = args[0], *lists = args[1];
-    Py_ssize_t n = PyList_GET_SIZE(lists);
-    if (PyList_GET_SIZE(kinds) != n) {
-        PyErr_Format(PyExc_ValueError, "%zd row kinds for %zd rows", PyList_GET_SIZE(kinds), n);
-        return NULL;
-    }
-    PyObject *out = PyList_New(n);
-    if (out == NULL) {
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = make(PyList_GET_ITEM(lists, i), PyList_GET_ITEM(kinds, i));
-        if (row == NULL) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyList_SET_ITEM(out, i, row);
-    }
-    return out;
+    KindSource kinds = {.list = args[0]};
+    return build_rows(args[1], &kinds);
 }
 
 static PyObject *
@@ -175,35 +192,14 @@ rows_from_codes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                         "rows_from_codes(codes: bytes, kinds: tuple, value_lists: list)");
         return NULL;
     }
-    if (check_bound() < 0) {
+    if (PyBytes_GET_SIZE(args[0]) != PyList_GET_SIZE(args[2])) {
+        PyErr_Format(PyExc_ValueError, "%zd row kinds for %zd rows", PyBytes_GET_SIZE(args[0]),
+                     PyList_GET_SIZE(args[2]));
         return NULL;
     }
-    PyObject *codes = args[0], *kinds = args[1], *lists = args[2];
-    Py_ssize_t n = PyList_GET_SIZE(lists);
-    Py_ssize_t known = PyTuple_GET_SIZE(kinds);
-    if (PyBytes_GET_SIZE(codes) != n) {
-        PyErr_Format(PyExc_ValueError, "%zd row kinds for %zd rows", PyBytes_GET_SIZE(codes), n);
-        return NULL;
-    }
-    const unsigned char *code = (const unsigned char *)PyBytes_AS_STRING(codes);
-    PyObject *out = PyList_New(n);
-    if (out == NULL) {
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (code[i] >= known) {
-            Py_DECREF(out);
-            PyErr_Format(PyExc_ValueError, "an unknown row kind %d", (int)code[i]);
-            return NULL;
-        }
-        PyObject *row = make(PyList_GET_ITEM(lists, i), PyTuple_GET_ITEM(kinds, code[i]));
-        if (row == NULL) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyList_SET_ITEM(out, i, row);
-    }
-    return out;
+    KindSource kinds = {.codes = (const unsigned char *)PyBytes_AS_STRING(args[0]),
+                        .table = args[1]};
+    return build_rows(args[2], &kinds);
 }
 
 static PyObject *
