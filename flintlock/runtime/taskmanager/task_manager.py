@@ -106,6 +106,7 @@ class TaskManager:
         self._done = threading.Event()
         self._deployments: list[msg.DeployTasks] = []  # guarded by _lock; not yet deployed
         self._wake = threading.Event()  # a deployment arrived or the TaskManager is released
+        self._cancel_on_create: set[TaskId] = set()  # guarded by _lock; see _on_cancel
         self._job_graph: JobGraph | None = None  # the main thread's, from the first deployment
         self._tasks: dict[TaskId, StreamTask] = {}  # guarded by _lock
         self._metrics: dict[TaskId, TaskMetrics] = {}  # set before its task is in _tasks
@@ -214,11 +215,19 @@ class TaskManager:
         self._wake.set()
 
     def _deploy(self) -> None:
-        with self._lock:
-            deployments, self._deployments = self._deployments, []
-        for deployment in deployments:
+        """Creates and starts the subtasks of every deployment that arrived. A deployment
+        stays listed until its subtasks exist, so a cancellation of one of them arriving
+        meanwhile is not lost (``_on_cancel``)."""
+        while True:
+            with self._lock:
+                if not self._deployments:
+                    return
+                deployment = self._deployments[0]
             if not self._released.is_set():
                 self._deploy_one(deployment)
+            with self._lock:
+                self._deployments.pop(0)
+                self._cancel_on_create -= _task_ids(deployment, self.payload.tm_index)
 
     def _deploy_one(self, deployment: msg.DeployTasks) -> None:
         if self._python_env is None:  # the job's packages first: unpickling may import them
@@ -270,6 +279,10 @@ class TaskManager:
                               read_checkpoint_state, create_operator)
             with self._lock:
                 self._tasks[task_id] = task  # a restarted region's task replaces its old one
+                cancelled = task_id in self._cancel_on_create
+                self._cancel_on_create.discard(task_id)
+            if cancelled:
+                task.cancel()  # it runs only to report CANCELED
             created.append(task)
         return created
 
@@ -325,6 +338,10 @@ class TaskManager:
     def _on_cancel(self, connection: RpcConnection, message: msg.CancelTasks) -> None:
         self._touch()
         if message.tasks is not None:  # a region restarts: only its subtasks
+            with self._lock:  # one still waiting in a deployment is cancelled as it is made
+                for deployment in self._deployments:
+                    self._cancel_on_create |= message.tasks & _task_ids(
+                        deployment, self.payload.tm_index)
             for task_id in message.tasks:
                 task = self._task(task_id)
                 if task is not None:
@@ -472,3 +489,9 @@ class TaskManager:
             self._threads,
             interval_s=self.config.get(cluster_options.TASK_CANCELLATION_INTERVAL) / 1000.0,
             timeout_s=timeout_s, cancel_again=self._cancel_all, on_timeout=on_timeout)
+
+
+def _task_ids(deployment: msg.DeployTasks, tm_index: int) -> set[TaskId]:
+    """The subtasks ``deployment`` brings TaskManager ``tm_index``."""
+    return {TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index))
+            for v in deployment.plan.task_managers[tm_index].subtasks}
