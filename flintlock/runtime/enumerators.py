@@ -90,7 +90,8 @@ class SourceCoordinator:
         self.operator_id = operator_id
         self.source = source
         self.parallelism = parallelism
-        self.send = send
+        self.send = self._recording(send)
+        self._assigned: dict[int, list[Any]] = {}  # splits sent to each reader, in order
         self._schedule = schedule
         self._now_ms = now_ms
         self._enumerator: Any = None
@@ -107,6 +108,24 @@ class SourceCoordinator:
 
     def add_reader(self, subtask: int) -> None:
         self._enumerator.add_reader(subtask)
+
+    @property
+    def can_take_splits_back(self) -> bool:
+        """Whether its enumerator takes a failed reader's splits back (``add_splits_back``)."""
+        return hasattr(self._enumerator, "add_splits_back")
+
+    def reader_failed(self, subtask: int) -> None:
+        """Reader ``subtask`` restarts without a checkpoint (BATCH region failover): the
+        splits it was sent go back to the enumerator, which sends them again once it runs."""
+        splits = self._assigned.pop(subtask, [])
+        self._enumerator.add_splits_back(splits, subtask)
+
+    def _recording(self, send: Callable[[SplitAssignment], None]
+                   ) -> Callable[[SplitAssignment], None]:
+        def recorded(assignment: SplitAssignment) -> None:
+            self._assigned.setdefault(assignment.subtask, []).extend(assignment.splits)
+            send(assignment)
+        return recorded
 
     def snapshot(self, checkpoint_id: CheckpointId) -> EnumeratorState:
         state = self._enumerator.snapshot_state(checkpoint_id)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import pytest
 
+from flintlock.common import WatermarkStrategy
 from flintlock.datastream import RuntimeExecutionMode
+from flintlock.datastream.connectors.number_seq import NumberSequenceSource
+from flintlock.datastream.functions import MapFunction
 from flintlock.graph.errors import InsufficientSlotsError
 from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
@@ -18,6 +21,7 @@ from flintlock.testing.faults import RaiseOnce
 from flintlock.testing.recording import Recording
 
 READS = Recording("batch_regions.reads")
+NUMBERS = Recording("batch_regions.numbers")
 WORDS = ["a", "b", "a", "c", "b", "a", "d"] * 40
 EXPECTED = sorted([("a", 120), ("b", 80), ("c", 40), ("d", 40)])
 
@@ -75,3 +79,40 @@ def test_a_region_failure_beyond_the_restart_strategy_fails_the_job(two_slots,
     env.set_runtime_mode(RuntimeExecutionMode.BATCH)
     with pytest.raises(Exception, match="injected failure"):
         _count(env, RaiseOnce(tmp_path / "failed", ("c", 40)))
+
+
+class _RecordReader(MapFunction):
+    """Records (reading subtask, number) for every number its source subtask read."""
+
+    def open(self, runtime_context) -> None:
+        self.subtask = runtime_context.get_index_of_this_subtask()
+
+    def map(self, value: int) -> int:
+        NUMBERS.append((self.subtask, value))
+        return value
+
+
+def test_a_failed_source_region_reads_its_splits_again_and_only_them(two_slots,
+                                                                    tmp_path) -> None:
+    """The failure is in a source subtask's own region (its chained map): that reader's splits
+    go back to the enumerator and are read again by its restarted reader; the other source
+    subtask's region ran once."""
+    env = local_environment(tmp_path, 2, restart_attempts=1, restart_delay="0 ms")
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    numbers = env.from_source(NumberSequenceSource(1, 400), WatermarkStrategy.no_watermarks(),
+                              "numbers")
+    fail = RaiseOnce(tmp_path / "failed", 150)
+    sums = sorted(numbers.map(_RecordReader()).map(fail)
+                  .key_by(lambda n: n % 3).reduce(lambda a, b: a + b)
+                  .execute_and_collect())
+    assert sums == sorted(sum(n for n in range(1, 401) if n % 3 == k) for k in range(3))
+    assert (tmp_path / "failed").exists()
+    failed = next(subtask for subtask, value in NUMBERS if value == 150)
+    counts: dict[tuple[int, int], int] = {}
+    for entry in NUMBERS:
+        counts[entry] = counts.get(entry, 0) + 1
+    assert {value for (subtask, value) in counts if subtask != failed}  # the other reader ran
+    assert all(count == 1 for (subtask, _), count in counts.items() if subtask != failed)
+    assert counts[failed, 150] == 2  # read again by the restarted reader
+    assert {value for _, value in counts} == set(range(1, 401))
+    assert len(two_slots.launchers[-1].attempts) == 1

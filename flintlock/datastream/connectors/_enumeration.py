@@ -11,7 +11,10 @@ cursor; restored at another parallelism, the pending splits are dealt again from
 connector's ``SplitDiscovery`` for its ``initial()`` splits; a continuous source also asks for
 ``discover()`` every interval (without an interval, the initial splits are all there is, but
 the readers never hear "no more splits"). ``add_reader(i)`` (after every (re)start of reader
-i) assigns i's pending splits and, for a bounded source, signals no more splits. Splits
+i) assigns i's pending splits and, for a bounded source, signals no more splits.
+``add_splits_back(splits, i)`` (Flink's ``addSplitsBack``) takes back the splits reader i held
+when it failed and its region restarts without a checkpoint (BATCH region failover): they
+are pending for i again, first, and go out at its next ``add_reader``. Splits
 assigned before a snapshot are in the readers' snapshots (the runtime guarantees it), so the
 enumerator's snapshot only keeps what is not assigned yet, plus the discovery's own state
 (e.g. the files seen so far).
@@ -114,6 +117,10 @@ class SplitDealer:
             self._pending[self._cursor % parallelism].append(split)
             self._cursor += 1
 
+    def give_back(self, subtask: int, splits: Sequence[Any]) -> None:
+        """Splits ``subtask`` held go back to the head of its pending list."""
+        self._pending[subtask] = [*splits, *self._pending[subtask]]
+
     def take(self, subtask: int) -> list[Any]:
         taken, self._pending[subtask] = self._pending[subtask], []
         return taken
@@ -157,6 +164,12 @@ class DealingEnumerator:
         self._assign(subtask)
         if self._bounded:
             self._require_context().signal_no_more_splits(subtask)
+
+    def add_splits_back(self, splits: list[Any], subtask: int) -> None:
+        """Reader ``subtask`` failed and will be restarted: the splits it was given (as
+        assigned: a restarted reader starts each from its beginning) are its again."""
+        self._running.discard(subtask)
+        self._dealer.give_back(subtask, splits)
 
     def snapshot_state(self, checkpoint_id: int) -> EnumeratorSnapshot:
         return EnumeratorSnapshot(self._dealer.state(), self._discovery.snapshot())

@@ -452,6 +452,7 @@ class JobManager:
         restart = region_failover.due(attempt, self._clock.now_ms())
         if restart is None:
             return
+        region_failover.give_back_splits(attempt, restart)
         with self._status.changing():
             for vertex in attempt.regions.subtasks(restart.regions):
                 attempt.states[TaskId(vertex.job_vertex_id, vertex.subtask_index)] = (

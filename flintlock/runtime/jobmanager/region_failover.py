@@ -2,12 +2,14 @@
 deployed regions consuming it), not the whole job (Flink's region failover strategy).
 
 ``region_restart`` decides whether a failure can be handled so: only in an attempt scheduled
-region by region, with no other region restart in progress, and when no restarting region
-reads splits from an enumerator in the JobManager (the splits its readers held would have to
-go back to the enumerator first, which ``SplitEnumerator`` has no call for here: such a
-failure restarts the whole attempt, as before). The regions upstream keep their FINISHED
-state: their BLOCKING results stay in their producers' spill files (``network.blocking``)
-for as long as the attempt's TaskManagers live, and the restarted consumers read them again.
+region by region, with no other region restart in progress, and when every enumerator in the
+JobManager whose readers restart can take their splits back (``add_splits_back``, Flink's
+``addSplitsBack``: the connectors' ``DealingEnumerator`` can; another enumerator makes the
+failure restart the whole attempt, as before). ``give_back_splits`` hands them back before
+the readers are deployed again; each gets them anew once it runs. The regions upstream keep
+their FINISHED state: their BLOCKING results stay in their producers' spill files
+(``network.blocking``) for as long as the attempt's TaskManagers live, and the restarted
+consumers read them again.
 
 What restarts, and when it is deployed again, is the ``RegionScheduler``'s; this module builds
 the ``RegionRestart`` record and tells which subtasks to cancel. JobManager thread only.
@@ -30,7 +32,9 @@ def region_restart(attempt: Attempt, failed: TaskId, cause: BaseException,
         return None
     regions = scheduler.to_restart(attempt.vertex_of(failed))
     subtasks = scheduler.subtasks(regions)
-    if any(v.job_vertex_id in attempt.sources for v in subtasks):
+    coordinators = {attempt.sources[v.job_vertex_id] for v in subtasks
+                    if v.job_vertex_id in attempt.sources}
+    if not all(coordinator.can_take_splits_back for coordinator in coordinators):
         return None
     tasks = {TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index)) for v in subtasks}
     running = {task for task in tasks if task != failed
@@ -54,6 +58,15 @@ def subtask_ended(attempt: Attempt, task: TaskId) -> bool:
         return False
     restart.waiting.discard(task)
     return True
+
+
+def give_back_splits(attempt: Attempt, restart: RegionRestart) -> None:
+    """The restarting readers' splits go back to their enumerators."""
+    assert attempt.regions is not None
+    for vertex in attempt.regions.subtasks(restart.regions):
+        coordinator = attempt.sources.get(vertex.job_vertex_id)
+        if coordinator is not None:
+            coordinator.reader_failed(int(vertex.subtask_index))
 
 
 def due(attempt: Attempt, now_ms: float) -> RegionRestart | None:

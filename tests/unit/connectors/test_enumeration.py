@@ -78,6 +78,18 @@ def test_a_reader_registering_again_gets_no_split_twice():
     assert ctx.actions[-1] == ("no_more", 0, ())
 
 
+def test_a_failed_readers_splits_come_back_to_it_first_at_its_next_registration():
+    # BATCH region failover (issue 29): the restarted reader reads its splits again
+    ctx = FakeEnumeratorContext(2)
+    enumerator = DealingEnumerator(2, None, ListDiscovery(["s0", "s1", "s2"]), bounded=True)
+    enumerator.start(ctx)
+    enumerator.add_reader(0)
+    enumerator.add_splits_back(["s0", "s2"], 0)
+    ctx.actions.clear()
+    enumerator.add_reader(0)
+    assert ctx.actions == [("assign", 0, ("s0", "s2")), ("no_more", 0, ())]
+
+
 def test_restored_enumerator_does_not_discover_the_initial_splits_again():
     ctx = FakeEnumeratorContext(2)
     first = DealingEnumerator(2, None, ListDiscovery(["s0", "s1"]), bounded=True)
