@@ -167,16 +167,17 @@ def reference(n: int, scope: str = "function") -> tuple[float, float]:
 
 
 class CheckpointWatcher:
-    """Samples the checkpoint directory while a job runs: when each ``chk-N`` directory
-    appears, and the bytes of the files that appeared since the previous one (its own files
-    and, with incremental checkpoints, the new shared files it is the first to use) — the
-    size each checkpoint adds. A sampler's view: a checkpoint is seen up to ``interval_s``
-    late, and one retired before a sample is missed."""
+    """Samples the checkpoint directory while a job runs: when each checkpoint's
+    ``_metadata`` appears (written last), the bytes of the files that appeared since the
+    previous checkpoint's — its own files and, with incremental checkpoints, the new shared
+    files it is the first to use: the size each checkpoint adds. A sampler's view: a
+    checkpoint is seen up to ``interval_s`` late, and one retired before a sample is missed."""
 
     def __init__(self, directory: str, interval_s: float = 0.05) -> None:
         self.directory, self.interval_s = directory, interval_s
         self.checkpoints: list[dict[str, float]] = []
-        self._seen: set[str] = set()
+        self._attributed: set[str] = set()
+        self._pending: dict[str, int] = {}  # path -> size, not yet part of a checkpoint
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -193,23 +194,23 @@ class CheckpointWatcher:
             self.sample()
 
     def sample(self) -> None:
-        new_bytes = 0
-        new_checkpoints = []
+        completed = 0
         for root, _, names in os.walk(self.directory):
             for name in names:
                 path = os.path.join(root, name)
-                if path in self._seen:
+                if path in self._attributed:
                     continue
-                self._seen.add(path)
                 try:
-                    new_bytes += os.path.getsize(path)
+                    self._pending[path] = os.path.getsize(path)
                 except OSError:
                     continue
                 if name == "_metadata":
-                    new_checkpoints.append(os.path.basename(root))
-        if new_checkpoints:
-            self.checkpoints.append({"at_s": time.time(), "bytes": new_bytes,
-                                     "count": len(new_checkpoints)})
+                    completed += 1
+        if completed:
+            self.checkpoints.append({"at_s": time.time(), "count": completed,
+                                     "bytes": sum(self._pending.values())})
+            self._attributed.update(self._pending)
+            self._pending.clear()
 
 
 def run_job(n: int, parallelism: int, mode: str, checkpoint_ms: int,
