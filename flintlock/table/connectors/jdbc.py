@@ -46,7 +46,13 @@ from flintlock.datastream.connectors._enumeration import (
     FixedSplits,
     SplitQueueReader,
 )
-from flintlock.datastream.connectors._jdbc import ConnectionSpec, connect, parse_url, to_psycopg
+from flintlock.datastream.connectors._jdbc import (
+    ConnectionSpec,
+    JdbcConnectionError,
+    connect,
+    parse_url,
+    to_psycopg,
+)
 from flintlock.datastream.connectors._jdbc_sink import BatchWriter, ExecutionSettings
 from flintlock.datastream.connectors.base import Sink, Source
 from flintlock.datastream.connectors.number_seq import split_range
@@ -78,7 +84,7 @@ def connection_spec(options: Options) -> ConnectionSpec:
     url = options.get_str("url") or ""
     try:
         parse_url(url)
-    except Exception as failed:  # JdbcConnectionError: the table's option is wrong
+    except JdbcConnectionError as failed:  # the table's option is wrong
         raise ValidationError(f"Invalid 'url' for the jdbc table: {failed}") from failed
     return ConnectionSpec(url, options.get_str("username"), options.get_str("password"))
 
