@@ -7,10 +7,10 @@ own virtualenv and on flintlock with the imports changed to ``flintlock`` and no
     python flink_program.py SPEC.json RESULT.json
 
 SPEC: ``{"mode": "check"|"time", "parallelism": 2, "runs": [{"query", "sql", "sink",
-"tables": {name: columns}, "data", "events"}]}``. RESULT: per run the elapsed seconds of the
-INSERT job (``time``), or the final rows of the query's changelog (``check``: +I/+U add a row,
--U/-D take one away), each row normalised to JSON text (decimals normalised, timestamps with
-milliseconds); or the error a run raised.
+"tables": {name: columns}, "data", "events", "key"}]}``. RESULT: per run the elapsed seconds of
+the INSERT job (``time``), or the final rows of the query's changelog (``check``; applied by
+``key`` when the query has one), each row normalised to JSON text (decimals normalised,
+timestamps with milliseconds); or the error a run raised.
 """
 
 import datetime
@@ -19,8 +19,6 @@ import json
 import sys
 import time
 from collections import Counter
-
-from pyflink.table import EnvironmentSettings, TableEnvironment
 
 
 def normalised(value):
@@ -31,20 +29,33 @@ def normalised(value):
     return value
 
 
-def final_rows(result):
+def final_rows(result, key=None):
+    """The rows the changelog leaves: by ``key`` (positions) for an updating query, whose
+    updates may come as +U alone; else as a multiset (+I/+U add a row, -U/-D take one)."""
+    if key is not None:
+        keyed = {}
+        for row in result.collect():
+            values = [normalised(v) for v in row]
+            if str(row.get_row_kind()) in ("+I", "+U"):
+                keyed[tuple(values[i] for i in key)] = json.dumps(values)
+            else:
+                keyed.pop(tuple(values[i] for i in key), None)
+        return sorted(keyed.values())
     rows = Counter()
     for row in result.collect():
-        key = json.dumps([normalised(v) for v in row])
+        text = json.dumps([normalised(v) for v in row])
         if str(row.get_row_kind()) in ("+I", "+U"):
-            rows[key] += 1
+            rows[text] += 1
         else:
-            rows[key] -= 1
-            if rows[key] == 0:
-                del rows[key]
+            rows[text] -= 1
+            if rows[text] == 0:
+                del rows[text]
     return sorted(rows.elements())
 
 
 def one_run(run, mode, parallelism):
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     t_env.get_config().set("parallelism.default", str(parallelism))
     for table, columns in run["tables"].items():
@@ -52,7 +63,7 @@ def one_run(run, mode, parallelism):
             f"CREATE TABLE {table} ({columns}) WITH ('connector' = 'filesystem', "
             f"'path' = '{run['data']}/{table}', 'format' = 'csv')")
     if mode == "check":
-        return {"rows": final_rows(t_env.execute_sql(run["sql"]))}
+        return {"rows": final_rows(t_env.execute_sql(run["sql"]), run.get("key"))}
     t_env.execute_sql(f"CREATE TABLE sink ({run['sink']}) WITH ('connector' = 'blackhole')")
     start = time.perf_counter()
     t_env.execute_sql(f"INSERT INTO sink {run['sql']}").wait()

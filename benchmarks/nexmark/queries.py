@@ -8,7 +8,8 @@ Changes from the suite, each said where it is: q10 writes to a blackhole instead
 partitioned file sink with partition-commit policies (flintlock has none); q14's Java UDF
 ``count_char(extra, 'c')`` is the built-in expression counting the same characters.
 
-``result`` says how results are compared: ``rows`` (the final multiset of rows, exactly),
+``key`` is the unique key of an updating query's result (its GROUP BY or PARTITION BY
+columns). ``result`` says how results are compared: ``rows`` (the final multiset of rows, exactly),
 ``keys`` (ties in an ORDER BY make the chosen row engine-dependent: only the number of rows is
 compared) — see ``run.py``.
 
@@ -41,6 +42,9 @@ class Query:
     spark_mode: str = "append"
     spark_gap: str = ""
     result: str = "rows"
+    key: tuple[int, ...] | None = None
+    """Positions of the result's unique key for an updating query: its changelog is applied
+    by key, since an engine may send an update as +U alone (PyFlink's collect() does)."""
 
 
 _RANKS = """
@@ -116,7 +120,7 @@ FROM (
     WHERE A.id = B.auction AND B.`dateTime` BETWEEN A.`dateTime` AND A.expires
     GROUP BY A.id, A.category
 ) Q
-GROUP BY Q.category""", "category BIGINT, avg_final BIGINT", ("auction", "bid"),
+GROUP BY Q.category""", "category BIGINT, avg_final BIGINT", ("auction", "bid"), key=(0,),
           spark_gap="Spark: multiple streaming aggregations are not supported"),
     Query("q9", "winning bids (join, Top-1)", """SELECT id, itemName, description, initialBid,
     reserve, `dateTime`, expires, seller, category, extra, auction, bidder, price,
@@ -130,7 +134,7 @@ FROM (
 )
 WHERE rownum <= 1""", AUCTION_COLUMNS + ", auction BIGINT, bidder BIGINT, price BIGINT, "
           "bid_dateTime TIMESTAMP(3), bid_extra STRING", ("auction", "bid"),
-          spark_gap=_NO_ROW_NUMBER),
+          spark_gap=_NO_ROW_NUMBER, key=(0,)),
     Query("q10", "log to file system (here: a blackhole; partition-commit policies are "
           "not in flintlock)",
           "SELECT auction, bidder, price, `dateTime`, extra, "
@@ -146,30 +150,30 @@ WHERE rownum <= 1""", AUCTION_COLUMNS + ", auction BIGINT, bidder BIGINT, price 
     Query("q15", "bidding statistics per day (COUNT DISTINCT with FILTER)",
           f"SELECT DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS `day`, count(*) AS total_bids,"
           f"{_RANKS},{_DISTINCT_RANKS}\nFROM bid GROUP BY DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')",
-          "`day` STRING, " + _DISTINCT_SINK, ("bid",), spark_gap=_NO_DISTINCT),
+          "`day` STRING, " + _DISTINCT_SINK, ("bid",), spark_gap=_NO_DISTINCT, key=(0,)),
     Query("q16", "channel statistics per day",
           "SELECT channel, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS `day`, "
           "max(DATE_FORMAT(`dateTime`, 'HH:mm')) AS `minute`, count(*) AS total_bids,"
           f"{_RANKS},{_DISTINCT_RANKS}\nFROM bid "
           "GROUP BY channel, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')",
           "channel STRING, `day` STRING, `minute` STRING, " + _DISTINCT_SINK, ("bid",),
-          spark_gap=_NO_DISTINCT),
+          spark_gap=_NO_DISTINCT, key=(0, 1)),
     Query("q17", "auction statistics per day", _Q17.format(ranks=_RANKS, avg="avg(price)"),
           "auction BIGINT, `day` STRING, total_bids BIGINT, rank1_bids BIGINT, "
           "rank2_bids BIGINT, rank3_bids BIGINT, min_price BIGINT, max_price BIGINT, "
           "avg_price BIGINT, sum_price BIGINT", ("bid",),
           spark_sql=_Q17.format(ranks=_RANKS, avg="CAST(avg(price) AS BIGINT)"),
-          spark_mode="complete"),
+          spark_mode="complete", key=(0, 1)),
     Query("q18", "last bid per bidder and auction (Top-1 by time)",
           "SELECT auction, bidder, price, channel, url, `dateTime`, extra FROM "
           "(SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder, auction "
           "ORDER BY `dateTime` DESC) AS rank_number FROM bid) WHERE rank_number <= 1",
-          BID_COLUMNS, ("bid",), spark_gap=_NO_ROW_NUMBER, result="keys"),
+          BID_COLUMNS, ("bid",), spark_gap=_NO_ROW_NUMBER, result="keys", key=(0, 1)),
     Query("q19", "auction Top-10 prices",
           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction "
           "ORDER BY price DESC) AS rank_number FROM bid) WHERE rank_number <= 10",
           BID_COLUMNS + ", rank_number BIGINT", ("bid",), spark_gap=_NO_ROW_NUMBER,
-          result="keys"),
+          result="keys", key=(0, 7)),
     Query("q20", "expand bids with their auction (join, filter)",
           "SELECT auction, bidder, price, channel, url, B.`dateTime` AS bid_dateTime, "
           "B.extra AS bid_extra, itemName, description, initialBid, reserve, "

@@ -26,6 +26,7 @@ Run it under the Spark lock: it takes both cores.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -94,12 +95,17 @@ class Engines:
         env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", TZ="UTC")
         python_dir = str(Path(self.commands[engine][0]).parent)
         env["PATH"] = f"{python_dir}{os.pathsep}{env.get('PATH', '')}"
-        done = subprocess.run([*self.commands[engine], str(spec_file), str(result_file)],
-                              capture_output=True, text=True, env=env, timeout=7200,
-                              cwd=self.workdir)
-        if done.returncode != 0 or not result_file.exists():
-            raise RuntimeError(f"{engine} failed (exit {done.returncode}):\n"
-                               f"{done.stderr[-4000:]}")
+        log = self.workdir / f"stderr-{self.count}.txt"
+        with open(log, "w") as errors:
+            process = subprocess.Popen([*self.commands[engine], str(spec_file),
+                                        str(result_file)], stdout=subprocess.PIPE,
+                                       stderr=errors, text=True, env=env, cwd=self.workdir)
+            assert process.stdout is not None
+            for line in process.stdout:  # the program's progress, one line per run
+                print(f"  {engine}: {line.rstrip()}", flush=True)
+            code = process.wait(timeout=7200)
+        if code != 0 or not result_file.exists():
+            raise RuntimeError(f"{engine} failed (exit {code}):\n{log.read_text()[-4000:]}")
         return json.loads(result_file.read_text())  # type: ignore[no-any-return]
 
 
@@ -111,6 +117,7 @@ def runs_for(engine: str, queries: list[Query], data: dict[int, Path]) -> list[d
         for events, directory in data.items():
             runs.append({"query": query.name, "sql": query.sql, "sink": query.sink,
                          "spark_sql": spark_sql(query), "spark_mode": query.spark_mode,
+                         "key": query.key,
                          "tables": {t: TABLE_COLUMNS[t] for t in query.tables},
                          "data": str(directory), "events": events})
     return runs
@@ -143,7 +150,7 @@ def compare(query: Query, results: dict[str, dict[str, Any]]) -> dict[str, str]:
 
 
 def check(engines: Engines, names: list[str], queries: list[Query], data: Path, events: int
-          ) -> dict[str, dict[str, str]]:
+          ) -> dict[str, Any]:
     results: dict[str, dict[str, Any]] = {}
     for engine in names:
         spec = {"mode": "check", "parallelism": 2,
@@ -153,7 +160,15 @@ def check(engines: Engines, names: list[str], queries: list[Query], data: Path, 
     for name, by_engine in verdicts.items():
         print(f"check {name}: " + "; ".join(f"{e} {v}" for e, v in by_engine.items()),
               flush=True)
-    return verdicts
+    digests = {engine: {q: digest(r["rows"]) for q, r in by_query.items() if "rows" in r}
+               for engine, by_query in results.items()}
+    return {"verdicts": verdicts, "digests": digests}
+
+
+def digest(rows: list[str]) -> dict[str, Any]:
+    """A query's final rows in short: their number and the SHA-256 of the sorted rows."""
+    text = "\n".join(sorted(rows)).encode()
+    return {"rows": len(rows), "sha256": hashlib.sha256(text).hexdigest()}
 
 
 def rates(times: dict[int, list[float]]) -> float | None:
