@@ -9,6 +9,7 @@ import psycopg
 import pytest
 
 from flintlock.datastream.connectors._jdbc import (
+    BatchStatement,
     ConnectionSpec,
     JdbcConnectionError,
     JdbcWriteError,
@@ -200,3 +201,47 @@ def test_jdbc_urls():
         parse_url("jdbc:mysql://h:3306/db")
     with pytest.raises(JdbcConnectionError, match="'loginTimeout' is not supported"):
         parse_url("jdbc:postgresql://h/db?loginTimeout=3")
+
+
+class _RecordingCursor:
+    def __init__(self):
+        self.calls = []
+
+    def execute(self, sql, params):
+        self.calls.append(("execute", sql, list(params)))
+
+    def executemany(self, sql, rows):
+        self.calls.append(("executemany", sql, list(rows)))
+
+
+def test_a_plain_insert_is_sent_as_multi_row_statements():
+    statement = BatchStatement("INSERT INTO t (a, b) VALUES (%s, %s)")
+    cursor = _RecordingCursor()
+    statement.execute(cursor, [(i, str(i)) for i in range(1001)])
+    assert [c[0] for c in cursor.calls] == ["execute", "execute"]
+    first, second = cursor.calls
+    assert first[1].count("(%s, %s)") == 1000 and first[2][:4] == [0, "0", 1, "1"]
+    assert second[1] == "INSERT INTO t (a, b) VALUES (%s, %s)" and second[2] == [1000, "1000"]
+
+
+@pytest.mark.parametrize(("sql", "unique"), [
+    ("INSERT INTO t (a) VALUES (%s) ON CONFLICT (a) DO NOTHING", False),  # rows may conflict
+    ("INSERT INTO t (a, b) VALUES (%s, now())", True),  # not only markers
+    ("UPDATE t SET a = %s", True),
+])
+def test_other_statements_run_once_per_row(sql, unique):
+    cursor = _RecordingCursor()
+    BatchStatement(sql, unique_rows=unique).execute(cursor, [(1,), (2,)])
+    assert cursor.calls == [("executemany", sql, [(1,), (2,)])]
+
+
+def test_an_upsert_of_unique_keys_is_batched_too(postgres):
+    statement = BatchStatement(to_psycopg(dialect.upsert("upserted", ["id", "name"], ["id"])),
+                               unique_rows=True)
+    with psycopg.connect(postgres.conninfo, autocommit=True) as connection:
+        connection.execute("CREATE TABLE upserted (id INT PRIMARY KEY, name TEXT)")
+        connection.execute("INSERT INTO upserted VALUES (1, 'ann')")
+        with connection.cursor() as cursor:
+            statement.execute(cursor, [(1, "anna"), (7, "gus")])
+        assert connection.execute("SELECT id, name FROM upserted ORDER BY id").fetchall() == [
+            (1, "anna"), (7, "gus")]

@@ -14,6 +14,14 @@ markers; psycopg's are ``%s``. ``to_psycopg(sql)`` rewrites every ``?`` outside 
 literals, quoted identifiers, dollar-quoted bodies and comments, and doubles every ``%``
 there, so a statement means the same to both.
 
+**Batches** (``execute_batch``): a plain ``INSERT INTO t (...) VALUES (?, ..., ?)`` is sent as
+one multi-row ``VALUES (...), (...), ...`` statement per chunk of rows (what PostgreSQL's JDBC
+driver does with ``reWriteBatchedInserts``; ~10x fewer round trips and executions than one
+execution per row); with a trailing ``ON CONFLICT`` clause only when the caller knows no two
+rows of the batch conflict (the upsert sink, which reduces its batch per key: PostgreSQL
+refuses a statement that updates one row twice). Any other statement runs once per row
+(``executemany``, pipelined by psycopg).
+
 **Retries** (``with_retries``): as Flink's JDBC writers, a failed call is retried up to
 ``max_retries`` times, after ``1 s * attempt`` (the ``sleep`` is injectable), with the
 connection re-opened when it was lost; the last error is raised as ``JdbcWriteError`` with the
@@ -25,6 +33,7 @@ Pure functions except ``connect``; called on task threads and on the driver.
 
 from __future__ import annotations
 
+import re
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -168,6 +177,42 @@ def _quoted_end(sql: str, i: int) -> int:
     return i
 
 
+_VALUES = re.compile(r"^(\s*INSERT\s+INTO\s.+?\sVALUES\s*)\((\s*%s\s*(?:,\s*%s\s*)*)\)"
+                     r"(\s+ON\s+CONFLICT\s.*)?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_MAX_PARAMETERS = 32767  # PostgreSQL allows 65535 per statement
+_MAX_ROWS = 1000
+
+
+class BatchStatement:
+    """A psycopg statement run for many rows at once (see "Batches")."""
+
+    def __init__(self, sql: str, unique_rows: bool = False) -> None:
+        self.sql = sql
+        match = _VALUES.match(sql)
+        if match is not None and match.group(3) and not unique_rows:
+            match = None
+        self._head = self._tail = ""
+        self._chunk = 0
+        if match is not None:
+            width = match.group(2).count("%s")
+            self._head, self._tail = match.group(1), match.group(3) or ""
+            self._row = "(" + ", ".join(["%s"] * width) + ")"
+            self._chunk = max(1, min(_MAX_ROWS, _MAX_PARAMETERS // width))
+            self._full = self._statement(self._chunk)
+
+    def _statement(self, rows: int) -> str:
+        return self._head + ", ".join([self._row] * rows) + self._tail
+
+    def execute(self, cursor: Any, rows: list[tuple[Any, ...]]) -> None:
+        if not self._chunk or len(rows) == 1:
+            cursor.executemany(self.sql, rows)
+            return
+        for start in range(0, len(rows), self._chunk):
+            chunk = rows[start:start + self._chunk]
+            statement = self._full if len(chunk) == self._chunk else self._statement(len(chunk))
+            cursor.execute(statement, [value for row in chunk for value in row])
+
+
 def with_retries(call: Callable[[], T], max_retries: int, on_failure: Callable[[], None],
                  what: str, sleep: Callable[[float], None] = time.sleep) -> T:
     """``call()``, retried up to ``max_retries`` times after a database error;
@@ -186,5 +231,5 @@ def with_retries(call: Callable[[], T], max_retries: int, on_failure: Callable[[
             sleep(1.0 * attempt)
 
 
-__all__ = ["ConnectionSpec", "JdbcConnectionError", "JdbcWriteError", "connect",
+__all__ = ["BatchStatement", "ConnectionSpec", "JdbcConnectionError", "JdbcWriteError", "connect",
            "database_errors", "parse_url", "to_psycopg", "with_retries"]

@@ -3,10 +3,10 @@ on PostgreSQL's two-phase commit.
 
 **Statements.** A writer buffers records in a ``Statements`` object and hands it the
 connection to run them: ``SimpleStatements`` runs one parameterized statement per record
-(``JdbcSink.sink``'s SQL, ``executemany`` in one pipeline); the table connector's upsert sink
-brings its own (the last change per key wins, then upserts and deletes). ``add(record)``
-buffers, ``execute(connection)`` runs what is buffered (no commit; the buffer is kept so a
-retry runs it again), ``clear()`` forgets it once committed.
+(``JdbcSink.sink``'s SQL; a plain INSERT as multi-row statements, ``_jdbc.BatchStatement``);
+the table connector's upsert sink brings its own (the last change per key wins, then upserts
+and deletes). ``add(record)`` buffers, ``execute(connection)`` runs what is buffered (no
+commit; the buffer is kept so a retry runs it again), ``clear()`` forgets it once committed.
 
 **At-least-once** (``BatchWriter``, Flink's ``JdbcOutputFormat``): a batch is executed and
 committed when ``batch_size`` records are buffered, when ``batch_interval_ms`` has passed since
@@ -53,6 +53,7 @@ from typing import Any, Protocol
 
 from flintlock.datastream.connectors._delivery import EndOfInputRule
 from flintlock.datastream.connectors._jdbc import (
+    BatchStatement,
     ConnectionSpec,
     JdbcConnectionError,
     connect,
@@ -72,7 +73,7 @@ class SimpleStatements:
     """One statement with JDBC ``?`` markers, run for each buffered record's fields."""
 
     def __init__(self, sql: str, to_params: Callable[[Any], tuple[Any, ...]] = tuple) -> None:
-        self._sql = to_psycopg(sql)
+        self._statement = BatchStatement(to_psycopg(sql))
         self._to_params = to_params
         self._buffer: list[tuple[Any, ...]] = []
 
@@ -85,7 +86,7 @@ class SimpleStatements:
     def execute(self, connection: Any) -> None:
         if self._buffer:
             with connection.cursor() as cursor:
-                cursor.executemany(self._sql, self._buffer)
+                self._statement.execute(cursor, self._buffer)
 
     def clear(self) -> None:
         self._buffer = []

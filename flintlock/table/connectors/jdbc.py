@@ -47,6 +47,7 @@ from flintlock.datastream.connectors._enumeration import (
     SplitQueueReader,
 )
 from flintlock.datastream.connectors._jdbc import (
+    BatchStatement,
     ConnectionSpec,
     JdbcConnectionError,
     connect,
@@ -229,7 +230,8 @@ class UpsertStatements:
     def __init__(self, table: str, fields: Sequence[Field], key: Sequence[str]) -> None:
         names = [f.name for f in fields]
         self._key_indexes = [names.index(k) for k in key]
-        self._upsert = to_psycopg(dialect.upsert(table, names, key))
+        self._upsert = BatchStatement(to_psycopg(dialect.upsert(table, names, key)),
+                                      unique_rows=True)  # one row per key after the reduction
         self._delete = to_psycopg(dialect.delete(table, key))
         self._row_params = dialect.params_writer([f.type for f in fields])
         self._key_params = dialect.params_writer([fields[i].type for i in self._key_indexes])
@@ -249,7 +251,7 @@ class UpsertStatements:
         deletes = [self._key_params(k) for k, (put, _) in self._buffer.items() if not put]
         with connection.cursor() as cursor:
             if upserts:
-                cursor.executemany(self._upsert, upserts)
+                self._upsert.execute(cursor, upserts)
             if deletes:
                 cursor.executemany(self._delete, deletes)
 
@@ -261,7 +263,8 @@ class InsertStatements:
     """Every row an INSERT (a table without a primary key takes inserts only)."""
 
     def __init__(self, table: str, fields: Sequence[Field]) -> None:
-        self._sql = to_psycopg(dialect.insert(table, [f.name for f in fields]))
+        names = [f.name for f in fields]
+        self._statement = BatchStatement(to_psycopg(dialect.insert(table, names)))
         self._params = dialect.params_writer([f.type for f in fields])
         self._buffer: list[tuple[Any, ...]] = []
 
@@ -273,7 +276,7 @@ class InsertStatements:
 
     def execute(self, connection: Any) -> None:
         with connection.cursor() as cursor:
-            cursor.executemany(self._sql, self._buffer)
+            self._statement.execute(cursor, self._buffer)
 
     def clear(self) -> None:
         self._buffer = []
