@@ -276,9 +276,13 @@ def test_the_history_server_shows_a_finished_job(browser, monkeypatch, tmp_path)
         .filter(lambda x: False).print()
     client = env.execute_async("archived")
     try:  # a few points of history before the job runs to its end
-        client.rest_endpoint.api.history.sample()
-        wait_for(lambda: client.rest_endpoint.api.history.series()["times"],
-                 lambda times: len(times) >= 3, WAIT_S, "three points of history")
+        def points(history):
+            columns = [v["records-out-per-second"] for v in history["vertices"].values()]
+            return len(columns) == 2 and all(
+                sum(x is not None for x in column) >= 2 for column in columns)
+
+        wait_for(client.rest_endpoint.api.history.series, points, WAIT_S,
+                 "two points of history for every vertex")
     finally:
         gate.open()
     client.wait(WAIT_S)
