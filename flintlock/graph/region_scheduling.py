@@ -9,7 +9,9 @@ which are complete (spilled by their producers, ``network.blocking``) before it 
 * a region is *ready* when every region whose BLOCKING output it reads has FINISHED;
 * a ready region is deployed as soon as the slots it needs are free: one slot per distinct
   (slot sharing group, subtask index) among its subtasks, as slot sharing packs them;
-* a region holds its slots until its last subtask FINISHED, then they go back to the pool.
+* a region holds its slots until its last subtask FINISHED, then they go back to the pool;
+* a FINISHED region's BLOCKING results are released (``ReleaseResults``) once every region
+  reading them FINISHED too: nothing can read them again (a finished region never restarts).
 
 A BATCH job therefore needs only the slots of its widest region (``RegionGraph.widest``), not
 the sum over all of them; the pool is what the cluster offers, at most what deploying
@@ -24,8 +26,8 @@ Region states: CREATED -> DEPLOYED -> FINISHED; DEPLOYED -> CREATED on a restart
 JobManager calls ``restarted`` once every subtask of the restarting regions has ended, which
 frees their slots). Any other move raises ``RegionStateError``.
 
-An I/O-free core (STYLE.md §2): facts in, ``DeployRegion`` actions out, tested with event
-lists. Owned by the JobManager thread.
+An I/O-free core (STYLE.md §2): facts in, ``DeployRegion`` and ``ReleaseResults`` actions
+out, tested with event lists. Owned by the JobManager thread.
 """
 
 from __future__ import annotations
@@ -158,6 +160,16 @@ class DeployRegion:
     locations: Mapping[ExecutionVertex, SlotLocation]
 
 
+@dataclass(frozen=True, slots=True)
+class ReleaseResults:
+    """Release the BLOCKING results ``region`` produced: every region reading them finished."""
+
+    region: int
+
+
+Action = DeployRegion | ReleaseResults
+
+
 class RegionScheduler:
     """Decides when each region of one attempt is deployed and into which slots (see the
     module docstring). ``locations`` keeps where every subtask deployed so far runs,
@@ -181,9 +193,10 @@ class RegionScheduler:
         """The regions to deploy first (those reading no BLOCKING result, as slots allow)."""
         return self._schedule()
 
-    def subtask_finished(self, vertex: ExecutionVertex) -> list[DeployRegion]:
-        """A subtask FINISHED; when it was its region's last, the region's slots are freed
-        and the regions it made ready are deployed."""
+    def subtask_finished(self, vertex: ExecutionVertex) -> list[Action]:
+        """A subtask FINISHED; when it was its region's last, the region's slots are freed,
+        the regions it made ready are deployed, and the results no one reads any more are
+        released."""
         region = self.graph.region_index[vertex]
         unfinished = self._unfinished.get(region)
         if unfinished is None or vertex not in unfinished:
@@ -194,7 +207,7 @@ class RegionScheduler:
         self._move(region, RegionState.FINISHED)
         del self._unfinished[region]
         self._free = sorted(self._free + self._held.pop(region))
-        return self._schedule()
+        return [*self._schedule(), *self._releasable(region)]
 
     def to_restart(self, vertex: ExecutionVertex) -> frozenset[int]:
         """The regions a failure of ``vertex`` restarts: its own, and the deployed regions
@@ -229,6 +242,13 @@ class RegionScheduler:
         return frozenset(v for region in regions for v in self.graph.regions[region])
 
     # -- deciding ------------------------------------------------------------------------
+
+    def _releasable(self, finished: int) -> list[ReleaseResults]:
+        """The results of ``finished``'s inputs that every reader has now read (the results
+        of ``finished`` itself are read from now on)."""
+        return [ReleaseResults(region) for region in sorted(self.graph.inputs[finished])
+                if all(self.states[reader] is RegionState.FINISHED
+                       for reader in self.graph.consumers(region))]
 
     def _ready(self, region: int) -> bool:
         return self.states[region] is RegionState.CREATED and all(

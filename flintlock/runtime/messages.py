@@ -13,7 +13,7 @@ TaskManager → JobManager: ``RegisterTaskManager`` (call; the reply is ``Regist
 ``CollectBatch``. (Printed output travels with the Spark bootstrap's own messages.)
 JobManager → TaskManager: ``DeployTasks``, ``AssignSplits``, ``TriggerCheckpoint``,
 ``NotifyCheckpointComplete``, ``NotifyCheckpointAborted``, ``CancelTasks``,
-``ReleaseTaskManager``, ``Heartbeat``.
+``ReleasePartitions``, ``ReleaseTaskManager``, ``Heartbeat``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flintlock.common.ids import CheckpointId
+from flintlock.common.ids import CheckpointId, ResultPartitionId
 from flintlock.runtime.checkpoint.failure import CheckpointFailureReason
 from flintlock.runtime.checkpoint.pending import SubtaskState, TaskId
 from flintlock.runtime.checkpoint.stats import NO_METRICS, SubtaskCheckpointMetrics
@@ -169,6 +169,15 @@ class CancelTasks:
     attempt: int
     tasks: frozenset[TaskId] | None = None
     """Only these subtasks (a restarting pipelined region); None: every subtask."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReleasePartitions:
+    """BATCH: these finished BLOCKING result partitions of the TaskManager will not be read
+    again (every region reading them finished): delete their spill files now."""
+
+    attempt: int
+    partitions: frozenset[ResultPartitionId]
 
 
 @dataclass(frozen=True, slots=True)

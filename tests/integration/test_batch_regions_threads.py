@@ -8,6 +8,9 @@ sources included.
 
 from __future__ import annotations
 
+import glob
+import os
+
 import pytest
 
 from flintlock.common import WatermarkStrategy
@@ -19,9 +22,11 @@ from flintlock.testing.environments import local_environment
 from flintlock.testing.executor import use_thread_executor
 from flintlock.testing.faults import RaiseOnce
 from flintlock.testing.recording import Recording
+from flintlock.testing.waiting import poll_until
 
 READS = Recording("batch_regions.reads")
 NUMBERS = Recording("batch_regions.numbers")
+SPILLED = Recording("batch_regions.spilled")
 WORDS = ["a", "b", "a", "c", "b", "a", "d"] * 40
 EXPECTED = sorted([("a", 120), ("b", 80), ("c", 40), ("d", 40)])
 
@@ -116,3 +121,36 @@ def test_a_failed_source_region_reads_its_splits_again_and_only_them(two_slots,
     assert counts[failed, 150] == 2  # read again by the restarted reader
     assert {value for _, value in counts} == set(range(1, 401))
     assert len(two_slots.launchers[-1].attempts) == 1
+
+
+class _CountSpillFiles(MapFunction):
+    """At its first record, records how many spill files of BLOCKING results exist in
+    ``directory`` (waiting, bounded, until ``expected`` do: a release travels on its own)."""
+
+    def __init__(self, directory: str, expected: int) -> None:
+        self.directory = directory
+        self.expected = expected
+
+    def map(self, value):
+        if not SPILLED:
+            pattern = os.path.join(self.directory, "flintlock-partition-*.spill")
+            poll_until(lambda: len(glob.glob(pattern)) == self.expected, timeout_s=10)
+            SPILLED.append(len(glob.glob(pattern)))
+        return value
+
+
+def test_results_no_region_reads_any_more_are_released_while_the_job_runs(two_slots,
+                                                                          tmp_path) -> None:
+    """source(2) -> reduce(2) -> map(1): when the map's region runs, every reducer finished, so
+    the sources' two spilled results are deleted; the reducers' two are being read."""
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    env = local_environment(tmp_path, 2, options={"io.tmp.dirs": str(spill)})
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    numbers = env.from_source(NumberSequenceSource(1, 90), WatermarkStrategy.no_watermarks(),
+                              "numbers")
+    sums = sorted(numbers.key_by(lambda n: n % 3).reduce(lambda a, b: a + b)
+                  .rebalance().map(_CountSpillFiles(str(spill), 2)).set_parallelism(1)
+                  .execute_and_collect())
+    assert sums == sorted(sum(n for n in range(1, 91) if n % 3 == k) for k in range(3))
+    assert list(SPILLED) == [2]  # 4 if the sources' results were kept to the end

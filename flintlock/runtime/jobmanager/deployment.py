@@ -15,9 +15,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from flintlock.common.ids import JobVertexId, SubtaskIndex
+from flintlock.common.ids import JobVertexId, ResultPartitionId, SubtaskIndex
 from flintlock.graph.execution_graph import ExecutionVertex
-from flintlock.graph.region_scheduling import DeployRegion, allocation_of
+from flintlock.graph.region_scheduling import DeployRegion, ReleaseResults, allocation_of
 from flintlock.graph.scheduling import AllocationPlan
 from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.pending import TaskId
@@ -75,6 +75,21 @@ def deploy_regions(attempt: Attempt, deployments: list[DeployRegion], restore: R
     attempt.deployed = True
     for assignment in attempt.take_pending_splits(set(with_states)):
         _assignments_for(attempt)(assignment)
+
+
+def release_results(attempt: Attempt, releases: list[ReleaseResults]) -> None:
+    """Tells each TaskManager which of its finished BLOCKING results no one reads again."""
+    regions = attempt.regions
+    assert regions is not None
+    per_tm: dict[int, set[ResultPartitionId]] = {}
+    for release in releases:
+        for vertex in regions.graph.regions[release.region]:
+            blocking = {p.id for p in attempt.graph.produced_partitions(vertex)
+                        if not p.partition_type.is_pipelined}
+            if blocking:
+                per_tm.setdefault(attempt.plan.task_manager_of(vertex), set()).update(blocking)
+    for tm_index, partitions in sorted(per_tm.items()):
+        attempt.send(tm_index, msg.ReleasePartitions(attempt.number, frozenset(partitions)))
 
 
 def _task_id(vertex: ExecutionVertex) -> TaskId:

@@ -44,6 +44,7 @@ from flintlock.graph.job_graph import JobGraph
 from flintlock.graph.region_scheduling import (
     DeployRegion,
     RegionScheduler,
+    ReleaseResults,
     allocation_of,
     create_region_scheduler,
 )
@@ -60,6 +61,7 @@ from flintlock.runtime.jobmanager.collect import CollectDelivery
 from flintlock.runtime.jobmanager.deployment import (
     deploy_regions,
     deploy_tasks,
+    release_results,
     start_source_coordinators,
 )
 from flintlock.runtime.jobmanager.description import JobDescription, JobResult, describe_job
@@ -565,8 +567,9 @@ class JobManager:
             self._checkpoints.apply(coordinator.on_task_finished(message.task))
             self._start_checkpointing_once_started(attempt)
             if attempt.regions is not None:
-                self._deploy_regions(attempt, attempt.regions.subtask_finished(
-                    attempt.vertex_of(message.task)))
+                actions = attempt.regions.subtask_finished(attempt.vertex_of(message.task))
+                release_results(attempt, [a for a in actions if isinstance(a, ReleaseResults)])
+                self._deploy_regions(attempt, [a for a in actions if isinstance(a, DeployRegion)])
         elif message.state in (ExecutionState.FAILED, ExecutionState.CANCELED) and not (
                 self._cancel_requested or self._stop_requested):
             cause = message.error.to_exception() if message.error else None

@@ -174,6 +174,7 @@ class TaskManager:
             .register(msg.NotifyCheckpointComplete, self._on_complete)
             .register(msg.NotifyCheckpointAborted, self._on_aborted)
             .register(msg.CancelTasks, self._on_cancel)
+            .register(msg.ReleasePartitions, self._on_release_partitions)
             .register(msg.ReleaseTaskManager, self._on_release)
             .register(msg.Heartbeat, self._on_heartbeat)
             .on_disconnect(self._on_disconnected)
@@ -349,6 +350,12 @@ class TaskManager:
             return
         self._cancel_all()
         self._deployed.set()
+
+    def _on_release_partitions(self, connection: RpcConnection,
+                               message: msg.ReleasePartitions) -> None:
+        self._touch()
+        for partition_id in message.partitions:
+            self._partitions.release(partition_id)
 
     def _on_release(self, connection: RpcConnection, message: msg.ReleaseTaskManager) -> None:
         self._touch()

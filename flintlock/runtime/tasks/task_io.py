@@ -47,7 +47,7 @@ from flintlock.runtime.network.partition import (
     ResultPartition,
     ResultPartitionManager,
     ResultPartitionType,
-    create_partition_pool,
+    create_result_partition,
 )
 from flintlock.runtime.network.serialization import BatchSerializer
 from flintlock.runtime.network.typed_serializer import serializer_for
@@ -117,7 +117,6 @@ class NetworkContext:
     scheduler: Scheduler
     """The TaskManager's timer service (its network I/O thread's ``call_later``): local
     channels' partition-request retries wait on it."""
-    spill_dir: str | None = None
 
 
 def build_task_io(
@@ -158,10 +157,9 @@ def _create_partition(
     descriptor: ResultPartitionDescriptor, net: NetworkContext
 ) -> ResultPartition:
     partition_type = ResultPartitionType[descriptor.partition_type.name]
-    pool = create_partition_pool(
-        net.network_pool, partition_type, descriptor.num_subpartitions, net.configuration)
-    partition = ResultPartition(
-        descriptor.id, partition_type, descriptor.num_subpartitions, pool, net.spill_dir)
+    partition = create_result_partition(  # BLOCKING ones spill into one of io.tmp.dirs
+        net.network_pool, descriptor.id, partition_type, descriptor.num_subpartitions,
+        net.configuration)
     net.partition_manager.register(partition)
     return partition
 

@@ -10,9 +10,11 @@ from flintlock.graph.errors import InsufficientSlotsError
 from flintlock.graph.execution_graph import ExecutionGraph, ExecutionVertex, build_execution_graph
 from flintlock.graph.job_graph import build_job_graph
 from flintlock.graph.region_scheduling import (
+    DeployRegion,
     RegionScheduler,
     RegionState,
     RegionStateError,
+    ReleaseResults,
     allocation_of,
     create_region_scheduler,
     region_graph,
@@ -43,7 +45,13 @@ def names(graph: ExecutionGraph, vertices: object) -> list[str]:
 
 
 def deployed(graph: ExecutionGraph, actions: list) -> list[str]:
-    return names(graph, [v for action in actions for v in action.locations])
+    return names(graph, [v for action in actions if isinstance(action, DeployRegion)
+                         for v in action.locations])
+
+
+def released(graph: ExecutionGraph, scheduler: RegionScheduler, actions: list) -> list[str]:
+    return names(graph, [v for action in actions if isinstance(action, ReleaseResults)
+                         for v in scheduler.graph.regions[action.region]])
 
 
 def vertex(graph: ExecutionGraph, name: str, index: int) -> ExecutionVertex:
@@ -72,8 +80,11 @@ def test_two_slots_run_a_job_of_four_region_by_region() -> None:
     assert scheduler.subtask_finished(vertex(graph, "src", 2)) == []  # agg reads every source
     assert deployed(graph, scheduler.subtask_finished(vertex(graph, "src", 3))) == [
         "agg0", "agg1"]
-    for i in range(4):
-        scheduler.subtask_finished(vertex(graph, "agg", i))
+    for i in range(3):
+        assert released(graph, scheduler, scheduler.subtask_finished(vertex(graph, "agg", i))) == []
+    last = scheduler.subtask_finished(vertex(graph, "agg", 3))
+    # every reader of the sources' results finished: their spill files can go
+    assert released(graph, scheduler, last) == ["src0", "src1", "src2", "src3"]
     assert scheduler.states[-1] is RegionState.DEPLOYED  # the sink, once every agg finished
     assert not scheduler.all_finished
     scheduler.subtask_finished(vertex(graph, "sink", 0))
@@ -164,6 +175,7 @@ def test_every_region_runs_once_and_never_beyond_the_pool(src, agg, sink, slots,
     scheduler = create_region_scheduler(graph, 1, available_slots=slots)
     running: set[ExecutionVertex] = set()
     started: list[ExecutionVertex] = []
+    released_regions: list[int] = []
     for action in scheduler.start():
         running |= set(action.locations)
         started += list(action.locations)
@@ -171,9 +183,16 @@ def test_every_region_runs_once_and_never_beyond_the_pool(src, agg, sink, slots,
         done = order.choice(sorted(running))
         running.discard(done)
         for action in scheduler.subtask_finished(done):
+            if isinstance(action, ReleaseResults):
+                readers = scheduler.graph.consumers(action.region)
+                assert all(scheduler.states[r] is RegionState.FINISHED for r in readers)
+                released_regions.append(action.region)
+                continue
             running |= set(action.locations)
             started += list(action.locations)
         used = {scheduler.locations[v] for v in running}
         assert len(used) == len(running) <= slots  # one slot each, never beyond the pool
     assert sorted(started) == sorted(graph.vertices)
     assert scheduler.all_finished
+    producers = [i for i in range(len(scheduler.graph.regions)) if scheduler.graph.consumers(i)]
+    assert sorted(released_regions) == producers  # each producer's results released once
