@@ -278,6 +278,12 @@ class Expression(Generic[T]):
     rowtime = _unary("$WINDOW_ROWTIME")
     proctime = _unary("$WINDOW_PROCTIME")
 
+    def over(self, alias: Any) -> Expression[Any]:
+        """``col('x').sum.over(col('w'))``: the aggregate over the over window ``w``."""
+        name = to_node(alias)
+        return Expression(exp.Window(this=self._node, alias=exp.to_identifier(
+            name.name if isinstance(name, exp.Column) else str(alias))))
+
     def list_agg(self, separator: str | None = None) -> Expression[Any]:
         return _call("LISTAGG", self) if separator is None else _call("LISTAGG", self, separator)
 

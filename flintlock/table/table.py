@@ -224,7 +224,12 @@ class Table:
         return GroupWindowedTable(self, window)
 
     def over_window(self, *over_windows: Any) -> OverWindowedTable:
-        raise UnsupportedFeatureError("over windows", "issue 32 adds them")
+        from flintlock.table.window import OverWindow
+
+        if not over_windows or not all(isinstance(w, OverWindow) for w in over_windows):
+            raise ValidationError("over_window() takes over windows: Over.partition_by(...)"
+                                  ".order_by(...).preceding(...).alias('w')")
+        return OverWindowedTable(self, over_windows)
 
     # -- joins ----------------------------------------------------------------------------------
 
@@ -656,7 +661,19 @@ class WindowGroupedTable:
 
 
 class OverWindowedTable:
-    pass
+    """``table.over_window(w, ...)``; ``select`` computes ``agg.over(col('w'))`` calls
+    (``flintlock.table.window.over_window_select``, issue 32)."""
+
+    def __init__(self, table: Table, windows: tuple[Any, ...]) -> None:
+        self._table = table
+        self._windows = windows
+
+    def select(self, *fields: Any) -> Table:
+        from flintlock.table.window import over_window_select
+
+        table = self._table
+        items = table._expand(_nodes(fields))
+        return table._derive(over_window_select(table, self._windows, items))
 
 
 def _table_whole_row_node(self: Table) -> exp.Expression:

@@ -7,7 +7,9 @@ TUMBLE (HOP for ``Slide.over(size).every(slide)``, SESSION for ``Session.with_ga
 the rowtime column, grouped by the other keys and ``window_start``, ``window_end``,
 ``window_time``: the same window aggregation as SQL's (``plan.windows``). ``w.start``,
 ``w.end`` and ``w.rowtime`` are those columns; ``w.proctime`` (processing-time windows) is
-refused. Over windows are described here but not run yet (``UnsupportedFeatureError``).
+refused. ``table.over_window(Over.partition_by(..).order_by(col('ts')).preceding(..)
+.alias('w')).select(col('x').sum.over(col('w')), ...)`` is the over aggregation of SQL's
+``OVER`` (``plan.over``), on the rowtime order.
 """
 
 from __future__ import annotations
@@ -172,3 +174,51 @@ def _named(fields: list[exp.Expression], functions: Any) -> list[exp.Expression]
             counted += 1
         named.append(item)
     return named
+
+
+# -- over windows -------------------------------------------------------------------------------
+
+def over_definition(window: OverWindow) -> exp.Window:
+    """An ``Over...alias('w')`` as the SQL window it stands for (``plan.over`` binds it):
+    ``preceding`` is ``row_interval(n)``/``UNBOUNDED_ROW`` (a ROWS frame), an interval or
+    ``UNBOUNDED_RANGE`` (RANGE; the default), ``CURRENT_ROW``/``CURRENT_RANGE`` (0)."""
+    from flintlock.table.expression import to_node
+    from flintlock.table.expressions import OverOffset
+
+    if window.following_ is not None:
+        following = to_node(window.following_)
+        if not (isinstance(following, OverOffset) and following.this in ("CURRENT_ROW",
+                                                                           "CURRENT_RANGE")):
+            raise UnsupportedFeatureError("an over window ending after the current row")
+    preceding = to_node(window.preceding_) if window.preceding_ is not None else OverOffset(
+        this="UNBOUNDED_RANGE")
+    if isinstance(preceding, OverOffset):
+        kind = "ROWS" if preceding.this in ("ROWS", "UNBOUNDED_ROW", "CURRENT_ROW") else "RANGE"
+        start: Any = {"UNBOUNDED_ROW": "UNBOUNDED", "UNBOUNDED_RANGE": "UNBOUNDED",
+                      "CURRENT_ROW": "CURRENT ROW", "CURRENT_RANGE": "CURRENT ROW"}.get(
+            str(preceding.this), preceding.args.get("expression"))
+    else:
+        kind, start = "RANGE", preceding
+    spec = exp.WindowSpec(kind=kind, start=start, start_side="PRECEDING", end="CURRENT ROW")
+    order = exp.Order(expressions=[exp.Ordered(this=to_node(window.order_by))])
+    return exp.Window(this=exp.to_identifier(window.name or ""),
+                      partition_by=[to_node(k) for k in window.partition_by], order=order,
+                      spec=spec)
+
+
+def over_window_select(table: Table, windows: tuple[OverWindow, ...],
+                       fields: list[exp.Expression]) -> Any:
+    """The plan of ``table.over_window(*windows).select(*fields)``."""
+    from flintlock.table.plan.over import bind_over
+    from flintlock.table.plan.sql_binder import Relation
+
+    named = {}
+    for window in windows:
+        if not window.name:
+            raise ValidationError("An over window needs an alias: .alias('w')")
+        named[window.name] = over_definition(window)
+    binder = table._binder()
+    relation = table._relation()
+    plan, scope, items = bind_over(relation.plan, relation.scope, fields, binder._names(fields),
+                                   table._t_env, named)
+    return binder._project(Relation(plan, scope), items)

@@ -130,3 +130,64 @@ def test_window_table_functions_on_their_own() -> None:
                               f"+I[a, 1, {_t(1)}, {_t(6)}, {_t(5)}]",
                               f"+I[a, 3, {_t(1)}, {_t(6)}, {_t(5)}]"]
     assert h.feed(r("+I", "a", 2)) == []  # late for the fired session
+
+
+def _rank(limit, output_number=False, keep_last=False, ascending=False):
+    from flintlock.datastream.changelog.sort_keys import SortKeySelector
+    from flintlock.datastream.changelog.window_rank import WindowRankFunction
+
+    # rows: [key, value, window_end]; partition by window_end, order by value
+    return WindowRankFunction((2,), SortKeySelector([1], [ascending], [ascending]), limit, 2,
+                              output_number, keep_last)
+
+
+def test_window_top_n_emits_each_windows_first_rows_when_it_ends() -> None:
+    function = _rank(2, output_number=True)
+    h = Harness(function, [function.key_selector()])
+    h.feed(r("+I", "a", 3, _t(10)), r("+I", "b", 9, _t(10)), r("+I", "c", 5, _t(10)),
+           r("+I", "d", 1, _t(20)))
+    assert h.watermark(8) == []
+    assert h.watermark(9) == [f"+I[b, 9, {_t(10)}, 1]", f"+I[c, 5, {_t(10)}, 2]"]
+    assert h.feed(r("+I", "e", 99, _t(10))) == []  # its window fired: dropped
+    assert h.watermark(END) == [f"+I[d, 1, {_t(20)}, 1]"]
+
+
+def test_window_deduplication_keeps_the_later_of_equal_rowtimes_when_keeping_last() -> None:
+    last = _rank(1, keep_last=True)
+    h = Harness(last, [last.key_selector()])
+    h.feed(r("+I", "a", 5, _t(10)), r("+I", "b", 5, _t(10)), r("+I", "c", 2, _t(10)))
+    assert h.watermark(END) == [f"+I[b, 5, {_t(10)}]"]
+    first = _rank(1, ascending=True)
+    h = Harness(first, [first.key_selector()])
+    h.feed(r("+I", "a", 5, _t(10)), r("+I", "b", 2, _t(10)), r("+I", "c", 2, _t(10)))
+    assert h.watermark(END) == [f"+I[b, 2, {_t(10)}]"]
+
+
+def _over(rows, preceding):
+    from flintlock.datastream.changelog.over_agg import OverAggFunction
+
+    calls = [AggregateCall(aggregates.Sum(), (2,)), AggregateCall(aggregates.Count1())]
+    return OverAggFunction((0,), calls, _ts, rows, preceding)
+
+
+def test_over_rows_frame_emits_each_row_with_its_preceding_rows_when_the_watermark_passes():
+    function = _over(True, 1)
+    h = Harness(function, [function.key_selector()])
+    h.feed(r("+I", "a", 5, 1), r("+I", "a", 2, 10), r("+I", "a", 5, 100))
+    assert h.watermark(4) == ["+I[a, 2, 10, 10, 1]"]
+    assert h.watermark(5) == ["+I[a, 5, 1, 11, 2]", "+I[a, 5, 100, 101, 2]"]
+    assert h.feed(r("+I", "a", 5, 7)) == []  # at the last rowtime emitted: late
+    h.feed(r("+I", "a", 9, 1000))
+    assert h.watermark(END) == ["+I[a, 9, 1000, 1100, 2]"]
+
+
+def test_over_range_frame_shares_results_among_equal_rowtimes_and_forgets_old_rows():
+    function = _over(False, 3)
+    h = Harness(function, [function.key_selector()])
+    h.feed(r("+I", "a", 1, 1), r("+I", "a", 4, 10), r("+I", "a", 4, 20), r("+I", "a", 5, 100))
+    assert h.watermark(END) == ["+I[a, 1, 1, 1, 1]", "+I[a, 4, 10, 31, 3]",
+                                "+I[a, 4, 20, 31, 3]", "+I[a, 5, 100, 130, 3]"]
+    unbounded = _over(False, None)
+    h = Harness(unbounded, [unbounded.key_selector()])
+    h.feed(r("+I", "a", 1, 1), r("+I", "a", 1, 2), r("+I", "a", 9, 4))
+    assert h.watermark(END) == ["+I[a, 1, 1, 3, 2]", "+I[a, 1, 2, 3, 2]", "+I[a, 9, 4, 7, 3]"]

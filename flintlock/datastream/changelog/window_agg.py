@@ -47,10 +47,10 @@ from flintlock.datastream.functions import KeyedProcessFunction, RuntimeContext
 
 WindowDescription = tuple[str, int, int, int]
 
-__all__ = ["WindowAggFunction", "aggregate_rows"]
+__all__ = ["CallAccumulators", "WindowAggFunction", "aggregate_rows"]
 
 
-class _Calls:
+class CallAccumulators:
     """Accumulating the calls of one window: ``[accumulators, distinct value sets]``."""
 
     def __init__(self, calls: Sequence[AggregateCall]) -> None:
@@ -81,7 +81,7 @@ class _Calls:
 
 def aggregate_rows(calls: Sequence[AggregateCall], rows: Sequence[Any]) -> list[Any]:
     """The results of ``calls`` over ``rows`` (Rows), as one window's aggregation gives."""
-    helper = _Calls(calls)
+    helper = CallAccumulators(calls)
     entry = helper.create()
     for row in rows:
         helper.accumulate(entry, row._values, row)
@@ -115,7 +115,7 @@ class WindowAggFunction(KeyedProcessFunction):
         return key_selector(self.grouping)
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self._helper = _Calls(self.calls)
+        self._helper = CallAccumulators(self.calls)
         for call in self.calls:
             opener = getattr(call.function, "open", None)
             if callable(opener):

@@ -26,6 +26,7 @@ from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.joins import coerce, conjuncts, make_join, semi_join, set_difference
 from flintlock.table.plan.lookup_join import bind_lookup_join
+from flintlock.table.plan.over import bind_over, has_over_aggregates
 from flintlock.table.plan.resolver import (
     AggregatePlan,
     AggregateResolver,
@@ -47,6 +48,7 @@ from flintlock.table.plan.windows import (
     bind_window_tvf,
     legacy_group_window,
     window_aggregate,
+    window_rank,
 )
 
 
@@ -216,6 +218,8 @@ class QueryBinder:
             relation = self._where(relation, where.this)
         group = query.args.get("group")
         items = list(query.expressions)
+        if has_over_aggregates(items, self.catalog):  # agg(x) OVER (...) (issue 32)
+            relation, items = self._over(relation, items, query.args.get("windows") or [])
         having = query.args.get("having")
         if group is not None or having is not None or self._has_aggregates(items):
             plan = self._aggregate(relation, group, items, having)
@@ -256,7 +260,7 @@ class QueryBinder:
             raise ValidationError(
                 f"WHERE clause must be a condition, got {tr.sql_name(predicate.type)}")
         filtered = n.Calc(plan.fields, plan, identity(plan), predicate)
-        return Relation(rank_from_filter(fuse_calcs(filtered)), relation.scope)
+        return Relation(window_rank(rank_from_filter(fuse_calcs(filtered))), relation.scope)
 
     # -- IN / EXISTS subqueries: semi and anti joins ----------------------------------------
 
@@ -453,6 +457,15 @@ class QueryBinder:
             plan, scope = bind_window_tvf(node, self._window_input, self.catalog)
             return Relation(plan, scope)
         raise UnsupportedFeatureError(f"the FROM item {node.sql()[:60]!r}")
+
+    def _over(self, relation: Relation, items: list[exp.Expression],
+              windows: Sequence[exp.Expression]) -> tuple[Relation, list[exp.Expression]]:
+        """The over aggregations of a SELECT list (``plan.over``); ``windows``: its WINDOW
+        clause's named windows."""
+        named = {w.this.name: w for w in windows}
+        plan, scope, rewritten = bind_over(relation.plan, relation.scope, items,
+                                           self._names(items), self.catalog, named)
+        return Relation(plan, scope), rewritten
 
     def _window_input(self, node: exp.Expression) -> tuple[n.PlanNode, Scope]:
         """The table argument of a window table function (``TABLE t`` or a subquery)."""

@@ -73,3 +73,34 @@ class WindowAggregate(n.UnaryNode):
     group: tuple[int, ...] = ()
     """The grouping keys other than the window's, as input field indexes."""
     calls: tuple[n.AggregateCall, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class WindowRank(n.UnaryNode):
+    """Window Top-N / deduplication: ``n.Rank``'s fields and meaning, per window, emitted when
+    the window ends (``window_end``: the input field holding the window's end)."""
+
+    partition: tuple[int, ...] = ()
+    order: tuple[n.SortKey, ...] = ()
+    limit: int = 1
+    output_number: bool = False
+    window_end: int = 0
+    keep_last: bool = False
+    """Deduplication keeping the last row: of equal rowtimes the later row wins."""
+    ltz: bool = False
+    """The window is on a TIMESTAMP_LTZ column (its bounds are session-zone wall clock)."""
+
+
+@dataclass(frozen=True, eq=False)
+class OverAggregate(n.UnaryNode):
+    """``agg(...) OVER (PARTITION BY .. ORDER BY rowtime ROWS|RANGE BETWEEN .. PRECEDING AND
+    CURRENT ROW)``: the input's fields, then one field per call (Flink's OverAggregate)."""
+
+    partition: tuple[int, ...] = ()
+    order: int = 0
+    """The rowtime field the rows are ordered by."""
+    rows: bool = False
+    """A ROWS frame (else RANGE)."""
+    preceding: int | None = None
+    """Rows (ROWS) or milliseconds (RANGE) before the current row; None: UNBOUNDED."""
+    calls: tuple[n.AggregateCall, ...] = ()

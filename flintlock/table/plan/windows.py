@@ -35,6 +35,7 @@ from flintlock.table.plan.rex import InputRef, Literal, Rex, input_refs, remap
 from flintlock.table.plan.window_nodes import (
     WatermarkAssigner,
     WindowAggregate,
+    WindowRank,
     WindowSpec,
     WindowTableFunction,
 )
@@ -49,7 +50,8 @@ from flintlock.table.time_attributes import (
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 
-__all__ = ["WINDOW_COLUMNS", "bind_window_tvf", "window_aggregate", "with_watermark"]
+__all__ = ["WINDOW_COLUMNS", "bind_window_tvf", "window_aggregate", "window_rank",
+           "with_watermark"]
 
 
 # -- watermarks --------------------------------------------------------------------------------
@@ -406,3 +408,51 @@ def _remapped_call(call: n.AggregateCall, position_of: dict[int, int]) -> n.Aggr
 def describe_window(node: Any) -> str:
     """A window node as ``explain`` names it."""
     return str(node.window.describe())
+
+
+# -- window Top-N and deduplication ------------------------------------------------------------
+
+def window_role(plan: n.PlanNode, index: int) -> tuple[int, bool] | None:
+    """(0, 1 or 2 for window_start, window_end, window_time; whether on TIMESTAMP_LTZ) when
+    field ``index`` of ``plan`` is a window bound read as it is, through Calcs, from a window
+    table function or window aggregation; else None."""
+    while True:
+        if isinstance(plan, n.Calc):
+            projection = plan.projections[index]
+            if not isinstance(projection, InputRef):
+                return None
+            plan, index = plan.input, projection.index
+        elif isinstance(plan, (WindowTableFunction, WindowAggregate)):
+            base = len(plan.fields) - 3
+            ltz = isinstance(plan.fields[-1].type, t.LocalZonedTimestampType)
+            return (index - base, ltz) if index >= base else None
+        elif isinstance(plan, WindowRank) and index < len(plan.input.fields):
+            plan = plan.input
+        else:
+            return None
+
+
+def window_rank(plan: n.PlanNode) -> n.PlanNode:
+    """A Top-N (``n.Rank``, under the Calc ``rank_from_filter`` puts over it) whose PARTITION
+    BY holds ``window_start`` and ``window_end`` becomes a ``WindowRank`` (Flink's window
+    Top-N; with ``rn <= 1`` over the rowtime, its window deduplication)."""
+    rank = plan.input if isinstance(plan, n.Calc) else plan
+    if not isinstance(rank, n.Rank):
+        return plan
+    roles: dict[int, int] = {}
+    ltz = False
+    for index in rank.partition:
+        role = window_role(rank.input, index)
+        if role is not None:
+            roles[role[0]] = index
+            ltz = role[1]
+    if not {0, 1} <= set(roles):
+        return plan
+    order = rank.order
+    keep_last = (rank.limit == 1 and len(order) == 1 and not order[0].ascending
+                 and is_rowtime(rank.input.fields[order[0].index].type))
+    node = WindowRank(rank.fields, rank.input, rank.partition, order, rank.limit,
+                      rank.output_number, roles[1], keep_last, ltz)
+    if isinstance(plan, n.Calc):
+        return n.Calc(plan.fields, node, plan.projections, plan.condition)
+    return node

@@ -352,21 +352,19 @@ class Translator:
     def _t_WindowAggregate(self, node: Any) -> DataStream:
         from flintlock.table.planner import windows
 
-        return windows.translate_window_aggregate(self, node)
+        calls = [group_agg.AggregateCall(
+            function=builtin_aggregate(call, node.input, False), arguments=call.args,
+            distinct=call.distinct,
+            filter=_is_true(call.filter) if call.filter is not None else None,
+            argument_count=len(call.args)) for call in node.calls]
+        return windows.translate_window_aggregate(self, node, calls)
 
-    # -- event time and windows (issue 32; planner/windows.py) ---------------------------------
-
-    def _t_WatermarkAssigner(self, node: Any) -> DataStream:
+    def _t_WindowRank(self, node: Any) -> DataStream:
         from flintlock.table.planner import windows
 
-        return windows.translate_watermark_assigner(self, node)
+        return windows.translate_window_rank(self, node)
 
-    def _t_WindowTableFunction(self, node: Any) -> DataStream:
-        from flintlock.table.planner import windows
-
-        return windows.translate_window_table_function(self, node)
-
-    def _t_WindowAggregate(self, node: Any) -> DataStream:
+    def _t_OverAggregate(self, node: Any) -> DataStream:
         from flintlock.table.planner import windows
 
         calls = [group_agg.AggregateCall(
@@ -374,7 +372,7 @@ class Translator:
             distinct=call.distinct,
             filter=_is_true(call.filter) if call.filter is not None else None,
             argument_count=len(call.args)) for call in node.calls]
-        return windows.translate_window_aggregate(self, node, calls)
+        return windows.translate_over_aggregate(self, node, calls)
 
     def _t_Sink(self, node: n.Sink) -> Any:
         return self.connectors.sink(self.final(node.input), node.table, node.input, self)

@@ -10,6 +10,8 @@ handlers of ``WatermarkAssigner``, ``WindowTableFunction`` and ``WindowAggregate
   bounded input. ``SOURCE_WATERMARK()`` keeps the DataStream's own watermarks.
 * ``WindowTableFunction``: the row's windows appended (``window_tvf``).
 * ``WindowAggregate``: keyed by its keys, ``window_agg.WindowAggFunction``.
+* ``WindowRank``: keyed by its partition, ``window_rank.WindowRankFunction``.
+* ``OverAggregate``: keyed by its partition, ``over_agg.OverAggFunction``.
 
 A TIMESTAMP_LTZ time column aligns windows in ``table.local-time-zone``: the zone's UTC
 offset now is added to the row's instant (a fixed shift; a zone's daylight-saving changes
@@ -25,8 +27,11 @@ from flintlock.common.changelog_rows import CHANGELOG_ROWS as ROWS
 from flintlock.common.time import Duration
 from flintlock.common.watermark_strategy import TimestampAssigner, WatermarkStrategy
 from flintlock.datastream.changelog.group_agg import AggregateCall
+from flintlock.datastream.changelog.over_agg import OverAggFunction
+from flintlock.datastream.changelog.sort_keys import SortKeySelector
 from flintlock.datastream.changelog.window_agg import WindowAggFunction
 from flintlock.datastream.changelog.window_assigners import to_millis
+from flintlock.datastream.changelog.window_rank import WindowRankFunction
 from flintlock.datastream.changelog.window_tvf import (
     AlignedWindowTableFunction,
     SessionWindowTableFunction,
@@ -36,14 +41,17 @@ from flintlock.table import types as t
 from flintlock.table.codegen.compiler import CompiledFunction, compile_values
 from flintlock.table.errors import TableException
 from flintlock.table.plan.window_nodes import (
+    OverAggregate,
     WatermarkAssigner,
     WindowAggregate,
+    WindowRank,
     WindowSpec,
     WindowTableFunction,
 )
 
-__all__ = ["translate_watermark_assigner", "translate_window_aggregate",
-           "translate_window_table_function"]
+__all__ = ["translate_over_aggregate", "translate_watermark_assigner",
+           "translate_window_aggregate",
+           "translate_window_rank", "translate_window_table_function"]
 
 
 class RowtimeNullError(TableException):
@@ -146,5 +154,25 @@ def translate_window_aggregate(translator: Any, node: WindowAggregate,
     shift, ltz = _shift(translator, node.input.fields[node.time_field].type)
     function = WindowAggFunction(node.group, calls, _description(node.window),
                                  RowtimeOf(node.time_field), shift, ltz)
+    aggregated: DataStream = stream.key_by(function.key_selector()).process(function, ROWS)
+    return aggregated
+
+
+def translate_window_rank(translator: Any, node: WindowRank) -> DataStream:
+    stream: DataStream = translator.stream(node.input)
+    sort_key = SortKeySelector([k.index for k in node.order], [k.ascending for k in node.order],
+                               [k.effective_nulls_first() for k in node.order])
+    shift = _shift(translator, t.LocalZonedTimestampType(3))[0] if node.ltz else 0
+    function = WindowRankFunction(node.partition, sort_key, node.limit, node.window_end,
+                                  node.output_number, node.keep_last, shift)
+    ranked: DataStream = stream.key_by(function.key_selector()).process(function, ROWS)
+    return ranked
+
+
+def translate_over_aggregate(translator: Any, node: OverAggregate,
+                             calls: list[AggregateCall]) -> DataStream:
+    stream: DataStream = translator.stream(node.input)
+    function = OverAggFunction(node.partition, calls, RowtimeOf(node.order), node.rows,
+                               node.preceding)
     aggregated: DataStream = stream.key_by(function.key_selector()).process(function, ROWS)
     return aggregated

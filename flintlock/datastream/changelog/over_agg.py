@@ -1,0 +1,119 @@
+"""Over aggregation in event time (``agg(x) OVER (PARTITION BY k ORDER BY rowtime ROWS|RANGE
+BETWEEN ... PRECEDING AND CURRENT ROW)``): Flink 2.3's ``RowTime{Rows,Range}{Bounded,
+Unbounded}PrecedingFunction`` results, as one ``KeyedProcessFunction`` keyed by the partition
+fields over an insert-only input.
+
+``OverAggFunction(partition, calls, rowtime, rows, preceding=None)``:
+
+* ``calls``: ``group_agg.AggregateCall``s over the input row; ``rowtime``: ``row -> epoch
+  milliseconds``; ``rows``: a ROWS frame (else RANGE); ``preceding``: the number of preceding
+  rows (ROWS) or milliseconds (RANGE) in the frame, None for UNBOUNDED PRECEDING.
+* A row waits in state (``MapState`` ``pending``, by rowtime) until the watermark reaches its
+  rowtime (an event-time timer); then the rows of that rowtime are emitted in arrival order,
+  each as ``+I[row..., results...]``. ROWS: a row's frame is itself and the ``preceding`` rows
+  emitted before it (rowtime order, then arrival). RANGE: the frame is every row of the
+  partition with a rowtime in ``[rowtime - preceding, rowtime]`` — rows with the same rowtime
+  share their results.
+* A row at or behind the last rowtime emitted for its partition is late and dropped (Flink's
+  ``lastTriggeringTs``). Unbounded frames keep accumulators; bounded ones keep the rows still
+  in reach (``history``) and aggregate the frame per row, so no ``retract`` is needed.
+
+Append-only output. Non-INSERT input raises ``NotInsertOnlyError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from flintlock.common.state import MapStateDescriptor, ValueStateDescriptor
+from flintlock.datastream.changelog.errors import NotInsertOnlyError
+from flintlock.datastream.changelog.group_agg import AggregateCall
+from flintlock.datastream.changelog.rows import INSERT, key_selector, new_row
+from flintlock.datastream.changelog.window_agg import CallAccumulators, aggregate_rows
+from flintlock.datastream.functions import KeyedProcessFunction, RuntimeContext
+
+__all__ = ["OverAggFunction"]
+
+
+class OverAggFunction(KeyedProcessFunction):
+    """Event-time over aggregation; see the module docstring."""
+
+    def __init__(self, partition: Sequence[int], calls: Sequence[AggregateCall],
+                 rowtime: Callable[[Any], int], rows: bool, preceding: int | None = None
+                 ) -> None:
+        self.partition = tuple(partition)
+        self.calls = list(calls)
+        self.rowtime = rowtime
+        self.rows = rows
+        self.preceding = preceding
+
+    def key_selector(self) -> Callable[[Any], Any]:
+        return key_selector(self.partition)
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self._helper = CallAccumulators(self.calls)
+        self._pending = runtime_context.get_map_state(MapStateDescriptor("pending"))
+        self._last = runtime_context.get_state(ValueStateDescriptor("lastTriggeringTs"))
+        self._history = runtime_context.get_state(ValueStateDescriptor("history"))
+
+    def process_element(self, value: Any, ctx: Any) -> tuple[Any, ...]:
+        if value._row_kind is not INSERT:
+            raise NotInsertOnlyError(type(self).__name__, value._row_kind.name)
+        time = self.rowtime(value)
+        last = self._last.value()
+        if last is not None and time <= last:
+            return ()  # late: its rowtime was emitted already
+        waiting = self._pending.get(time)
+        if waiting is None:
+            waiting = []
+            ctx.timer_service().register_event_time_timer(time)
+        waiting.append(list(value._values))
+        self._pending.put(time, waiting)
+        return ()
+
+    def on_timer(self, timestamp: int, ctx: Any) -> tuple[Any, ...]:
+        waiting = self._pending.get(timestamp)
+        if waiting is None:
+            return ()
+        self._pending.remove(timestamp)
+        self._last.update(timestamp)
+        if self.preceding is None:
+            return self._unbounded(waiting)
+        if self.rows:
+            return self._bounded_rows(waiting, self.preceding)
+        return self._bounded_range(timestamp, waiting, self.preceding)
+
+    def _unbounded(self, waiting: list[list[Any]]) -> tuple[Any, ...]:
+        entry = self._history.value() or self._helper.create()
+        out = []
+        for values in waiting:
+            self._helper.accumulate(entry, values, new_row(values, INSERT))
+            if self.rows:
+                out.append(new_row(values + self._helper.results(entry), INSERT))
+        self._history.update(entry)
+        if self.rows:
+            return tuple(out)
+        results = self._helper.results(entry)
+        return tuple(new_row(values + results, INSERT) for values in waiting)
+
+    def _bounded_rows(self, waiting: list[list[Any]], preceding: int) -> tuple[Any, ...]:
+        history: list[list[Any]] = self._history.value() or []
+        out = []
+        for values in waiting:
+            frame = history[len(history) - preceding:] if preceding else []
+            frame = [*frame, values]
+            results = aggregate_rows(self.calls, [new_row(v, INSERT) for v in frame])
+            out.append(new_row(values + results, INSERT))
+            history.append(values)
+        self._history.update(history[len(history) - preceding:] if preceding else [])
+        return tuple(out)
+
+    def _bounded_range(self, timestamp: int, waiting: list[list[Any]], preceding: int
+                       ) -> tuple[Any, ...]:
+        history: list[tuple[int, list[Any]]] = self._history.value() or []
+        history = [(t, v) for t, v in history if t >= timestamp - preceding]
+        history.extend((timestamp, values) for values in waiting)
+        self._history.update(history)
+        results = aggregate_rows(self.calls, [new_row(v, INSERT) for _, v in history])
+        return tuple(new_row(values + results, INSERT) for values in waiting)
