@@ -134,11 +134,45 @@ def table_from_stream(env: TableEnvironment, stream: Any, fields_or_schema: Sequ
     plan: n.PlanNode = n.StreamScan(fields, stream, convert, changelog)
     schema = fields_or_schema[0] if len(fields_or_schema) == 1 and isinstance(
         fields_or_schema[0], Schema) else None
+    declared = None
     if schema is not None:
+        source = plan
         plan = _apply_schema(env, plan, schema)
+        declared = _declared_schema(source, plan, schema)
     elif fields_or_schema:
         plan = _rename(plan, fields_or_schema)
-    return Table(env, plan)
+    table = Table(env, plan)
+    table._declared_schema = declared  # type: ignore[attr-defined]
+    return table
+
+
+def _declared_schema(source: n.PlanNode, plan: n.PlanNode, schema: Any) -> Any:
+    """The schema print_schema shows for ``from_data_stream(stream, schema)``, as Flink shows
+    it when the stream's fields are the table's first columns as they are (no projection):
+    computed columns with their expression as written (``AS score * 2``) and the watermark
+    (issue 32); None otherwise (print_schema then shows the plan's columns)."""
+    from flintlock.table.plan.window_nodes import WatermarkAssigner
+    from flintlock.table.resolved_schema import Column, ResolvedSchema, WatermarkSpec
+    from flintlock.table.schema import UnresolvedComputedColumn
+    from flintlock.table.time_attributes import materialized
+
+    width = len(source.fields)
+    if plan.names[:width] != source.names or plan.types[:width] != source.types:
+        return None
+    computed = {c.name: c.expression for c in schema.get_columns()
+                if isinstance(c, UnresolvedComputedColumn)}
+    if set(plan.names[width:]) != set(computed):
+        return None
+    columns = [Column.physical(f.name, f.type) if i < width else Column.computed(
+        f.name, f.type, None, str(computed[f.name])) for i, f in enumerate(plan.fields)]
+    watermarks = []
+    if isinstance(plan, WatermarkAssigner):
+        spec = schema.get_watermark_specs()[0]
+        data_type = plan.watermark.type if plan.watermark is not None else plan.fields[
+            plan.rowtime].type
+        watermarks.append(WatermarkSpec.of(spec.column_name, plan.watermark,
+                                           str(spec.expression), materialized(data_type)))
+    return ResolvedSchema(tuple(columns), tuple(watermarks))
 
 
 def _raw_type() -> t.DataType:

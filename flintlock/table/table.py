@@ -472,6 +472,9 @@ class Table:
             from flintlock.table.statements_runner import resolved_schema_of
 
             return resolved_schema_of(self._t_env, self._catalog_path)
+        declared = getattr(self, "_declared_schema", None)  # from_data_stream's (issue 32)
+        if declared is not None:
+            return declared
         return ResolvedSchema.physical(self._plan.names, self._plan.types)
 
     def print_schema(self) -> None:

@@ -111,15 +111,13 @@ PROGRAMS = {
     "table_sql_group_windows": True,
     "table_sql_window_topn": False,  # windows ending together: Flink's timer-heap order
     "table_over_windows": True,
+    "table_stream_conversions": True,  # print_schema of from_data_stream (issue 32)
     "table_basic_operations_flat_aggregate": True,
     "table_basic_operations_columns_rows": True,
 }
 
 GAPS: dict[str, str] = {
     # name: how flintlock's output differs from PyFlink's (docs/parity.md, "Gaps found")
-    "table_stream_conversions": (
-        "print_schema after from_data_stream with Schema.column_by_expression shows the "
-        "computed column as physical (Flink: `doubled` INT AS score * 2); all rows agree"),
 }
 
 _MODULE_WORD = re.compile(r"\bpyflink\b")
