@@ -124,14 +124,10 @@ def bind_window_tvf(node: exp.TableFromRows,
     if partition and kind != "SESSION":
         raise ValidationError(f"Only SESSION window supports PARTITION BY, not {kind}")
     time_field = _descriptor(arguments.get("TIMECOL"), scope, kind)
-    time_type = plan.fields[time_field].type
-    if is_proctime(time_type):
-        raise UnsupportedFeatureError("window table functions on a processing-time attribute",
-                                      "declare a WATERMARK and window on the rowtime column")
-    if not is_rowtime(time_type):
-        raise ValidationError(
-            f"The window function {kind}(TABLE table_name, DESCRIPTOR(timecol), ...) requires "
-            f"the timecol to be a time attribute type, but is {t.sql_string(time_type)}.")
+    time_type = _rowtime_type(
+        plan.fields[time_field].type, "window table functions on a processing-time attribute",
+        f"The window function {kind}(TABLE table_name, DESCRIPTOR(timecol), ...) requires the "
+        "timecol to be a time attribute type, but is {}.")
     resolver = ExpressionResolver(scope, functions)
     millis: dict[str, int] = {name: _interval(arguments.get(name), resolver, name, kind)
               for name in ("SIZE", "SLIDE", "STEP", "GAP", "OFFSET") if name in arguments}
@@ -141,6 +137,18 @@ def bind_window_tvf(node: exp.TableFromRows,
     alias = node.args.get("alias")
     qualifier = alias.name if alias is not None and alias.name else None
     return window, Scope.of(window.names, window.types, qualifier)
+
+
+def _rowtime_type(time_type: t.DataType, proctime_feature: str, not_time: str
+                  ) -> t.DataType:
+    """``time_type`` if it is a rowtime attribute; a processing-time one is refused as
+    ``proctime_feature``, anything else with ``not_time`` (``{}``: the type)."""
+    if is_proctime(time_type):
+        raise UnsupportedFeatureError(proctime_feature,
+                                      "declare a WATERMARK and window on the rowtime column")
+    if not is_rowtime(time_type):
+        raise ValidationError(not_time.format(t.sql_string(time_type)))
+    return time_type
 
 
 def window_fields(time_type: t.DataType, nullable: bool = False,
@@ -239,14 +247,10 @@ def group_window_input(plan: n.PlanNode, scope: Scope, window: Any,
     if not isinstance(field, exp.Column):
         raise ValidationError("A group window's time field must be a column: .on(col('ts'))")
     time_field = scope.lookup(field.name).index
-    time_type = plan.fields[time_field].type
-    if is_proctime(time_type):
-        raise UnsupportedFeatureError("processing-time group windows",
-                                      "declare a WATERMARK and window on the rowtime column")
-    if not is_rowtime(time_type):
-        raise ValidationError(
-            f"A group window expects a time attribute for grouping in a stream environment, "
-            f"but '{field.name}' is {t.sql_string(time_type)}.")
+    time_type = _rowtime_type(
+        plan.fields[time_field].type, "processing-time group windows",
+        "A group window expects a time attribute for grouping in a stream environment, but "
+        f"'{field.name}' is {{}}.")
     resolver = ExpressionResolver(scope, functions)
     millis = {name: _interval(to_node(value), resolver, name, kind)
               for name, value in (("SIZE", window.size), ("SLIDE", window.slide),

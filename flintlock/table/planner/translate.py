@@ -352,12 +352,7 @@ class Translator:
     def _t_WindowAggregate(self, node: Any) -> DataStream:
         from flintlock.table.planner import windows
 
-        calls = [group_agg.AggregateCall(
-            function=builtin_aggregate(call, node.input, False), arguments=call.args,
-            distinct=call.distinct,
-            filter=_is_true(call.filter) if call.filter is not None else None,
-            argument_count=len(call.args)) for call in node.calls]
-        return windows.translate_window_aggregate(self, node, calls)
+        return windows.translate_window_aggregate(self, node, _aggregate_calls(node))
 
     def _t_WindowRank(self, node: Any) -> DataStream:
         from flintlock.table.planner import windows
@@ -367,12 +362,7 @@ class Translator:
     def _t_OverAggregate(self, node: Any) -> DataStream:
         from flintlock.table.planner import windows
 
-        calls = [group_agg.AggregateCall(
-            function=builtin_aggregate(call, node.input, False), arguments=call.args,
-            distinct=call.distinct,
-            filter=_is_true(call.filter) if call.filter is not None else None,
-            argument_count=len(call.args)) for call in node.calls]
-        return windows.translate_over_aggregate(self, node, calls)
+        return windows.translate_over_aggregate(self, node, _aggregate_calls(node))
 
     def _t_Sink(self, node: n.Sink) -> Any:
         return self.connectors.sink(self.final(node.input), node.table, node.input, self)
