@@ -96,3 +96,76 @@ def test_a_window_needs_a_time_attribute() -> None:
     with pytest.raises(ValidationError, match="requires the timecol to be a time attribute"):
         t_env.sql_query("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), "
                         "INTERVAL '1' MINUTE))")
+
+
+def _instant_stream(env):
+    from flintlock.common import Types
+    from flintlock.common.time import Instant
+
+    return env.from_collection(
+        [(Instant.of_epoch_milli(1000), "Alice", 1), (Instant.of_epoch_milli(4000), "Bob", 2),
+         (Instant.of_epoch_milli(90_000_000), "Alice", 3)],
+        type_info=Types.ROW([Types.INSTANT(), Types.STRING(), Types.INT()]))
+
+
+def _rows(table) -> list[tuple]:
+    with table.execute().collect() as results:
+        return [tuple(row) for row in results]
+
+
+def test_ltz_windows_align_in_the_session_time_zone(monkeypatch) -> None:
+    import datetime
+
+    from flintlock.datastream import StreamExecutionEnvironment
+    from flintlock.table import DataTypes, Schema, StreamTableEnvironment
+    from flintlock.testing.executor import use_thread_executor
+
+    use_thread_executor(monkeypatch)
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    t_env = StreamTableEnvironment.create(env)
+    t_env.get_config().set("table.local-time-zone", "Asia/Shanghai")
+    table = t_env.from_data_stream(_instant_stream(env), Schema.new_builder()
+                                   .column("f0", DataTypes.TIMESTAMP_LTZ(3))
+                                   .column("f1", DataTypes.STRING())
+                                   .watermark("f0", "f0 - INTERVAL '1' SECOND").build())
+    t_env.create_temporary_view("t", table)
+    rows = _rows(t_env.sql_query(
+        "SELECT f1, window_start, window_end, COUNT(*) FROM TABLE(TUMBLE(TABLE t, "
+        "DESCRIPTOR(f0), INTERVAL '1' DAY)) GROUP BY f1, window_start, window_end"))
+    day = datetime.datetime(1970, 1, 1)
+    # 1 s after the epoch is 08:00:01 in Shanghai: the window is that local day;
+    # 25 h after it is 09:00 on Jan 2nd local time
+    assert rows == [("Alice", day, day + datetime.timedelta(days=1), 1),
+                    ("Bob", day, day + datetime.timedelta(days=1), 1),
+                    ("Alice", day + datetime.timedelta(days=1),
+                     day + datetime.timedelta(days=2), 1)]
+
+
+def test_source_watermark_keeps_the_streams_watermarks(monkeypatch) -> None:
+    from flintlock.common import Duration, WatermarkStrategy
+    from flintlock.common.watermark_strategy import TimestampAssigner
+    from flintlock.datastream import StreamExecutionEnvironment
+    from flintlock.table import Schema, StreamTableEnvironment
+    from flintlock.testing.executor import use_thread_executor
+
+    class First(TimestampAssigner):
+        def extract_timestamp(self, value, record_timestamp):
+            return value[0].to_epoch_milli()
+
+    use_thread_executor(monkeypatch)
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    t_env = StreamTableEnvironment.create(env)
+    stream = _instant_stream(env).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(1))
+        .with_timestamp_assigner(First()))
+    table = t_env.from_data_stream(stream, Schema.new_builder()
+                                   .column_by_expression("ts", "CAST(f0 AS TIMESTAMP_LTZ(3))")
+                                   .watermark("ts", "SOURCE_WATERMARK()").build())
+    assert "`ts` TIMESTAMP_LTZ(3) *ROWTIME*" in str(table.get_resolved_schema())
+    t_env.create_temporary_view("t", table)
+    rows = _rows(t_env.sql_query(
+        "SELECT f1, SUM(f2) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' HOUR)) "
+        "GROUP BY f1, window_start, window_end"))
+    assert sorted(rows) == [("Alice", 1), ("Alice", 3), ("Bob", 2)]
