@@ -20,19 +20,20 @@ dashboard cannot pass. Waits are Playwright's bounded waits for a DOM state, nev
 assertions.
 """
 
+import contextlib
 import threading
 from pathlib import Path
 
 import pytest
 
 from flintlock.datastream import StreamExecutionEnvironment
-from flintlock.datastream.functions import MapFunction
 from flintlock.runtime.rest.history_server import HistoryServer
 from flintlock.testing.environments import local_configuration
 from flintlock.testing.executor import use_thread_executor
 from flintlock.testing.gates import FileGate, gated_numbers
 from flintlock.testing.waiting import wait_for
 from tests.browser import chromium
+from tests.integration import test_dashboard_views_threads as views_test
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 STOP = threading.Event()
@@ -115,6 +116,22 @@ def job(monkeypatch, tmp_path):
     assert client.join(WAIT_S)
 
 
+@contextlib.contextmanager
+def _gated_job(monkeypatch, tmp_path, name, build, **options):
+    """A job ``build(env, gate)`` makes, held mid-stream by ``gate``; ended when done."""
+    env = _environment(monkeypatch, tmp_path, **options)
+    env.set_parallelism(1)
+    gate = FileGate(tmp_path / "gate")
+    build(env, gate)
+    client = env.execute_async(name)
+    try:
+        yield client
+    finally:
+        gate.open()
+        client.jm.cancel()
+        assert client.join(WAIT_S)
+
+
 def _open(page, url, token):
     page.goto(f"{url}/#token={token}")
     page.locator("#app:not([hidden])").wait_for()
@@ -184,25 +201,14 @@ def test_the_dashboard_of_a_running_job(browser, job):
         assert not holder.errors, holder.errors
 
 
-class FailsFirst(MapFunction):
-    def open(self, runtime_context):
-        self.attempt = runtime_context.get_attempt_number()
-
-    def map(self, value):
-        if self.attempt == 0:
-            raise ZeroDivisionError("the first attempt divides by zero")
-        return value
-
-
 def test_a_restarting_job_reads_restarting(browser, monkeypatch, tmp_path):
-    env = _environment(monkeypatch, tmp_path, **{
-        "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": "3",
-        "restart-strategy.fixed-delay.delay": "10 min"})
-    env.set_parallelism(1)
-    gate = FileGate(tmp_path / "gate")
-    gated_numbers(env, gate, 100, before_gate=5).map(FailsFirst()).name("Failing").print()
-    client = env.execute_async("restarting")
-    try:
+    def build(env, gate):
+        gated_numbers(env, gate, 100, before_gate=5).map(views_test.FailsFirst()) \
+            .name("Failing").print()
+
+    with _gated_job(monkeypatch, tmp_path, "restarting", build, **{
+            "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": "3",
+            "restart-strategy.fixed-delay.delay": "10 min"}) as client:
         endpoint = client.rest_endpoint
         holder = Page(browser)
         with holder as page:
@@ -214,22 +220,17 @@ def test_a_restarting_job_reads_restarting(browser, monkeypatch, tmp_path):
             assert "RUNNING" not in states and states <= {"RESTARTING", "FAILED"}, states
             page.locator("#exceptions summary", has_text="ZeroDivisionError").first.click()
             trace = page.locator("#exceptions pre.trace").first.text_content()
-            assert "divides by zero" in trace and __file__ in trace
+            assert "divides by zero" in trace and views_test.__file__ in trace
             assert not holder.errors, holder.errors
-    finally:
-        gate.open()
-        client.jm.cancel()
-        assert client.join(WAIT_S)
+
+
+def _idle(env, gate):
+    env.enable_checkpointing(200)
+    gated_numbers(env, gate, 1000, before_gate=10).map(lambda x: x).name("Idle").print()
 
 
 def test_the_buttons_take_a_savepoint_and_cancel_the_job(browser, monkeypatch, tmp_path):
-    env = _environment(monkeypatch, tmp_path)
-    env.set_parallelism(1)
-    env.enable_checkpointing(200)
-    gate = FileGate(tmp_path / "gate")
-    gated_numbers(env, gate, 1000, before_gate=10).map(lambda x: x).name("Idle").print()
-    client = env.execute_async("controlled")
-    try:
+    with _gated_job(monkeypatch, tmp_path, "controlled", _idle) as client:
         assert client.jm.wait_until_running(WAIT_S)
         endpoint = client.rest_endpoint
         holder = Page(browser)
@@ -255,14 +256,28 @@ def test_the_buttons_take_a_savepoint_and_cancel_the_job(browser, monkeypatch, t
             location = page.text_content("#action-result").split("completed: ", 1)[1]
             assert Path(location).parent == target and Path(location).is_dir()
 
+            assert not holder.errors, holder.errors
             page.click("#cancel-job")
             assert client.join(WAIT_S)
             assert client.jm.get_status().name == "CANCELED"
-            assert not holder.errors, holder.errors
-    finally:
-        gate.open()
-        client.jm.cancel()
-        assert client.join(WAIT_S)
+            page.locator("#status[data-state=error]", has_text="endpoint closes").wait_for()
+
+
+def test_the_stop_button_ends_the_job_with_a_savepoint(browser, monkeypatch, tmp_path):
+    with _gated_job(monkeypatch, tmp_path, "stopped", _idle) as client:
+        assert client.jm.wait_until_running(WAIT_S)
+        endpoint = client.rest_endpoint
+        with Page(browser) as page:
+            _open(page, endpoint.url, endpoint.token)
+            page.fill("#savepoint-dir", str(tmp_path / "final"))
+            page.check("#stop-drain")
+            page.click("#stop-job")
+            page.locator("#action-result[data-state=done]", has_text="completed").wait_for(
+                timeout=WAIT_S * 1000)
+            location = page.text_content("#action-result").split("completed: ", 1)[1]
+            assert Path(location).parent == tmp_path / "final"
+            assert client.join(WAIT_S)
+            assert client.jm.get_status().name == "FINISHED"
 
 
 def test_the_history_server_shows_a_finished_job(browser, monkeypatch, tmp_path):

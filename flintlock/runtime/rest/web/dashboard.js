@@ -457,7 +457,12 @@ async function poll() {
       showLogin("the token was refused; enter this job's token");
       return;
     }
-    setStatus(`cannot reach the ${state.mode === "live" ? "job" : "history server"}: ${error.message}`, "error");
+    if (state.mode === "live" && error instanceof TypeError) { // no answer at all
+      setStatus("cannot reach the job: its endpoint closes when the job ends "
+        + "(flintlock history shows archived jobs)", "error");
+    } else {
+      setStatus(`cannot reach the ${state.mode === "live" ? "job" : "history server"}: ${error.message}`, "error");
+    }
   }
   state.timer = setTimeout(poll, state.mode === "live" ? POLL_MS : HISTORY_POLL_MS);
 }
