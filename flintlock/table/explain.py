@@ -106,6 +106,9 @@ def _logical(plan: n.PlanNode) -> str:
         return f"Union(all=[true], fields=[{', '.join(plan.names)}])"
     if isinstance(plan, n.Sink):
         return f"Sink(table=[{plan.table.name}], fields=[{', '.join(plan.names)}])"
+    summary = getattr(plan, "explain_summary", None)  # the window nodes' own (issue 32)
+    if summary is not None:
+        return str(summary())
     return f"{type(plan).__name__}(fields=[{', '.join(plan.names)}])"
 
 

@@ -57,6 +57,11 @@ class WatermarkAssigner(n.UnaryNode):
     """The watermark expression over the input's fields; None: the DataStream's own
     watermarks (``SOURCE_WATERMARK()``)."""
 
+    def explain_summary(self) -> str:
+        source = "SOURCE_WATERMARK()" if self.watermark is None else "expression"
+        return (f"WatermarkAssigner(rowtime=[{self.names[self.rowtime]}], "
+                f"watermark=[{source}])")
+
 
 @dataclass(frozen=True, eq=False)
 class WindowTableFunction(n.UnaryNode):
@@ -64,6 +69,10 @@ class WindowTableFunction(n.UnaryNode):
     time_field: int = 0
     partition: tuple[int, ...] = ()
     """SESSION's PARTITION BY fields."""
+
+    def explain_summary(self) -> str:
+        return (f"WindowTableFunction(window=[{self.window.describe()}], "
+                f"timecol=[{self.input.names[self.time_field]}])")
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +82,11 @@ class WindowAggregate(n.UnaryNode):
     group: tuple[int, ...] = ()
     """The grouping keys other than the window's, as input field indexes."""
     calls: tuple[n.AggregateCall, ...] = ()
+
+    def explain_summary(self) -> str:
+        keys = ", ".join(self.input.names[i] for i in self.group)
+        return (f"WindowAggregate(groupBy=[{keys}], window=[{self.window.describe()}], "
+                f"select=[{', '.join(self.names)}])")
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +104,11 @@ class WindowRank(n.UnaryNode):
     ltz: bool = False
     """The window is on a TIMESTAMP_LTZ column (its bounds are session-zone wall clock)."""
 
+    def explain_summary(self) -> str:
+        kind = "WindowDeduplicate" if self.limit == 1 and not self.output_number else "WindowRank"
+        keys = ", ".join(self.input.names[i] for i in self.partition)
+        return f"{kind}(partitionBy=[{keys}], rankRange=[1..{self.limit}])"
+
 
 @dataclass(frozen=True, eq=False)
 class OverAggregate(n.UnaryNode):
@@ -104,3 +123,10 @@ class OverAggregate(n.UnaryNode):
     preceding: int | None = None
     """Rows (ROWS) or milliseconds (RANGE) before the current row; None: UNBOUNDED."""
     calls: tuple[n.AggregateCall, ...] = ()
+
+    def explain_summary(self) -> str:
+        frame = "ROWS" if self.rows else "RANGE"
+        bound = "UNBOUNDED" if self.preceding is None else str(self.preceding)
+        keys = ", ".join(self.input.names[i] for i in self.partition)
+        return (f"OverAggregate(partitionBy=[{keys}], orderBy=[{self.input.names[self.order]}],"
+                f" window=[{frame} BETWEEN {bound} PRECEDING AND CURRENT ROW])")
