@@ -38,6 +38,10 @@ KEYED_BUNDLE_PROCESS  a KEYED_PROCESS whose function takes its input a bundle at
                    ``function.process_bundle(rows, ctx)`` once per key at the end of each
                    bundle (``runtime.tasks.bundle_process_operator``; PyFlink's Python
                    aggregate functions). Internal: the Table planner's.
+BUNDLE_PROCESS     not keyed: ``function.add_input(value, record)`` folds each record into
+                   its key's bundle value (key from ``function.key_selector()``),
+                   ``function.finish_bundle(bundle)`` → outputs at each bundle's end (Flink's
+                   local aggregation). Internal: the Table planner's.
 REDUCE             keyed: per key keep ``acc``; first value: ``acc = value``; later:
                    ``acc = function.reduce(acc, value)``; emit ``acc`` after every record.
 AGGREGATION        keyed: like REDUCE with ``aggregation.reduce(acc, value)`` (sum, min,
@@ -120,6 +124,7 @@ class OperatorKind(enum.Enum):
     KEYED_PROCESS = "keyed_process"
     KEYED_BATCH_PROCESS = "keyed_batch_process"
     KEYED_BUNDLE_PROCESS = "keyed_bundle_process"
+    BUNDLE_PROCESS = "bundle_process"
     REDUCE = "reduce"
     AGGREGATION = "aggregation"
     WINDOW = "window"

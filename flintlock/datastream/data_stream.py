@@ -155,6 +155,18 @@ class DataStream(OperatorSettings):
         function = fn.require(func, (fn.ProcessFunction,), "DataStream.process")
         return self._one_input("Process", OperatorKind.PROCESS, function, output_type)
 
+    def _fold_bundles(self, func: fn.ProcessFunction,
+                      output_type: TypeInformation | None = None) -> DataStream:
+        """Internal (the Table planner's local aggregation): a function that folds each
+        record into its bundle (``key_selector``, ``add_input``, ``finish_bundle``; see
+        ``runtime.tasks.bundle_process_operator``), before a shuffle."""
+        function = fn.require(func, (fn.ProcessFunction,), "DataStream.process")
+        for method in ("key_selector", "add_input", "finish_bundle"):
+            if not callable(getattr(function, method, None)):
+                raise TypeError(f"{type(function).__name__} has no {method}()")
+        return self._one_input("LocalBundle", OperatorKind.BUNDLE_PROCESS, function,
+                               output_type)
+
     def project(self, *field_indexes: int) -> DataStream:
         """Keep the given fields of a stream of tuples (its type must be a declared TUPLE)."""
         declared = self._output_type

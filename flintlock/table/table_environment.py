@@ -362,13 +362,14 @@ class TableEnvironment:
 
     def _translator(self, env: StreamExecutionEnvironment) -> Any:
         from flintlock.table.connectors.registry import ConnectorContext, Connectors
-        from flintlock.table.planner.translate import Translator
+        from flintlock.table.planner.translate import MiniBatch, Translator
 
         configuration = self._config.get_configuration()
         context = ConnectorContext(env, self._is_streaming(), env.get_parallelism(),
                                    configuration, self._config.get_local_timezone())
         ttl = configuration.get(table_options.STATE_TTL)
-        return Translator(env, Connectors(context), self._is_streaming(), int(ttl or 0))
+        return Translator(env, Connectors(context), self._is_streaming(), int(ttl or 0),
+                          MiniBatch.of(configuration))
 
     def _execute_query(self, plan: n.PlanNode, job_name: str | None = None) -> TableResult:
         env = self._job_environment()

@@ -16,4 +16,5 @@ from flintlock.common.options import (  # noqa: F401  (imported to register the 
     security,
     state,
     table,
+    table_optimizer,
 )

@@ -105,8 +105,16 @@ class _BundledAggregation(KeyedProcessFunction):
     def key_selector(self) -> Callable[[Any], Any]:
         return key_selector(self.grouping)
 
+    suppress_unchanged = True
+    """Emit nothing when a key's result did not change (Flink's equaliser; off with a state
+    retention time, ``mini_batch_agg``)."""
+
     def open(self, runtime_context: RuntimeContext) -> None:
+        self.open_without_state(runtime_context)
         self._state = runtime_context.get_state(ValueStateDescriptor(ACC_STATE, None))
+
+    def open_without_state(self, runtime_context: RuntimeContext) -> None:
+        """Opens the calls (no keyed state: ``mini_batch_agg``'s local half folds rows)."""
         self._readers = [_argument_reader(call) for call in self.calls]
         for call in self.calls:
             opener = getattr(call.function, "open", None)
@@ -193,7 +201,7 @@ class BundledGroupAggFunction(_BundledAggregation):
         current = self._values(state)
         if previous is None:
             return [new_row(key + current, INSERT)]
-        if previous == current:
+        if self.suppress_unchanged and previous == current:
             return []
         out = [new_row(key + current, UPDATE_AFTER)]
         if self.generate_update_before:

@@ -18,7 +18,10 @@ from collections.abc import Callable
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec
 from flintlock.runtime.tasks.batch_process_operator import KeyedBatchProcessOperator
 from flintlock.runtime.tasks.broadcast_operator import BroadcastProcessOperator
-from flintlock.runtime.tasks.bundle_process_operator import KeyedBundleProcessOperator
+from flintlock.runtime.tasks.bundle_process_operator import (
+    BundleProcessOperator,
+    KeyedBundleProcessOperator,
+)
 from flintlock.runtime.tasks.cache_operator import CacheOperator
 from flintlock.runtime.tasks.operator import StreamOperator
 from flintlock.runtime.tasks.operators import (
@@ -58,6 +61,7 @@ _FACTORIES: dict[OperatorKind, Callable[[OperatorSpec], StreamOperator]] = {
     OperatorKind.KEYED_PROCESS: ProcessOperator,
     OperatorKind.KEYED_BATCH_PROCESS: KeyedBatchProcessOperator,
     OperatorKind.KEYED_BUNDLE_PROCESS: KeyedBundleProcessOperator,
+    OperatorKind.BUNDLE_PROCESS: BundleProcessOperator,
     OperatorKind.REDUCE: ReduceOperator,
     OperatorKind.AGGREGATION: ReduceOperator,
     OperatorKind.CO_MAP: CoOperator,

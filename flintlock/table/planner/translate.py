@@ -13,9 +13,11 @@ One ``Translator`` per job: it memoizes the stream of each node, so a sub-plan u
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from flintlock.common.changelog_rows import CHANGELOG_ROWS as ROWS
+from flintlock.common.options import table_optimizer as optimizer_options
 from flintlock.common.types import Row, RowKind, row_of
 from flintlock.datastream.changelog import (
     aggregates,
@@ -25,6 +27,7 @@ from flintlock.datastream.changelog import (
     final_rows,
     group_agg,
     join,
+    mini_batch_agg,
 )
 from flintlock.datastream.changelog.rows import key_selector
 from flintlock.datastream.changelog.sort_keys import SortKeySelector
@@ -50,7 +53,7 @@ from flintlock.table.codegen.compiler import (
     is_value_identity,
 )
 from flintlock.table.connectors.registry import validate
-from flintlock.table.errors import UnsupportedFeatureError
+from flintlock.table.errors import UnsupportedFeatureError, ValidationError
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.changelog import ChangelogKind, mode
@@ -161,11 +164,13 @@ class Translator:
     """Builds the DataStream of each plan node on ``env``."""
 
     def __init__(self, env: StreamExecutionEnvironment, connectors: Any,
-                 streaming: bool = True, state_retention_ms: int = 0) -> None:
+                 streaming: bool = True, state_retention_ms: int = 0,
+                 mini_batch: MiniBatch | None = None) -> None:
         self.env = env
         self.connectors = connectors
         self.streaming = streaming
         self.state_retention_ms = state_retention_ms
+        self.mini_batch = mini_batch if streaming else None
         self._streams: dict[int, DataStream] = {}
 
     def stream(self, node: n.PlanNode) -> DataStream:
@@ -261,8 +266,29 @@ class Translator:
             # a Python aggregate function: PyFlink aggregates a bundle at a time
             bundled = bundled_agg.BundledGroupAggFunction(node.group, calls, True)
             return stream.key_by(bundled.key_selector())._process_bundles(bundled, ROWS)
+        if self.mini_batch is not None:
+            return self._mini_batch_aggregate(stream, node, calls, self.mini_batch)
         function = group_agg.GroupAggFunction(node.group, calls, True, self.state_retention_ms)
         return stream.key_by(function.key_selector())._process_batches(function, ROWS)
+
+    def _mini_batch_aggregate(self, stream: DataStream, node: n.Aggregate,
+                              calls: list[group_agg.AggregateCall], settings: MiniBatch
+                              ) -> DataStream:
+        """Flink's mini-batch GROUP BY, in one or two phases (``mini_batch_agg``)."""
+        tags = key_type_tags([node.input.fields[i].type for i in node.group])
+        if settings.two_phase(node):
+            local = mini_batch_agg.MiniBatchLocalAggFunction(node.group, calls, tags)
+            settings.size_bundles(local)
+            partials = stream._fold_bundles(local, ROWS)
+            width = len(node.group)
+            global_ = mini_batch_agg.MiniBatchGlobalAggFunction(
+                width, calls, tags, True, self.state_retention_ms)
+            settings.size_bundles(global_)
+            return partials.key_by(global_.key_selector())._process_bundles(global_, ROWS)
+        function = mini_batch_agg.MiniBatchGroupAggFunction(
+            node.group, calls, tags, True, self.state_retention_ms)
+        settings.size_bundles(function)
+        return stream.key_by(function.key_selector())._process_bundles(function, ROWS)
 
     def _t_TableAggregate(self, node: n.TableAggregate) -> DataStream:
         stream = self.stream(node.input)
@@ -389,6 +415,74 @@ def _is_true(index: int) -> CompiledFunction:
 
 def _never(value: Any) -> bool:
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class MiniBatch:
+    """``table.exec.mini-batch.*`` and ``table.optimizer.agg-phase-strategy`` as the planner
+    applies them (docs/table.md, "Mini-batch and two-phase aggregation")."""
+
+    size: int
+    latency_ms: int
+    phases: str  # AUTO, ONE_PHASE or TWO_PHASE
+
+    @staticmethod
+    def of(configuration: Any) -> MiniBatch | None:
+        """The settings, or None where mini-batch is off; refuses a batch without bounds."""
+        if not configuration.get(optimizer_options.MINI_BATCH_ENABLED):
+            return None
+        latency = int(configuration.get(optimizer_options.MINI_BATCH_ALLOW_LATENCY) or 0)
+        size = int(configuration.get(optimizer_options.MINI_BATCH_SIZE))
+        if latency <= 0:
+            raise ValidationError(
+                "table.exec.mini-batch.allow-latency must be more than 0 when "
+                "table.exec.mini-batch.enabled is true")
+        if size <= 0:
+            raise ValidationError(
+                "table.exec.mini-batch.size must be more than 0 when "
+                "table.exec.mini-batch.enabled is true")
+        return MiniBatch(size, latency,
+                         str(configuration.get(optimizer_options.AGG_PHASE_STRATEGY)).upper())
+
+    def two_phase(self, node: n.Aggregate) -> bool:
+        """Whether ``node`` aggregates locally before the shuffle: TWO_PHASE or AUTO, and
+        every call mergeable without DISTINCT (else one phase, as Flink falls back)."""
+        if self.phases == "ONE_PHASE":
+            return False
+        return all(not call.distinct and _mergeable(builtin_aggregate(call, node.input, True))
+                   for call in node.calls)
+
+    def size_bundles(self, function: Any) -> None:
+        function.bundle_size = self.size
+        function.bundle_time_ms = self.latency_ms
+
+
+def _mergeable(function: Any) -> bool:
+    merge_one = getattr(type(function), "_merge_one", None)
+    return merge_one is not None and merge_one is not aggregates.BuiltInAggregate._merge_one
+
+
+def key_type_tags(types: list[t.DataType]) -> list[str | None]:
+    """The grouping key's field types as ``binary_rows`` tags (None: no binary form known;
+    the keys then keep their arrival order)."""
+    tags: list[str | None] = []
+    for data_type in types:
+        name = type(data_type).__name__
+        if isinstance(data_type, (t.VarCharType, t.CharType)):
+            tags.append("STRING")
+        elif isinstance(data_type, (t.TimestampType, t.LocalZonedTimestampType)):
+            tags.append("TIMESTAMP3" if data_type.precision <= 3 else "TIMESTAMP9")
+        elif isinstance(data_type, t.DecimalType):
+            wide = "" if data_type.precision <= 18 else "WIDE"
+            tags.append(f"{wide}DECIMAL:{data_type.scale}")
+        else:
+            tags.append(_TAGS.get(name))
+    return tags
+
+
+_TAGS = {"BooleanType": "BOOLEAN", "TinyIntType": "TINYINT", "SmallIntType": "SMALLINT",
+         "IntType": "INT", "BigIntType": "BIGINT", "FloatType": "FLOAT",
+         "DoubleType": "DOUBLE", "DateType": "DATE"}
 
 
 def _aggregate_calls(node: n.Aggregate) -> list[group_agg.AggregateCall]:
