@@ -67,10 +67,10 @@ def test_subtask_table_history_and_checkpoint_details_of_a_running_job(executor,
             return _rest(client, f"/jobs/{job}/vertices/{sum_id}")["subtasks"]
 
         rows = wait_for(subtasks, lambda rows: len(rows) == 2 and all(
-            r["state-size"] > 0 and r["metrics"]["read-records"] > 0 for r in rows), WAIT_S,
-            "both Sum subtasks with records and a checkpointed state size")
+            r["state-size"] > 0 for r in rows) and sum(
+            r["metrics"]["read-records"] for r in rows) == 1000, WAIT_S,
+            "the 1000 records before the gate read by the Sum subtasks, and their state sizes")
         assert [r["subtask"] for r in rows] == [0, 1]
-        assert sum(r["metrics"]["read-records"] for r in rows) == 1000
         for row in rows:
             assert row["status"] == "RUNNING" and row["taskmanager-id"].startswith("tm-")
             assert 0.0 <= row["busyRatio"] <= 1.0 and 0.0 <= row["idleRatio"] <= 1.0
@@ -119,7 +119,8 @@ class FailsFirst(MapFunction):
 def test_a_restarting_job_shows_restarting_and_the_failures_traceback(executor, tmp_path):
     env = _environment(tmp_path, **{"restart-strategy.type": "fixed-delay",
                                     "restart-strategy.fixed-delay.attempts": "3",
-                                    "restart-strategy.fixed-delay.delay": "10 min"})
+                                    "restart-strategy.fixed-delay.delay": "10 min",
+                                    "jobmanager.archive.fs.dir": str(tmp_path / "archive")})
     env.set_parallelism(1)
     gate = FileGate(tmp_path / "gate")
     gated_numbers(env, gate, 1000, before_gate=10).map(FailsFirst()).name("Failing").print()
@@ -142,6 +143,10 @@ def test_a_restarting_job_shows_restarting_and_the_failures_traceback(executor, 
         client.jm.cancel()
         assert client.join(WAIT_S)
     assert client.jm.get_status().name == "CANCELED"
+    views = read_archive(client.rest_endpoint.archive_path)  # a cancelled job is archived too
+    assert views[f"/jobs/{job}"].body["state"] == "CANCELED"
+    archived = views[f"/jobs/{job}/exceptions"].body["exceptionHistory"]["entries"]
+    assert "divides by zero" in archived[0]["stacktrace"]
 
 
 def test_a_finished_job_is_archived_and_served_by_the_history_server(executor, tmp_path):
