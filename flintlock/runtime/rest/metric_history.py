@@ -212,8 +212,11 @@ class HistorySampler:
     def sample(self) -> None:
         try:
             job = self._describe()
-        except (TimeoutError, RuntimeError) as error:  # the JobManager is busy: next time
+        except TimeoutError as error:  # the JobManager is busy: next time
             log.debug("metric history: no sample this time: %s", error)
+            return
+        except Exception:  # the history must never end the sampler (nor the job): logged
+            log.warning("metric history: describing the job failed", exc_info=True)
             return
         with self._lock:
             self._history.record(self._wall_ms(), job)
