@@ -8,6 +8,7 @@ job leaves in ``jobmanager.archive.fs.dir``, served back by the history server (
 
 import io
 import json
+import logging
 import threading
 import urllib.error
 import urllib.request
@@ -149,12 +150,22 @@ def test_a_restarting_job_shows_restarting_and_the_failures_traceback(executor, 
     assert "divides by zero" in archived[0]["stacktrace"]
 
 
+class Telling(MapFunction):
+    """Prints and logs at its first record (what the TaskManager views show)."""
+
+    def map(self, value):
+        if value == 0:
+            print("telling: the first record")
+            logging.getLogger("dashboard.test").warning("telling: logged once")
+        return value + 1
+
+
 def test_a_finished_job_is_archived_and_served_by_the_history_server(executor, tmp_path):
     archive = tmp_path / "archive"
     env = _environment(tmp_path, **{"jobmanager.archive.fs.dir": str(archive)})
     env.set_parallelism(2)
     env.enable_checkpointing(50)
-    env.from_collection(list(range(2000))).map(lambda x: x + 1).name("Plus") \
+    env.from_collection(list(range(2000))).map(Telling()).name("Plus") \
         .key_by(lambda x: x % 3).reduce(lambda a, b: a + b).name("Total") \
         .filter(lambda x: False).print()
     client = env.execute_async("archived")
@@ -169,6 +180,11 @@ def test_a_finished_job_is_archived_and_served_by_the_history_server(executor, t
     vertex_ids = [v["id"] for v in views[f"/jobs/{job}"].body["vertices"]]
     assert all(f"/jobs/{job}/vertices/{v}" in views for v in vertex_ids)
     assert f"/jobs/{job}/metrics-history" in views and f"/jobs/{job}/config" in views
+    managers = [m["id"] for m in views[f"/jobs/{job}/taskmanagers"].body["taskmanagers"]]
+    stdout = "".join(views[f"/jobs/{job}/taskmanagers/{m}/stdout"].body for m in managers)
+    log = "".join(views[f"/jobs/{job}/taskmanagers/{m}/log"].body for m in managers)
+    assert "telling: the first record" in stdout
+    assert "WARNING dashboard.test: telling: logged once" in log
 
     server = HistoryServer(archive, port=0)
     try:
