@@ -118,16 +118,10 @@ def stage_costs(job: str, typed: bool, records: int, repeat: int) -> dict[str, C
     numbers = [list(range(i * BATCH, (i + 1) * BATCH)) for i in range(records // BATCH)]
     costs["map operator (with the user call)"] = _timed(
         lambda i: mapper.process_batch(numbers[i]), records, repeat)
-    events = []
-    for batch in numbers:
-        mapper.process_batch(batch)
-        events.append(mapped.last)
+    events = _outputs(mapper, mapped, numbers)
     costs["timestamps operator (assigner call, watermark generator)"] = _timed(
         lambda i: stamper.process_batch(events[i]), records, repeat)
-    runs = []
-    for batch in events:
-        stamper.process_batch(batch)
-        runs.append(stamped.last)
+    runs = _outputs(stamper, stamped, events)
     costs["keyed writer, 2 channels (key call, channel, stamped runs, encode)"] = _timed(
         lambda i: writer.emit_stamped_batch(runs[i], runs[i].timestamps), records, repeat)
     costs["encode one run (typed codec / pickle)"] = _timed(
@@ -140,6 +134,15 @@ def stage_costs(job: str, typed: bool, records: int, repeat: int) -> dict[str, C
             else "keyed process operator (state, timers)")
     costs[name] = _keyed_cost(keyed_t, runs, records, repeat)
     return costs
+
+
+def _outputs(operator: StreamOperator, kept: Keep, batches: list[Any]) -> list[Any]:
+    """What ``operator`` gives for each of ``batches``: the next stage's input."""
+    outputs = []
+    for batch in batches:
+        operator.process_batch(batch)
+        outputs.append(kept.last)
+    return outputs
 
 
 def _keyed_cost(keyed_t: Any, runs: list[TimestampedBatch], records: int, repeat: int
