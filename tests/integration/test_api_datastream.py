@@ -39,15 +39,16 @@ LOCK = threading.Lock()
 
 
 class RecordingExecutor(ThreadExecutor):
-    """Remembers the slots each job asked for and the handle of each job."""
+    """Remembers the slots each job asked for (``asked_slots``; ``slots`` is the cluster's
+    size, None: any) and the handle of each job."""
 
     def __init__(self):
         super().__init__()
-        self.slots = []
+        self.asked_slots = []
         self.handles = []
 
     def create_launcher(self, configuration, slots_needed):
-        self.slots.append(slots_needed)
+        self.asked_slots.append(slots_needed)
         return super().create_launcher(configuration, slots_needed)
 
     def _start(self, *args, **kwargs):
@@ -371,11 +372,11 @@ def test_slot_sharing_groups_results_unchanged_and_slots_as_expected(executor, t
     assert sorted(out) == [(x + 1) * 2 for x in data]
     # default group: source (1) and first map (2); "heavy": the second map (3) and the
     # collect sink, which inherits its input's group
-    assert executor.slots[-1] == 2 + 3
+    assert executor.asked_slots[-1] == 2 + 3
     out = env.from_collection(data).map(lambda x: x + 1).map(lambda x: x * 2).set_parallelism(
         3).execute_and_collect()
     assert sorted(out) == [(x + 1) * 2 for x in data]
-    assert executor.slots[-1] == 3
+    assert executor.asked_slots[-1] == 3
 
 
 # -- uid: state follows the operator across a changed job --------------------------------------
