@@ -191,3 +191,21 @@ def test_over_range_frame_shares_results_among_equal_rowtimes_and_forgets_old_ro
     h = Harness(unbounded, [unbounded.key_selector()])
     h.feed(r("+I", "a", 1, 1), r("+I", "a", 1, 2), r("+I", "a", 9, 4))
     assert h.watermark(END) == ["+I[a, 1, 1, 3, 2]", "+I[a, 1, 2, 3, 2]", "+I[a, 9, 4, 7, 3]"]
+
+
+def test_window_join_joins_a_windows_rows_when_it_ends_and_pads_outer_rows() -> None:
+    from flintlock.datastream.changelog.join import JoinType
+    from flintlock.datastream.changelog.window_join import WindowJoinFunction
+
+    # left [k, end], right [k, end, v]; keys: k and window end
+    function = WindowJoinFunction(JoinType.FULL, 2, 3, (0, 1), (0, 1), 1, 1,
+                                  condition=lambda left, right: right[2] > 0)
+    h = Harness(function, [function.left_key_selector(), function.right_key_selector()])
+    h.feed(r("+I", "a", _t(10)), r("+I", "b", _t(10)))
+    h.feed(r("+I", "a", _t(10), 1), r("+I", "a", _t(10), 0), r("+I", "c", _t(10), 5), side=1)
+    assert h.watermark(8) == []
+    assert sorted(h.watermark(9)) == sorted([
+        f"+I[a, {_t(10)}, a, {_t(10)}, 1]", f"+I[b, {_t(10)}, null, null, null]",
+        f"+I[null, null, a, {_t(10)}, 0]", f"+I[null, null, c, {_t(10)}, 5]"])
+    assert h.feed(r("+I", "a", _t(10))) == []  # its window fired: dropped
+    assert h.watermark(END) == []

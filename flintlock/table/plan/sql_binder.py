@@ -48,6 +48,7 @@ from flintlock.table.plan.windows import (
     bind_window_tvf,
     legacy_group_window,
     window_aggregate,
+    window_join,
     window_rank,
 )
 
@@ -502,7 +503,7 @@ class QueryBinder:
             None)
         if condition is None and kind != "CROSS" and join_kind is not n.JoinKind.INNER:
             raise ValidationError(f"{side} JOIN needs an ON condition")
-        plan = make_join(left.plan, right.plan, join_kind, condition)
+        plan = window_join(make_join(left.plan, right.plan, join_kind, condition))
         return Relation(plan, scope)
 
     def _lateral(self, left: Relation, lateral: exp.Lateral, left_outer: bool,

@@ -130,3 +130,28 @@ class OverAggregate(n.UnaryNode):
         keys = ", ".join(self.input.names[i] for i in self.partition)
         return (f"OverAggregate(partitionBy=[{keys}], orderBy=[{self.input.names[self.order]}],"
                 f" window=[{frame} BETWEEN {bound} PRECEDING AND CURRENT ROW])")
+
+
+@dataclass(frozen=True, eq=False)
+class WindowJoin(n.PlanNode):
+    """A join of two window table functions' rows on their keys and window bounds: ``n.Join``'s
+    fields and meaning, per window, emitted when the window ends (Flink's WindowJoin; not an
+    ``n.Join``: its outer joins emit no updates)."""
+
+    left: n.PlanNode = field(default=None)  # type: ignore[assignment]
+    right: n.PlanNode = field(default=None)  # type: ignore[assignment]
+    kind: n.JoinKind = n.JoinKind.INNER
+    left_keys: tuple[int, ...] = ()
+    right_keys: tuple[int, ...] = ()
+    condition: Rex | None = None
+    left_end: int = 0
+    right_end: int = 0
+    """Each side's ``window_end`` field."""
+    ltz: bool = False
+
+    @property
+    def inputs(self) -> tuple[n.PlanNode, ...]:
+        return (self.left, self.right)
+
+    def explain_summary(self) -> str:
+        return f"WindowJoin(joinType=[{self.kind.value.title()}Join])"

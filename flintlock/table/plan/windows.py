@@ -35,6 +35,7 @@ from flintlock.table.plan.rex import InputRef, Literal, Rex, input_refs, remap
 from flintlock.table.plan.window_nodes import (
     WatermarkAssigner,
     WindowAggregate,
+    WindowJoin,
     WindowRank,
     WindowSpec,
     WindowTableFunction,
@@ -50,8 +51,8 @@ from flintlock.table.time_attributes import (
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 
-__all__ = ["WINDOW_COLUMNS", "bind_window_tvf", "window_aggregate", "window_rank",
-           "with_watermark"]
+__all__ = ["WINDOW_COLUMNS", "bind_window_tvf", "window_aggregate", "window_join",
+           "window_rank", "with_watermark"]
 
 
 # -- watermarks --------------------------------------------------------------------------------
@@ -460,3 +461,32 @@ def window_rank(plan: n.PlanNode) -> n.PlanNode:
     if isinstance(plan, n.Calc):
         return n.Calc(plan.fields, node, plan.projections, plan.condition)
     return node
+
+
+# -- window join --------------------------------------------------------------------------------
+
+def window_join(join: n.Join) -> n.PlanNode:
+    """A join whose equi-keys pair both sides' ``window_start`` and ``window_end`` of window
+    table functions (Flink's rule) as a ``WindowJoin``; any other join as it is."""
+    if join.kind not in (n.JoinKind.INNER, n.JoinKind.LEFT, n.JoinKind.RIGHT, n.JoinKind.FULL):
+        return join
+    pairs: dict[int, tuple[int, int]] = {}
+    ltz = False
+    for left, right in zip(join.left_keys, join.right_keys, strict=True):
+        left_role = _tvf_role(join.left, left)
+        right_role = _tvf_role(join.right, right)
+        if left_role is not None and right_role is not None and left_role[0] == right_role[0]:
+            pairs[left_role[0]] = (left, right)
+            ltz = left_role[1]
+    if not {0, 1} <= set(pairs):
+        return join
+    return WindowJoin(join.fields, join.left, join.right, join.kind, join.left_keys,
+                      join.right_keys, join.condition, pairs[1][0], pairs[1][1], ltz)
+
+
+def _tvf_role(plan: n.PlanNode, index: int) -> tuple[int, bool] | None:
+    """``window_role`` for a window table function's rows (not an aggregation's)."""
+    node = plan
+    while isinstance(node, n.Calc):
+        node = node.input
+    return window_role(plan, index) if isinstance(node, WindowTableFunction) else None

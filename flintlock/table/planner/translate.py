@@ -390,6 +390,11 @@ class Translator:
 
         return windows.translate_over_aggregate(self, node, _aggregate_calls(node))
 
+    def _t_WindowJoin(self, node: Any) -> DataStream:
+        from flintlock.table.planner import windows
+
+        return windows.translate_window_join(self, node)
+
     def _t_Sink(self, node: n.Sink) -> Any:
         return self.connectors.sink(self.final(node.input), node.table, node.input, self)
 

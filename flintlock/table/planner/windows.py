@@ -12,6 +12,7 @@ handlers of ``WatermarkAssigner``, ``WindowTableFunction`` and ``WindowAggregate
 * ``WindowAggregate``: keyed by its keys, ``window_agg.WindowAggFunction``.
 * ``WindowRank``: keyed by its partition, ``window_rank.WindowRankFunction``.
 * ``OverAggregate``: keyed by its partition, ``over_agg.OverAggFunction``.
+* ``WindowJoin``: both inputs keyed by their join keys, ``window_join.WindowJoinFunction``.
 
 A TIMESTAMP_LTZ time column aligns windows in ``table.local-time-zone``: the zone's UTC
 offset now is added to the row's instant (a fixed shift; a zone's daylight-saving changes
@@ -31,6 +32,7 @@ from flintlock.datastream.changelog.over_agg import OverAggFunction
 from flintlock.datastream.changelog.sort_keys import SortKeySelector
 from flintlock.datastream.changelog.window_agg import WindowAggFunction
 from flintlock.datastream.changelog.window_assigners import to_millis
+from flintlock.datastream.changelog.window_join import WindowJoinFunction
 from flintlock.datastream.changelog.window_rank import WindowRankFunction
 from flintlock.datastream.changelog.window_tvf import (
     AlignedWindowTableFunction,
@@ -44,13 +46,14 @@ from flintlock.table.plan.window_nodes import (
     OverAggregate,
     WatermarkAssigner,
     WindowAggregate,
+    WindowJoin,
     WindowRank,
     WindowSpec,
     WindowTableFunction,
 )
 
 __all__ = ["translate_over_aggregate", "translate_watermark_assigner",
-           "translate_window_aggregate",
+           "translate_window_aggregate", "translate_window_join",
            "translate_window_rank", "translate_window_table_function"]
 
 
@@ -176,3 +179,20 @@ def translate_over_aggregate(translator: Any, node: OverAggregate,
                                node.preceding)
     aggregated: DataStream = stream.key_by(function.key_selector()).process(function, ROWS)
     return aggregated
+
+
+def translate_window_join(translator: Any, node: WindowJoin) -> DataStream:
+    from flintlock.datastream.changelog.join import JoinType
+    from flintlock.table.codegen.compiler import compile_join_condition
+
+    left: DataStream = translator.stream(node.left)
+    right: DataStream = translator.stream(node.right)
+    condition = compile_join_condition(node.condition) if node.condition is not None else None
+    shift = _shift(translator, t.LocalZonedTimestampType(3))[0] if node.ltz else 0
+    function = WindowJoinFunction(JoinType[node.kind.value], len(node.left.fields),
+                                  len(node.right.fields), node.left_keys, node.right_keys,
+                                  node.left_end, node.right_end, condition, shift)
+    connected = left.connect(right).key_by(function.left_key_selector(),
+                                           function.right_key_selector())
+    joined: DataStream = connected.process(function, ROWS)
+    return joined
