@@ -4,6 +4,7 @@ threads: every row written, at-least-once and exactly-once through a failure in 
 the two-phase writer's recovery rules (commit what a completed checkpoint prepared, roll back
 what came after it)."""
 
+import psycopg
 import pytest
 
 from flintlock.common import Row, Types
@@ -199,3 +200,24 @@ def test_an_unreachable_database_is_a_connection_error(postgres):
     writer = TwoPhaseWriter(spec, SimpleStatements(INSERT), "x", 0, ExecutionSettings())
     with pytest.raises(JdbcConnectionError, match=r"cannot connect.*nosuchdb"):
         writer.restore([])
+
+
+def test_a_commit_whose_answer_was_lost_is_not_retried_into_an_error(postgres, db):
+    writer = _writer(postgres, "sink-f")
+    writer.restore([])
+    writer.write([(1, "a")])
+    writer.snapshot_state(1)
+    control = writer._control_connection()
+    real_execute = control.execute
+
+    def commit_then_lose_the_answer(statement, *args):
+        result = real_execute(statement, *args)
+        text = statement if isinstance(statement, str) else statement.as_string(control)
+        if text.startswith("COMMIT PREPARED"):
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        return result
+    control.execute = commit_then_lose_the_answer
+    writer.commit(1)  # the retry sees the transaction committed, and stops
+    control.execute = real_execute
+    writer.close()
+    assert _rows(db) == [(1, "a")] and _prepared(db) == []

@@ -248,16 +248,23 @@ class TwoPhaseWriter:
         from psycopg import sql  # the jdbc extra; connect() has checked it is there
 
         statement = sql.SQL(command + " {}").format(sql.Literal(gid))
+        failed_before = False
 
         def run() -> None:
+            # A failed attempt may have finished the transaction before its answer was lost
+            # (a dropped connection): then there is nothing left to do.
+            if failed_before and gid not in self._prepared_in_database():
+                return
             self._control_connection().execute(statement)
 
-        with_retries(run, self._settings.max_retries, self._drop_control, f"{command} {gid!r}",
-                     self._sleep)
+        def after_failure() -> None:
+            nonlocal failed_before
+            failed_before = True
+            if self._control is not None and (self._control.closed or self._control.broken):
+                self._control = None
 
-    def _drop_control(self) -> None:
-        if self._control is not None and (self._control.closed or self._control.broken):
-            self._control = None
+        with_retries(run, self._settings.max_retries, after_failure, f"{command} {gid!r}",
+                     self._sleep)
 
     # -- the running transaction ------------------------------------------------------------
 
