@@ -28,7 +28,7 @@ from flintlock.common.operator_spec import OperatorKind, OperatorSpec, check_key
 from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import ValueStateDescriptor
 from flintlock.common.time_domain import TimeDomain
-from flintlock.runtime.network.event_time import NO_TIMESTAMP, TimestampedBatch
+from flintlock.runtime.network.event_time import MAX_WATERMARK, NO_TIMESTAMP, TimestampedBatch
 from flintlock.runtime.state.backend import KeyedStateBackend
 from flintlock.runtime.state.heap_states import own_value
 from flintlock.runtime.tasks.contexts import (
@@ -334,6 +334,11 @@ class TimerOperator(FunctionOperator):
             self._timers.advance_watermark(timestamp)
         elif self._time_only is not None:
             self._time_only.advance_watermark(timestamp)
+        # a function whose output rows may lag its input's watermark holds the output's back by
+        # that much (Flink's KeyedCoProcessOperatorWithWatermarkDelay: interval joins)
+        delay = getattr(self.function, "output_watermark_delay", 0)
+        if delay and timestamp < MAX_WATERMARK:
+            timestamp -= delay
         self.emit_watermark(timestamp)
 
     def _on_timer(self, timestamp: int, key: Any) -> None:

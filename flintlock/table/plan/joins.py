@@ -1,5 +1,6 @@
 """Joins in the logical plan: splitting an ON condition into equi-join keys and a residual
-condition (``make_join``), and the joins that SQL's other constructs become — IN / EXISTS
+condition (``make_join``), finding the time bounds of an interval join in it (``time_bounded``,
+below), and the joins that SQL's other constructs become — IN / EXISTS
 subqueries as semi and anti joins (``semi_join``), INTERSECT / EXCEPT as semi and anti joins
 on every column with NULL equal to NULL (``set_difference``) — plus ``coerce``, the cast of a
 plan's fields to the types a set operation needs. Pure functions from plans to plans.
@@ -7,6 +8,7 @@ plan's fields to the types a set operation needs. Pure functions from plans to p
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 
 from flintlock.table import types as t
@@ -15,7 +17,9 @@ from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.resolver import ExpressionResolver, Scope, cast_to
 from flintlock.table.plan.rewrite import identity
-from flintlock.table.plan.rex import Call, InputRef, Literal, Rex
+from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, input_refs
+from flintlock.table.plan.time_join_nodes import IntervalJoin
+from flintlock.table.time_attributes import is_proctime, is_rowtime, materialized
 
 
 def make_join(left: n.PlanNode, right: n.PlanNode, kind: n.JoinKind, condition: Rex | None
@@ -45,6 +49,151 @@ def make_join(left: n.PlanNode, right: n.PlanNode, kind: n.JoinKind, condition: 
         left_types = [tr.with_nullability(dt, True) for dt in left_types]
     fields = n.fields_of(left.names + right.names, left_types + right_types)
     return n.Join(fields, left, right, kind, tuple(left_keys), tuple(right_keys), rest)
+
+
+def time_bounded(plan: n.PlanNode) -> n.PlanNode:
+    """A query's join (FROM / WHERE, ``Table.join``) once its kind is known: an
+    ``IntervalJoin`` when the residual of its ON condition bounds the left input's time
+    attribute by the right's from below and above (both rowtimes or both proctimes), as
+    Flink's ``IntervalJoinUtil`` finds one; a regular ``Join`` with its time attributes made
+    plain timestamps (Flink materializes them: a regular join's output has no event time);
+    any other node (a window join, a semi join) as it is."""
+    if type(plan) is not n.Join or plan.kind in (n.JoinKind.SEMI, n.JoinKind.ANTI):
+        return plan
+    interval = _interval_join(plan)
+    if interval is not None:
+        return interval
+    fields = tuple(n.Field(f.name, materialized(f.type)) for f in plan.fields)
+    return n.Join(fields, plan.left, plan.right, plan.kind, plan.left_keys, plan.right_keys,
+                  plan.condition, plan.null_safe)
+
+
+def filtered_join(calc: n.Calc) -> n.PlanNode:
+    """A WHERE over an inner join (``FROM a, b WHERE ...``) as Flink sees it once the filter is
+    pushed into the join: an ``IntervalJoin`` when the filter and the join's condition
+    together bound the two time attributes; else ``calc`` as it is."""
+    join = calc.input
+    if (type(join) is not n.Join or join.kind is not n.JoinKind.INNER or join.null_safe
+            or calc.condition is None or not _is_identity(calc)):
+        return calc
+    offset = len(join.left.fields)
+    parts = [ExpressionResolver(Scope()).call("=", [
+        InputRef(join.left.types[a], a), InputRef(join.right.types[b], offset + b)])
+        for a, b in zip(join.left_keys, join.right_keys, strict=True)]
+    parts += [*conjuncts(join.condition), *conjuncts(calc.condition)]
+    combined = parts[0] if len(parts) == 1 else Call(t.BooleanType(True), "AND", tuple(parts))
+    interval = _interval_join(make_join(join.left, join.right, n.JoinKind.INNER, combined))
+    return calc if interval is None else interval
+
+
+def _is_identity(calc: n.Calc) -> bool:
+    return all(isinstance(p, InputRef) and p.index == i for i, p in enumerate(calc.projections)
+               ) and len(calc.projections) == len(calc.input.fields)
+
+
+_FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+
+def _interval_join(join: n.Join) -> IntervalJoin | None:
+    """The join as an interval join, or None when its condition has no time bounds."""
+    offset = len(join.left.fields)
+    lower: int | None = None
+    upper: int | None = None
+    times: set[tuple[int, int]] = set()
+    rest: list[Rex] = []
+    for conjunct in conjuncts(join.condition):
+        bounds = _time_bounds(conjunct, join, offset)
+        if bounds is None:
+            rest.append(conjunct)
+            continue
+        for pair, low, high in bounds:
+            times.add(pair)
+            if low is not None:
+                if lower is not None:
+                    return None
+                lower = low
+            if high is not None:
+                if upper is not None:
+                    return None
+                upper = high
+    if lower is None or upper is None or len(times) != 1:
+        return None
+    ((left_time, right_time),) = times
+    types = [f.type for f in join.fields]
+    if any(is_rowtime(types[i]) or is_proctime(types[i]) for r in rest for i in input_refs(r)):
+        return None  # Flink: the remaining condition may not read a time attribute
+    residual = None
+    if rest:
+        residual = rest[0] if len(rest) == 1 else Call(
+            t.BooleanType(any(tr.is_nullable(r.type) for r in rest)), "AND", tuple(rest))
+    return IntervalJoin(join.fields, join.left, join.right, join.kind, join.left_keys,
+                        join.right_keys, residual, left_time, right_time - offset, lower, upper,
+                        is_proctime(types[left_time]))
+
+
+def _time_bounds(conjunct: Rex, join: n.Join, offset: int
+                 ) -> list[tuple[tuple[int, int], int | None, int | None]] | None:
+    """((left time, right time), lower, upper) bounds of ``left.time`` relative to
+    ``right.time`` that a comparison (or BETWEEN) between the two sets; None if it is not
+    one."""
+    if not isinstance(conjunct, Call):
+        return None
+    if conjunct.function == "BETWEEN" and len(conjunct.operands) == 3:
+        value, low, high = conjunct.operands
+        first = _comparison(">=", value, low, offset)
+        second = _comparison("<=", value, high, offset)
+        if first is None or second is None:
+            return None
+        return [first, second]
+    if conjunct.function in _FLIPPED and len(conjunct.operands) == 2:
+        found = _comparison(conjunct.function, *conjunct.operands, offset)
+        return None if found is None else [found]
+    return None
+
+
+def _comparison(operator: str, a: Rex, b: Rex, offset: int
+                ) -> tuple[tuple[int, int], int | None, int | None] | None:
+    first, second = _time_term(a), _time_term(b)
+    if first is None or second is None or first[2] != second[2]:
+        return None
+    (a_index, a_shift, _), (b_index, b_shift, _) = first, second
+    if a_index < offset <= b_index:  # left.t + a_shift OP right.t + b_shift
+        difference = b_shift - a_shift
+    elif b_index < offset <= a_index:
+        operator = _FLIPPED[operator]
+        a_index, b_index = b_index, a_index
+        difference = a_shift - b_shift
+    else:
+        return None
+    pair = (a_index, b_index)
+    if operator == ">=":
+        return pair, difference, None
+    if operator == ">":
+        return pair, difference + 1, None
+    if operator == "<=":
+        return pair, None, difference
+    return pair, None, difference - 1
+
+
+def _time_term(rex: Rex) -> tuple[int, int, str] | None:
+    """(field, milliseconds added, "rowtime"/"proctime") of ``time_attribute [+|- interval]``."""
+    shift = 0
+    if isinstance(rex, Call) and rex.function in ("+", "-") and len(rex.operands) == 2:
+        base, amount = rex.operands
+        if rex.function == "+" and isinstance(base, Literal):
+            base, amount = amount, base
+        if not (isinstance(amount, Literal) and isinstance(amount.value, datetime.timedelta)):
+            return None
+        millis = amount.value // datetime.timedelta(milliseconds=1)
+        shift = millis if rex.function == "+" else -millis
+        rex = base
+    if not isinstance(rex, InputRef):
+        return None
+    if is_rowtime(rex.type):
+        return rex.index, shift, "rowtime"
+    if is_proctime(rex.type):
+        return rex.index, shift, "proctime"
+    return None
 
 
 def _equi_pair(condition: Rex, offset: int) -> tuple[int, int] | None:

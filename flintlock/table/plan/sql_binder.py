@@ -24,7 +24,15 @@ from flintlock.table import types as t
 from flintlock.table.errors import UnsupportedFeatureError, ValidationError
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
-from flintlock.table.plan.joins import coerce, conjuncts, make_join, semi_join, set_difference
+from flintlock.table.plan.joins import (
+    coerce,
+    conjuncts,
+    filtered_join,
+    make_join,
+    semi_join,
+    set_difference,
+    time_bounded,
+)
 from flintlock.table.plan.lookup_join import bind_lookup_join
 from flintlock.table.plan.over import bind_over, has_over_aggregates
 from flintlock.table.plan.resolver import (
@@ -260,7 +268,7 @@ class QueryBinder:
         if not (tr.is_boolean(predicate.type) or tr.is_null_type(predicate.type)):
             raise ValidationError(
                 f"WHERE clause must be a condition, got {tr.sql_name(predicate.type)}")
-        filtered = n.Calc(plan.fields, plan, identity(plan), predicate)
+        filtered = filtered_join(n.Calc(plan.fields, plan, identity(plan), predicate))
         return Relation(window_rank(rank_from_filter(fuse_calcs(filtered))), relation.scope)
 
     # -- IN / EXISTS subqueries: semi and anti joins ----------------------------------------
@@ -504,6 +512,7 @@ class QueryBinder:
         if condition is None and kind != "CROSS" and join_kind is not n.JoinKind.INNER:
             raise ValidationError(f"{side} JOIN needs an ON condition")
         plan = window_join(make_join(left.plan, right.plan, join_kind, condition))
+        plan = time_bounded(plan)  # an interval join, or regular (issue 32)
         return Relation(plan, scope)
 
     def _lateral(self, left: Relation, lateral: exp.Lateral, left_outer: bool,

@@ -314,6 +314,11 @@ class Translator:
         joined: DataStream = connected.process(function, ROWS)
         return joined
 
+    def _t_IntervalJoin(self, node: Any) -> DataStream:
+        from flintlock.table.planner import time_joins  # issue 32
+
+        return time_joins.translate_interval_join(self, node)
+
     def _top_n(self, stream: DataStream, partition: tuple[int, ...],
                order: tuple[n.SortKey, ...], rank_start: int, rank_end: int,
                output_number: bool, insert_only: bool) -> DataStream:

@@ -1,0 +1,308 @@
+"""Interval join (``a JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL .. AND b.ts + ..``):
+Flink 2.3's ``RowTimeIntervalJoin`` / ``ProcTimeIntervalJoin`` (the table runtime's
+``TimeIntervalJoin``), as a ``KeyedCoProcessFunction`` keyed by the equi-join fields on both
+inputs. Insert-only in and out; the rows keep their fields (and so their rowtime attributes).
+
+``IntervalJoinFunction(join_type, left_arity, right_arity, left_keys, right_keys,
+lower_bound, upper_bound, left_time, right_time, condition=None, filter_null_keys=None,
+proctime=False)``:
+
+* the time bounds: a left row at ``lt`` and a right row at ``rt`` may join when
+  ``rt + lower_bound <= lt <= rt + upper_bound`` (milliseconds; a strict ``<`` / ``>`` is
+  the non-strict bound one millisecond in); ``left_time`` / ``right_time``: ``row -> epoch
+  milliseconds`` of each side's rowtime (ignored with ``proctime``: a row's time is the
+  processing time it arrives at, and timers are processing-time timers);
+* ``condition(left_values, right_values) -> bool``: the rest of the ON condition;
+* the other arguments as ``join.StreamingJoinFunction``'s.
+
+Algorithm (Flink's): the operator time of both sides is the current watermark (at least 0).
+A row joins with the other side's cached rows whose time is within its bounds, marking them
+joined; on the way it drops the other side's rows that expired (time <= operator time - the
+other side's relative size - 1), emitting an outer side's never-joined rows NULL-padded. It is
+cached (per key, ``MapState`` time -> rows with a joined flag) unless the operator time has
+passed its upper bound — then, never joined and on an outer side, it is emitted NULL-padded at
+once. A side's first cached row registers a clean-up timer at ``time + relative size +
+(both relative sizes) / 2 + 1``; the timer expires rows as above and registers the next one at
+the earliest row left, or clears the cache. Late rows are not dropped: they still join the
+rows that are cached. On event time the output's watermark is the input's held back by the
+larger relative size (``output_watermark_delay``, read by the operator), so a joined row is
+not late downstream.
+
+Order: the cached rows of a key are visited in the order Flink's heap state iterates its
+``HashMap<Long, List>``: by bucket (Java's ``Long.hashCode`` spread, over the map's current
+capacity, 16 doubling at 3/4 full, reset when the cache is cleared), then by insertion. The
+sequence numbers and capacity that reproduce it are state too, so any backend gives that
+order.
+
+The task thread owns a function once opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from flintlock.common.state import MapStateDescriptor, ValueStateDescriptor
+from flintlock.datastream.changelog.errors import InvalidOperatorArgumentError, NotInsertOnlyError
+from flintlock.datastream.changelog.join import JoinType
+from flintlock.datastream.changelog.rows import INSERT, key_selector, new_row
+from flintlock.datastream.functions import KeyedCoProcessFunction, RuntimeContext
+
+__all__ = ["IntervalJoinFunction", "java_long_bucket"]
+
+_END_OF_TIME = 2**63 - 1
+"""The watermark at the end of input (Long.MAX_VALUE)."""
+
+
+def java_long_bucket(value: int, capacity: int) -> int:
+    """The bucket of a ``java.util.HashMap`` of ``capacity`` buckets holding ``Long`` value."""
+    bits = value & 0xFFFF_FFFF_FFFF_FFFF
+    hashed = (bits ^ (bits >> 32)) & 0xFFFF_FFFF
+    return (hashed ^ (hashed >> 16)) & (capacity - 1)
+
+
+class _Cache:
+    """One side's cached rows of the current key: ``MapState`` time -> (sequence, [(values,
+    joined), ...]) plus ``ValueState`` (capacity, size, next sequence) of the HashMap it
+    mirrors, and the side's clean-up timer."""
+
+    __slots__ = ("layout", "outer", "rows", "timer")
+
+    def __init__(self, runtime_context: RuntimeContext, name: str, outer: bool) -> None:
+        self.rows = runtime_context.get_map_state(MapStateDescriptor(f"{name}-cache", None, None))
+        self.layout = runtime_context.get_state(ValueStateDescriptor(f"{name}-layout"))
+        self.timer = runtime_context.get_state(ValueStateDescriptor(f"{name}-timer"))
+        self.outer = outer
+
+    def entries(self) -> list[tuple[int, Any]]:
+        """(time, (sequence, rows)) in the HashMap's iteration order."""
+        layout = self.layout.value()
+        if layout is None:
+            return []
+        capacity = layout[0]
+        return sorted(self.rows.items(),
+                      key=lambda entry: (java_long_bucket(entry[0], capacity), entry[1][0]))
+
+    def add(self, time: int, values: tuple[Any, ...], joined: bool) -> None:
+        stored = self.rows.get(time)
+        if stored is not None:
+            self.rows.put(time, (stored[0], [*stored[1], (values, joined)]))
+            return
+        capacity, size, sequence = self.layout.value() or (16, 0, 0)
+        size += 1
+        if size > capacity * 3 // 4:
+            capacity *= 2
+        self.layout.update((capacity, size, sequence + 1))
+        self.rows.put(time, (sequence, [(values, joined)]))
+
+    def remove(self, time: int) -> None:
+        self.rows.remove(time)
+        capacity, size, sequence = self.layout.value()
+        self.layout.update((capacity, size - 1, sequence))
+
+    def clear(self) -> None:
+        self.rows.clear()
+        self.layout.clear()
+
+
+class IntervalJoinFunction(KeyedCoProcessFunction):
+    """INNER / LEFT / RIGHT / FULL interval join; see the module docstring."""
+
+    def __init__(self, join_type: JoinType, left_arity: int, right_arity: int,
+                 left_keys: Sequence[int], right_keys: Sequence[int], lower_bound: int,
+                 upper_bound: int, left_time: Callable[[Any], int] | None,
+                 right_time: Callable[[Any], int] | None,
+                 condition: Callable[[Any, Any], Any] | None = None,
+                 filter_null_keys: Sequence[bool] | None = None, proctime: bool = False) -> None:
+        if not isinstance(join_type, JoinType):
+            raise InvalidOperatorArgumentError("IntervalJoinFunction",
+                                               f"join_type must be a JoinType, got {join_type!r}")
+        if len(left_keys) != len(right_keys):
+            raise InvalidOperatorArgumentError(
+                "IntervalJoinFunction", f"{len(left_keys)} left key fields but "
+                f"{len(right_keys)} right key fields")
+        if lower_bound > upper_bound:
+            raise InvalidOperatorArgumentError(
+                "IntervalJoinFunction", f"the lower bound {lower_bound} ms is above the upper "
+                f"bound {upper_bound} ms: no row can join")
+        if not proctime and (left_time is None or right_time is None):
+            raise InvalidOperatorArgumentError(
+                "IntervalJoinFunction", "an event-time interval join needs both rowtimes")
+        filters = tuple(filter_null_keys) if filter_null_keys is not None else (
+            (True,) * len(left_keys))
+        if len(filters) != len(left_keys):
+            raise InvalidOperatorArgumentError(
+                "IntervalJoinFunction", "filter_null_keys needs one flag per key field")
+        self.join_type = join_type
+        self.left_arity, self.right_arity = left_arity, right_arity
+        self.left_keys, self.right_keys = tuple(left_keys), tuple(right_keys)
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+        self.left_time, self.right_time = left_time, right_time
+        self.condition = condition
+        self.filter_null_keys = filters
+        self.proctime = proctime
+        self.left_relative_size = -lower_bound
+        self.right_relative_size = upper_bound
+        self.min_clean_up_interval = (self.left_relative_size + self.right_relative_size) // 2
+        # Flink holds the output's watermark back by the longest a row may wait to be joined
+        self.output_watermark_delay = 0 if proctime else max(self.left_relative_size,
+                                                             self.right_relative_size)
+
+    def left_key_selector(self) -> Callable[[Any], Any]:
+        return key_selector(self.left_keys)
+
+    def right_key_selector(self) -> Callable[[Any], Any]:
+        return key_selector(self.right_keys)
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self._left = _Cache(runtime_context, "left",
+                            self.join_type in (JoinType.LEFT, JoinType.FULL))
+        self._right = _Cache(runtime_context, "right",
+                             self.join_type in (JoinType.RIGHT, JoinType.FULL))
+        self._left_nulls = self._null_check(self.left_keys)
+        self._right_nulls = self._null_check(self.right_keys)
+        self._expirations = {True: 0, False: 0}
+        """The last expiration time of the left (True) and right (False) rows, per operator."""
+
+    def _null_check(self, keys: Sequence[int]) -> tuple[int, ...]:
+        return tuple(k for k, f in zip(keys, self.filter_null_keys, strict=True) if f)
+
+    # -- times --------------------------------------------------------------------------------
+
+    def _operator_time(self, ctx: Any) -> int:
+        timers = ctx.timer_service()
+        if self.proctime:
+            return int(timers.current_processing_time())
+        watermark = int(timers.current_watermark())
+        return watermark if watermark > 0 else 0
+
+    def _expiration(self, operator_time: int, relative_size: int) -> int:
+        if operator_time < _END_OF_TIME:
+            return operator_time - relative_size - 1
+        return _END_OF_TIME
+
+    def _register_clean_up(self, ctx: Any, time: int, left_row: bool) -> None:
+        size = self.left_relative_size if left_row else self.right_relative_size
+        clean_up = time + size + self.min_clean_up_interval + 1
+        timers = ctx.timer_service()
+        if self.proctime:
+            timers.register_processing_time_timer(clean_up)
+        else:
+            timers.register_event_time_timer(clean_up)
+        # a left row's timer is kept in the right side's timer state, as Flink keeps it
+        (self._right if left_row else self._left).timer.update(clean_up)
+
+    # -- rows ---------------------------------------------------------------------------------
+
+    def process_element1(self, value: Any, ctx: Any) -> list[Any]:
+        return self._process(value, ctx, True)
+
+    def process_element2(self, value: Any, ctx: Any) -> list[Any]:
+        return self._process(value, ctx, False)
+
+    def _process(self, row: Any, ctx: Any, is_left: bool) -> list[Any]:
+        if row._row_kind is not INSERT:
+            raise NotInsertOnlyError(type(self).__name__, row._row_kind.name)
+        operator_time = self._operator_time(ctx)
+        values = tuple(row._values)
+        if self.proctime:
+            time = operator_time
+        else:
+            time = (self.left_time if is_left else self.right_time)(row)  # type: ignore[misc]
+        own, other = (self._left, self._right) if is_left else (self._right, self._left)
+        if is_left:
+            lower, upper = time - self.right_relative_size, time + self.left_relative_size
+            other_size = self.right_relative_size
+        else:
+            lower, upper = time - self.left_relative_size, time + self.right_relative_size
+            other_size = self.left_relative_size
+        out: list[Any] = []
+        emitted = False
+        # Flink skips the other side's rows while its last expiration time (a field of the
+        # operator, shared by every key and not checkpointed) is not below this row's upper
+        # bound: no row there can be joined or expired now
+        if self._expirations[not is_left] < upper:
+            expiration = self._expiration(operator_time, other_size)
+            self._expirations[not is_left] = expiration
+            emitted = self._join_cached(values, is_left, other, lower, upper, expiration, out)
+        if operator_time < upper:
+            own.add(time, values, emitted)
+            if other.timer.value() is None:
+                self._register_clean_up(ctx, time, is_left)
+        elif not emitted and own.outer:
+            out.append(self._padded(values, is_left))
+        return out
+
+    def _join_cached(self, values: tuple[Any, ...], is_left: bool, other: _Cache, lower: int,
+                     upper: int, expiration: int, out: list[Any]) -> bool:
+        """Joins the row with ``other``'s cached rows in its bounds and expires theirs;
+        whether it joined any."""
+        nulls = self._left_nulls if is_left else self._right_nulls
+        joinable = all(values[i] is not None for i in nulls)
+        emitted = False
+        for other_time, (sequence, rows) in other.entries():
+            if joinable and lower <= other_time <= upper:
+                marked: list[tuple[Any, bool]] | None = None
+                for index, (record, joined) in enumerate(rows):
+                    if not self._matches(values, record, is_left):
+                        continue
+                    out.append(self._joined(values, record, is_left))
+                    emitted = True
+                    if other.outer and not joined:
+                        if marked is None:
+                            marked = list(rows)
+                        marked[index] = (record, True)
+                if marked is not None:  # a new list: the stored one may be in a snapshot
+                    other.rows.put(other_time, (sequence, marked))
+                    rows = marked
+            if other_time <= expiration:
+                if other.outer:
+                    out.extend(self._padded(record, not is_left)
+                               for record, joined in rows if not joined)
+                other.remove(other_time)
+        return emitted
+
+    def on_timer(self, timestamp: int, ctx: Any) -> list[Any]:
+        operator_time = self._operator_time(ctx)
+        out: list[Any] = []
+        if self._left.timer.value() == timestamp:  # the right rows' clean-up
+            self._expirations[False] = self._expiration(operator_time, self.right_relative_size)
+            self._expire(ctx, out, self._right, self._left, self._expirations[False], False)
+        if self._right.timer.value() == timestamp:  # the left rows' clean-up
+            self._expirations[True] = self._expiration(operator_time, self.left_relative_size)
+            self._expire(ctx, out, self._left, self._right, self._expirations[True], True)
+        return out
+
+    def _expire(self, ctx: Any, out: list[Any], cache: _Cache, timer_holder: _Cache,
+                expiration: int, is_left: bool) -> None:
+        earliest = -1
+        for time, (_sequence, rows) in cache.entries():
+            if time <= expiration:
+                if cache.outer:
+                    out.extend(self._padded(record, is_left) for record, joined in rows
+                               if not joined)
+                cache.remove(time)
+            elif time < earliest or earliest < 0:
+                earliest = time
+        if earliest > 0:  # as Flink: a row left at time 0 does not keep the cache
+            self._register_clean_up(ctx, earliest, is_left)
+        else:
+            timer_holder.timer.clear()
+            cache.clear()
+
+    # -- output rows ----------------------------------------------------------------------------
+
+    def _matches(self, values: tuple[Any, ...], record: tuple[Any, ...], is_left: bool) -> bool:
+        condition = self.condition
+        if condition is None:
+            return True
+        return bool(condition(values, record) if is_left else condition(record, values))
+
+    @staticmethod
+    def _joined(values: tuple[Any, ...], record: tuple[Any, ...], is_left: bool) -> Any:
+        return new_row([*values, *record] if is_left else [*record, *values], INSERT)
+
+    def _padded(self, values: tuple[Any, ...], is_left: bool) -> Any:
+        if is_left:
+            return new_row([*values, *((None,) * self.right_arity)], INSERT)
+        return new_row([*((None,) * self.left_arity), *values], INSERT)
