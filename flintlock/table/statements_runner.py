@@ -110,6 +110,10 @@ def _create_table(env: TableEnvironment, statement: st.CreateTableStatement) -> 
             statement.if_not_exists):
         return TableResult.ok()
     spec = table_spec(env, path, statement)
+    if spec.watermark is not None:  # a bad WATERMARK fails here, as in Flink (issue 32)
+        from flintlock.table.table_environment import scan_of
+
+        scan_of(spec)
     env._catalog.register(CatalogEntry(path, table=spec, temporary=statement.temporary),
                           statement.if_not_exists)
     return TableResult.ok()
