@@ -6,6 +6,9 @@ and returns a ``TailReader`` for one TaskManager: its log records (a ``logging.H
 the root logger: what passes the loggers' levels, formatted as ``time level name: message``,
 with the traceback of a logged exception) and the lines written to ``sys.stdout`` (which
 is wrapped by a tee that writes through unchanged: the print sink and the user's ``print``).
+The tee only queues each write (a deque append, safe from any thread without a lock); the
+heartbeat thread splits the queue into lines when it takes them, so a print costs the
+printing thread one more method call and append.
 Each heartbeat carries the lines added since the previous one (``TailReader.take``: at most
 ``MAX_LINES_PER_TAKE``; a reader that fell behind more than the tail holds skips to it and
 says how many lines it missed). ``detach`` ends the capture when the last TaskManager of the
@@ -40,6 +43,8 @@ MAX_LINES_PER_TAKE: Final = 500
 KEPT_LINES: Final = 1000
 """Lines the JobManager keeps of each stream of each TaskManager."""
 MAX_LINE_CHARS: Final = 2000
+RAW_WRITES: Final = 20_000
+"""Writes to ``sys.stdout`` queued between two heartbeats at most (``print`` makes two)."""
 STREAMS: Final = ("log", "stdout")
 
 
@@ -57,6 +62,13 @@ class _Tail:
         with self._lock:
             self._lines.append(line)
             self._count += 1
+
+    def extend(self, lines: list[str]) -> None:
+        lines = [line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " …"
+                 for line in lines]
+        with self._lock:
+            self._lines.extend(lines)
+            self._count += len(lines)
 
     def since(self, cursor: int, limit: int) -> tuple[list[str], int]:
         """Lines after ``cursor`` (at most ``limit``) and the new cursor; a note first when
@@ -90,25 +102,31 @@ class _LogHandler(logging.Handler):
 
 
 class _StdoutTee:
-    """``sys.stdout`` written through, complete lines also kept in ``tail``."""
+    """``sys.stdout`` written through; what is written is also queued in ``raw`` (one deque
+    append: no lock, no splitting on the writer's thread) until ``lines`` takes it."""
 
-    def __init__(self, target: TextIO, tail: _Tail) -> None:
+    def __init__(self, target: TextIO) -> None:
         self.target = target
-        self.tail = tail
+        self.raw: deque[str] = deque(maxlen=RAW_WRITES)
         self.active = True  # False once its capture ended: it only writes through
-        self._partial = ""
-        self._lock = threading.Lock()
+        self._partial = ""  # a line not ended yet; the reader's (under the capture's lock)
 
     def write(self, text: str) -> int:
         written = self.target.write(text)
-        if not self.active:
-            return written
-        with self._lock:
-            lines = (self._partial + text).split("\n")
-            self._partial = lines.pop()
-        for line in lines:
-            self.tail.append(line)
+        if self.active:
+            self.raw.append(text)
         return written
+
+    def lines(self) -> list[str]:
+        """The complete lines written since the last call (the capture's lock held)."""
+        pieces = []
+        while self.raw:
+            pieces.append(self.raw.popleft())
+        if not pieces:
+            return []
+        lines = (self._partial + "".join(pieces)).split("\n")
+        self._partial = lines.pop()
+        return lines
 
     def flush(self) -> None:
         self.target.flush()
@@ -125,9 +143,15 @@ class _Capture:
         target = sys.stdout
         while isinstance(target, _StdoutTee) and not target.active:
             target = target.target  # an ended capture's tee, left wrapped by another wrapper
-        self.tee = _StdoutTee(target, self.stdout)
+        self.tee = _StdoutTee(target)
+        self._lock = threading.Lock()
         logging.getLogger().addHandler(self.handler)
         sys.stdout = self.tee
+
+    def collect(self) -> None:
+        """Moves what was printed into the stdout tail, line by line (a reader's thread)."""
+        with self._lock:
+            self.stdout.extend(self.tee.lines())
 
     def close(self) -> None:
         logging.getLogger().removeHandler(self.handler)
@@ -152,6 +176,7 @@ class TailReader:
 
     def take(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(log lines, stdout lines) added since the previous take."""
+        self._capture.collect()
         logs, self._log = self._capture.log.since(self._log, MAX_LINES_PER_TAKE)
         out, self._stdout = self._capture.stdout.since(self._stdout, MAX_LINES_PER_TAKE)
         return tuple(logs), tuple(out)
