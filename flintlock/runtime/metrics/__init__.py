@@ -6,7 +6,9 @@
   it, registering into one ``MetricRegistry`` per subtask;
 - ``report``: ``SubtaskMetrics.sample`` → ``SubtaskMetricsReport``, the user's metrics and
   Flink's task metrics (``numRecordsIn`` ...) that travel to the JobManager with heartbeats;
-- ``prometheus``: those reports as Prometheus metric families (prometheus-client).
+- ``prometheus``: those reports as Prometheus metric families (prometheus-client);
+- ``output_tail``: bounded tails of a TaskManager process's log and stdout, which also travel
+  with heartbeats, and the JobManager's per-TaskManager tails of them.
 
 A leaf: imports only ``flintlock.common`` (and prometheus-client, lazily), so the tasks, the
 TaskManager, the JobManager and the REST endpoint may all import it. The user-facing names

@@ -5,6 +5,10 @@
 ``httpd.HttpServer`` (one selector loop and a few workers: no client holds a thread or the
 close) reading requests with ``wire``; the job's ``jobfiles.JobFile`` tells the ``flintlock``
 command where to find it. ``triggers`` keeps the savepoint operations started over REST.
+The dashboard's views beyond Flink's job-level ones are ``detail_views`` (a vertex's subtasks,
+a checkpoint's subtasks) and ``metric_history`` (kept from the job's start); ``dashboard``
+serves the page's files. When the job ends, ``archive`` writes the views to
+``jobmanager.archive.fs.dir``, and ``history_server`` serves them read-only.
 
 May import ``flintlock.common`` and ``flintlock.runtime`` (the JobManager's public API); is
 imported by ``flintlock.runtime.executor`` and ``flintlock.cli``.
