@@ -111,9 +111,12 @@ def _create_table(env: TableEnvironment, statement: st.CreateTableStatement) -> 
         return TableResult.ok()
     spec = table_spec(env, path, statement)
     if spec.watermark is not None:  # a bad WATERMARK fails here, as in Flink (issue 32)
-        from flintlock.table.table_environment import scan_of
+        from flintlock.table.plan.resolver import NoFunctions
+        from flintlock.table.plan.windows import with_watermark
 
-        scan_of(spec)
+        fields = spec.physical + tuple(n.Field(name, rex.type) for name, rex in spec.computed)
+        with_watermark(n.Scan(fields, spec), spec.watermark[0], spec.watermark[1],
+                       NoFunctions())
     env._catalog.register(CatalogEntry(path, table=spec, temporary=statement.temporary),
                           statement.if_not_exists)
     return TableResult.ok()
