@@ -180,7 +180,8 @@ def rates(times: dict[int, list[float]]) -> float | None:
 
 
 def measure(engines: Engines, names: list[str], queries: list[Query], data: dict[int, Path],
-            rounds: int) -> dict[str, dict[str, Any]]:
+            rounds: int, after_round: Any = None) -> dict[str, dict[str, Any]]:
+    """Timed rounds; ``after_round(report)`` gets the report so far after every round."""
     times: dict[str, dict[str, dict[int, list[float]]]] = {
         e: {q.name: {n: [] for n in data} for q in queries} for e in names}
     errors: dict[str, dict[str, str]] = {e: {} for e in names}
@@ -194,6 +195,14 @@ def measure(engines: Engines, names: list[str], queries: list[Query], data: dict
                 else:
                     times[engine][result["query"]][result["events"]].append(result["elapsed"])
             print(f"round {round_number + 1} {engine} done", flush=True)
+        if after_round is not None:
+            after_round(_report(names, queries, times, errors))
+    return _report(names, queries, times, errors)
+
+
+def _report(names: list[str], queries: list[Query],
+            times: dict[str, dict[str, dict[int, list[float]]]],
+            errors: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
     report: dict[str, dict[str, Any]] = {}
     for query in queries:
         entry: dict[str, Any] = {}
@@ -241,8 +250,13 @@ def main(argv: list[str] | None = None) -> int:
                                     dataset(args.data, args.check_events), args.check_events)
         data = {n: dataset(args.data, n) for n in args.sizes}
         if args.rounds > 0:
-            output["throughput"] = measure(engines, names, queries, data, args.rounds)
-            print_table(output["throughput"], names)
+            def save(report: dict[str, dict[str, Any]]) -> None:
+                output["throughput"] = report
+                print_table(report, names)
+                if args.json:
+                    args.json.write_text(json.dumps(output, indent=2, sort_keys=True))
+
+            measure(engines, names, queries, data, args.rounds, save)
     if args.json:
         args.json.write_text(json.dumps(output, indent=2, sort_keys=True))
     return 0
