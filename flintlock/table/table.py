@@ -517,25 +517,9 @@ class AggregatedTable:
 
     def select(self, *fields: Any) -> Table:
         table = self._table
-        func = self._func
-        if getattr(func, "_flintlock_kind", None) == "aggregate":
-            # a bare udaf (PyFlink: aggregate(agg.alias('a', 'b'))) aggregates whole rows
-            func = Expression(UdfNode(this=func, expressions=[])).alias(
-                *func._alias_names) if func._alias_names else Expression(
-                UdfNode(this=func, expressions=[]))
-        node = _field_node(func)
-        names: list[str] | None = None
-        if isinstance(node, exp.Aliases):
-            names = [i.name for i in node.expressions]
-            node = node.this
-        elif isinstance(node, exp.Alias):
-            names = [node.alias]
-            node = node.this
-        if not isinstance(node, UdfNode) or getattr(node.this, "_flintlock_kind", "") != (
-                "aggregate"):
-            raise ValidationError("aggregate() takes a call of an aggregate function (udaf)")
-        function = node.this
-        arguments = list(node.expressions) or [_table_whole_row_node(table)]
+        function, arguments, names = _function_call(
+            self._func, "aggregate", "aggregate() takes a call of an aggregate function (udaf)")
+        arguments = arguments or [_table_whole_row_node(table)]
         binder = table._binder()
         aggregated_name = "$agg"
         items = [*[Expression(k) for k in self._keys],
@@ -574,24 +558,9 @@ class FlatAggregateTable:
 
     def select(self, *fields: Any) -> Table:
         table = self._table
-        func = self._func
-        names: list[str] | None = None
-        if getattr(func, "_flintlock_kind", None) == "table_aggregate":
-            function, arguments = func, []
-            names = list(func._alias_names) or None
-        else:
-            node = _field_node(func)
-            if isinstance(node, exp.Aliases):
-                names = [i.name for i in node.expressions]
-                node = node.this
-            elif isinstance(node, exp.Alias):
-                names = [node.alias]
-                node = node.this
-            if not isinstance(node, UdfNode) or getattr(node.this, "_flintlock_kind", "") != (
-                    "table_aggregate"):
-                raise ValidationError(
-                    "flat_aggregate() takes a call of a table aggregate function (udtaf)")
-            function, arguments = node.this, list(node.expressions)
+        function, arguments, names = _function_call(
+            self._func, "table_aggregate",
+            "flat_aggregate() takes a call of a table aggregate function (udtaf)")
         arguments = arguments or [_table_whole_row_node(table)]
         # bound as an aggregate call (the binder's GROUP BY path), then made a TableAggregate
         stand_in = _TableAggregateStandIn(function)
@@ -619,6 +588,26 @@ class FlatAggregateTable:
         call = dataclasses.replace(plan.calls[0], function=function)
         aggregated = n.TableAggregate(out_fields, plan.input, plan.group, (call,))
         return table._derive(aggregated).select(*fields)
+
+
+def _function_call(func: Any, kind: str, refusal: str
+                   ) -> tuple[Any, list[exp.Expression], list[str] | None]:
+    """The function, arguments and alias names of ``aggregate``'s or ``flat_aggregate``'s
+    argument: a call ``f(col('a')).alias('x', 'y')`` or the bare function ``f`` (its alias
+    names its own; no arguments: the whole row)."""
+    if getattr(func, "_flintlock_kind", None) == kind:
+        return func, [], list(func._alias_names) or None
+    node = _field_node(func)
+    names: list[str] | None = None
+    if isinstance(node, exp.Aliases):
+        names = [i.name for i in node.expressions]
+        node = node.this
+    elif isinstance(node, exp.Alias):
+        names = [node.alias]
+        node = node.this
+    if not isinstance(node, UdfNode) or getattr(node.this, "_flintlock_kind", "") != kind:
+        raise ValidationError(refusal)
+    return node.this, list(node.expressions), names
 
 
 class _TableAggregateStandIn:

@@ -193,7 +193,12 @@ class BundledGroupAggFunction(_BundledAggregation):
         previous = None if first else self._values(state)
         for row in todo:
             self._apply(state, row)
-        key = self._key_values(todo[0])
+        return self._result(self._key_values(todo[0]), previous, state)
+
+    def _result(self, key: list[Any], previous: list[Any] | None, state: list[Any]
+                ) -> list[Row]:
+        """Stores the key's new ``state`` and returns its changelog rows; ``previous`` is its
+        result before (None: the key had no state)."""
         if state[0] == 0:
             self._state.clear()
             return [] if previous is None else [new_row(key + previous, DELETE)]

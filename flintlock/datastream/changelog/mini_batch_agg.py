@@ -34,14 +34,7 @@ from flintlock.common.types import Row
 from flintlock.datastream.changelog.binary_rows import hash_map_order
 from flintlock.datastream.changelog.bundled_agg import ACC_STATE, BundledGroupAggFunction
 from flintlock.datastream.changelog.group_agg import AggregateCall
-from flintlock.datastream.changelog.rows import (
-    DELETE,
-    INSERT,
-    UPDATE_AFTER,
-    UPDATE_BEFORE,
-    key_selector,
-    new_row,
-)
+from flintlock.datastream.changelog.rows import INSERT, key_selector, new_row
 from flintlock.datastream.functions import ProcessFunction, RuntimeContext
 
 
@@ -112,24 +105,15 @@ class MiniBatchLocalAggFunction(ProcessFunction):
         raise TypeError("MiniBatchLocalAggFunction runs as a BUNDLE_PROCESS operator")
 
 
-class MiniBatchGlobalAggFunction(BundledGroupAggFunction):
+class MiniBatchGlobalAggFunction(MiniBatchGroupAggFunction):
     """The global half of a two-phase mini-batch GROUP BY (module docstring): its input rows
     are the local half's (key fields, partial state)."""
 
     def __init__(self, width: int, calls: Sequence[AggregateCall],
                  key_tags: Sequence[str | None] | None, generate_update_before: bool = True,
                  state_retention_ms: int = 0) -> None:
-        super().__init__(tuple(range(width)), calls, generate_update_before)
-        self.key_tags = None if key_tags is None else tuple(key_tags)
-        self.state_retention_ms = state_retention_ms
-        self.suppress_unchanged = state_retention_ms == 0
-
-    def open(self, runtime_context: RuntimeContext) -> None:
-        super().open(runtime_context)
-        self._state = runtime_context.get_state(_state_descriptor(self.state_retention_ms))
-
-    def bundle_order(self, keys: list[Any]) -> list[Any]:
-        return hash_map_order(keys, self.key_tags, _key_fields(len(self.grouping)))
+        super().__init__(tuple(range(width)), calls, key_tags, generate_update_before,
+                         state_retention_ms)
 
     def _merge(self, into: list[Any], partial: list[Any]) -> None:
         into[0] += partial[0]
@@ -141,23 +125,9 @@ class MiniBatchGlobalAggFunction(BundledGroupAggFunction):
         buffered = self._new_state()
         for row in rows:
             self._merge(buffered, row._values[width])
-        key = list(rows[0]._values[:width])
         state = self._state.value()
-        first = state is None
+        previous = None if state is None else self._values(state)
         if state is None:
             state = self._new_state()
-        previous = self._values(state)
         self._merge(state, buffered)
-        if state[0] == 0:
-            self._state.clear()
-            return [] if first else [new_row(key + previous, DELETE)]
-        self._state.update(state)
-        current = self._values(state)
-        if first:
-            return [new_row(key + current, INSERT)]
-        if self.suppress_unchanged and previous == current:
-            return []
-        out = [new_row(key + current, UPDATE_AFTER)]
-        if self.generate_update_before:
-            out.insert(0, new_row(key + previous, UPDATE_BEFORE))
-        return out
+        return self._result(list(rows[0]._values[:width]), previous, state)
