@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
+from dataclasses import replace
 
 from flintlock.table import types as t
 from flintlock.table.errors import ValidationError
@@ -19,7 +20,7 @@ from flintlock.table.plan.resolver import ExpressionResolver, Scope, cast_to
 from flintlock.table.plan.rewrite import identity
 from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, input_refs
 from flintlock.table.plan.time_join_nodes import IntervalJoin
-from flintlock.table.time_attributes import is_proctime, is_rowtime, materialized
+from flintlock.table.time_attributes import is_proctime, is_rowtime
 
 
 def make_join(left: n.PlanNode, right: n.PlanNode, kind: n.JoinKind, condition: Rex | None
@@ -55,17 +56,13 @@ def time_bounded(plan: n.PlanNode) -> n.PlanNode:
     """A query's join (FROM / WHERE, ``Table.join``) once its kind is known: an
     ``IntervalJoin`` when the residual of its ON condition bounds the left input's time
     attribute by the right's from below and above (both rowtimes or both proctimes), as
-    Flink's ``IntervalJoinUtil`` finds one; a regular ``Join`` with its time attributes made
-    plain timestamps (Flink materializes them: a regular join's output has no event time);
-    any other node (a window join, a semi join) as it is."""
+    Flink's ``IntervalJoinUtil`` finds one; else the join as it is (a regular join's fields
+    keep their time attribute marks, as Flink's validated schema shows them; Flink
+    materializes them only when it optimizes the plan)."""
     if type(plan) is not n.Join or plan.kind in (n.JoinKind.SEMI, n.JoinKind.ANTI):
         return plan
     interval = _interval_join(plan)
-    if interval is not None:
-        return interval
-    fields = tuple(n.Field(f.name, materialized(f.type)) for f in plan.fields)
-    return n.Join(fields, plan.left, plan.right, plan.kind, plan.left_keys, plan.right_keys,
-                  plan.condition, plan.null_safe)
+    return plan if interval is None else interval
 
 
 def filtered_join(calc: n.Calc) -> n.PlanNode:
@@ -86,6 +83,13 @@ def filtered_join(calc: n.Calc) -> n.PlanNode:
     return calc if interval is None else interval
 
 
+def join_scope(plan: n.PlanNode, scope: Scope) -> Scope:
+    """``scope`` over a planned join with each field's type as the join node has it."""
+    fields = plan.fields
+    return Scope([replace(f, type=fields[f.index].type) if f.index < len(fields) else f
+                  for f in scope.fields])
+
+
 def _is_identity(calc: n.Calc) -> bool:
     return all(isinstance(p, InputRef) and p.index == i for i, p in enumerate(calc.projections)
                ) and len(calc.projections) == len(calc.input.fields)
@@ -97,12 +101,13 @@ _FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
 def _interval_join(join: n.Join) -> IntervalJoin | None:
     """The join as an interval join, or None when its condition has no time bounds."""
     offset = len(join.left.fields)
+    types = [*join.left.types, *join.right.types]  # the inputs' own, time attributes marked
     lower: int | None = None
     upper: int | None = None
     times: set[tuple[int, int]] = set()
     rest: list[Rex] = []
     for conjunct in conjuncts(join.condition):
-        bounds = _time_bounds(conjunct, join, offset)
+        bounds = _time_bounds(conjunct, offset, types)
         if bounds is None:
             rest.append(conjunct)
             continue
@@ -119,7 +124,6 @@ def _interval_join(join: n.Join) -> IntervalJoin | None:
     if lower is None or upper is None or len(times) != 1:
         return None
     ((left_time, right_time),) = times
-    types = [f.type for f in join.fields]
     if any(is_rowtime(types[i]) or is_proctime(types[i]) for r in rest for i in input_refs(r)):
         return None  # Flink: the remaining condition may not read a time attribute
     residual = None
@@ -131,7 +135,7 @@ def _interval_join(join: n.Join) -> IntervalJoin | None:
                         is_proctime(types[left_time]))
 
 
-def _time_bounds(conjunct: Rex, join: n.Join, offset: int
+def _time_bounds(conjunct: Rex, offset: int, types: Sequence[t.DataType]
                  ) -> list[tuple[tuple[int, int], int | None, int | None]] | None:
     """((left time, right time), lower, upper) bounds of ``left.time`` relative to
     ``right.time`` that a comparison (or BETWEEN) between the two sets; None if it is not
@@ -140,20 +144,20 @@ def _time_bounds(conjunct: Rex, join: n.Join, offset: int
         return None
     if conjunct.function == "BETWEEN" and len(conjunct.operands) == 3:
         value, low, high = conjunct.operands
-        first = _comparison(">=", value, low, offset)
-        second = _comparison("<=", value, high, offset)
+        first = _comparison(">=", value, low, offset, types)
+        second = _comparison("<=", value, high, offset, types)
         if first is None or second is None:
             return None
         return [first, second]
     if conjunct.function in _FLIPPED and len(conjunct.operands) == 2:
-        found = _comparison(conjunct.function, *conjunct.operands, offset)
+        found = _comparison(conjunct.function, *conjunct.operands, offset, types)
         return None if found is None else [found]
     return None
 
 
-def _comparison(operator: str, a: Rex, b: Rex, offset: int
+def _comparison(operator: str, a: Rex, b: Rex, offset: int, types: Sequence[t.DataType]
                 ) -> tuple[tuple[int, int], int | None, int | None] | None:
-    first, second = _time_term(a), _time_term(b)
+    first, second = _time_term(a, types), _time_term(b, types)
     if first is None or second is None or first[2] != second[2]:
         return None
     (a_index, a_shift, _), (b_index, b_shift, _) = first, second
@@ -175,7 +179,7 @@ def _comparison(operator: str, a: Rex, b: Rex, offset: int
     return pair, None, difference - 1
 
 
-def _time_term(rex: Rex) -> tuple[int, int, str] | None:
+def _time_term(rex: Rex, types: Sequence[t.DataType]) -> tuple[int, int, str] | None:
     """(field, milliseconds added, "rowtime"/"proctime") of ``time_attribute [+|- interval]``."""
     shift = 0
     if isinstance(rex, Call) and rex.function in ("+", "-") and len(rex.operands) == 2:
@@ -189,9 +193,9 @@ def _time_term(rex: Rex) -> tuple[int, int, str] | None:
         rex = base
     if not isinstance(rex, InputRef):
         return None
-    if is_rowtime(rex.type):
+    if is_rowtime(types[rex.index]):
         return rex.index, shift, "rowtime"
-    if is_proctime(rex.type):
+    if is_proctime(types[rex.index]):
         return rex.index, shift, "proctime"
     return None
 

@@ -28,6 +28,7 @@ from flintlock.table.plan.joins import (
     coerce,
     conjuncts,
     filtered_join,
+    join_scope,
     make_join,
     semi_join,
     set_difference,
@@ -52,6 +53,7 @@ from flintlock.table.plan.rewrite import (
     project_fields,
 )
 from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, input_refs
+from flintlock.table.plan.temporal_join import bind_temporal_join
 from flintlock.table.plan.windows import (
     bind_window_tvf,
     legacy_group_window,
@@ -269,6 +271,8 @@ class QueryBinder:
             raise ValidationError(
                 f"WHERE clause must be a condition, got {tr.sql_name(predicate.type)}")
         filtered = filtered_join(n.Calc(plan.fields, plan, identity(plan), predicate))
+        if filtered is not plan and not isinstance(filtered, n.Calc):  # an interval join
+            return Relation(filtered, join_scope(filtered, relation.scope))
         return Relation(window_rank(rank_from_filter(fuse_calcs(filtered))), relation.scope)
 
     # -- IN / EXISTS subqueries: semi and anti joins ----------------------------------------
@@ -488,6 +492,10 @@ class QueryBinder:
         if isinstance(target, exp.Lateral):
             return self._lateral(left, target, side == "LEFT", join.args.get("on"))
         if isinstance(target, exp.Table) and target.args.get("version") is not None:
+            temporal = bind_temporal_join(self.catalog, left.plan, left.scope, target, side,
+                                          join.args.get("on"))  # event time (issue 32)
+            if temporal is not None:
+                return Relation(*temporal)
             return Relation(*bind_lookup_join(self.catalog, left.plan, left.scope, target,
                                               side, join.args.get("on")))
         right = self._table_source(target)
@@ -513,7 +521,7 @@ class QueryBinder:
             raise ValidationError(f"{side} JOIN needs an ON condition")
         plan = window_join(make_join(left.plan, right.plan, join_kind, condition))
         plan = time_bounded(plan)  # an interval join, or regular (issue 32)
-        return Relation(plan, scope)
+        return Relation(plan, join_scope(plan, scope))
 
     def _lateral(self, left: Relation, lateral: exp.Lateral, left_outer: bool,
                  on: exp.Expression | None) -> Relation:

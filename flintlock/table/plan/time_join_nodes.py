@@ -2,9 +2,12 @@
 
 ``IntervalJoin``: an equi-join whose ON condition also bounds one input's time attribute by
 the other's (``a.ts BETWEEN b.ts - INTERVAL '5' SECOND AND b.ts``), both rowtimes or both
-proctimes; ``plan.joins.plan_join`` finds it. Its fields are the left then the right fields,
+proctimes; ``plan.joins.time_bounded`` finds it. Its fields are the left then the right fields,
 time attributes kept (an interval join's output is append-only and its rowtimes stay, as in
 Flink); ``condition`` is what remains of the ON condition besides the keys and the bounds.
+
+``TemporalJoin``: ``JOIN versioned FOR SYSTEM_TIME AS OF left.rowtime`` (``plan.temporal_join``);
+its fields are the left fields then the versioned table's, time attributes kept.
 
 Frozen, like every plan node; no behaviour beyond describing.
 """
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan.rex import Rex
 
-__all__ = ["IntervalJoin"]
+__all__ = ["IntervalJoin", "TemporalJoin"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,3 +53,32 @@ class IntervalJoin(n.PlanNode):
                 f"isRowTime={str(not self.proctime).lower()}, leftLowerBound="
                 f"{self.lower_bound}, leftUpperBound={self.upper_bound}, leftTimeIndex="
                 f"{self.left_time}, rightTimeIndex={self.right_time}], {time})")
+
+
+@dataclass(frozen=True, eq=False)
+class TemporalJoin(n.PlanNode):
+    """``left JOIN versioned FOR SYSTEM_TIME AS OF left.rowtime``: each left row with the
+    version of the right input's primary key valid at its rowtime (event time)."""
+
+    left: n.PlanNode = field(default=None)  # type: ignore[assignment]
+    right: n.PlanNode = field(default=None)  # type: ignore[assignment]
+    left_outer: bool = False
+    left_keys: tuple[int, ...] = ()
+    right_keys: tuple[int, ...] = ()
+    condition: Rex | None = None
+    """The rest of the ON condition, over the left fields followed by the right fields."""
+    left_time: int = 0
+    right_time: int = 0
+    """The indexes of the two rowtimes (the right one in the right input)."""
+
+    @property
+    def inputs(self) -> tuple[n.PlanNode, ...]:
+        return (self.left, self.right)
+
+    def explain_summary(self) -> str:
+        keys = ", ".join(f"{self.left.names[a]} = {self.right.names[b]}"
+                         for a, b in zip(self.left_keys, self.right_keys, strict=True))
+        kind = "LEFT" if self.left_outer else "INNER"
+        return (f"TemporalJoin(joinType=[{kind}], keys=[{keys}], asOf=["
+                f"{self.left.names[self.left_time]}], version=["
+                f"{self.right.names[self.right_time]}])")

@@ -319,6 +319,11 @@ class Translator:
 
         return time_joins.translate_interval_join(self, node)
 
+    def _t_TemporalJoin(self, node: Any) -> DataStream:
+        from flintlock.table.planner import time_joins  # issue 32
+
+        return time_joins.translate_temporal_join(self, node)
+
     def _top_n(self, stream: DataStream, partition: tuple[int, ...],
                order: tuple[n.SortKey, ...], rank_start: int, rank_end: int,
                output_number: bool, insert_only: bool) -> DataStream:
