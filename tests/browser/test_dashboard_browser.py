@@ -221,6 +221,7 @@ def test_a_restarting_job_reads_restarting(browser, monkeypatch, tmp_path):
             page.locator("#exceptions summary", has_text="ZeroDivisionError").first.click()
             trace = page.locator("#exceptions pre.trace").first.text_content()
             assert "divides by zero" in trace and views_test.__file__ in trace
+            page.screenshot(path=str(ARTIFACTS / "restarting.png"), full_page=True)
             assert not holder.errors, holder.errors
 
 
