@@ -79,6 +79,18 @@ class MapView(DataView, Generic[K, V]):
     def clear(self) -> None:
         self._map = {}
 
+    def __getitem__(self, key: K) -> V:
+        return self._map[key]
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self._map[key] = value
+
+    def __delitem__(self, key: K) -> None:
+        del self._map[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._map
+
     def __iter__(self) -> Iterator[K]:
         return iter(self._map)
 

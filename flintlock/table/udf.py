@@ -198,10 +198,28 @@ class UserDefinedScalarFunctionWrapper(UserDefinedFunctionWrapper):
         self._result_type = _data_type(result_type)
 
     def result_type_for(self, argument_types: Sequence[t.DataType]) -> t.DataType:
-        if self._func_type == "pandas":
-            raise UnsupportedFeatureError("pandas (vectorized) scalar functions",
-                                          "issue 32 adds them")
         return self._result_type  # type: ignore[return-value]
+
+    @property
+    def vectorized(self) -> bool:
+        """Whether the function takes a batch of rows (pandas) rather than one row."""
+        return self._func_type == "pandas"
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """What to call per row: a pandas function gets one-row Series (where a Calc runs
+        it, ``flintlock.table.vectorized`` hands it the whole batch instead)."""
+        if self._func_type != "pandas":
+            return super().function
+        from flintlock.table.codegen.vectorized import one_row_of_pandas_function
+
+        return one_row_of_pandas_function(self)
+
+    def eval_series(self, *series: Any) -> Any:
+        """The pandas function over one batch: a Series as long as the input (checked)."""
+        from flintlock.table.codegen.vectorized import call_pandas_function
+
+        return call_pandas_function(self, series)
 
     def __call__(self, *args: Any) -> Any:
         return super().__call__(*args)
@@ -213,6 +231,33 @@ class UserDefinedScalarFunctionWrapper(UserDefinedFunctionWrapper):
 
 def _scalar_wrapper(*args: Any) -> UserDefinedScalarFunctionWrapper:
     return UserDefinedScalarFunctionWrapper(*args)
+
+
+class UserDefinedAsyncScalarFunctionWrapper(UserDefinedScalarFunctionWrapper):
+    """An ``AsyncScalarFunction`` or a coroutine function: where a Calc runs it, the calls of
+    a batch of rows run concurrently on one asyncio event loop (``flintlock.table.vectorized``,
+    ``table.exec.async-scalar.*``); elsewhere each call runs to completion on its own."""
+
+    asynchronous = True
+
+    @property
+    def coroutine_function(self) -> Callable[..., Any]:
+        """What to call per row: returns the coroutine to await."""
+        return super().function
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        from flintlock.table.codegen.vectorized import blocking_call_of
+
+        return blocking_call_of(self)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (_async_scalar_wrapper, (self._func, self._input_types, self._result_type,
+                                        self._func_type, self._deterministic, self._name))
+
+
+def _async_scalar_wrapper(*args: Any) -> UserDefinedAsyncScalarFunctionWrapper:
+    return UserDefinedAsyncScalarFunctionWrapper(*args)
 
 
 class UserDefinedTableFunctionWrapper(UserDefinedFunctionWrapper):
@@ -253,9 +298,18 @@ class UserDefinedAggregateFunctionWrapper(UserDefinedFunctionWrapper):
                  func_type: str, deterministic: bool | None, name: str | None,
                  table_aggregate: bool = False) -> None:
         super().__init__(func, input_types, func_type, deterministic, name)
+        if func_type not in ("general", "pandas"):
+            raise ValueError(f"The func_type must be one of 'general, pandas', got {func_type}.")
         if func_type == "pandas":
-            raise UnsupportedFeatureError("pandas (vectorized) aggregate functions",
-                                          "issue 32 adds them")
+            if table_aggregate:
+                raise ValueError("Only support func_type 'general' for table aggregate "
+                                 "functions, got pandas.")
+            if result_type is None:
+                raise TypeError("Invalid returnType: returnType should be DataType or str "
+                                "but is None")
+            from flintlock.table.codegen.vectorized import PandasAggregateFunction
+
+            self._func = func = PandasAggregateFunction(func, str(self._name))
         if not isinstance(func, ImperativeAggregateFunction):
             raise TypeError(f"Invalid function: {type(func)} is not an AggregateFunction")
         if result_type is None:
@@ -298,10 +352,15 @@ def udf(f: Any = None, input_types: Any = None, result_type: Any = None,
         deterministic: bool | None = None, name: str | None = None, func_type: str = "general"
         ) -> Any:
     """A user-defined scalar function (as a decorator with arguments, or applied to ``f``)."""
-    if inspect.iscoroutinefunction(f) or isinstance(f, AsyncScalarFunction):
-        raise UnsupportedFeatureError("async scalar functions", "issue 32 adds them")
     if f is None:
         return lambda func: udf(func, input_types, result_type, deterministic, name, func_type)
+    if inspect.iscoroutinefunction(f) or isinstance(f, AsyncScalarFunction):
+        if func_type == "pandas":
+            raise ValueError("Async scalar functions do not support pandas func_type. "
+                             "Please use func_type='general' (default) for async functions.")
+        return UserDefinedAsyncScalarFunctionWrapper(_wrap_function(f), input_types,
+                                                     result_type, func_type, deterministic,
+                                                     name)
     return UserDefinedScalarFunctionWrapper(_wrap_function(f), input_types, result_type,
                                             func_type, deterministic, name)
 

@@ -17,4 +17,5 @@ from flintlock.common.options import (  # noqa: F401  (imported to register the 
     state,
     table,
     table_optimizer,
+    table_udf,
 )

@@ -52,6 +52,7 @@ from flintlock.table.codegen.compiler import (
     compile_values,
     is_value_identity,
 )
+from flintlock.table.codegen.vectorized import VectorizedCalc, has_batch_calls
 from flintlock.table.connectors.registry import validate
 from flintlock.table.errors import UnsupportedFeatureError, ValidationError
 from flintlock.table.plan import nodes as n
@@ -210,6 +211,11 @@ class Translator:
     def _t_Calc(self, node: n.Calc) -> DataStream:
         fused_calc = fuse_calcs(node)  # a chain of Calcs is one compiled function
         node = fused_calc if isinstance(fused_calc, n.Calc) else node
+        if has_batch_calls(node.condition) or any(map(has_batch_calls, node.projections)):
+            # pandas / async scalar functions: a bundle at a time (codegen/vectorized.py)
+            return self.stream(node.input)._fold_bundles(VectorizedCalc(
+                node.projections, node.condition, len(node.input.fields),
+                getattr(getattr(self.connectors, "context", None), "configuration", None)), ROWS)
         identity = is_value_identity(node.projections, len(node.input.fields))
         if node.condition is None and identity:  # e.g. a sink's widening CAST: no work
             return self.stream(node.input)
