@@ -429,6 +429,8 @@ async function refresh() {
     api(base), api(`${base}/checkpoints`), api(`${base}/exceptions`),
     optional(`${base}/taskmanagers`), optional(`${base}/metrics-history`),
     state.configShown === jobId ? null : optional(`${base}/config`)]);
+  // the job's row says what its details say (the job may have changed state in between)
+  renderJobs(overview.jobs.map((j) => (j.jid === jobId ? { ...j, state: details.state } : j)));
   document.getElementById("job").hidden = false;
   document.getElementById("job").dataset.state = details.state;
   document.getElementById("job-title").textContent =
