@@ -83,3 +83,16 @@ def test_an_updating_input_is_refused(t_env):
         translate_interval_join(_Translator(), IntervalJoin(
             join.fields, join.left, updating, join.kind, join.left_keys, join.right_keys,
             None, join.left_time, join.right_time, 0, 1000))
+
+
+def test_the_table_api_join_with_time_bounds_is_an_interval_join(t_env):
+    from flintlock.table.expressions import col, lit
+
+    a = t_env.from_path("a")
+    b = t_env.from_path("b").select(col("id").alias("bid"), col("ts").alias("bts"))
+    joined = a.join(b, (col("id") == col("bid"))
+                    & col("ts").between(col("bts") - lit(2).seconds, col("bts")))
+    plan = joined._plan
+    while not isinstance(plan, (IntervalJoin, n.Join)):
+        plan = plan.inputs[0]
+    assert isinstance(plan, IntervalJoin) and (plan.lower_bound, plan.upper_bound) == (-2000, 0)
