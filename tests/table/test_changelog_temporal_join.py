@@ -103,7 +103,7 @@ def test_the_planner_makes_a_temporal_join_of_a_versioned_table(t_env):
                            )._plan
     while not isinstance(plan, TemporalJoin):
         plan = plan.inputs[0]
-    assert plan.left_outer and (plan.left_keys, plan.right_keys) == ((1, 1), (0, 1))
+    assert plan.kind.value == "LEFT" and (plan.left_keys, plan.right_keys) == ((1, 1), (0, 1))
     assert (plan.left_time, plan.right_time) == (2, 3) and plan.condition is not None
 
 

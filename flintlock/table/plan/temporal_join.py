@@ -71,8 +71,8 @@ def bind_temporal_join(catalog: Any, left: n.PlanNode, left_scope: Scope, target
             f"Temporal table's primary key [{', '.join(key)}] must be included in the "
             f"equivalence condition of temporal join, but current temporal join condition is "
             f"[{', '.join(sorted(covered))}].")
-    plan = TemporalJoin(join.fields, left, right, kind is n.JoinKind.LEFT, join.left_keys,
-                        join.right_keys, join.condition, moment.index, times[0])
+    plan = TemporalJoin(join.fields, left, right, kind, join.left_keys, join.right_keys,
+                        join.condition, moment.index, times[0])
     return plan, join_scope(plan, scope)
 
 

@@ -23,7 +23,9 @@ __all__ = ["IntervalJoin", "TemporalJoin"]
 
 
 @dataclass(frozen=True, eq=False)
-class IntervalJoin(n.PlanNode):
+class _KeyedJoin(n.PlanNode):
+    """What both joins have: two inputs, equi-keys and the rest of the ON condition."""
+
     left: n.PlanNode = field(default=None)  # type: ignore[assignment]
     right: n.PlanNode = field(default=None)  # type: ignore[assignment]
     kind: n.JoinKind = n.JoinKind.INNER
@@ -35,50 +37,39 @@ class IntervalJoin(n.PlanNode):
     """The index of the left input's time attribute."""
     right_time: int = 0
     """The index of the right input's time attribute (in the right input)."""
+
+    @property
+    def inputs(self) -> tuple[n.PlanNode, ...]:
+        return (self.left, self.right)
+
+    def _keys(self) -> str:
+        return ", ".join(f"{self.left.names[a]} = {self.right.names[b]}"
+                         for a, b in zip(self.left_keys, self.right_keys, strict=True))
+
+
+@dataclass(frozen=True, eq=False)
+class IntervalJoin(_KeyedJoin):
     lower_bound: int = 0
     upper_bound: int = 0
     """``right.time + lower_bound <= left.time <= right.time + upper_bound``, milliseconds."""
     proctime: bool = False
     """Whether the bounds are on processing time (else on event time)."""
 
-    @property
-    def inputs(self) -> tuple[n.PlanNode, ...]:
-        return (self.left, self.right)
-
     def explain_summary(self) -> str:
-        keys = ", ".join(f"{self.left.names[a]} = {self.right.names[b]}"
-                         for a, b in zip(self.left_keys, self.right_keys, strict=True))
         time = "ProcTime" if self.proctime else "RowTime"
-        return (f"IntervalJoin(joinType=[{self.kind.value}], keys=[{keys}], windowBounds=["
-                f"isRowTime={str(not self.proctime).lower()}, leftLowerBound="
+        return (f"IntervalJoin(joinType=[{self.kind.value}], keys=[{self._keys()}], "
+                f"windowBounds=[isRowTime={str(not self.proctime).lower()}, leftLowerBound="
                 f"{self.lower_bound}, leftUpperBound={self.upper_bound}, leftTimeIndex="
                 f"{self.left_time}, rightTimeIndex={self.right_time}], {time})")
 
 
 @dataclass(frozen=True, eq=False)
-class TemporalJoin(n.PlanNode):
+class TemporalJoin(_KeyedJoin):
     """``left JOIN versioned FOR SYSTEM_TIME AS OF left.rowtime``: each left row with the
-    version of the right input's primary key valid at its rowtime (event time)."""
-
-    left: n.PlanNode = field(default=None)  # type: ignore[assignment]
-    right: n.PlanNode = field(default=None)  # type: ignore[assignment]
-    left_outer: bool = False
-    left_keys: tuple[int, ...] = ()
-    right_keys: tuple[int, ...] = ()
-    condition: Rex | None = None
-    """The rest of the ON condition, over the left fields followed by the right fields."""
-    left_time: int = 0
-    right_time: int = 0
-    """The indexes of the two rowtimes (the right one in the right input)."""
-
-    @property
-    def inputs(self) -> tuple[n.PlanNode, ...]:
-        return (self.left, self.right)
+    version of the right input's primary key valid at its rowtime (event time); ``kind`` is
+    INNER or LEFT."""
 
     def explain_summary(self) -> str:
-        keys = ", ".join(f"{self.left.names[a]} = {self.right.names[b]}"
-                         for a, b in zip(self.left_keys, self.right_keys, strict=True))
-        kind = "LEFT" if self.left_outer else "INNER"
-        return (f"TemporalJoin(joinType=[{kind}], keys=[{keys}], asOf=["
+        return (f"TemporalJoin(joinType=[{self.kind.value}], keys=[{self._keys()}], asOf=["
                 f"{self.left.names[self.left_time]}], version=["
                 f"{self.right.names[self.right_time]}])")

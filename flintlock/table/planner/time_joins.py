@@ -20,6 +20,7 @@ from flintlock.datastream.changelog.temporal_join import TemporalRowTimeJoinFunc
 from flintlock.datastream.data_stream import DataStream
 from flintlock.table.codegen.compiler import compile_join_condition
 from flintlock.table.errors import TableException
+from flintlock.table.plan import nodes as n
 from flintlock.table.plan.changelog import ChangelogKind, describe, first_updating, mode
 from flintlock.table.plan.time_join_nodes import IntervalJoin, TemporalJoin
 from flintlock.table.planner.windows import RowtimeOf
@@ -54,7 +55,8 @@ def translate_temporal_join(translator: Any, node: TemporalJoin) -> DataStream:
     condition = compile_join_condition(node.condition) if node.condition is not None else None
     function = TemporalRowTimeJoinFunction(
         len(node.left.fields), len(node.right.fields), node.left_keys, node.right_keys,
-        RowtimeOf(node.left_time), RowtimeOf(node.right_time), condition, node.left_outer)
+        RowtimeOf(node.left_time), RowtimeOf(node.right_time), condition,
+        node.kind is n.JoinKind.LEFT)
     connected = left.connect(right).key_by(function.left_key_selector(),
                                            function.right_key_selector())
     joined: DataStream = connected.process(function, ROWS)
