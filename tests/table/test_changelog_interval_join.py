@@ -159,3 +159,15 @@ def test_bad_arguments_and_updates_are_refused():
     h, _ = _join()
     with pytest.raises(NotInsertOnlyError):
         h.feed(r("-D", 1, 10, "a"))
+
+
+def test_the_rocksdb_backend_gives_the_same_order_padding_and_clean_up(tmp_path):
+    from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
+
+    state = RocksDBKeyedStateBackend(KeyGroupRange(0, 127), 128, local_dir=str(tmp_path))
+    h, f = _join(JoinType.FULL, lower=-20, upper=20, state=state)
+    h.feed(r("+I", 1, 3, "early"), r("+I", 1, 17, "later"), r("+I", 1, 100, "alone"))
+    assert h.feed(r("+I", 1, 10, "x"), side=1) == ["+I[1, 17, later, 1, 10, x]",
+                                                    "+I[1, 3, early, 1, 10, x]"]
+    assert h.watermark(END) == ["+I[1, 100, alone, null, null, null]"]
+    assert _cached(h, f, 1) == ([], [])
