@@ -250,7 +250,10 @@ def _offsets(options: Options, kind: str, topics: list[str], bounded: bool
     return KafkaOffsetsInitializer.offsets(_specific_offsets(text, topics[0], key))
 
 
-def create_source(spec: TableSpec, context: registry.ConnectorContext) -> DataStream:
+def create_source(spec: TableSpec, context: registry.ConnectorContext,
+                  watermark_strategy: WatermarkStrategy | None = None) -> DataStream:
+    """The topic's rows; with ``watermark_strategy`` (the table's WATERMARK, pushed into the
+    source by the planner) the source makes watermarks per partition, as Flink's does."""
     _check(spec)
     layout = _Layout(spec, spec.physical)
     options = layout.options
@@ -287,8 +290,9 @@ def create_source(spec: TableSpec, context: registry.ConnectorContext) -> DataSt
                                       "format in a Kafka source")
     builder.set_deserializer(TableRecordDeserializer(layout) if changes is None
                              else ChangelogRecordDeserializer(changes))
-    stream = context.env.from_source(builder.build(), WatermarkStrategy.no_watermarks(),
-                                     f"kafka[{spec.name}]")
+    stream = context.env.from_source(
+        builder.build(), watermark_strategy or WatermarkStrategy.no_watermarks(),
+        f"kafka[{spec.name}]")
     parallelism = options.get_int("scan.parallelism")
     if parallelism is not None:
         stream.set_parallelism(parallelism)
@@ -384,8 +388,14 @@ class KafkaFactory:
         patterns |= {f"{name}.#" for name in formats.FORMATS}
         return (CONNECTOR_OPTIONS - {"connector"}) | patterns
 
-    def create_source(self, spec: TableSpec, context: registry.ConnectorContext) -> DataStream:
-        return create_source(spec, context)
+    def create_source(self, spec: TableSpec, context: registry.ConnectorContext,
+                      watermark_strategy: WatermarkStrategy | None = None) -> DataStream:
+        return create_source(spec, context, watermark_strategy)
+
+    def supports_watermark_push_down(self, spec: TableSpec) -> bool:
+        """Whether the source can make the table's watermarks itself, per partition (Flink's
+        ``SupportsWatermarkPushDown``): a row format, one row per message."""
+        return not self.accepts_updates(spec)
 
     def create_sink(self, stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
                     context: registry.ConnectorContext) -> Any:

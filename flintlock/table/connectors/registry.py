@@ -14,6 +14,9 @@ Contract of a factory (a module-level object registered in ``FACTORIES``)::
         def create_sink(self, stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
                         context: ConnectorContext) -> Any: ...
         def accepts_updates(self, spec: TableSpec) -> bool: ...
+        # optional (Flink's SupportsWatermarkPushDown): the source makes the table's
+        # watermarks itself, per split, when create_source gets ``watermark_strategy``
+        def supports_watermark_push_down(self, spec: TableSpec) -> bool: ...
 
 Options are checked before planning (``validate``): a missing required option or an unknown
 one raises ``ValidationError`` naming it and the factory's options, as Flink does
@@ -109,9 +112,20 @@ class Connectors:
     def __init__(self, context: ConnectorContext) -> None:
         self.context = context
 
-    def source(self, env: StreamExecutionEnvironment, spec: TableSpec, translator: Any
-               ) -> DataStream:
-        return validate(spec).create_source(spec, self.context)  # type: ignore[no-any-return]
+    def source(self, env: StreamExecutionEnvironment, spec: TableSpec, translator: Any,
+               watermark_strategy: Any = None) -> DataStream:
+        """The table's rows; with ``watermark_strategy`` (only where
+        ``pushes_watermarks``) with the table's watermarks made in the source, per split."""
+        found = validate(spec)
+        if watermark_strategy is None:
+            return found.create_source(spec, self.context)  # type: ignore[no-any-return]
+        return found.create_source(  # type: ignore[no-any-return]
+            spec, self.context, watermark_strategy=watermark_strategy)
+
+    def pushes_watermarks(self, spec: TableSpec) -> bool:
+        """Whether the table's source makes its watermarks itself (per split)."""
+        check = getattr(validate(spec), "supports_watermark_push_down", None)
+        return bool(check is not None and check(spec))
 
     def sink(self, stream: DataStream, spec: TableSpec, query: PlanNode, translator: Any) -> Any:
         return validate(spec).create_sink(stream, spec, query.fields, self.context)

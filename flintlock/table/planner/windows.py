@@ -42,6 +42,7 @@ from flintlock.datastream.data_stream import DataStream
 from flintlock.table import types as t
 from flintlock.table.codegen.compiler import CompiledFunction, compile_values
 from flintlock.table.errors import TableException
+from flintlock.table.plan import nodes as n
 from flintlock.table.plan.window_nodes import (
     OverAggregate,
     WatermarkAssigner,
@@ -99,15 +100,24 @@ class WatermarkOf:
 
 
 def translate_watermark_assigner(translator: Any, node: WatermarkAssigner) -> DataStream:
-    stream: DataStream = translator.stream(node.input)
     if node.watermark is None:  # SOURCE_WATERMARK(): the DataStream's own watermarks
-        return stream
+        own: DataStream = translator.stream(node.input)
+        return own
     strategy = WatermarkStrategy.for_watermark_expression(
         WatermarkOf(compile_values([node.watermark], "_watermark"))).with_timestamp_assigner(
         RowtimeAssigner(node.rowtime))
     idle = _idle_timeout_ms(translator)
     if idle > 0:
         strategy = strategy.with_idleness(Duration.of_millis(idle))
+    scan = node.input
+    if (isinstance(scan, n.Scan) and scan.names == [f.name for f in scan.table.physical]
+            and translator.connectors.pushes_watermarks(scan.table)):
+        # pushed into the source (Flink's watermark push-down): a Kafka source makes them
+        # per partition, so a partition read ahead does not make another's rows late
+        pushed: DataStream = translator.connectors.source(
+            translator.env, scan.table, translator, watermark_strategy=strategy)
+        return pushed
+    stream: DataStream = translator.stream(node.input)
     assigned: DataStream = stream.assign_timestamps_and_watermarks(strategy)
     return assigned
 
