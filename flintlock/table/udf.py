@@ -117,6 +117,44 @@ class AggregateFunction(ImperativeAggregateFunction[T, ACC]):
     def get_value(self, accumulator: ACC) -> T: ...
 
 
+class PandasAggregateFunction(AggregateFunction[Any, list[Any]]):
+    """A pandas aggregate function as the aggregate protocol: the accumulator is the group's
+    argument rows; the value is the function over one Series per argument."""
+
+    def __init__(self, func: Any, name: str) -> None:
+        self.func = func
+        self.name = name
+
+    def create_accumulator(self) -> list[Any]:
+        return []
+
+    def accumulate(self, accumulator: list[Any], *args: Any) -> None:
+        accumulator.append(args)
+
+    def retract(self, accumulator: list[Any], *args: Any) -> None:
+        accumulator.remove(args)
+
+    def merge(self, accumulator: list[Any], accumulators: Iterable[list[Any]]) -> None:
+        for other in accumulators:
+            accumulator.extend(other)
+
+    def get_value(self, accumulator: list[Any]) -> Any:
+        from flintlock.table.codegen.vectorized import python_value, series_of_values
+
+        width = len(accumulator[0]) if accumulator else 0
+        series = [series_of_values([a[i] for a in accumulator]) for i in range(width)]
+        evaluate = getattr(self.func, "eval", None)
+        return python_value((evaluate or self.func)(*series))
+
+    def open(self, function_context: FunctionContext) -> None:
+        if isinstance(self.func, UserDefinedFunction):
+            self.func.open(function_context)
+
+    def close(self) -> None:
+        if isinstance(self.func, UserDefinedFunction):
+            self.func.close()
+
+
 class TableAggregateFunction(ImperativeAggregateFunction[T, ACC]):
     @abc.abstractmethod
     def emit_value(self, accumulator: ACC) -> Iterable[T]: ...
@@ -307,8 +345,6 @@ class UserDefinedAggregateFunctionWrapper(UserDefinedFunctionWrapper):
             if result_type is None:
                 raise TypeError("Invalid returnType: returnType should be DataType or str "
                                 "but is None")
-            from flintlock.table.codegen.vectorized import PandasAggregateFunction
-
             self._func = func = PandasAggregateFunction(func, str(self._name))
         if not isinstance(func, ImperativeAggregateFunction):
             raise TypeError(f"Invalid function: {type(func)} is not an AggregateFunction")

@@ -19,9 +19,8 @@ checkpoint, the end of input, as for PyFlink's bundles), the rows
 
 Elsewhere (a GROUP BY key, an aggregate's argument, a join condition) a pandas function gets
 one-row Series and an async function's call is awaited on its own (``one_row_of_pandas_function``,
-``blocking_call_of``). ``PandasAggregateFunction`` makes a pandas aggregate function
-(``udaf(..., func_type="pandas")``) an ``AggregateFunction`` whose accumulator is the group's
-argument rows and whose value is the function over their Series.
+``blocking_call_of``). ``series_of_values`` gives a pandas aggregate function (``udf.py``'s
+``PandasAggregateFunction``) its group's columns.
 
 Values cross as PyFlink's Arrow conversion makes them: an integer column is ``int64`` (the
 declared width), ``float64`` with NaN where it has NULLs; FLOAT/DOUBLE are floats with NaN for
@@ -45,7 +44,6 @@ from flintlock.datastream.functions import ProcessFunction
 from flintlock.table import types as t
 from flintlock.table.errors import TableError
 from flintlock.table.plan.rex import Call, InputRef, Rex, UdfCall
-from flintlock.table.udf import AggregateFunction
 
 ARROW_BATCH_SIZE = 1000
 DEFAULT_ASYNC_OPTIONS = {"max_concurrent_operations": 10, "timeout_s": 180.0,
@@ -53,8 +51,7 @@ DEFAULT_ASYNC_OPTIONS = {"max_concurrent_operations": 10, "timeout_s": 180.0,
 
 __all__ = [
     "AsyncFunctionTimeoutError",
-    "PandasAggregateFunction",
-    "PandasFunctionResultError",
+        "PandasFunctionResultError",
     "VectorizedCalc",
     "async_options",
     "blocking_call_of",
@@ -407,56 +404,14 @@ def _no_key(_row: Any) -> None:
     return None
 
 
-# -- pandas aggregate functions ------------------------------------------------------------------
+def series_of_values(values: Sequence[Any]) -> Any:
+    """A column whose type is not declared (a pandas aggregate's argument): integers as
+    ``int64`` (``float64`` with NULLs), numbers as ``float64``, else ``object``."""
+    import pandas as pd
 
-class PandasAggregateFunction(AggregateFunction[Any, list[Any]]):
-    """A pandas aggregate function as the aggregate protocol: the accumulator is the group's
-    argument rows; the value is the function over one Series per argument."""
-
-    def __init__(self, func: Any, name: str) -> None:
-        self.func = func
-        self.name = name
-
-    def create_accumulator(self) -> list[Any]:
-        return []
-
-    def accumulate(self, accumulator: list[Any], *args: Any) -> None:
-        accumulator.append(args)
-
-    def retract(self, accumulator: list[Any], *args: Any) -> None:
-        accumulator.remove(args)
-
-    def merge(self, accumulator: list[Any], accumulators: Any) -> None:
-        for other in accumulators:
-            accumulator.extend(other)
-
-    def get_value(self, accumulator: list[Any]) -> Any:
-        import pandas as pd
-
-        width = len(accumulator[0]) if accumulator else 0
-        series = []
-        for i in range(width):
-            values = [a[i] for a in accumulator]
-            numbers = [v for v in values if v is not None]
-            if numbers and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                               for v in numbers):
-                kind = t.BigIntType() if all(isinstance(v, int) for v in numbers) else (
-                    t.DoubleType())
-                series.append(to_series(values, kind))
-            else:
-                series.append(pd.Series(values, dtype="object"))
-        evaluate = getattr(self.func, "eval", None)
-        return python_value((evaluate or self.func)(*series))
-
-    def open(self, function_context: Any) -> None:
-        opener = getattr(self.func, "open", None)
-        if opener is not None:
-            opener(function_context)
-
-    def close(self) -> None:
-        closer = getattr(self.func, "close", None)
-        if closer is not None:
-            closer()
-
-    def is_deterministic(self) -> bool:
-        return True
+    numbers = [v for v in values if v is not None]
+    if numbers and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                       for v in numbers):
+        kind = t.BigIntType() if all(isinstance(v, int) for v in numbers) else t.DoubleType()
+        return to_series(values, kind)
+    return pd.Series(list(values), dtype="object")
