@@ -118,6 +118,7 @@ PROGRAMS = {
     "table_mini_batch": True,
     "table_interval_join": True,  # issue 32: prints its joined rows sorted
     "table_temporal_join": True,  # issue 32: prints its joined rows sorted
+    "table_async_udf": True,  # issue 32, item 6
 }
 
 GAPS: dict[str, str] = {
