@@ -118,3 +118,14 @@ def test_the_planner_makes_a_temporal_join_of_a_versioned_table(t_env):
 def test_the_planner_refuses_what_flink_refuses(t_env, query, message):
     with pytest.raises(ValidationError, match=message):
         t_env.sql_query(query)
+
+
+def test_a_view_keeping_the_latest_row_per_key_by_rowtime_is_versioned(t_env):
+    t_env.execute_sql("""CREATE TEMPORARY VIEW latest AS SELECT cur, rate, ts FROM (
+        SELECT *, ROW_NUMBER() OVER (PARTITION BY cur ORDER BY ts DESC) AS rn FROM plain)
+        WHERE rn = 1""")
+    plan = t_env.sql_query("SELECT * FROM orders o JOIN latest FOR SYSTEM_TIME AS OF o.ts "
+                           "AS l ON o.cur = l.cur")._plan
+    while not isinstance(plan, TemporalJoin):
+        plan = plan.inputs[0]
+    assert (plan.left_keys, plan.right_keys) == ((1,), (0,))

@@ -10,8 +10,9 @@ rowtime (a connector table, e.g. a changelog format or an insert-only table whos
 new versions of their key; a view over one that keeps both). The ON condition's equalities
 must cover the primary key (Flink's errors otherwise); they key the join, the rest filters
 it. INNER and LEFT only. The output's fields keep their time attributes (print_schema shows
-both rowtimes, as Flink's does). A view that derives a versioned table (a deduplication on rowtime)
-is not recognised: it is refused as a table without a primary key.
+both rowtimes, as Flink's does). A view keeping each key's latest row by rowtime
+(``ROW_NUMBER() OVER (PARTITION BY k ORDER BY rowtime DESC) = 1`` over an insert-only table)
+is a versioned table keyed by ``k``, as in Flink.
 
 Pure: builds plan nodes on the driver.
 """
@@ -24,6 +25,7 @@ from sqlglot import exp
 
 from flintlock.table.errors import ValidationError
 from flintlock.table.plan import nodes as n
+from flintlock.table.plan.changelog import ChangelogKind, mode
 from flintlock.table.plan.joins import join_scope, make_join
 from flintlock.table.plan.resolver import ExpressionResolver, Scope
 from flintlock.table.plan.rex import InputRef
@@ -77,11 +79,28 @@ def bind_temporal_join(catalog: Any, left: n.PlanNode, left_scope: Scope, target
 
 
 def _primary_key(plan: n.PlanNode) -> tuple[str, ...] | None:
-    """The primary key of the connector table ``plan`` reads, if its columns are all there."""
+    """The unique key of ``plan``'s versions, if its columns are all there: the primary key of
+    the connector table it reads, or the partition of a deduplication keeping each key's
+    latest row by rowtime (``ROW_NUMBER() OVER (PARTITION BY k ORDER BY rowtime DESC) = 1``
+    over an insert-only input, Flink's versioned view)."""
     node = plan
-    while not isinstance(node, n.Scan) and len(node.inputs) == 1:
+    key: tuple[str, ...] | None = None
+    while len(node.inputs) == 1:
+        if isinstance(node, n.Rank):
+            key = _deduplicated_key(node)
+            break
         node = node.inputs[0]
-    if not isinstance(node, n.Scan) or not node.table.primary_key:
+    if isinstance(node, n.Scan) and node.table.primary_key:
+        key = tuple(node.table.primary_key)
+    return key if key is not None and set(key) <= set(plan.names) else None
+
+
+def _deduplicated_key(rank: n.Rank) -> tuple[str, ...] | None:
+    if rank.limit != 1 or rank.output_number or not rank.partition or not rank.order:
         return None
-    key = tuple(node.table.primary_key)
-    return key if set(key) <= set(plan.names) else None
+    first = rank.order[0]
+    if first.ascending or not is_rowtime(rank.input.fields[first.index].type):
+        return None
+    if mode(rank.input) is not ChangelogKind.INSERT_ONLY:
+        return None
+    return tuple(rank.input.names[i] for i in rank.partition)

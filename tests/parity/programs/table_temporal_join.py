@@ -1,11 +1,11 @@
 """Event-time temporal joins in SQL: orders joined with the currency rate valid at each
 order's time, ``FOR SYSTEM_TIME AS OF o.o_ts``, against versioned tables — a CSV table with a
-PRIMARY KEY and a watermark (every row a new version of its key), and a ``debezium-json``
-changelog with updates and a delete. Inner and LEFT joins, an extra condition on the rate;
-rows come out once the watermark passes the order's time, the left rowtime kept and the
-versioned table's made a plain timestamp (print_schema). Rows are in order within each file's
-watermark delay, so the joined rows are the same however the inputs interleave; the program
-prints them sorted.
+PRIMARY KEY and a watermark (every row a new version of its key), a ``debezium-json``
+changelog with updates and a delete, and a view keeping each currency's latest row. Inner and
+LEFT joins, an extra condition on the rate; rows come out once the watermark passes the
+order's time, both rowtimes kept in the schema (print_schema). Rows are in order within each
+file's watermark delay, so the joined rows are the same however the inputs interleave; the
+program prints them sorted.
 """
 
 import json
@@ -107,6 +107,21 @@ def main():
         FROM orders AS o
         LEFT JOIN rates FOR SYSTEM_TIME AS OF o.o_ts AS r
         ON o.currency = r.currency AND r.rate > 1"""))
+
+    t_env.execute_sql(f"""
+        CREATE TABLE rate_log (
+            currency STRING, rate DOUBLE, r_ts TIMESTAMP(3),
+            WATERMARK FOR r_ts AS r_ts - INTERVAL '2' SECOND
+        ) WITH ('connector' = 'filesystem', 'path' = '{rates}', 'format' = 'csv')""")
+    t_env.execute_sql("""
+        CREATE TEMPORARY VIEW latest_rates AS
+        SELECT currency, rate, r_ts FROM (
+            SELECT *, ROW_NUMBER() OVER (PARTITION BY currency ORDER BY r_ts DESC) AS rn
+            FROM rate_log) WHERE rn = 1""")
+    show("deduplicated view as the versioned table:", t_env.sql_query("""
+        SELECT o.id, o.currency, r.rate
+        FROM orders AS o
+        JOIN latest_rates FOR SYSTEM_TIME AS OF o.o_ts AS r ON o.currency = r.currency"""))
 
     show("debezium changelog, inner:", t_env.sql_query("""
         SELECT o.id, o.currency, r.rate, r.r_ts
