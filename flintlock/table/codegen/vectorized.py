@@ -42,7 +42,7 @@ from flintlock.common.row_batches import new_row
 from flintlock.common.types import Row
 from flintlock.datastream.functions import ProcessFunction
 from flintlock.table import types as t
-from flintlock.table.errors import TableError
+from flintlock.table.errors import TableError, TableException
 from flintlock.table.plan.rex import Call, InputRef, Rex, UdfCall
 
 ARROW_BATCH_SIZE = 1000
@@ -415,3 +415,12 @@ def series_of_values(values: Sequence[Any]) -> Any:
         kind = t.BigIntType() if all(isinstance(v, int) for v in numbers) else t.DoubleType()
         return to_series(values, kind)
     return pd.Series(list(values), dtype="object")
+
+
+def refuse_streaming_pandas_aggregates(functions: Any) -> None:
+    """Flink 2.3 plans no pandas aggregate function in a streaming GROUP BY (nor a window
+    TVF aggregation): its planner's error, first line as PyFlink prints it."""
+    if any(getattr(f, "_func_type", "") == "pandas" for f in functions):
+        raise TableException(
+            "Cannot generate a valid execution plan for the given query: \n\n"
+            "Pandas UDAFs are not supported in streaming mode currently.")

@@ -52,7 +52,11 @@ from flintlock.table.codegen.compiler import (
     compile_values,
     is_value_identity,
 )
-from flintlock.table.codegen.vectorized import VectorizedCalc, has_batch_calls
+from flintlock.table.codegen.vectorized import (
+    VectorizedCalc,
+    has_batch_calls,
+    refuse_streaming_pandas_aggregates,
+)
 from flintlock.table.connectors.registry import validate
 from flintlock.table.errors import UnsupportedFeatureError, ValidationError
 from flintlock.table.plan import nodes as n
@@ -268,6 +272,8 @@ class Translator:
     def _t_Aggregate(self, node: n.Aggregate) -> DataStream:
         stream = self.stream(node.input)
         calls = _aggregate_calls(node)
+        if self.streaming:
+            refuse_streaming_pandas_aggregates(call.function for call in node.calls)
         if any(call.function is not None for call in node.calls):
             # a Python aggregate function: PyFlink aggregates a bundle at a time
             bundled = bundled_agg.BundledGroupAggFunction(node.group, calls, True)
