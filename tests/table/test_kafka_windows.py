@@ -69,3 +69,41 @@ def test_a_tumbling_window_over_kafka_partitions_read_unevenly_drops_no_row(monk
         (key, BASE + datetime.timedelta(seconds=second - second % 10))
         for _, key, second in events)
     assert sorted(rows) == sorted((key, start, n) for (key, start), n in expected.items())
+
+
+def test_windows_over_an_unbounded_topic_fire_on_the_partitions_watermarks(monkeypatch
+                                                                            ) -> None:
+    """No end of input here: the windows close only because the source's per-partition
+    watermarks (computed from each row's WATERMARK expression) advance — after the rows they
+    were computed from, never before them (else those rows would be late)."""
+    from flintlock.datastream import StreamExecutionEnvironment
+    from flintlock.table import StreamTableEnvironment
+    from flintlock.testing.executor import use_thread_executor
+
+    use_thread_executor(monkeypatch)
+    events = [(second % 2, f"k{second % 3}", second) for second in range(40)]
+    events += [(partition, "late-marker", 3600) for partition in range(2)]
+    with kafka_broker() as broker:
+        broker.create_topic("clicks", 2)
+        _produce(broker.bootstrap, events)
+        env = StreamExecutionEnvironment.get_execution_environment()
+        env.set_parallelism(2)
+        t_env = StreamTableEnvironment.create(env)
+        t_env.execute_sql(f"""
+            CREATE TABLE clicks (k STRING, ts TIMESTAMP(3),
+                WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+            WITH ('connector' = 'kafka', 'topic' = 'clicks',
+                  'properties.bootstrap.servers' = '{broker.bootstrap}',
+                  'scan.startup.mode' = 'earliest-offset', 'format' = 'json')""")
+        windows = t_env.execute_sql("""
+            SELECT k, window_start, COUNT(*) AS n
+            FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+            GROUP BY k, window_start, window_end""").collect()
+        try:
+            rows = [tuple(next(windows)) for _ in range(12)]  # 4 windows x 3 keys
+        finally:
+            windows.close()
+    expected: Counter[tuple[Any, ...]] = Counter(
+        (key, BASE + datetime.timedelta(seconds=second - second % 10))
+        for _, key, second in events if second < 3600)
+    assert sorted(rows) == sorted((key, start, n) for (key, start), n in expected.items())

@@ -151,6 +151,7 @@ class ReaderSourceOperator(SourceOperator):
 
     def emit_next(self, max_records: int) -> InputStatus:
         records, finished = self._reader.poll(max_records)
+        eager_splits: Any = None
         if records:
             batch = list(records)
             own: list[int] | None = getattr(records, "timestamps", None)
@@ -159,14 +160,20 @@ class ReaderSourceOperator(SourceOperator):
                 timestamps = emitter.timestamps_of(batch, own)
                 split_ids = getattr(records, "splits", None)
                 if self._per_split is not None and split_ids is not None:
-                    self._per_split.on_timestamps(split_ids, timestamps)
+                    if emitter.is_eager:  # a watermark computed from each record: after them
+                        eager_splits = split_ids
+                    else:
+                        self._per_split.on_timestamps(split_ids, timestamps)
                 else:
                     emitter.on_timestamps(timestamps)
                 if self._strategy is not None and self._strategy.timestamp_assigner is not None:
                     own = timestamps
+            values = batch
             if own is not None:
                 batch = TimestampedBatch(batch, own)
             self.output.collect_batch(batch)
+            if eager_splits is not None and self._per_split is not None:
+                self._per_split.on_values(eager_splits, values)
         if self._per_split is not None:
             for split_id in getattr(records, "finished_splits", ()):
                 self._per_split.remove_split(split_id)

@@ -19,6 +19,7 @@ output (the source operator); it does no I/O and owns no timer: the operator cal
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 from flintlock.common.watermark_strategy import WatermarkStrategy
 from flintlock.runtime.network.event_time import MIN_WATERMARK
@@ -81,6 +82,25 @@ class SplitWatermarks:
         if self._idle and any(not state.idle for _, state in self._splits.values()):
             self._idle = False
             self._output.emit_watermark_status(False)
+
+    def on_values(self, split_ids: Sequence[Hashable], values: Sequence[Any]) -> None:
+        """Records of a batch for a strategy whose watermark is computed from each record (a
+        SQL table's ``WATERMARK FOR ts AS <expression>``, pushed into the source): each
+        split's emitter sees its own records; a watermark they make due is that split's at
+        once, and the source's is the minimum over the splits."""
+        by_split: dict[Hashable, list[Any]] = {}
+        for split_id, value in zip(split_ids, values, strict=True):
+            by_split.setdefault(split_id, []).append(value)
+        for split_id, split_values in by_split.items():
+            self.add_split(split_id)
+            emitter, state = self._splits[split_id]
+            due = emitter.eager_watermarks(split_values)
+            if due:
+                state.emit_watermark(due[-1][1])
+        if self._idle and any(not state.idle for _, state in self._splits.values()):
+            self._idle = False
+            self._output.emit_watermark_status(False)
+        self._combine()
 
     def on_periodic_emit(self) -> None:
         if self._ended:

@@ -134,3 +134,18 @@ def test_a_new_watermark_is_the_slowest_split_s(events):
             assert kind == "tick"
             assert emitted[-1] == min(largest.values()) - 1
         before = len(emitted)
+
+
+def test_a_watermark_expression_is_computed_per_split_from_its_own_records():
+    """A SQL table's WATERMARK pushed into the source: each record's expression value counts
+    for its own split, and the source's watermark is the minimum over the splits."""
+    strategy = WatermarkStrategy.for_watermark_expression(lambda row: row[1] - 1000)
+    splits, out, _ = _make(strategy)
+    splits.add_split("a")
+    splits.add_split("b")
+    splits.on_values(["a", "a"], [("x", 50_000), ("x", 60_000)])
+    assert out.events == []  # b has produced nothing: it holds the watermark back
+    splits.on_values(["b"], [("y", 5_000)])
+    assert out.events == [("watermark", 4_000)]  # b's, not a's 59 000
+    splits.on_values(["b", "a"], [("y", 70_000), ("x", 80_000)])
+    assert out.events[-1] == ("watermark", 69_000)
