@@ -119,6 +119,9 @@ PROGRAMS = {
     "table_interval_join": True,  # issue 32: prints its joined rows sorted
     "table_temporal_join": True,  # issue 32: prints its joined rows sorted
     "table_async_udf": True,  # issue 32, item 6
+    "table_pandas_udf": True,  # issue 32, item 6
+    "table_pandas_udaf_windows": True,  # issue 32, item 6
+    "table_data_views": True,  # issue 32, item 6: prints final rows
 }
 
 GAPS: dict[str, str] = {
