@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -44,24 +43,21 @@ from flintlock.graph.job_graph import JobGraph
 from flintlock.graph.region_scheduling import (
     DeployRegion,
     RegionScheduler,
-    ReleaseResults,
     allocation_of,
     create_region_scheduler,
 )
 from flintlock.graph.scheduling import AllocationPlan, plan_allocation_for
-from flintlock.runtime import messages as msg
 from flintlock.runtime.checkpoint.completed import JobTerminalStatus
 from flintlock.runtime.checkpoint.coordinator import CheckpointCoordinator
 from flintlock.runtime.checkpoint.pending import TaskId
 from flintlock.runtime.execution_state import ExecutionState
 from flintlock.runtime.jobmanager import region_failover
-from flintlock.runtime.jobmanager.attempt import Attempt, register_task_manager
+from flintlock.runtime.jobmanager.attempt import Attempt
 from flintlock.runtime.jobmanager.checkpoint_actions import CheckpointActions
 from flintlock.runtime.jobmanager.collect import CollectDelivery
 from flintlock.runtime.jobmanager.deployment import (
     deploy_regions,
     deploy_tasks,
-    release_results,
     start_source_coordinators,
 )
 from flintlock.runtime.jobmanager.description import JobDescription, JobResult, describe_job
@@ -72,7 +68,6 @@ from flintlock.runtime.jobmanager.errors import (
     JobFailedError,
     describe,
     failure_traceback,
-    note_failed_task,
 )
 from flintlock.runtime.jobmanager.event_loop import EventLoop
 from flintlock.runtime.jobmanager.execution_mode import configuration_for_mode, is_batch
@@ -81,12 +76,13 @@ from flintlock.runtime.jobmanager.job_start import start_job
 from flintlock.runtime.jobmanager.launching import Launcher
 from flintlock.runtime.jobmanager.leadership import LeadershipLostError
 from flintlock.runtime.jobmanager.restore_plan import RestorePlan, plan_restore
+from flintlock.runtime.jobmanager.rpc_handlers import JobManagerRpc
 from flintlock.runtime.jobmanager.status_board import JobStatusBoard
 from flintlock.runtime.jobmanager.submission import prepare_submission
 from flintlock.runtime.messages import TaskManagerPayload
 from flintlock.runtime.metrics.output_tail import TaskManagerOutputs
 from flintlock.runtime.restart import RestartDecision, create_restart_strategy
-from flintlock.runtime.rpc import MessageDispatcher, RpcConnection, RpcServer
+from flintlock.runtime.rpc import RpcServer
 from flintlock.runtime.state.errors import StateError
 from flintlock.runtime.tls.certificates import new_job_credentials
 
@@ -98,7 +94,6 @@ class _AttemptEnd:
     """Why the attempt ended; None: the job finished."""
 
 
-REGISTER_REPLY_S = 30.0
 STOP_FINISH_WAIT_S = 60.0
 """After a stop-with-savepoint completed, how long the tasks may take to finish by themselves
 before the attempt is ended anyway (they have nothing left to process: normally
@@ -129,28 +124,24 @@ class JobManager:
         self._status = JobStatusBoard(JobStatus.CREATED)
         self._attempt: Attempt | None = None
         self._attempt_number = -1
-        self._cancel_requested = False
-        self._stop_requested = False
+        self._cancel_requested = self._stop_requested = False
         self._stop_deadline = 0.0
         self._checkpointing = configuration.get(cp_options.INTERVAL) > 0
         self._restart = create_restart_strategy(
             configuration, self._checkpointing, clock, self._rng)
         self._submission = prepare_submission(job_graph, configuration, launcher)
         self._failures = DistinctFailures()
-        self._decided: RestartDecision | None = None
-        """A region failover the restart strategy refused: the attempt fails with this
-        decision already taken (the failure is not counted twice)."""
+        self._decided: RestartDecision | None = None  # a refused region failover's
         self._start_wall_ms = clock.wall_ms()
-        self._restore = RestorePlan()
-        self._history = JobHistory()
-        self.output = TaskManagerOutputs()
-        """The TaskManagers' log and stdout tails (any thread may read them)."""
+        self._restore, self._history = RestorePlan(), JobHistory()
+        self.output = TaskManagerOutputs()  # TaskManagers' log/stdout tails (any thread)
         for kind, name, message in start.notes():
             self._record(kind, name, message)
         self._checkpoints = CheckpointActions(
             self._setup.coordinator, self._loop, lambda: self._attempt, self._stop,
             self._confirm_commit)
-        self._server = RpcServer.from_config(configuration, self._dispatcher(), self._secret)
+        self._server = RpcServer.from_config(configuration, JobManagerRpc(self).dispatcher(),
+                                             self._secret)
 
     @property
     def _coordinator(self) -> CheckpointCoordinator:
@@ -482,113 +473,6 @@ class JobManager:
             return  # nothing left to checkpoint: the job is ending
         attempt.checkpointing_started = True
         self._checkpoints.apply(self._coordinator.start())
-
-    # -- RPC (dispatcher threads → events) ----------------------------------------------
-
-    def _dispatcher(self) -> MessageDispatcher:
-        d = MessageDispatcher()
-        d.register(msg.RegisterTaskManager, self._on_register)
-        for kind, handler, after_end in (
-            (msg.TaskStateUpdate, self._on_task_state, False),
-            (msg.AcknowledgeCheckpoint, self._on_ack, True),  # late: state discarded
-            (msg.DeclineCheckpoint, self._on_decline, True),
-            (msg.Heartbeat, self._on_heartbeat, True),
-            (msg.CollectBatch, self._collect.deliver, True),
-        ):
-            d.register(kind, self._deferred(handler, after_end))
-        install = getattr(self._launcher, "install", None)
-        if install is not None:
-            install(d)
-        return d
-
-    def _deferred(
-        self, handler: Callable[[Any], None], after_end: bool,
-    ) -> Callable[[RpcConnection, Any], None]:
-        def enqueue(connection: RpcConnection, message: Any) -> None:
-            self._loop.enqueue(lambda: self._if_current(message, handler, after_end),
-                               type(message).__name__)
-        return enqueue
-
-    def _if_current(
-        self, message: Any, handler: Callable[[Any], None], after_end: bool,
-    ) -> None:
-        """Runs ``handler`` for a message of the current attempt. Once the attempt is ending
-        (its failover reset the coordinator), only messages marked ``after_end`` still count:
-        a task of the dying attempt reporting FINISHED late would otherwise be recorded by the
-        coordinator as finished for the restored attempt too, which then never triggers that
-        task's restored copy (docs/known-issues.md)."""
-        attempt = self._attempt
-        if attempt is None or message.attempt != attempt.number:
-            return
-        if attempt.ended and not after_end:
-            return
-        handler(message)
-
-    def _on_register(
-        self, connection: RpcConnection, message: msg.RegisterTaskManager
-    ) -> msg.Registered:
-        done = threading.Event()
-        reply: list[msg.Registered] = []
-
-        def register() -> None:
-            reply.append(register_task_manager(self._attempt, connection, message,
-                                               self._clock.now_ms()))
-            done.set()
-
-        self._loop.enqueue(register, "register")
-        if not done.wait(REGISTER_REPLY_S):
-            return msg.Registered(False, "the JobManager is busy")
-        return reply[0]
-
-    def _on_heartbeat(self, message: msg.Heartbeat) -> None:
-        attempt = self._attempt
-        assert attempt is not None
-        attempt.heard_from(message.tm_index, self._clock.now_ms())
-        attempt.times.update(message.tasks)
-        self.output.add(attempt.number, message.tm_index, message.logs, message.stdout)
-
-    def _on_task_state(self, message: msg.TaskStateUpdate) -> None:
-        attempt = self._attempt
-        assert attempt is not None
-        log.debug("attempt %d: task %s is %s", attempt.number, message.task, message.state)
-        with self._status.changing():
-            attempt.states[message.task] = message.state
-        if message.state.is_terminal and region_failover.subtask_ended(attempt, message.task):
-            self._redeploy_regions(attempt)  # a restarting region's subtask ended
-            return
-        coordinator = self._coordinator
-        if message.state is ExecutionState.RUNNING:
-            source = attempt.sources.get(message.task.vertex)
-            if source is not None:
-                source.add_reader(int(message.task.subtask))
-            self._checkpoints.apply(coordinator.on_task_state_changed(message.task, True))
-            self._start_checkpointing_once_started(attempt)
-        elif message.state is ExecutionState.FINISHED:
-            self._checkpoints.apply(coordinator.on_task_finished(message.task))
-            self._start_checkpointing_once_started(attempt)
-            if attempt.regions is not None:
-                actions = attempt.regions.subtask_finished(attempt.vertex_of(message.task))
-                release_results(attempt, [a for a in actions if isinstance(a, ReleaseResults)])
-                self._deploy_regions(attempt, [a for a in actions if isinstance(a, DeployRegion)])
-        elif message.state in (ExecutionState.FAILED, ExecutionState.CANCELED) and not (
-                self._cancel_requested or self._stop_requested):
-            cause = message.error.to_exception() if message.error else None
-            failure = cause or AttemptFailedError(
-                f"task {message.task} {message.state.value}")
-            if cause is not None and not message.consequence:
-                note_failed_task(cause, self.job_graph, message.task)
-            if self._fail_over_region(attempt, message.task, failure):
-                return
-            attempt.record_failure(failure, message.consequence, self._clock.now_ms())
-
-    def _on_ack(self, message: msg.AcknowledgeCheckpoint) -> None:
-        self._checkpoints.apply(self._coordinator.receive_acknowledge(
-            message.task, message.checkpoint_id, message.state, message.metrics))
-
-    def _on_decline(self, message: msg.DeclineCheckpoint) -> None:
-        cause = message.error.to_exception() if message.error else None
-        self._checkpoints.apply(self._coordinator.receive_decline(
-            message.task, message.checkpoint_id, message.reason, cause))
 
     def _on_cancel_request(self) -> None:
         if self._status.current.is_globally_terminal_state():

@@ -1,4 +1,5 @@
-"""The record writer: channel selection, per-channel batching, and the output flusher.
+"""The record writer: channel selection and per-channel batching, flushed by the output
+flusher (``output_flusher``).
 
 ``RecordWriter.emit(record)`` picks a channel with the edge's ``ChannelSelector`` and appends
 the record to that channel's pending list — nothing else on the hot path: no lock, no wrapper
@@ -29,7 +30,6 @@ writer given none creates its own. ``OutputFlusher.stop`` joins the thread: none
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -40,6 +40,7 @@ from flintlock.common.key_encoding import UnstableKeyError
 from flintlock.runtime.network.buffer import Buffer
 from flintlock.runtime.network.channel_selector import ChannelSelector, KeyGroupSelector
 from flintlock.runtime.network.event_time import StampedRun
+from flintlock.runtime.network.output_flusher import OutputFlusher
 from flintlock.runtime.network.serialization import (
     BatchSerializer,
     BatchSizer,
@@ -461,53 +462,3 @@ class RecordWriter:
                 tuple(0 if b is None else b.size for b in self._current),
                 self._sizer.bytes_per_record,
             )
-
-
-class OutputFlusher:
-    """A daemon thread flushing its writers every ``interval_ms`` (``execution.buffer-timeout``)."""
-
-    def __init__(self, interval_ms: int, name: str = "task") -> None:
-        if interval_ms <= 0:
-            raise ValueError("the output flusher needs a positive interval")
-        self.interval_s = interval_ms / 1000.0
-        self._writers: list[RecordWriter] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"output flusher for {name}", daemon=True
-        )
-        self._thread.start()
-
-    def register(self, writer: RecordWriter) -> None:
-        with self._lock:
-            self._writers.append(writer)
-
-    def unregister(self, writer: RecordWriter) -> None:
-        with self._lock:
-            if writer in self._writers:
-                self._writers.remove(writer)
-
-    def _run(self) -> None:
-        """Flushes on a fixed schedule (every ``interval_s`` from the start, not ``interval_s``
-        after the previous flush ended), so the time a flush takes and a late wake-up do not
-        stretch the buffer timeout; ticks missed altogether are skipped, not made up."""
-        due = time.monotonic() + self.interval_s
-        while not self._stop.wait(max(0.0, due - time.monotonic())):
-            with self._lock:
-                writers = list(self._writers)
-            for writer in writers:
-                writer._flush_from_flusher()
-            due += self.interval_s
-            now = time.monotonic()
-            if due <= now:
-                due = now + self.interval_s
-
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """Stops and joins the thread (idempotent)."""
-        self._stop.set()
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout_s)
-
-    @property
-    def is_alive(self) -> bool:
-        return self._thread.is_alive()

@@ -14,7 +14,8 @@ May import ``flintlock.common`` and ``flintlock.runtime`` (the JobManager's publ
 imported by ``flintlock.runtime.executor`` and ``flintlock.cli``.
 """
 
-from flintlock.runtime.rest.api import HttpError, JobControl, RestApi, RestRequest, RestResponse
+from flintlock.runtime.rest.api import JobControl, RestApi
+from flintlock.runtime.rest.http_types import HttpError, RestRequest, RestResponse
 from flintlock.runtime.rest.jobfiles import JobFile, jobs_dir, read_job_files
 from flintlock.runtime.rest.server import RestEndpoint, RestEndpointError
 

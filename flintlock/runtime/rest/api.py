@@ -66,16 +66,15 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from flintlock.common.errors import FlintlockError
 from flintlock.common.job_status import JobStatus
 from flintlock.runtime.jobmanager import JobDescription, TaskDescription
 from flintlock.runtime.metrics.prometheus import JobFigures, Scrape
 from flintlock.runtime.rest import dashboard, detail_views, metrics_views, views
 from flintlock.runtime.rest.archive import ArchivedView, archive_job
+from flintlock.runtime.rest.http_types import HttpError, RestRequest, RestResponse
 from flintlock.runtime.rest.metric_history import HistorySampler
 from flintlock.runtime.rest.routes import Route, RouteTable
 from flintlock.runtime.rest.triggers import (
@@ -111,41 +110,6 @@ class TaskManagerOutput(Protocol):
     """Bounded tails of the TaskManagers' logs and stdout (the JobManager keeps them)."""
 
     def tail(self, tm_index: int, stream: str) -> tuple[str, ...] | None: ...
-
-
-class HttpError(FlintlockError):
-    """A request the API refuses; ``status`` is the HTTP status code."""
-
-    def __init__(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()
-                 ) -> None:
-        super().__init__(status, message, headers)
-        self.status = status
-        self.message = message
-        self.headers = headers
-
-    def __str__(self) -> str:
-        return f"{self.status}: {self.message}"
-
-
-@dataclass(frozen=True, slots=True)
-class RestRequest:
-    """One HTTP request; the body is read only if the route needs it (after auth)."""
-
-    method: str
-    path: str
-    query: Mapping[str, list[str]]
-    authorization: str | None
-    read_body: Callable[[], bytes]
-
-
-@dataclass(frozen=True, slots=True)
-class RestResponse:
-    """``body`` is JSON, or with a ``content_type`` the bytes to send as they are."""
-
-    status: int
-    body: Any
-    headers: tuple[tuple[str, str], ...] = ()
-    content_type: str | None = None
 
 
 _SAVEPOINT_FIELDS: Mapping[str, tuple[type, ...]] = {

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from flintlock.runtime.rest import dashboard
-from flintlock.runtime.rest.api import RestRequest, RestResponse
 from flintlock.runtime.rest.archive import ArchivedView, ArchiveError, read_archive
+from flintlock.runtime.rest.http_types import RestRequest, RestResponse
 from flintlock.runtime.rest.httpd import HttpServer
 
 log = logging.getLogger(__name__)

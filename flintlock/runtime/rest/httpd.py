@@ -56,7 +56,7 @@ from typing import Final, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from flintlock.runtime.admission import Acceptor, busy_http_reply
-from flintlock.runtime.rest.api import HttpError, RestRequest, RestResponse
+from flintlock.runtime.rest.http_types import HttpError, RestRequest, RestResponse
 from flintlock.runtime.rest.wire import RequestHead, RequestReader, encode_response
 
 log = logging.getLogger(__name__)

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from flintlock.common.config import Configuration
 from flintlock.common.errors import FlintlockError
 from flintlock.common.options import metrics as metrics_options
-from flintlock.runtime.rest.api import HttpError, RestRequest, RestResponse
+from flintlock.runtime.rest.http_types import HttpError, RestRequest, RestResponse
 from flintlock.runtime.rest.httpd import HttpServer
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final
 
-from flintlock.runtime.rest.api import HttpError
+from flintlock.runtime.rest.http_types import HttpError
 
 MAX_HEAD_BYTES: Final = 16 * 1024
 MAX_BODY_BYTES: Final = 64 * 1024

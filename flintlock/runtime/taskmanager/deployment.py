@@ -47,6 +47,12 @@ def task_spec(job_graph: JobGraph, subtask: Any, deployment: msg.DeployTasks,
     )
 
 
+def deployed_task_ids(deployment: msg.DeployTasks, tm_index: int) -> set[TaskId]:
+    """The subtasks ``deployment`` brings TaskManager ``tm_index``."""
+    return {TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index))
+            for v in deployment.plan.task_managers[tm_index].subtasks}
+
+
 def lower_switch_interval_for(job_graph: JobGraph) -> None:
     """An operator's own ``set_buffer_timeout`` may be shorter than the job's: the GIL's
     switch interval must let the flusher meet the shortest."""

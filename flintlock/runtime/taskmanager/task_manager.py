@@ -57,6 +57,7 @@ from flintlock.runtime.rpc import MessageDispatcher, RpcClient, RpcConnection
 from flintlock.runtime.task_metrics import TaskMetrics
 from flintlock.runtime.taskmanager.deployment import (
     checkpointing_settings,
+    deployed_task_ids,
     lower_switch_interval_for,
     task_spec,
 )
@@ -228,7 +229,7 @@ class TaskManager:
                 self._deploy_one(deployment)
             with self._lock:
                 self._deployments.pop(0)
-                self._cancel_on_create -= _task_ids(deployment, self.payload.tm_index)
+                self._cancel_on_create -= deployed_task_ids(deployment, self.payload.tm_index)
 
     def _deploy_one(self, deployment: msg.DeployTasks) -> None:
         if self._python_env is None:  # the job's packages first: unpickling may import them
@@ -341,7 +342,7 @@ class TaskManager:
         if message.tasks is not None:  # a region restarts: only its subtasks
             with self._lock:  # one still waiting in a deployment is cancelled as it is made
                 for deployment in self._deployments:
-                    self._cancel_on_create |= message.tasks & _task_ids(
+                    self._cancel_on_create |= message.tasks & deployed_task_ids(
                         deployment, self.payload.tm_index)
             for task_id in message.tasks:
                 task = self._task(task_id)
@@ -496,9 +497,3 @@ class TaskManager:
             self._threads,
             interval_s=self.config.get(cluster_options.TASK_CANCELLATION_INTERVAL) / 1000.0,
             timeout_s=timeout_s, cancel_again=self._cancel_all, on_timeout=on_timeout)
-
-
-def _task_ids(deployment: msg.DeployTasks, tm_index: int) -> set[TaskId]:
-    """The subtasks ``deployment`` brings TaskManager ``tm_index``."""
-    return {TaskId(v.job_vertex_id, SubtaskIndex(v.subtask_index))
-            for v in deployment.plan.task_managers[tm_index].subtasks}

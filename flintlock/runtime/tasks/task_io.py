@@ -43,6 +43,7 @@ from flintlock.runtime.network.channel_selector import (
 from flintlock.runtime.network.gate import SingleInputGate
 from flintlock.runtime.network.input_channel import InputChannel, Scheduler
 from flintlock.runtime.network.local_channel import LocalInputChannel
+from flintlock.runtime.network.output_flusher import OutputFlusher
 from flintlock.runtime.network.partition import (
     ResultPartition,
     ResultPartitionManager,
@@ -51,7 +52,7 @@ from flintlock.runtime.network.partition import (
 )
 from flintlock.runtime.network.serialization import BatchSerializer
 from flintlock.runtime.network.typed_serializer import serializer_for
-from flintlock.runtime.network.writer import OutputFlusher, RecordWriter
+from flintlock.runtime.network.writer import RecordWriter
 from flintlock.runtime.tasks.stream_task import TaskIO
 
 DataAddress = tuple[str, int]

@@ -223,21 +223,13 @@ class WindowOperator(FunctionOperator):
             return False  # a record without a timestamp, or a window not ahead: per element
         if not self._key_checked:
             self._first_key(get_key(list.__getitem__(records, 0)))
-        panes: dict[int, dict[Any, list[Any]]] = {}  # window start -> key -> values
-        last_start: int | None = None
-        pane: dict[Any, list[Any]] = {}
-        for value, timestamp in zip(records, stamps, strict=True):
-            start = timestamp - (timestamp - offset) % size
-            if start != last_start:  # a batch mostly stays in one window: one lookup
-                found = panes.get(start)
-                pane = panes[start] = {} if found is None else found
-                last_start = start
-            key = get_key(value)
-            group = pane.get(key)
-            if group is None:
-                pane[key] = [value]
-            else:
-                group.append(value)
+        self._fold_panes(_tumbling_panes(records, stamps, get_key, size, offset), set_key, size)
+        return True
+
+    def _fold_panes(self, panes: dict[int, dict[Any, list[Any]]],
+                    set_key: Callable[[Any], None], size: int) -> None:
+        """Folds each window's values per key into its accumulator and registers each key's
+        timer of the window once (``_process_tumbling``)."""
         windows, timed = self._windows, self._timed
         accumulators, fold = self._contents.accumulators, self._contents.fold_into
         register_timer = self._timers.register_event_time_timer
@@ -271,7 +263,6 @@ class WindowOperator(FunctionOperator):
                     register_timer(window, end)
                     if lateness:  # else the cleanup timer is the trigger's timer
                         self._register_cleanup(window)
-        return True
 
     def _is_late_element(self, timestamp: int) -> bool:
         return self._event_time and (
@@ -463,3 +454,24 @@ class WindowOperator(FunctionOperator):
 def _plus(timestamp: int, millis: int) -> int:
     """``timestamp + millis`` capped at the largest long (the end of time stays the end)."""
     return min(MAX_LONG, timestamp + millis)
+
+
+def _tumbling_panes(records: list[Any], stamps: list[int], get_key: Callable[[Any], Any],
+                    size: int, offset: int) -> dict[int, dict[Any, list[Any]]]:
+    """A batch's values by tumbling window start, then key, in first-seen order."""
+    panes: dict[int, dict[Any, list[Any]]] = {}
+    last_start: int | None = None
+    pane: dict[Any, list[Any]] = {}
+    for value, timestamp in zip(records, stamps, strict=True):
+        start = timestamp - (timestamp - offset) % size
+        if start != last_start:  # a batch mostly stays in one window: one lookup
+            found = panes.get(start)
+            pane = panes[start] = {} if found is None else found
+            last_start = start
+        key = get_key(value)
+        group = pane.get(key)
+        if group is None:
+            pane[key] = [value]
+        else:
+            group.append(value)
+    return panes

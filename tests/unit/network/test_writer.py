@@ -19,8 +19,9 @@ from flintlock.runtime.network.channel_selector import (
     RescaleSelector,
 )
 from flintlock.runtime.network.events import decode_event
+from flintlock.runtime.network.output_flusher import OutputFlusher
 from flintlock.runtime.network.serialization import RecordDeserializer
-from flintlock.runtime.network.writer import OutputFlusher, OutputFlushFailedError, RecordWriter
+from flintlock.runtime.network.writer import OutputFlushFailedError, RecordWriter
 from flintlock.runtime.state.keygroups import assign_key_to_operator
 from flintlock.testing.exchange import CountingListener, new_partition
 
