@@ -1,4 +1,4 @@
-"""PyFlink parity on embedded Spark: nineteen of the parity programs, ported by changing their
+"""PyFlink parity on embedded Spark: twenty of the parity programs, ported by changing their
 imports only, run with TaskManagers as Spark barrier-stage tasks and print what PyFlink printed.
 
 ``word_count`` reads its file with a ``FileSource`` and prints through the print sink, whose
@@ -20,7 +20,9 @@ updating GROUP BY into a ``print`` table, whose lines come from the TaskManagers
 Table → DataStream → Table round trip), ``table_process_json_data_with_udf`` (a Python
 scalar UDF shipped to the TaskManagers), ``table_python_udf_sql`` (a UDF module given to
 ``add_python_file`` and named in ``CREATE TEMPORARY FUNCTION``) and ``table_filesystem``
-(filesystem tables written by TaskManager processes and read back).
+(filesystem tables written by TaskManager processes and read back); issue 32's
+``table_group_windows`` (rowtime watermarks and window aggregation state in TaskManager
+processes, a print table and collected results).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
                                   "table_word_count", "table_group_by_updates",
                                   "table_statement_set", "table_mixing_datastream",
                                   "table_process_json_data_with_udf", "table_python_udf_sql",
-                                  "table_filesystem"])
+                                  "table_filesystem", "table_group_windows"])
 def test_program_on_spark_prints_what_pyflink_printed(name, capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     expected = Expected(name, ordered=PROGRAMS[name])
