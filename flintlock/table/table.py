@@ -507,13 +507,18 @@ class GroupedTable:
         return FlatAggregateTable(self._table, self._keys, func)
 
 
-class AggregatedTable:
-    """``group_by(..).aggregate(udaf)``: the aggregate's ROW result expanded into columns."""
+class _GroupsAndFunction:
+    """A table, its grouping keys (none: one group) and the function ``aggregate`` or
+    ``flat_aggregate`` was given; ``select`` plans them."""
 
     def __init__(self, table: Table, keys: list[exp.Expression], func: Any) -> None:
         self._table = table
         self._keys = keys
         self._func = func
+
+
+class AggregatedTable(_GroupsAndFunction):
+    """``group_by(..).aggregate(udaf)``: the aggregate's ROW result expanded into columns."""
 
     def select(self, *fields: Any) -> Table:
         table = self._table
@@ -547,14 +552,9 @@ class AggregatedTable:
         return expanded.select(*fields)
 
 
-class FlatAggregateTable:
+class FlatAggregateTable(_GroupsAndFunction):
     """``[group_by(..).]flat_aggregate(udtaf)``: each group's rows are its keys, then the
     fields of every row the table aggregate function emits (``n.TableAggregate``)."""
-
-    def __init__(self, table: Table, keys: list[exp.Expression], func: Any) -> None:
-        self._table = table
-        self._keys = keys
-        self._func = func
 
     def select(self, *fields: Any) -> Table:
         table = self._table

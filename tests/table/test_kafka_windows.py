@@ -36,6 +36,22 @@ def _produce(bootstrap: str, events: list[tuple[int, str, int]]) -> None:
     assert producer.flush(30) == 0
 
 
+def _window_counts(t_env: Any, bootstrap: str, bounded: bool) -> Any:
+    """The rows of a 10-second TUMBLE count per key over the topic (bounded: up to the
+    offsets at the start)."""
+    bound = "'scan.bounded.mode' = 'latest-offset', " if bounded else ""
+    t_env.execute_sql(f"""
+        CREATE TABLE clicks (k STRING, ts TIMESTAMP(3),
+            WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+        WITH ('connector' = 'kafka', 'topic' = 'clicks',
+              'properties.bootstrap.servers' = '{bootstrap}',
+              'scan.startup.mode' = 'earliest-offset', {bound}'format' = 'json')""")
+    return t_env.execute_sql("""
+        SELECT k, window_start, COUNT(*) AS n
+        FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+        GROUP BY k, window_start, window_end""").collect()
+
+
 def test_a_tumbling_window_over_kafka_partitions_read_unevenly_drops_no_row(monkeypatch
                                                                              ) -> None:
     from flintlock.datastream import StreamExecutionEnvironment
@@ -54,17 +70,7 @@ def test_a_tumbling_window_over_kafka_partitions_read_unevenly_drops_no_row(monk
         env = StreamExecutionEnvironment.get_execution_environment()
         env.set_parallelism(1)
         t_env = StreamTableEnvironment.create(env)
-        t_env.execute_sql(f"""
-            CREATE TABLE clicks (k STRING, ts TIMESTAMP(3),
-                WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
-            WITH ('connector' = 'kafka', 'topic' = 'clicks',
-                  'properties.bootstrap.servers' = '{broker.bootstrap}',
-                  'scan.startup.mode' = 'earliest-offset',
-                  'scan.bounded.mode' = 'latest-offset', 'format' = 'json')""")
-        rows = [tuple(r) for r in t_env.execute_sql("""
-            SELECT k, window_start, COUNT(*) AS n
-            FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND))
-            GROUP BY k, window_start, window_end""").collect()]
+        rows = [tuple(r) for r in _window_counts(t_env, broker.bootstrap, bounded=True)]
     expected: Counter[tuple[Any, ...]] = Counter(
         (key, BASE + datetime.timedelta(seconds=second - second % 10))
         for _, key, second in events)
@@ -89,16 +95,7 @@ def test_windows_over_an_unbounded_topic_fire_on_the_partitions_watermarks(monke
         env = StreamExecutionEnvironment.get_execution_environment()
         env.set_parallelism(2)
         t_env = StreamTableEnvironment.create(env)
-        t_env.execute_sql(f"""
-            CREATE TABLE clicks (k STRING, ts TIMESTAMP(3),
-                WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
-            WITH ('connector' = 'kafka', 'topic' = 'clicks',
-                  'properties.bootstrap.servers' = '{broker.bootstrap}',
-                  'scan.startup.mode' = 'earliest-offset', 'format' = 'json')""")
-        windows = t_env.execute_sql("""
-            SELECT k, window_start, COUNT(*) AS n
-            FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND))
-            GROUP BY k, window_start, window_end""").collect()
+        windows = _window_counts(t_env, broker.bootstrap, bounded=False)
         try:
             rows = [tuple(next(windows)) for _ in range(12)]  # 4 windows x 3 keys
         finally:
