@@ -39,7 +39,7 @@ from flintlock.datastream import CheckpointingMode
 from flintlock.datastream.connectors.file_system import FileSink, OutputFileConfig
 from flintlock.datastream.functions import MapFunction
 from flintlock.datastream.state import ValueStateDescriptor
-from flintlock.runtime.jobmanager import job_manager
+from flintlock.runtime.jobmanager import job_manager, rpc_handlers
 from flintlock.testing.environments import local_environment
 from flintlock.testing.full_disk import FullDisk
 from flintlock.testing.gates import FileGate, GatedNumberSequenceSource
@@ -107,14 +107,14 @@ def _route_through_proxies(links: RemoteLinks) -> None:
     rpc_address = job_manager.JobManager.address
     job_manager.JobManager.address = property(  # type: ignore[method-assign, assignment]
         lambda jm: forwarded("rpc", tuple(rpc_address.fget(jm))))
-    register = job_manager.register_task_manager
+    register = rpc_handlers.register_task_manager
 
     def register_forwarded(attempt, connection, message, now_ms):
         host, port = forwarded("data", (message.host, message.data_port))
         return register(attempt, connection,
                         dataclasses.replace(message, host=host, data_port=port), now_ms)
 
-    job_manager.register_task_manager = register_forwarded
+    rpc_handlers.register_task_manager = register_forwarded
     links.serve(planes)
 
 
