@@ -40,10 +40,15 @@ def postgres():
 @pytest.fixture
 def db(postgres):
     with postgres.connect() as connection:
-        connection.execute("DROP TABLE IF EXISTS numbers")
-        connection.execute("CREATE TABLE numbers (n BIGINT, label TEXT)")
+        # what an earlier test left holds locks on the table: prepared transactions and
+        # sessions still open; both go before the DROP, which would wait for them
         for (gid,) in connection.execute("SELECT gid FROM pg_prepared_xacts").fetchall():
             connection.execute(f"ROLLBACK PREPARED '{gid}'")
+        connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                           "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'")
+        connection.execute("SET lock_timeout = '20s'")
+        connection.execute("DROP TABLE IF EXISTS numbers")
+        connection.execute("CREATE TABLE numbers (n BIGINT, label TEXT)")
         yield connection
 
 
