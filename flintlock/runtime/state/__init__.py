@@ -7,6 +7,6 @@ synchronous part; its ``run`` is the asynchronous part), ``assignment.assign_sta
 checkpoint storage (``handles``). docs/internals/state.md explains the design and records the
 measurements behind it.
 
-May import ``flintlock.common``, ``fsspec`` and ``rocksdict``; nothing else of the runtime (tasks and the JobManager import this package, not
-the other way round).
+May import ``flintlock.common``, ``fsspec`` and ``rocksdict``; nothing else of the runtime
+(tasks and the JobManager import this package, not the other way round).
 """
