@@ -156,7 +156,8 @@ def binary_row_hash(values: Sequence[Any], tags: Sequence[str]) -> int:
     return murmur_words(binary_row(values, tags))
 
 
-def _capacity(size: int) -> int:
+def hash_map_capacity(size: int) -> int:
+    """The number of buckets of a Java ``HashMap`` after ``size`` insertions."""
     capacity = 16
     while size > capacity * 3 // 4:
         capacity *= 2
@@ -170,7 +171,7 @@ def hash_map_order(keys: list[Any], tags: Sequence[str | None] | None,
     key itself, one field); ``tags`` None or holding None keeps insertion order."""
     if tags is None or None in tags or len(keys) < 2:
         return keys
-    mask = _capacity(len(keys)) - 1
+    mask = hash_map_capacity(len(keys)) - 1
     fields = key_values or (lambda key: (key,))
     concrete: Sequence[str] = tags  # type: ignore[assignment]
 

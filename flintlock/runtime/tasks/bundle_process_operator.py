@@ -105,7 +105,7 @@ class KeyedBundleProcessOperator(_Bundles):
         bundle, get_key = self._bundle, self._get_key
         if not bundle and records:
             self._start_bundle_timer()
-        for record in list(records):
+        for record in records:
             key = get_key(record)
             if not self._key_checked:
                 self._first_key(key)
@@ -145,7 +145,7 @@ class BundleProcessOperator(_Bundles):
         bundle, get_key, add = self._bundle, self._get_key, self.function.add_input
         if not bundle and records:
             self._start_bundle_timer()
-        for record in list(records):
+        for record in records:
             key = get_key(record)
             bundle[key] = add(bundle.get(key), record)
             self._bundle_records += 1

@@ -21,6 +21,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+from flintlock.datastream.changelog.binary_rows import hash_map_capacity
 from flintlock.table.types import (
     BigIntType,
     BooleanType,
@@ -83,19 +84,12 @@ _HASHES: dict[type, Callable[[Any], int]] = {
 }
 
 
-def _capacity(size: int) -> int:
-    capacity = 16
-    while size > capacity * 3 // 4:
-        capacity *= 2
-    return capacity
-
-
 def java_hash_order(entries: list[tuple[Any, Any]], key_type: DataType) -> list[tuple[Any, Any]]:
     """``entries`` in the order a Java ``HashMap`` of them iterates (module docstring)."""
     hash_of = _HASHES.get(type(key_type))
     if hash_of is None or len(entries) < 2:
         return entries
-    mask = _capacity(len(entries)) - 1
+    mask = hash_map_capacity(len(entries)) - 1
 
     def bucket(entry: tuple[Any, Any]) -> int:
         key = entry[0]
