@@ -9,7 +9,7 @@ plan's fields to the types a set operation needs. Pure functions from plans to p
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from flintlock.table import types as t
@@ -18,7 +18,7 @@ from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.resolver import ExpressionResolver, Scope, cast_to
 from flintlock.table.plan.rewrite import identity
-from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, input_refs
+from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, UdfCall, input_refs, shift
 from flintlock.table.plan.time_join_nodes import IntervalJoin
 from flintlock.table.time_attributes import is_proctime, is_rowtime
 
@@ -65,22 +65,78 @@ def time_bounded(plan: n.PlanNode) -> n.PlanNode:
     return plan if interval is None else interval
 
 
-def filtered_join(calc: n.Calc) -> n.PlanNode:
-    """A WHERE over an inner join (``FROM a, b WHERE ...``) as Flink sees it once the filter is
-    pushed into the join: an ``IntervalJoin`` when the filter and the join's condition
-    together bound the two time attributes; else ``calc`` as it is."""
+_NOT_PUSHED = frozenset({"RAND", "RAND_INTEGER", "UUID", "NOW", "CURRENT_TIMESTAMP",
+                         "LOCALTIMESTAMP", "CURRENT_DATE", "CURRENT_TIME", "LOCALTIME",
+                         "UNIX_TIMESTAMP", "PROCTIME", "CURRENT_ROW_TIMESTAMP"})
+"""Functions whose value depends on when or how often they are called: a conjunct calling
+one stays where the query wrote it (Flink pushes only deterministic filters)."""
+
+
+def filtered_join(calc: n.Calc, below: Callable[[n.PlanNode], n.PlanNode] = lambda p: p
+                  ) -> n.PlanNode:
+    """A WHERE over an inner join (``FROM a, b WHERE ...``, ``a JOIN b ON ... WHERE ...``) with
+    its conjuncts pushed into the join, as Flink's filter-into-join rule does: a conjunct on one
+    input's fields becomes a filter below the join (``below`` finishes that filter, e.g. into
+    a Top-N), one on both becomes part of the join's condition — its equalities the join's
+    keys, the rest its residual, or its time bounds an ``IntervalJoin`` — and the rest
+    (constants, non-deterministic calls, user functions) stays a filter above. Recursive, so
+    ``FROM a, b, c WHERE ...`` keys both joins. ``calc`` as it is when nothing moves."""
     join = calc.input
     if (type(join) is not n.Join or join.kind is not n.JoinKind.INNER or join.null_safe
             or calc.condition is None or not _is_identity(calc)):
         return calc
     offset = len(join.left.fields)
+    left_only: list[Rex] = []
+    right_only: list[Rex] = []
+    both: list[Rex] = []
+    kept: list[Rex] = []
+    for conjunct in conjuncts(calc.condition):
+        refs = input_refs(conjunct)
+        if not refs or not _pushable(conjunct):
+            kept.append(conjunct)
+        elif max(refs) < offset:
+            left_only.append(conjunct)
+        elif min(refs) >= offset:
+            right_only.append(shift(conjunct, -offset))
+        else:
+            both.append(conjunct)
+    if not (left_only or right_only or both):
+        return calc
     parts = [ExpressionResolver(Scope()).call("=", [
         InputRef(join.left.types[a], a), InputRef(join.right.types[b], offset + b)])
         for a, b in zip(join.left_keys, join.right_keys, strict=True)]
-    parts += [*conjuncts(join.condition), *conjuncts(calc.condition)]
-    combined = parts[0] if len(parts) == 1 else Call(t.BooleanType(True), "AND", tuple(parts))
-    interval = _interval_join(make_join(join.left, join.right, n.JoinKind.INNER, combined))
-    return calc if interval is None else interval
+    parts += [*conjuncts(join.condition), *both]
+    pushed = time_bounded(make_join(_filtered_input(join.left, left_only, below),
+                                    _filtered_input(join.right, right_only, below),
+                                    n.JoinKind.INNER, _all_of(parts)))
+    if not kept:
+        return pushed
+    return n.Calc(pushed.fields, pushed, identity(pushed), _all_of(kept))
+
+
+def _filtered_input(plan: n.PlanNode, condition: list[Rex],
+                    below: Callable[[n.PlanNode], n.PlanNode]) -> n.PlanNode:
+    if not condition:
+        return plan
+    return below(filtered_join(n.Calc(plan.fields, plan, identity(plan), _all_of(condition)),
+                               below))
+
+
+def _pushable(conjunct: Rex) -> bool:
+    if isinstance(conjunct, UdfCall):
+        return False
+    if isinstance(conjunct, Call):
+        return conjunct.function not in _NOT_PUSHED and all(
+            _pushable(o) for o in conjunct.operands)
+    return True
+
+
+def _all_of(parts: Sequence[Rex]) -> Rex | None:
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return Call(t.BooleanType(any(tr.is_nullable(p.type) for p in parts)), "AND", tuple(parts))
 
 
 def join_scope(plan: n.PlanNode, scope: Scope) -> Scope:

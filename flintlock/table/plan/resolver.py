@@ -225,16 +225,29 @@ class ExpressionResolver:
         name = node.name
         if isinstance(node.this, exp.Star):
             raise ValidationError("'*' is only allowed in the SELECT list")
+        if qualifier is not None and not any(f.qualifier == qualifier for f in self.scope.fields):
+            row = self._row_column(qualifier, node.args.get("db"))
+            if row is not None:  # ``person.id``: a field of the ROW column ``person`` (Flink)
+                return self._field_of(row, name)
         found = self.scope.lookup(name, qualifier)
         return InputRef(found.type, found.index)
+
+    def _row_column(self, name: str, table: exp.Expression | None) -> Rex | None:
+        """The ROW column ``name`` (of ``table``) when no table in scope is called ``name``."""
+        matches = [f for f in self.scope.fields if f.name == name and (
+            table is None or f.qualifier == table.name)]
+        if len(matches) != 1 or not isinstance(matches[0].type, t.RowType):
+            return None
+        return InputRef(matches[0].type, matches[0].index)
 
     def _r_Identifier(self, node: exp.Identifier) -> Rex:
         found = self.scope.lookup(node.this)
         return InputRef(found.type, found.index)
 
     def _r_Dot(self, node: exp.Dot) -> Rex:
-        container = self.resolve(node.this)
-        name = node.expression.name
+        return self._field_of(self.resolve(node.this), node.expression.name)
+
+    def _field_of(self, container: Rex, name: str) -> Rex:
         if not isinstance(container.type, t.RowType) or name not in container.type.names:
             raise ValidationError(f"Unknown field '{name}' of {tr.sql_name(container.type)}")
         index = container.type.names.index(name)
@@ -680,10 +693,7 @@ class AggregateResolver(ExpressionResolver):
         if isinstance(node, exp.Filter):
             return self._filtered(node)
         if is_aggregate_call(node, self.catalog):
-            if isinstance(node, UdfNode):
-                return self._aggregate(node, getattr(node.this, "_name", "udaf"), node.this)
-            name = function_name(node)  # type: ignore[arg-type]
-            return self._aggregate(node, name, self.catalog.user_function(name))
+            return self._call(node, None)
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null, PyLiteral)):
             return super().resolve(node)
         try:
@@ -699,23 +709,23 @@ class AggregateResolver(ExpressionResolver):
                     f"Expression '{node.sql()}' is not being grouped")
         return super().resolve(node)
 
+    def _call(self, node: exp.Expression, filter_index: int | None) -> Rex:
+        if isinstance(node, UdfNode):
+            return self._aggregate(node, getattr(node.this, "_name", "udaf"), node.this,
+                                   filter_index)
+        name = function_name(node)  # type: ignore[arg-type]
+        return self._aggregate(node, name, self.catalog.user_function(name), filter_index)
+
     def _filtered(self, node: exp.Filter) -> Rex:
-        """``agg(x) FILTER (WHERE c)``: the call over the rows where ``c`` is TRUE."""
-        condition = self.input_resolver.resolve(node.expression.this)
-        index = self.plan.argument(condition)
-        before = len(self.plan.calls)
-        result = self.resolve(node.this)
-        if len(self.plan.calls) == before or not isinstance(result, InputRef):
+        """``agg(x) FILTER (WHERE c)``: the call over the rows where ``c`` is TRUE; a call of
+        its own, never shared with the same call unfiltered or under another condition."""
+        if not is_aggregate_call(node.this, self.catalog):
             raise ValidationError("FILTER (WHERE ...) applies to an aggregate call")
-        call = self.plan.calls[-1]
-        from dataclasses import replace
+        condition = self.input_resolver.resolve(node.expression.this)
+        return self._call(node.this, self.plan.argument(condition))
 
-        self.plan.calls[-1] = replace(call, filter=index)
-        key = self.plan.call_keys[-1]
-        self.plan.call_keys[-1] = (*key, ("filter", index))
-        return result
-
-    def _aggregate(self, node: exp.Expression, name: str, user: Any) -> Rex:
+    def _aggregate(self, node: exp.Expression, name: str, user: Any,
+                   filter_index: int | None = None) -> Rex:
         operands = (list(node.expressions) if isinstance(node, UdfNode)
                     else function_operands(node))  # type: ignore[arg-type]
         distinct = False
@@ -728,7 +738,7 @@ class AggregateResolver(ExpressionResolver):
         args = tuple(self.plan.argument(a) for a in arguments)
         if user is not None:
             result_type = user.result_type_for([a.type for a in arguments])
-            call = AggregateCall(name.lower(), args, result_type, distinct, None, user)
+            call = AggregateCall(name.lower(), args, result_type, distinct, filter_index, user)
         else:
             result_type = aggregate_type(name, [a.type for a in arguments], self.has_group_keys)
             if name == "LISTAGG" and len(arguments) > 1:
@@ -738,8 +748,9 @@ class AggregateResolver(ExpressionResolver):
                                             else ",",)
             else:
                 options = ()
-            call = AggregateCall(name, args, result_type, distinct, None, None, options)
-        key = (call.name, call.args, call.distinct, id(call.function), call.options)
+            call = AggregateCall(name, args, result_type, distinct, filter_index, None, options)
+        key = (call.name, call.args, call.distinct, id(call.function), call.options,
+               call.filter)
         for index, known in enumerate(self.plan.call_keys):
             if known == key:
                 return InputRef(self.plan.calls[index].type, len(self.plan.group) + index)

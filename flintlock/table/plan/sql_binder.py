@@ -270,10 +270,11 @@ class QueryBinder:
         if not (tr.is_boolean(predicate.type) or tr.is_null_type(predicate.type)):
             raise ValidationError(
                 f"WHERE clause must be a condition, got {tr.sql_name(predicate.type)}")
-        filtered = filtered_join(n.Calc(plan.fields, plan, identity(plan), predicate))
-        if filtered is not plan and not isinstance(filtered, n.Calc):  # an interval join
+        filtered = filtered_join(n.Calc(plan.fields, plan, identity(plan), predicate),
+                                 _finish_filter)
+        if filtered is not plan and not isinstance(filtered, n.Calc):  # a join, keyed
             return Relation(filtered, join_scope(filtered, relation.scope))
-        return Relation(window_rank(rank_from_filter(fuse_calcs(filtered))), relation.scope)
+        return Relation(_finish_filter(filtered), relation.scope)
 
     # -- IN / EXISTS subqueries: semi and anti joins ----------------------------------------
 
@@ -555,6 +556,11 @@ class QueryBinder:
         raise UnsupportedFeatureError("scalar subqueries")
 
 
+
+
+def _finish_filter(plan: n.PlanNode) -> n.PlanNode:
+    """A WHERE's filter once placed: fused with a Calc below, a ``rn <= N`` filter a Top-N."""
+    return window_rank(rank_from_filter(fuse_calcs(plan)))
 
 
 def _sql_conjuncts(node: exp.Expression) -> list[exp.Expression]:
