@@ -39,7 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.nexmark import generate
-from benchmarks.nexmark.queries import BY_NAME, QUERIES, TABLE_COLUMNS, Query, spark_sql
+from benchmarks.nexmark.queries import (
+    BY_NAME,
+    QUERIES,
+    Query,
+    spark_sql,
+    table_columns,
+    write_side_input,
+)
 from flintlock.datastream.connectors.nexmark.config import from_options
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +71,7 @@ def dataset(root: Path, events: int) -> Path:
     out = root / f"events-{events}"
     if not (out / "manifest.json").exists():
         generate.write(from_options({"events.num": str(events)}), out)
+    write_side_input(out)  # q13's side table
     return out
 
 
@@ -119,7 +127,7 @@ def runs_for(engine: str, queries: list[Query], data: dict[int, Path]) -> list[d
             runs.append({"query": query.name, "sql": query.sql, "sink": query.sink,
                          "spark_sql": spark_sql(query), "spark_mode": query.spark_mode,
                          "key": query.key,
-                         "tables": {t: TABLE_COLUMNS[t] for t in query.tables},
+                         "tables": table_columns(query),
                          "data": str(directory), "events": events})
     return runs
 
