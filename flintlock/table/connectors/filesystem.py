@@ -10,9 +10,10 @@ Options: ``path`` and ``format`` (required) with the format's ``<format>.*`` opt
 ``partition.default-name`` (``__DEFAULT_PARTITION__``).
 
 Reading: every file under ``path`` whose name does not start with ``.`` or ``_`` (in-progress
-and pending part files are hidden), line by line through ``FileSource`` (its checkpointed
-position per file: a restore neither repeats nor skips a line), each line decoded by the
-format (skipped lines are dropped). A partitioned table (``PARTITIONED BY``) lists the
+and pending part files are hidden), through ``FileSource``'s splits (its checkpointed
+position per file: a restore neither repeats nor skips a line), a poll's lines decoded at once
+by the format (``_file_rows``; skipped lines are dropped); a Calc over the table runs inside
+the source (``accepts_calc``), as for datagen. A partitioned table (``PARTITIONED BY``) lists the
 ``k=v`` directories when the job is planned and reads each with its partition values appended.
 
 Writing: ``FileSink`` with a part-file prefix ``part-<uuid>`` generated per sink, so committed
@@ -34,14 +35,16 @@ import posixpath
 import re
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote
 
 import fsspec
 
+from flintlock.common.changelog_rows import CHANGELOG_ROWS
 from flintlock.common.serialization import Encoder
 from flintlock.common.time import Duration
-from flintlock.common.types import Row, row_of
+from flintlock.common.types import row_of
 from flintlock.common.watermark_strategy import WatermarkStrategy
 from flintlock.datastream.connectors._buckets import BucketAssigner, OutputFileConfig
 from flintlock.datastream.connectors._file_sink import FileSinkSettings, FileSinkWriter
@@ -49,9 +52,9 @@ from flintlock.datastream.connectors._rolling import DefaultRollingPolicy
 from flintlock.datastream.connectors.base import Sink
 from flintlock.datastream.connectors.file_system import FileSource, StreamFormat
 from flintlock.datastream.data_stream import DataStream
-from flintlock.datastream.functions import FlatMapFunction
 from flintlock.table import formats
 from flintlock.table.connectors import registry
+from flintlock.table.connectors._file_rows import Decoding, RowFileSource, calc_columns
 from flintlock.table.connectors._options import Options, check_keys
 from flintlock.table.connectors._sinks import sink_fields, sink_parallelism
 from flintlock.table.connectors._sources import check_bounded
@@ -98,45 +101,6 @@ def _split(spec: TableSpec, fields: tuple[Field, ...]) -> tuple[list[int], list[
 
 # -- source --------------------------------------------------------------------------------------
 
-class DecodeLines(FlatMapFunction):
-    """A file's line as the row of the table (none when the format skips the line)."""
-
-    def __init__(self, decode: Callable[[str], list[Any] | None],
-                 assemble: Callable[[list[Any]], list[Any]] | None = None) -> None:
-        self.decode = decode
-        self.assemble = assemble
-
-    def flat_map(self, value: str) -> list[Row]:
-        values = self.decode(value)
-        if values is None:
-            return []
-        if self.assemble is not None:
-            values = self.assemble(values)
-        return [row_of(values)]
-
-
-class DecodeChangelogLines(FlatMapFunction):
-    """A file's line as the changelog rows a changelog format reads from it."""
-
-    def __init__(self, changes: Callable[[str], list[Row]]) -> None:
-        self.changes = changes
-
-    def flat_map(self, value: str) -> list[Row]:
-        return self.changes(value)
-
-
-def _assembler(width: int, data: list[int], partition: list[int], partition_values: list[Any]
-               ) -> Callable[[list[Any]], list[Any]]:
-    def assemble(values: list[Any]) -> list[Any]:
-        out: list[Any] = [None] * width
-        for index, value in zip(data, values, strict=True):
-            out[index] = value
-        for index, value in zip(partition, partition_values, strict=True):
-            out[index] = value
-        return out
-    return assemble
-
-
 def _partition_directories(base: str, keys: tuple[str, ...]) -> list[tuple[str, list[str]]]:
     """(directory, raw values) of every ``k1=v1/k2=v2`` directory under ``base``."""
     fs, root = fsspec.core.url_to_fs(base)
@@ -165,7 +129,9 @@ def _partition_value(text: str, field: Field, default_name: str) -> Any:
     return None if values is None else values[0]
 
 
-def create_source(spec: TableSpec, context: registry.ConnectorContext) -> DataStream:
+def create_source(spec: TableSpec, context: registry.ConnectorContext, calc: Any = None
+                  ) -> DataStream:
+    """The table's rows, or with ``calc`` (a fused column Calc) the Calc's rows."""
     found = table_format(spec)
     options = Options(spec.options)
     fields = spec.physical
@@ -173,34 +139,40 @@ def create_source(spec: TableSpec, context: registry.ConnectorContext) -> DataSt
     base = _absolute(options.raw["path"])
     interval = options.get_duration_ms("source.monitor-interval")
     check_bounded(spec, context, interval is None)
+    width = len(fields)
     if found.changelog:  # debezium-json, canal-json: rows with their kinds
         if partition:
             raise UnsupportedFeatureError(f"a partitioned '{found.name}' filesystem table")
         changes = found.changelog_reader(list(fields), options, found.name)
-        return _read(context, base, interval, DecodeChangelogLines(changes), spec)
-    decode = found.reader([fields[i] for i in data], options, found.name)
+        decoding = Decoding(None, tuple(data), width, calc=calc, changes=changes)
+        return _read(context, base, interval, decoding, spec)
+    wanted = calc_columns(calc)
+    data_wanted = None if wanted is None else [j for j, i in enumerate(data) if i in wanted]
+    read = found.batch_reader([fields[i] for i in data], options, found.name, data_wanted)
+    decoding = Decoding(read, tuple(data), width, calc=calc)
     if not partition:
-        return _read(context, base, interval, DecodeLines(decode), spec)
+        return _read(context, base, interval, decoding, spec)
     default_name = options.get_str("partition.default-name", DEFAULT_PARTITION)
     streams = []
     for directory, raw in _partition_directories(base, spec.partition_keys):
         values = [_partition_value(text, fields[i], default_name or DEFAULT_PARTITION)
                   for text, i in zip(raw, partition, strict=True)]
-        assemble = _assembler(len(fields), data, partition, values)
-        streams.append(_read(context, directory, interval, DecodeLines(decode, assemble), spec))
+        constants = tuple(zip(partition, values, strict=True))
+        streams.append(_read(context, directory, interval,
+                             replace(decoding, constants=constants), spec))
     if not streams:
-        return _read(context, base, interval, DecodeLines(decode), spec)
+        return _read(context, base, interval, decoding, spec)
     return streams[0].union(*streams[1:]) if len(streams) > 1 else streams[0]
 
 
 def _read(context: registry.ConnectorContext, path: str, interval: int | None,
-          decode: FlatMapFunction, spec: TableSpec) -> DataStream:
-    builder = FileSource.for_record_stream_format(StreamFormat.text_line_format(), path)
-    if interval is not None:
-        builder.monitor_continuously(Duration.of_millis(interval))
-    lines = context.env.from_source(builder.build(), WatermarkStrategy.no_watermarks(),
-                                    f"filesystem[{spec.name}]")
-    return lines.flat_map(decode)
+          decoding: Decoding, spec: TableSpec) -> DataStream:
+    if interval is not None:  # FileSource's check of a discovery interval
+        FileSource.for_record_stream_format(StreamFormat.text_line_format(), path
+                                            ).monitor_continuously(Duration.of_millis(interval))
+    source = RowFileSource((path,), interval, "UTF-8", decoding)
+    return context.env.from_source(source, WatermarkStrategy.no_watermarks(),
+                                   f"filesystem[{spec.name}]", CHANGELOG_ROWS)
 
 
 # -- sink ----------------------------------------------------------------------------------------
@@ -352,8 +324,12 @@ class FileSystemFactory:
         patterns = {f"{name}.#" for name in formats.FORMATS}
         return (CONNECTOR_OPTIONS - {"connector", "path", "format"}) | patterns
 
-    def create_source(self, spec: TableSpec, context: registry.ConnectorContext) -> DataStream:
-        return create_source(spec, context)
+    accepts_calc = True
+    """The planner may fuse a Calc over the table into the source (``calc``)."""
+
+    def create_source(self, spec: TableSpec, context: registry.ConnectorContext,
+                      calc: Any = None) -> DataStream:
+        return create_source(spec, context, calc)
 
     def create_sink(self, stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
                     context: registry.ConnectorContext) -> Any:

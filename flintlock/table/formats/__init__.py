@@ -5,10 +5,11 @@ names and encodings.
 ``lookup(name)`` gives a ``TableFormat``: its option keys (without the ``<format>.`` prefix),
 whether it encodes row kinds (a changelog format, which lets a sink accept updates), and
 ``writer(fields, options, prefix)`` / ``reader(fields, options, prefix)`` building the
-per-row functions; ``changelog_reader`` gives a line's rows with their row kinds (several for a
-changelog event, one ``+I`` row for the other formats). ``prefix`` is where the format's
-options live: ``csv`` for ``'format' = 'csv'``, ``value.csv`` for Kafka's ``'value.format' =
-'csv'``.
+per-row functions; ``batch_reader`` a batch of lines' rows as columns (``_columns``: csv
+splits and converts whole columns); ``changelog_reader`` gives a line's rows with their row
+kinds (several for a changelog event, one ``+I`` row for the other formats). ``prefix`` is
+where the format's options live: ``csv`` for ``'format' = 'csv'``, ``value.csv`` for Kafka's
+``'value.format' = 'csv'``.
 
 Imports only ``flintlock.common`` and the table layer's types and errors; runs on the driver,
 the built functions on task threads.
@@ -17,14 +18,14 @@ the built functions on task threads.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
 from flintlock.common.types import Row, row_of
 from flintlock.table.connectors._options import Options
 from flintlock.table.errors import UnsupportedFeatureError, ValidationError
-from flintlock.table.formats import canal_json, csv, debezium_json, json, raw
+from flintlock.table.formats import _columns, canal_json, csv, debezium_json, json, raw
 from flintlock.table.formats._base import FormatParseError, FormatSettings
 from flintlock.table.plan.nodes import Field
 
@@ -38,6 +39,7 @@ class TableFormat:
     _writer: Any
     _reader: Any = None
     _changelog_reader: Any = None
+    _batch_reader: Any = None
 
     def settings(self, options: Options, prefix: str) -> FormatSettings:
         return self._settings(options, prefix)  # type: ignore[no-any-return]
@@ -55,6 +57,15 @@ class TableFormat:
                                           "it is supported for writing only")
         return self._reader(fields, self.settings(options, prefix))  # type: ignore[no-any-return]
 
+    def batch_reader(self, fields: list[Field], options: Options, prefix: str,
+                     wanted: Collection[int] | None = None) -> _columns.BatchRead:
+        """A function from a batch of lines to their rows as columns (``_columns``); only
+        the columns in ``wanted`` (all by default) are converted."""
+        if self._batch_reader is not None:
+            return self._batch_reader(  # type: ignore[no-any-return]
+                fields, self.settings(options, prefix), wanted)
+        return _columns.per_line(self.reader(fields, options, prefix), len(fields), wanted)
+
     def changelog_reader(self, fields: list[Field], options: Options, prefix: str
                          ) -> Callable[[str], list[Row]]:
         """A function from a line to its rows with their kinds (empty: skip the line)."""
@@ -71,7 +82,7 @@ class TableFormat:
 
 FORMATS = {
     "csv": TableFormat("csv", csv.OPTION_KEYS, False, csv.CsvSettings, csv.row_writer,
-                       csv.line_reader),
+                       csv.line_reader, _batch_reader=csv.batch_reader),
     "json": TableFormat("json", json.OPTION_KEYS, False, json.JsonSettings, json.row_writer,
                         json.line_reader),
     "raw": TableFormat("raw", raw.OPTION_KEYS, False, raw.RawSettings, raw.row_writer,

@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import csv
 import decimal
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from flintlock.common.types import row_of
 from flintlock.table import types as t
 from flintlock.table.connectors._options import Options
-from flintlock.table.formats import _text
+from flintlock.table.formats import _columns, _text
 from flintlock.table.formats._base import FormatParseError, FormatSettings
 from flintlock.table.plan.nodes import Field
 
@@ -203,11 +205,13 @@ def column_reader(data_type: t.DataType, settings: CsvSettings, nested: bool = F
     raise FormatParseError(f"Unsupported type for the CSV format: {t.sql_string(data_type)}")
 
 
-def line_reader(fields: list[Field], settings: CsvSettings
-                ) -> Callable[[str], list[Any] | None]:
-    """A line as the row's values; None for a skipped line."""
-    readers = [(column_reader(f.type, settings), isinstance(f.type, (t.CharType, t.VarCharType)))
-               for f in fields]
+def line_reader(fields: list[Field], settings: CsvSettings,
+                wanted: Collection[int] | None = None) -> Callable[[str], list[Any] | None]:
+    """A line as the row's values; None for a skipped line. A column not in ``wanted`` (all
+    by default) keeps its text, unconverted (see ``_columns``)."""
+    readers = [(column_reader(f.type, settings) if wanted is None or i in wanted else str,
+                isinstance(f.type, (t.CharType, t.VarCharType)))
+               for i, f in enumerate(fields)]
     null, ignore, comments = settings.null_literal, settings.ignore_errors, settings.comments
     dialect: dict[str, Any] = dict(
         delimiter=settings.delimiter, quotechar=settings.quote or '"',
@@ -242,4 +246,38 @@ def line_reader(fields: list[Field], settings: CsvSettings
     return parse
 
 
-__all__ = ["OPTION_KEYS", "CsvSettings", "line_reader", "row_writer"]
+def batch_reader(fields: list[Field], settings: CsvSettings,
+                 wanted: Collection[int] | None = None) -> _columns.BatchRead:
+    """Lines as columns (``_columns``): where no line holds the quote or escape character
+    or a NUL, none is empty or a comment, and every line has the schema's number of columns,
+    each line is split at the delimiter (what the ``csv`` module reads from such a line) and
+    the wanted columns are converted whole; any other batch, or one where a column does not
+    convert, is read line by line (``line_reader``), which gives its errors and skips."""
+    width = len(fields)
+    per_line = _columns.per_line(line_reader(fields, settings, wanted), width, wanted)
+    converters = [(i, itemgetter(i), _columns.column_converter(
+        f.type, column_reader(f.type, settings), settings.null_literal))
+        for i, f in enumerate(fields) if wanted is None or i in wanted]
+    delimiter, specials = settings.delimiter, [c for c in (settings.quote, settings.escape,
+                                                           "\0") if c]
+    comments = settings.comments
+
+    def decode(lines: list[str]) -> tuple[_columns.Columns, int]:
+        text = "\n".join(lines)
+        if (any(c in text for c in specials) or "" in lines
+                or (comments and ("\n#" in text or text.startswith("#")))):
+            return per_line(lines)
+        split = list(map(str.split, lines, repeat(delimiter)))
+        if set(map(len, split)) != {width}:
+            return per_line(lines)
+        columns: _columns.Columns = [None] * width
+        try:
+            for i, take, convert in converters:
+                columns[i] = convert(list(map(take, split)))
+        except _columns.Irregular:
+            return per_line(lines)
+        return columns, len(split)
+    return decode
+
+
+__all__ = ["OPTION_KEYS", "CsvSettings", "batch_reader", "line_reader", "row_writer"]
