@@ -100,6 +100,9 @@ class FileSinkSettings:
     # A bulk format (``for_bulk_format``): ``create(stream)`` gives each part file a writer
     # with ``add_elements(records)`` and ``finish()``; None for row formats (the encoder).
     bulk_writer_factory: Any = None
+    # Flink's batch-mode names ``<prefix>-task-<subtask>-file-<counter><suffix>`` (the table
+    # filesystem sink in batch mode) instead of ``<prefix>-<subtask>-<counter><suffix>``.
+    task_file_names: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,16 +222,18 @@ class FileSinkWriter:
         """Told by the runtime: whether checkpoints (and a final one) will come."""
         self._end_rule.set_checkpointing(enabled)
 
-    def restore(self, state: list[Any]) -> None:
+    def restore(self, state: list[Any]) -> list[PendingFile]:
+        """Restores the counter and commits the restored pending files (returned)."""
         if state:
             self._end_rule.saw_checkpoint()
         own = [e.next for e in state if isinstance(e, PartCounter)
                and (e.subtask, e.parallelism) == (self._subtask, self._parallelism)]
         self._counter = max(own, default=0)
         self._owns_orphans = bool(own)
-        for entry in state:
-            if isinstance(entry, PendingFile):
-                commit_file(self._fs, entry)
+        restored = [entry for entry in state if isinstance(entry, PendingFile)]
+        for entry in restored:
+            commit_file(self._fs, entry)
+        return restored
 
     def write(self, records: list[Any]) -> None:
         if not records:
@@ -259,21 +264,26 @@ class FileSinkWriter:
         state.append(PartCounter(self._subtask, self._parallelism, self._counter))
         return state
 
-    def commit(self, checkpoint_id: int) -> None:
+    def commit(self, checkpoint_id: int) -> list[PendingFile]:
+        """Commits the pending files of the checkpoints up to ``checkpoint_id`` (returned)."""
+        committed: list[PendingFile] = []
         for cid in sorted(c for c in self._pending if c <= checkpoint_id):
             for pending in self._pending[cid]:
                 commit_file(self._fs, pending)
-            del self._pending[cid]
+            committed.extend(self._pending.pop(cid))
+        return committed
 
-    def end_input(self) -> None:
-        """Closes the in-progress parts; without checkpointing, commits everything (with
-        checkpointing, the final checkpoint commits them)."""
+    def end_input(self) -> list[PendingFile]:
+        """Closes the in-progress parts; without checkpointing, commits everything (returned;
+        with checkpointing, the final checkpoint commits them)."""
         for bucket in list(self._open):
             self._roll(bucket)
-        if self._end_rule.publish_at_end():
-            rolled, self._rolled = self._rolled, []
-            for pending in rolled:
-                commit_file(self._fs, pending)
+        if not self._end_rule.publish_at_end():
+            return []
+        rolled, self._rolled = self._rolled, []
+        for pending in rolled:
+            commit_file(self._fs, pending)
+        return rolled
 
     def close(self) -> None:
         for part in self._open.values():
@@ -313,7 +323,7 @@ class FileSinkWriter:
             self._prepare(directory)
             self._prepared.add(bucket)
         config = self._settings.output_config
-        name = (f"{config.get_part_prefix()}-{self._subtask}-{self._counter}"
+        name = (f"{config.get_part_prefix()}-{self._task_infix()}{self._counter}"
                 f"{config.get_part_suffix()}")
         self._counter += 1
         hidden = posixpath.join(directory, f".{name}.inprogress.{uuid.uuid4().hex}")
@@ -338,6 +348,11 @@ class FileSinkWriter:
 
     def _name_patterns(self) -> tuple[re.Pattern[str], re.Pattern[str]]:
         config = self._settings.output_config
-        stem = (f"{re.escape(config.get_part_prefix())}-{self._subtask}-(\\d+)"
+        stem = (f"{re.escape(config.get_part_prefix())}-{re.escape(self._task_infix())}(\\d+)"
                 f"{re.escape(config.get_part_suffix())}")
         return re.compile(stem + "$"), re.compile(r"\." + stem + r"\.inprogress\.[0-9a-f]+$")
+
+    def _task_infix(self) -> str:
+        if self._settings.task_file_names:
+            return f"task-{self._subtask}-file-"
+        return f"{self._subtask}-"

@@ -26,7 +26,10 @@ optionally ``set_checkpointing(enabled)``, called right after ``create_writer``:
 checkpointing on, a final checkpoint follows ``end_input`` and its commit publishes the tail;
 optionally ``set_input_type(type_info)``: the stream's declared type (None if undeclared);
 a writer with ``takes_timestamps = True`` gets batches of records that have event timestamps
-as they are (a list with a ``timestamps`` attribute), others always a plain list.
+as they are (a list with a ``timestamps`` attribute), others always a plain list; optionally
+``set_output(collect_batch)``: a sink with operators after it (the filesystem table's writers
+feeding their partition committer) sends records downstream through it, and
+``process_watermark(timestamp)``: told each watermark (which the operator forwards).
 
 All of it belongs to the task thread; ``send`` hands batches to the TaskManager's RPC client.
 """
@@ -127,6 +130,10 @@ class WriterSinkOperator(StreamOperator):
         set_input_type = getattr(self._writer, "set_input_type", None)
         if set_input_type is not None:
             set_input_type(self._input_type)
+        set_output = getattr(self._writer, "set_output", None)
+        if set_output is not None:
+            set_output(self.output.collect_batch)
+        self._on_watermark = getattr(self._writer, "process_watermark", None)
         self._state = ctx.operator_backend.get_list_state(SINK_STATE)
         self._writer.restore(list(self._state.get()))
 
@@ -135,6 +142,11 @@ class WriterSinkOperator(StreamOperator):
                                               and isinstance(records, TimestampedBatch)):
             records = list(records)
         self._writer.write(records)
+
+    def process_watermark(self, timestamp: int) -> None:
+        if self._on_watermark is not None:
+            self._on_watermark(timestamp)
+        self.emit_watermark(timestamp)
 
     def snapshot_state(self, checkpoint_id: int) -> Any:
         self._state.update(list(self._writer.snapshot_state(checkpoint_id)))

@@ -16,14 +16,13 @@ by the format (``_file_rows``; skipped lines are dropped); a Calc over the table
 the source (``accepts_calc``), as for datagen. A partitioned table (``PARTITIONED BY``) lists the
 ``k=v`` directories when the job is planned and reads each with its partition values appended.
 
-Writing: ``FileSink`` with a part-file prefix ``part-<uuid>`` generated per sink, so committed
-files are named ``part-<uuid>-<subtask>-<counter>`` as Flink's streaming file sink names them;
-part files become visible when the checkpoint covering them completes, or at the end of a
-bounded input (exactly once; see ``flintlock.datastream.connectors._file_sink``). In batch mode
-Flink names files ``part-<uuid>-task-<n>-file-<m>``; flintlock keeps the streaming names there
-(docs/table.md). A partitioned table writes each row into its ``k=v`` directory, without the
-partition columns in the file, as Flink. A sink accepts update rows only with a changelog
-format (``canal-json``).
+Writing (``filesystem_sink``): ``FileSink`` part files named as Flink names them
+(``part-<uuid>-<subtask>-<n>`` streaming, ``part-<uuid>-task-<subtask>-file-<n>`` batch),
+visible when the checkpoint covering them completes or at the end of a bounded input (exactly
+once); a partitioned table writes each row into its ``k=v`` directory without the partition
+columns, and with ``sink.partition-commit.policy.kind`` its partitions are committed
+(``_SUCCESS`` files, custom policies) by a single committer (``partition_committer``). A sink
+accepts update rows only with a changelog format (``canal-json``, ``debezium-json``).
 
 The factory runs on the driver; decoding and writing on task threads.
 """
@@ -32,9 +31,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
-import uuid
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote
@@ -42,14 +38,8 @@ from urllib.parse import unquote
 import fsspec
 
 from flintlock.common.changelog_rows import CHANGELOG_ROWS
-from flintlock.common.serialization import Encoder
 from flintlock.common.time import Duration
-from flintlock.common.types import row_of
 from flintlock.common.watermark_strategy import WatermarkStrategy
-from flintlock.datastream.connectors._buckets import BucketAssigner, OutputFileConfig
-from flintlock.datastream.connectors._file_sink import FileSinkSettings, FileSinkWriter
-from flintlock.datastream.connectors._rolling import DefaultRollingPolicy
-from flintlock.datastream.connectors.base import Sink
 from flintlock.datastream.connectors.file_system import FileSource, StreamFormat
 from flintlock.datastream.data_stream import DataStream
 from flintlock.table import formats
@@ -58,19 +48,21 @@ from flintlock.table.connectors._file_rows import Decoding, RowFileSource, calc_
 from flintlock.table.connectors._options import Options, check_keys
 from flintlock.table.connectors._sinks import sink_fields, sink_parallelism
 from flintlock.table.connectors._sources import check_bounded
+from flintlock.table.connectors.filesystem_sink import (
+    DEFAULT_PARTITION,
+    SINK_OPTIONS,
+    TableFileSink,
+    TableRowEncoder,
+    add_sink,
+    escape_partition,
+    file_sink_settings,
+)
+from flintlock.table.connectors.partition_commit import OPTION_KEYS as COMMIT_OPTIONS
 from flintlock.table.errors import UnsupportedFeatureError, ValidationError
 from flintlock.table.plan.nodes import Field, TableSpec
 
-DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
-MB = 1024 * 1024
-MINUTE_MS = 60 * 1000
-CONNECTOR_OPTIONS = {
-    "connector", "path", "format", "source.monitor-interval",
-    "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval",
-    "sink.rolling-policy.inactivity-interval", "sink.rolling-policy.check-interval",
-    "sink.parallelism", "partition.default-name", "sink.shuffle-by-partition.enable",
-    "auto-compaction",
-}
+CONNECTOR_OPTIONS = {"connector", "path", "format", "source.monitor-interval"} | set(
+    SINK_OPTIONS) | set(COMMIT_OPTIONS)
 
 
 def _absolute(path: str) -> str:
@@ -175,123 +167,7 @@ def _read(context: registry.ConnectorContext, path: str, interval: int | None,
                                    f"filesystem[{spec.name}]", CHANGELOG_ROWS)
 
 
-# -- sink ----------------------------------------------------------------------------------------
-
-class TableRowEncoder(Encoder):
-    """Rows as lines of a table format, for the ``FileSink`` writer."""
-
-    def __init__(self, write: Callable[[Any], str], charset: str = "UTF-8") -> None:
-        super().__init__(charset)
-        self._write = write
-
-    def for_type(self, type_info: Any) -> Encoder:
-        return self
-
-    def encode(self, record: Any) -> bytes:
-        return (self._write(record) + "\n").encode(self.charset, "surrogateescape")
-
-    def encode_all(self, records: list[Any]) -> bytes:
-        if not records:
-            return b""
-        return ("\n".join(map(self._write, records)) + "\n").encode(self.charset,
-                                                                      "surrogateescape")
-
-
-_UNSAFE = re.compile(r'[\x00-\x1f"#%\'*/:=?\\\x7f{\[\]^]')
-
-
-def escape_partition(text: str) -> str:
-    """Flink's ``PartitionPathUtils.escapePathName``: unsafe characters as ``%XX``."""
-    return _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", text)
-
-
-class PartitionBucketAssigner(BucketAssigner):
-    """The ``k1=v1/k2=v2`` directory of a row of a partitioned table."""
-
-    def __init__(self, keys: tuple[str, ...], indexes: list[int], default_name: str) -> None:
-        self.keys = keys
-        self.indexes = indexes
-        self.default_name = default_name
-
-    def get_bucket_id(self, record: Any, wall_ms: int) -> str:
-        parts = []
-        for key, index in zip(self.keys, self.indexes, strict=True):
-            value = record[index]
-            text = self.default_name if value is None or value == "" else _partition_text(value)
-            parts.append(f"{key}={escape_partition(text)}")
-        return "/".join(parts)
-
-
-def _partition_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-class PartitionedWriter:
-    """A ``FileSinkWriter`` fed one partition at a time (it buckets a batch by its first
-    record), for a partitioned table."""
-
-    def __init__(self, inner: FileSinkWriter, assigner: PartitionBucketAssigner) -> None:
-        self.inner = inner
-        self.assigner = assigner
-        self.restore = inner.restore
-        self.snapshot_state = inner.snapshot_state
-        self.commit = inner.commit
-        self.end_input = inner.end_input
-        self.close = inner.close
-        self.set_checkpointing = inner.set_checkpointing
-
-    def write(self, records: list[Any]) -> None:
-        groups: dict[str, list[Any]] = {}
-        bucket = self.assigner.get_bucket_id
-        for record in records:
-            groups.setdefault(bucket(record, 0), []).append(record)
-        for group in groups.values():
-            self.inner.write(group)
-
-
-class TableFileSink(Sink):
-    """The filesystem table's sink: a ``FileSink`` writer, per partition when partitioned."""
-
-    def __init__(self, settings: FileSinkSettings) -> None:
-        self.settings = settings
-
-    def create_writer(self, subtask_index: int, parallelism: int) -> Any:
-        writer = FileSinkWriter(self.settings, subtask_index, parallelism)
-        assigner = self.settings.bucket_assigner
-        if isinstance(assigner, PartitionBucketAssigner):
-            return PartitionedWriter(writer, assigner)
-        return writer
-
-    def __repr__(self) -> str:
-        return f"TableFileSink({self.settings.base_path!r})"
-
-
-class _BasePath(BucketAssigner):
-    def get_bucket_id(self, record: Any, wall_ms: int) -> str:
-        return ""
-
-
-def _rolling_policy(options: Options) -> DefaultRollingPolicy:
-    size = options.get_memory("sink.rolling-policy.file-size", 128 * MB)
-    rollover = options.get_duration_ms("sink.rolling-policy.rollover-interval", 30 * MINUTE_MS)
-    inactivity = options.get_duration_ms("sink.rolling-policy.inactivity-interval",
-                                         30 * MINUTE_MS)
-    options.get_duration_ms("sink.rolling-policy.check-interval", MINUTE_MS)
-    return DefaultRollingPolicy(size, rollover or 1, inactivity or 1)
-
-
-def _projected(write: Callable[[Any], str], data: list[int], width: int
-               ) -> Callable[[Any], str]:
-    if len(data) == width:
-        return write
-
-    def project(row: Any) -> str:
-        projected = row_of([row[i] for i in data], row.get_row_kind())
-        return write(projected)
-    return project
-
+# -- sink (flintlock.table.connectors.filesystem_sink) --------------------------------------------
 
 def create_sink(stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
                 context: registry.ConnectorContext) -> Any:
@@ -301,17 +177,9 @@ def create_sink(stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
     data, partition = _split(spec, fields)
     write = found.writer([fields[i] for i in data], options, found.name)
     charset = options.get_str("raw.charset", "UTF-8") if found.name == "raw" else "UTF-8"
-    encoder = TableRowEncoder(_projected(write, data, len(fields)), charset or "UTF-8")
-    assigner: BucketAssigner = _BasePath()
-    if partition:
-        default_name = options.get_str("partition.default-name", DEFAULT_PARTITION)
-        assigner = PartitionBucketAssigner(spec.partition_keys, partition,
-                                           default_name or DEFAULT_PARTITION)
-    settings = FileSinkSettings(_absolute(options.raw["path"]), encoder,
-                                _rolling_policy(options), assigner,
-                                OutputFileConfig(f"part-{uuid.uuid4()}", ""))
-    return stream._add_sink("Sink: filesystem", TableFileSink(settings),
-                            parallelism=sink_parallelism(spec))
+    settings = file_sink_settings(_absolute(options.raw["path"]), options, write, data,
+                                  partition, spec, charset or "UTF-8", not context.streaming)
+    return add_sink(stream, spec, settings, options, sink_parallelism(spec))
 
 
 class FileSystemFactory:
