@@ -102,3 +102,17 @@ def test_row_column_named_like_a_table_resolves_to_its_field(t_env):
     assert len(final(table.execute())) == 3
     with pytest.raises(ValidationError, match="Table 'nobody' not found"):
         t_env.sql_query("SELECT nobody.id FROM events")
+
+
+def test_an_equality_of_expressions_keys_the_join(t_env, auctions):
+    t_env.create_temporary_view("side", t_env.from_elements(
+        [(0, "even"), (1, "odd")], ["key", "v"]))
+    sql = ("SELECT B.price, S.v FROM bid B JOIN side S ON MOD(B.price, 2) = S.key "
+           "WHERE B.auction = 2")
+    plan = t_env.explain_sql(sql)
+    assert "keys=[$key0 = $key0]" in plan and "keys=[]" not in plan
+    assert final(t_env.execute_sql(sql)) == [(7, "odd"), (9, "odd"), (700, "even")]
+    comma = ("SELECT B.price, S.v FROM bid B, side S WHERE MOD(B.price, 2) = S.key + 0 "
+             "AND B.auction = 2")
+    assert "keys=[]" not in t_env.explain_sql(comma)
+    assert final(t_env.execute_sql(comma)) == [(7, "odd"), (9, "odd"), (700, "even")]

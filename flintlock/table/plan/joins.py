@@ -18,7 +18,16 @@ from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.resolver import ExpressionResolver, Scope, cast_to
 from flintlock.table.plan.rewrite import identity
-from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, UdfCall, input_refs, shift
+from flintlock.table.plan.rex import (
+    Call,
+    InputRef,
+    Literal,
+    Rex,
+    UdfCall,
+    input_refs,
+    remap,
+    shift,
+)
 from flintlock.table.plan.time_join_nodes import IntervalJoin
 from flintlock.table.time_attributes import is_proctime, is_rowtime
 
@@ -50,6 +59,62 @@ def make_join(left: n.PlanNode, right: n.PlanNode, kind: n.JoinKind, condition: 
         left_types = [tr.with_nullability(dt, True) for dt in left_types]
     fields = n.fields_of(left.names + right.names, left_types + right_types)
     return n.Join(fields, left, right, kind, tuple(left_keys), tuple(right_keys), rest)
+
+
+def keyed_join(left: n.PlanNode, right: n.PlanNode, kind: n.JoinKind, condition: Rex | None,
+               finish: Callable[[n.Join], n.PlanNode]) -> n.PlanNode:
+    """``finish(make_join(...))``, with an equality between an expression of the left input
+    and one of the right (``MOD(b.auction, 10000) = s.key``) made a join key as Flink's
+    join-push-expressions rule makes it: each side computes its expression as an extra column
+    below the join, the join is keyed on the extra columns, and a Calc above drops them."""
+    offset = len(left.fields)
+    pairs: list[tuple[Rex, Rex]] = []
+    rest: list[Rex] = []
+    for conjunct in conjuncts(condition):
+        pair = _expression_pair(conjunct, offset)
+        if pair is None:
+            rest.append(conjunct)
+        else:
+            pairs.append(pair)
+    if not pairs:
+        return finish(make_join(left, right, kind, condition))
+    extra, width = len(pairs), len(right.fields)
+    left_keyed = _with_columns(left, [a for a, _ in pairs])
+    right_keyed = _with_columns(right, [b for _, b in pairs])
+    mapping = {i: InputRef(t, i if i < offset else i + extra)
+               for i, t in enumerate([*left.types, *right.types])}
+    parts = [ExpressionResolver(Scope()).call("=", [
+        InputRef(left_keyed.types[offset + k], offset + k),
+        InputRef(right_keyed.types[width + k], offset + extra + width + k)])
+        for k in range(extra)]
+    parts += [remap(r, mapping) for r in rest]
+    joined = finish(make_join(left_keyed, right_keyed, kind, _all_of(parts)))
+    keep = [*range(offset), *range(offset + extra, offset + extra + width)]
+    return n.Calc(tuple(joined.fields[i] for i in keep), joined,
+                  tuple(InputRef(joined.fields[i].type, i) for i in keep))
+
+
+def _expression_pair(conjunct: Rex, offset: int) -> tuple[Rex, Rex] | None:
+    """(left expression, right expression over the right input alone) of ``l = r`` where
+    the two sides read one input each and one is more than a field."""
+    if not (isinstance(conjunct, Call) and conjunct.function == "=") or _equi_pair(
+            conjunct, offset) is not None or not _pushable(conjunct):
+        return None
+    a, b = conjunct.operands
+    a_refs, b_refs = input_refs(a), input_refs(b)
+    if not a_refs or not b_refs:
+        return None
+    if max(a_refs) < offset <= min(b_refs):
+        return a, shift(b, -offset)
+    if max(b_refs) < offset <= min(a_refs):
+        return b, shift(a, -offset)
+    return None
+
+
+def _with_columns(plan: n.PlanNode, columns: list[Rex]) -> n.PlanNode:
+    names = [f"$key{i}" for i in range(len(columns))]
+    return n.Calc(plan.fields + n.fields_of(names, [c.type for c in columns]), plan,
+                  identity(plan) + tuple(columns))
 
 
 def time_bounded(plan: n.PlanNode) -> n.PlanNode:
@@ -106,9 +171,9 @@ def filtered_join(calc: n.Calc, below: Callable[[n.PlanNode], n.PlanNode] = lamb
         InputRef(join.left.types[a], a), InputRef(join.right.types[b], offset + b)])
         for a, b in zip(join.left_keys, join.right_keys, strict=True)]
     parts += [*conjuncts(join.condition), *both]
-    pushed = time_bounded(make_join(_filtered_input(join.left, left_only, below),
-                                    _filtered_input(join.right, right_only, below),
-                                    n.JoinKind.INNER, _all_of(parts)))
+    pushed = keyed_join(_filtered_input(join.left, left_only, below),
+                        _filtered_input(join.right, right_only, below), n.JoinKind.INNER,
+                        _all_of(parts), time_bounded)
     if not kept:
         return pushed
     return n.Calc(pushed.fields, pushed, identity(pushed), _all_of(kept))

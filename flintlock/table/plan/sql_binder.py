@@ -29,7 +29,7 @@ from flintlock.table.plan.joins import (
     conjuncts,
     filtered_join,
     join_scope,
-    make_join,
+    keyed_join,
     semi_join,
     set_difference,
     time_bounded,
@@ -520,8 +520,8 @@ class QueryBinder:
             None)
         if condition is None and kind != "CROSS" and join_kind is not n.JoinKind.INNER:
             raise ValidationError(f"{side} JOIN needs an ON condition")
-        plan = window_join(make_join(left.plan, right.plan, join_kind, condition))
-        plan = time_bounded(plan)  # an interval join, or regular (issue 32)
+        plan = keyed_join(left.plan, right.plan, join_kind, condition,  # an interval join,
+                          lambda join: time_bounded(window_join(join)))  # or regular (issue 32)
         return Relation(plan, join_scope(plan, scope))
 
     def _lateral(self, left: Relation, lateral: exp.Lateral, left_outer: bool,
