@@ -169,3 +169,36 @@ def test_the_readers_position_neither_repeats_nor_skips_a_line(tmp_path: Any) ->
         if finished:
             break
     assert got == [i for i in range(100) if i % 10 == 3]
+
+
+def _old_cast_to_decimal(value: Any, precision: int, scale: int) -> Any:
+    """The cast as it was written before its fast path (as_tuple digit counting)."""
+    import decimal
+    number = decimal.Decimal(value)
+    result = number.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+    exponent = int(result.as_tuple().exponent)
+    if len(result.as_tuple().digits) - max(0, -exponent) > precision - scale:
+        return None
+    return result
+
+
+def test_the_decimal_casts_fast_path_gives_the_digit_counting_result() -> None:
+    """q1's ``0.908 * price`` as DECIMAL(23, 3) and the edges of precision and scale."""
+    import decimal
+
+    from flintlock.table.codegen.sql_functions import cast_to_decimal
+    values = [decimal.Decimal(v) for v in (
+        "0", "-0", "0.5", "1.5", "999.995", "999.994", "-999.995", "1E+5", "1E+6", "0.0004",
+        "0.0005", "123456789012345678.9995")] + [decimal.Decimal("0.908") * p
+                                                 for p in range(0, 3000, 7)]
+    def outcome(cast: Any, value: Any, precision: int, scale: int) -> Any:
+        try:
+            return cast(value, precision, scale)
+        except decimal.InvalidOperation:  # more digits than the context's 28: both raise
+            return "InvalidOperation"
+
+    for value in values:
+        for precision, scale in ((3, 3), (5, 2), (6, 0), (23, 3), (1, 0), (38, 18)):
+            assert (outcome(cast_to_decimal, value, precision, scale)
+                    == outcome(_old_cast_to_decimal, value, precision, scale)), (
+                value, precision, scale)

@@ -65,10 +65,16 @@ def decimal_div(a: Any, b: Any, scale: int) -> decimal.Decimal:
     return quantize(decimal.Decimal(a) / decimal.Decimal(b), scale)
 
 
+_EXPONENTS = {scale: decimal.Decimal(1).scaleb(-scale) for scale in range(39)}
+
+
 def quantize(value: Any, scale: int) -> decimal.Decimal:
     """A DECIMAL value at ``scale`` digits, rounded half up as Java's BigDecimal does."""
-    exponent = decimal.Decimal(1).scaleb(-scale)
-    return decimal.Decimal(value).quantize(exponent, rounding=decimal.ROUND_HALF_UP)
+    exponent = _EXPONENTS.get(scale)
+    if exponent is None:
+        exponent = decimal.Decimal(1).scaleb(-scale)
+    number: decimal.Decimal = value if type(value) is decimal.Decimal else decimal.Decimal(value)
+    return number.quantize(exponent, rounding=decimal.ROUND_HALF_UP)
 
 
 def sql_round(value: Any, digits: int = 0) -> Any:
@@ -412,14 +418,16 @@ def cast_to_float(value: Any) -> float:
 
 
 def cast_to_decimal(value: Any, precision: int, scale: int) -> decimal.Decimal | None:
-    try:
-        number = decimal.Decimal(value.strip() if isinstance(value, str) else
-                                 repr(value) if isinstance(value, float) else value)
-    except decimal.InvalidOperation:
-        raise SqlRuntimeError(f"Cannot cast '{value}' to DECIMAL") from None
+    if type(value) is decimal.Decimal:  # the common case: the result of DECIMAL arithmetic
+        number = value
+    else:
+        try:
+            number = decimal.Decimal(value.strip() if isinstance(value, str) else
+                                     repr(value) if isinstance(value, float) else value)
+        except decimal.InvalidOperation:
+            raise SqlRuntimeError(f"Cannot cast '{value}' to DECIMAL") from None
     result = quantize(number, scale)
-    exponent = int(result.as_tuple().exponent)
-    if len(result.as_tuple().digits) - max(0, -exponent) > precision - scale:
+    if result.adjusted() >= precision - scale:  # integer digits: adjusted() + 1 (scale >= 0)
         return None  # Flink gives NULL for a value that does not fit
     return result
 

@@ -53,12 +53,16 @@ def per_line(read: LineRead, width: int, wanted: Collection[int] | None = None) 
 
 
 def _timestamps(texts: Sequence[str], fallback: Callable[[str], Any]) -> list[Any]:
-    """TIMESTAMP texts: ``fromisoformat`` (C) where every text has the plain shape
-    ``yyyy-MM-dd HH:mm:ss[.f]`` (ASCII digits, at most 6 fraction digits), on which it reads
-    exactly what ``_text.parse_timestamp`` reads; else ``fallback`` per value."""
-    if texts and _PLAIN_TIMESTAMPS.fullmatch("\n".join(texts) + "\n") is not None:
-        return list(map(datetime.datetime.fromisoformat, texts))
-    return list(map(fallback, texts))
+    """TIMESTAMP texts, each distinct text converted once (event times repeat): with
+    ``fromisoformat`` (C) where every text has the plain shape ``yyyy-MM-dd HH:mm:ss[.f]``
+    (ASCII digits, at most 6 fraction digits), on which it reads exactly what
+    ``_text.parse_timestamp`` reads; else with ``fallback``."""
+    distinct = list(set(texts))
+    if distinct and _PLAIN_TIMESTAMPS.fullmatch("\n".join(distinct) + "\n") is not None:
+        values = list(map(datetime.datetime.fromisoformat, distinct))
+    else:
+        values = list(map(fallback, distinct))
+    return list(map(dict(zip(distinct, values, strict=True)).__getitem__, texts))
 
 
 def column_converter(data_type: t.DataType, read: Callable[[str], Any],

@@ -27,7 +27,6 @@ import csv
 import decimal
 from collections.abc import Callable, Collection
 from itertools import repeat
-from operator import itemgetter
 from typing import Any
 
 from flintlock.common.types import row_of
@@ -250,12 +249,13 @@ def batch_reader(fields: list[Field], settings: CsvSettings,
                  wanted: Collection[int] | None = None) -> _columns.BatchRead:
     """Lines as columns (``_columns``): where no line holds the quote or escape character
     or a NUL, none is empty or a comment, and every line has the schema's number of columns,
-    each line is split at the delimiter (what the ``csv`` module reads from such a line) and
-    the wanted columns are converted whole; any other batch, or one where a column does not
-    convert, is read line by line (``line_reader``), which gives its errors and skips."""
+    the lines are split at the delimiter at once (what the ``csv`` module reads from such a
+    line) and the wanted columns are converted whole; any other batch, or one where a column
+    does not convert, is read line by line (``line_reader``), which gives its errors and
+    skips."""
     width = len(fields)
     per_line = _columns.per_line(line_reader(fields, settings, wanted), width, wanted)
-    converters = [(i, itemgetter(i), _columns.column_converter(
+    converters = [(i, _columns.column_converter(
         f.type, column_reader(f.type, settings), settings.null_literal))
         for i, f in enumerate(fields) if wanted is None or i in wanted]
     delimiter, specials = settings.delimiter, [c for c in (settings.quote, settings.escape,
@@ -267,16 +267,16 @@ def batch_reader(fields: list[Field], settings: CsvSettings,
         if (any(c in text for c in specials) or "" in lines
                 or (comments and ("\n#" in text or text.startswith("#")))):
             return per_line(lines)
-        split = list(map(str.split, lines, repeat(delimiter)))
-        if set(map(len, split)) != {width}:
+        if set(map(str.count, lines, repeat(delimiter))) != {width - 1}:
             return per_line(lines)
+        fields = text.replace("\n", delimiter).split(delimiter)  # line after line
         columns: _columns.Columns = [None] * width
         try:
-            for i, take, convert in converters:
-                columns[i] = convert(list(map(take, split)))
+            for i, convert in converters:
+                columns[i] = convert(fields[i::width])
         except _columns.Irregular:
             return per_line(lines)
-        return columns, len(split)
+        return columns, len(lines)
     return decode
 
 
