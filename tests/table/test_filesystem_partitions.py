@@ -1,0 +1,250 @@
+"""Partition commit of partitioned ``filesystem`` tables (issue 32, item 5): the triggers and
+the time extractor as pure functions, the committer waiting for every writer subtask, the
+options and their errors, and SQL jobs on thread TaskManagers writing ``_SUCCESS`` files in
+batch and streaming mode, with a custom (Python) policy."""
+
+import datetime
+import os
+import re
+
+import pytest
+
+from flintlock.table import EnvironmentSettings, TableEnvironment
+from flintlock.table.connectors._options import Options
+from flintlock.table.connectors.partition_commit import (
+    DefaultPartTimeExtractor,
+    PartitionCommitPolicyError,
+    PartitionCommitSettings,
+    epoch_millis,
+)
+from flintlock.table.connectors.partition_committer import (
+    END_INPUT,
+    CommitterSettings,
+    PartitionCommitInfo,
+    PartitionCommitter,
+    PartitionTimeCommitTrigger,
+    ProcTimeCommitTrigger,
+    partition_values,
+)
+from flintlock.table.errors import UnsupportedFeatureError, ValidationError
+from flintlock.testing.clock import ManualClock
+from flintlock.testing.executor import use_thread_executor
+
+HOUR = 3600 * 1000
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class RecordingPolicy:
+    """A custom policy: appends what it committed to the file named by its parameter."""
+
+    def __init__(self, log_path, tag="custom"):
+        self.log_path = log_path
+        self.tag = tag
+
+    def commit(self, context):
+        with open(self.log_path, "a", encoding="utf-8") as handle:
+            handle.write(f"{self.tag} {context.table_name()} {context.partition_spec()} "
+                         f"{os.path.basename(context.partition_path())}\n")
+
+
+def _settings(**options):
+    return PartitionCommitSettings.from_options(Options(options))
+
+
+# -- pure parts ----------------------------------------------------------------------------------
+
+def test_default_extractor_reads_the_first_value_or_the_pattern():
+    assert DefaultPartTimeExtractor().extract(["dt"], ["2020-05-01"]) == datetime.datetime(
+        2020, 5, 1)
+    pattern = DefaultPartTimeExtractor("$dt $hr:00:00")
+    assert pattern.extract(["dt", "hr"], ["2020-05-01", "7"]) == datetime.datetime(
+        2020, 5, 1, 7)
+    formatted = DefaultPartTimeExtractor("$dt$hr", "yyyyMMddHH")
+    assert formatted.extract(["dt", "hr"], ["20200501", "23"]) == datetime.datetime(
+        2020, 5, 1, 23)
+    assert DefaultPartTimeExtractor().extract(["t"], ["2020-5-1 1:2:3.5"]) == (
+        datetime.datetime(2020, 5, 1, 1, 2, 3, 500000))
+    with pytest.raises(ValueError, match="could not be parsed"):
+        DefaultPartTimeExtractor().extract(["dt"], ["yesterday"])
+
+
+def test_partition_time_is_read_in_the_watermark_time_zone():
+    moment = datetime.datetime(2020, 5, 1, 8)
+    utc = epoch_millis(moment, "UTC")
+    assert epoch_millis(moment, "Asia/Shanghai") == utc - 8 * HOUR
+    assert epoch_millis(moment, "GMT-08:00") == utc + 8 * HOUR
+
+
+def test_partition_values_are_unescaped():
+    assert partition_values("dt=a%2Fb%3Dc/hr=3") == (["dt", "hr"], ["a/b=c", "3"])
+
+
+def test_process_time_trigger_waits_for_the_delay():
+    trigger = ProcTimeCommitTrigger(delay_ms=1000)
+    trigger.add_partition("dt=a", now_ms=0)
+    trigger.add_partition("dt=a", now_ms=900)  # first seen at 0
+    assert trigger.committable(1, now_ms=1000) == []
+    assert trigger.committable(2, now_ms=1001) == ["dt=a"]
+    assert trigger.committable(3, now_ms=5000) == []
+    immediate = ProcTimeCommitTrigger(delay_ms=0)
+    immediate.add_partition("dt=b", now_ms=7)
+    assert immediate.committable(1, now_ms=7) == ["dt=b"]
+
+
+def test_partition_time_trigger_uses_the_watermark_of_the_checkpoint():
+    trigger = PartitionTimeCommitTrigger(HOUR, "UTC", DefaultPartTimeExtractor("$dt $hr:00:00"))
+    start = epoch_millis(datetime.datetime(2020, 5, 1, 10), "UTC")
+    for partition in ("dt=2020-05-01/hr=10", "dt=2020-05-01/hr=11"):
+        trigger.add_partition(partition, now_ms=0)
+    trigger.snapshot(1, start + HOUR)  # not past 10:00 + 1 h
+    trigger.snapshot(2, start + HOUR + 1)
+    assert trigger.committable(1, now_ms=0) == []
+    assert trigger.committable(2, now_ms=0) == ["dt=2020-05-01/hr=10"]
+    assert trigger.end_input() == ["dt=2020-05-01/hr=11"]
+
+
+def test_trigger_state_survives_a_snapshot_and_restore():
+    trigger = PartitionTimeCommitTrigger(0, "UTC", DefaultPartTimeExtractor())
+    trigger.add_partition("dt=2020-05-01", now_ms=0)
+    state = trigger.snapshot(4, 0)
+    restored = PartitionTimeCommitTrigger(0, "UTC", DefaultPartTimeExtractor())
+    restored.restore(state)
+    restored.snapshot(5, epoch_millis(datetime.datetime(2020, 5, 1), "UTC") + 1)
+    assert restored.committable(5, now_ms=0) == ["dt=2020-05-01"]
+
+
+# -- the committer -------------------------------------------------------------------------------
+
+def test_committer_commits_once_every_writer_reported(tmp_path):
+    base = tmp_path / "t"
+    committer = PartitionCommitter(CommitterSettings(
+        str(base), ("cat", "db", "t"), ("dt",), _settings(**{
+            "sink.partition-commit.policy.kind": "success-file"})), ManualClock())
+    committer.write([PartitionCommitInfo(1, 0, 2, ("dt=a",))])
+    assert not (base / "dt=a" / "_SUCCESS").exists()  # subtask 1 has not reported
+    committer.write([PartitionCommitInfo(1, 1, 2, ("dt=b",))])
+    assert (base / "dt=a" / "_SUCCESS").exists() and (base / "dt=b" / "_SUCCESS").exists()
+
+
+def test_committer_with_partition_time_commits_what_the_watermark_passed(tmp_path):
+    base = tmp_path / "t"
+    committer = PartitionCommitter(CommitterSettings(str(base), ("t",), ("dt",), _settings(**{
+        "sink.partition-commit.policy.kind": "success-file",
+        "sink.partition-commit.trigger": "partition-time"})), ManualClock())
+    day = epoch_millis(datetime.datetime(2020, 5, 1), "UTC")
+    committer.process_watermark(day)
+    committer.snapshot_state(1)
+    committer.write([PartitionCommitInfo(1, 0, 1, ("dt=2020-05-01",))])
+    assert not (base / "dt=2020-05-01" / "_SUCCESS").exists()  # watermark == partition time
+    state = committer.snapshot_state(2)  # the partition is pending in it
+    again = PartitionCommitter(committer.settings, ManualClock())  # restored elsewhere
+    again.restore(state)
+    again.process_watermark(day + 1)
+    again.snapshot_state(3)
+    again.write([PartitionCommitInfo(3, 0, 1, ())])
+    assert (base / "dt=2020-05-01" / "_SUCCESS").exists()
+
+
+def test_end_of_input_commits_every_pending_partition(tmp_path):
+    log = tmp_path / "log"
+    committer = PartitionCommitter(CommitterSettings(str(tmp_path), ("t",), ("dt",), _settings(**{
+        "sink.partition-commit.policy.kind": "custom",
+        "sink.partition-commit.policy.class": f"{__name__}.RecordingPolicy",
+        "sink.partition-commit.policy.class.parameters": f"{log};end",
+        "sink.partition-commit.trigger": "partition-time"})), ManualClock())
+    committer.write([PartitionCommitInfo(END_INPUT, 0, 1, ("dt=2999-01-01",), True)])
+    assert log.read_text() == "end t {'dt': '2999-01-01'} dt=2999-01-01\n"
+
+
+def test_option_errors():
+    with pytest.raises(UnsupportedFeatureError, match="'metastore' partition commit policy"):
+        _settings(**{"sink.partition-commit.policy.kind": "metastore,success-file"})
+    with pytest.raises(PartitionCommitPolicyError, match="Unsupported partition commit policy"):
+        _settings(**{"sink.partition-commit.policy.kind": "hive"})
+    with pytest.raises(PartitionCommitPolicyError, match="class' must be set"):
+        _settings(**{"sink.partition-commit.policy.kind": "custom"})
+    with pytest.raises(PartitionCommitPolicyError, match="Could not load class"):
+        _settings(**{"sink.partition-commit.policy.kind": "custom",
+                     "sink.partition-commit.policy.class": "no.such.Policy"})
+    with pytest.raises(ValidationError, match="watermark time zone"):
+        _settings(**{"sink.partition-commit.watermark-time-zone": "Mars/Olympus"})
+    with pytest.raises(ValidationError, match="Expected one of"):
+        _settings(**{"sink.partition-commit.trigger": "wall-time"})
+    assert not _settings().enabled
+
+
+# -- jobs on thread TaskManagers -----------------------------------------------------------------
+
+@pytest.fixture
+def executor(monkeypatch):
+    return use_thread_executor(monkeypatch)
+
+
+def _listing(path):
+    found = []
+    for root, _, names in os.walk(path):
+        found.extend(UUID.sub("<uuid>", os.path.relpath(os.path.join(root, n), path))
+                     for n in names if not n.startswith("."))
+    return sorted(found)
+
+
+def _env(streaming, parallelism=2):
+    settings = (EnvironmentSettings.in_streaming_mode() if streaming
+                else EnvironmentSettings.in_batch_mode())
+    env = TableEnvironment.create(settings)
+    env.get_config().set("parallelism.default", str(parallelism))
+    if streaming:
+        env.get_config().set("execution.checkpointing.interval", "100 ms")
+    return env
+
+
+ROWS = ("(1, 'a', '2020-05-01', 10), (2, 'b', '2020-05-01', 11), (3, 'c', '2020-05-02', 10), "
+        "(4, 'd', '2020-05-01', 10), (5, 'e', CAST(NULL AS STRING), 1)")
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["batch", "streaming"])
+def test_success_files_after_every_subtasks_files(executor, tmp_path, streaming):
+    env = _env(streaming)
+    path = tmp_path / "logs"
+    env.execute_sql(f"""
+        CREATE TABLE logs (id INT, msg STRING, dt STRING, hr INT) PARTITIONED BY (dt, hr)
+        WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'csv',
+              'sink.partition-commit.policy.kind' = 'success-file')""")
+    env.execute_sql(f"INSERT INTO logs SELECT * FROM (VALUES {ROWS}) AS v(a, b, c, d)").wait()
+    listing = _listing(path)
+    partitions = {"dt=2020-05-01/hr=10", "dt=2020-05-01/hr=11", "dt=2020-05-02/hr=10",
+                  "dt=__DEFAULT_PARTITION__/hr=1"}
+    assert {os.path.dirname(f) for f in listing} == partitions
+    assert {f for f in listing if f.endswith("_SUCCESS")} == {p + "/_SUCCESS" for p in partitions}
+    name = r"part-<uuid>-\d-\d" if streaming else r"part-<uuid>-task-\d-file-\d"
+    assert all(re.fullmatch(name, os.path.basename(f)) for f in listing if "part-" in f)
+    rows = sorted(str(r) for r in env.execute_sql(
+        "SELECT id, dt, hr FROM logs WHERE hr = 10").collect())
+    assert rows == ["<Row(1, '2020-05-01', 10)>", "<Row(3, '2020-05-02', 10)>",
+                    "<Row(4, '2020-05-01', 10)>"]
+
+
+def test_custom_policy_and_success_file_name(executor, tmp_path):
+    env = _env(True)
+    log = tmp_path / "committed.log"
+    env.execute_sql(f"""
+        CREATE TABLE t (v INT, k STRING) PARTITIONED BY (k)
+        WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "t"}', 'format' = 'json',
+              'sink.partition-commit.policy.kind' = 'success-file,custom',
+              'sink.partition-commit.policy.class' = '{__name__}.RecordingPolicy',
+              'sink.partition-commit.policy.class.parameters' = '{log}',
+              'sink.partition-commit.success-file.name' = '_DONE')""")
+    env.execute_sql("INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, 'x')").wait()
+    assert sorted(log.read_text().splitlines()) == [
+        "custom t {'k': 'x'} k=x", "custom t {'k': 'y'} k=y"]
+    assert [f for f in _listing(tmp_path / "t") if not f.split("/")[1].startswith("part")] == [
+        "k=x/_DONE", "k=y/_DONE"]
+
+
+def test_without_a_policy_no_committer_runs(executor, tmp_path):
+    env = _env(False, parallelism=1)
+    env.execute_sql(f"""
+        CREATE TABLE t (v INT, k STRING) PARTITIONED BY (k)
+        WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "t"}', 'format' = 'csv')""")
+    env.execute_sql("INSERT INTO t VALUES (1, 'x')").wait()
+    assert _listing(tmp_path / "t") == ["k=x/part-<uuid>-task-0-file-0"]
