@@ -10,15 +10,21 @@ Calc operators before the aggregation (none when fused), the key selector, the k
 operator the planner chose, and for comparison the per-record step with an empty keyed
 function: the operator's floor), the Calc operators after the aggregation (none when the
 planner found them value-identities; else two rows per input row: -U and +U) and the
-blackhole sink. End to end is the marginal CPU per row between
-jobs of N and 5N rows run with TaskManagers as threads of this process (``ThreadExecutor``;
-every thread of the process counted, as on one core).
+blackhole sink. Where the C kernel runs the aggregation (``agg_kernel``), its Python twin
+(the compiled batch step) is timed on the same batches too. End to end is the marginal CPU
+per row between jobs of N and 5N rows run with TaskManagers as threads of this process
+(``ThreadExecutor``; every thread of the process counted, as on one core), under the cycle
+collector a TaskManager process on Spark runs (``spark/collector.py``: the objects that exist
+at the job's start frozen, young collections every 50,000 net allocations;
+``--collector default`` keeps CPython's, under which the collector costs more than the
+stages), with the collector's own part a row of its own.
 
 How: CPU time (``time.process_time``), median (min) of ``--repeat`` repeats; the machine may
 be shared, so read the figures as relative. Rows of the aggregation's downstream are per
 input row (two outputs per input row at steady state).
 
     .venv/bin/python -m benchmarks.table_sql_stages [--records 200000] [--repeat 5]
+        [--udf] [--end-to-end N] [--collector tuned|default]
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from typing import Any
 
 import flintlock.datastream.stream_execution_environment as environment
 from benchmarks.local_exchange import MAX_PARALLELISM, NullPartition
-from benchmarks.stage_costs import BATCH, OneChannel, set_up, timed
+from benchmarks.stage_costs import BATCH, COLLECTOR, CollectorClock, OneChannel, set_up, timed
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec
 from flintlock.datastream.functions import KeyedProcessFunction
 from flintlock.runtime.network.changelog_serializer import ChangelogRowSerializer
@@ -46,8 +52,9 @@ QUERY = ("INSERT INTO sink SELECT k, COUNT(*) AS c, SUM(id) AS s FROM "
          "(SELECT {key} AS k, id FROM src) GROUP BY k")
 
 
-def run_sql(rows: int, udf: bool = False) -> Any:
-    """Runs the job on threads; returns (its stream graph, CPU seconds of the job)."""
+def run_sql(rows: int, udf: bool = False, collector: str = "tuned") -> Any:
+    """Runs the job on threads under ``collector`` (``COLLECTOR``); returns (its stream graph, CPU
+    seconds of the job, seconds of it in the cycle collector)."""
     from flintlock.table import DataTypes, EnvironmentSettings, TableEnvironment
     from flintlock.table.udf import udf as make_udf
 
@@ -72,9 +79,11 @@ def run_sql(rows: int, udf: bool = False) -> Any:
             f"'fields.id.end' = '{rows}', 'rows-per-second' = '1000000000')")
         t_env.execute_sql("CREATE TABLE sink (k BIGINT, c BIGINT, s BIGINT) "
                           "WITH ('connector' = 'blackhole')")
-        started = time.process_time()
-        t_env.execute_sql(QUERY.format(key="bucket(id)" if udf else "MOD(id, 100)")).wait()
-        return captured[-1], time.process_time() - started
+        with COLLECTOR[collector](), CollectorClock().installed() as clock:
+            started = time.process_time()
+            t_env.execute_sql(QUERY.format(key="bucket(id)" if udf else "MOD(id, 100)")).wait()
+            spent = time.process_time() - started
+        return captured[-1], spent, clock.seconds
     finally:
         cls.get_stream_graph = original  # type: ignore[method-assign]
 
@@ -85,7 +94,7 @@ class _Empty(KeyedProcessFunction):
 
 
 def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[float, float]]]:
-    graph, _ = run_sql(1000, udf)
+    graph = run_sql(1000, udf)[0]
     nodes = list(graph._nodes.values())
     by_kind: dict[OperatorKind, list[Any]] = {}
     for node in nodes:
@@ -106,6 +115,11 @@ def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[f
         agg_node.operator, kind=OperatorKind.KEYED_PROCESS,
         function=pickle.loads(pickle.dumps(agg_node.operator.function))), key)
     empty, _ = set_up(OperatorSpec(OperatorKind.KEYED_PROCESS, _Empty(), keyed=True), key)
+    twin, _ = set_up(replace(agg_node.operator, function=pickle.loads(pickle.dumps(
+        agg_node.operator.function))), key)
+    python_step = getattr(twin.function._batch, "python", None)  # type: ignore[attr-defined]
+    if python_step is not None:  # the C kernel runs the batches: time its Python twin too
+        twin.function._batch = python_step  # type: ignore[attr-defined]
     sink, _ = set_up(sink_node.operator)
     source.emit_next(BATCH)  # type: ignore[attr-defined]
     batch = sourced.last
@@ -117,6 +131,7 @@ def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[f
     for _ in range(3):
         agg.process_batch(batch)  # every key seen: steady state (-U/+U per row)
         per_record.process_batch(batch)
+        twin.process_batch(batch)
     aggregated_batch = aggregated.last
     cast_inputs = []
     for operator, output in casts:
@@ -158,6 +173,7 @@ def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[f
         "decode": timed(lambda: decoder.loads(data), records, repeat),
         "agg": timed(lambda: agg.process_batch(batch), records, repeat),
         "per_record": timed(lambda: per_record.process_batch(batch), records, repeat),
+        "twin": timed(lambda: twin.process_batch(batch), records, repeat),
         "empty": timed(lambda: empty.process_batch(batch), records, repeat),
         "cast": timed(run_all(casts, cast_inputs), records, repeat),
         "sink": timed(lambda: sink.process_batch(aggregated_batch), records, repeat),
@@ -176,7 +192,9 @@ def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[f
         ("= writer: pending list, buffers: writer 1 ch - encode", less("writer1", "encode")),
         ("encode (ChangelogRowSerializer)", c["encode"]),
         ("decode", c["decode"]),
-        (f"group aggregation: {type(agg).__name__}", c["agg"]),
+        (f"group aggregation: {type(agg).__name__}"
+         f"{' (C kernel)' if python_step is not None else ''}", c["agg"]),
+        ("  the same, the compiled Python batch step", c["twin"]),
         ("  the same per record (KEYED_PROCESS: key, set_current_key, call)", c["per_record"]),
         ("  keyed process operator, empty function (per-record floor)", c["empty"]),
         (f"Calc operators after the aggregation ({len(casts)}; 2 rows per input row)",
@@ -185,12 +203,16 @@ def stage_costs(records: int, repeat: int, udf: bool) -> list[tuple[str, tuple[f
     ]
 
 
-def end_to_end(records: int, repeat: int, udf: bool) -> tuple[float, float]:
-    runs = []
+def end_to_end(records: int, repeat: int, udf: bool, collector: str
+               ) -> tuple[float, float]:
+    """(CPU ns per row, of it in the cycle collector) between jobs of N and 5N rows, the
+    medians of ``repeat`` pairs."""
+    runs, collections = [], []
     for _ in range(repeat):
-        small, large = run_sql(records, udf)[1], run_sql(5 * records, udf)[1]
-        runs.append((large - small) / (4 * records) * 1e9)
-    return statistics.median(runs), min(runs)
+        small, large = run_sql(records, udf, collector), run_sql(5 * records, udf, collector)
+        runs.append((large[1] - small[1]) / (4 * records) * 1e9)
+        collections.append((large[2] - small[2]) / (4 * records) * 1e9)
+    return statistics.median(runs), statistics.median(collections)
 
 
 def main() -> None:
@@ -200,6 +222,8 @@ def main() -> None:
     parser.add_argument("--udf", action="store_true", help="the key computed by a Python UDF")
     parser.add_argument("--end-to-end", type=int, default=0, metavar="N",
                         help="also the marginal end-to-end CPU between jobs of N and 5N rows")
+    parser.add_argument("--collector", choices=sorted(COLLECTOR), default="tuned",
+                        help="the end-to-end jobs' cycle collector (default: a TaskManager's)")
     args = parser.parse_args()
     executor = ThreadExecutor()
     environment.load_executor = lambda: executor
@@ -210,16 +234,17 @@ def main() -> None:
     summed = [0.0, 0.0]
     for index, (stage, (median, least)) in enumerate(rows):
         print(f"| {stage} | {median:.0f} ({least:.0f}) |")
-        if index not in (8, 9):  # references, not stages
+        if index not in (8, 9, 10):  # references, not stages
             summed[0] += median
             summed[1] += least
     summed[0] += rows[2][1][0]  # the key selector runs twice (writer and operator)
     summed[1] += rows[2][1][1]
     print(f"| sum of the stages (key selector counted twice) | {summed[0]:.0f} ({summed[1]:.0f}) |")
     if args.end_to_end:
-        whole = end_to_end(args.end_to_end, 1, args.udf)
-        print(f"| end to end, threads, P=2, marginal N={args.end_to_end:,} -> 5N | "
-              f"{whole[0]:.0f} |")
+        whole = end_to_end(args.end_to_end, 1, args.udf, args.collector)
+        print(f"| end to end, threads, P=2, marginal N={args.end_to_end:,} -> 5N, "
+              f"{args.collector} collector | {whole[0]:.0f} |")
+        print(f"|   of it in the cycle collector | {whole[1]:.0f} |")
 
 
 if __name__ == "__main__":

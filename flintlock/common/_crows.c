@@ -394,6 +394,591 @@ static PyType_Spec field_key_spec = {
     .slots = field_key_slots,
 };
 
+/* -- GroupAggKernel ------------------------------------------------------------------------ */
+
+/* A group aggregation's batch step over the heap backend's dict of accumulators, for the
+ * built-in aggregates (issue 28): what ``agg_codegen.compile_group_batch`` compiles to Python
+ * for the same calls, row for row and accumulator for accumulator (that compiled step is this
+ * kernel's Python twin; tests/table/test_agg_kernel.py runs both on the same batches).
+ *
+ * The accumulator of a key is the list the Python step keeps: [record count, the slots of
+ * call 0, call 1, ...]; a new key's list starts as a copy of ``init``. Per call an op:
+ * (code, argument index, first slot, the function object, bits), with the codes below; bits
+ * (8, 16, 32, 64; 0 for none) is a SUM's Java integer width: the total itself while it fits,
+ * else ``function.wrap(total)``. AVG's value is ``function.quotient(total, count)``; a
+ * retraction into MIN/MAX/FIRST_VALUE/LAST_VALUE raises ``function.no_retraction()``.
+ *
+ * kernel(records, table) returns the output rows of the batch in order, or None (and changes
+ * nothing) when a record is not exactly a ``Row`` over a list long enough: the caller then
+ * runs the Python step. Only while no snapshot is in flight (no copy-on-write here). */
+
+enum { OP_COUNT_STAR, OP_COUNT, OP_SUM, OP_SUM0, OP_AVG, OP_MIN, OP_MAX, OP_FIRST, OP_LAST };
+
+typedef struct {
+    int code;
+    Py_ssize_t arg;
+    Py_ssize_t base;
+    PyObject *fn;
+    int bits;
+    PyObject *lo, *hi; /* -2**(bits-1) and 2**(bits-1) as ints, for a total that is no int */
+} AggOp;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    Py_ssize_t n_keys, n_ops, width, min_values;
+    Py_ssize_t *keys;
+    AggOp *ops;
+    PyObject *init;
+    PyObject *kinds[4]; /* INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE */
+    int update_before, suppress;
+} AggKernelObject;
+
+static PyObject *one_object = NULL, *zero_object = NULL;
+
+static void
+set_slot(PyObject *list, Py_ssize_t i, PyObject *value)
+{
+    PyObject *old = PyList_GET_ITEM(list, i);
+    PyList_SET_ITEM(list, i, value);
+    Py_DECREF(old);
+}
+
+/* list[i] += value (Python's in-place add), or -= */
+static int
+add_slot(PyObject *list, Py_ssize_t i, PyObject *value, int subtract)
+{
+    PyObject *old = PyList_GET_ITEM(list, i);
+    PyObject *result = subtract ? PyNumber_InPlaceSubtract(old, value)
+                                : PyNumber_InPlaceAdd(old, value);
+    if (result == NULL) {
+        return -1;
+    }
+    set_slot(list, i, result);
+    return 0;
+}
+
+static int
+truth(PyObject *value)
+{
+    return value == Py_None ? 0 : PyObject_IsTrue(value);
+}
+
+/* The total itself while it fits in op->bits, else op->fn.wrap(total): a new reference. */
+static PyObject *
+ranged(const AggOp *op, PyObject *total)
+{
+    if (op->bits == 0) {
+        return Py_NewRef(total);
+    }
+    int fits;
+    if (PyLong_CheckExact(total)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(total, &overflow);
+        if (v == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        long long half = op->bits == 64 ? 0 : (1LL << (op->bits - 1));
+        fits = !overflow && (op->bits == 64 || (-half <= v && v < half));
+    } else {
+        fits = PyObject_RichCompareBool(op->lo, total, Py_LE);
+        if (fits > 0) {
+            fits = PyObject_RichCompareBool(total, op->hi, Py_LT);
+        }
+        if (fits < 0) {
+            return NULL;
+        }
+    }
+    return fits ? Py_NewRef(total) : PyObject_CallMethod(op->fn, "wrap", "O", total);
+}
+
+/* The value of one call over accs (a new reference). */
+static PyObject *
+op_value(const AggOp *op, PyObject *accs)
+{
+    PyObject *a0 = PyList_GET_ITEM(accs, op->base);
+    switch (op->code) {
+    case OP_COUNT_STAR:
+        return Py_NewRef(PyList_GET_ITEM(accs, 0));
+    case OP_SUM:
+    case OP_AVG: {
+        PyObject *a1 = PyList_GET_ITEM(accs, op->base + 1);
+        int nonempty = truth(a1);
+        if (nonempty < 0) {
+            return NULL;
+        }
+        if (!nonempty) {
+            Py_RETURN_NONE;
+        }
+        if (op->code == OP_SUM) {
+            return ranged(op, a0);
+        }
+        return PyObject_CallMethod(op->fn, "quotient", "OO", a0, a1);
+    }
+    case OP_SUM0:
+        return ranged(op, a0);
+    default:
+        return Py_NewRef(a0);
+    }
+}
+
+static int
+op_accumulate(const AggOp *op, PyObject *accs, PyObject *values)
+{
+    if (op->code == OP_COUNT_STAR) {
+        return 0;
+    }
+    PyObject *x = PyList_GET_ITEM(values, op->arg);
+    if (x == Py_None) {
+        return 0;
+    }
+    PyObject *a0 = PyList_GET_ITEM(accs, op->base);
+    int better;
+    switch (op->code) {
+    case OP_COUNT:
+        return add_slot(accs, op->base, one_object, 0);
+    case OP_SUM:
+    case OP_AVG:
+        if (add_slot(accs, op->base, x, 0) < 0) {
+            return -1;
+        }
+        return add_slot(accs, op->base + 1, one_object, 0);
+    case OP_SUM0:
+        return add_slot(accs, op->base, x, 0);
+    case OP_MIN:
+    case OP_MAX:
+        better = a0 == Py_None ? 1
+                 : PyObject_RichCompareBool(x, a0, op->code == OP_MIN ? Py_LT : Py_GT);
+        break;
+    case OP_FIRST:
+        better = a0 == Py_None;
+        break;
+    default: /* OP_LAST */
+        better = 1;
+    }
+    if (better < 0) {
+        return -1;
+    }
+    if (better) {
+        set_slot(accs, op->base, Py_NewRef(x));
+    }
+    return 0;
+}
+
+static int
+op_retract(const AggOp *op, PyObject *accs, PyObject *values)
+{
+    if (op->code == OP_COUNT_STAR) {
+        return 0;
+    }
+    if (op->code >= OP_MIN) {
+        PyObject *error = PyObject_CallMethod(op->fn, "no_retraction", NULL);
+        if (error != NULL) {
+            PyErr_SetObject((PyObject *)Py_TYPE(error), error);
+            Py_DECREF(error);
+        }
+        return -1;
+    }
+    PyObject *x = PyList_GET_ITEM(values, op->arg);
+    if (x == Py_None) {
+        return 0;
+    }
+    switch (op->code) {
+    case OP_COUNT:
+        return add_slot(accs, op->base, one_object, 1);
+    case OP_SUM:
+    case OP_AVG:
+        if (add_slot(accs, op->base, x, 1) < 0) {
+            return -1;
+        }
+        return add_slot(accs, op->base + 1, one_object, 1);
+    default: /* OP_SUM0 */
+        return add_slot(accs, op->base, x, 1);
+    }
+}
+
+/* The values of every call into out[0..n_ops) (new references); -1 on an error (none kept). */
+static int
+all_values(const AggKernelObject *self, PyObject *accs, PyObject **out)
+{
+    for (Py_ssize_t i = 0; i < self->n_ops; i++) {
+        out[i] = op_value(&self->ops[i], accs);
+        if (out[i] == NULL) {
+            for (Py_ssize_t j = 0; j < i; j++) {
+                Py_CLEAR(out[j]);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void
+drop_values(const AggKernelObject *self, PyObject **values)
+{
+    for (Py_ssize_t i = 0; i < self->n_ops; i++) {
+        Py_CLEAR(values[i]);
+    }
+}
+
+/* Appends Row([key fields..., values...], kind) to out. */
+static int
+emit(const AggKernelObject *self, PyObject *out, PyObject *row_values, PyObject **values,
+     PyObject *kind)
+{
+    PyObject *fields = PyList_New(self->n_keys + self->n_ops);
+    if (fields == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < self->n_keys; i++) {
+        PyList_SET_ITEM(fields, i, Py_NewRef(PyList_GET_ITEM(row_values, self->keys[i])));
+    }
+    for (Py_ssize_t i = 0; i < self->n_ops; i++) {
+        PyList_SET_ITEM(fields, self->n_keys + i, Py_NewRef(values[i]));
+    }
+    PyObject *row = make(fields, kind);
+    Py_DECREF(fields);
+    if (row == NULL) {
+        return -1;
+    }
+    int failed = PyList_Append(out, row);
+    Py_DECREF(row);
+    return failed;
+}
+
+static int
+unchanged(const AggKernelObject *self, PyObject **before, PyObject **after)
+{
+    for (Py_ssize_t i = 0; i < self->n_ops; i++) {
+        PyObject *a = after[i], *b = before[i];
+        int same;
+        if (a == b && (a == Py_None || PyLong_CheckExact(a))) {
+            same = 1;
+        } else {
+            PyObject *result = PyObject_RichCompare(a, b, Py_EQ);
+            if (result == NULL) {
+                return -1;
+            }
+            same = PyObject_IsTrue(result);
+            Py_DECREF(result);
+        }
+        if (same <= 0) {
+            return same;
+        }
+    }
+    return 1;
+}
+
+static PyObject *
+key_of(const AggKernelObject *self, PyObject *values)
+{
+    if (self->n_keys == 1) {
+        return Py_NewRef(PyList_GET_ITEM(values, self->keys[0]));
+    }
+    PyObject *key = PyTuple_New(self->n_keys);
+    if (key != NULL) {
+        for (Py_ssize_t i = 0; i < self->n_keys; i++) {
+            PyTuple_SET_ITEM(key, i, Py_NewRef(PyList_GET_ITEM(values, self->keys[i])));
+        }
+    }
+    return key;
+}
+
+static PyObject *
+new_accumulator(const AggKernelObject *self)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(self->init);
+    PyObject *accs = PyList_New(n);
+    if (accs != NULL) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyList_SET_ITEM(accs, i, Py_NewRef(PyTuple_GET_ITEM(self->init, i)));
+        }
+    }
+    return accs;
+}
+
+/* One row of the batch: 0, or -1 with an exception set. */
+static int
+step(AggKernelObject *self, PyObject *row, PyObject *table, PyObject *out, PyObject **before,
+     PyObject **after)
+{
+    PyObject *values = SLOT(row, off_values), *kind = SLOT(row, off_kind);
+    int result = -1;
+    PyObject *key = key_of(self, values);
+    if (key == NULL) {
+        return -1;
+    }
+    PyObject *accs = PyDict_GetItemWithError(table, key);
+    if (accs == NULL && PyErr_Occurred()) {
+        goto done;
+    }
+    if (accs != NULL && (!PyList_CheckExact(accs) || PyList_GET_SIZE(accs) != self->width)) {
+        PyErr_Format(PyExc_TypeError, "a group aggregation's accumulator is not a list of %zd",
+                     self->width);
+        accs = NULL;
+        goto done;
+    }
+    Py_XINCREF(accs);
+    int accumulate = kind == self->kinds[0] || kind == self->kinds[2];
+    if (accs == NULL) {
+        if (!accumulate) {
+            result = 0;
+            goto done;
+        }
+        accs = new_accumulator(self);
+        if (accs == NULL) {
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < self->n_ops; i++) {
+            if (op_accumulate(&self->ops[i], accs, values) < 0) {
+                goto done;
+            }
+        }
+        if (PyDict_SetItem(table, key, accs) < 0 || all_values(self, accs, after) < 0) {
+            goto done;
+        }
+        result = emit(self, out, values, after, self->kinds[0]);
+        drop_values(self, after);
+        goto done;
+    }
+    if (all_values(self, accs, before) < 0) {
+        goto done;
+    }
+    if (add_slot(accs, 0, one_object, !accumulate) < 0) {
+        goto done;
+    }
+    if (!accumulate) {
+        PyObject *eq = PyObject_RichCompare(PyList_GET_ITEM(accs, 0), zero_object, Py_EQ);
+        int last = eq == NULL ? -1 : PyObject_IsTrue(eq);
+        Py_XDECREF(eq);
+        if (last < 0) {
+            goto done;
+        }
+        if (last) {
+            if (PyDict_DelItem(table, key) < 0) {
+                goto done;
+            }
+            result = emit(self, out, values, before, self->kinds[3]);
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < self->n_ops; i++) {
+        if ((accumulate ? op_accumulate : op_retract)(&self->ops[i], accs, values) < 0) {
+            goto done;
+        }
+    }
+    if (all_values(self, accs, after) < 0) {
+        goto done;
+    }
+    int same = self->suppress ? unchanged(self, before, after) : 0;
+    if (same < 0) {
+        goto done;
+    }
+    result = 0;
+    if (!same) {
+        if ((self->update_before && emit(self, out, values, before, self->kinds[1]) < 0)
+            || emit(self, out, values, after, self->kinds[2]) < 0) {
+            result = -1;
+        }
+    }
+done:
+    drop_values(self, before);
+    drop_values(self, after);
+    Py_XDECREF(accs);
+    Py_DECREF(key);
+    return result;
+}
+
+static PyObject *
+agg_kernel_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    AggKernelObject *self = (AggKernelObject *)callable;
+    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL || !PyList_Check(args[0])
+        || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "a GroupAggKernel takes (records: list, table: dict)");
+        return NULL;
+    }
+    if (check_bound() < 0) {
+        return NULL;
+    }
+    PyObject *records = args[0], *table = args[1];
+    Py_ssize_t n = PyList_GET_SIZE(records);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(records, i);
+        PyObject *values = Py_IS_TYPE(row, row_type) ? SLOT(row, off_values) : NULL;
+        if (values == NULL || !PyList_CheckExact(values)
+            || PyList_GET_SIZE(values) < self->min_values || SLOT(row, off_kind) == NULL) {
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *out = PyList_New(0);
+    PyObject **scratch = PyMem_New(PyObject *, 2 * self->n_ops + 1);
+    if (out == NULL || scratch == NULL) {
+        Py_XDECREF(out);
+        PyMem_Free(scratch);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < 2 * self->n_ops; i++) {
+        scratch[i] = NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* a row's own reference: the step may drop the last other one (a key's values) */
+        PyObject *row = Py_NewRef(PyList_GET_ITEM(records, i));
+        int failed = step(self, row, table, out, scratch, scratch + self->n_ops);
+        Py_DECREF(row);
+        if (failed) {
+            Py_DECREF(out);
+            out = NULL;
+            break;
+        }
+    }
+    PyMem_Free(scratch);
+    return out;
+}
+
+static int
+parse_op(PyObject *given, AggOp *op, Py_ssize_t width, Py_ssize_t *min_values)
+{
+    int code, bits;
+    Py_ssize_t arg, base;
+    PyObject *fn;
+    if (!PyTuple_Check(given)
+        || !PyArg_ParseTuple(given, "innOi:GroupAggKernel op", &code, &arg, &base, &fn, &bits)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "an op is (code, argument, slot, function, bits)");
+        }
+        return -1;
+    }
+    Py_ssize_t slots = code == OP_COUNT_STAR ? 0 : (code == OP_SUM || code == OP_AVG) ? 2 : 1;
+    if (code < OP_COUNT_STAR || code > OP_LAST || arg < 0 || base < 1
+        || base + slots > width || (bits != 0 && bits != 8 && bits != 16 && bits != 32
+                                    && bits != 64)) {
+        PyErr_Format(PyExc_ValueError, "a bad op (%d, %zd, %zd, bits %d) for %zd slots", code,
+                     arg, base, bits, width);
+        return -1;
+    }
+    op->code = code;
+    op->arg = arg;
+    op->base = code == OP_COUNT_STAR ? 0 : base;
+    op->bits = bits;
+    op->fn = Py_NewRef(fn);
+    if (bits != 0) {
+        PyObject *half = PyLong_FromUnsignedLongLong(1ULL << (bits - 1));
+        op->hi = half;
+        op->lo = half == NULL ? NULL : PyNumber_Negative(half);
+        if (op->lo == NULL) {
+            return -1;
+        }
+    }
+    if (code != OP_COUNT_STAR && arg + 1 > *min_values) {
+        *min_values = arg + 1;
+    }
+    return 0;
+}
+
+static void
+agg_kernel_dealloc(AggKernelObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    if (self->ops != NULL) {
+        for (Py_ssize_t i = 0; i < self->n_ops; i++) {
+            Py_XDECREF(self->ops[i].fn);
+            Py_XDECREF(self->ops[i].lo);
+            Py_XDECREF(self->ops[i].hi);
+        }
+    }
+    PyMem_Free(self->ops);
+    PyMem_Free(self->keys);
+    Py_XDECREF(self->init);
+    for (int i = 0; i < 4; i++) {
+        Py_XDECREF(self->kinds[i]);
+    }
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyObject *
+agg_kernel_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *grouping, *ops, *init, *kinds;
+    int update_before, suppress;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!pp:GroupAggKernel", &PyTuple_Type, &grouping,
+                          &PyTuple_Type, &ops, &PyTuple_Type, &init, &PyTuple_Type, &kinds,
+                          &update_before, &suppress)) {
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(kinds) != 4 || PyTuple_GET_SIZE(init) < 1) {
+        PyErr_SetString(PyExc_ValueError, "GroupAggKernel takes 4 row kinds and a non-empty "
+                        "initial accumulator");
+        return NULL;
+    }
+    AggKernelObject *self = (AggKernelObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->vectorcall = agg_kernel_call;
+    self->width = PyTuple_GET_SIZE(init);
+    self->init = Py_NewRef(init);
+    for (int i = 0; i < 4; i++) {
+        self->kinds[i] = Py_NewRef(PyTuple_GET_ITEM(kinds, i));
+    }
+    self->update_before = update_before;
+    self->suppress = suppress;
+    self->n_keys = PyTuple_GET_SIZE(grouping);
+    self->keys = PyMem_New(Py_ssize_t, self->n_keys + 1);
+    self->ops = PyMem_Calloc(PyTuple_GET_SIZE(ops) + 1, sizeof(AggOp));
+    if (self->keys == NULL || self->ops == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < self->n_keys; i++) {
+        Py_ssize_t index = PyLong_AsSsize_t(PyTuple_GET_ITEM(grouping, i));
+        if (index < 0) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "a grouping index is >= 0");
+            }
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->keys[i] = index;
+        if (index + 1 > self->min_values) {
+            self->min_values = index + 1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ops); i++) {
+        self->n_ops = i + 1;
+        if (parse_op(PyTuple_GET_ITEM(ops, i), &self->ops[i], self->width,
+                     &self->min_values) < 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    return (PyObject *)self;
+}
+
+static PyMemberDef agg_kernel_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(AggKernelObject, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot agg_kernel_slots[] = {
+    {Py_tp_new, agg_kernel_new},
+    {Py_tp_dealloc, agg_kernel_dealloc},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_members, agg_kernel_members},
+    {Py_tp_doc, "GroupAggKernel(grouping, ops, init, kinds, generate_update_before, "
+                "suppress_unchanged): (records, table) -> output rows, or None."},
+    {0, NULL},
+};
+
+static PyType_Spec agg_kernel_spec = {
+    .name = "flintlock.common._crows.GroupAggKernel",
+    .basicsize = sizeof(AggKernelObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = agg_kernel_slots,
+};
+
+
 static PyMethodDef module_methods[] = {
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL, NULL},
     {"new_row", (PyCFunction)(void (*)(void))new_row, METH_FASTCALL, NULL},
@@ -422,6 +1007,18 @@ PyInit__crows(void)
     PyObject *field_key = PyType_FromSpec(&field_key_spec);
     if (field_key == NULL || PyModule_AddObject(module, "FieldKey", field_key) < 0) {
         Py_XDECREF(field_key);
+        Py_DECREF(module);
+        return NULL;
+    }
+    PyObject *kernel = PyType_FromSpec(&agg_kernel_spec);
+    if (kernel == NULL || PyModule_AddObject(module, "GroupAggKernel", kernel) < 0) {
+        Py_XDECREF(kernel);
+        Py_DECREF(module);
+        return NULL;
+    }
+    one_object = PyLong_FromLong(1);
+    zero_object = PyLong_FromLong(0);
+    if (one_object == NULL || zero_object == NULL) {
         Py_DECREF(module);
         return NULL;
     }

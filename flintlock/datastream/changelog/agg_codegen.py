@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from flintlock.datastream.changelog.agg_kernel import native_batch
 from flintlock.datastream.changelog.aggregates import Count1, Inline
 from flintlock.datastream.changelog.rows import (
     DELETE,
@@ -229,6 +230,8 @@ def compile_group_batch(spec: StepSpec) -> Callable[..., list[Any]]:
     backend's ``direct_table``) instead of a ``ValueState``. ``copied`` and ``own`` are the
     heap backend's copy-on-write protocol while a snapshot is in flight (``copied_keys`` and
     ``own_value``): a key not in ``copied`` is added and its accumulator replaced by
-    ``own(accs)`` before it is changed; ``copied`` None: no snapshot in flight."""
+    ``own(accs)`` before it is changed; ``copied`` None: no snapshot in flight. Where the C
+    kernel runs ``spec``'s calls (``agg_kernel``), it handles the batches without a snapshot
+    in flight and this compiled step the rest."""
     batch: Callable[..., list[Any]] = _compile(spec, _batch_source, "process_batch", None)
-    return batch
+    return native_batch(spec, batch) or batch
