@@ -131,10 +131,45 @@ class StreamingJoinFunction(KeyedCoProcessFunction):
         return tuple(k for k, f in zip(keys, self.filter_null_keys, strict=True) if f)
 
     def process_element1(self, value: Any, ctx: Any) -> list[Any]:
+        if self.join_type is JoinType.INNER:
+            return self._inner(value, self._left, self._right)
         return self._process(value, self._left, self._right)
 
     def process_element2(self, value: Any, ctx: Any) -> list[Any]:
+        if self.join_type is JoinType.INNER:
+            return self._inner(value, self._right, self._left)
         return self._process(value, self._right, self._left)
+
+    def _inner(self, row: Any, side: _Side, other: _Side) -> list[Any]:
+        """An INNER join's step in one function (what ``_accumulate`` / ``_retract`` do when
+        neither side is outer): the row counted in or out of its side's multiplicities, then
+        joined, with its own kind, with each copy of every match."""
+        values = tuple(row._values)
+        kind = row._row_kind
+        state = side.state
+        stored = state.get(values)
+        if kind is INSERT or kind is UPDATE_AFTER:
+            state.put(values, 1 if stored is None else stored + 1)
+        elif stored is not None:
+            if stored > 1:
+                state.put(values, stored - 1)
+            else:
+                state.remove(values)
+        for index in side.null_key:
+            if values[index] is None:
+                return []
+        matches = other.state.items()
+        if not matches:
+            return []
+        condition, left = self.condition, side.is_left
+        out: list[Any] = []
+        for record, count in matches:
+            if condition is not None and not (condition(values, record) if left
+                                              else condition(record, values)):
+                continue
+            for _ in range(count):
+                out.append(new_row([*values, *record] if left else [*record, *values], kind))
+        return out
 
     # -- the algorithm ------------------------------------------------------------------------
 
