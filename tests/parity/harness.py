@@ -122,6 +122,7 @@ PROGRAMS = {
     "table_pandas_udf": True,  # issue 32, item 6
     "table_pandas_udaf_windows": True,  # issue 32, item 6
     "table_data_views": True,  # issue 32, item 6: prints final rows
+    "table_split_distinct": True,  # issue 32, item 4: split distinct aggregation
 }
 
 GAPS: dict[str, str] = {

@@ -26,3 +26,15 @@ AGG_PHASE_STRATEGY = ConfigOption(
     "where it applies: mini-batch on and every aggregate function mergeable, no DISTINCT.",
     allowed=("auto", "one_phase", "two_phase"),
 )
+DISTINCT_AGG_SPLIT_ENABLED = ConfigOption(
+    "table.optimizer.distinct-agg.split.enabled", OptionType.BOOLEAN, False,
+    "Whether a streaming GROUP BY with a DISTINCT aggregate (COUNT(DISTINCT x), SUM(DISTINCT "
+    "x)...) of splittable built-in functions runs in two levels: a partial aggregation grouped "
+    "by the keys and MOD(HASH_CODE(x), bucket-num), then a final one merging the partial "
+    "results per key (docs/table.md, \"Split distinct aggregation\").",
+)
+DISTINCT_AGG_SPLIT_BUCKET_NUM = ConfigOption(
+    "table.optimizer.distinct-agg.split.bucket-num", OptionType.INT, 1024,
+    "How many buckets a split distinct aggregation spreads each key's distinct values over "
+    "(with table.optimizer.distinct-agg.split.enabled).", minimum=1,
+)

@@ -270,6 +270,11 @@ class Translator:
     # -- stateful -----------------------------------------------------------------------------
 
     def _t_Aggregate(self, node: n.Aggregate) -> DataStream:
+        from flintlock.table.planner import split_distinct  # issue 32
+
+        split = split_distinct.plan_split(self, node)
+        if split is not None:
+            return self.stream(split)
         stream = self.stream(node.input)
         calls = _aggregate_calls(node)
         if self.streaming:
@@ -301,6 +306,12 @@ class Translator:
             node.group, calls, tags, True, self.state_retention_ms)
         settings.size_bundles(function)
         return stream.key_by(function.key_selector())._process_bundles(function, ROWS)
+
+    def _t_SplitInput(self, node: Any) -> DataStream:
+        from flintlock.table.planner import split_distinct  # issue 32
+
+        stream: DataStream = split_distinct.translate_split_input(self, node)
+        return stream
 
     def _t_TableAggregate(self, node: n.TableAggregate) -> DataStream:
         stream = self.stream(node.input)
