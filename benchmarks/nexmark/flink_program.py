@@ -6,11 +6,17 @@ own virtualenv and on flintlock with the imports changed to ``flintlock`` and no
 
     python flink_program.py SPEC.json RESULT.json
 
-SPEC: ``{"mode": "check"|"time", "parallelism": 2, "runs": [{"query", "sql", "sink",
+SPEC: ``{"mode": "check"|"time"|"print", "parallelism": 2, "runs": [{"query", "sql", "sink",
 "tables": {name: columns}, "data", "events", "key"}]}``. RESULT: per run the elapsed seconds of
 the INSERT job (``time``), or the final rows of the query's changelog (``check``; applied by
 ``key`` when the query has one), each row normalised to JSON text (decimals normalised,
 timestamps with milliseconds); or the error a run raised.
+
+``print`` runs every query in few jobs: one statement set per group of runs whose tables agree
+(event-time queries read the tables with a watermark, the others without), each query
+inserted into a ``print`` table whose identifier is the query's name, so its changelog comes
+out on stdout as ``q5:1> +I[...]`` lines (``printed.py`` reads them back); RESULT says per run
+whether it was planned and its job ended.
 """
 
 import datetime
@@ -70,8 +76,62 @@ def one_run(run, mode, parallelism):
     return {"elapsed": time.perf_counter() - start}
 
 
+def _groups(runs):
+    """Runs in groups whose tables agree (a table name means the same columns in a group)."""
+    groups = []
+    for run in runs:
+        for tables, members in groups:
+            if all(tables.get(name, columns) == columns for name, columns in run["tables"].items()):
+                tables.update(run["tables"])
+                members.append(run)
+                break
+        else:
+            groups.append((dict(run["tables"]), [run]))
+    return groups
+
+
+def print_jobs(runs, parallelism):
+    """Mode ``print``: per group one job, every query of it into its own print table."""
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
+    results = []
+    for tables, members in _groups(runs):
+        t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+        t_env.get_config().set("parallelism.default", str(parallelism))
+        for table, columns in tables.items():
+            t_env.execute_sql(
+                f"CREATE TABLE {table} ({columns}) WITH ('connector' = 'filesystem', "
+                f"'path' = '{members[0]['data']}/{table}', 'format' = 'csv')")
+        statements = t_env.create_statement_set()
+        planned = []
+        for run in members:
+            name = run["query"]
+            try:
+                t_env.execute_sql(f"CREATE TABLE sink_{name} ({run['sink']}) WITH ("
+                                  f"'connector' = 'print', 'print-identifier' = '{name}')")
+                statements.add_insert_sql(f"INSERT INTO sink_{name} {run['sql']}")
+                planned.append(run)
+            except Exception as error:  # reported per run, the others go on
+                results.append({"query": name, "events": run["events"],
+                                "error": f"{type(error).__name__}: {str(error)[:2000]}"})
+        outcome = {"printed": True}
+        try:
+            if planned:
+                statements.execute().wait()
+        except Exception as error:
+            outcome = {"error": f"{type(error).__name__}: {str(error)[:2000]}"}
+        results += [{"query": run["query"], "events": run["events"], **outcome}
+                    for run in planned]
+    return results
+
+
 def main():
     spec = json.loads(open(sys.argv[1]).read())
+    if spec["mode"] == "print":
+        results = print_jobs(spec["runs"], spec.get("parallelism", 2))
+        with open(sys.argv[2], "w") as out:
+            json.dump(results, out)
+        return
     results = []
     for run in spec["runs"]:
         try:
