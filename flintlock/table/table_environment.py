@@ -379,8 +379,11 @@ class TableEnvironment:
 
     def _execute_inserts(self, sinks: Sequence[n.Sink], job_name: str | None = None
                          ) -> TableResult:
+        from flintlock.table.planner.update_kinds import aggregates_without_update_before
+
         env = self._job_environment()
         translator = self._translator(env)
+        translator.no_update_before = aggregates_without_update_before(sinks)
         for sink in sinks:
             translator.stream(sink)
         names = [".".join(sink.table.path) for sink in sinks]

@@ -177,6 +177,8 @@ class Translator:
         self.state_retention_ms = state_retention_ms
         self.mini_batch = mini_batch if streaming else None
         self._streams: dict[int, DataStream] = {}
+        self.no_update_before: frozenset[int] = frozenset()
+        """Ids of the Aggregate nodes built without -U rows (``update_kinds``)."""
 
     def stream(self, node: n.PlanNode) -> DataStream:
         known = self._streams.get(id(node))
@@ -285,7 +287,9 @@ class Translator:
             return stream.key_by(bundled.key_selector())._process_bundles(bundled, ROWS)
         if self.mini_batch is not None:
             return self._mini_batch_aggregate(stream, node, calls, self.mini_batch)
-        function = group_agg.GroupAggFunction(node.group, calls, True, self.state_retention_ms)
+        function = group_agg.GroupAggFunction(node.group, calls,
+                                              id(node) not in self.no_update_before,
+                                              self.state_retention_ms)
         return stream.key_by(function.key_selector())._process_batches(function, ROWS)
 
     def _mini_batch_aggregate(self, stream: DataStream, node: n.Aggregate,
