@@ -7,8 +7,9 @@ same files, recorded in ``tests/table/fixtures/nexmark_pyflink_1000.json`` by
 ``python -m benchmarks.nexmark.run --engines pyflink --check-events 1000 --rounds 0 --json F``.
 
 Queries where ties let the engines pick different rows (``result = "keys"``) compare the row
-count only; q15-q17 wait for a planner fix (FILTER on a second COUNT(*), docs/benchmarks.md);
-q2 selects nothing from 1,000 events (test_connector_nexmark checks it on 3,000).
+count only; q2 selects nothing from 1,000 events (test_connector_nexmark checks it on 3,000).
+Every query, the event-time ones included, runs on embedded Spark against PyFlink's results in
+``tests/spark/test_nexmark_on_spark.py``.
 """
 
 import json
@@ -26,8 +27,9 @@ from flintlock.testing.executor import use_thread_executor
 
 FIXTURE = Path(__file__).parent / "fixtures" / "nexmark_pyflink_1000.json"
 PYFLINK = json.loads(FIXTURE.read_text())
-QUERIES = ["q1", "q3", "q4", "q9", "q14", "q19", "q21", "q22"]
-"""One query per kind of operator the suite exercises (q0, q10, q18, q20 add none)."""
+QUERIES = ["q1", "q3", "q4", "q9", "q14", "q15", "q19", "q21", "q22"]
+"""One query per kind of operator the suite exercises (q0, q10, q18, q20 add none; q15:
+COUNT(DISTINCT) with and without FILTER in one SELECT)."""
 
 
 @pytest.fixture(scope="module")
