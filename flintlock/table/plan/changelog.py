@@ -39,6 +39,8 @@ def mode(node: n.PlanNode) -> ChangelogKind:
     if isinstance(node, n.Join) and node.kind in (n.JoinKind.LEFT, n.JoinKind.RIGHT,
                                                    n.JoinKind.FULL, n.JoinKind.ANTI):
         return ChangelogKind.UPDATES
+    if type(node).__name__ == "TemporalJoin":  # the versioned side's changes are versions
+        return mode(node.inputs[0])
     if any(mode(child) is ChangelogKind.UPDATES for child in node.inputs):
         return ChangelogKind.UPDATES
     return ChangelogKind.INSERT_ONLY
