@@ -81,7 +81,7 @@ def keyed_join(left: n.PlanNode, right: n.PlanNode, kind: n.JoinKind, condition:
     extra, width = len(pairs), len(right.fields)
     left_keyed = _with_columns(left, [a for a, _ in pairs])
     right_keyed = _with_columns(right, [b for _, b in pairs])
-    mapping = {i: InputRef(t, i if i < offset else i + extra)
+    mapping: dict[int, Rex] = {i: InputRef(t, i if i < offset else i + extra)
                for i, t in enumerate([*left.types, *right.types])}
     parts = [ExpressionResolver(Scope()).call("=", [
         InputRef(left_keyed.types[offset + k], offset + k),
