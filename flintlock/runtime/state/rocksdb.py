@@ -41,15 +41,17 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from rocksdict import Options, Rdict, WriteOptions
+from rocksdict import Options, Rdict
 
 from flintlock.common.canonical_keys import ENCODING as KEY_ENCODING
 from flintlock.common.canonical_keys import decode_key, encode_key
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.ids import CheckpointId
+from flintlock.common.key_encoding import pack_int64
 from flintlock.common.state import (
     AggregatingStateDescriptor,
     ReducingStateDescriptor,
@@ -83,6 +85,7 @@ from flintlock.runtime.state.rocksdb_incremental import (
     key_bytes,
 )
 from flintlock.runtime.state.rocksdb_states import (
+    NO_WAL,
     RocksAggregatingState,
     RocksListState,
     RocksMapState,
@@ -104,6 +107,10 @@ from flintlock.runtime.state.user_keys import encode_user_key
 # canonical bytes, so a dict hit by an equal key of another type is still right.
 _CACHEABLE_KEY_TYPES = frozenset({str, int, bytes, tuple})
 _KEY_CACHE_SIZE = 65_536
+_2_63 = 2**63
+_INT_HEADS = tuple((2 + size).to_bytes(4, "big") + b"i" + bytes((size,)) for size in range(10))
+"""Per byte count of a 64-bit int (1..9): the entry's length prefix, the canonical tag and
+the canonical length (``canonical_keys.encode_key``'s int form)."""
 
 
 class RocksDBKeyedStateBackend(KeyedStateBackend):
@@ -135,6 +142,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self.key_group_prefix = b""  # 2-byte key group of the current key
         self.key_suffix = b""  # len + canonical bytes of the current key
         self._key_cache: dict[Any, tuple[bytes, bytes]] = {}  # recent keys → encoding
+        self._group_prefixes = tuple(group.to_bytes(2, "big") for group in range(max_parallelism))
 
     def set_current_key(self, key: Any) -> None:
         self.current_key = key
@@ -147,6 +155,46 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                     self._key_cache.clear()
                 self._key_cache[key] = encoded
         self.key_group_prefix, self.key_suffix = encoded
+
+    def entry_keys(self, state_id: bytes, keys: Iterable[Any]) -> list[bytes]:
+        """The RocksDB key of each key's entry in a state: ``set_current_key`` then
+        ``entry_key`` for a whole batch, leaving the current key as it was. A 64-bit int key
+        is encoded inline (``_int_entry_parts``: the same bytes as ``encode_key`` and
+        ``key_group_index``, with no call; a state of a million keys misses any cache), any
+        other key through the cache."""
+        cache = self._key_cache
+        get, encode, cacheable = cache.get, self._encode_key, _CACHEABLE_KEY_TYPES
+        groups, heads = self._group_prefixes, _INT_HEADS
+        crc32, pack, max_parallelism = zlib.crc32, pack_int64, self.max_parallelism
+        out: list[bytes] = []
+        append = out.append
+        for key in keys:
+            if type(key) is int and -_2_63 <= key < _2_63:
+                value = crc32(pack(key))
+                value = ((value ^ (value >> 16)) * 0x45D9F3B) & 0xFFFFFFFF
+                data = key.to_bytes((key.bit_length() + 8) // 8, "big", signed=True)
+                append(groups[(value ^ (value >> 16)) % max_parallelism] + state_id
+                       + heads[len(data)] + data)
+                continue
+            if type(key) in cacheable:
+                encoded = get(key)
+                if encoded is None:
+                    encoded = encode(key)
+                    if len(cache) >= _KEY_CACHE_SIZE:
+                        cache.clear()
+                    cache[key] = encoded
+            else:
+                encoded = encode(key)
+            append(encoded[0] + state_id + encoded[1])
+        return out
+
+    def batch_value_state(self, descriptor: StateDescriptor) -> RocksValueState | None:
+        """The value state of ``descriptor`` when it is a plain one (no TTL), for operators
+        that read and write it a batch at a time (``RocksValueState.reduce_batch``)."""
+        if descriptor.ttl_config is not None:
+            return None
+        state = self.get_partitioned_state(descriptor)
+        return state if isinstance(state, RocksValueState) else None
 
     def _encode_key(self, key: Any) -> tuple[bytes, bytes]:
         """(2-byte key group, length-prefixed canonical bytes) of ``key``."""
@@ -305,10 +353,7 @@ def _open(path: str) -> Any:
     options = Options(raw_mode=True)
     options.create_if_missing(True)
     db: Any = Rdict(path, options)
-    # rocksdict's stubs are incomplete (``disable_wal`` is a property): keep it untyped
-    write_options: Any = WriteOptions()
-    write_options.disable_wal = True
-    db.set_write_options(write_options)
+    db.set_write_options(NO_WAL)
     return db
 
 

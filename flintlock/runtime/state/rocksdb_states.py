@@ -14,6 +14,8 @@ import pickle
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from rocksdict import WriteBatch, WriteOptions
+
 from flintlock.common.state import AggregatingState, ListState, MapState, ReducingState, ValueState
 from flintlock.runtime.state import pickles
 from flintlock.runtime.state.user_keys import encode_user_key
@@ -24,6 +26,17 @@ if TYPE_CHECKING:
 
 dumps = pickles.dumps
 loads = pickle.loads  # values in the working database: plain pickle, as always (hot path)
+
+
+def _no_wal() -> Any:
+    # rocksdict's stubs are incomplete (``disable_wal`` is a property): keep it untyped
+    options: Any = WriteOptions()
+    options.disable_wal = True
+    return options
+
+
+NO_WAL: Any = _no_wal()
+"""The working database's write options: no write-ahead log (recovery is from checkpoints)."""
 
 
 def prefix_end(prefix: bytes) -> bytes:
@@ -67,6 +80,35 @@ class RocksValueState(_RocksState, ValueState[Any]):
             self.clear()
         else:
             self._db[self._key()] = dumps(value)
+
+    def reduce_batch(self, keys: list[Any], records: list[Any],
+                     reduce: Callable[[Any, Any], Any]) -> list[Any]:
+        """A keyed reduce over a batch, record by record exactly as ``set_current_key(key)``,
+        ``acc = value()``, ``acc = record if acc is None else reduce(acc, record)``,
+        ``update(acc)`` would do (each read a fresh unpickled value, ``None`` clears), giving
+        each record's ``acc`` — but one multi-get for the batch's distinct entries and one
+        write batch for their last values. The current key is then the last record's."""
+        backend = self._backend
+        entries = backend.entry_keys(self._id, keys)
+        distinct = list(dict.fromkeys(entries))
+        stored: dict[bytes, bytes | None] = dict(zip(distinct, self._db.get(distinct), strict=True))
+        out: list[Any] = []
+        append = out.append
+        for entry, record in zip(entries, records, strict=True):
+            data = stored[entry]
+            acc = record if data is None else reduce(loads(data), record)
+            stored[entry] = None if acc is None else dumps(acc)
+            append(acc)
+        batch = WriteBatch(raw_mode=True)
+        for entry, data in stored.items():
+            if data is None:
+                batch.delete(entry)
+            else:
+                batch.put(entry, data)
+        self._db.write(batch, NO_WAL)
+        if keys:
+            backend.set_current_key(keys[-1])
+        return out
 
 
 class RocksListState(_RocksState, ListState[Any]):

@@ -221,6 +221,8 @@ class ReduceOperator(FunctionOperator):
         self._state = backend.get_partitioned_state(REDUCE_STATE)
         direct = getattr(backend, "direct_table", None)
         self._table = direct(REDUCE_STATE) if direct is not None else None
+        batched = getattr(backend, "batch_value_state", None)  # rocksdb: a batch at a time
+        self._batched = batched(REDUCE_STATE) if batched is not None else None
 
     def process_batch(self, records: list[Any]) -> None:
         get_key = self._key_selector()
@@ -229,7 +231,9 @@ class ReduceOperator(FunctionOperator):
         if not self._key_checked and records:
             self._first_key(get_key(records[0]))
         table = self._table
-        if table is None:
+        if table is None and self._batched is not None:
+            out = self._batched.reduce_batch(list(map(get_key, records)), records, reduce)
+        elif table is None:
             out = self._reduce_through_state(records, get_key, reduce, backend)
         else:
             copied = backend.copied_keys(REDUCE_STATE)
