@@ -6,7 +6,7 @@ and ``person.id`` naming a field of the ROW column ``person`` (the suite's views
 import pytest
 
 from flintlock.table import EnvironmentSettings, TableEnvironment
-from flintlock.table.errors import ValidationError
+from flintlock.table.errors import TableException, ValidationError
 from flintlock.testing.executor import use_thread_executor
 
 
@@ -116,3 +116,17 @@ def test_an_equality_of_expressions_keys_the_join(t_env, auctions):
              "AND B.auction = 2")
     assert "keys=[]" not in t_env.explain_sql(comma)
     assert final(t_env.execute_sql(comma)) == [(7, "odd"), (9, "odd"), (700, "even")]
+
+
+def test_an_over_window_over_updates_is_refused_when_planned(t_env):
+    """Nexmark q6's shape (an OVER window over a Top-1's updates): Flink's planner refuses it;
+    flintlock failed in the TaskManager with the operator's error."""
+    t_env.execute_sql(
+        "CREATE TABLE b (k INT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+        "WITH ('connector' = 'datagen', 'number-of-rows' = '5')")
+    with pytest.raises(TableException, match="StreamPhysicalOverAggregate doesn't support "
+                       "consuming update and delete changes which is produced by node Rank"):
+        t_env.execute_sql(
+            "SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND "
+            "CURRENT ROW) FROM (SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k "
+            "ORDER BY v DESC) AS rn FROM b) WHERE rn <= 1)")

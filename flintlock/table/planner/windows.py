@@ -43,6 +43,7 @@ from flintlock.table import types as t
 from flintlock.table.codegen.compiler import CompiledFunction, compile_values
 from flintlock.table.errors import TableException
 from flintlock.table.plan import nodes as n
+from flintlock.table.plan.changelog import ChangelogKind, describe, first_updating, mode
 from flintlock.table.plan.window_nodes import (
     OverAggregate,
     WatermarkAssigner,
@@ -184,6 +185,10 @@ def translate_window_rank(translator: Any, node: WindowRank) -> DataStream:
 
 def translate_over_aggregate(translator: Any, node: OverAggregate,
                              calls: list[AggregateCall]) -> DataStream:
+    if mode(node.input) is ChangelogKind.UPDATES:  # Flink refuses it when it plans the query
+        raise TableException(
+            "StreamPhysicalOverAggregate doesn't support consuming update and delete changes "
+            f"which is produced by node {describe(first_updating(node.input))}")
     stream: DataStream = translator.stream(node.input)
     function = OverAggFunction(node.partition, calls, RowtimeOf(node.order), node.rows,
                                node.preceding)
