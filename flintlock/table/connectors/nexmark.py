@@ -60,19 +60,19 @@ SCHEMA_SQL = (",\n".join(f"    `{name}` {type_sql}" for name, type_sql in PHYSIC
 SQL has event time)."""
 
 VIEWS_SQL = {
-    "person": "SELECT (person).id, (person).name, (person).emailAddress, "
-              "(person).creditCard, (person).city, (person).state, `dateTime`, "
-              "(person).extra FROM {table} WHERE event_type = 0",
-    "auction": "SELECT (auction).id, (auction).itemName, (auction).description, "
-               "(auction).initialBid, (auction).reserve, `dateTime`, (auction).expires, "
-               "(auction).seller, (auction).category, (auction).extra FROM {table} "
+    "person": "SELECT person.id, person.name, person.emailAddress, "
+              "person.creditCard, person.city, person.state, `dateTime`, "
+              "person.extra FROM {table} WHERE event_type = 0",
+    "auction": "SELECT auction.id, auction.itemName, auction.description, "
+               "auction.initialBid, auction.reserve, `dateTime`, auction.expires, "
+               "auction.seller, auction.category, auction.extra FROM {table} "
                "WHERE event_type = 1",
-    "bid": "SELECT (bid).auction, (bid).bidder, (bid).price, (bid).channel, (bid).url, "
-           "`dateTime`, (bid).extra FROM {table} WHERE event_type = 2",
+    "bid": "SELECT bid.auction, bid.bidder, bid.price, bid.channel, bid.url, "
+           "`dateTime`, bid.extra FROM {table} WHERE event_type = 2",
 }
 """The suite's views over the nexmark table (``{table}``: its name). A ROW column's field is
-written ``(person).id``: flintlock's SQL does not resolve Flink's ``person.id`` (a column
-qualifier that names a ROW column, not a table) yet — docs/table-connectors.md, "nexmark"."""
+written ``person.id`` as the suite writes it (``person`` names the ROW column: no table in
+scope has that name)."""
 
 
 def create_statements(table: str = "nexmark", **options: str) -> list[str]:
