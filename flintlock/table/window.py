@@ -6,9 +6,10 @@ over windows (``Over``) of the Table API, and how a group-windowed table is boun
 TUMBLE (HOP for ``Slide.over(size).every(slide)``, SESSION for ``Session.with_gap(gap)``) on
 the rowtime column, grouped by the other keys and ``window_start``, ``window_end``,
 ``window_time``: the same window aggregation as SQL's (``plan.windows``). ``w.start``,
-``w.end`` and ``w.rowtime`` are those columns; ``w.proctime`` (processing-time windows) is
-refused. ``table.over_window(Over.partition_by(..).order_by(col('ts')).preceding(..)
-.alias('w')).select(col('x').sum.over(col('w')), ...)`` is the over aggregation of SQL's
+``w.end`` and ``w.rowtime`` are those columns (``w.proctime`` the window_time of a window on a
+processing-time attribute).
+``table.over_window(Over.partition_by(..).order_by(col('ts')).preceding(..).alias('w'))
+.select(col('x').sum.over(col('w')), ...)`` is the over aggregation of SQL's
 ``OVER`` (``plan.over``), on the rowtime order.
 """
 
@@ -106,7 +107,7 @@ class _Partitioned:
 # -- binding a group-windowed select ------------------------------------------------------------
 
 _PROPERTIES = {"$WINDOW_START": "window_start", "$WINDOW_END": "window_end",
-               "$WINDOW_ROWTIME": "window_time"}
+               "$WINDOW_ROWTIME": "window_time", "$WINDOW_PROCTIME": "window_time"}
 
 
 def _window_name(window: GroupWindow) -> str:
@@ -120,16 +121,20 @@ def is_window_reference(node: exp.Expression, name: str) -> bool:
     return isinstance(node, exp.Column) and node.name == name and not node.table
 
 
-def _properties(node: exp.Expression, name: str) -> exp.Expression:
-    """``w.start`` / ``w.end`` / ``w.rowtime`` of the window ``name`` as its columns."""
+def _properties(node: exp.Expression, name: str, proctime: bool) -> exp.Expression:
+    """``w.start`` / ``w.end`` / ``w.rowtime`` (``w.proctime`` on a ``proctime`` window) of
+    the window ``name`` as its columns."""
     def replace_property(inner: exp.Expression) -> exp.Expression:
         if isinstance(inner, exp.Anonymous) and str(inner.this).startswith("$WINDOW_"):
             operands = list(inner.expressions)
             if len(operands) != 1 or not is_window_reference(operands[0], name):
                 raise ValidationError(f"{inner.this[8:].lower()} is a property of the group "
                                       f"window '{name}': col('{name}').start")
-            if inner.this == "$WINDOW_PROCTIME":
-                raise UnsupportedFeatureError("processing-time group windows (w.proctime)")
+            wrong = "$WINDOW_ROWTIME" if proctime else "$WINDOW_PROCTIME"
+            if inner.this == wrong:
+                raise ValidationError(
+                    f"The window '{name}' is on {'processing' if proctime else 'event'} "
+                    f"time: it has no {wrong[8:].lower()} property")
             return exp.column(_PROPERTIES[str(inner.this)])
         if is_window_reference(inner, name):
             raise ValidationError(f"The window '{name}' can only be read through its "
@@ -143,6 +148,7 @@ def group_window_select(table: Table, window: GroupWindow, keys: list[exp.Expres
     """The plan of ``table.window(window).group_by(*keys).select(*fields)``."""
     from flintlock.table.plan.sql_binder import Relation
     from flintlock.table.plan.windows import group_window_input
+    from flintlock.table.time_attributes import is_proctime
 
     name = _window_name(window)
     if not any(is_window_reference(k, name) for k in keys):
@@ -151,7 +157,8 @@ def group_window_select(table: Table, window: GroupWindow, keys: list[exp.Expres
     plan, scope = group_window_input(relation.plan, relation.scope, window, table._t_env)
     group = [k for k in keys if not is_window_reference(k, name)] + [
         exp.column(c) for c in ("window_start", "window_end", "window_time")]
-    items = [_properties(item, name) for item in _named(fields, table._t_env)]
+    proctime = is_proctime(plan.fields[-1].type)
+    items = [_properties(item, name, proctime) for item in _named(fields, table._t_env)]
     return table._binder()._aggregate(Relation(plan, scope), exp.Group(expressions=group), items,
                                       None)
 

@@ -12,9 +12,15 @@ keyed by the grouping keys over an insert-only input.
   ``shift``: milliseconds added to a time before windows are aligned (a TIMESTAMP_LTZ time
   column's session time zone; 0 for TIMESTAMP); ``ltz``: ``window_time`` is an instant
   (TIMESTAMP_LTZ) rather than a wall-clock TIMESTAMP.
+* ``proctime``: windows of processing time (Flink's proctime window aggregation): a row
+  goes into the windows of the clock's time when it arrives (``shift`` applied: aligned in
+  the session time zone), nothing is late, and a window fires on a processing-time timer at
+  its end - 1; as in Flink, windows still open when the input ends never fire (pending
+  processing-time timers are dropped at the end of the input). Not with SESSION.
 * Output, once per window and key when the watermark reaches the window's end - 1 (an
-  event-time timer): ``+I[keys..., results..., window_start, window_end, window_time]`` with
-  the window bounds as TIMESTAMP(3) values (naive datetimes) and ``window_time = end - 1 ms``.
+  event-time timer; proctime: the processing-time timer):
+  ``+I[keys..., results..., window_start, window_end, window_time]`` with the window bounds
+  as TIMESTAMP(3) values (naive datetimes) and ``window_time = end - 1 ms``.
   Nothing else is ever emitted: the output is append-only.
 * Late rows: a row is dropped for each of its windows that has fired already (its end - 1 is
   at or behind the current watermark) — for HOP and CUMULATE it still counts in its windows
@@ -93,7 +99,7 @@ class WindowAggFunction(KeyedProcessFunction):
 
     def __init__(self, grouping: Sequence[int], calls: Sequence[AggregateCall],
                  window: WindowDescription, rowtime: Callable[[Any], int], shift: int = 0,
-                 ltz: bool = False) -> None:
+                 ltz: bool = False, proctime: bool = False) -> None:
         kind, size, slide, offset = window
         if kind not in ("TUMBLE", "HOP", "CUMULATE", "SESSION"):
             raise InvalidOperatorArgumentError("WindowAggFunction",
@@ -108,6 +114,10 @@ class WindowAggFunction(KeyedProcessFunction):
         self.rowtime = rowtime
         self.shift = shift
         self.ltz = ltz
+        self.proctime = proctime
+        if proctime and kind == "SESSION":
+            raise InvalidOperatorArgumentError("WindowAggFunction",
+                                               "SESSION windows on processing time")
         self._assigner = None if kind == "SESSION" else WindowAssigner(kind, size, slide,
                                                                         offset)
 
@@ -136,21 +146,25 @@ class WindowAggFunction(KeyedProcessFunction):
     def process_element(self, value: Any, ctx: Any) -> tuple[Any, ...]:
         if value._row_kind is not INSERT:
             raise NotInsertOnlyError(type(self).__name__, value._row_kind.name)
-        time = self.rowtime(value) + self.shift
         timers = ctx.timer_service()
+        if self.proctime:  # the window of now; nothing is late
+            time = timers.current_processing_time() + self.shift
+            watermark, register = None, timers.register_processing_time_timer
+        else:
+            time = self.rowtime(value) + self.shift
+            watermark, register = timers.current_watermark(), timers.register_event_time_timer
         if self._assigner is None:
             self._add_to_session(value, time, timers)
             return ()
         values = value._values
-        watermark = timers.current_watermark()
         for start, end in self._assigner.windows_of(time):
             fires_at = end - 1 - self.shift
-            if fires_at <= watermark:
+            if watermark is not None and fires_at <= watermark:
                 continue  # this window has fired: too late for it
             entry = self._windows.get(end)
             if entry is None:
                 entry = [start, *self._helper.create()]
-                timers.register_event_time_timer(fires_at)
+                register(fires_at)
             self._helper.accumulate(entry[1:], values, value)
             self._windows.put(end, entry)
         return ()

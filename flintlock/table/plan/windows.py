@@ -46,6 +46,7 @@ from flintlock.table.time_attributes import (
     is_proctime,
     is_rowtime,
     materialized,
+    proctime_type,
     valid_rowtime_type,
 )
 
@@ -126,9 +127,9 @@ def bind_window_tvf(node: exp.TableFromRows,
         raise ValidationError(f"Only SESSION window supports PARTITION BY, not {kind}")
     time_field = _descriptor(arguments.get("TIMECOL"), scope, kind)
     time_type = _rowtime_type(
-        plan.fields[time_field].type, "window table functions on a processing-time attribute",
+        plan.fields[time_field].type, "SESSION windows on a processing-time attribute",
         f"The window function {kind}(TABLE table_name, DESCRIPTOR(timecol), ...) requires the "
-        "timecol to be a time attribute type, but is {}.")
+        "timecol to be a time attribute type, but is {}.", proctime=kind != "SESSION")
     resolver = ExpressionResolver(scope, functions)
     millis: dict[str, int] = {name: _interval(arguments.get(name), resolver, name, kind)
               for name in ("SIZE", "SLIDE", "STEP", "GAP", "OFFSET") if name in arguments}
@@ -140,11 +141,14 @@ def bind_window_tvf(node: exp.TableFromRows,
     return window, Scope.of(window.names, window.types, qualifier)
 
 
-def _rowtime_type(time_type: t.DataType, proctime_feature: str, not_time: str
-                  ) -> t.DataType:
-    """``time_type`` if it is a rowtime attribute; a processing-time one is refused as
-    ``proctime_feature``, anything else with ``not_time`` (``{}``: the type)."""
+def _rowtime_type(time_type: t.DataType, proctime_feature: str, not_time: str,
+                  proctime: bool = True) -> t.DataType:
+    """``time_type`` if it is a time attribute (a processing-time one only with ``proctime``,
+    else refused as ``proctime_feature``); anything else is refused with ``not_time`` (``{}``:
+    the type)."""
     if is_proctime(time_type):
+        if proctime:
+            return time_type
         raise UnsupportedFeatureError(proctime_feature,
                                       "declare a WATERMARK and window on the rowtime column")
     if not is_rowtime(time_type):
@@ -163,7 +167,8 @@ def window_fields(time_type: t.DataType, nullable: bool = False,
     time = t.LocalZonedTimestampType(3, null_time) if ltz else t.TimestampType(3, null_time)
     return (n.Field("window_start", t.TimestampType(3, nullable)),
             n.Field("window_end", t.TimestampType(3, nullable)),
-            n.Field("window_time", as_rowtime(time)))
+            n.Field("window_time", proctime_type() if is_proctime(time_type)
+                    else as_rowtime(time)))
 
 
 def _arguments(kind: str, operands: list[exp.Expression]) -> dict[str, exp.Expression]:
@@ -249,9 +254,9 @@ def group_window_input(plan: n.PlanNode, scope: Scope, window: Any,
         raise ValidationError("A group window's time field must be a column: .on(col('ts'))")
     time_field = scope.lookup(field.name).index
     time_type = _rowtime_type(
-        plan.fields[time_field].type, "processing-time group windows",
+        plan.fields[time_field].type, "processing-time session group windows",
         "A group window expects a time attribute for grouping in a stream environment, but "
-        f"'{field.name}' is {{}}.")
+        f"'{field.name}' is {{}}.", proctime=kind != "SESSION")
     resolver = ExpressionResolver(scope, functions)
     millis = {name: _interval(to_node(value), resolver, name, kind)
               for name, value in (("SIZE", window.size), ("SLIDE", window.slide),
@@ -333,7 +338,7 @@ def _legacy_property(node: exp.Expression, window: str) -> exp.Expression:
         if function == window + suffix:
             return exp.column(column)
     if function == window + "_PROCTIME":
-        raise UnsupportedFeatureError(f"{function} (processing-time group windows)")
+        return exp.column("window_time")
     return node
 
 
@@ -429,6 +434,10 @@ def window_role(plan: n.PlanNode, index: int) -> tuple[int, bool] | None:
             plan, index = plan.input, projection.index
         elif isinstance(plan, (WindowTableFunction, WindowAggregate)):
             base = len(plan.fields) - 3
+            if index >= base and is_proctime(plan.fields[-1].type):
+                raise UnsupportedFeatureError(
+                    "window Top-N, window deduplication and window joins over "
+                    "processing-time windows")
             ltz = isinstance(plan.fields[-1].type, t.LocalZonedTimestampType)
             return (index - base, ltz) if index >= base else None
         elif isinstance(plan, WindowRank) and index < len(plan.input.fields):

@@ -53,6 +53,7 @@ from flintlock.table.plan.window_nodes import (
     WindowSpec,
     WindowTableFunction,
 )
+from flintlock.table.time_attributes import is_proctime
 
 __all__ = ["translate_over_aggregate", "translate_watermark_assigner",
            "translate_window_aggregate", "translate_window_join",
@@ -167,7 +168,8 @@ def translate_window_aggregate(translator: Any, node: WindowAggregate,
     stream: DataStream = translator.stream(node.input)
     shift, ltz = _shift(translator, node.input.fields[node.time_field].type)
     function = WindowAggFunction(node.group, calls, _description(node.window),
-                                 RowtimeOf(node.time_field), shift, ltz)
+                                 RowtimeOf(node.time_field), shift, ltz,
+                                 is_proctime(node.input.fields[node.time_field].type))
     aggregated: DataStream = stream.key_by(function.key_selector()).process(function, ROWS)
     return aggregated
 
