@@ -29,6 +29,7 @@ The factory runs on the driver; decoding and writing on task threads.
 
 from __future__ import annotations
 
+import datetime
 import os
 import posixpath
 from dataclasses import replace
@@ -42,7 +43,7 @@ from flintlock.common.time import Duration
 from flintlock.common.watermark_strategy import WatermarkStrategy
 from flintlock.datastream.connectors.file_system import FileSource, StreamFormat
 from flintlock.datastream.data_stream import DataStream
-from flintlock.table import formats
+from flintlock.table import formats, types
 from flintlock.table.connectors import registry
 from flintlock.table.connectors._file_rows import Decoding, RowFileSource, calc_columns
 from flintlock.table.connectors._options import Options, check_keys
@@ -116,6 +117,9 @@ def _partition_directories(base: str, keys: tuple[str, ...]) -> list[tuple[str, 
 def _partition_value(text: str, field: Field, default_name: str) -> Any:
     if text == default_name:
         return None
+    if isinstance(field.type, types.DateType) and text.lstrip("-").isdigit():
+        # Flink writes a DATE partition as its epoch day (filesystem_sink.partition_text)
+        return datetime.date(1970, 1, 1) + datetime.timedelta(days=int(text))
     reader = formats.lookup("csv").reader([field], Options({}), "csv")
     values = reader(text)
     return None if values is None else values[0]

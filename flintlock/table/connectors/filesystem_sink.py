@@ -14,8 +14,9 @@ records arrive and at checkpoints).
 
 Partitions: each row goes into ``path/k1=v1/k2=v2/`` without the partition columns in the
 file; a NULL or empty value is ``partition.default-name`` (``__DEFAULT_PARTITION__``); a value
-is written as Flink writes it (``true``/``false``, Java's date-time text) and escaped as
-Flink's ``PartitionPathUtils.escapePathName`` (``a/b`` -> ``a%2Fb``).
+is written as Flink writes it (``partition_text``: a DATE as its epoch day, as Flink's
+partition computer writes the internal value) and escaped as Flink's
+``PartitionPathUtils.escapePathName`` (``a/b`` -> ``a%2Fb``).
 
 Partition commit (``sink.partition-commit.policy.kind`` set on a partitioned table): the
 writers report after each commit (``PartitionCommitInfo``) to one ``PartitionCommitter``
@@ -97,12 +98,19 @@ def escape_partition(text: str) -> str:
     return _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", text)
 
 
+_EPOCH_DAY = datetime.date(1970, 1, 1)
+
+
 def partition_text(value: Any) -> str:
-    """A partition value as Flink's ``toString`` of its external value writes it."""
+    """A partition value as Flink writes it: the ``toString`` of its *internal* value — so a
+    DATE is its number of days since 1970-01-01 (``19781``, not ``2024-02-28``), a TIMESTAMP
+    Java's ``LocalDateTime`` text (``2020-05-01T10:00``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, datetime.datetime):
         return _java_local_date_time(value)
+    if isinstance(value, datetime.date):
+        return str((value - _EPOCH_DAY).days)
     return str(value)
 
 
