@@ -248,3 +248,37 @@ def test_without_a_policy_no_committer_runs(executor, tmp_path):
         WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "t"}', 'format' = 'csv')""")
     env.execute_sql("INSERT INTO t VALUES (1, 'x')").wait()
     assert _listing(tmp_path / "t") == ["k=x/part-<uuid>-task-0-file-0"]
+
+
+def test_where_on_partition_columns_reads_only_matching_partitions(executor, tmp_path):
+    """Files of partitions the WHERE rules out are not read: theirs do not parse, and the
+    query still succeeds."""
+    for directory, line in (("dt=a/hr=1", "1"), ("dt=a/hr=2", "oops"), ("dt=b/hr=1", "oops"),
+                            ("dt=a/hr=3", "3")):
+        os.makedirs(tmp_path / "t" / directory)
+        (tmp_path / "t" / directory / "part-0").write_text(line + "\n")
+    env = _env(False, parallelism=1)  # batch: no restarts after the failure below
+    env.execute_sql(f"""
+        CREATE TABLE t (v INT, dt STRING, hr INT) PARTITIONED BY (dt, hr)
+        WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "t"}', 'format' = 'csv')""")
+    rows = sorted(tuple(r) for r in env.execute_sql(
+        "SELECT v, hr FROM t WHERE dt = 'a' AND hr <> 2 AND v > 0").collect())
+    assert rows == [(1, 1), (3, 3)]
+    none = list(env.execute_sql("SELECT v FROM t WHERE dt = 'c'").collect())
+    assert none == []
+    with pytest.raises(Exception, match="oops"):  # without a partition filter every file is read
+        list(env.execute_sql("SELECT v FROM t WHERE v > 0").collect())
+
+
+def test_partition_predicate_uses_the_conjuncts_over_partition_columns_only():
+    from flintlock.table import types as t
+    from flintlock.table.connectors.filesystem_partitions import partition_predicate
+    from flintlock.table.plan.rex import Call, InputRef, Literal
+
+    v, dt = InputRef(t.IntType(), 0), InputRef(t.VarCharType(2147483647), 1)
+    on_dt = Call(t.BooleanType(), "=", (dt, Literal(t.VarCharType(1, False), "a")))
+    on_v = Call(t.BooleanType(), ">", (v, Literal(t.IntType(False), 0)))
+    keep = partition_predicate(Call(t.BooleanType(), "AND", (on_v, on_dt)), [1], 2)
+    assert keep(["a"]) and not keep(["b"]) and not keep([None])
+    assert partition_predicate(on_v, [1], 2) is None
+    assert partition_predicate(Call(t.BooleanType(), "OR", (on_v, on_dt)), [1], 2) is None

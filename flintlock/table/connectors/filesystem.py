@@ -49,6 +49,7 @@ from flintlock.table.connectors._file_rows import Decoding, RowFileSource, calc_
 from flintlock.table.connectors._options import Options, check_keys
 from flintlock.table.connectors._sinks import sink_fields, sink_parallelism
 from flintlock.table.connectors._sources import check_bounded
+from flintlock.table.connectors.filesystem_partitions import partition_predicate
 from flintlock.table.connectors.filesystem_sink import (
     DEFAULT_PARTITION,
     SINK_OPTIONS,
@@ -125,9 +126,10 @@ def _partition_value(text: str, field: Field, default_name: str) -> Any:
     return None if values is None else values[0]
 
 
-def create_source(spec: TableSpec, context: registry.ConnectorContext, calc: Any = None
-                  ) -> DataStream:
-    """The table's rows, or with ``calc`` (a fused column Calc) the Calc's rows."""
+def create_source(spec: TableSpec, context: registry.ConnectorContext, calc: Any = None,
+                  condition: Any = None) -> DataStream:
+    """The table's rows, or with ``calc`` (a fused column Calc) the Calc's rows; the Calc's
+    ``condition`` prunes the partitions read (``filesystem_partitions``)."""
     found = table_format(spec)
     options = Options(spec.options)
     fields = spec.physical
@@ -149,15 +151,19 @@ def create_source(spec: TableSpec, context: registry.ConnectorContext, calc: Any
     if not partition:
         return _read(context, base, interval, decoding, spec)
     default_name = options.get_str("partition.default-name", DEFAULT_PARTITION)
-    streams = []
+    keep = partition_predicate(condition, partition, width)
+    streams, skipped = [], None
     for directory, raw in _partition_directories(base, spec.partition_keys):
         values = [_partition_value(text, fields[i], default_name or DEFAULT_PARTITION)
                   for text, i in zip(raw, partition, strict=True)]
-        constants = tuple(zip(partition, values, strict=True))
-        streams.append(_read(context, directory, interval,
-                             replace(decoding, constants=constants), spec))
-    if not streams:
-        return _read(context, base, interval, decoding, spec)
+        part = replace(decoding, constants=tuple(zip(partition, values, strict=True)))
+        if keep is not None and not keep(values):
+            skipped = skipped or (directory, part)  # pruned: its files are not read
+            continue
+        streams.append(_read(context, directory, interval, part, spec))
+    if not streams:  # nothing (left) to read: one directory, or the base, gives no row
+        directory, part = skipped or (base, decoding)
+        return _read(context, directory, interval, part, spec)
     return streams[0].union(*streams[1:]) if len(streams) > 1 else streams[0]
 
 
@@ -198,10 +204,12 @@ class FileSystemFactory:
 
     accepts_calc = True
     """The planner may fuse a Calc over the table into the source (``calc``)."""
+    prunes_partitions = True
+    """With a fused Calc, the planner passes its ``condition`` too (partition pruning)."""
 
     def create_source(self, spec: TableSpec, context: registry.ConnectorContext,
-                      calc: Any = None) -> DataStream:
-        return create_source(spec, context, calc)
+                      calc: Any = None, condition: Any = None) -> DataStream:
+        return create_source(spec, context, calc, condition)
 
     def create_sink(self, stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
                     context: registry.ConnectorContext) -> Any:

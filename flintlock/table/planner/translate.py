@@ -254,7 +254,9 @@ class Translator:
         calc = compile_column_calc(node.projections, node.condition)
         if calc.needs_open():
             return None
-        stream: DataStream = factory.create_source(scan.table, context, calc=calc)
+        extra = ({"condition": node.condition} if getattr(factory, "prunes_partitions", False)
+                 else {})  # the filesystem connector prunes partitions with it
+        stream: DataStream = factory.create_source(scan.table, context, calc=calc, **extra)
         return stream
 
     def _t_Union(self, node: n.Union) -> DataStream:
