@@ -123,6 +123,7 @@ PROGRAMS = {
     "table_pandas_udaf_windows": True,  # issue 32, item 6
     "table_data_views": True,  # issue 32, item 6: prints final rows
     "table_split_distinct": True,  # issue 32, item 4: split distinct aggregation
+    "table_proctime_windows": True,  # issue 32: processing-time windows (schemas, counts)
 }
 
 GAPS: dict[str, str] = {
