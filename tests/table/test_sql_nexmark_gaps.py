@@ -130,3 +130,10 @@ def test_an_over_window_over_updates_is_refused_when_planned(t_env):
             "SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND "
             "CURRENT ROW) FROM (SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k "
             "ORDER BY v DESC) AS rn FROM b) WHERE rn <= 1)")
+
+
+def test_a_pushed_rank_filter_makes_the_top_n_below_the_join(t_env, auctions):
+    sql = ("SELECT A.id, B.price FROM auction A, (SELECT *, ROW_NUMBER() OVER (PARTITION BY "
+           "auction ORDER BY price DESC) AS rn FROM bid) B WHERE A.id = B.auction AND B.rn <= 1")
+    assert "Rank(" in t_env.explain_sql(sql)
+    assert final(t_env.execute_sql(sql)) == [(1, 500), (2, 700)]
