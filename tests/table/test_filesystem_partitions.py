@@ -282,3 +282,38 @@ def test_partition_predicate_uses_the_conjuncts_over_partition_columns_only():
     assert keep(["a"]) and not keep(["b"]) and not keep([None])
     assert partition_predicate(on_v, [1], 2) is None
     assert partition_predicate(Call(t.BooleanType(), "OR", (on_v, on_dt)), [1], 2) is None
+
+
+def test_a_failure_after_a_partition_commit_restores_the_committer(executor, tmp_path):
+    """A streaming job whose UDF fails once after a partition was committed: after the
+    restore every row is in its partition exactly once and every partition has its
+    ``_SUCCESS`` (the writers' and the committer's state came back from the checkpoint)."""
+    from flintlock.table import DataTypes
+    from flintlock.table.udf import udf
+    from flintlock.testing.faults import RaiseOnceAfter
+    from flintlock.testing.files import committed_lines
+
+    env = _env(True)
+    for key, value in {"execution.checkpointing.interval": "50 ms",
+                       "execution.checkpointing.dir": str(tmp_path / "chk"),
+                       "restart-strategy.type": "fixed-delay",
+                       "restart-strategy.fixed-delay.delay": "50 ms",
+                       "restart-strategy.fixed-delay.attempts": "3"}.items():
+        env.get_config().set(key, value)
+    out, marker = tmp_path / "out", tmp_path / "failed"
+    fail_once = udf(RaiseOnceAfter(marker, str(out / "*" / "_SUCCESS"), every=10,
+                                   delay_s=0.01), result_type=DataTypes.BIGINT())
+    env.create_temporary_function("fail_once", fail_once)
+    env.execute_sql("CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', "
+                    "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', "
+                    "'fields.id.end' = '3000')")
+    env.execute_sql(f"""
+        CREATE TABLE t (id BIGINT, k STRING) PARTITIONED BY (k)
+        WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv',
+              'sink.partition-commit.policy.kind' = 'success-file')""")
+    env.execute_sql("INSERT INTO t SELECT fail_once(id), CAST(id % 3 AS STRING) FROM g").wait()
+    assert marker.exists(), "the failure was never injected"
+    assert len(executor.launchers[-1].attempts) >= 2
+    assert sorted(int(line) for line in committed_lines(out) if line) == list(range(1, 3001))
+    assert sorted(f for f in _listing(out) if f.endswith("_SUCCESS")) == [
+        "k=0/_SUCCESS", "k=1/_SUCCESS", "k=2/_SUCCESS"]
