@@ -124,6 +124,7 @@ PROGRAMS = {
     "table_data_views": True,  # issue 32, item 6: prints final rows
     "table_split_distinct": True,  # issue 32, item 4: split distinct aggregation
     "table_proctime_windows": True,  # issue 32: processing-time windows (schemas, counts)
+    "table_filesystem_partitions": True,  # issue 32, item 5: PARTITIONED BY, _SUCCESS files
 }
 
 GAPS: dict[str, str] = {
