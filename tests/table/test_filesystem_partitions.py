@@ -317,3 +317,19 @@ def test_a_failure_after_a_partition_commit_restores_the_committer(executor, tmp
     assert sorted(int(line) for line in committed_lines(out) if line) == list(range(1, 3001))
     assert sorted(f for f in _listing(out) if f.endswith("_SUCCESS")) == [
         "k=0/_SUCCESS", "k=1/_SUCCESS", "k=2/_SUCCESS"]
+
+
+def test_partition_values_are_written_as_flinks_internal_values():
+    from decimal import Decimal
+
+    from flintlock.table.connectors.filesystem_sink import escape_partition, partition_text
+
+    assert partition_text(True) == "true"
+    assert partition_text(datetime.date(2024, 2, 28)) == "19781"  # the epoch day, as Flink
+    assert partition_text(datetime.date(1969, 12, 31)) == "-1"
+    assert partition_text(datetime.datetime(2020, 5, 1, 10)) == "2020-05-01T10:00"
+    assert partition_text(datetime.datetime(2020, 5, 1, 10, 0, 1, 250000)) == (
+        "2020-05-01T10:00:01.250")
+    assert partition_text(1e20) == "1.0E20" and partition_text(0.5) == "0.5"
+    assert partition_text(Decimal("2.00")) == "2.00"
+    assert escape_partition("a/b=c d:e") == "a%2Fb%3Dc d%3Ae"

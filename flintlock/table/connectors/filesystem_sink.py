@@ -57,6 +57,7 @@ from flintlock.table.connectors.partition_committer import (
     PartitionCommitInfo,
     PartitionCommitterSink,
 )
+from flintlock.table.formatting.java_values import java_double
 from flintlock.table.plan.nodes import TableSpec
 
 DEFAULT_PARTITION = "__DEFAULT_PARTITION__"
@@ -111,6 +112,8 @@ def partition_text(value: Any) -> str:
         return _java_local_date_time(value)
     if isinstance(value, datetime.date):
         return str((value - _EPOCH_DAY).days)
+    if isinstance(value, float):
+        return java_double(value)  # Java's Double.toString: 1.0E20, 0.5
     return str(value)
 
 
