@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from flintlock.table import EnvironmentSettings, TableEnvironment
-from flintlock.table.errors import UnsupportedFeatureError, ValidationError
+from flintlock.table.errors import ValidationError
 from flintlock.table.expressions import col, lit
 from flintlock.table.plan.window_nodes import WindowAggregate
 from flintlock.table.window import Session, Slide, Tumble
@@ -61,8 +61,6 @@ def test_legacy_sql_group_windows(t_env) -> None:
      .group_by(col("k")), ValidationError, "must be grouped by"),
     (lambda t: t.window(Tumble.over(lit(1).seconds).on(col("v")).alias("w"))
      .group_by(col("w")), ValidationError, "expects a time attribute"),
-    (lambda t: t.window(Session.with_gap(lit(1).seconds).on(col("pt")).alias("w"))
-     .group_by(col("w")), UnsupportedFeatureError, "processing-time session group windows"),
     (lambda t: t.window(Tumble.over(lit(1).seconds).on(col("ts")).alias("w"))
      .group_by(col("w")).select(col("w").proctime), ValidationError, "no proctime property"),
 ])

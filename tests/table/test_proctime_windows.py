@@ -107,6 +107,18 @@ def test_slide_group_window_on_proctime_counts_each_row_per_window(monkeypatch, 
     assert {width for _, width in lines} == {100}
 
 
+def test_session_window_on_proctime_counts_every_row_once(monkeypatch, tmp_path):
+    def query(t_env):
+        return t_env.sql_query(
+            "SELECT SESSION_START(pt, INTERVAL '50' MILLISECOND) AS s, "
+            "SESSION_END(pt, INTERVAL '50' MILLISECOND) AS e, COUNT(*) AS c FROM nums "
+            "GROUP BY SESSION(pt, INTERVAL '50' MILLISECOND)")
+
+    lines = _job(monkeypatch, tmp_path, query, N, (2, 0, 1))
+    assert sum(c for c, _ in lines) == N
+    assert all(width >= 50 for _, width in lines)  # a session lasts its gap past its last row
+
+
 # -- planning ------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -139,9 +151,9 @@ def test_schemas_are_flinks(t_env):
 
 
 def test_what_is_not_supported_on_proctime(t_env):
-    with pytest.raises(UnsupportedFeatureError, match="SESSION windows on a processing-time"):
+    with pytest.raises(UnsupportedFeatureError, match="SESSION window table function"):
         t_env.sql_query("SELECT * FROM TABLE(SESSION(TABLE src, DESCRIPTOR(pt), "
-                        "INTERVAL '1' MINUTE))")
+                        "INTERVAL '1' MINUTE))").execute()
     with pytest.raises(UnsupportedFeatureError, match="processing-time windows"):
         t_env.sql_query(
             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "

@@ -16,7 +16,8 @@ keyed by the grouping keys over an insert-only input.
   goes into the windows of the clock's time when it arrives (``shift`` applied: aligned in
   the session time zone), nothing is late, and a window fires on a processing-time timer at
   its end - 1; as in Flink, windows still open when the input ends never fire (pending
-  processing-time timers are dropped at the end of the input). Not with SESSION.
+  processing-time timers are dropped at the end of the input). Sessions merge on the clock
+  too (``ProcessingTimeSessions``).
 * Output, once per window and key when the watermark reaches the window's end - 1 (an
   event-time timer; proctime: the processing-time timer):
   ``+I[keys..., results..., window_start, window_end, window_time]`` with the window bounds
@@ -94,6 +95,23 @@ def aggregate_rows(calls: Sequence[AggregateCall], rows: Sequence[Any]) -> list[
     return helper.results(entry)
 
 
+class ProcessingTimeSessions:
+    """A timer service as ``add_to_sessions`` uses it, on processing time: its session timers
+    are processing-time timers, and no session is late."""
+
+    def __init__(self, timers: Any) -> None:
+        self.timers = timers
+
+    def current_watermark(self) -> int:
+        return -(1 << 63)
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        self.timers.register_processing_time_timer(timestamp)
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        self.timers.delete_processing_time_timer(timestamp)
+
+
 class WindowAggFunction(KeyedProcessFunction):
     """Append-only window aggregation; see the module docstring."""
 
@@ -115,9 +133,6 @@ class WindowAggFunction(KeyedProcessFunction):
         self.shift = shift
         self.ltz = ltz
         self.proctime = proctime
-        if proctime and kind == "SESSION":
-            raise InvalidOperatorArgumentError("WindowAggFunction",
-                                               "SESSION windows on processing time")
         self._assigner = None if kind == "SESSION" else WindowAssigner(kind, size, slide,
                                                                         offset)
 
@@ -170,6 +185,8 @@ class WindowAggFunction(KeyedProcessFunction):
         return ()
 
     def _add_to_session(self, value: Any, time: int, timers: Any) -> None:
+        if self.proctime:
+            timers = ProcessingTimeSessions(timers)
         sessions = add_to_sessions(self._sessions.value() or [], value._values, time,
                                    self.window[1], self.shift, timers)
         if sessions is not None:

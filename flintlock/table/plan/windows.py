@@ -127,9 +127,9 @@ def bind_window_tvf(node: exp.TableFromRows,
         raise ValidationError(f"Only SESSION window supports PARTITION BY, not {kind}")
     time_field = _descriptor(arguments.get("TIMECOL"), scope, kind)
     time_type = _rowtime_type(
-        plan.fields[time_field].type, "SESSION windows on a processing-time attribute",
+        plan.fields[time_field].type, "window functions on a processing-time attribute",
         f"The window function {kind}(TABLE table_name, DESCRIPTOR(timecol), ...) requires the "
-        "timecol to be a time attribute type, but is {}.", proctime=kind != "SESSION")
+        "timecol to be a time attribute type, but is {}.")
     resolver = ExpressionResolver(scope, functions)
     millis: dict[str, int] = {name: _interval(arguments.get(name), resolver, name, kind)
               for name in ("SIZE", "SLIDE", "STEP", "GAP", "OFFSET") if name in arguments}
@@ -254,9 +254,9 @@ def group_window_input(plan: n.PlanNode, scope: Scope, window: Any,
         raise ValidationError("A group window's time field must be a column: .on(col('ts'))")
     time_field = scope.lookup(field.name).index
     time_type = _rowtime_type(
-        plan.fields[time_field].type, "processing-time session group windows",
+        plan.fields[time_field].type, "processing-time group windows",
         "A group window expects a time attribute for grouping in a stream environment, but "
-        f"'{field.name}' is {{}}.", proctime=kind != "SESSION")
+        f"'{field.name}' is {{}}.")
     resolver = ExpressionResolver(scope, functions)
     millis = {name: _interval(to_node(value), resolver, name, kind)
               for name, value in (("SIZE", window.size), ("SLIDE", window.slide),

@@ -41,7 +41,7 @@ from flintlock.datastream.changelog.window_tvf import (
 from flintlock.datastream.data_stream import DataStream
 from flintlock.table import types as t
 from flintlock.table.codegen.compiler import CompiledFunction, compile_values
-from flintlock.table.errors import TableException
+from flintlock.table.errors import TableException, UnsupportedFeatureError
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan.changelog import ChangelogKind, describe, first_updating, mode
 from flintlock.table.plan.window_nodes import (
@@ -156,6 +156,10 @@ def translate_window_table_function(translator: Any, node: WindowTableFunction
     window = _description(node.window)
     if node.window.kind != "SESSION":
         return stream.flat_map(AlignedWindowTableFunction(window, rowtime, shift, ltz), ROWS)
+    if is_proctime(node.input.fields[node.time_field].type):
+        raise UnsupportedFeatureError(
+            "the SESSION window table function on a processing-time attribute without a "
+            "window aggregation over it")
     function = SessionWindowTableFunction(node.partition, window, rowtime, shift, ltz)
     sessions: DataStream = stream.key_by(function.key_selector()).process(function, ROWS)
     return sessions
