@@ -79,9 +79,12 @@ class _Cache:
         layout = self.layout.value()
         if layout is None:
             return []
+        items = list(self.rows.items())
+        if len(items) < 2:  # the common case of a short interval: no order to find
+            return items
         capacity = layout[0]
-        return sorted(self.rows.items(),
-                      key=lambda entry: (java_long_bucket(entry[0], capacity), entry[1][0]))
+        items.sort(key=lambda entry: (java_long_bucket(entry[0], capacity), entry[1][0]))
+        return items
 
     def add(self, time: int, values: tuple[Any, ...], joined: bool) -> None:
         stored = self.rows.get(time)

@@ -27,8 +27,9 @@ keyed by the grouping keys over an insert-only input.
   at or behind the current watermark) — for HOP and CUMULATE it still counts in its windows
   that have not fired, as Flink's slices do. A session window is merged with the sessions of
   its key it overlaps or touches; the row is dropped if the merged session has fired.
-* State (keyed, so checkpointed and rescaled with the key): aligned windows keep one
-  accumulator list per window end (``MapState`` ``windows``); sessions keep their rows
+* State (keyed, so checkpointed and rescaled with the key): aligned windows keep one flat
+  list per window end (``MapState`` ``windows``: ``[start, accumulator slots...]``, the calls
+  compiled by ``window_codegen``); sessions keep their rows
   (``ValueState`` ``sessions``: ``[start, end, rows]``), aggregated when they fire, so merging
   needs no ``merge`` of accumulators. Timers are keyed state of the runtime.
 
@@ -50,6 +51,7 @@ from flintlock.datastream.changelog.window_assigners import (
     from_millis,
     take_session,
 )
+from flintlock.datastream.changelog.window_codegen import compile_window_calls
 from flintlock.datastream.functions import KeyedProcessFunction, RuntimeContext
 
 WindowDescription = tuple[str, int, int, int]
@@ -149,6 +151,7 @@ class WindowAggFunction(KeyedProcessFunction):
             self._sessions = runtime_context.get_state(ValueStateDescriptor("sessions"))
         else:
             self._windows = runtime_context.get_map_state(MapStateDescriptor("windows"))
+            self._compiled = compile_window_calls(self.calls)
 
     def close(self) -> None:
         for call in self.calls:
@@ -172,16 +175,17 @@ class WindowAggFunction(KeyedProcessFunction):
             self._add_to_session(value, time, timers)
             return ()
         values = value._values
+        windows, compiled = self._windows, self._compiled
         for start, end in self._assigner.windows_of(time):
             fires_at = end - 1 - self.shift
             if watermark is not None and fires_at <= watermark:
                 continue  # this window has fired: too late for it
-            entry = self._windows.get(end)
+            entry = windows.get(end)
             if entry is None:
-                entry = [start, *self._helper.create()]
+                entry = compiled.create(start)
                 register(fires_at)
-            self._helper.accumulate(entry[1:], values, value)
-            self._windows.put(end, entry)
+            compiled.accumulate(entry, values, value)
+            windows.put(end, entry)
         return ()
 
     def _add_to_session(self, value: Any, time: int, timers: Any) -> None:
@@ -202,7 +206,7 @@ class WindowAggFunction(KeyedProcessFunction):
         if entry is None:
             return ()
         self._windows.remove(end)
-        results = self._helper.results(entry[1:])
+        results = self._compiled.results(entry)
         return (self._output(ctx.get_current_key(), results, entry[0], end),)
 
     def _fire_session(self, end: int, ctx: Any) -> tuple[Any, ...]:

@@ -19,6 +19,8 @@ from typing import Any
 
 _EPOCH = datetime.datetime(1970, 1, 1)
 _UTC = datetime.UTC
+_ONE_MS = datetime.timedelta(milliseconds=1)
+_DATETIME = datetime.datetime
 
 __all__ = ["WindowAssigner", "from_millis", "merge_session", "to_millis"]
 
@@ -35,6 +37,8 @@ def window_start(timestamp: int, offset: int, size: int) -> int:
 def to_millis(value: Any) -> int:
     """A rowtime value as epoch milliseconds: a naive datetime is read as UTC (TIMESTAMP, and
     TIMESTAMP_LTZ's instants), an aware one by its zone; ints are milliseconds already."""
+    if type(value) is _DATETIME and value.tzinfo is None:  # the common case, one C division
+        return (value - _EPOCH) // _ONE_MS
     if isinstance(value, datetime.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(_UTC).replace(tzinfo=None)
