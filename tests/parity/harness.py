@@ -125,6 +125,7 @@ PROGRAMS = {
     "table_split_distinct": True,  # issue 32, item 4: split distinct aggregation
     "table_proctime_windows": True,  # issue 32: processing-time windows (schemas, counts)
     "table_filesystem_partitions": True,  # issue 32, item 5: PARTITIONED BY, _SUCCESS files
+    "table_proctime_over": True,  # issue 32: over aggregation on processing time
 }
 
 GAPS: dict[str, str] = {

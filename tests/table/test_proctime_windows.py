@@ -159,3 +159,44 @@ def test_what_is_not_supported_on_proctime(t_env):
             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
             "ORDER BY v DESC) AS rn FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(pt), "
             "INTERVAL '1' MINUTE))) WHERE rn <= 2")
+
+
+# -- over aggregation on processing time (the operator, on a manual clock) -------------------------
+
+def _over(rows, preceding):
+    from flintlock.datastream.changelog import aggregates
+    from flintlock.datastream.changelog.group_agg import AggregateCall
+    from flintlock.datastream.changelog.over_agg import OverAggFunction
+
+    calls = [AggregateCall(aggregates.Sum(), (1,)), AggregateCall(aggregates.Count1())]
+    return OverAggFunction((0,), calls, lambda row: 0, rows, preceding, proctime=True)
+
+
+def test_proctime_over_emits_each_row_at_once_over_the_rows_before_it():
+    from flintlock.testing.operators import ManualTimers
+    from tests.table.changelog_harness import Harness, r
+
+    unbounded = _over(False, None)  # the default RANGE UNBOUNDED frame, too, row by row
+    h = Harness(unbounded, [unbounded.key_selector()], timers=ManualTimers(1000))
+    assert h.feed(r("+I", "a", 1), r("+I", "a", 2)) == ["+I[a, 1, 1, 1]", "+I[a, 2, 3, 2]"]
+    assert h.feed(r("+I", "b", 5)) == ["+I[b, 5, 5, 1]"]
+    rows = _over(True, 1)
+    h = Harness(rows, [rows.key_selector()], timers=ManualTimers(1000))
+    assert h.feed(r("+I", "a", 1), r("+I", "a", 2), r("+I", "a", 4)) == [
+        "+I[a, 1, 1, 1]", "+I[a, 2, 3, 2]", "+I[a, 4, 6, 2]"]
+
+
+def test_proctime_range_over_waits_for_the_next_millisecond():
+    from flintlock.testing.operators import ManualTimers
+    from tests.table.changelog_harness import Harness, r
+
+    function = _over(False, 10)
+    timers = ManualTimers(1000)
+    h = Harness(function, [function.key_selector()], timers=timers)
+    assert h.feed(r("+I", "a", 1), r("+I", "a", 2)) == []
+    timers.advance(1)  # the rows of 1000 come out together, sharing their frame
+    assert [tuple(x) for x in h.rows()] == [("a", 1, 3, 2), ("a", 2, 3, 2)]
+    timers.advance(20)
+    h.feed(r("+I", "a", 4))
+    timers.advance(1)  # 1021: the rows of 1000 are more than 10 ms behind
+    assert [tuple(x) for x in h.rows()][-1] == ("a", 4, 4, 1)

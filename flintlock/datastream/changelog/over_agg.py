@@ -18,6 +18,12 @@ fields over an insert-only input.
   ``lastTriggeringTs``). Unbounded frames keep accumulators; bounded ones keep the rows still
   in reach (``history``) and aggregate the frame per row, so no ``retract`` is needed.
 
+``proctime=True``: ordered by a processing-time attribute (Flink's ``ProcTime*Preceding
+Function``s): unbounded frames (ROWS or RANGE) and ROWS frames emit each row at once with the
+aggregates over itself and the rows that arrived before it; a RANGE frame buffers the rows of
+the current millisecond and emits them on a processing-time timer 1 ms later, over the rows
+that arrived within ``preceding`` ms. Nothing is late.
+
 Append-only output. Non-INSERT input raises ``NotInsertOnlyError``.
 """
 
@@ -40,13 +46,14 @@ class OverAggFunction(KeyedProcessFunction):
     """Event-time over aggregation; see the module docstring."""
 
     def __init__(self, partition: Sequence[int], calls: Sequence[AggregateCall],
-                 rowtime: Callable[[Any], int], rows: bool, preceding: int | None = None
-                 ) -> None:
+                 rowtime: Callable[[Any], int], rows: bool, preceding: int | None = None,
+                 proctime: bool = False) -> None:
         self.partition = tuple(partition)
         self.calls = list(calls)
         self.rowtime = rowtime
         self.rows = rows
         self.preceding = preceding
+        self.proctime = proctime
 
     def key_selector(self) -> Callable[[Any], Any]:
         return key_selector(self.partition)
@@ -60,6 +67,8 @@ class OverAggFunction(KeyedProcessFunction):
     def process_element(self, value: Any, ctx: Any) -> tuple[Any, ...]:
         if value._row_kind is not INSERT:
             raise NotInsertOnlyError(type(self).__name__, value._row_kind.name)
+        if self.proctime:
+            return self._process_proctime(list(value._values), ctx)
         time = self.rowtime(value)
         last = self._last.value()
         if last is not None and time <= last:
@@ -72,11 +81,31 @@ class OverAggFunction(KeyedProcessFunction):
         self._pending.put(time, waiting)
         return ()
 
+    def _process_proctime(self, values: list[Any], ctx: Any) -> tuple[Any, ...]:
+        """Processing time (Flink's ProcTime*PrecedingFunction): unbounded and ROWS frames
+        emit the row at once, over the rows that arrived before it; a RANGE frame waits for a
+        timer 1 ms after the clock's time and aggregates the rows of that interval."""
+        if self.preceding is None:
+            return self._unbounded([values], emit_each=True)
+        if self.rows:
+            return self._bounded_rows([values], self.preceding)
+        timers = ctx.timer_service()
+        due = timers.current_processing_time() + 1
+        waiting = self._pending.get(due)
+        if waiting is None:
+            waiting = []
+            timers.register_processing_time_timer(due)
+        waiting.append(values)
+        self._pending.put(due, waiting)
+        return ()
+
     def on_timer(self, timestamp: int, ctx: Any) -> tuple[Any, ...]:
         waiting = self._pending.get(timestamp)
         if waiting is None:
             return ()
         self._pending.remove(timestamp)
+        if self.proctime:  # RANGE on processing time: the rows of timestamp - 1
+            return self._bounded_range(timestamp - 1, waiting, self.preceding or 0)
         self._last.update(timestamp)
         if self.preceding is None:
             return self._unbounded(waiting)
@@ -84,15 +113,17 @@ class OverAggFunction(KeyedProcessFunction):
             return self._bounded_rows(waiting, self.preceding)
         return self._bounded_range(timestamp, waiting, self.preceding)
 
-    def _unbounded(self, waiting: list[list[Any]]) -> tuple[Any, ...]:
+    def _unbounded(self, waiting: list[list[Any]], emit_each: bool = False
+                   ) -> tuple[Any, ...]:
         entry = self._history.value() or self._helper.create()
         out = []
+        each = self.rows or emit_each
         for values in waiting:
             self._helper.accumulate(entry, values, new_row(values, INSERT))
-            if self.rows:
+            if each:
                 out.append(new_row(values + self._helper.results(entry), INSERT))
         self._history.update(entry)
-        if self.rows:
+        if each:
             return tuple(out)
         results = self._helper.results(entry)
         return tuple(new_row(values + results, INSERT) for values in waiting)

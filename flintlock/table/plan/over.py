@@ -127,9 +127,8 @@ def _frame(window: exp.Window, scope: Scope, plan: n.PlanNode,
         raise ValidationError("An over window must be ordered by its time attribute "
                               "ascending")
     ref = resolver.resolve(key.this if isinstance(key, exp.Ordered) else key)
-    if not isinstance(ref, InputRef) or not is_rowtime(plan.fields[ref.index].type):
-        if isinstance(ref, InputRef) and is_proctime(plan.fields[ref.index].type):
-            raise UnsupportedFeatureError("over windows ordered by processing time")
+    if not isinstance(ref, InputRef) or not (is_rowtime(plan.fields[ref.index].type)
+                                             or is_proctime(plan.fields[ref.index].type)):
         raise ValidationError("OVER windows' ordering in stream mode must be defined on a "
                               "time attribute.")
     rows, preceding = _bounds(window.args.get("spec"), resolver)

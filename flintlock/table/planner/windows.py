@@ -197,7 +197,8 @@ def translate_over_aggregate(translator: Any, node: OverAggregate,
             f"which is produced by node {describe(first_updating(node.input))}")
     stream: DataStream = translator.stream(node.input)
     function = OverAggFunction(node.partition, calls, RowtimeOf(node.order), node.rows,
-                               node.preceding)
+                               node.preceding,
+                               is_proctime(node.input.fields[node.order].type))
     aggregated: DataStream = stream.key_by(function.key_selector()).process(function, ROWS)
     return aggregated
 
