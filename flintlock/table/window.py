@@ -10,7 +10,7 @@ the rowtime column, grouped by the other keys and ``window_start``, ``window_end
 processing-time attribute).
 ``table.over_window(Over.partition_by(..).order_by(col('ts')).preceding(..).alias('w'))
 .select(col('x').sum.over(col('w')), ...)`` is the over aggregation of SQL's
-``OVER`` (``plan.over``), on the rowtime order.
+``OVER`` (``plan.over``), ordered by a rowtime or a processing-time attribute.
 """
 
 from __future__ import annotations

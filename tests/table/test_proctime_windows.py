@@ -1,7 +1,8 @@
-"""Processing-time windows (issue 32): TUMBLE / HOP / CUMULATE over a ``PROCTIME()`` column,
-the Table API's group windows ``.on(col('pt'))`` with ``w.proctime``, and the legacy ``GROUP BY
-TUMBLE(pt, ...)`` — their schemas as PyFlink 2.3.0 prints them, and jobs on thread
-TaskManagers whose windows fire on processing-time timers while the job runs.
+"""Processing-time windows (issue 32): TUMBLE / HOP / CUMULATE / SESSION over a ``PROCTIME()``
+column, the Table API's group windows ``.on(col('pt'))`` with ``w.proctime``, and the legacy
+``GROUP BY TUMBLE(pt, ...)`` — their schemas as PyFlink 2.3.0 prints them, and jobs on thread
+TaskManagers whose windows fire on processing-time timers while the job runs; and over
+aggregation on processing time (the operator on a manual clock).
 
 A window's bounds depend on the clock, so the jobs check what does not: every row is counted
 once (TUMBLE) or once per window it belongs to (HOP), and each window has its size. The
