@@ -333,3 +333,55 @@ def test_partition_values_are_written_as_flinks_internal_values():
     assert partition_text(1e20) == "1.0E20" and partition_text(0.5) == "0.5"
     assert partition_text(Decimal("2.00")) == "2.00"
     assert escape_partition("a/b=c d:e") == "a%2Fb%3Dc d%3Ae"
+
+
+def test_partition_time_commits_a_partition_once_the_watermark_passed_it(monkeypatch, tmp_path):
+    """Rows of 10:01..11:00 with a watermark 1 s behind: while the source holds (at a gate),
+    the partition of hour 10 is committed and that of hour 11 is not — its time plus the
+    delay is ahead of the watermark; the end of the input commits it."""
+    from flintlock.common.watermark_strategy import WatermarkStrategy
+    from flintlock.datastream import StreamExecutionEnvironment
+    from flintlock.table import DataTypes, Schema, StreamTableEnvironment
+    from flintlock.testing.gates import FileGate, GatedNumberSequenceSource, open_when
+
+    use_thread_executor(monkeypatch)
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1)
+    env.enable_checkpointing(50)
+    t_env = StreamTableEnvironment.create(env)
+    gate, out = FileGate(tmp_path / "gate"), tmp_path / "out"
+    numbers = env.from_source(GatedNumberSequenceSource(1, 61, gate, before_gate=60),
+                              WatermarkStrategy.no_watermarks(), "minutes")
+    t_env.create_temporary_view("clicks", t_env.from_data_stream(numbers, Schema.new_builder()
+        .column("f0", DataTypes.BIGINT())
+        .column_by_expression(
+            "ts", "TIMESTAMPADD(MINUTE, CAST(f0 AS INT), TIMESTAMP '2020-05-01 10:00:00')")
+        .watermark("ts", "ts - INTERVAL '1' SECOND").build()))
+    t_env.execute_sql(f"""
+        CREATE TABLE t (id BIGINT, dt STRING, hr INT) PARTITIONED BY (dt, hr)
+        WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv',
+              'sink.partition-commit.trigger' = 'partition-time',
+              'partition.time-extractor.timestamp-pattern' = '$dt $hr:00:00',
+              'sink.partition-commit.policy.kind' = 'success-file')""")
+    hour_10, hour_11 = out / "dt=2020-05-01" / "hr=10", out / "dt=2020-05-01" / "hr=11"
+    seen: list[bool] = []
+
+    def hour_10_committed() -> bool:
+        if (hour_10 / "_SUCCESS").exists():
+            seen.append((hour_11 / "_SUCCESS").exists())  # the source still holds
+            return True
+        return False
+
+    opener = open_when(gate, hour_10_committed)
+    t_env.execute_sql("INSERT INTO t SELECT f0, DATE_FORMAT(ts, 'yyyy-MM-dd'), HOUR(ts) "
+                      "FROM clicks WHERE f0 <= 60").wait()
+    opener.join(60)
+    assert seen == [False]
+    assert (hour_11 / "_SUCCESS").exists()  # committed at the end of the input
+    assert len(committed_rows(out)) == 60
+
+
+def committed_rows(path):
+    from flintlock.testing.files import committed_lines
+
+    return [line for line in committed_lines(path) if line]
