@@ -18,6 +18,9 @@
  * - split_rows(rows, kinds): the inverse, for the serializer: (codes, value_lists) of a list of
  *   rows, or None if any record is not exactly a ``Row`` without field names whose kind is in
  *   ``kinds`` (the caller then pickles the batch as it is).
+ * - split_columns(rows, kinds) / rows_from_columns(codes, kinds, columns): the same with the
+ *   values as columns (rows of one width), the serializer's wire form.
+ * - GroupAggKernel: a group aggregation's batch step (see its section below).
  * - FieldKey(indexes): a callable ``row -> row._values[i]`` (one index) or a tuple of the
  *   fields (several): the key selector of a GROUP BY without a Python frame per record. A
  *   record that is not exactly a ``Row`` is indexed with ``record[i]``.
@@ -254,6 +257,101 @@ not_rows:
     Py_DECREF(codes);
     Py_DECREF(lists);
     Py_RETURN_NONE;
+}
+
+/* split_columns(rows, kinds): as split_rows, the values as columns: (codes, columns) with
+ * columns[j][i] field j of row i; None also when the rows' value lists differ in length (or
+ * there are none). rows_from_columns(codes, kinds, columns): the inverse. The changelog
+ * serializer's wire form: a column of a batch unpickles at a fraction of a list per row's
+ * cost, and a row's list is then built at its final size. */
+static PyObject *
+split_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *split = split_rows(module, args, nargs);
+    if (split == NULL || split == Py_None) {
+        return split;
+    }
+    PyObject *codes = PyTuple_GET_ITEM(split, 0), *lists = PyTuple_GET_ITEM(split, 1);
+    Py_ssize_t n = PyList_GET_SIZE(lists);
+    PyObject *first = n ? PyList_GET_ITEM(lists, 0) : NULL;
+    if (first == NULL || !PyList_CheckExact(first)) {
+        Py_DECREF(split);
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t width = PyList_GET_SIZE(first);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *values = PyList_GET_ITEM(lists, i);
+        if (!PyList_CheckExact(values) || PyList_GET_SIZE(values) != width) {
+            Py_DECREF(split);
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *columns = PyList_New(width);
+    for (Py_ssize_t j = 0; columns != NULL && j < width; j++) {
+        PyObject *column = PyList_New(n);
+        if (column == NULL) {
+            Py_CLEAR(columns);
+            break;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyList_SET_ITEM(column, i,
+                            Py_NewRef(PyList_GET_ITEM(PyList_GET_ITEM(lists, i), j)));
+        }
+        PyList_SET_ITEM(columns, j, column);
+    }
+    PyObject *result = columns == NULL ? NULL : PyTuple_Pack(2, codes, columns);
+    Py_XDECREF(columns);
+    Py_DECREF(split);
+    return result;
+}
+
+static PyObject *
+rows_from_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyBytes_Check(args[0]) || !PyTuple_Check(args[1])
+        || !PyList_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "rows_from_columns(codes: bytes, kinds: tuple, columns: list)");
+        return NULL;
+    }
+    if (check_bound() < 0) {
+        return NULL;
+    }
+    PyObject *columns = args[2];
+    Py_ssize_t n = PyBytes_GET_SIZE(args[0]), width = PyList_GET_SIZE(columns);
+    for (Py_ssize_t j = 0; j < width; j++) {
+        PyObject *column = PyList_GET_ITEM(columns, j);
+        if (!PyList_Check(column) || PyList_GET_SIZE(column) != n) {
+            PyErr_Format(PyExc_ValueError, "%zd row kinds for a column that is not a list of "
+                         "%zd values", n, n);
+            return NULL;
+        }
+    }
+    KindSource kinds = {.codes = (const unsigned char *)PyBytes_AS_STRING(args[0]),
+                        .table = args[1]};
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *kind = kind_at(&kinds, i);
+        PyObject *values = kind == NULL ? NULL : PyList_New(width);
+        if (values == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        for (Py_ssize_t j = 0; j < width; j++) {
+            PyList_SET_ITEM(values, j, Py_NewRef(PyList_GET_ITEM(PyList_GET_ITEM(columns, j), i)));
+        }
+        PyObject *row = make(values, kind);
+        Py_DECREF(values);
+        if (row == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, row);
+    }
+    return out;
 }
 
 /* -- FieldKey ------------------------------------------------------------------------------ */
@@ -986,6 +1084,8 @@ static PyMethodDef module_methods[] = {
     {"rows_with_kinds", (PyCFunction)(void (*)(void))rows_with_kinds, METH_FASTCALL, NULL},
     {"rows_from_codes", (PyCFunction)(void (*)(void))rows_from_codes, METH_FASTCALL, NULL},
     {"split_rows", (PyCFunction)(void (*)(void))split_rows, METH_FASTCALL, NULL},
+    {"split_columns", (PyCFunction)(void (*)(void))split_columns, METH_FASTCALL, NULL},
+    {"rows_from_columns", (PyCFunction)(void (*)(void))rows_from_columns, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
 };
 

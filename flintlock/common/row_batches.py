@@ -11,6 +11,9 @@ changelog serializer of the exchange.
   code or a length mismatch.
 * ``split_rows(rows, kinds)`` — the inverse: ``(codes, value_lists)`` of a list of rows, or
   None when a record is not exactly a ``Row`` without field names whose kind is in ``kinds``.
+* ``split_columns(rows, kinds)`` / ``rows_from_columns(codes, kinds, columns)`` — the same
+  with the values as columns (rows of one width): the changelog serializer's wire form (a
+  column unpickles at a quarter of the cost of a list per row).
 * ``field_reader(indices)`` — ``row -> row._values[i]`` for one index, the tuple of the fields
   for several; any record that is not exactly a ``Row`` is indexed as ``record[i]``.
 
@@ -89,6 +92,28 @@ def _split_rows(rows: list[Any], kinds: tuple[RowKind, ...]
         return None
 
 
+def _split_columns(rows: list[Any], kinds: tuple[RowKind, ...]
+                   ) -> tuple[bytes, list[list[Any]]] | None:
+    split = _split_rows(rows, kinds)
+    if split is None or not split[1]:
+        return None
+    codes, lists = split
+    width = len(lists[0]) if type(lists[0]) is list else -1
+    if width < 0 or not all(type(v) is list and len(v) == width for v in lists):
+        return None
+    return codes, [list(column) for column in zip(*lists, strict=True)] if width else []
+
+
+def _rows_from_columns(codes: bytes, kinds: tuple[RowKind, ...],
+                       columns: list[list[Any]]) -> list[Row]:
+    if not all(type(c) is list and len(c) == len(codes) for c in columns):
+        raise ValueError(f"{len(codes)} row kinds for a column that is not a list of "
+                         f"{len(codes)} values")
+    lists = ([list(values) for values in zip(*columns, strict=True)] if columns
+             else [[] for _ in codes])
+    return _rows_from_codes(codes, kinds, lists)
+
+
 def _load() -> ModuleType | None:
     if os.environ.get(PURE_PYTHON_ENV, "").strip().lower() in ("1", "true", "yes"):
         return None
@@ -118,6 +143,15 @@ rows_from_codes: Callable[[bytes, tuple[RowKind, ...], list[list[Any]]], list[Ro
 split_rows: Callable[[list[Any], tuple[RowKind, ...]], tuple[bytes, list[list[Any]]] | None] = (
     accelerator.split_rows if accelerator is not None else _split_rows)
 """``(codes, value_lists)`` of plain rows whose kinds are in ``kinds``, else None."""
+split_columns: Callable[[list[Any], tuple[RowKind, ...]],
+                        tuple[bytes, list[list[Any]]] | None] = (
+    accelerator.split_columns if accelerator is not None else _split_columns)
+"""As ``split_rows``, the values as columns (``columns[j][i]`` field j of row i); None also
+for no rows or rows of different widths."""
+rows_from_columns: Callable[[bytes, tuple[RowKind, ...], list[list[Any]]], list[Row]] = (
+    accelerator.rows_from_columns if accelerator is not None else _rows_from_columns)
+"""The inverse of ``split_columns``; ValueError for a column of another length or an unknown
+code."""
 
 
 def _py_field_reader(indices: tuple[int, ...]) -> Callable[[Any], Any]:
@@ -142,5 +176,5 @@ def field_reader(indices: tuple[int, ...]) -> Callable[[Any], Any]:
     return _py_field_reader(tuple(indices))
 
 
-__all__ = ["accelerator", "field_reader", "new_row", "rows_from_codes", "rows_of",
-           "rows_with_kinds", "split_rows"]
+__all__ = ["accelerator", "field_reader", "new_row", "rows_from_codes", "rows_from_columns",
+           "rows_of", "rows_with_kinds", "split_columns", "split_rows"]

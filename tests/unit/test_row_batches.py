@@ -18,14 +18,17 @@ KINDS = tuple(RowKind)
 TWINS: dict[str, dict[str, Any]] = {
     "python": {"new_row": rb._new_row, "rows_of": rb._rows_of,
                "rows_with_kinds": rb._rows_with_kinds, "rows_from_codes": rb._rows_from_codes,
-               "split_rows": rb._split_rows, "field_reader": rb._py_field_reader},
+               "split_rows": rb._split_rows, "field_reader": rb._py_field_reader,
+               "split_columns": rb._split_columns, "rows_from_columns": rb._rows_from_columns},
 }
 if rb.accelerator is not None:
     TWINS["c"] = {"new_row": rb.accelerator.new_row, "rows_of": rb.accelerator.rows_of,
                   "rows_with_kinds": rb.accelerator.rows_with_kinds,
                   "rows_from_codes": rb.accelerator.rows_from_codes,
                   "split_rows": rb.accelerator.split_rows,
-                  "field_reader": rb.accelerator.FieldKey}
+                  "field_reader": rb.accelerator.FieldKey,
+                  "split_columns": rb.accelerator.split_columns,
+                  "rows_from_columns": rb.accelerator.rows_from_columns}
 
 
 def same(a: Row, b: Row) -> bool:
@@ -83,6 +86,27 @@ def test_split_rows_is_the_inverse(f: dict[str, Any]) -> None:
     assert f["split_rows"]([rows[0], Row(a=1)], KINDS) is None  # field names
     assert f["split_rows"]([rows[0], (1,)], KINDS) is None  # not a row
     assert f["split_rows"](rows, KINDS[:1]) is None  # a kind not given
+
+
+def test_split_columns_is_the_inverse_of_rows_from_columns(f: dict[str, Any]) -> None:
+    rows = [row_of([i, str(i), None], KINDS[i % 4]) for i in range(6)]
+    codes, columns = f["split_columns"](rows, KINDS)
+    assert codes == bytes(i % 4 for i in range(6))
+    assert columns == [list(range(6)), [str(i) for i in range(6)], [None] * 6]
+    back = f["rows_from_columns"](codes, KINDS, columns)
+    assert all(same(a, b) for a, b in zip(back, rows, strict=True))
+    assert back[0]._values is not rows[0]._values  # fresh lists
+    empty = [row_of([], RowKind.DELETE)] * 2
+    codes, columns = f["split_columns"](empty, KINDS)
+    assert columns == [] and all(
+        same(r, empty[0]) for r in f["rows_from_columns"](codes, KINDS, columns))
+    assert f["split_columns"]([], KINDS) is None  # nothing to size the columns by
+    assert f["split_columns"]([rows[0], row_of([1])], KINDS) is None  # widths differ
+    assert f["split_columns"]([rows[0], Row(a=1)], KINDS) is None  # field names
+    with pytest.raises(ValueError):
+        f["rows_from_columns"](bytes([0, 0]), KINDS, [[1]])
+    with pytest.raises(ValueError):
+        f["rows_from_columns"](bytes([9]), KINDS, [[1]])
 
 
 def test_field_reader(f: dict[str, Any]) -> None:

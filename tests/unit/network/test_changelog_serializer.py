@@ -8,7 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flintlock.common.types import Row, RowKind, row_of
-from flintlock.runtime.network.changelog_serializer import ChangelogRowSerializer, rows_from
+from flintlock.runtime.network.changelog_serializer import (
+    ChangelogRowSerializer,
+    rows_from,
+    rows_from_columns_of,
+)
 from flintlock.runtime.network.event_time import StampedRun
 from flintlock.runtime.network.serialization import (
     CorruptChannelDataError,
@@ -56,3 +60,20 @@ def test_a_corrupt_batch_is_a_typed_error():
 class _Bad:
     def __reduce__(self):
         return (rows_from, (b"\x00", [[1], [2]]))
+
+
+def test_rows_of_one_width_go_as_columns_and_others_as_value_lists():
+    same = [row_of([i, "x"], RowKind.UPDATE_AFTER) for i in range(3)]
+    assert b"rows_from_columns_of" in bytes(ChangelogRowSerializer().dumps(same))
+    mixed = [row_of([1]), row_of([1, 2], RowKind.DELETE)]
+    chunk = ChangelogRowSerializer().dumps(mixed)
+    assert b"rows_from_columns_of" not in bytes(chunk)
+    assert [(r.get_row_kind(), list(r)) for r in PickleBatchSerializer().loads(chunk)] == [
+        (RowKind.INSERT, [1]), (RowKind.DELETE, [1, 2])]
+
+
+def test_a_corrupt_column_batch_is_a_typed_error():
+    with pytest.raises(CorruptChannelDataError):
+        rows_from_columns_of(b"\x00\x01", [[1]])
+    with pytest.raises(CorruptChannelDataError):
+        rows_from_columns_of(b"\x09", [[1]])
