@@ -80,8 +80,8 @@ def partition_values(partition: str) -> tuple[list[str], list[str]]:
     return keys, values
 
 
-class ProcTimeCommitTrigger:
-    """Committable from the processing time the partition was first seen plus the delay."""
+class _PendingPartitions:
+    """The partitions a trigger holds: partition -> processing time it was first seen."""
 
     def __init__(self, delay_ms: int) -> None:
         self.delay_ms = delay_ms
@@ -90,6 +90,15 @@ class ProcTimeCommitTrigger:
     def add_partition(self, partition: str, now_ms: int) -> None:
         if partition:
             self.pending.setdefault(partition, now_ms)
+
+    def end_input(self) -> list[str]:
+        """Every pending partition (the input ended: they are complete)."""
+        ready, self.pending = list(self.pending), {}
+        return ready
+
+
+class ProcTimeCommitTrigger(_PendingPartitions):
+    """Committable from the processing time the partition was first seen plus the delay."""
 
     def committable(self, checkpoint_id: int, now_ms: int) -> list[str]:
         ready = [p for p, created in self.pending.items()
@@ -104,24 +113,15 @@ class ProcTimeCommitTrigger:
     def restore(self, state: CommitterState) -> None:
         self.pending.update(state.pending)
 
-    def end_input(self) -> list[str]:
-        ready, self.pending = list(self.pending), {}
-        return ready
 
-
-class PartitionTimeCommitTrigger:
+class PartitionTimeCommitTrigger(_PendingPartitions):
     """Committable when the checkpoint's watermark passed the partition's time plus the delay."""
 
     def __init__(self, delay_ms: int, zone: str, extractor: Any) -> None:
-        self.delay_ms = delay_ms
+        super().__init__(delay_ms)
         self.zone = zone
         self.extractor = extractor
-        self.pending: dict[str, int] = {}
         self.watermarks: dict[int, int] = {}
-
-    def add_partition(self, partition: str, now_ms: int) -> None:
-        if partition:
-            self.pending.setdefault(partition, now_ms)
 
     def committable(self, checkpoint_id: int, now_ms: int) -> list[str]:
         watermark = self.watermarks.get(checkpoint_id, NO_WATERMARK)
@@ -143,10 +143,6 @@ class PartitionTimeCommitTrigger:
     def restore(self, state: CommitterState) -> None:
         self.pending.update(state.pending)
         self.watermarks.update(state.watermarks)
-
-    def end_input(self) -> list[str]:
-        ready, self.pending = list(self.pending), {}
-        return ready
 
 
 @dataclass(frozen=True, slots=True)
