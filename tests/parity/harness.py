@@ -123,6 +123,7 @@ PROGRAMS = {
     "table_pandas_udaf_windows": True,  # issue 32, item 6
     "table_data_views": True,  # issue 32, item 6: prints final rows
     "table_split_distinct": True,  # issue 32, item 4: split distinct aggregation
+    "table_mini_batch_dedup": True,  # issue 32, item 4: mini-batch deduplication
     "table_proctime_windows": True,  # issue 32: processing-time windows (schemas, counts)
     "table_filesystem_partitions": True,  # issue 32, item 5: PARTITIONED BY, _SUCCESS files
     "table_proctime_over": True,  # issue 32: over aggregation on processing time

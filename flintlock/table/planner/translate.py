@@ -367,6 +367,11 @@ class Translator:
         return stream.key_by(function.key_selector()).process(function, ROWS)
 
     def _t_Rank(self, node: n.Rank) -> DataStream:
+        from flintlock.table.planner import dedup_plan  # issue 32
+
+        bundled = dedup_plan.mini_batch_deduplication(self, node)
+        if bundled is not None:
+            return bundled
         return self._top_n(self.stream(node.input), node.partition, node.order, 1, node.limit,
                            node.output_number, mode(node.input) is ChangelogKind.INSERT_ONLY)
 
