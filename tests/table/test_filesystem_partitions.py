@@ -26,7 +26,7 @@ from flintlock.table.connectors.partition_committer import (
     ProcTimeCommitTrigger,
     partition_values,
 )
-from flintlock.table.errors import UnsupportedFeatureError, ValidationError
+from flintlock.table.errors import ValidationError
 from flintlock.testing.clock import ManualClock
 from flintlock.testing.executor import use_thread_executor
 
@@ -157,7 +157,7 @@ def test_end_of_input_commits_every_pending_partition(tmp_path):
 
 
 def test_option_errors():
-    with pytest.raises(UnsupportedFeatureError, match="'metastore' partition commit policy"):
+    with pytest.raises(PartitionCommitPolicyError, match="'metastore' partition commit policy"):
         _settings(**{"sink.partition-commit.policy.kind": "metastore,success-file"})
     with pytest.raises(PartitionCommitPolicyError, match="Unsupported partition commit policy"):
         _settings(**{"sink.partition-commit.policy.kind": "hive"})
@@ -385,3 +385,18 @@ def committed_rows(path):
     from flintlock.testing.files import committed_lines
 
     return [line for line in committed_lines(path) if line]
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["batch", "streaming"])
+def test_a_table_without_partitions_gets_its_success_file_in_batch_mode(executor, tmp_path,
+                                                                          streaming):
+    """As PyFlink 2.3.0: the batch sink commits the table's directory (``_SUCCESS`` at its
+    root); the streaming sink has no committer without partitions."""
+    env = _env(streaming, parallelism=1)
+    env.execute_sql(f"""
+        CREATE TABLE t (v INT, k STRING)
+        WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "t"}', 'format' = 'csv',
+              'sink.partition-commit.policy.kind' = 'success-file')""")
+    env.execute_sql("INSERT INTO t VALUES (1, 'x'), (2, 'y')").wait()
+    names = [f for f in _listing(tmp_path / "t") if not f.startswith("part-")]
+    assert names == ([] if streaming else ["_SUCCESS"])

@@ -189,7 +189,7 @@ def create_sink(stream: DataStream, spec: TableSpec, fields: tuple[Field, ...],
     charset = options.get_str("raw.charset", "UTF-8") if found.name == "raw" else "UTF-8"
     settings = file_sink_settings(_absolute(options.raw["path"]), options, write, data,
                                   partition, spec, charset or "UTF-8", not context.streaming)
-    return add_sink(stream, spec, settings, options, sink_parallelism(spec))
+    return add_sink(stream, spec, settings, options, sink_parallelism(spec), context.streaming)
 
 
 class FileSystemFactory:

@@ -150,7 +150,7 @@ class PartitionedWriter:
     record); with ``reports``, it sends a ``PartitionCommitInfo`` after each commit naming the
     partitions whose files that commit (or the restore before it) published."""
 
-    def __init__(self, inner: FileSinkWriter, assigner: PartitionBucketAssigner, root: str,
+    def __init__(self, inner: FileSinkWriter, assigner: BucketAssigner, root: str,
                  subtask: int, parallelism: int, reports: bool) -> None:
         self.inner = inner
         self.assigner = assigner
@@ -196,7 +196,8 @@ class PartitionedWriter:
 
     def _note(self, files: list[PendingFile]) -> None:
         for pending in files:
-            self._published.add(posixpath.relpath(posixpath.dirname(pending.final), self.root))
+            relative = posixpath.relpath(posixpath.dirname(pending.final), self.root)
+            self._published.add("" if relative == "." else relative)
 
     def _report(self, checkpoint_id: int) -> None:
         if not self.reports or self._emit is None:
@@ -216,7 +217,7 @@ class TableFileSink(Sink):
     def create_writer(self, subtask_index: int, parallelism: int) -> Any:
         writer = FileSinkWriter(self.settings, subtask_index, parallelism)
         assigner = self.settings.bucket_assigner
-        if isinstance(assigner, PartitionBucketAssigner):
+        if isinstance(assigner, PartitionBucketAssigner) or self.reports:
             root = fsspec.core.url_to_fs(self.settings.base_path)[1]
             return PartitionedWriter(writer, assigner, root, subtask_index, parallelism,
                                      self.reports)
@@ -267,11 +268,12 @@ def file_sink_settings(base: str, options: Options, write: Callable[[Any], str],
 
 
 def add_sink(stream: DataStream, spec: TableSpec, settings: FileSinkSettings,
-             options: Options, parallelism: int | None) -> Any:
-    """The sink after ``stream``; with a commit policy on a partitioned table, the writers
+             options: Options, parallelism: int | None, streaming: bool = True) -> Any:
+    """The sink after ``stream``; with a commit policy on a partitioned table (or, in batch
+    mode, on any table: Flink's batch sink commits the table's directory too), the writers
     followed by the partition committer (parallelism 1)."""
     commit = PartitionCommitSettings.from_options(options)
-    if not spec.partition_keys or not commit.enabled:
+    if not commit.enabled or (streaming and not spec.partition_keys):
         return stream._add_sink("Sink: filesystem", TableFileSink(settings),
                                 parallelism=parallelism)
     writer = OperatorSpec(OperatorKind.SINK, output_type=None,

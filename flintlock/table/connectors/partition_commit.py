@@ -12,7 +12,8 @@ table's policies, in the order ``sink.partition-commit.policy.kind`` lists them:
   here a Python class path (``package.module.ClassName``; Flink takes a Java class), built
   with the strings of ``sink.partition-commit.policy.class.parameters`` (``;``-separated) as
   its arguments; ``context`` is a ``PartitionCommitContext``;
-* ``metastore`` is refused (``UnsupportedFeatureError``): there is no Hive metastore.
+* ``metastore`` is refused with Flink's streaming error (``PartitionCommitPolicyError``, a
+  ``ValidationError``): it is for Hive tables, and there is no Hive metastore here.
 
 Partition time (trigger ``partition-time``): the default extractor builds a timestamp string
 from the partition values — the first value, or ``partition.time-extractor.timestamp-pattern``
@@ -40,7 +41,7 @@ import fsspec
 
 from flintlock.datastream.connectors._buckets import java_pattern_to_strftime
 from flintlock.table.connectors._options import Options
-from flintlock.table.errors import UnsupportedFeatureError, ValidationError
+from flintlock.table.errors import ValidationError
 
 TRIGGER = "sink.partition-commit.trigger"
 DELAY = "sink.partition-commit.delay"
@@ -277,10 +278,11 @@ class PartitionCommitSettings:
 
 def _check_kinds(kinds: tuple[str, ...], options: Options) -> None:
     for kind in kinds:
-        if kind == PartitionCommitPolicy.METASTORE:
-            raise UnsupportedFeatureError(
-                "the 'metastore' partition commit policy",
-                "flintlock has no Hive metastore; use 'success-file' or 'custom'")
+        if kind == PartitionCommitPolicy.METASTORE:  # Flink's streaming sink's words
+            raise PartitionCommitPolicyError(
+                "Can not configure a 'metastore' partition commit policy for a file system "
+                "table. You can only configure 'metastore' partition commit policy for a hive "
+                "table.")
         if kind not in (PartitionCommitPolicy.SUCCESS_FILE, PartitionCommitPolicy.CUSTOM):
             raise PartitionCommitPolicyError(f"Unsupported partition commit policy: {kind}")
         if kind == PartitionCommitPolicy.CUSTOM:

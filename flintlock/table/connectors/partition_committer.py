@@ -71,9 +71,11 @@ class CommitterState:
 
 
 def partition_values(partition: str) -> tuple[list[str], list[str]]:
-    """(keys, values) of a ``k1=v1/k2=v2`` partition path, values unescaped."""
-    keys, values = [], []
-    for part in partition.split("/"):
+    """(keys, values) of a ``k1=v1/k2=v2`` partition path, values unescaped (none for ``""``,
+    the directory of a table without partitions)."""
+    keys: list[str] = []
+    values: list[str] = []
+    for part in partition.split("/") if partition else []:
         key, _, value = part.partition("=")
         keys.append(unquote(key))
         values.append(unquote(value))
@@ -196,7 +198,8 @@ class PartitionCommitter:
         for cid in [c for c in self.reported if c <= info.checkpoint_id]:
             del self.reported[cid]
         if info.end_of_input or info.checkpoint_id == END_INPUT:
-            self._commit(self.trigger.end_input())
+            # a table without partitions (batch mode) commits its directory at the end
+            self._commit(self.trigger.end_input() if self.settings.partition_keys else [""])
         else:
             self._commit(self.trigger.committable(info.checkpoint_id, now))
 
@@ -206,9 +209,10 @@ class PartitionCommitter:
                                    if len(table) < 3 else table[-3:])
         for partition in sorted(partitions):
             keys, values = partition_values(partition)
-            context = PartitionCommitContext(
-                catalog, database, name, tuple(keys), tuple(values),
-                posixpath.join(self.settings.base_path, partition))
+            path = (posixpath.join(self.settings.base_path, partition) if partition
+                    else self.settings.base_path)
+            context = PartitionCommitContext(catalog, database, name, tuple(keys),
+                                             tuple(values), path)
             for policy in self.policies:
                 policy.commit(context)
 
