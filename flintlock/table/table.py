@@ -23,7 +23,7 @@ from flintlock.table.expression import Expression, to_node
 from flintlock.table.expressions import ColumnSelection, _ColumnRange, col
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
-from flintlock.table.plan.joins import coerce, make_join, time_bounded
+from flintlock.table.plan.joins import coerce, keyed_join, time_bounded
 from flintlock.table.plan.resolver import ExpressionResolver, PyLiteral, Scope, UdfNode
 from flintlock.table.plan.rewrite import (
     drop_unused_rank_number,
@@ -249,7 +249,7 @@ class Table:
             condition = ExpressionResolver(scope, self._t_env).resolve(_field_node(predicate))
         elif kind is not n.JoinKind.INNER:
             raise ValidationError("an outer join needs a join predicate")
-        return self._derive(time_bounded(make_join(self._plan, right._plan, kind, condition)))
+        return self._derive(keyed_join(self._plan, right._plan, kind, condition, time_bounded))
 
     def join(self, right: Table, join_predicate: Any = None) -> Table:
         return self._join(right, join_predicate, n.JoinKind.INNER)

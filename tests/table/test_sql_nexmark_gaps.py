@@ -7,6 +7,7 @@ import pytest
 
 from flintlock.table import EnvironmentSettings, TableEnvironment
 from flintlock.table.errors import TableException, ValidationError
+from flintlock.table.expressions import col
 from flintlock.testing.executor import use_thread_executor
 
 
@@ -137,3 +138,15 @@ def test_a_pushed_rank_filter_makes_the_top_n_below_the_join(t_env, auctions):
            "auction ORDER BY price DESC) AS rn FROM bid) B WHERE A.id = B.auction AND B.rn <= 1")
     assert "Rank(" in t_env.explain_sql(sql)
     assert final(t_env.execute_sql(sql)) == [(1, 500), (2, 700)]
+
+
+def test_table_api_join_then_where_and_expression_predicates_are_keyed(t_env, auctions):
+    auction = t_env.from_path("auction")
+    bid = t_env.from_path("bid")
+    where = auction.join(bid).where(col("id") == col("auction")).select(col("id"), col("price"))
+    assert "keys=[id = auction]" in where.explain()
+    assert final(where.execute()) == [(1, 5), (1, 50), (1, 500), (2, 7), (2, 9), (2, 700)]
+    predicate = auction.join(bid, col("id") == col("auction") % 2 + 1).select(col("id"),
+                                                                             col("price"))
+    assert "keys=[$key0 = $key0]" in predicate.explain()
+    assert final(predicate.execute()) == [(1, 7), (1, 9), (1, 700), (2, 5), (2, 50), (2, 500)]
