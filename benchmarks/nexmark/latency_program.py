@@ -1,0 +1,144 @@
+"""End-to-end latency of a Nexmark query at a fixed event rate, as a PyFlink user measures it
+(issue 33, item 3). Written against PyFlink 2.3.0's API; ``run.py`` runs it on PyFlink and, with
+the imports changed to ``flintlock``, on flintlock (standard library only besides that).
+
+    python latency_program.py SPEC.json RESULT.json
+
+How: the query reads filesystem tables monitored for new files (``source.monitor-interval``).
+A feeder thread of this process appends the generated events (``data``: the files of
+``generate.py``) at ``rate`` events/s: every ``tick`` seconds it writes the events due so far
+into a new file per event type (written under a hidden name, then renamed: both engines skip
+hidden files), each event's ``dateTime`` replaced by the wall-clock time of the write, in
+milliseconds (UTC). The query ``sql`` ends in a projection of its result with
+``LOCALTIMESTAMP`` added as the last column (evaluated per row in streaming mode by both
+engines, in the query's last operator), over a sample of the rows. An event's latency is that
+column minus the event's ``dateTime`` (column ``time_column``): the time from its line being
+written to its result row being made at the end of the query. It holds the engine's file
+discovery (up to the monitor interval), reading, decoding and the query's operators; not the
+hand-over of the row to this process (``collect()``: PyFlink's client fetches rows through
+py4j at a few hundred rows a second, which would measure the client instead of the engine).
+Rows arriving in the first ``warmup`` seconds after the first result row are not counted (the
+events fed while the job was starting are a backlog it works off first); then rows are
+counted for ``seconds``.
+
+SPEC: ``{"query", "sql", "tables": {name: columns}, "data", "work", "rate", "seconds",
+"warmup", "tick", "monitor", "time_column", "shares": {table: fraction of the events},
+"stamp_columns": {table: position of its dateTime},
+"parallelism"}``. RESULT: ``{"query", "rate", "rows", "p50_ms", "p90_ms", "p99_ms", "max_ms",
+"fed"}`` or ``{"error"}``.
+"""
+
+import datetime
+import json
+import os
+import sys
+import threading
+import time
+
+
+def stamped(line, column, now_text):
+    parts = line.split(",")
+    parts[column] = now_text
+    return ",".join(parts)
+
+
+class Feeder(threading.Thread):
+    """Writes the events due at ``rate`` into new files, one per table per tick."""
+
+    def __init__(self, spec, tables):
+        super().__init__(daemon=True)
+        self.spec, self.tables = spec, tables
+        self.lines = {t: interleaved(os.path.join(spec["data"], t)) for t in tables}
+        self.written = dict.fromkeys(tables, 0)
+        self.stop = threading.Event()
+        self.start_time = None
+
+    def run(self):
+        tick, rate, shares = self.spec["tick"], self.spec["rate"], self.spec["shares"]
+        self.start_time = time.time()
+        number = 0
+        while not self.stop.is_set():
+            now = time.time()
+            now_text = datetime.datetime.utcfromtimestamp(now).strftime(
+                "%Y-%m-%d %H:%M:%S.%f")[:-3]
+            for table in self.tables:
+                due = int(rate * shares[table] * (now - self.start_time)) - self.written[table]
+                lines = self.lines[table][self.written[table]:self.written[table] + due]
+                if not lines:
+                    continue
+                directory = os.path.join(self.spec["work"], table)
+                hidden = os.path.join(directory, f".part-{number}.csv")
+                with open(hidden, "w") as out:
+                    column = self.spec["stamp_columns"][table]
+                    out.write("".join(stamped(line, column, now_text) + "\n"
+                                      for line in lines))
+                os.rename(hidden, os.path.join(directory, f"part-{number}.csv"))
+                self.written[table] += len(lines)
+            number += 1
+            self.stop.wait(max(0.0, tick - (time.time() - now)))
+
+
+def interleaved(directory):
+    """The events of a type in event order: ``generate.py``'s file i holds events i, i + n, ..."""
+    files = [open(os.path.join(directory, name)).read().splitlines()
+             for name in sorted(os.listdir(directory)) if name.endswith(".csv")]
+    return [line for group in zip(*files, strict=False) for line in group]
+
+
+def percentile(ordered, fraction):
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def measure(spec):
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.get_config().set("parallelism.default", str(spec.get("parallelism", 2)))
+    t_env.get_config().set("table.local-time-zone", "UTC")
+    for table, columns in spec["tables"].items():
+        os.makedirs(os.path.join(spec["work"], table), exist_ok=True)
+        t_env.execute_sql(
+            f"CREATE TABLE {table} ({columns}) WITH ('connector' = 'filesystem', "
+            f"'path' = '{spec['work']}/{table}', 'format' = 'csv', "
+            f"'source.monitor-interval' = '{spec['monitor']}')")
+    feeder = Feeder(spec, list(spec["tables"]))
+    result = t_env.execute_sql(spec["sql"])
+    feeder.start()
+    samples, column, first = [], spec["time_column"], None
+    with result.collect() as rows:
+        for row in rows:
+            now = time.time()
+            first = now if first is None else first
+            if now - first > spec["warmup"] + spec["seconds"]:
+                break
+            if now - first < spec["warmup"]:
+                continue
+            done, created = row[len(row) - 1], row[column]
+            if done.tzinfo is not None:  # a TIMESTAMP_LTZ: to naive UTC
+                done = done.astimezone(datetime.UTC).replace(tzinfo=None)
+            samples.append((done - created).total_seconds() * 1000.0)
+    feeder.stop.set()
+    samples.sort()
+    if not samples:
+        return {"error": "no rows arrived after the warm-up"}
+    return {"rows": len(samples), "p50_ms": percentile(samples, 0.5),
+            "p90_ms": percentile(samples, 0.9), "p99_ms": percentile(samples, 0.99),
+            "max_ms": samples[-1], "fed": sum(feeder.written.values())}
+
+
+def main():
+    spec = json.loads(open(sys.argv[1]).read())
+    try:
+        outcome = measure(spec)
+    except Exception as error:  # reported, the runner goes on with the next query
+        outcome = {"error": f"{type(error).__name__}: {str(error)[:2000]}"}
+    outcome = {"query": spec["query"], "rate": spec["rate"], **outcome}
+    print(spec["query"], outcome, flush=True)
+    with open(sys.argv[2], "w") as out:
+        json.dump(outcome, out)
+    sys.stdout.flush()
+    os._exit(0)  # the job was cancelled with the iterator; do not wait for engine threads
+
+
+if __name__ == "__main__":
+    main()
