@@ -73,6 +73,37 @@ def test_plain_batches_take_the_column_path_with_the_same_values() -> None:
     assert both(lines)[0] == both(lines)[1]
 
 
+JSON = lookup("json")
+
+
+@pytest.mark.parametrize("lines, options", [
+    (['{"a":1,"s":"x","ts":"2020-01-02 03:04:05.123","b":true,"d":1.5}',
+      '{"a":"7","s":5,"ts":"2020-01-02 03:04:05","b":"TRUE","d":"2"}'], {}),
+    (['{"a":1}', "", '{"s":"y","extra":[1]}', "  "], {}),
+    (['{"a":1}', 'not json', '{"a":2}', '[1]', '{"a":true}'],
+     {"json.ignore-parse-errors": "true"}),
+    (['{"a":1,"s":null}', '{"a":null,"s":"x"}'], {}),
+    (['{"a":1}{"a":2}', '{"a":3}'], {"json.ignore-parse-errors": "true"}),
+])
+def test_the_json_batch_reader_reads_what_the_line_reader_reads(
+        lines: list[str], options: dict[str, str]) -> None:
+    opts = Options(options)
+    batch = JSON.batch_reader(FIELDS, opts, "json")(lines)
+    rows = [v for v in map(JSON.reader(FIELDS, opts, "json"), lines) if v is not None]
+    assert batch == (transpose(rows, len(FIELDS), None), len(rows))
+
+
+def test_json_errors_and_missing_fields_are_the_line_readers() -> None:
+    strict = JSON.batch_reader(FIELDS, Options({"json.fail-on-missing-field": "true"}), "json")
+    with pytest.raises(FormatParseError, match="Failed to deserialize JSON"):
+        strict(['{"a":1,"s":"x","ts":"2020-01-02 03:04:05","b":true,"d":1}', '{"a":2}'])
+    with pytest.raises(FormatParseError, match="Failed to deserialize JSON '\\{\"a\":\"x"):
+        JSON.batch_reader(FIELDS, Options({}), "json")(['{"a":1}', '{"a":"x"}'])
+    columns, count = JSON.batch_reader(FIELDS, Options({}), "json", {1})(
+        ['{"a":"not a number","s":"kept"}'])
+    assert (columns, count) == ([None, ["kept"], None, None, None], 1)
+
+
 def test_a_bad_value_raises_the_line_readers_error() -> None:
     lines = ["1,x,2020-01-02 03:04:05,true,1", "x,y,2020-01-02 03:04:05,true,1"]
     with pytest.raises(FormatParseError, match="Failed to deserialize CSV row 'x,y,"):

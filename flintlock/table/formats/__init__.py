@@ -6,7 +6,7 @@ names and encodings.
 whether it encodes row kinds (a changelog format, which lets a sink accept updates), and
 ``writer(fields, options, prefix)`` / ``reader(fields, options, prefix)`` building the
 per-row functions; ``batch_reader`` a batch of lines' rows as columns (``_columns``: csv
-splits and converts whole columns); ``changelog_reader`` gives a line's rows with their row
+and json convert whole columns); ``changelog_reader`` gives a line's rows with their row
 kinds (several for a changelog event, one ``+I`` row for the other formats). ``prefix`` is
 where the format's options live: ``csv`` for ``'format' = 'csv'``, ``value.csv`` for Kafka's
 ``'value.format' = 'csv'``.
@@ -84,7 +84,7 @@ FORMATS = {
     "csv": TableFormat("csv", csv.OPTION_KEYS, False, csv.CsvSettings, csv.row_writer,
                        csv.line_reader, _batch_reader=csv.batch_reader),
     "json": TableFormat("json", json.OPTION_KEYS, False, json.JsonSettings, json.row_writer,
-                        json.line_reader),
+                        json.line_reader, _batch_reader=json.batch_reader),
     "raw": TableFormat("raw", raw.OPTION_KEYS, False, raw.RawSettings, raw.row_writer,
                        raw.line_reader),
     "canal-json": TableFormat("canal-json", canal_json.OPTION_KEYS, True,

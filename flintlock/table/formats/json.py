@@ -20,13 +20,14 @@ Built on the driver; encoders and decoders run on the task threads of the sink o
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from itertools import repeat
 from typing import Any
 
 from flintlock.common.types import row_of
 from flintlock.table import types as t
 from flintlock.table.connectors._options import Options
-from flintlock.table.formats import _text
+from flintlock.table.formats import _columns, _text
 from flintlock.table.formats._base import FormatParseError, FormatSettings
 from flintlock.table.plan.nodes import Field
 
@@ -235,9 +236,12 @@ def _or_null(read: Read) -> Read:
     return lenient
 
 
-def object_reader(fields: list[Field], settings: JsonSettings) -> Callable[[Any], list[Any]]:
-    """A JSON object as the list of the fields' values."""
-    readers = [(f.name, _nullable_reader(value_reader(f.type, settings))) for f in fields]
+def object_reader(fields: list[Field], settings: JsonSettings,
+                  wanted: Collection[int] | None = None) -> Callable[[Any], list[Any]]:
+    """A JSON object as the list of the fields' values (a field not in ``wanted``, all by
+    default, as the JSON value it holds, unconverted)."""
+    readers = [(f.name, _nullable_reader(value_reader(f.type, settings))
+                if wanted is None or i in wanted else _as_is) for i, f in enumerate(fields)]
     if settings.ignore_errors:
         readers = [(name, _or_null(reader)) for name, reader in readers]
     fail_on_missing = settings.fail_on_missing
@@ -260,10 +264,14 @@ def object_reader(fields: list[Field], settings: JsonSettings) -> Callable[[Any]
     return read
 
 
-def line_reader(fields: list[Field], settings: JsonSettings
-                ) -> Callable[[str], list[Any] | None]:
+def _as_is(node: Any) -> Any:
+    return node
+
+
+def line_reader(fields: list[Field], settings: JsonSettings,
+                wanted: Collection[int] | None = None) -> Callable[[str], list[Any] | None]:
     """A line as the row's values; None for a skipped line (parse errors ignored)."""
-    read = object_reader(fields, settings)
+    read = object_reader(fields, settings, wanted)
     ignore = settings.ignore_errors
 
     def parse(line: str) -> list[Any] | None:
@@ -278,4 +286,54 @@ def line_reader(fields: list[Field], settings: JsonSettings
     return parse
 
 
-__all__ = ["OPTION_KEYS", "JsonSettings", "line_reader", "row_writer", "value_writer"]
+_KEPT: dict[type[t.DataType], tuple[type, ...]] = {
+    t.TinyIntType: (int,), t.SmallIntType: (int,), t.IntType: (int,), t.BigIntType: (int,),
+    t.CharType: (str,), t.VarCharType: (str,)}
+"""Types whose JSON values are the column's values as they are, when every one has the type."""
+
+
+def _column(data_type: t.DataType, settings: JsonSettings) -> Callable[[list[Any]], list[Any]]:
+    read = _nullable_reader(value_reader(data_type, settings))
+    kept = frozenset((*_KEPT.get(type(data_type), ()), type(None)))
+
+    def convert(nodes: list[Any]) -> list[Any]:
+        if len(kept) > 1 and set(map(type, nodes)) <= kept:
+            return nodes
+        return list(map(read, nodes))
+    return convert
+
+
+def batch_reader(fields: list[Field], settings: JsonSettings,
+                 wanted: Collection[int] | None = None) -> _columns.BatchRead:
+    """Lines as columns (``formats._columns``): the batch parsed as one JSON array and each
+    wanted field taken from every object at once; a batch that is not one object per line
+    (a blank line, a line that is not JSON or not an object, with ``fail-on-missing-field``
+    a missing field) or where a value does not convert is read line by line
+    (``line_reader``), which gives its errors, skips and NULLs."""
+    width = len(fields)
+    per_line = _columns.per_line(line_reader(fields, settings, wanted), width, wanted)
+    converters = [(i, f.name, _column(f.type, settings)) for i, f in enumerate(fields)
+                  if wanted is None or i in wanted]
+    fail_on_missing = settings.fail_on_missing
+
+    def decode(lines: list[str]) -> tuple[_columns.Columns, int]:
+        try:
+            nodes = json.loads("[" + ",".join(lines) + "]")
+        except ValueError:
+            return per_line(lines)
+        if len(nodes) != len(lines) or (nodes and set(map(type, nodes)) != {dict}):
+            return per_line(lines)
+        columns: _columns.Columns = [None] * width
+        try:
+            for i, name, convert in converters:
+                if fail_on_missing and not all(map(dict.__contains__, nodes, repeat(name))):
+                    return per_line(lines)
+                columns[i] = convert(list(map(dict.get, nodes, repeat(name))))
+        except (ValueError, TypeError, ArithmeticError, AttributeError):
+            return per_line(lines)
+        return columns, len(nodes)
+    return decode
+
+
+__all__ = ["OPTION_KEYS", "JsonSettings", "batch_reader", "line_reader", "row_writer",
+           "value_writer"]
