@@ -126,6 +126,25 @@ def test_committer_commits_once_every_writer_reported(tmp_path):
     assert (base / "dt=a" / "_SUCCESS").exists() and (base / "dt=b" / "_SUCCESS").exists()
 
 
+def test_writers_ending_at_different_checkpoints(tmp_path):
+    """Subtask 0's input ends at checkpoint 1 (it reports no later checkpoint); checkpoint 2
+    is complete with subtask 1's info, and only subtask 1's end commits what the trigger held
+    back. The ended writers survive a restore of the committer."""
+    base = tmp_path / "t"
+    committer = PartitionCommitter(CommitterSettings(str(base), ("t",), ("dt",), _settings(**{
+        "sink.partition-commit.policy.kind": "success-file",
+        "sink.partition-commit.delay": "1 h"})), ManualClock())
+    committer.write([PartitionCommitInfo(1, 0, 2, ("dt=a",), True),
+                     PartitionCommitInfo(1, 1, 2, ())])
+    assert not (base / "dt=a").exists()  # not all writers ended: the delay holds it
+    restored = PartitionCommitter(committer.settings, ManualClock())
+    restored.restore(committer.snapshot_state(2))
+    restored.write([PartitionCommitInfo(3, 1, 2, ("dt=b",))])
+    assert not (base / "dt=b").exists()
+    restored.write([PartitionCommitInfo(4, 1, 2, (), True)])
+    assert (base / "dt=a" / "_SUCCESS").exists() and (base / "dt=b" / "_SUCCESS").exists()
+
+
 def test_committer_with_partition_time_commits_what_the_watermark_passed(tmp_path):
     base = tmp_path / "t"
     committer = PartitionCommitter(CommitterSettings(str(base), ("t",), ("dt",), _settings(**{

@@ -19,8 +19,11 @@ Triggers:
   time in ``sink.partition-commit.watermark-time-zone``) plus the delay.
 
 At the end of the input (every writer's info says so) every pending partition is committed,
-whatever the trigger, as Flink's ``endInput`` does. The committer's state — pending
-partitions with their creation times and the watermark per checkpoint — is checkpointed;
+whatever the trigger, as Flink's ``endInput`` does. A writer whose input ended reports no later
+checkpoint: those count as reported by it (``EndedWriters``, checkpointed), so writers that end
+at different checkpoints hold nothing back, and only the last one's end commits everything.
+The committer's state — pending partitions with their creation times, the watermark per
+checkpoint and the ended writers — is checkpointed;
 which writers have reported a checkpoint is not (as in Flink): after a restore the writers
 report the partitions of the files they commit on restore with their next info.
 
@@ -68,6 +71,14 @@ class CommitterState:
 
     pending: tuple[tuple[str, int], ...]
     watermarks: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EndedWriters:
+    """The writer subtasks whose input ended (checkpointed): they report no later checkpoint,
+    so a checkpoint is complete once every other writer reported it."""
+
+    tasks: tuple[int, ...]
 
 
 def partition_values(partition: str) -> tuple[list[str], list[str]]:
@@ -171,6 +182,7 @@ class PartitionCommitter:
         self.policies = commit.policies()
         self.watermark = NO_WATERMARK
         self.reported: dict[int, set[int]] = {}
+        self.ended: set[int] = set()
 
     def set_checkpointing(self, enabled: bool) -> None:
         """Either way the writers' infos drive the commits."""
@@ -179,6 +191,8 @@ class PartitionCommitter:
         for entry in state:
             if isinstance(entry, CommitterState):
                 self.trigger.restore(entry)
+            elif isinstance(entry, EndedWriters):
+                self.ended.update(entry.tasks)
 
     def process_watermark(self, timestamp: int) -> None:
         self.watermark = timestamp
@@ -191,13 +205,15 @@ class PartitionCommitter:
         now = int(self.clock.wall_ms())
         for partition in info.partitions:
             self.trigger.add_partition(partition, now)
+        if info.end_of_input:
+            self.ended.add(info.task_id)
         tasks = self.reported.setdefault(info.checkpoint_id, set())
         tasks.add(info.task_id)
-        if len(tasks) < info.number_of_tasks:
+        if len(tasks | self.ended) < info.number_of_tasks:
             return
         for cid in [c for c in self.reported if c <= info.checkpoint_id]:
             del self.reported[cid]
-        if info.end_of_input or info.checkpoint_id == END_INPUT:
+        if len(self.ended) >= info.number_of_tasks or info.checkpoint_id == END_INPUT:
             # a table without partitions (batch mode) commits its directory at the end
             self._commit(self.trigger.end_input() if self.settings.partition_keys else [""])
         else:
@@ -217,7 +233,8 @@ class PartitionCommitter:
                 policy.commit(context)
 
     def snapshot_state(self, checkpoint_id: int) -> list[Any]:
-        return [self.trigger.snapshot(checkpoint_id, self.watermark)]
+        return [self.trigger.snapshot(checkpoint_id, self.watermark),
+                EndedWriters(tuple(sorted(self.ended)))]
 
     def commit(self, checkpoint_id: int) -> None:
         """The committer publishes when the writers report, not on its own checkpoints."""
