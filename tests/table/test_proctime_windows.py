@@ -27,7 +27,7 @@ from flintlock.table import (
     StreamTableEnvironment,
     TableEnvironment,
 )
-from flintlock.table.errors import UnsupportedFeatureError
+from flintlock.table.errors import TableException, UnsupportedFeatureError
 from flintlock.table.expressions import col, lit
 from flintlock.table.window import Slide, Tumble
 from flintlock.testing.executor import use_thread_executor
@@ -155,11 +155,17 @@ def test_what_is_not_supported_on_proctime(t_env):
     with pytest.raises(UnsupportedFeatureError, match="SESSION window table function"):
         t_env.sql_query("SELECT * FROM TABLE(SESSION(TABLE src, DESCRIPTOR(pt), "
                         "INTERVAL '1' MINUTE))").execute()
-    with pytest.raises(UnsupportedFeatureError, match="processing-time windows"):
-        t_env.sql_query(
-            "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
-            "ORDER BY v DESC) AS rn FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(pt), "
-            "INTERVAL '1' MINUTE))) WHERE rn <= 2")
+    top = ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+           "ORDER BY {}) AS rn FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(pt), "
+           "INTERVAL '1' MINUTE))) WHERE rn <= {}")
+    with pytest.raises(TableException, match=r"^Processing time Window TopN is not supported"):
+        t_env.sql_query(top.format("v DESC", 2))
+    with pytest.raises(TableException, match="Processing time Window Deduplication is not"):
+        t_env.sql_query(top.format("pt DESC", 1))
+    tvf = "(SELECT * FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(pt), INTERVAL '1' DAY)))"
+    with pytest.raises(TableException, match="Processing time Window Join is not supported"):
+        t_env.sql_query(f"SELECT a.k FROM {tvf} a JOIN {tvf} b ON a.k = b.k AND "
+                        "a.window_start = b.window_start AND a.window_end = b.window_end")
 
 
 # -- over aggregation on processing time (the operator, on a manual clock) -------------------------

@@ -28,7 +28,7 @@ from typing import Any
 from sqlglot import exp
 
 from flintlock.table import types as t
-from flintlock.table.errors import UnsupportedFeatureError, ValidationError
+from flintlock.table.errors import TableException, UnsupportedFeatureError, ValidationError
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan.resolver import ExpressionResolver, FunctionCatalog, Scope
 from flintlock.table.plan.rex import InputRef, Literal, Rex, input_refs, remap
@@ -47,6 +47,7 @@ from flintlock.table.time_attributes import (
     is_rowtime,
     materialized,
     proctime_type,
+    time_attribute,
     valid_rowtime_type,
 )
 
@@ -422,10 +423,12 @@ def describe_window(node: Any) -> str:
 
 # -- window Top-N and deduplication ------------------------------------------------------------
 
-def window_role(plan: n.PlanNode, index: int) -> tuple[int, bool] | None:
+def window_role(plan: n.PlanNode, index: int, feature: str = "Window TopN"
+                ) -> tuple[int, bool] | None:
     """(0, 1 or 2 for window_start, window_end, window_time; whether on TIMESTAMP_LTZ) when
     field ``index`` of ``plan`` is a window bound read as it is, through Calcs, from a window
-    table function or window aggregation; else None."""
+    table function or window aggregation; else None. A processing-time window's bound is
+    refused as Flink refuses ``feature`` on it."""
     while True:
         if isinstance(plan, n.Calc):
             projection = plan.projections[index]
@@ -435,9 +438,7 @@ def window_role(plan: n.PlanNode, index: int) -> tuple[int, bool] | None:
         elif isinstance(plan, (WindowTableFunction, WindowAggregate)):
             base = len(plan.fields) - 3
             if index >= base and is_proctime(plan.fields[-1].type):
-                raise UnsupportedFeatureError(
-                    "window Top-N, window deduplication and window joins over "
-                    "processing-time windows")
+                raise TableException(f"Processing time {feature} is not supported yet.")
             ltz = isinstance(plan.fields[-1].type, t.LocalZonedTimestampType)
             return (index - base, ltz) if index >= base else None
         elif isinstance(plan, WindowRank) and index < len(plan.input.fields):
@@ -455,14 +456,16 @@ def window_rank(plan: n.PlanNode) -> n.PlanNode:
         return plan
     roles: dict[int, int] = {}
     ltz = False
+    order = rank.order
+    on_time = len(order) == 1 and time_attribute(rank.input.fields[order[0].index].type)
+    feature = "Window Deduplication" if rank.limit == 1 and on_time else "Window TopN"
     for index in rank.partition:
-        role = window_role(rank.input, index)
+        role = window_role(rank.input, index, feature)
         if role is not None:
             roles[role[0]] = index
             ltz = role[1]
     if not {0, 1} <= set(roles):
         return plan
-    order = rank.order
     keep_last = (rank.limit == 1 and len(order) == 1 and not order[0].ascending
                  and is_rowtime(rank.input.fields[order[0].index].type))
     node = WindowRank(rank.fields, rank.input, rank.partition, order, rank.limit,
@@ -498,4 +501,5 @@ def _tvf_role(plan: n.PlanNode, index: int) -> tuple[int, bool] | None:
     node = plan
     while isinstance(node, n.Calc):
         node = node.input
-    return window_role(plan, index) if isinstance(node, WindowTableFunction) else None
+    return (window_role(plan, index, "Window Join") if isinstance(node, WindowTableFunction)
+            else None)
