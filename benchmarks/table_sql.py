@@ -139,6 +139,29 @@ def expected_result(rows: int, variant: str) -> list[tuple[int, ...]]:
     return sorted((k, c, s) for k, (c, s) in counts.items())
 
 
+def time_variant(engines: dict[str, Path], programs: dict[str, Path], variant: str, n: int,
+                 rounds: int) -> dict[str, object]:
+    """Times ``variant`` on each engine at N and 5N rows, interleaved round by round; prints
+    and returns the times, the marginal rates ``4N / (t(5N) - t(N))`` and their ratio."""
+    times: dict[str, dict[int, list[float]]] = {e: {n: [], 5 * n: []} for e in engines}
+    for _ in range(rounds):
+        for rows in (n, 5 * n):
+            for engine in engines:
+                times[engine][rows].append(elapsed(run(
+                    engines[engine], programs[engine], rows, variant, "time")))
+    rates = {}
+    for engine in engines:
+        small = statistics.median(times[engine][n])
+        large = statistics.median(times[engine][5 * n])
+        rates[engine] = 4 * n / (large - small) if large > small else float("nan")
+        print(f"{variant:8} {engine:9} N={n}: {small:7.2f} s  5N: {large:7.2f} s"
+              f"  marginal {rates[engine] / 1e6:6.3f} M rows/s", flush=True)
+    ratio = rates["flintlock"] / rates["pyflink"]
+    print(f"{variant:8} flintlock / pyflink = {ratio:.2f}", flush=True)
+    return {"times": {e: {str(k): v for k, v in t.items()} for e, t in times.items()},
+            "rates": rates, "ratio": ratio}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=400_000)
@@ -163,25 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                 line = re.search(r"^RESULT (.*)$", got, re.MULTILINE)
                 if line is None or line.group(1) != expected:
                     raise SystemExit(f"{engine} {variant}: wrong result on {check_rows} rows")
-            times: dict[str, dict[int, list[float]]] = {e: {args.rows: [], 5 * args.rows: []}
-                                                        for e in engines}
-            for _ in range(args.rounds):
-                for rows in (args.rows, 5 * args.rows):
-                    for engine in engines:
-                        times[engine][rows].append(elapsed(run(
-                            engines[engine], programs[engine], rows, variant, "time")))
-            rates = {}
-            for engine in engines:
-                small = statistics.median(times[engine][args.rows])
-                large = statistics.median(times[engine][5 * args.rows])
-                rates[engine] = 4 * args.rows / (large - small) if large > small else float("nan")
-                print(f"{variant:6} {engine:9} N={args.rows}: {small:7.2f} s  5N: {large:7.2f} s"
-                      f"  marginal {rates[engine] / 1e6:6.3f} M rows/s", flush=True)
-            ratio = rates["flintlock"] / rates["pyflink"]
-            print(f"{variant:6} flintlock / pyflink = {ratio:.2f}", flush=True)
-            report[variant] = {"times": {e: {str(k): v for k, v in t.items()}
-                                         for e, t in times.items()},
-                               "rates": rates, "ratio": ratio}
+            report[variant] = time_variant(engines, programs, variant, args.rows, args.rounds)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, sort_keys=True))
     return 0

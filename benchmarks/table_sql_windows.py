@@ -24,13 +24,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import statistics
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
-from benchmarks.table_sql import elapsed, ported, pyflink_python, run
+from benchmarks.table_sql import ported, pyflink_python, run, time_variant
 
 VARIANTS = ("window", "interval")
 
@@ -117,25 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         programs["flintlock"].write_text(ported(PROGRAM))
         for variant in args.only:
             _check(engines, programs, variant)
-            times: dict[str, dict[int, list[float]]] = {e: {args.rows: [], 5 * args.rows: []}
-                                                        for e in engines}
-            for _ in range(args.rounds):
-                for rows in (args.rows, 5 * args.rows):
-                    for engine in engines:
-                        times[engine][rows].append(elapsed(run(
-                            engines[engine], programs[engine], rows, variant, "time")))
-            rates = {}
-            for engine in engines:
-                small = statistics.median(times[engine][args.rows])
-                large = statistics.median(times[engine][5 * args.rows])
-                rates[engine] = 4 * args.rows / (large - small) if large > small else float("nan")
-                print(f"{variant:8} {engine:9} N={args.rows}: {small:7.2f} s  5N: {large:7.2f} s"
-                      f"  marginal {rates[engine] / 1e6:6.3f} M rows/s", flush=True)
-            ratio = rates["flintlock"] / rates["pyflink"]
-            print(f"{variant:8} flintlock / pyflink = {ratio:.2f}", flush=True)
-            report[variant] = {"times": {e: {str(k): v for k, v in t.items()}
-                                         for e, t in times.items()},
-                               "rates": rates, "ratio": ratio}
+            report[variant] = time_variant(engines, programs, variant, args.rows,
+                                           args.rounds)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, sort_keys=True))
     return 0
