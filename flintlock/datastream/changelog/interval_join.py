@@ -279,17 +279,20 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
     def _expire(self, ctx: Any, out: list[Any], cache: _Cache, timer_holder: _Cache,
                 expiration: int, is_left: bool) -> None:
         earliest = -1
+        expired = []
         for time, (_sequence, rows) in cache.entries():
             if time <= expiration:
                 if cache.outer:
                     out.extend(self._padded(record, is_left) for record, joined in rows
                                if not joined)
-                cache.remove(time)
+                expired.append(time)
             elif time < earliest or earliest < 0:
                 earliest = time
         if earliest > 0:  # as Flink: a row left at time 0 does not keep the cache
+            for time in expired:
+                cache.remove(time)
             self._register_clean_up(ctx, earliest, is_left)
-        else:
+        else:  # nothing stays: one clear instead of a removal per time
             timer_holder.timer.clear()
             cache.clear()
 
