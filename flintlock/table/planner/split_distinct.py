@@ -359,4 +359,9 @@ def plan_split(translator: Any, node: n.Aggregate) -> n.PlanNode | None:
         return None
     from flintlock.common.options import table_optimizer as options
 
-    return split(node, int(configuration.get(options.DISTINCT_AGG_SPLIT_BUCKET_NUM)))
+    plan = split(node, int(configuration.get(options.DISTINCT_AGG_SPLIT_BUCKET_NUM)))
+    skipped: frozenset[int] = getattr(translator, "no_update_before", frozenset())
+    if id(node) in skipped:  # an upsert consumer: the final level needs no -U rows either
+        final = plan.input if isinstance(plan, n.Calc) else plan
+        translator.no_update_before = skipped | {id(final)}
+    return plan
