@@ -131,3 +131,18 @@ def test_a_split_job_ends_in_the_unsplit_table_through_more_updates(monkeypatch)
                                               ("cid", 2, 2, 5)]
     # a key's partial row updated retracts its part of the result first
     assert len(split) > len(plain)
+
+
+def test_the_sql_hash_code_function_is_flinks_too(monkeypatch) -> None:
+    from flintlock.table import EnvironmentSettings, TableEnvironment
+    from flintlock.testing.executor import use_thread_executor
+
+    use_thread_executor(monkeypatch)
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.get_config().set("parallelism.default", "1")
+    t_env.create_temporary_view("w", t_env.from_elements(
+        [("hello world!", -123457, -7)], ["s", "i", "n"]))
+    rows = [tuple(r) for r in t_env.execute_sql(
+        "SELECT HASH_CODE(s), MOD(HASH_CODE(s), 4), HASH_CODE(i), HASH_CODE(CAST(n AS INT)) "
+        "FROM w").collect()]
+    assert rows == [(217287203, 3, 123456, -7)]  # as PyFlink 2.3.0 printed them
