@@ -421,7 +421,11 @@ class Translator:
 
     def _t_WindowAggregate(self, node: Any) -> DataStream:
         from flintlock.table.planner import windows
+        from flintlock.table.planner.projection_merge import (  # issue 32
+            window_aggregate_through_projection,
+        )
 
+        node = window_aggregate_through_projection(node)
         return windows.translate_window_aggregate(self, node, _aggregate_calls(node))
 
     def _t_WindowRank(self, node: Any) -> DataStream:
