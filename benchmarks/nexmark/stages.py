@@ -13,6 +13,7 @@ How: CPU time (``time.process_time``) per line, median (and min) of ``--repeat``
 machine may be shared: read the figures as relative.
 
     .venv/bin/python -m benchmarks.nexmark.stages [--data DIR] [--lines 20000] [--repeat 5]
+        [--end-to-end q0 q1 q2 q20]   # and the queries' CPU seconds on thread TaskManagers
 """
 
 from __future__ import annotations
@@ -120,6 +121,31 @@ def join_step(bids: list[list[Any]], batch: int) -> Callable[[], None]:
     return step
 
 
+def end_to_end(query: str, data: Path) -> float:
+    """CPU seconds of the query's INSERT into a blackhole over ``data``, on thread
+    TaskManagers in this process (parallelism 2; every thread counted)."""
+    import flintlock.datastream.stream_execution_environment as environment
+    from flintlock.table import EnvironmentSettings, TableEnvironment
+    from flintlock.testing.executor import ThreadExecutor
+
+    executor, loader = ThreadExecutor(None), environment.load_executor
+    environment.load_executor = lambda: executor
+    try:
+        spec = BY_NAME[query]
+        t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+        t_env.get_config().set("parallelism.default", "2")
+        for table in spec.tables:
+            t_env.execute_sql(f"CREATE TABLE {table} ({TABLE_COLUMNS[table]}) WITH ("
+                              f"'connector' = 'filesystem', 'path' = '{data}/{table}', "
+                              "'format' = 'csv')")
+        t_env.execute_sql(f"CREATE TABLE sink ({spec.sink}) WITH ('connector' = 'blackhole')")
+        started = time.process_time()
+        t_env.execute_sql(f"INSERT INTO sink {spec.sql}").wait()
+        return time.process_time() - started
+    finally:
+        environment.load_executor = loader
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT / ".bench" / "nexmark")
@@ -127,6 +153,8 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=20_000)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--end-to-end", nargs="*", default=[], metavar="QUERY",
+                        help="also run these queries end to end on thread TaskManagers")
     args = parser.parse_args()
     directory = dataset(args.data, args.events)
     lines = (directory / "bid" / "part-0.csv").read_text().splitlines()[:args.lines]
@@ -153,6 +181,9 @@ def main() -> None:
     results["q20: INNER join step per bid"] = timed(join_step(bids, args.batch), n, args.repeat)
     for name, (median, low) in results.items():
         print(f"{name:45} {median:8.0f} ns/line  (min {low:.0f})", flush=True)
+    for query in args.end_to_end:
+        print(f"{query} end to end, threads, {args.events} events: "
+              f"{end_to_end(query, directory):.2f} CPU s", flush=True)
 
 
 if __name__ == "__main__":
