@@ -28,8 +28,10 @@ values, anything else one field.
 
 Calls are ``group_agg.AggregateCall``s (argument positions or a callable, filter, distinct).
 The state per key (one value state, ``accState``): [count, accumulator per call, the distinct
-values' multiplicities per call]. Output rows are positional: the grouping fields, then the
-values. Built on the planner's thread and pickled to the TaskManagers; the task thread owns it.
+values' multiplicities per call]; an accumulator's ``ListView`` / ``MapView`` fields are kept
+in keyed list / map states of their own (``agg_views``), as PyFlink keeps them. Output rows
+are positional: the grouping fields, then the values. Built on the planner's thread and
+pickled to the TaskManagers; the task thread owns it.
 
 One difference from PyFlink 2.3.0, kept on purpose: when a bundle's rows for a new key are all
 retractions, PyFlink's worker stops handling that bundle altogether (later keys of the bundle
@@ -43,6 +45,7 @@ from typing import Any
 
 from flintlock.common.state import ValueStateDescriptor
 from flintlock.common.types import Row
+from flintlock.datastream.changelog.agg_views import AccumulatorViews
 from flintlock.datastream.changelog.errors import InvalidOperatorArgumentError
 from flintlock.datastream.changelog.group_agg import AggregateCall
 from flintlock.datastream.changelog.rows import (
@@ -105,6 +108,9 @@ class _BundledAggregation(KeyedProcessFunction):
     def key_selector(self) -> Callable[[Any], Any]:
         return key_selector(self.grouping)
 
+    _views: AccumulatorViews | None
+    """The calls' state-backed data views (None: no accumulator has one, or no state)."""
+
     suppress_unchanged = True
     """Emit nothing when a key's result did not change (Flink's equaliser; off with a state
     retention time, ``mini_batch_agg``)."""
@@ -112,10 +118,13 @@ class _BundledAggregation(KeyedProcessFunction):
     def open(self, runtime_context: RuntimeContext) -> None:
         self.open_without_state(runtime_context)
         self._state = runtime_context.get_state(ValueStateDescriptor(ACC_STATE, None))
+        self._views = AccumulatorViews.bind(runtime_context,
+                                            [call.function for call in self.calls])
 
     def open_without_state(self, runtime_context: RuntimeContext) -> None:
         """Opens the calls (no keyed state: ``mini_batch_agg``'s local half folds rows)."""
         self._readers = [_argument_reader(call) for call in self.calls]
+        self._views = None
         for call in self.calls:
             opener = getattr(call.function, "open", None)
             if opener is not None:
@@ -153,11 +162,31 @@ class _BundledAggregation(KeyedProcessFunction):
         retractions dropped)."""
         state = self._state.value()
         if state is not None:
+            if self._views is not None:
+                state = [state[0], self._views.attach(state[1]), state[2]]
             return state, rows
         start = 0
         while start < len(rows) and not is_accumulate(rows[start]):
             start += 1
         return None, rows[start:]
+
+    def _first_state(self) -> list[Any]:
+        """A new key's state, its views bound to the key's view states."""
+        state = self._new_state()
+        if self._views is not None:
+            state[1] = self._views.adopt(state[1])
+        return state
+
+    def _store(self, state: list[Any]) -> None:
+        """Stores the key's ``state`` (cleared when its count is 0), without its views."""
+        if state[0] == 0:
+            self._state.clear()
+            if self._views is not None:
+                self._views.clear()
+        elif self._views is None:
+            self._state.update(state)
+        else:
+            self._state.update([state[0], self._views.detach(state[1]), state[2]])
 
     def _key_values(self, row: Row) -> list[Any]:
         values = row._values
@@ -189,7 +218,7 @@ class BundledGroupAggFunction(_BundledAggregation):
             return []
         first = state is None
         if state is None:
-            state = self._new_state()
+            state = self._first_state()
         previous = None if first else self._values(state)
         for row in todo:
             self._apply(state, row)
@@ -199,10 +228,9 @@ class BundledGroupAggFunction(_BundledAggregation):
                 ) -> list[Row]:
         """Stores the key's new ``state`` and returns its changelog rows; ``previous`` is its
         result before (None: the key had no state)."""
+        self._store(state)
         if state[0] == 0:
-            self._state.clear()
             return [] if previous is None else [new_row(key + previous, DELETE)]
-        self._state.update(state)
         current = self._values(state)
         if previous is None:
             return [new_row(key + current, INSERT)]
@@ -239,14 +267,12 @@ class BundledGroupTableAggFunction(_BundledAggregation):
         key = self._key_values(todo[0])
         out: list[Row] = []
         if state is None:
-            state = self._new_state()
+            state = self._first_state()
         elif self.generate_update_before:
             out.extend(self._emitted(key, state, DELETE))
         for row in todo:
             self._apply(state, row)
-        if state[0] == 0:
-            self._state.clear()
-        else:
+        if state[0] != 0:
             out.extend(self._emitted(key, state, INSERT))
-            self._state.update(state)
+        self._store(state)
         return out
