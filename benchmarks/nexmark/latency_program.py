@@ -29,6 +29,7 @@ SPEC: ``{"query", "sql", "tables": {name: columns}, "data", "work", "rate", "sec
 """
 
 import datetime
+import heapq
 import json
 import os
 import sys
@@ -48,7 +49,8 @@ class Feeder(threading.Thread):
     def __init__(self, spec, tables):
         super().__init__(daemon=True)
         self.spec, self.tables = spec, tables
-        self.lines = {t: interleaved(os.path.join(spec["data"], t)) for t in tables}
+        self.lines = {t: in_event_order(os.path.join(spec["data"], t),
+                                        spec["stamp_columns"][t]) for t in tables}
         self.written = dict.fromkeys(tables, 0)
         self.stop = threading.Event()
         self.start_time = None
@@ -78,11 +80,12 @@ class Feeder(threading.Thread):
             self.stop.wait(max(0.0, tick - (time.time() - now)))
 
 
-def interleaved(directory):
-    """The events of a type in event order: ``generate.py``'s file i holds events i, i + n, ..."""
+def in_event_order(directory, column):
+    """The events of a type in the order of their generated ``dateTime`` (``generate.py``'s
+    files are each in that order; a bid may name an auction generated a few ms after it)."""
     files = [open(os.path.join(directory, name)).read().splitlines()
              for name in sorted(os.listdir(directory)) if name.endswith(".csv")]
-    return [line for group in zip(*files, strict=False) for line in group]
+    return list(heapq.merge(*files, key=lambda line: line.split(",")[column]))
 
 
 def percentile(ordered, fraction):
