@@ -3,7 +3,7 @@ Flink 2.3's ``TemporalRowTimeJoinOperator``, as a ``KeyedCoProcessFunction`` key
 equi-join fields (the versioned table's primary key) on both inputs.
 
 ``TemporalRowTimeJoinFunction(left_arity, right_arity, left_keys, right_keys, left_time,
-right_time, condition=None, left_outer=False)``:
+right_time, condition=None, left_outer=False, state_retention_ms=0)``:
 
 * ``left_time`` / ``right_time``: ``row -> epoch milliseconds`` of each side's rowtime;
   ``condition(left_values, right_values) -> bool``: the rest of the ON condition.
@@ -18,6 +18,13 @@ right_time, condition=None, left_outer=False)``:
   dropped, and the timer moves to the earliest left row still waiting.
 * UPDATE_BEFORE rows of the versioned side are dropped: Flink's planner asks that side for
   its updates without them (a ``DropUpdateBefore`` in its plan).
+* ``state_retention_ms`` (``table.exec.state.ttl``; on above 1 ms, as Flink's
+  ``BaseTwoInputStreamOperatorWithStateRetention``): every row of a key pushes its
+  processing-time clean-up timer to now + 1.5 x the retention, unless the one registered is
+  still later than now + the retention; when it fires, the key's waiting left rows, versions
+  and timer bookkeeping are dropped (its pending event-time timer then finds nothing). After
+  the watermark's pass, a key with rows still waiting or versions kept pushes it again; a key
+  left with nothing drops its clean-up timer and arrival counter.
 
 Output rows are the left fields then the right fields. The task thread owns a function once
 opened.
@@ -37,7 +44,7 @@ from flintlock.datastream.changelog.rows import (
     key_selector,
     new_row,
 )
-from flintlock.datastream.functions import KeyedCoProcessFunction, RuntimeContext
+from flintlock.datastream.functions import KeyedCoProcessFunction, RuntimeContext, TimeDomain
 
 __all__ = ["TemporalRowTimeJoinFunction"]
 
@@ -49,7 +56,7 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction):
                  right_keys: Sequence[int], left_time: Callable[[Any], int],
                  right_time: Callable[[Any], int],
                  condition: Callable[[Any, Any], Any] | None = None,
-                 left_outer: bool = False) -> None:
+                 left_outer: bool = False, state_retention_ms: int = 0) -> None:
         if len(left_keys) != len(right_keys) or not left_keys:
             raise InvalidOperatorArgumentError(
                 "TemporalRowTimeJoinFunction", "the join needs as many left as right key "
@@ -59,6 +66,9 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction):
         self.left_time, self.right_time = left_time, right_time
         self.condition = condition
         self.left_outer = left_outer
+        self.min_retention_ms = state_retention_ms
+        self.max_retention_ms = state_retention_ms * 3 // 2
+        self.state_cleaning = state_retention_ms > 1
 
     def left_key_selector(self) -> Callable[[Any], Any]:
         return key_selector(self.left_keys)
@@ -71,6 +81,8 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction):
         self._versions = runtime_context.get_map_state(MapStateDescriptor("right", None, None))
         self._next_left = runtime_context.get_state(ValueStateDescriptor("next-index"))
         self._timer = runtime_context.get_state(ValueStateDescriptor("timer"))
+        if self.state_cleaning:
+            self._clean_up = runtime_context.get_state(ValueStateDescriptor("cleanup-timestamp"))
 
     def process_element1(self, value: Any, ctx: Any) -> tuple[Any, ...]:
         index = self._next_left.value() or 0
@@ -78,6 +90,7 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction):
         time = self.left_time(value)
         self._left.put(index, (value._row_kind, tuple(value._values), time))
         self._register_smallest(ctx, time)
+        self._register_clean_up(ctx)
         return ()
 
     def process_element2(self, value: Any, ctx: Any) -> tuple[Any, ...]:
@@ -86,7 +99,37 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction):
         time = self.right_time(value)
         self._versions.put(time, (value._row_kind, tuple(value._values)))
         self._register_smallest(ctx, time)
+        self._register_clean_up(ctx)
         return ()
+
+    # -- idle state retention (table.exec.state.ttl) ------------------------------------------
+
+    def _register_clean_up(self, ctx: Any) -> None:
+        if not self.state_cleaning:
+            return
+        timers = ctx.timer_service()
+        now = int(timers.current_processing_time())
+        registered = self._clean_up.value()
+        if registered is not None and now + self.min_retention_ms <= registered:
+            return
+        if registered is not None:
+            timers.delete_processing_time_timer(registered)
+        self._clean_up.update(now + self.max_retention_ms)
+        timers.register_processing_time_timer(now + self.max_retention_ms)
+
+    def _drop_clean_up(self, ctx: Any) -> None:
+        registered = self._clean_up.value()
+        if registered is not None:
+            self._clean_up.clear()
+            ctx.timer_service().delete_processing_time_timer(registered)
+
+    def _on_clean_up(self, timestamp: int) -> None:
+        if self.state_cleaning and self._clean_up.value() == timestamp:
+            self._left.clear()
+            self._versions.clear()
+            self._next_left.clear()
+            self._timer.clear()
+            self._clean_up.clear()
 
     def _register_smallest(self, ctx: Any, time: int) -> None:
         registered = self._timer.value()
@@ -102,6 +145,9 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction):
         timers.register_event_time_timer(time)
 
     def on_timer(self, timestamp: int, ctx: Any) -> list[Any]:
+        if ctx.time_domain() is TimeDomain.PROCESSING_TIME:
+            self._on_clean_up(timestamp)
+            return []
         self._timer.clear()
         timers = ctx.timer_service()
         watermark = int(timers.current_watermark())
@@ -130,6 +176,12 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction):
             self._versions.remove(time)
         if waiting_from is not None:
             self._register(timers, waiting_from)
+        if self.state_cleaning:
+            if waiting_from is not None or not self._versions.is_empty():
+                self._register_clean_up(ctx)
+            else:
+                self._drop_clean_up(ctx)
+                self._next_left.clear()
         return out
 
     def _holds(self, left: tuple[Any, ...], right: tuple[Any, ...]) -> bool:

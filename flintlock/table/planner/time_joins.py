@@ -56,7 +56,7 @@ def translate_temporal_join(translator: Any, node: TemporalJoin) -> DataStream:
     function = TemporalRowTimeJoinFunction(
         len(node.left.fields), len(node.right.fields), node.left_keys, node.right_keys,
         RowtimeOf(node.left_time), RowtimeOf(node.right_time), condition,
-        node.kind is n.JoinKind.LEFT)
+        node.kind is n.JoinKind.LEFT, translator.state_retention_ms)
     connected = left.connect(right).key_by(function.left_key_selector(),
                                            function.right_key_selector())
     joined: DataStream = connected.process(function, ROWS)
