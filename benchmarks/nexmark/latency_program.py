@@ -37,10 +37,10 @@ import threading
 import time
 
 
-def stamped(line, column, now_text):
+def around(line, column):
+    """The line's text before and after its ``column``-th field (its ``dateTime``)."""
     parts = line.split(",")
-    parts[column] = now_text
-    return ",".join(parts)
+    return ",".join(parts[:column]) + ",", "," + ",".join(parts[column + 1:]) + "\n"
 
 
 class Feeder(threading.Thread):
@@ -49,8 +49,8 @@ class Feeder(threading.Thread):
     def __init__(self, spec, tables):
         super().__init__(daemon=True)
         self.spec, self.tables = spec, tables
-        self.lines = {t: in_event_order(os.path.join(spec["data"], t),
-                                        spec["stamp_columns"][t]) for t in tables}
+        self.lines = {t: [around(line, spec["stamp_columns"][t]) for line in in_event_order(
+            os.path.join(spec["data"], t), spec["stamp_columns"][t])] for t in tables}
         self.written = dict.fromkeys(tables, 0)
         self.stop = threading.Event()
         self.start_time = None
@@ -71,9 +71,7 @@ class Feeder(threading.Thread):
                 directory = os.path.join(self.spec["work"], table)
                 hidden = os.path.join(directory, f".part-{number}.csv")
                 with open(hidden, "w") as out:
-                    column = self.spec["stamp_columns"][table]
-                    out.write("".join(stamped(line, column, now_text) + "\n"
-                                      for line in lines))
+                    out.write("".join(f"{head}{now_text}{tail}" for head, tail in lines))
                 os.rename(hidden, os.path.join(directory, f"part-{number}.csv"))
                 self.written[table] += len(lines)
             number += 1
