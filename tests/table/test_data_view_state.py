@@ -165,3 +165,36 @@ def test_views_restored_from_a_snapshot_at_another_parallelism_continue_exactly(
     for row in events[150:]:
         got += subtasks[assign_key_to_operator(row[0], MAX_PARALLELISM, parallelism)].feed(row)
     assert got == expected
+
+
+def test_a_table_api_udaf_keeps_its_map_view_in_map_state_on_thread_task_managers(
+        monkeypatch) -> None:
+    from flintlock.table import DataTypes, EnvironmentSettings, TableEnvironment
+    from flintlock.table.expressions import col
+    from flintlock.table.udf import AggregateFunction, udaf
+    from flintlock.testing.executor import use_thread_executor
+
+    class Distinct(DistinctCount, AggregateFunction):
+        pass
+
+    calls: dict[str, int] = {}
+    for name in ("put", "items", "keys", "values"):
+        original = getattr(heap_states.HeapMapState, name)
+
+        def counted(self: Any, *args: Any, _name: str = name, _f: Any = original) -> Any:
+            calls[_name] = calls.get(_name, 0) + 1
+            return _f(self, *args)
+        monkeypatch.setattr(heap_states.HeapMapState, name, counted)
+    use_thread_executor(monkeypatch)
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.get_config().set("parallelism.default", "1")
+    t_env.get_config().set("python.fn-execution.bundle.size", "1")
+    table = t_env.from_elements([("a", "x"), ("a", "y"), ("b", "x"), ("a", "x")], ["k", "v"])
+    distinct = udaf(Distinct(), result_type=DataTypes.BIGINT(), accumulator_type=DataTypes.ROW(
+        [DataTypes.FIELD("f0", DataTypes.MAP_VIEW(DataTypes.STRING(), DataTypes.BIGINT())),
+         DataTypes.FIELD("f1", DataTypes.BIGINT())]))
+    result = table.group_by(col("k")).select(col("k"), distinct(col("v")).alias("n"))
+    rows = [(row.get_row_kind().short_string(), tuple(row))
+            for row in result.execute().collect()]
+    assert rows == [("+I", ("a", 1)), ("-U", ("a", 1)), ("+U", ("a", 2)), ("+I", ("b", 1))]
+    assert calls == {"put": 4}  # every accumulate writes one entry; none reads the view whole
