@@ -198,3 +198,18 @@ def test_a_table_api_udaf_keeps_its_map_view_in_map_state_on_thread_task_manager
             for row in result.execute().collect()]
     assert rows == [("+I", ("a", 1)), ("-U", ("a", 1)), ("+U", ("a", 2)), ("+I", ("b", 1))]
     assert calls == {"put": 4}  # every accumulate writes one entry; none reads the view whole
+
+
+def test_views_on_the_rocksdb_backend_give_the_same_changelog(tmp_path) -> None:
+    from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
+
+    events = _events(200)
+    heap = _harness()
+    expected = [line for row in events for line in heap.feed(row)]
+    rocks = RocksDBKeyedStateBackend(KeyGroupRange(0, MAX_PARALLELISM - 1), MAX_PARALLELISM,
+                                     local_dir=str(tmp_path))
+    try:
+        harness = _harness(rocks)  # type: ignore[arg-type]
+        assert [line for row in events for line in harness.feed(row)] == expected
+    finally:
+        rocks.dispose()
