@@ -140,21 +140,26 @@ def expected_result(rows: int, variant: str) -> list[tuple[int, ...]]:
 
 
 def time_variant(engines: dict[str, Path], programs: dict[str, Path], variant: str, n: int,
-                 rounds: int) -> dict[str, object]:
-    """Times ``variant`` on each engine at N and 5N rows, interleaved round by round; prints
-    and returns the times, the marginal rates ``4N / (t(5N) - t(N))`` and their ratio."""
-    times: dict[str, dict[int, list[float]]] = {e: {n: [], 5 * n: []} for e in engines}
+                 rounds: int, sizes: dict[str, int] | None = None) -> dict[str, object]:
+    """Times ``variant`` on each engine at N and 5N rows (N: ``sizes[engine]``, else ``n``: an
+    engine much faster than the other needs a larger N for its marginal time to stand out of
+    its start-up), interleaved round by round; prints and returns the times, the marginal
+    rates ``4N / (t(5N) - t(N))`` and their ratio."""
+    base = {e: (sizes or {}).get(e, n) for e in engines}
+    times: dict[str, dict[int, list[float]]] = {e: {base[e]: [], 5 * base[e]: []}
+                                                for e in engines}
     for _ in range(rounds):
-        for rows in (n, 5 * n):
+        for factor in (1, 5):
             for engine in engines:
+                rows = factor * base[engine]
                 times[engine][rows].append(elapsed(run(
                     engines[engine], programs[engine], rows, variant, "time")))
     rates = {}
     for engine in engines:
-        small = statistics.median(times[engine][n])
-        large = statistics.median(times[engine][5 * n])
-        rates[engine] = 4 * n / (large - small) if large > small else float("nan")
-        print(f"{variant:8} {engine:9} N={n}: {small:7.2f} s  5N: {large:7.2f} s"
+        small = statistics.median(times[engine][base[engine]])
+        large = statistics.median(times[engine][5 * base[engine]])
+        rates[engine] = 4 * base[engine] / (large - small) if large > small else float("nan")
+        print(f"{variant:8} {engine:9} N={base[engine]}: {small:7.2f} s  5N: {large:7.2f} s"
               f"  marginal {rates[engine] / 1e6:6.3f} M rows/s", flush=True)
     ratio = rates["flintlock"] / rates["pyflink"]
     print(f"{variant:8} flintlock / pyflink = {ratio:.2f}", flush=True)
