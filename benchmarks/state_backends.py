@@ -19,6 +19,13 @@ Sections (``--only`` picks one):
                   second thread and writes to real checkpoint storage: records per CPU-second
                   of the process, the state-side cost of checkpointing without Spark or the
                   network (the end-to-end figure's noise is far larger on a shared machine).
+* ``state-heavy`` — issue 31's state-heavy job at the operator: the keyed reduce of
+                  ``checkpointing`` over ``--keys`` keys (each new on its first record) on the
+                  heap backend, on RocksDB, and on RocksDB with incremental checkpoints every
+                  ``--interval-s`` seconds of its own throughput (written on a second thread
+                  to real checkpoint storage, confirmed when written), rounds interleaved:
+                  records per CPU-second, and per checkpoint the synchronous and asynchronous
+                  time and the bytes it added.
 * ``incremental`` — RocksDB checkpoints into real checkpoint storage (temp dir, fsync), full
                   against incremental: N keys, then ``--rounds`` checkpoints each after
                   updating ``--changed`` of the keys; per checkpoint the synchronous and
@@ -33,6 +40,7 @@ import argparse
 import os
 import pickle
 import sqlite3
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -205,7 +213,7 @@ class _Discard:
         pass
 
 
-def _reduce_operator(keys: int) -> tuple[Any, HeapKeyedStateBackend]:
+def _reduce_operator(keys: int, backend: KeyedStateBackend | None = None) -> tuple[Any, Any]:
     from flintlock.common.operator_spec import OperatorKind, OperatorSpec
     from flintlock.runtime.tasks.operator import OperatorContext
     from flintlock.runtime.tasks.operators import ReduceOperator
@@ -214,7 +222,9 @@ def _reduce_operator(keys: int) -> tuple[Any, HeapKeyedStateBackend]:
         def reduce(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
             return (a[0], a[1] + b[1])
 
-    backend = HeapKeyedStateBackend(KeyGroupRange(0, MAX_PARALLELISM // 2 - 1), MAX_PARALLELISM)
+    if backend is None:
+        backend = HeapKeyedStateBackend(KeyGroupRange(0, MAX_PARALLELISM // 2 - 1),
+                                        MAX_PARALLELISM)
     operator = ReduceOperator(OperatorSpec(OperatorKind.REDUCE, function=Add(), keyed=True))
     context = OperatorContext("bench", "Reduce", "reduce", 0, 2, MAX_PARALLELISM, 0,
                               timers=None, keyed_backend=backend,
@@ -224,34 +234,65 @@ def _reduce_operator(keys: int) -> tuple[Any, HeapKeyedStateBackend]:
     return operator, backend
 
 
-def run_reduce(records: int, keys: int, per_checkpoint: int, directory: str) -> float:
-    """Records per CPU-second of the process (both threads) for ``records`` records."""
+def run_reduce(records: int, keys: int, per_checkpoint: int, directory: str,
+               backend: KeyedStateBackend | None = None, prefill: bool = True,
+               stats: list[dict[str, float]] | None = None) -> float:
+    """Records per CPU-second of the process (all threads) for ``records`` records; a
+    snapshot every ``per_checkpoint`` records, written on a second thread and confirmed
+    (``notify_checkpoint_complete``) when written; per checkpoint its synchronous and
+    asynchronous seconds and bytes uploaded go to ``stats``."""
     from concurrent.futures import ThreadPoolExecutor
 
-    operator, backend = _reduce_operator(keys)
+    operator, backend = _reduce_operator(keys, backend)
     batch_size = 1000
     batches = [[(key % keys, 1) for key in range(start, start + batch_size)]
                for start in range(0, keys + batch_size, batch_size)]
     storage = CheckpointStorage(os.path.join(directory, "chk"), JobId("bench"))
-    for batch in batches:  # every key exists before the measurement
+    for batch in batches if prefill else ():  # every key exists before the measurement
         operator.process_batch(batch)
     pool = ThreadPoolExecutor(1)
-    pending = []
+    pending: list[Any] = []
     started = time.process_time()
     done = 0
     next_checkpoint = per_checkpoint
     while done < records:
         operator.process_batch(batches[(done // batch_size) % len(batches)])
         done += batch_size
+        _confirm(backend, pending)
         if per_checkpoint and done >= next_checkpoint:
             next_checkpoint += per_checkpoint
-            snapshot = backend.snapshot()
-            location = storage.init_checkpoint(CheckpointId(len(pending) + 1))
-            pending.append(pool.submit(snapshot.write, location, "reduce"))
-    for future in pending:
-        future.result()
+            number = CheckpointId(len(pending) + 1)
+            began = time.perf_counter()
+            snapshot = backend.snapshot(number)
+            synced = time.perf_counter() - began
+            location = storage.init_checkpoint(number)
+            pending.append([number, pool.submit(_timed_write, snapshot, location, synced),
+                            False])
+    _confirm(backend, pending, wait=True)
+    rate = records / (time.process_time() - started)
     pool.shutdown()
-    return records / (time.process_time() - started)
+    backend.dispose()
+    if stats is not None:
+        stats.extend(future.result() for _, future, _ in pending)
+    return rate
+
+
+def _timed_write(snapshot: Any, location: Any, synced: float) -> dict[str, float]:
+    began = time.perf_counter()
+    handle = snapshot.write(location, "reduce")
+    size = getattr(handle, "checkpointed_size", None)  # incremental: what it added
+    if size is None:
+        size = handle.state_size if handle is not None else 0
+    return {"sync_s": synced, "async_s": time.perf_counter() - began, "bytes": size}
+
+
+def _confirm(backend: Any, pending: list[Any], wait: bool = False) -> None:
+    for entry in pending:
+        number, future, confirmed = entry
+        if not confirmed and (wait or future.done()):
+            future.result()
+            backend.notify_checkpoint_complete(number)
+            entry[2] = True
 
 
 def bench_checkpointing(records: int, keys: int, per_checkpoint: int, rounds: int) -> None:
@@ -268,6 +309,46 @@ def bench_checkpointing(records: int, keys: int, per_checkpoint: int, rounds: in
                   f"   ratio {with_checkpoints / without:6.1%}")
     ratios.sort()
     print(f"  median ratio {ratios[len(ratios) // 2]:.1%}")
+
+
+def bench_state_heavy(records: int, keys: int, rounds: int, interval_s: float) -> None:
+    """Issue 31's state-heavy job at the operator: the keyed reduce over ``keys`` keys on the
+    heap backend and on RocksDB, then on RocksDB with incremental checkpoints every
+    ``interval_s`` of its own throughput (the records per checkpoint taken from the round's
+    run without checkpoints), interleaved per round."""
+    print(f"state-heavy keyed reduce: {records:,} records over {keys:,} keys (each key new at "
+          f"first), records per CPU-second; rocksdb incremental every {interval_s} s")
+    rows: list[tuple[float, float, float]] = []
+    stats: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory() as directory:
+        for rnd in range(rounds):
+            heap = run_reduce(records, keys, 0, directory, prefill=False)
+            rocks = run_reduce(records, keys, 0, directory, _rocksdb(directory, False),
+                               prefill=False)
+            per_checkpoint = max(1000, round(rocks * interval_s / 1000) * 1000)
+            checkpointed = run_reduce(records, keys, per_checkpoint,
+                                      os.path.join(directory, str(rnd)),
+                                      _rocksdb(directory, True), prefill=False, stats=stats)
+            rows.append((heap, rocks, checkpointed))
+            print(f"  heap {heap:9,.0f}/s  rocksdb {rocks:9,.0f}/s ({rocks / heap:.2f} x heap)"
+                  f"  rocksdb+incremental {checkpointed:9,.0f}/s "
+                  f"({checkpointed / rocks:.2f} x without)", flush=True)
+    median = statistics.median
+    if not stats:
+        stats.append({"sync_s": 0.0, "async_s": 0.0, "bytes": 0.0})
+        print("  (no checkpoint was taken: too few records)")
+    print(f"  median: rocksdb / heap {median(r / h for h, r, _ in rows):.3f}, "
+          f"checkpointed / rocksdb {median(c / r for _, r, c in rows):.3f}; per checkpoint "
+          f"({len(stats)}): sync {1e3 * median(x['sync_s'] for x in stats):.0f} ms, async "
+          f"{1e3 * median(x['async_s'] for x in stats):.0f} ms (max "
+          f"{1e3 * max(x['async_s'] for x in stats):.0f}), added "
+          f"{median(x['bytes'] for x in stats) / 1e6:.2f} MB (max "
+          f"{max(x['bytes'] for x in stats) / 1e6:.2f})")
+
+
+def _rocksdb(directory: str, incremental: bool) -> RocksDBKeyedStateBackend:
+    return RocksDBKeyedStateBackend(KeyGroupRange(0, MAX_PARALLELISM // 2 - 1), MAX_PARALLELISM,
+                                    local_dir=directory, incremental=incremental)
 
 
 def bench_incremental(keys: int, rounds: int, changed: float) -> None:
@@ -309,7 +390,9 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--only", choices=(
-        "hotpath", "snapshot", "stores", "checkpointing", "incremental"))
+        "hotpath", "snapshot", "stores", "checkpointing", "incremental", "state-heavy"))
+    parser.add_argument("--interval-s", type=float, default=1.0,
+                        help="state-heavy: checkpoint interval in seconds of throughput")
     parser.add_argument("--records-per-checkpoint", type=int, default=500_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--changed", type=float, default=0.01,
@@ -326,6 +409,8 @@ def main() -> None:
                             args.rounds)
     if args.only in (None, "incremental"):
         bench_incremental(args.keys, args.rounds, args.changed)
+    if args.only in (None, "state-heavy"):
+        bench_state_heavy(args.records, args.keys, args.rounds, args.interval_s)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ Shapes (``K`` = 100 keys, ``N`` records into the job):
 * ``tuples``: ``NumberSequenceSource`` → ``map`` to ``(i % K, 1)`` (``TUPLE([LONG, LONG])``) →
   ``key_by`` (``key_type=LONG``) → ``reduce`` (running count) → ``filter`` (final counts) →
   ``execute_and_collect`` (the ported ``keyed_count``);
-* ``tuples_no_key_type``: the same, the ``map`` declares its type, the ``key_by`` none;
+* ``tuples_no_key_type``: the same, the ``map`` declares its type, the ``key_by`` none (the
+  runtime never reads a ``key_type``: only ``KeyedStream.get_key_type`` returns it, so this
+  shape runs exactly the job ``tuples`` runs, and any difference between the two is noise);
 * ``rows``: the ``map`` gives ``Row(key, count)`` (``ROW_NAMED``), keyed by its field;
 * ``strings``: the ``map`` gives ``"w<i % K>"`` (``STRING``), a second ``map`` ``(word, 1)``
   (``TUPLE([STRING, LONG])``), ``key_by`` (``key_type=STRING``), ``reduce``, ``filter``;
@@ -19,9 +21,12 @@ Shapes (``K`` = 100 keys, ``N`` records into the job):
 
 Per round and shape: declared and undeclared interleaved on N records, then on 5N; the
 marginal rate is ``4N / (t(5N) - t(N))`` with ``t`` the wall time of ``execute()`` /
-``execute_and_collect()``; the figure is the median over rounds of the per-round ratio
-declared / undeclared. Every run's result is checked (final counts per key; for ``files``,
-one output line per word and the final counts of the text); a wrong result stops the run.
+``execute_and_collect()``, and again with ``t`` the CPU time of the job's Python processes
+(the driver, Spark's daemon and workers: ``psutil``, read as the job ends; the steadier figure
+on a loaded machine, whose start-up swings the wall time by seconds); the figure is the median
+over rounds of the per-round ratio declared / undeclared. Every run's result is checked
+(final counts per key; for ``files``, one output line per word and the final counts of the
+text); a wrong result stops the run.
 
     .venv/bin/python -m benchmarks.types_matrix [--records N] [--repeat R] [--only SHAPE ...]
         [--json FILE]
@@ -171,18 +176,36 @@ def child(shape: str, n: int, typed: bool, text: str, workdir: str) -> int:
         with stream.execute_and_collect(shape) as results:
             items.extend(results)
     wall = time.perf_counter() - started
+    cpu = _python_cpu_s()
     problem = _check(shape, n, items, text, out)
     if problem is not None:
         print(f"WRONG RESULT: {shape} typed={typed} n={n}: {problem}", file=sys.stderr)
         return 1
-    print(RESULT + json.dumps({"wall_s": wall}), flush=True)
+    print(RESULT + json.dumps({"wall_s": wall, "cpu_s": cpu}), flush=True)
     return 0
+
+
+def _python_cpu_s() -> float:
+    """CPU seconds (user + system) so far of this process and every Python process below it
+    (Spark's daemon and its workers, the TaskManagers; not the JVM): the job's work, start-up
+    included, whatever else loads the machine."""
+    import psutil
+
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for process in me.children(recursive=True):
+        try:
+            if "python" in process.name():
+                total += sum(process.cpu_times()[:2])
+        except psutil.Error:  # ended meanwhile
+            continue
+    return total
 
 
 # -- the rounds (parent side) -----------------------------------------------------------------
 
 
-def _run(shape: str, n: int, typed: bool, text: str, root: str) -> float:
+def _run(shape: str, n: int, typed: bool, text: str, root: str) -> dict[str, float]:
     workdir = tempfile.mkdtemp(dir=root)
     env = dict(os.environ)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -196,7 +219,8 @@ def _run(shape: str, n: int, typed: bool, text: str, root: str) -> float:
     lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT)]
     if done.returncode or not lines:
         raise SystemExit(f"{shape} typed={typed} n={n} failed:\n{done.stderr[-3000:]}")
-    return float(json.loads(lines[-1][len(RESULT):])["wall_s"])
+    found = json.loads(lines[-1][len(RESULT):])
+    return {"wall_s": float(found["wall_s"]), "cpu_s": float(found["cpu_s"])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -230,11 +254,12 @@ def main(argv: list[str] | None = None) -> int:
                             generate_text(texts[size], size)
                         text = texts[size]
                     for typed in (True, False) if rnd % 2 == 0 else (False, True):
-                        wall = _run(shape, size, typed, text, root)
+                        timed = _run(shape, size, typed, text, root)
                         runs.append({"round": rnd, "shape": shape, "records": size,
-                                     "typed": typed, "wall_s": wall})
+                                     "typed": typed, **timed})
                         print(f"  [round {rnd + 1}] {shape} n={size:,} "
-                              f"{'declared' if typed else 'undeclared'}: {wall:.2f} s",
+                              f"{'declared' if typed else 'undeclared'}: "
+                              f"{timed['wall_s']:.2f} s, Python CPU {timed['cpu_s']:.2f} s",
                               flush=True)
     print(table(runs, args))
     if args.json:
@@ -246,8 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _rate(runs: list[dict[str, Any]], rnd: int, shape: str, typed: bool) -> float | None:
-    walls = {r["records"]: r["wall_s"] for r in runs
+def _rate(runs: list[dict[str, Any]], rnd: int, shape: str, typed: bool,
+          measure: str = "wall_s") -> float | None:
+    walls = {r["records"]: r[measure] for r in runs
              if (r["round"], r["shape"], r["typed"]) == (rnd, shape, typed)}
     if len(walls) != 2:
         return None
@@ -258,19 +284,20 @@ def _rate(runs: list[dict[str, Any]], rnd: int, shape: str, typed: bool) -> floa
 
 
 def table(runs: list[dict[str, Any]], args: argparse.Namespace) -> str:
-    lines = ["| shape | declared M rec/s | undeclared M rec/s | declared / undeclared "
-             "(median of rounds) | per round |", "|---|---:|---:|---:|---|"]
+    lines = ["| shape | measure | declared M rec/s | undeclared M rec/s | declared / undeclared "
+             "(median of rounds) | per round |", "|---|---|---:|---:|---:|---|"]
     rounds = sorted({r["round"] for r in runs})
-    for shape in args.only:
-        declared = [_rate(runs, rnd, shape, True) for rnd in rounds]
-        undeclared = [_rate(runs, rnd, shape, False) for rnd in rounds]
+    for shape, measure in [(s, m) for s in args.only for m in ("wall_s", "cpu_s")]:
+        declared = [_rate(runs, rnd, shape, True, measure) for rnd in rounds]
+        undeclared = [_rate(runs, rnd, shape, False, measure) for rnd in rounds]
         ratios = [d / u for d, u in zip(declared, undeclared, strict=True) if d and u]
 
         def median(values: list[float | None]) -> str:
             present = [v for v in values if v]
             return f"{statistics.median(present):.3f}" if present else "n/a"
 
-        lines.append(f"| {shape} | {median([d and d / 1e6 for d in declared])} | "
+        label = "wall" if measure == "wall_s" else "per Python CPU-s"
+        lines.append(f"| {shape} | {label} | {median([d and d / 1e6 for d in declared])} | "
                      f"{median([u and u / 1e6 for u in undeclared])} | "
                      f"**{median(list(ratios))}** | "
                      f"{', '.join(f'{r:.2f}' for r in ratios)} |")
