@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-import flintlock.datastream.stream_execution_environment as environment
 from flintlock.common.operator_spec import OperatorKind
 from flintlock.datastream.changelog.group_agg import GroupAggFunction
 from flintlock.table import EnvironmentSettings, TableEnvironment
 from flintlock.table.planner.update_kinds import aggregates_without_update_before
 from flintlock.testing.executor import use_thread_executor
+from tests.table.test_calc_fusion import graphs
 
 GROUP = "SELECT MOD(id, 3) AS k, COUNT(*) AS c FROM src GROUP BY MOD(id, 3)"
 
@@ -36,16 +36,7 @@ def t_env(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def update_before_flags(monkeypatch: pytest.MonkeyPatch, run: Any) -> list[bool]:
     """The generate_update_before of every GroupAggFunction of the job ``run`` starts."""
-    captured: list[Any] = []
-    cls = environment.StreamExecutionEnvironment
-    original = cls.get_stream_graph
-
-    def capture(self: Any, *args: Any, **kwargs: Any) -> Any:
-        graph = original(self, *args, **kwargs)
-        captured.append(graph)
-        return graph
-
-    monkeypatch.setattr(cls, "get_stream_graph", capture)
+    captured = graphs(monkeypatch)
     run().wait()
     return [node.operator.function.generate_update_before
             for node in captured[-1]._nodes.values()

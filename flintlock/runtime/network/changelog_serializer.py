@@ -53,26 +53,18 @@ def rows_from_columns_of(kinds: bytes, columns: list[list[Any]]) -> list[Row]:
             "of another length") from None
 
 
-class _ColumnBatch:
-    __slots__ = ("columns", "kinds")
+class _Batch:
+    """Pickles as ``rebuild(kinds, values)``: the rows built at once on the reading side."""
 
-    def __init__(self, kinds: bytes, columns: list[list[Any]]) -> None:
-        self.kinds = kinds
-        self.columns = columns
+    __slots__ = ("kinds", "rebuild", "values")
 
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (rows_from_columns_of, (self.kinds, self.columns))
-
-
-class _RowBatch:
-    __slots__ = ("kinds", "values")
-
-    def __init__(self, kinds: bytes, values: list[list[Any]]) -> None:
+    def __init__(self, rebuild: Any, kinds: bytes, values: list[list[Any]]) -> None:
+        self.rebuild = rebuild
         self.kinds = kinds
         self.values = values
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (rows_from, (self.kinds, self.values))
+        return (self.rebuild, (self.kinds, self.values))
 
 
 class ChangelogRowSerializer(PickleBatchSerializer):
@@ -83,8 +75,8 @@ class ChangelogRowSerializer(PickleBatchSerializer):
             return super().dumps(records)
         columns = split_columns(records, _KINDS)
         if columns is not None:  # rows of one width: the columns
-            return super().dumps(_ColumnBatch(*columns))  # type: ignore[arg-type]
+            return super().dumps(_Batch(rows_from_columns_of, *columns))  # type: ignore[arg-type]
         split = split_rows(records, _KINDS)
         if split is None:  # not all plain rows: an event-time run, or another record
             return super().dumps(records)
-        return super().dumps(_RowBatch(*split))  # type: ignore[arg-type]
+        return super().dumps(_Batch(rows_from, *split))  # type: ignore[arg-type]
