@@ -233,3 +233,33 @@ def test_the_decimal_casts_fast_path_gives_the_digit_counting_result() -> None:
             assert (outcome(cast_to_decimal, value, precision, scale)
                     == outcome(_old_cast_to_decimal, value, precision, scale)), (
                 value, precision, scale)
+
+
+def test_a_filter_keeping_nothing_reads_on_within_the_polls_time(tmp_path: Any,
+                                                                  monkeypatch: Any) -> None:
+    """A poll reads budget after budget while the fused filter keeps no row (a poll without
+    rows costs the task an idle wait), until the file ends or ``MAX_EMPTY_READ_S`` passes."""
+    from flintlock.table.connectors import _file_rows
+    path = tmp_path / "data.csv"
+    path.write_text("".join(f"{i},n{i}\n" for i in range(100)))
+    fields = [Field("i", t.BigIntType()), Field("s", t.VarCharType(10))]
+    never = compile_column_calc([InputRef(t.BigIntType(), 0)], Call(
+        t.BooleanType(), "<", (InputRef(t.BigIntType(), 0), Literal(t.IntType(), 0))))
+    decoding = Decoding(CSV.batch_reader(fields, Options({}), "csv", {0}), (0, 1), 2,
+                        calc=never)
+
+    def one_poll() -> tuple[list[Any], bool, Any]:
+        reader = RowLineReader("UTF-8", decoding)
+        reader.restore([FileSplit(str(path))])
+        reader.notify_no_more_splits()
+        records, finished = reader.poll(4)
+        state = reader.snapshot_state(1)
+        reader.close()
+        return records, finished, state
+
+    monkeypatch.setattr(_file_rows, "MAX_EMPTY_READ_S", 3600.0)
+    assert one_poll()[:2] == ([], True)
+    monkeypatch.setattr(_file_rows, "MAX_EMPTY_READ_S", -1.0)  # gives up after one budget
+    records, finished, state = one_poll()
+    assert (records, finished) == ([], False)
+    assert state == [FileSplit(str(path), len("".join(f"{i},n{i}\n" for i in range(4))))]

@@ -20,6 +20,7 @@ Built on the driver; the reader runs on its source task's thread.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import attrgetter
@@ -31,9 +32,11 @@ from flintlock.datastream.connectors._file_source import FileSplit, TextLineRead
 from flintlock.datastream.connectors.file_system import FileSource, StreamFormat
 from flintlock.table.formats._columns import BatchRead, Columns, transpose
 
-MAX_EMPTY_READS = 16
-"""Budgets of lines a poll reads on when a fused filter kept none of them, before it returns
-nothing (the task then polls again after its mail)."""
+MAX_EMPTY_READ_S = 0.2
+"""How long a poll reads on while a fused filter keeps none of the lines, before it returns
+nothing (the task then runs its mail and idles ``IDLE_POLL_S``, 50 ms, before it polls
+again): long enough that a filter dropping every row costs little idle time, short enough
+that checkpoint triggers are not held up."""
 
 _COLUMN_READ = re.compile(r"columns\[(\d+)\]")
 
@@ -102,7 +105,8 @@ class RowLineReader(TextLineReader):
         self._decoding = decoding
 
     def read_split(self, split: Any, budget: int, out: list[Any]) -> tuple[Any, bool]:
-        for _ in range(MAX_EMPTY_READS):
+        give_up = time.perf_counter() + MAX_EMPTY_READ_S
+        while True:
             cursor = self._cursor_for(split)
             lines: list[str] = []
             done = cursor.read(budget, lines)
@@ -111,9 +115,8 @@ class RowLineReader(TextLineReader):
             if done:
                 return split, True
             split = FileSplit(split.path, cursor.position)
-            if out:
-                break
-        return split, False
+            if out or time.perf_counter() > give_up:
+                return split, False
 
 
 class RowFileSource(FileSource):
