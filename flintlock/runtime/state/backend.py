@@ -173,6 +173,12 @@ class KeyedStateBackend(ABC):
             return TtlAggregatingState(value, descriptor.agg_function)
         return value
 
+    def batch_value_state(self, descriptor: StateDescriptor) -> Any:
+        """A value state that reads and writes a batch of keys at once
+        (``reduce_batch(keys, records, reduce)``), or None (the default) where the backend has
+        none; see ``RocksDBKeyedStateBackend.batch_value_state``."""
+        return None
+
     def snapshot_filters(self) -> dict[str, Callable[[Any], Any]]:
         """Per state with ``cleanup_full_snapshot``: drops what is expired now from a snapshot."""
         now = float(self.clock.wall_ms())

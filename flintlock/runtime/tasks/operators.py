@@ -207,12 +207,9 @@ class KeyedFunctionOperator(FunctionOperator):
 class ReduceOperator(FunctionOperator):
     """REDUCE and AGGREGATION: per key ``acc = f(acc, value)``, emitting ``acc`` each time —
     or, in BATCH execution (as Flink), only each key's final value when the input ends.
-
-    On the heap backend the accumulators are read and written in the state's dict directly
-    (no per-record state calls). While a snapshot is in flight, the first access to a key in
-    that snapshot gives its accumulator a private copy unless it is immutable (the heap
-    backend's copy-on-write, inlined), so a reduce function that mutates its accumulator
-    cannot change what the snapshot writes."""
+    Heap backend: the state's dict directly, with the copy-on-write of a snapshot in flight
+    inlined (an accumulator the function mutates cannot change what the snapshot writes).
+    RocksDB: a batch at a time (``RocksValueState.reduce_batch``)."""
 
     def open(self) -> None:
         super().open()
@@ -221,8 +218,7 @@ class ReduceOperator(FunctionOperator):
         self._state = backend.get_partitioned_state(REDUCE_STATE)
         direct = getattr(backend, "direct_table", None)
         self._table = direct(REDUCE_STATE) if direct is not None else None
-        batched = getattr(backend, "batch_value_state", None)  # rocksdb: a batch at a time
-        self._batched = batched(REDUCE_STATE) if batched is not None else None
+        self._batched = backend.batch_value_state(REDUCE_STATE)
 
     def process_batch(self, records: list[Any]) -> None:
         get_key = self._key_selector()
@@ -231,9 +227,7 @@ class ReduceOperator(FunctionOperator):
         if not self._key_checked and records:
             self._first_key(get_key(records[0]))
         table = self._table
-        if table is None and self._batched is not None:
-            out = self._batched.reduce_batch(list(map(get_key, records)), records, reduce)
-        elif table is None:
+        if table is None:
             out = self._reduce_through_state(records, get_key, reduce, backend)
         else:
             copied = backend.copied_keys(REDUCE_STATE)
@@ -298,6 +292,8 @@ class ReduceOperator(FunctionOperator):
 
     def _reduce_through_state(self, records: list[Any], get_key: Callable[[Any], Any],
                               reduce: Callable[[Any, Any], Any], backend: Any) -> list[Any]:
+        if self._batched is not None:
+            return self._batched.reduce_batch(list(map(get_key, records)), records, reduce)  # type: ignore[no-any-return]
         set_key = backend.set_current_key
         value, update = self._state.value, self._state.update
         out: list[Any] = []
