@@ -6,6 +6,7 @@ the planner's Top-1 already gives Flink's per-row deduplication changelog."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flintlock.common.changelog_rows import CHANGELOG_ROWS
@@ -17,8 +18,11 @@ from flintlock.table.plan.changelog import ChangelogKind, mode
 from flintlock.table.time_attributes import is_proctime
 
 
-def mini_batch_deduplication(translator: Any, node: n.Rank) -> DataStream | None:
-    """The mini-batch deduplication stream of ``node``, or None where it does not apply."""
+def mini_batch_deduplication(translator: Any, node: n.Rank,
+                             key_type_tags: Callable[[list[Any]], list[str | None]]
+                             ) -> DataStream | None:
+    """The mini-batch deduplication stream of ``node``, or None where it does not apply;
+    ``key_type_tags``: the planner's key types as ``binary_rows`` tags."""
     settings = translator.mini_batch
     if (settings is None or node.limit != 1 or node.output_number or not node.partition
             or len(node.order) != 1 or mode(node.input) is not ChangelogKind.INSERT_ONLY):
@@ -26,8 +30,6 @@ def mini_batch_deduplication(translator: Any, node: n.Rank) -> DataStream | None
     order = node.order[0]
     if not is_proctime(node.input.fields[order.index].type):
         return None
-    from flintlock.table.planner.translate import key_type_tags
-
     tags = key_type_tags([node.input.fields[i].type for i in node.partition])
     function: Any = (
         mini_batch_dedup.MiniBatchKeepFirstRowFunction(tags, translator.state_retention_ms)

@@ -369,7 +369,7 @@ class Translator:
     def _t_Rank(self, node: n.Rank) -> DataStream:
         from flintlock.table.planner import dedup_plan  # issue 32
 
-        bundled = dedup_plan.mini_batch_deduplication(self, node)
+        bundled = dedup_plan.mini_batch_deduplication(self, node, key_type_tags)
         if bundled is not None:
             return bundled
         return self._top_n(self.stream(node.input), node.partition, node.order, 1, node.limit,
