@@ -159,3 +159,29 @@ def test_a_fused_filter_counts_generated_rows_against_the_rate() -> None:
             assert reader.poll(1000) == ([], False)  # the second's budget is used up
         clock.advance(1000)
     assert emitted == [Row(i) for i in range(96, 101)]
+
+
+def test_computed_columns_and_watermark_run_in_the_source_same_windows(
+        t_env: Any, monkeypatch: Any) -> None:
+    """A datagen table's computed columns (the rowtime of a WATERMARK among them) are computed
+    in the source's batch loop: no Calc operator between the source and the assigner, and
+    the same window results as with the computed-column map (fusion switched off)."""
+    from flintlock.table.connectors.datagen import DataGenFactory
+
+    t_env.get_config().set("parallelism.default", "1")
+    t_env.execute_sql(
+        "CREATE TABLE ev (id BIGINT, k AS MOD(id, 3), ts AS TIMESTAMPADD(SECOND, "
+        "CAST(FLOOR(id / 10) AS INT), TIMESTAMP '2024-01-01 00:00:00'), "
+        "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'datagen', "
+        "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '95')")
+    query = ("SELECT k, window_start, COUNT(*), SUM(id) FROM TABLE(TUMBLE(TABLE ev, "
+             "DESCRIPTOR(ts), INTERVAL '2' SECOND)) GROUP BY k, window_start, window_end")
+    captured = graphs(monkeypatch)
+    fused = final(t_env.execute_sql(query))
+    assert kinds(captured[-1])[:2] == [OperatorKind.SOURCE, OperatorKind.TIMESTAMPS]
+    monkeypatch.setattr(DataGenFactory, "accepts_calc", False)
+    plain = final(t_env.execute_sql(query))
+    assert kinds(captured[-1])[:3] == [OperatorKind.SOURCE, OperatorKind.MAP,
+                                       OperatorKind.TIMESTAMPS]
+    assert fused == plain and len(plain) == 3 * 5
+    assert sum(row[2] for row in fused) == 95

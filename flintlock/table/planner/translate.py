@@ -12,7 +12,7 @@ One ``Translator`` per job: it memoizes the stream of each node, so a sub-plan u
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +63,7 @@ from flintlock.table.plan import nodes as n
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.changelog import ChangelogKind, mode
 from flintlock.table.plan.rewrite import fuse_calcs
-from flintlock.table.plan.rex import InputRef
+from flintlock.table.plan.rex import InputRef, Rex
 
 
 class _UserFunctions:
@@ -203,13 +203,17 @@ class Translator:
         return stream
 
     def _t_Scan(self, node: n.Scan) -> DataStream:
-        stream: DataStream = self.connectors.source(self.env, node.table, self)
         physical = [f.name for f in node.table.physical]
         if node.names == physical:
-            return stream
+            source: DataStream = self.connectors.source(self.env, node.table, self)
+            return source
         computed = dict(node.table.computed)
         projections = [InputRef(f.type, physical.index(f.name)) if f.name in physical
                        else computed[f.name] for f in node.fields]
+        fused = self._fused_source(node, projections, None)  # computed columns in the source
+        if fused is not None:
+            return fused
+        stream: DataStream = self.connectors.source(self.env, node.table, self)
         return stream.map(CompiledMap(compile_projection(projections, "_computed")), ROWS)
 
     # -- stateless ----------------------------------------------------------------------------
@@ -225,9 +229,11 @@ class Translator:
         identity = is_value_identity(node.projections, len(node.input.fields))
         if node.condition is None and identity:  # e.g. a sink's widening CAST: no work
             return self.stream(node.input)
-        fused = self._fused_source(node)
-        if fused is not None:
-            return fused
+        scan = node.input
+        if isinstance(scan, n.Scan) and scan.names == [f.name for f in scan.table.physical]:
+            fused = self._fused_source(scan, node.projections, node.condition)
+            if fused is not None:
+                return fused
         stream = self.stream(node.input)
         if node.condition is not None and not identity:
             return stream.flat_map(CompiledFlatMap(compile_calc(node.projections,
@@ -238,23 +244,23 @@ class Translator:
             return stream.map(CompiledMap(compile_projection(node.projections)), ROWS)
         return stream
 
-    def _fused_source(self, node: n.Calc) -> DataStream | None:
-        """The Calc run inside the batch loop of its table's source, where the connector
+    def _fused_source(self, scan: n.Scan, projections: Sequence[Rex], condition: Rex | None
+                      ) -> DataStream | None:
+        """A Calc over the physical columns of ``scan``'s table (a Calc node, or the table's
+        computed columns) run inside the batch loop of its source, where the connector
         builds batches column-wise and takes a Calc (``accepts_calc``: datagen) and no
         user-defined function the Calc calls needs ``open`` with an operator's runtime
         context (a plain function wrapped by ``udf`` does not); else None."""
-        scan, context = node.input, getattr(self.connectors, "context", None)
-        if not isinstance(scan, n.Scan) or context is None:
-            return None
-        if scan.names != [f.name for f in scan.table.physical]:
+        context = getattr(self.connectors, "context", None)
+        if context is None:
             return None
         factory = validate(scan.table)
         if not getattr(factory, "accepts_calc", False):
             return None
-        calc = compile_column_calc(node.projections, node.condition)
+        calc = compile_column_calc(projections, condition)
         if calc.needs_open():
             return None
-        extra = ({"condition": node.condition} if getattr(factory, "prunes_partitions", False)
+        extra = ({"condition": condition} if getattr(factory, "prunes_partitions", False)
                  else {})  # the filesystem connector prunes partitions with it
         stream: DataStream = factory.create_source(scan.table, context, calc=calc, **extra)
         return stream
