@@ -169,3 +169,48 @@ def test_source_watermark_keeps_the_streams_watermarks(monkeypatch) -> None:
         "SELECT f1, SUM(f2) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' HOUR)) "
         "GROUP BY f1, window_start, window_end"))
     assert sorted(rows) == [("Alice", 1), ("Alice", 3), ("Bob", 2)]
+
+
+class _MinusThree:
+    """``v - 3`` that also says so (``timestamp_offset``): the emitter may compute the
+    watermarks from the timestamps instead of calling it."""
+    timestamp_offset = 3
+
+    def __call__(self, value: int) -> int:
+        return value - 3
+
+
+def test_watermarks_from_the_timestamps_are_the_per_row_ones() -> None:
+    import random
+
+    rng = random.Random(7)
+    plain = WatermarkEmitter(WatermarkStrategy.for_watermark_expression(lambda v: v - 3),
+                             _Output(), lambda: 0, 200)
+    batched = WatermarkEmitter(WatermarkStrategy.for_watermark_expression(_MinusThree()),
+                               _Output(), lambda: 0, 200)
+    base = 0
+    for _ in range(300):  # batches that stay below the interval, jump it, go back in time
+        base += rng.choice([0, 5, 150, 1000])
+        batch = [base + rng.randint(-300, 300) for _ in range(rng.randint(1, 20))]
+        assert batched.eager_watermarks(batch, batch) == plain.eager_watermarks(batch)
+        assert (batched._largest, batched._emitted) == (plain._largest, plain._emitted)
+    assert plain._emitted > 50_000  # the watermarks moved all along
+
+
+def test_the_watermark_offset_is_found_only_for_rowtime_minus_a_constant() -> None:
+    import datetime
+
+    from flintlock.table import types as t
+    from flintlock.table.plan.rex import Call, InputRef, Literal
+    from flintlock.table.planner.windows import timestamp_offset
+
+    ts = InputRef(t.TimestampType(3, False), 1)
+    second = Literal(t.DataTypes.INTERVAL(t.DataTypes.SECOND()), datetime.timedelta(seconds=1))
+    assert timestamp_offset(Call(ts.type, "-", (ts, second)), 1) == 1000
+    assert timestamp_offset(ts, 1) == 0
+    assert timestamp_offset(Call(ts.type, "-", (ts, second)), 0) is None  # not the rowtime
+    assert timestamp_offset(Call(ts.type, "+", (ts, second)), 1) is None
+    micro = Literal(second.type, datetime.timedelta(microseconds=1500))
+    assert timestamp_offset(Call(ts.type, "-", (ts, micro)), 1) is None  # not whole ms
+    ltz = InputRef(t.LocalZonedTimestampType(3, False), 1)
+    assert timestamp_offset(Call(ltz.type, "-", (ltz, second)), 1) is None

@@ -45,7 +45,7 @@ class TimestampsAndWatermarksOperator(StreamOperator):
         timestamps = self._emitter.timestamps_of(records, previous)
         if self._emitter.is_eager:  # a SQL watermark: due watermarks split the batch
             start = 0
-            for end, watermark in self._emitter.eager_watermarks(records):
+            for end, watermark in self._emitter.eager_watermarks(records, timestamps):
                 self.output.collect_batch(TimestampedBatch(records[start:end],
                                                            timestamps[start:end]))
                 super().emit_watermark(watermark)

@@ -26,7 +26,7 @@ tests. Belongs to the task thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from flintlock.common.errors import FlintlockError
@@ -71,20 +71,35 @@ class WatermarkEmitter:
         """Whether records bring watermarks of their own (``eager_watermarks``)."""
         return self._expression is not None
 
-    def eager_watermarks(self, values: Sequence[Any]) -> list[tuple[int, int]]:
+    def eager_watermarks(self, values: Sequence[Any], timestamps: Sequence[int] | None = None
+                         ) -> list[tuple[int, int]]:
         """(records before it, watermark) for each watermark due within ``values``, in
-        order (see the module docstring); marks the input active."""
+        order (see the module docstring); marks the input active. With ``timestamps`` (the
+        values' own) and an expression that is a timestamp minus a constant (its
+        ``timestamp_offset``), the watermarks come from the timestamps: no call per record,
+        and a batch that brings none due is one ``max``."""
         if not values:
             return []
         self._note_activity()
         expression = self._expression
         assert expression is not None, "eager_watermarks needs an EXPRESSION strategy"
+        offset = getattr(expression, "timestamp_offset", None)
+        if offset is None or timestamps is None:
+            return self._due(map(expression, values))
+        top = max(timestamps) - offset
+        if top <= self._largest:
+            return []
+        if top - self._emitted <= self._interval:
+            self._largest = top  # raised, but not past the interval: nothing due yet
+            return []
+        return self._due([timestamp - offset for timestamp in timestamps])
+
+    def _due(self, watermarks: Iterable[int | None]) -> list[tuple[int, int]]:
         largest = self._largest
         emitted = self._emitted
         interval = self._interval
         due = []
-        for index, value in enumerate(values):
-            watermark = expression(value)
+        for index, watermark in enumerate(watermarks):
             if watermark is not None and watermark > largest:
                 largest = watermark
                 if largest - emitted > interval:

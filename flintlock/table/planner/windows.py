@@ -44,6 +44,7 @@ from flintlock.table.codegen.compiler import CompiledFunction, compile_values
 from flintlock.table.errors import TableException, UnsupportedFeatureError
 from flintlock.table.plan import nodes as n
 from flintlock.table.plan.changelog import ChangelogKind, describe, first_updating, mode
+from flintlock.table.plan.rex import Call, InputRef, Literal
 from flintlock.table.plan.window_nodes import (
     OverAggregate,
     WatermarkAssigner,
@@ -91,10 +92,15 @@ class RowtimeAssigner(TimestampAssigner):
 
 class WatermarkOf:
     """``row -> watermark`` (epoch milliseconds, None for a NULL) of the compiled watermark
-    expression."""
+    expression. ``timestamp_offset``: with an expression ``rowtime - <constant interval>``
+    (or the rowtime itself) on a TIMESTAMP rowtime, the interval's milliseconds — a row's
+    watermark is then its timestamp minus them, which the watermark emitter computes from
+    the batch's timestamps without a call per row; else None."""
 
-    def __init__(self, expression: CompiledFunction) -> None:
+    def __init__(self, expression: CompiledFunction, timestamp_offset: int | None = None
+                 ) -> None:
         self.expression = expression
+        self.timestamp_offset = timestamp_offset
 
     def __call__(self, row: Any) -> int | None:
         value = self.expression(row)[0]
@@ -106,7 +112,8 @@ def translate_watermark_assigner(translator: Any, node: WatermarkAssigner) -> Da
         own: DataStream = translator.stream(node.input)
         return own
     strategy = WatermarkStrategy.for_watermark_expression(
-        WatermarkOf(compile_values([node.watermark], "_watermark"))).with_timestamp_assigner(
+        WatermarkOf(compile_values([node.watermark], "_watermark"),
+                    timestamp_offset(node.watermark, node.rowtime))).with_timestamp_assigner(
         RowtimeAssigner(node.rowtime))
     idle = _idle_timeout_ms(translator)
     if idle > 0:
@@ -122,6 +129,26 @@ def translate_watermark_assigner(translator: Any, node: WatermarkAssigner) -> Da
     stream: DataStream = translator.stream(node.input)
     assigned: DataStream = stream.assign_timestamps_and_watermarks(strategy)
     return assigned
+
+
+def timestamp_offset(watermark: Any, rowtime: int) -> int | None:
+    """The milliseconds ``m`` when ``watermark`` is ``rowtime - m`` exactly for every row: the
+    rowtime field read as it is, or minus a constant whole-millisecond interval, on a
+    TIMESTAMP (not TIMESTAMP_LTZ: an aware value's arithmetic is by its wall clock); else
+    None (the watermark is the compiled expression's, row by row)."""
+    time = watermark.operands[0] if isinstance(watermark, Call) else watermark
+    if not (isinstance(time, InputRef) and time.index == rowtime
+            and type(time.type) is t.TimestampType):
+        return None
+    if time is watermark:
+        return 0
+    interval = watermark.operands[1]
+    if (watermark.function != "-" or len(watermark.operands) != 2
+            or not isinstance(interval, Literal)
+            or not isinstance(interval.value, datetime.timedelta)):
+        return None
+    milliseconds, rest = divmod(interval.value, datetime.timedelta(milliseconds=1))
+    return int(milliseconds) if not rest else None
 
 
 def _idle_timeout_ms(translator: Any) -> int:
