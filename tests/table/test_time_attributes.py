@@ -214,3 +214,20 @@ def test_the_watermark_offset_is_found_only_for_rowtime_minus_a_constant() -> No
     assert timestamp_offset(Call(ts.type, "-", (ts, micro)), 1) is None  # not whole ms
     ltz = InputRef(t.LocalZonedTimestampType(3, False), 1)
     assert timestamp_offset(Call(ltz.type, "-", (ltz, second)), 1) is None
+
+
+def test_rowtime_timestamps_of_a_batch_are_the_per_row_ones() -> None:
+    import datetime
+
+    from flintlock.common.types import Row
+    from flintlock.table.planner.windows import RowtimeAssigner, RowtimeNullError
+
+    assigner = RowtimeAssigner(1)
+    naive = [Row(i, datetime.datetime(2024, 1, 1, 0, 0, i % 60, i * 1111)) for i in range(50)]
+    berlin = datetime.timezone(datetime.timedelta(hours=1))
+    mixed = [*naive[:3], Row(9, datetime.datetime(2024, 1, 1, tzinfo=berlin)), Row(8, 5)]
+    for batch in (naive, mixed, []):
+        assert assigner.extract_timestamps(batch) == [
+            assigner.extract_timestamp(row, 0) for row in batch]
+    with pytest.raises(RowtimeNullError):
+        assigner.extract_timestamps([naive[0], Row(1, None)])

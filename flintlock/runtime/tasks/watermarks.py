@@ -133,9 +133,11 @@ class WatermarkEmitter:
             return list(previous)
         if len(previous) != len(values):
             raise ValueError(f"{len(values)} values but {len(previous)} timestamps")
+        batch = getattr(assigner, "extract_timestamps", None)  # a table's rowtime: per batch
         # One C-level pass calls the assigner, one more checks the results' types: no Python
         # call per record besides the user's.
-        timestamps = list(map(assigner.extract_timestamp, values, previous))
+        timestamps = (batch(values) if batch is not None
+                      else list(map(assigner.extract_timestamp, values, previous)))
         if not _ONLY_INTS.issuperset(map(type, timestamps)):
             for timestamp in timestamps:
                 _as_timestamp(timestamp)  # raises on the first that is not an int
