@@ -97,3 +97,20 @@ def test_over_window_offsets_are_expressions_naming_their_bound():
     assert window.following(CURRENT_ROW).following_ is CURRENT_ROW
     with pytest.raises(ValidationError, match="row_interval"):
         row_interval(-1)
+
+
+def test_timestamp_add_in_whole_seconds_units_is_calendar_free_arithmetic():
+    import datetime
+
+    from flintlock.table.codegen.sql_functions import timestamp_add
+
+    start = datetime.datetime(2024, 2, 28, 23, 59, 59, 500000)
+    seconds = {"WEEK": 604800, "DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
+    for unit, size in seconds.items():
+        for amount in (-3, 0, 1, 100_000):
+            assert timestamp_add(unit, amount, start) == start + datetime.timedelta(
+                seconds=amount * size)
+    assert timestamp_add("MONTH", 1, start) == datetime.datetime(2024, 3, 28, 23, 59, 59, 500000)
+    assert timestamp_add("MILLISECOND", -500, start) == start.replace(microsecond=0)
+    with pytest.raises(SqlRuntimeError):
+        timestamp_add("FORTNIGHT", 1, start)

@@ -527,16 +527,19 @@ def extract(unit: str, value: Any) -> int:
     return int(getattr(value, unit.lower()))
 
 
+_UNIT_SECONDS = {"WEEK": 604800, "DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
+
+
 def timestamp_add(unit: str, amount: int, value: Any) -> Any:
+    seconds = _UNIT_SECONDS.get(unit)
+    if seconds is not None:  # the common case first: one timedelta (days 0, seconds)
+        return value + datetime.timedelta(0, amount * seconds)
     if unit in ("YEAR", "MONTH", "QUARTER"):
         months = amount * {"YEAR": 12, "QUARTER": 3, "MONTH": 1}[unit]
         total = value.year * 12 + value.month - 1 + months
         year, month = divmod(total, 12)
         day = min(value.day, _days_in_month(year, month + 1))
         return value.replace(year=year, month=month + 1, day=day)
-    seconds = {"WEEK": 604800, "DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
-    if unit in seconds:
-        return value + datetime.timedelta(seconds=amount * seconds[unit])
     if unit == "MILLISECOND":
         return value + datetime.timedelta(milliseconds=amount)
     raise SqlRuntimeError(f"unknown time unit {unit}")
