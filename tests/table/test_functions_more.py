@@ -114,3 +114,17 @@ def test_timestamp_add_in_whole_seconds_units_is_calendar_free_arithmetic():
     assert timestamp_add("MILLISECOND", -500, start) == start.replace(microsecond=0)
     with pytest.raises(SqlRuntimeError):
         timestamp_add("FORTNIGHT", 1, start)
+
+
+def test_a_narrowing_integer_cast_inline_wraps_as_cast_to_integer():
+    from flintlock.table.codegen.compiler import compile_values
+    from flintlock.table.codegen.sql_functions import cast_to_integer
+    from flintlock.table.plan.rex import Call, InputRef
+
+    for target, bits in ((t.IntType(True), 32), (t.SmallIntType(True), 16),
+                         (t.TinyIntType(True), 8)):
+        cast = compile_values([Call(target, "CAST", (InputRef(t.BigIntType(True), 0),))])
+        assert "cast_to_integer" not in cast.source
+        for value in (0, 5, -5, 2**31, -(2**31) - 1, 2**63 - 1, -(2**63), 300, -129):
+            assert cast(row_of([value]))[0] == cast_to_integer(value, bits)
+        assert cast(row_of([None]))[0] is None

@@ -370,7 +370,10 @@ def cast_source(value: str, source: t.DataType, target: t.DataType) -> str:
     if type(target) in _INTEGER_BITS:
         if _INTEGER_BITS.get(type(source), 65) <= _INTEGER_BITS[type(target)]:
             return value  # widening an integer keeps its value (a sink's INT -> BIGINT)
-        return f"F.cast_to_integer({value}, {_INTEGER_BITS[type(target)]})"
+        bits = _INTEGER_BITS[type(target)]
+        if type(source) in _INTEGER_BITS:  # narrowing an integer: wraps, as Java's does
+            return f"(({value} + {1 << (bits - 1)}) % {1 << bits} - {1 << (bits - 1)})"
+        return f"F.cast_to_integer({value}, {bits})"
     if isinstance(target, (t.DoubleType, t.FloatType)):
         return f"F.cast_to_float({value})"
     if isinstance(target, t.DecimalType):
