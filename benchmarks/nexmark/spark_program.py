@@ -7,12 +7,17 @@ SPEC and RESULT as ``flink_program.py``'s, each run with ``spark_sql`` and ``spa
 (``append`` or ``complete``). ``check`` writes to the memory sink and reads its final table;
 ``time`` writes to the ``noop`` sink and times from ``start()`` to the end of the query.
 Timestamps are TIMESTAMP_NTZ (the files' UTC wall times, as Flink's TIMESTAMP(3)); local[2]
-with two shuffle partitions, for parallelism 2.
+with two shuffle partitions, for parallelism 2. A table declared with Flink's
+``WATERMARK FOR `dateTime` AS `dateTime` - INTERVAL 'n' SECOND`` (the event-time queries) gets
+``withWatermark("dateTime", "n seconds")``; its timestamps are then TIMESTAMP (Spark takes no
+TIMESTAMP_NTZ event time), read and shown in the session time zone, UTC, which gives the same
+wall times.
 """
 
 import datetime
 import decimal
 import json
+import re
 import sys
 import tempfile
 import time
@@ -29,16 +34,27 @@ def normalised(value):
     return value
 
 
-def spark_columns(columns):
-    return columns.replace("TIMESTAMP(3)", "TIMESTAMP_NTZ").replace("`", "")
+WATERMARK = re.compile(r",\s*WATERMARK FOR `?(\w+)`? AS `?\w+`? - INTERVAL '(\d+)' SECOND\s*$")
+
+
+def spark_columns(columns, timestamp="TIMESTAMP_NTZ"):
+    return columns.replace("TIMESTAMP(3)", timestamp).replace("`", "")
+
+
+def stream(spark, directory, columns):
+    """The CSV file stream of a table's directory, with its watermark if it declares one."""
+    watermark = WATERMARK.search(columns)
+    if watermark is None:
+        return (spark.readStream.schema(spark_columns(columns))
+                .option("timestampNTZFormat", "yyyy-MM-dd HH:mm:ss.SSS").csv(directory))
+    frame = (spark.readStream.schema(spark_columns(columns[:watermark.start()], "TIMESTAMP"))
+             .option("timestampFormat", "yyyy-MM-dd HH:mm:ss.SSS").csv(directory))
+    return frame.withWatermark(watermark.group(1), f"{watermark.group(2)} seconds")
 
 
 def one_run(spark, run, mode, checkpoints, index):
     for table, columns in run["tables"].items():
-        frame = (spark.readStream.schema(spark_columns(columns))
-                 .option("timestampNTZFormat", "yyyy-MM-dd HH:mm:ss.SSS")
-                 .csv(f"{run['data']}/{table}"))
-        frame.createOrReplaceTempView(table)
+        stream(spark, f"{run['data']}/{table}", columns).createOrReplaceTempView(table)
     result = spark.sql(run["spark_sql"])
     writer = (result.writeStream.outputMode(run["spark_mode"])
               .option("checkpointLocation", f"{checkpoints}/{index}")
