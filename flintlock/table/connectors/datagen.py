@@ -27,7 +27,8 @@ rows by ``_rows.rows_from_columns``; the reader does one clock read per poll for
 A Calc over the table (a projection and/or filter with no user-defined function) is fused
 into the batch loop by the planner (``create_source(..., calc=...)``, a
 ``codegen.compiler.compile_column_calc`` function): the reader hands the columns to it and
-emits its rows, so the table's own rows are never built. ``rows-per-second`` counts generated
+emits its rows, so the table's own rows are never built; the table's computed columns
+(a WATERMARK's rowtime among them) are fused the same way. ``rows-per-second`` counts generated
 rows, also those the fused filter drops (as Flink's source does, before the Calc).
 
 The factory and source run on the driver; the reader on the source subtask's task thread.
