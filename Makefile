@@ -9,8 +9,8 @@ BROWSER := .browser/chromium/usr/lib/chromium/chromium-headless-shell
 export SPARK_LOCAL_IP ?= 127.0.0.1
 # The test process runs thousands of jobs whose TaskManagers are threads: with glibc's default
 # of up to 8 malloc arenas per core, freed memory stays mapped in the threads' arenas and the
-# process grew to 11 GB; two arenas keep it bounded (docs/known-issues.md, "Memory of a
-# long-lived process running many jobs").
+# process grew to 11 GB; two arenas take the arenas' share out of that (the rest is open:
+# docs/known-issues.md, "Memory of a long-lived process running many jobs").
 export MALLOC_ARENA_MAX ?= 2
 export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 
