@@ -305,7 +305,9 @@ def test_the_recipes_reach_every_kind_and_equal_keys_built_differently():
             for item in recipe[1]:
                 count(item)
 
-    @settings(max_examples=200, deadline=None)
+    # a fixed draw: with a random one, 200 examples missed the named tuples once in a
+    # clean-clone CI run (the other tests draw at random; this one checks the generator)
+    @settings(max_examples=200, deadline=None, derandomize=True)
     @given(EQUAL_PAIRS)
     def draw(pair):
         left, right = pair
