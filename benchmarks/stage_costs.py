@@ -106,6 +106,32 @@ def job_functions(n: int) -> tuple[Callable[..., Any], ...]:
             (lambda a, b: (a[0], a[1] + b[1])), (lambda t: t[1] == n // keys))
 
 
+@contextlib.contextmanager
+def captured_stream_graphs(threads: bool = False) -> Any:
+    """Inside the block, every ``StreamExecutionEnvironment.get_stream_graph`` call of this
+    process appends its graph to the list this yields (a Table/SQL job's planned operators, for
+    a stage script to take apart); with ``threads``, jobs run on TaskManager threads of this
+    process. Both are put back on exit. The caller owns the list; one block at a time."""
+    captured: list[Any] = []
+    cls = environment.StreamExecutionEnvironment
+    original, loader = cls.get_stream_graph, environment.load_executor
+
+    def capture(self: Any, *args: Any, **kwargs: Any) -> Any:
+        graph = original(self, *args, **kwargs)
+        captured.append(graph)
+        return graph
+
+    cls.get_stream_graph = capture  # type: ignore[method-assign]
+    if threads:
+        executor = ThreadExecutor()
+        environment.load_executor = lambda: executor
+    try:
+        yield captured
+    finally:
+        cls.get_stream_graph = original  # type: ignore[method-assign]
+        environment.load_executor = loader
+
+
 def timed(step: Callable[[], object], records: int, repeat: int) -> Cost:
     """CPU ns per record of ``step``, which handles one batch, over ``records`` records."""
     number = max(1, records // BATCH)

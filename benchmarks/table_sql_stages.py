@@ -38,7 +38,15 @@ from typing import Any
 
 import flintlock.datastream.stream_execution_environment as environment
 from benchmarks.local_exchange import MAX_PARALLELISM, NullPartition
-from benchmarks.stage_costs import BATCH, COLLECTOR, CollectorClock, OneChannel, set_up, timed
+from benchmarks.stage_costs import (
+    BATCH,
+    COLLECTOR,
+    CollectorClock,
+    OneChannel,
+    captured_stream_graphs,
+    set_up,
+    timed,
+)
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec
 from flintlock.datastream.functions import KeyedProcessFunction
 from flintlock.runtime.network.changelog_serializer import ChangelogRowSerializer
@@ -58,17 +66,7 @@ def run_sql(rows: int, udf: bool = False, collector: str = "tuned") -> Any:
     from flintlock.table import DataTypes, EnvironmentSettings, TableEnvironment
     from flintlock.table.udf import udf as make_udf
 
-    captured: list[Any] = []
-    cls = environment.StreamExecutionEnvironment
-    original = cls.get_stream_graph
-
-    def capture(self: Any, *args: Any, **kwargs: Any) -> Any:
-        graph = original(self, *args, **kwargs)
-        captured.append(graph)
-        return graph
-
-    cls.get_stream_graph = capture  # type: ignore[method-assign]
-    try:
+    with captured_stream_graphs() as captured:
         t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
         t_env.get_config().set("parallelism.default", "2")
         t_env.create_temporary_function(
@@ -84,8 +82,6 @@ def run_sql(rows: int, udf: bool = False, collector: str = "tuned") -> Any:
             t_env.execute_sql(QUERY.format(key="bucket(id)" if udf else "MOD(id, 100)")).wait()
             spent = time.process_time() - started
         return captured[-1], spent, clock.seconds
-    finally:
-        cls.get_stream_graph = original  # type: ignore[method-assign]
 
 
 class _Empty(KeyedProcessFunction):

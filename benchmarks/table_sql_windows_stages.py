@@ -25,8 +25,8 @@ import statistics
 import time
 from typing import Any
 
-import flintlock.datastream.stream_execution_environment as environment
 from benchmarks.local_exchange import MAX_PARALLELISM
+from benchmarks.stage_costs import captured_stream_graphs
 from flintlock.common.config import Configuration
 from flintlock.common.operator_spec import OperatorKind
 from flintlock.runtime.state.factory import create_keyed_state_backend
@@ -70,22 +70,8 @@ def _replay(operator: Any, events: list[tuple[str, Any]]) -> None:
 def job_graph(rows: int) -> Any:
     """The stream graph of the window job on ``rows`` rows (run on TaskManager threads)."""
     from flintlock.table import EnvironmentSettings, TableEnvironment
-    from flintlock.testing.executor import ThreadExecutor
 
-    captured: list[Any] = []
-    cls = environment.StreamExecutionEnvironment
-    original = cls.get_stream_graph
-
-    def capture(self: Any, *args: Any, **kwargs: Any) -> Any:
-        graph = original(self, *args, **kwargs)
-        captured.append(graph)
-        return graph
-
-    cls.get_stream_graph = capture  # type: ignore[method-assign]
-    loader = environment.load_executor
-    executor = ThreadExecutor()
-    environment.load_executor = lambda: executor
-    try:
+    with captured_stream_graphs(threads=True) as captured:
         t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
         t_env.get_config().set("parallelism.default", "1")
         t_env.execute_sql(
@@ -101,9 +87,6 @@ def job_graph(rows: int) -> Any:
             "TABLE src, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
             "GROUP BY k, window_start, window_end").wait()
         return captured[-1]
-    finally:
-        cls.get_stream_graph = original  # type: ignore[method-assign]
-        environment.load_executor = loader
 
 
 def _open(spec: Any, key: Any = None) -> tuple[Any, Keep]:

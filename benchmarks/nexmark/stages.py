@@ -29,7 +29,7 @@ from typing import Any
 
 from benchmarks.nexmark.queries import BY_NAME, TABLE_COLUMNS
 from benchmarks.nexmark.run import ROOT, dataset
-from benchmarks.stage_costs import set_up
+from benchmarks.stage_costs import captured_stream_graphs, set_up
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec
 from flintlock.common.row_batches import rows_of
 from flintlock.common.types import RowKind, row_of
@@ -62,32 +62,15 @@ def bid_fields() -> list[Field]:
 def fused_calc(query: str, data: Path) -> Any:
     """The column Calc the planner fused into the bid table's source for ``query`` (its job
     run once on thread TaskManagers over ``data``, the stream graph captured)."""
-    import flintlock.datastream.stream_execution_environment as environment
     from flintlock.table import EnvironmentSettings, TableEnvironment
-    from flintlock.testing.executor import ThreadExecutor
 
-    captured: list[Any] = []
-    cls = environment.StreamExecutionEnvironment
-    original, loader = cls.get_stream_graph, environment.load_executor
-
-    def capture(self: Any, *args: Any, **kwargs: Any) -> Any:
-        graph = original(self, *args, **kwargs)
-        captured.append(graph)
-        return graph
-
-    cls.get_stream_graph = capture  # type: ignore[method-assign]
-    executor = ThreadExecutor(None)
-    environment.load_executor = lambda: executor
-    try:
+    with captured_stream_graphs(threads=True) as captured:
         spec = BY_NAME[query]
         t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
         t_env.execute_sql(f"CREATE TABLE bid ({TABLE_COLUMNS['bid']}) WITH ('connector' = "
                           f"'filesystem', 'path' = '{data}/bid', 'format' = 'csv')")
         t_env.execute_sql(f"CREATE TABLE sink ({spec.sink}) WITH ('connector' = 'blackhole')")
         t_env.execute_sql(f"INSERT INTO sink {spec.sql}").wait()
-    finally:
-        cls.get_stream_graph = original  # type: ignore[method-assign]
-        environment.load_executor = loader
     for node in captured[-1]._nodes.values():
         decoding = getattr(getattr(node.operator, "source", None), "_decoding", None)
         if decoding is not None:
