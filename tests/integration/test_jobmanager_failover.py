@@ -38,6 +38,12 @@ def test_a_killed_driver_restarted_resumes_the_job_exactly_once(tmp_path):
     kill_and_restart_the_driver(tmp_path, "threads", N)
 
 
+# long enough that a pause of the test process (a full collection of a large heap, two cores
+# shared with the job's threads) does not let the lease lapse between renewals (every third of
+# it): the fenced tests fence the leader by a newer token, which a renewal sees at once
+LEASE = "3 s"
+
+
 def _ha_options(tmp_path, **extra):
     return {"high-availability.type": "filesystem",
             "high-availability.storageDir": str(tmp_path / "ha"),
@@ -64,7 +70,7 @@ def test_a_second_driver_for_a_held_cluster_id_cannot_start(executor, tmp_path):
 
 def test_a_fenced_leader_suspends_its_job_and_leaves_it_to_the_successor(executor, tmp_path):
     env = local_environment(tmp_path, 1, options=_ha_options(
-        tmp_path, **{"high-availability.filesystem.lease-duration": "300 ms"}))
+        tmp_path, **{"high-availability.filesystem.lease-duration": LEASE}))
     env.enable_checkpointing(20)
     # never opened: the job stays mid-stream, taking checkpoints, until it is suspended
     gated_numbers(env, FileGate(tmp_path / "gate"), 1000, before_gate=500).print()
@@ -95,7 +101,7 @@ def test_a_leader_fenced_while_waiting_to_restart_starts_no_attempt(executor, tm
     """Suspended as soon as the lease is lost: not after the restart delay (10 min, far
     beyond every wait of this test), and without starting another attempt."""
     env = local_environment(tmp_path, 1, restart_attempts=3, restart_delay="10 min", options=(
-        _ha_options(tmp_path, **{"high-availability.filesystem.lease-duration": "300 ms"})))
+        _ha_options(tmp_path, **{"high-availability.filesystem.lease-duration": LEASE})))
     env.from_collection(list(range(1000))).map(RaiseOnce(tmp_path / "failed", 50)).print()
     client = env.execute_async("fenced while restarting")
     assert client.jm.wait_for_status({JobStatus.RESTARTING}, WAIT_S)
