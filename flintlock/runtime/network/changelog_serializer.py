@@ -10,8 +10,10 @@ Unpickling returns the list of rows, built at once (``common.row_batches``: in C
 accelerator was built): no ``Row.__init__`` and no ``__reduce__`` per row; ``dumps`` takes a
 batch apart in one pass (``split_columns``, ``split_rows``). The chunk is an ordinary pickle
 chunk, so any reader decodes it (channel state restored by a later version, or after a
-rescale, included; both forms stay readable). A batch holding anything but plain rows (an
-event-time run, a row with field names) is pickled as the plain list it is.
+rescale, included; both forms stay readable). An event-time run (``StampedRun``, the last
+element of its chunk) of rows of one width goes as its columns and its timestamps, and comes
+back as the run of rows it was (issue 32: an event-time job's exchange). A batch holding
+anything else but plain rows (a row with field names) is pickled as the plain list it is.
 
 Owned by the writer that holds it.
 """
@@ -27,6 +29,7 @@ from flintlock.common.row_batches import (
     split_rows,
 )
 from flintlock.common.types import Row, RowKind
+from flintlock.runtime.network.event_time import StampedRun
 from flintlock.runtime.network.serialization import CorruptChannelDataError, PickleBatchSerializer
 
 _KINDS = tuple(RowKind)
@@ -53,6 +56,30 @@ def rows_from_columns_of(kinds: bytes, columns: list[list[Any]]) -> list[Row]:
             "of another length") from None
 
 
+def stamped_run_from_columns(kinds: bytes, columns: list[list[Any]],
+                             timestamps: list[int]) -> StampedRun:
+    """The event-time run of a changelog batch sent as columns (what its pickle calls)."""
+    rows = rows_from_columns_of(kinds, columns)
+    if len(rows) != len(timestamps):
+        raise CorruptChannelDataError(
+            f"an event-time run holds {len(rows)} rows for {len(timestamps)} timestamps")
+    return StampedRun(rows, timestamps)
+
+
+class _Run:
+    """Pickles as ``stamped_run_from_columns(kinds, columns, timestamps)``."""
+
+    __slots__ = ("columns", "kinds", "timestamps")
+
+    def __init__(self, kinds: bytes, columns: list[list[Any]], timestamps: list[int]) -> None:
+        self.kinds = kinds
+        self.columns = columns
+        self.timestamps = timestamps
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (stamped_run_from_columns, (self.kinds, self.columns, self.timestamps))
+
+
 class _Batch:
     """Pickles as ``rebuild(kinds, values)``: the rows built at once on the reading side."""
 
@@ -73,6 +100,8 @@ class ChangelogRowSerializer(PickleBatchSerializer):
     def dumps(self, records: list[Any]) -> bytes | memoryview:
         if not isinstance(records, list):
             return super().dumps(records)
+        if records and type(records[-1]) is StampedRun:
+            return self._dumps_run(records)
         columns = split_columns(records, _KINDS)
         if columns is not None:  # rows of one width: the columns
             return super().dumps(_Batch(rows_from_columns_of, *columns))  # type: ignore[arg-type]
@@ -80,3 +109,11 @@ class ChangelogRowSerializer(PickleBatchSerializer):
         if split is None:  # not all plain rows: an event-time run, or another record
             return super().dumps(records)
         return super().dumps(_Batch(rows_from, *split))  # type: ignore[arg-type]
+
+    def _dumps_run(self, records: list[Any]) -> bytes | memoryview:
+        run = records[-1]
+        columns = split_columns(run.values, _KINDS)
+        if columns is None:
+            return super().dumps(records)
+        wire = _Run(columns[0], columns[1], run.timestamps)
+        return super().dumps([*records[:-1], wire])

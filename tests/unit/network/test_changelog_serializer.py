@@ -12,8 +12,9 @@ from flintlock.runtime.network.changelog_serializer import (
     ChangelogRowSerializer,
     rows_from,
     rows_from_columns_of,
+    stamped_run_from_columns,
 )
-from flintlock.runtime.network.event_time import StampedRun
+from flintlock.runtime.network.event_time import RunDetectingSerializer, StampedRun
 from flintlock.runtime.network.serialization import (
     CorruptChannelDataError,
     PickleBatchSerializer,
@@ -77,3 +78,30 @@ def test_a_corrupt_column_batch_is_a_typed_error():
         rows_from_columns_of(b"\x00\x01", [[1]])
     with pytest.raises(CorruptChannelDataError):
         rows_from_columns_of(b"\x09", [[1]])
+
+
+@given(st.lists(st.tuples(st.sampled_from(list(RowKind)), st.integers(), st.text(max_size=3)),
+                max_size=20),
+       st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), min_size=20, max_size=20))
+def test_an_event_time_run_of_rows_goes_as_columns_and_comes_back_as_its_run(batch, times):
+    run = StampedRun([row_of([i, s], kind) for kind, i, s in batch], times[:len(batch)])
+    chunk = ChangelogRowSerializer().dumps([row_of([0]), run])
+    decoded = RunDetectingSerializer().loads(chunk)
+    assert decoded[0] == row_of([0]) and type(decoded[1]) is StampedRun
+    assert [(r.get_row_kind(), list(r)) for r in decoded[1].values] == [
+        (kind, [i, s]) for kind, i, s in batch]
+    assert all(type(r) is Row for r in decoded[1].values)
+    assert decoded[1].timestamps == times[:len(batch)]
+    if batch:  # not a pickle of each row
+        assert b"stamped_run_from_columns" in bytes(chunk)
+
+
+def test_a_run_of_rows_of_several_widths_falls_back_to_a_plain_pickle():
+    run = StampedRun([row_of([1]), row_of([1, 2])], [3, 4])
+    decoded = PickleBatchSerializer().loads(ChangelogRowSerializer().dumps([run]))
+    assert decoded[0].values == run.values and decoded[0].timestamps == [3, 4]
+
+
+def test_a_run_with_a_timestamp_missing_is_a_typed_error():
+    with pytest.raises(CorruptChannelDataError):
+        stamped_run_from_columns(b"\x00\x00", [[1, 2]], [5])
