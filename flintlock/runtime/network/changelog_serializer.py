@@ -15,11 +15,20 @@ element of its chunk) of rows of one width goes as its columns and its timestamp
 back as the run of rows it was (issue 32: an event-time job's exchange). A batch holding
 anything else but plain rows (a row with field names) is pickled as the plain list it is.
 
+A column whose values are all of one of the classes in ``_PACKED`` (``datetime``, ``date``,
+``time``, ``Decimal``: TIMESTAMP, DATE, TIME and DECIMAL values) goes as that class's code and
+the values' constructor arguments (what each value's own pickle holds), rebuilt in one
+``starmap``: a pickler in fast mode keeps no memo, so it otherwise writes and looks up the
+class's global once per value (about 10 µs a ``datetime`` each way; issue 33, q20's bids).
+
 Owned by the writer that holds it.
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
+from itertools import starmap
 from typing import Any
 
 from flintlock.common.row_batches import (
@@ -33,6 +42,45 @@ from flintlock.runtime.network.event_time import StampedRun
 from flintlock.runtime.network.serialization import CorruptChannelDataError, PickleBatchSerializer
 
 _KINDS = tuple(RowKind)
+_PACKED: tuple[type, ...] = (datetime.datetime, datetime.date, datetime.time, decimal.Decimal)
+_CODES = {cls: code for code, cls in enumerate(_PACKED)}
+
+
+def column_from(code: int, arguments: list[tuple[Any, ...]]) -> list[Any]:
+    """A packed column's values (what its pickle calls)."""
+    try:
+        return list(starmap(_PACKED[code], arguments))
+    except (IndexError, TypeError, ValueError):
+        raise CorruptChannelDataError(
+            f"a changelog batch holds a packed column of code {code!r} that does not "
+            "rebuild") from None
+
+
+class _Column:
+    """Pickles as ``column_from(code, arguments)``."""
+
+    __slots__ = ("arguments", "code")
+
+    def __init__(self, code: int, arguments: list[tuple[Any, ...]]) -> None:
+        self.code = code
+        self.arguments = arguments
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (column_from, (self.code, self.arguments))
+
+
+def packed(columns: list[list[Any]]) -> list[Any]:
+    """``columns`` with each column of one ``_PACKED`` class replaced by a ``_Column``."""
+    out: list[Any] = columns
+    for index, column in enumerate(columns):
+        cls = type(column[0]) if column else None
+        code = _CODES.get(cls)  # type: ignore[arg-type]
+        if code is None or len(set(map(type, column))) != 1:
+            continue
+        if out is columns:
+            out = list(columns)
+        out[index] = _Column(code, [value.__reduce_ex__(4)[1] for value in column])
+    return out
 
 
 def rows_from(kinds: bytes, values: list[list[Any]]) -> list[Row]:
@@ -104,7 +152,7 @@ class ChangelogRowSerializer(PickleBatchSerializer):
             return self._dumps_run(records)
         columns = split_columns(records, _KINDS)
         if columns is not None:  # rows of one width: the columns
-            return super().dumps(_Batch(rows_from_columns_of, *columns))  # type: ignore[arg-type]
+            return super().dumps(_Batch(rows_from_columns_of, columns[0], packed(columns[1])))
         split = split_rows(records, _KINDS)
         if split is None:  # not all plain rows: an event-time run, or another record
             return super().dumps(records)
@@ -115,5 +163,5 @@ class ChangelogRowSerializer(PickleBatchSerializer):
         columns = split_columns(run.values, _KINDS)
         if columns is None:
             return super().dumps(records)
-        wire = _Run(columns[0], columns[1], run.timestamps)
+        wire = _Run(columns[0], packed(columns[1]), run.timestamps)
         return super().dumps([*records[:-1], wire])
