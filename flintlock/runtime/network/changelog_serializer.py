@@ -152,7 +152,8 @@ class ChangelogRowSerializer(PickleBatchSerializer):
             return self._dumps_run(records)
         columns = split_columns(records, _KINDS)
         if columns is not None:  # rows of one width: the columns
-            return super().dumps(_Batch(rows_from_columns_of, columns[0], packed(columns[1])))
+            wire = _Batch(rows_from_columns_of, columns[0], packed(columns[1]))
+            return super().dumps(wire)  # type: ignore[arg-type]
         split = split_rows(records, _KINDS)
         if split is None:  # not all plain rows: an event-time run, or another record
             return super().dumps(records)

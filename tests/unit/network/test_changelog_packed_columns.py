@@ -19,7 +19,7 @@ from flintlock.runtime.network.serialization import (
     PickleBatchSerializer,
 )
 
-_ZONES = st.sampled_from([None, datetime.timezone.utc,
+_ZONES = st.sampled_from([None, datetime.UTC,
                           datetime.timezone(datetime.timedelta(hours=-5))])
 _COLUMNS = st.one_of(
     st.lists(st.datetimes(timezones=_ZONES, allow_imaginary=True), min_size=1, max_size=8),
