@@ -16,6 +16,15 @@
  *   records into one list per field, checking each record's type and arity, which the
  *   Python twin does with a type scan and zip(*records, strict=True).
  *
+ * - route_by_key: the keyed record writer's loop (runtime/network/key_routing.py): each
+ *   record's key from the user's key selector, its channel from the writer's key cache (a
+ *   callback for keys not in it), the record (and its timestamp) appended to that channel's
+ *   list. One user call per record and no interpreted bytecode around it.
+ * - tumbling_panes: the window operator's grouping of a timestamped batch by tumbling window
+ *   start, then key (runtime/tasks/window_grouping.py); None when a timestamp or the window's
+ *   size or offset does not fit 64-bit arithmetic, and the caller takes the Python twin.
+ * - fold_added: an AggregateFunction's add over a window's values, in order.
+ *
  * Each runs on the thread that owns the object or the batch; none releases the GIL.
  */
 
@@ -530,12 +539,301 @@ transpose(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* -- route_by_key ----------------------------------------------------------------------- */
+
+/* The channel of key: the cache's entry, else on_miss(key) (a key not in the cache, or one
+ * that cannot be hashed). -1 with an exception set on failure. */
+static Py_ssize_t
+channel_of(PyObject *key, PyObject *channels, PyObject *on_miss, Py_ssize_t count)
+{
+    PyObject *found = PyDict_GetItemWithError(channels, key);
+    Py_ssize_t channel;
+    if (found != NULL) {
+        channel = PyLong_AsSsize_t(found);
+    }
+    else {
+        if (PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+                return -1;
+            }
+            PyErr_Clear();  /* an unhashable key: on_miss hashes it its own way */
+        }
+        PyObject *computed = PyObject_CallOneArg(on_miss, key);
+        if (computed == NULL) {
+            return -1;
+        }
+        channel = PyLong_AsSsize_t(computed);
+        Py_DECREF(computed);
+    }
+    if (channel == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (channel < 0 || channel >= count) {
+        PyErr_Format(PyExc_IndexError, "channel %zd of %zd", channel, count);
+        return -1;
+    }
+    return channel;
+}
+
+static int
+append_to(PyObject *lists, Py_ssize_t index, PyObject *item)
+{
+    if (index >= PyList_GET_SIZE(lists)) {  /* the user's code shortened it */
+        PyErr_SetString(PyExc_IndexError, "route_by_key: the targets changed");
+        return -1;
+    }
+    PyObject *target = PyList_GET_ITEM(lists, index);
+    if (!PyList_Check(target)) {
+        PyErr_SetString(PyExc_TypeError, "route_by_key: every target must be a list");
+        return -1;
+    }
+    return PyList_Append(target, item);
+}
+
+/* One record: its key, its channel, appended (with its timestamp when stamps is given). */
+static int
+route_one(PyObject *record, PyObject *stamp, PyObject *const *args, Py_ssize_t count)
+{
+    PyObject *key = PyObject_CallOneArg(args[1], record);
+    if (key == NULL) {
+        return -1;
+    }
+    Py_ssize_t channel = channel_of(key, args[2], args[3], count);
+    Py_DECREF(key);
+    if (channel < 0 || append_to(args[4], channel, record) < 0) {
+        return -1;
+    }
+    return stamp == NULL ? 0 : append_to(args[6], channel, stamp);
+}
+
+static PyObject *
+route_by_key(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyList_Check(args[0]) || !PyDict_CheckExact(args[2])
+            || !PyList_Check(args[4])
+            || (args[5] != Py_None && (!PyList_Check(args[5]) || !PyList_Check(args[6])))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "route_by_key(records: list, key_of, channels: dict, on_miss, "
+                        "targets: list, stamps: list | None, stamp_targets: list | None)");
+        return NULL;
+    }
+    PyObject *records = args[0], *stamps = args[5] == Py_None ? NULL : args[5];
+    Py_ssize_t count = PyList_GET_SIZE(args[4]);
+    if (stamps != NULL && (PyList_GET_SIZE(stamps) != PyList_GET_SIZE(records)
+                           || PyList_GET_SIZE(args[6]) != count)) {
+        PyErr_SetString(PyExc_ValueError, "route_by_key: values and timestamps differ in length");
+        return NULL;
+    }
+    /* The user's key selector may do anything, even change the lists: sizes are read again
+     * and the record held while it runs. */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
+        PyObject *record = Py_NewRef(PyList_GET_ITEM(records, i));
+        PyObject *stamp = NULL;
+        if (stamps != NULL) {
+            if (i >= PyList_GET_SIZE(stamps)) {
+                Py_DECREF(record);
+                PyErr_SetString(PyExc_ValueError, "route_by_key: the timestamps changed");
+                return NULL;
+            }
+            stamp = Py_NewRef(PyList_GET_ITEM(stamps, i));
+        }
+        int failed = route_one(record, stamp, args, count);
+        Py_DECREF(record);
+        Py_XDECREF(stamp);
+        if (failed) {
+            return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+/* -- tumbling_panes --------------------------------------------------------------------- */
+
+/* The start of the tumbling window of timestamp (Python's floored %); 0 when it does not fit
+ * 64-bit arithmetic. */
+static int
+window_start(PyObject *stamp, long long size, long long offset, long long *start)
+{
+    int overflow = 0;
+    long long timestamp = PyLong_Check(stamp) ? PyLong_AsLongLongAndOverflow(stamp, &overflow)
+                                              : 0;
+    long long shifted;
+    if (!PyLong_Check(stamp) || overflow || __builtin_sub_overflow(timestamp, offset, &shifted)) {
+        return 0;
+    }
+    long long rest = shifted % size;
+    if (rest < 0) {
+        rest += size;
+    }
+    return !__builtin_sub_overflow(timestamp, rest, start);
+}
+
+/* record into pane[key_of(record)], a list made on the key's first record. */
+static int
+add_to_pane(PyObject *pane, PyObject *key_of, PyObject *record)
+{
+    PyObject *key = PyObject_CallOneArg(key_of, record);
+    if (key == NULL) {
+        return -1;
+    }
+    PyObject *group = PyDict_GetItemWithError(pane, key);
+    int failed;
+    if (group != NULL) {
+        failed = PyList_Append(group, record);
+    }
+    else if (PyErr_Occurred()) {
+        failed = -1;
+    }
+    else {
+        group = PyList_New(1);
+        failed = group == NULL ? -1 : 0;
+        if (group != NULL) {
+            PyList_SET_ITEM(group, 0, Py_NewRef(record));
+            failed = PyDict_SetItem(pane, key, group);
+            Py_DECREF(group);
+        }
+    }
+    Py_DECREF(key);
+    return failed;
+}
+
+/* The pane (key -> values) of window start in panes, made when new; a borrowed reference. */
+static PyObject *
+pane_of(PyObject *panes, long long start)
+{
+    PyObject *start_obj = PyLong_FromLongLong(start);
+    if (start_obj == NULL) {
+        return NULL;
+    }
+    PyObject *pane = PyDict_GetItemWithError(panes, start_obj);
+    if (pane == NULL && !PyErr_Occurred()) {
+        pane = PyDict_New();
+        if (pane != NULL) {
+            int failed = PyDict_SetItem(panes, start_obj, pane);
+            Py_DECREF(pane);  /* panes holds it */
+            pane = failed ? NULL : pane;
+        }
+    }
+    Py_DECREF(start_obj);
+    return pane;
+}
+
+/* The window starts of all stamps, before any user code runs; 0 when one does not fit. */
+static int
+window_starts(PyObject *stamps, long long size, long long offset, long long *starts)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(stamps); i++) {
+        if (!window_start(PyList_GET_ITEM(stamps, i), size, offset, &starts[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every record into its window's pane under its key; -1 on an error. */
+static int
+fill_panes(PyObject *panes, PyObject *records, const long long *starts, Py_ssize_t count,
+           PyObject *key_of)
+{
+    PyObject *pane = NULL;
+    long long last_start = 0;
+    /* records is read again after each user call: the key selector could change it. */
+    for (Py_ssize_t i = 0; i < count && i < PyList_GET_SIZE(records); i++) {
+        if (pane == NULL || starts[i] != last_start) {  /* a batch mostly stays in a window */
+            pane = pane_of(panes, starts[i]);  /* panes is ours: no user code reaches it */
+            if (pane == NULL) {
+                return -1;
+            }
+            last_start = starts[i];
+        }
+        PyObject *record = Py_NewRef(PyList_GET_ITEM(records, i));
+        int failed = add_to_pane(pane, key_of, record);
+        Py_DECREF(record);
+        if (failed) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+tumbling_panes(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyList_Check(args[0]) || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "tumbling_panes(records: list, stamps: list, key_of, "
+                                         "size: int, offset: int)");
+        return NULL;
+    }
+    if (PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])) {
+        PyErr_SetString(PyExc_ValueError, "tumbling_panes: values and timestamps differ in length");
+        return NULL;
+    }
+    int overflow_size = 0, overflow_offset = 0;
+    long long size = PyLong_AsLongLongAndOverflow(args[3], &overflow_size);
+    long long offset = PyLong_AsLongLongAndOverflow(args[4], &overflow_offset);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (overflow_size || overflow_offset || size <= 0) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(args[1]);
+    long long *starts = PyMem_Malloc((count ? count : 1) * sizeof(long long));
+    if (starts == NULL) {
+        return PyErr_NoMemory();
+    }
+    if (!window_starts(args[1], size, offset, starts)) {
+        PyMem_Free(starts);
+        Py_RETURN_NONE;
+    }
+    PyObject *panes = PyDict_New();
+    if (panes != NULL && fill_panes(panes, args[0], starts, count, args[2]) < 0) {
+        Py_CLEAR(panes);
+    }
+    PyMem_Free(starts);
+    return panes;
+}
+
+/* -- fold_added ------------------------------------------------------------------------- */
+
+static PyObject *
+fold_added(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "fold_added(add, values: list, accumulator)");
+        return NULL;
+    }
+    PyObject *add = args[0], *values = args[1];
+    PyObject *accumulator = Py_NewRef(args[2]);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(values); i++) {  /* add may change values */
+        PyObject *call[2] = {Py_NewRef(PyList_GET_ITEM(values, i)), accumulator};
+        PyObject *next = PyObject_Vectorcall(add, call, 2, NULL);
+        Py_DECREF(call[0]);
+        Py_DECREF(accumulator);
+        if (next == NULL) {
+            return NULL;
+        }
+        accumulator = next;
+    }
+    return accumulator;
+}
+
 /* -- module ----------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
     {"pack_rows", (PyCFunction)(void (*)(void))pack_rows, METH_FASTCALL,
      "pack_rows(codes, rows) -> (codes used, bytes): rows of fixed-width fields, "
      "little-endian, each integer column as narrow as the rows allow."},
+    {"fold_added", (PyCFunction)(void (*)(void))fold_added, METH_FASTCALL,
+     "fold_added(add, values, accumulator) -> accumulator: add(value, accumulator) for each "
+     "value in order (an AggregateFunction's add over a window's values)."},
+    {"route_by_key", (PyCFunction)(void (*)(void))route_by_key, METH_FASTCALL,
+     "route_by_key(records, key_of, channels, on_miss, targets, stamps, stamp_targets): each "
+     "record appended to targets[channel of key_of(record)] (channels[key], else "
+     "on_miss(key)), its timestamp to stamp_targets[channel] when stamps is not None."},
+    {"tumbling_panes", (PyCFunction)(void (*)(void))tumbling_panes, METH_FASTCALL,
+     "tumbling_panes(records, stamps, key_of, size, offset) -> {start: {key: [records]}} in "
+     "first-seen order, or None when a value does not fit 64-bit arithmetic."},
     {"transpose", (PyCFunction)(void (*)(void))transpose, METH_FASTCALL,
      "transpose(rows, arity) -> tuple of lists: the records' fields as columns; every record "
      "a tuple or list of arity fields."},
@@ -548,7 +846,8 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "flintlock.common._speedups",
-    .m_doc = "flintlock's optional accelerator (a Counter and the typed codec's row packer).",
+    .m_doc = "flintlock's optional accelerator (a Counter, the typed codec's row packer, "
+             "the keyed writer's routing and the window operator's grouping).",
     .m_size = -1,
     .m_methods = module_methods,
 };

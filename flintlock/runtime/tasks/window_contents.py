@@ -24,6 +24,7 @@ from typing import Any
 from flintlock.common.operator_spec import WindowSpec
 from flintlock.common.state import MapStateDescriptor
 from flintlock.runtime.network.event_time import NO_TIMESTAMP
+from flintlock.runtime.tasks.window_grouping import fold_added
 
 ACCUMULATORS = MapStateDescriptor("_flintlock_window_accumulators", None, None)
 ELEMENTS = MapStateDescriptor("_flintlock_window_elements", None, None)
@@ -71,6 +72,8 @@ class WindowContents:
             add = aggregate.add
             if accumulator is None:
                 accumulator = aggregate.create_accumulator()
+            if type(values) is list:
+                return fold_added(add, values, accumulator)
             for value in values:
                 accumulator = add(value, accumulator)
             return accumulator

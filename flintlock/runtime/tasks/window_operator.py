@@ -60,6 +60,7 @@ from flintlock.runtime.tasks.window_contexts import (
     ProcessWindowContext,
     TriggerContext,
 )
+from flintlock.runtime.tasks.window_grouping import tumbling_panes
 from flintlock.runtime.tasks.window_state import WindowStates
 
 SESSIONS = MapStateDescriptor("_flintlock_window_sessions", None, None)
@@ -223,7 +224,7 @@ class WindowOperator(FunctionOperator):
             return False  # a record without a timestamp, or a window not ahead: per element
         if not self._key_checked:
             self._first_key(get_key(list.__getitem__(records, 0)))
-        self._fold_panes(_tumbling_panes(records, stamps, get_key, size, offset), set_key, size)
+        self._fold_panes(tumbling_panes(records, stamps, get_key, size, offset), set_key, size)
         return True
 
     def _fold_panes(self, panes: dict[int, dict[Any, list[Any]]],
@@ -455,23 +456,3 @@ def _plus(timestamp: int, millis: int) -> int:
     """``timestamp + millis`` capped at the largest long (the end of time stays the end)."""
     return min(MAX_LONG, timestamp + millis)
 
-
-def _tumbling_panes(records: list[Any], stamps: list[int], get_key: Callable[[Any], Any],
-                    size: int, offset: int) -> dict[int, dict[Any, list[Any]]]:
-    """A batch's values by tumbling window start, then key, in first-seen order."""
-    panes: dict[int, dict[Any, list[Any]]] = {}
-    last_start: int | None = None
-    pane: dict[Any, list[Any]] = {}
-    for value, timestamp in zip(records, stamps, strict=True):
-        start = timestamp - (timestamp - offset) % size
-        if start != last_start:  # a batch mostly stays in one window: one lookup
-            found = panes.get(start)
-            pane = panes[start] = {} if found is None else found
-            last_start = start
-        key = get_key(value)
-        group = pane.get(key)
-        if group is None:
-            pane[key] = [value]
-        else:
-            group.append(value)
-    return panes
