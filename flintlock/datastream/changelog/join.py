@@ -171,6 +171,67 @@ class StreamingJoinFunction(KeyedCoProcessFunction):
                 out.append(new_row([*values, *record] if left else [*record, *values], kind))
         return out
 
+    # -- a batch at a time (runtime.tasks.co_batch_operator) -------------------------------
+
+    def process_batch(self, index: int, records: list[Any], timestamps: list[int] | None,
+                      get_key: Callable[[Any], Any], set_key: Callable[[Any], None],
+                      ctx: Any) -> tuple[list[Any], list[int] | None]:
+        """A batch of input ``index`` (0: left), as ``process_element1/2`` per record with
+        its key set: the outputs in order, and each output's record's timestamp when
+        ``timestamps`` is given. An INNER join's step runs inline (``_inner_batch``)."""
+        side, other = (self._left, self._right) if index == 0 else (self._right, self._left)
+        if self.join_type is JoinType.INNER and timestamps is None:
+            return self._inner_batch(records, side, other, get_key, set_key), None
+        step = self._inner if self.join_type is JoinType.INNER else self._process
+        out: list[Any] = []
+        stamps: list[int] | None = None if timestamps is None else []
+        for position, row in enumerate(records):
+            set_key(get_key(row))
+            produced = step(row, side, other)
+            if produced:
+                out.extend(produced)
+                if stamps is not None:
+                    stamps.extend([timestamps[position]] * len(produced))  # type: ignore[index]
+        return out, stamps
+
+    def _inner_batch(self, records: list[Any], side: _Side, other: _Side,
+                     get_key: Callable[[Any], Any], set_key: Callable[[Any], None]) -> list[Any]:
+        """``_inner`` for each record of a plain batch, in one loop."""
+        get, put, remove = side.state.get, side.state.put, side.state.remove
+        matches_of, null_key = other.state.items, side.null_key
+        condition, left = self.condition, side.is_left
+        out: list[Any] = []
+        append = out.append
+        for row in records:
+            set_key(get_key(row))
+            values, kind = tuple(row._values), row._row_kind
+            stored = get(values)
+            if kind is INSERT or kind is UPDATE_AFTER:
+                put(values, 1 if stored is None else stored + 1)
+            elif stored is not None:
+                if stored > 1:
+                    put(values, stored - 1)
+                else:
+                    remove(values)
+            matches = matches_of()
+            if not matches or any(values[i] is None for i in null_key):
+                continue
+            for record, count in matches:
+                if condition is not None and not (condition(values, record) if left
+                                                  else condition(record, values)):
+                    continue
+                joined = [*values, *record] if left else [*record, *values]
+                append(new_row(joined, kind))
+                for _ in range(count - 1):
+                    append(new_row(list(joined), kind))
+        return out
+
+    def on_event_timers(self, timers: Any, ctx: Any) -> tuple[list[Any], list[int]]:
+        """A watermark's due timers: a regular join registers none (its TTL is the state's)."""
+        for _timer in timers:
+            pass
+        return [], []
+
     # -- the algorithm ------------------------------------------------------------------------
 
     def _matches(self, values: tuple[Any, ...], side: _Side,
