@@ -166,7 +166,8 @@ class Keep:
 
 def set_up(spec: OperatorSpec, key: Any = None) -> tuple[StreamOperator, Keep]:
     """The runtime operator for ``spec``, set up and opened as a chain does it (keyed: with
-    a heap backend owning every key group and ``key`` as its key selector)."""
+    a heap backend owning every key group and ``key`` as its key selector, or a tuple of one
+    per input)."""
     operator = create_operator(spec)
     backend = None
     if key is not None:
@@ -175,7 +176,7 @@ def set_up(spec: OperatorSpec, key: Any = None) -> tuple[StreamOperator, Keep]:
     context = OperatorContext(
         "stage costs", spec.kind.name, "op", 0, 1, MAX_PARALLELISM, 0, timers=None,  # type: ignore[arg-type]
         keyed_backend=backend, operator_backend=OperatorStateBackend(),
-        key_selectors=(key,) if key is not None else ())
+        key_selectors=key if type(key) is tuple else (key,) if key is not None else ())
     out = Keep()
     operator.setup(context, out)
     operator.initialize_state(None)

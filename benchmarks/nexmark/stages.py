@@ -89,9 +89,7 @@ def join_step(bids: list[list[Any]], batch: int) -> Callable[[], None]:
     function = StreamingJoinFunction(JoinType.INNER, 7, 10, [0], [0])
     operator: Any
     operator, _ = set_up(OperatorSpec(OperatorKind.KEYED_CO_PROCESS, function, keyed=True),
-                         function.left_key_selector())
-    selectors = (function.left_key_selector(), function.right_key_selector())
-    operator._key_selector = lambda index=0: selectors[index]
+                         (function.left_key_selector(), function.right_key_selector()))
     moment = datetime.datetime(2015, 7, 15)
     ids = sorted({b[0] for b in bids})
     operator.process_batch2(rows_of([[i, "item", "d", 1, 2, moment, moment, 5, 10, "x"]
