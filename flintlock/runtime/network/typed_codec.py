@@ -6,14 +6,17 @@ batch, with no Python bytecode per record (every loop below runs in C: ``array``
 ``str.join``, ``zip``):
 
 * it **checks** the records: an integer column is built with ``array('q' | 'i' | 'h' | 'b')``,
-  which rejects anything that is not an integer in range; a text column is joined with
-  ``str.join``, which rejects anything that is not a ``str``; a tuple of fixed-width fields is
-  packed by the C accelerator's ``pack_rows`` (``common/_speedups.c``; 14 ns a ``(LONG,
-  LONG)`` record against 30-42 for pickle) or, where it was not built, with ``struct``; both
-  reject a wrong arity or a wrong field (a tuple with text or booleans is transposed into
-  columns by the accelerator's ``transpose``, or a type scan and ``zip``, which check the
-  same); a TUPLE's records must be tuples or lists, since ``struct`` and ``zip`` would take
-  any other iterable apart into fields (a ``str``, a ``dict``'s keys, a ``Row``);
+  which rejects anything that is not an integer in range (a LONG column of plain ints, and
+  a run's timestamps, by the accelerator's ``pack_longs`` where it was built: the same bytes
+  and the same OverflowError, at a few ns a value where ``array`` takes about 100); a text
+  column is joined with ``str.join``, which rejects anything that is not a ``str``; a tuple
+  of fixed-width fields is packed by the C accelerator's ``pack_rows``
+  (``common/_speedups.c``; 14 ns a ``(LONG, LONG)`` record against 30-42 for pickle) or,
+  where it was not built, with ``struct``; both reject a wrong arity or a wrong field (a
+  tuple with text or booleans is transposed into columns by the accelerator's
+  ``transpose``, or a type scan and ``zip``, which check the same); a TUPLE's records must
+  be tuples or lists, since ``struct`` and ``zip`` would take any other iterable apart into
+  fields (a ``str``, a ``dict``'s keys, a ``Row``);
 * it **encodes** them into a chunk that decodes faster than a pickle of the same list, and
   decoding **converts** as PyFlink does: an ``int`` in a FLOAT/DOUBLE field arrives as a
   ``float`` (FLOAT rounded to 32 bits), a ``list`` for a TUPLE as a ``tuple``, an integer
@@ -80,6 +83,10 @@ class CodecMismatch(Exception):
 # -- columns ---------------------------------------------------------------------------------
 
 def _encode_fixed(code: str, values: Sequence[Any]) -> tuple[str, bytes]:
+    if code == "q" and accelerator is not None and type(values) is list:
+        packed = accelerator.pack_longs(values)  # None unless every value is an int
+        if packed is not None:
+            return code, packed
     column = array(code, values)
     if _SWAP:
         column.byteswap()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import struct
 import sysconfig
 from pathlib import Path
 from typing import Any
@@ -175,3 +176,23 @@ def test_the_c_reader_gives_records_the_cycle_collector_need_not_visit(monkeypat
     assert not any(map(gc.is_tracked, decoded))
     monkeypatch.setattr(typed_codec, "accelerator", None)
     assert decode_chunk(encode_chunk(plan, records))[0] == records  # the same bytes in Python
+
+
+@compiled
+@given(values=st.lists(st.one_of(st.integers(-(2**63), 2**63 - 1),
+                                 st.sampled_from([-(2**63), 2**63 - 1, 0, -1]))))
+def test_pack_longs_writes_what_array_q_writes(values: list[int]) -> None:
+    assert typed_codec.accelerator is not None
+    expected = struct.pack(f"<{len(values)}q", *values)  # what array('q') gives, little-endian
+    assert typed_codec.accelerator.pack_longs(values) == expected
+
+
+@compiled
+def test_pack_longs_declines_what_is_not_an_int_and_rejects_what_does_not_fit() -> None:
+    accelerator = typed_codec.accelerator
+    assert accelerator is not None
+    assert accelerator.pack_longs([1, True]) is None  # the array path takes subclasses
+    assert accelerator.pack_longs([1, 2.0]) is None
+    with pytest.raises(OverflowError):
+        accelerator.pack_longs([1, 2**63])
+    assert typed_codec._encode_fixed("q", [5, True]) == ("q", struct.pack("<2q", 5, 1))
