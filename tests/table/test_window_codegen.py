@@ -1,17 +1,27 @@
 """The aligned window aggregation's compiled calls (``changelog.window_codegen``, issue 32)
 give what the generic ``CallAccumulators`` gives, for built-ins with inline templates, a
-function without one, FILTER, DISTINCT and callable arguments."""
+function without one, FILTER, DISTINCT and callable arguments; and its compiled per-row step
+gives what the general ``process_element`` gives (windows, late rows, time zone shift,
+errors)."""
 
 from __future__ import annotations
 
+import datetime
 import random
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from flintlock.datastream.changelog.aggregates import Count, Count1, Max, Min, Sum, Sum0
 from flintlock.datastream.changelog.aggregates_retract import ListAgg
+from flintlock.datastream.changelog.errors import NotInsertOnlyError
 from flintlock.datastream.changelog.group_agg import AggregateCall
 from flintlock.datastream.changelog.rows import INSERT, new_row
-from flintlock.datastream.changelog.window_agg import CallAccumulators
+from flintlock.datastream.changelog.window_agg import CallAccumulators, WindowAggFunction
 from flintlock.datastream.changelog.window_codegen import compile_window_calls
+from flintlock.table.planner.windows import RowtimeNullError, RowtimeOf
+from tests.table.changelog_harness import Harness, r
 
 
 def _calls() -> list[AggregateCall]:
@@ -48,3 +58,60 @@ def test_no_calls_compile_to_an_empty_result() -> None:
     entry = compiled.create(0)
     compiled.accumulate(entry, [1], new_row([1], INSERT))
     assert compiled.results(entry) == []
+
+
+class _General(WindowAggFunction):
+    """The same aggregation through the general ``process_element`` (no compiled step)."""
+
+    def open(self, runtime_context):
+        super().open(runtime_context)
+        self.__dict__.pop("process_element", None)
+
+
+_WINDOWS = st.sampled_from([("TUMBLE", 10, 0, 0), ("TUMBLE", 7, 0, 3), ("HOP", 10, 5, 0),
+                            ("HOP", 9, 3, 1), ("CUMULATE", 12, 4, 0)])
+_EVENTS = st.lists(st.one_of(
+    st.tuples(st.just("row"), st.sampled_from("ab"), st.integers(-30, 60), st.integers(0, 9)),
+    st.tuples(st.just("watermark"), st.integers(-40, 70))), max_size=40)
+
+
+def _run(function, events) -> list[str]:
+    h = Harness(function, [function.key_selector()])
+    out = []
+    for event in events:
+        if event[0] == "row":
+            time = datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=event[2])
+            out += h.feed(r("+I", event[1], time, event[3]))
+        else:
+            out += h.watermark(event[1])
+    return out + h.watermark(2**63 - 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_WINDOWS, _EVENTS, st.sampled_from([0, 4]), st.booleans())
+@example(("TUMBLE", 10, 0, 0), [("row", "a", 5, 1), ("watermark", 9), ("row", "a", 5, 2)],
+         0, False)  # a row of a window that fired at exactly this watermark is late
+def test_the_compiled_step_equals_the_general_path(window, events, shift, ltz) -> None:
+    def make(cls):
+        calls = [AggregateCall(Count1()), AggregateCall(Sum(), (2,)),
+                 AggregateCall(Max(), (2,), filter=lambda row: row._values[2] > 2),
+                 AggregateCall(Count(), (2,), distinct=True)]
+        return cls((0,), calls, window, RowtimeOf(1), shift, ltz)
+
+    compiled = make(WindowAggFunction)
+    assert _run(compiled, events) == _run(make(_General), events)
+
+
+def test_the_compiled_step_is_what_runs_and_keeps_the_rowtime_errors() -> None:
+    function = WindowAggFunction((0,), [AggregateCall(Count1())], ("TUMBLE", 10, 0, 0),
+                                 RowtimeOf(1))
+    h = Harness(function, [function.key_selector()])
+    assert "EPOCH" in function.process_element.__source__
+    with pytest.raises(RowtimeNullError):
+        h.feed(r("+I", "a", None))
+    with pytest.raises(NotInsertOnlyError):
+        h.feed(r("-U", "a", datetime.datetime(2024, 1, 1)))
+    h.feed(r("+I", "a", 25))  # epoch milliseconds are read as the general path reads them
+    assert h.watermark(2**63 - 1) == [
+        "+I[a, 1, 1970-01-01 00:00:00.020000, 1970-01-01 00:00:00.030000, "
+        "1970-01-01 00:00:00.029000]"]

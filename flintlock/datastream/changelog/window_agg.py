@@ -51,7 +51,11 @@ from flintlock.datastream.changelog.window_assigners import (
     from_millis,
     take_session,
 )
-from flintlock.datastream.changelog.window_codegen import compile_window_calls
+from flintlock.datastream.changelog.window_codegen import (
+    StepSpec,
+    compile_window_calls,
+    compile_window_step,
+)
 from flintlock.datastream.functions import KeyedProcessFunction, RuntimeContext
 
 WindowDescription = tuple[str, int, int, int]
@@ -152,12 +156,25 @@ class WindowAggFunction(KeyedProcessFunction):
         else:
             self._windows = runtime_context.get_map_state(MapStateDescriptor("windows"))
             self._compiled = compile_window_calls(self.calls)
+            if not self.proctime:  # the compiled step shadows the general method below
+                self.process_element = compile_window_step(  # type: ignore[method-assign,assignment]
+                    self.calls, self._step_spec(self._assigner))
+
+    def _step_spec(self, assigner: WindowAssigner) -> StepSpec:
+        field = getattr(self.rowtime, "index", None)
+        return StepSpec(self.window, self.rowtime, field if type(field) is int else None,
+                        self.shift, self._windows, assigner.windows_of, type(self).__name__)
 
     def close(self) -> None:
         for call in self.calls:
             closer = getattr(call.function, "close", None)
             if callable(closer):
                 closer()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("process_element", None)  # the compiled step of an opened function
+        return state
 
     # -- records ------------------------------------------------------------------------------
 

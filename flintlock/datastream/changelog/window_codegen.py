@@ -14,19 +14,37 @@ functions over one flat list per window, as ``agg_codegen`` does for a group agg
 
 Semantics are ``window_agg.CallAccumulators``': a DISTINCT call sees each argument tuple
 once (NULLs included; the functions skip NULLs themselves). The generated source is kept on
-``accumulate.__source__``. Compiled on the task thread; nothing here is pickled.
+``accumulate.__source__``.
+
+``compile_window_step(calls, spec)`` -> ``process_element(row, ctx)``: the whole per-row
+work of an event-time aligned window aggregation in one generated function (issue 32: the
+method's calls per row cost more than its arithmetic): the INSERT check, the rowtime read
+(``StepSpec.rowtime_field``: ``(V[i] - EPOCH) // ONE_MS`` for a naive datetime, anything else
+through the ``rowtime`` callable, with its errors), the TUMBLE window's start inline (Java's
+remainder, as ``window_assigners.window_start``; HOP and CUMULATE through the assigner's
+``windows_of``), the late-row check against the timer service's watermark, one
+``MapState`` get and put, the timer registered when a window's entry is created, and the
+calls' accumulate code pasted in. Same state, timers and drops as
+``WindowAggFunction.process_element``'s general path (tests/table/test_window_codegen.py
+holds the two equal). Compiled on the task thread; nothing here is pickled.
 """
 
 from __future__ import annotations
 
+import datetime
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from flintlock.datastream.changelog.aggregates import Inline
+from flintlock.datastream.changelog.errors import NotInsertOnlyError
+from flintlock.datastream.changelog.rows import INSERT
 
-__all__ = ["WindowCalls", "compile_window_calls"]
+__all__ = ["StepSpec", "WindowCalls", "compile_window_calls", "compile_window_step"]
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+_ONE_MS = datetime.timedelta(milliseconds=1)
 
 _GENERIC = Inline(("{f}.create_accumulator()",), "{f}.accumulate({a0}, {args})", "",
                   "{f}.get_value({a0})")
@@ -37,6 +55,22 @@ class WindowCalls:
     create: Callable[[int], list[Any]]
     accumulate: Callable[[list[Any], list[Any], Any], None]
     results: Callable[[list[Any]], list[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class StepSpec:
+    """What ``compile_window_step`` pastes in: the window (``("TUMBLE", size, 0, offset)``
+    inlined; HOP, CUMULATE through ``windows_of``), the ``rowtime`` callable and, where it
+    reads one field (the planner's ``RowtimeOf``), that field's index, the time zone
+    ``shift``, the ``windows`` MapState and the function's name for errors."""
+
+    window: tuple[str, int, int, int]
+    rowtime: Callable[[Any], int]
+    rowtime_field: int | None
+    shift: int
+    windows: Any
+    windows_of: Callable[[int], list[tuple[int, int]]]
+    name: str
 
 
 def _indent(code: str, spaces: int) -> str:
@@ -75,8 +109,10 @@ def _call_source(index: int, call: Any, base: int) -> tuple[list[str], str, str]
     return slots, accumulate, template.value.format(**names)
 
 
-def compile_window_calls(calls: Sequence[Any]) -> WindowCalls:
-    namespace: dict[str, Any] = {}
+def _calls_source(calls: Sequence[Any], namespace: dict[str, Any]
+                  ) -> tuple[list[str], list[str], list[str]]:
+    """(slot initialisers, accumulate steps, value expressions) of ``calls``, their functions,
+    argument callables and filters put into ``namespace``."""
     slots: list[str] = []
     steps: list[str] = []
     values: list[str] = []
@@ -90,6 +126,12 @@ def compile_window_calls(calls: Sequence[Any]) -> WindowCalls:
         slots += call_slots
         steps.append(step)
         values.append(value)
+    return slots, steps, values
+
+
+def compile_window_calls(calls: Sequence[Any]) -> WindowCalls:
+    namespace: dict[str, Any] = {}
+    slots, steps, values = _calls_source(calls, namespace)
     source = (
         f"def create(start):\n    return [start, {', '.join(slots)}]\n\n"
         "def accumulate(E, V, row):\n" + (_indent("\n".join(steps), 4) or "    pass") + "\n\n"
@@ -98,3 +140,56 @@ def compile_window_calls(calls: Sequence[Any]) -> WindowCalls:
     accumulate = namespace["accumulate"]
     accumulate.__source__ = source
     return WindowCalls(namespace["create"], accumulate, namespace["results"])
+
+
+_TIME_OF_FIELD = """try:
+    t = (V[{field}] - EPOCH) // ONE_MS
+except TypeError:
+    t = ROWTIME(row)
+"""
+
+_TUMBLE = """a = t - {offset} + {size}
+start = t - (a % {size} if a >= 0 else -(-a % {size}))
+end = start + {size}
+"""
+
+_WINDOW = """fires = end - 1{shift}
+if fires > timers.current_watermark():
+    E = W.get(end)
+    if E is None:
+        E = [start, {slots}]
+        timers.register_event_time_timer(fires)
+{accumulate}
+    W.put(end, E)
+"""
+
+
+def compile_window_step(calls: Sequence[Any], spec: StepSpec) -> Callable[[Any, Any], Any]:
+    """The generated ``process_element(row, ctx)`` of an event-time aligned window
+    aggregation (see the module docstring); its source on ``__source__``."""
+    kind, size, _, offset = spec.window
+    namespace: dict[str, Any] = {
+        "EPOCH": _EPOCH, "ONE_MS": _ONE_MS, "ROWTIME": spec.rowtime, "W": spec.windows,
+        "WINDOWS_OF": spec.windows_of, "INSERT": INSERT, "NOT_INSERT": NotInsertOnlyError,
+        "NAME": spec.name}
+    slots, steps, _ = _calls_source(calls, namespace)
+    time = ("t = ROWTIME(row)\n" if spec.rowtime_field is None
+            else _TIME_OF_FIELD.format(field=spec.rowtime_field))
+    if spec.shift:
+        time += f"t += {spec.shift}\n"
+    window = _WINDOW.format(shift=f" - {spec.shift}" if spec.shift else "",
+                            slots=", ".join(slots),
+                            accumulate=_indent("\n".join(steps) or "pass", 4))
+    if kind == "TUMBLE":
+        body = _TUMBLE.format(offset=offset, size=size) + window
+    else:
+        body = "for start, end in WINDOWS_OF(t):\n" + _indent(window, 4)
+    source = ("def process_element(row, ctx):\n"
+              "    if row._row_kind is not INSERT:\n"
+              "        raise NOT_INSERT(NAME, row._row_kind.name)\n"
+              "    V = row._values\n    timers = ctx.timer_service()\n"
+              + _indent(time + body, 4) + "    return ()\n")
+    exec(compile(source, "<flintlock window aggregation step>", "exec"), namespace)
+    step: Callable[[Any, Any], Any] = namespace["process_element"]
+    step.__source__ = source  # type: ignore[attr-defined]
+    return step
