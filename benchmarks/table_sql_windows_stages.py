@@ -47,7 +47,7 @@ class Keep:
         self.events: list[tuple[str, Any]] = []
 
     def collect_batch(self, records: list[Any]) -> None:
-        self.events.append(("rows", list(records)))
+        self.events.append(("rows", records[:]))  # a TimestampedBatch stays one
 
     def collect(self, record: Any) -> None:
         self.events.append(("rows", [record]))

@@ -26,7 +26,8 @@ remainder, as ``window_assigners.window_start``; HOP and CUMULATE through the as
 ``MapState`` get and put, the timer registered when a window's entry is created, and the
 calls' accumulate code pasted in. Same state, timers and drops as
 ``WindowAggFunction.process_element``'s general path (tests/table/test_window_codegen.py
-holds the two equal). Compiled on the task thread; nothing here is pickled.
+holds the two equal); it returns None (nothing to emit: the operator skips its output
+bookkeeping for the row). Compiled on the task thread; nothing here is pickled.
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def compile_window_step(calls: Sequence[Any], spec: StepSpec) -> Callable[[Any, 
               "    if row._row_kind is not INSERT:\n"
               "        raise NOT_INSERT(NAME, row._row_kind.name)\n"
               "    V = row._values\n    timers = ctx.timer_service()\n"
-              + _indent(time + body, 4) + "    return ()\n")
+              + _indent(time + body, 4))
     exec(compile(source, "<flintlock window aggregation step>", "exec"), namespace)
     step: Callable[[Any, Any], Any] = namespace["process_element"]
     step.__source__ = source  # type: ignore[attr-defined]
