@@ -13,9 +13,13 @@ exchange between the assigner's chain and the keyed operator (encode/decode) is
 ``benchmarks.table_sql_stages``'s business and not repeated here.
 
 How: CPU time (``time.process_time``), median (min) of ``--repeat`` repeats, ns per input row
-of the stage; the machine may be shared, so read the figures as relative.
+of the stage; the machine may be shared, so read the figures as relative. ``--end-to-end N``
+also runs the whole job on TaskManager threads of this process (as ``job_graph`` does) at N
+and 5N rows, ``--repeat`` pairs, and prints the marginal CPU per row (all threads of the
+process: the stages plus the exchange, task loops, watermarks and timers around them).
 
     .venv/bin/python -m benchmarks.table_sql_windows_stages [--records 100000] [--repeat 5]
+        [--end-to-end N]
 """
 
 from __future__ import annotations
@@ -67,8 +71,9 @@ def _replay(operator: Any, events: list[tuple[str, Any]]) -> None:
             operator.process_watermark(item)
 
 
-def job_graph(rows: int) -> Any:
-    """The stream graph of the window job on ``rows`` rows (run on TaskManager threads)."""
+def job_graph(rows: int, spent: list[float] | None = None) -> Any:
+    """The stream graph of the window job on ``rows`` rows (run on TaskManager threads);
+    the job's CPU seconds appended to ``spent``."""
     from flintlock.table import EnvironmentSettings, TableEnvironment
 
     with captured_stream_graphs(threads=True) as captured:
@@ -82,11 +87,27 @@ def job_graph(rows: int) -> Any:
             f"'fields.id.end' = '{rows}', 'rows-per-second' = '1000000000')")
         t_env.execute_sql("CREATE TABLE sink (k BIGINT, ws TIMESTAMP(3), c BIGINT, s BIGINT) "
                           "WITH ('connector' = 'blackhole')")
+        started = time.process_time()
         t_env.execute_sql(
             "INSERT INTO sink SELECT k, window_start, COUNT(*), SUM(id) FROM TABLE(TUMBLE("
             "TABLE src, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
             "GROUP BY k, window_start, window_end").wait()
+        if spent is not None:
+            spent.append(time.process_time() - started)
         return captured[-1]
+
+
+def end_to_end(rows: int, repeat: int) -> Cost:
+    """Marginal CPU ns per row between jobs of ``rows`` and ``5 * rows`` on threads, median
+    (min) of ``repeat`` pairs."""
+    runs = []
+    for _ in range(repeat):
+        small: list[float] = []
+        large: list[float] = []
+        job_graph(rows, small)
+        job_graph(5 * rows, large)
+        runs.append((large[0] - small[0]) / (4 * rows) * 1e9)
+    return _median(runs)
 
 
 def _open(spec: Any, key: Any = None) -> tuple[Any, Keep]:
@@ -164,12 +185,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--end-to-end", type=int, default=0, metavar="N",
+                        help="also the marginal CPU per row of whole jobs of N and 5N rows")
     args = parser.parse_args()
     costs = stage_costs(args.records, args.repeat)
     print(f"CPU ns per input row, median (min) of {args.repeat}, {args.records} rows")
     for name, (median, low) in costs:
         print(f"  {name:70} {median:8.0f} ({low:.0f})")
     print(f"  {'sum of the stages':70} {sum(c[0] for _, c in costs):8.0f}")
+    if args.end_to_end:
+        median, low = end_to_end(args.end_to_end, args.repeat)
+        label = f"end to end, threads, marginal N={args.end_to_end:,} -> 5N"
+        print(f"  {label:70} {median:8.0f} ({low:.0f})")
 
 
 if __name__ == "__main__":
