@@ -173,6 +173,9 @@ class _Connection:
     def tell(self, message: Any) -> None:
         self.told.append(message)
 
+    def close(self) -> None:
+        self.told.append("closed")
+
 
 class _Attempt(Attempt):
     """An attempt whose TaskManagers in ``finished`` have only finished subtasks."""
@@ -217,6 +220,41 @@ def test_the_jobmanager_fails_the_attempt_when_a_task_manager_falls_silent():
     assert cause.tm_index == 1
     assert str(cause) == "TaskManager 1 sent no heartbeat for 1000 ms (heartbeat.timeout)"
     assert pickle.loads(pickle.dumps(cause)).tm_index == 1
+
+
+class _Handle:
+    """An attempt handle whose TaskManagers end only when cancelled (a frozen one would)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def cancel(self) -> None:
+        self.calls.append("cancel")
+
+    def wait(self, timeout_s: float) -> bool:
+        self.calls.append("wait")
+        return "cancel" in self.calls
+
+
+def test_release_cancels_at_once_when_a_task_manager_fell_silent():
+    """A silent TaskManager acts on no release: its launcher's handle is cancelled before
+    the first wait, not after ``END_WAIT_S`` of waiting in vain."""
+    clock = ManualClock(0)
+    attempt, _ = _registered_attempt(clock)
+    attempt.handle = handle = _Handle()
+    clock.advance(1_001)
+    attempt.heard_from(0, clock.now_ms())
+    attempt.tick_heartbeats(clock.now_ms())
+    attempt.release()
+    assert attempt.lost == {1}
+    assert handle.calls == ["cancel", "wait"]
+
+
+def test_release_waits_for_task_managers_that_still_talk():
+    attempt, _ = _registered_attempt(ManualClock(0))
+    attempt.handle = handle = _Handle()
+    attempt.release()
+    assert handle.calls == ["wait", "cancel", "wait"]  # waited first, then cancelled
 
 
 def test_a_task_manager_whose_subtasks_all_finished_may_fall_silent():

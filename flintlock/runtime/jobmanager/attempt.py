@@ -87,6 +87,8 @@ class Attempt:
     region_restart: RegionRestart | None = None
     pending_splits: list[SplitAssignment] = field(default_factory=list)
     """Split assignments for subtasks whose region is not deployed yet."""
+    lost: set[int] = field(default_factory=set)
+    """TaskManagers that fell silent (heartbeat timeout): ``release`` does not wait for them."""
 
     def vertex_of(self, task: TaskId) -> ExecutionVertex:
         parallelism = self.graph.job_graph.vertex(task.vertex).parallelism
@@ -143,6 +145,7 @@ class Attempt:
         """A TaskManager timed out: the attempt fails, unless its subtasks all finished."""
         if self.task_manager_finished(event.target) or self.heartbeats is None:
             return
+        self.lost.add(event.target)
         self.record_failure(TaskManagerLostError(event.target, self.heartbeats.timeout_ms),
                             consequence=False, now_ms=event.detected_ms)
 
@@ -189,10 +192,14 @@ class Attempt:
 
     def release(self) -> None:
         """Ends the attempt's TaskManagers: cancel and release them, wait for the launcher's
-        handle (cancelling it if they do not end), close the connections."""
+        handle (cancelling it if they do not end), close the connections. With a TaskManager
+        lost (silent: frozen, or cut off), the handle is cancelled at once: that TaskManager
+        acts on no message, so waiting ``END_WAIT_S`` for it would only delay the restart."""
         self.broadcast(msg.CancelTasks(self.number))
         self.broadcast(msg.ReleaseTaskManager(self.number))
         handle = self.handle
+        if handle is not None and self.lost:
+            handle.cancel()
         if handle is not None and not handle.wait(END_WAIT_S):
             handle.cancel()
             handle.wait(END_WAIT_S)
