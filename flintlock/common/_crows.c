@@ -26,6 +26,19 @@
  *   record that is not exactly a ``Row`` is indexed with ``record[i]``.
  *
  * Each runs on the thread that owns its arguments; none releases the GIL.
+ *
+ * Rows the cycle collector does not track. Every row built here whose value list holds no
+ * tracked container (numbers, strings, None, Decimals, dates: the Table layer's values) is
+ * untracked, with its list (``PyObject_GC_UnTrack``), as CPython untracks a tuple of atoms.
+ * A batch in flight is thousands of rows, and each young collection used to walk all of them
+ * (issue 28: 200-450 ns a row of the SQL benchmark's job). Safe: the collector never frees an
+ * untracked object and counts a reference from one as a reference from outside, so nothing
+ * reachable is freed; the one cost is that a cycle made later through such a row (its list
+ * given a container that refers back to it) is freed only when broken, never by the
+ * collector. ``Row.__setitem__`` puts a row back (``track_row``) when it stores a tracked
+ * object in it, so a cycle made through the public API is collected as before; only one made
+ * by appending to the private ``_values`` list is not. ``row_batches.py``'s twins build the
+ * same rows, tracked (docs/decisions.md).
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -84,6 +97,25 @@ check_bound(void)
     return 0;
 }
 
+/* Whether values is a list holding no object the cycle collector tracks (numbers, strings,
+ * None, ... : no container), so that no reference cycle can pass through it as it is. */
+static int
+atomic_list(PyObject *values)
+{
+    if (!PyList_CheckExact(values)) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(values); i++) {
+        PyObject *value = PyList_GET_ITEM(values, i);
+        if (PyObject_IS_GC(value) && PyObject_GC_IsTracked(value)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A row over values. A row over an atomic list is taken off the cycle collector's lists, the
+ * list too (see "Rows the cycle collector does not track" at the top). */
 static PyObject *
 make(PyObject *values, PyObject *kind)
 {
@@ -94,7 +126,35 @@ make(PyObject *values, PyObject *kind)
     SLOT(row, off_values) = Py_NewRef(values);
     SLOT(row, off_fields) = Py_NewRef(Py_None);
     SLOT(row, off_kind) = Py_NewRef(kind);
+    if (atomic_list(values)) {
+        if (PyObject_GC_IsTracked(values)) {
+            PyObject_GC_UnTrack(values);
+        }
+        PyObject_GC_UnTrack(row);
+    }
     return row;
+}
+
+/* track_row(row): puts an untracked row (and its value list) back on the cycle collector's
+ * lists, for a row whose list was just given a container (``Row.__setitem__``). */
+static PyObject *
+track_row(PyObject *module, PyObject *row)
+{
+    if (check_bound() < 0) {
+        return NULL;
+    }
+    if (!Py_IS_TYPE(row, row_type)) {
+        PyErr_SetString(PyExc_TypeError, "track_row() takes a Row");
+        return NULL;
+    }
+    PyObject *values = SLOT(row, off_values);
+    if (values != NULL && PyObject_IS_GC(values) && !PyObject_GC_IsTracked(values)) {
+        PyObject_GC_Track(values);
+    }
+    if (!PyObject_GC_IsTracked(row)) {
+        PyObject_GC_Track(row);
+    }
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -264,27 +324,60 @@ not_rows:
  * there are none). rows_from_columns(codes, kinds, columns): the inverse. The changelog
  * serializer's wire form: a column of a batch unpickles at a fraction of a list per row's
  * cost, and a row's list is then built at its final size. */
+/* The code of row's kind among kinds (0..known), or -1 when row is not exactly a Row
+ * without field names over a list, or its kind is not one of kinds. */
+static int
+plain_row_code(PyObject *row, PyObject *kinds, Py_ssize_t known)
+{
+    if (!Py_IS_TYPE(row, row_type) || SLOT(row, off_fields) != Py_None
+        || SLOT(row, off_values) == NULL) {
+        return -1;
+    }
+    PyObject *kind = SLOT(row, off_kind);
+    for (Py_ssize_t k = 0; k < known; k++) {
+        if (PyTuple_GET_ITEM(kinds, k) == kind) {
+            return (int)k;
+        }
+    }
+    return -1;
+}
+
 static PyObject *
 split_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *split = split_rows(module, args, nargs);
-    if (split == NULL || split == Py_None) {
-        return split;
+    if (nargs != 2 || !PyList_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "split_columns(rows: list, kinds: tuple)");
+        return NULL;
     }
-    PyObject *codes = PyTuple_GET_ITEM(split, 0), *lists = PyTuple_GET_ITEM(split, 1);
-    Py_ssize_t n = PyList_GET_SIZE(lists);
-    PyObject *first = n ? PyList_GET_ITEM(lists, 0) : NULL;
-    if (first == NULL || !PyList_CheckExact(first)) {
-        Py_DECREF(split);
-        Py_RETURN_NONE;
+    if (check_bound() < 0) {
+        return NULL;
     }
-    Py_ssize_t width = PyList_GET_SIZE(first);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *values = PyList_GET_ITEM(lists, i);
-        if (!PyList_CheckExact(values) || PyList_GET_SIZE(values) != width) {
-            Py_DECREF(split);
+    PyObject *rows = args[0], *kinds = args[1];
+    Py_ssize_t n = PyList_GET_SIZE(rows), known = PyTuple_GET_SIZE(kinds), width = -1;
+    if (known > 256) {
+        PyErr_SetString(PyExc_ValueError, "at most 256 row kinds");
+        return NULL;
+    }
+    PyObject *codes = PyBytes_FromStringAndSize(NULL, n);
+    if (codes == NULL) {
+        return NULL;
+    }
+    unsigned char *code = (unsigned char *)PyBytes_AS_STRING(codes);
+    for (Py_ssize_t i = 0; i < n; i++) {  /* first pass: all plain rows of one width */
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        int k = plain_row_code(row, kinds, known);
+        PyObject *values = k < 0 ? NULL : SLOT(row, off_values);
+        if (values == NULL || !PyList_CheckExact(values)
+            || (width >= 0 && PyList_GET_SIZE(values) != width)) {
+            Py_DECREF(codes);
             Py_RETURN_NONE;
         }
+        width = PyList_GET_SIZE(values);
+        code[i] = (unsigned char)k;
+    }
+    if (width < 0) {
+        Py_DECREF(codes);
+        Py_RETURN_NONE;
     }
     PyObject *columns = PyList_New(width);
     for (Py_ssize_t j = 0; columns != NULL && j < width; j++) {
@@ -294,14 +387,14 @@ split_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             break;
         }
         for (Py_ssize_t i = 0; i < n; i++) {
-            PyList_SET_ITEM(column, i,
-                            Py_NewRef(PyList_GET_ITEM(PyList_GET_ITEM(lists, i), j)));
+            PyObject *values = SLOT(PyList_GET_ITEM(rows, i), off_values);
+            PyList_SET_ITEM(column, i, Py_NewRef(PyList_GET_ITEM(values, j)));
         }
         PyList_SET_ITEM(columns, j, column);
     }
     PyObject *result = columns == NULL ? NULL : PyTuple_Pack(2, codes, columns);
     Py_XDECREF(columns);
-    Py_DECREF(split);
+    Py_DECREF(codes);
     return result;
 }
 
@@ -1080,6 +1173,7 @@ static PyType_Spec agg_kernel_spec = {
 static PyMethodDef module_methods[] = {
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL, NULL},
     {"new_row", (PyCFunction)(void (*)(void))new_row, METH_FASTCALL, NULL},
+    {"track_row", (PyCFunction)track_row, METH_O, NULL},
     {"rows_of", (PyCFunction)(void (*)(void))rows_of, METH_FASTCALL, NULL},
     {"rows_with_kinds", (PyCFunction)(void (*)(void))rows_with_kinds, METH_FASTCALL, NULL},
     {"rows_from_codes", (PyCFunction)(void (*)(void))rows_from_codes, METH_FASTCALL, NULL},

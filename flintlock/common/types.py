@@ -20,6 +20,7 @@ No I/O; no shared state. User code, operators and the print sink use it.
 from __future__ import annotations
 
 import enum
+import gc
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -59,6 +60,16 @@ def row_of(values: list[Any], kind: RowKind = RowKind.INSERT,
     _set_fields(row, fields)
     _set_kind(row, kind)
     return row
+
+
+def _track_again(row: Row) -> None:
+    """Puts a row the C accelerator built untracked (over values that hold no container:
+    ``common/_crows.c``) back on the cycle collector's lists, now that it holds a container
+    that may refer back to it (issue 28)."""
+    from flintlock.common.row_batches import accelerator
+
+    if accelerator is not None:
+        accelerator.track_row(row)
 
 
 def _rebuild_row(values: list[Any], fields: list[str] | None, kind_value: int) -> Row:
@@ -155,6 +166,8 @@ class Row:
     def __setitem__(self, item: int | str, value: Any) -> None:
         index = self._index_of(item) if isinstance(item, str) else item
         self._values[index] = value
+        if gc.is_tracked(value) and not gc.is_tracked(self):
+            _track_again(self)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in _INTERNAL:

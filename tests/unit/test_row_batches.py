@@ -134,10 +134,29 @@ def _live_rows() -> int:
 def test_rows_are_collected_in_cycles(f: dict[str, Any]) -> None:
     gc.collect()
     before = _live_rows()
-    rows = f["rows_of"]([[i] for i in range(100)], RowKind.INSERT)
+    rows = f["rows_of"]([[i, None] for i in range(100)], RowKind.INSERT)
     for row in rows:
-        row._values.append(row)  # a cycle through the row's value list
+        row[1] = [row]  # a cycle through the row's value list, made through the public API
     assert _live_rows() == before + 100  # tracked by the collector
     del rows, row
     gc.collect()
     assert _live_rows() == before
+
+
+@pytest.mark.skipif(rb.accelerator is None, reason="the C accelerator is not built")
+def test_c_rows_over_atoms_are_untracked_until_they_hold_a_container() -> None:
+    c = TWINS["c"]
+    atoms = [1, 2**70, 1.5, "s", b"b", None, True, (1, "x")]
+    built = [c["new_row"](list(atoms), RowKind.INSERT),
+             *c["rows_of"]([list(atoms)], RowKind.DELETE),
+             *c["rows_from_codes"](b"\x01", KINDS, [list(atoms)]),
+             *c["rows_from_columns"](b"\x02", KINDS, [[a] for a in atoms])]
+    for row in built:
+        assert not gc.is_tracked(row) and not gc.is_tracked(row._values)
+        assert same(row, rb._new_row(list(atoms), row._row_kind))  # the twin's row
+        row[0] = 7  # an atom keeps it untracked
+        assert not gc.is_tracked(row)
+        row[1] = {"a": [1]}
+        assert gc.is_tracked(row) and gc.is_tracked(row._values)
+    holding = c["new_row"]([1, [2]], RowKind.INSERT)  # a container from the start
+    assert gc.is_tracked(holding) and gc.is_tracked(holding._values)
