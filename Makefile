@@ -23,7 +23,8 @@ export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 BYTECODE := $(BIN)/python -m compileall -q -j 0 flintlock
 
 # setup.py builds flintlock's optional C accelerator (flintlock/common/_speedups.c) in place.
-$(STAMP): pyproject.toml setup.py flintlock/common/_speedups.c flintlock/common/_crows.c
+$(STAMP): pyproject.toml setup.py flintlock/common/_speedups.c flintlock/common/_crows.c \
+		flintlock/runtime/state/_crocks.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
@@ -73,4 +74,5 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache flintlock/common/_speedups*.so flintlock/common/_crows*.so
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache flintlock/common/_speedups*.so flintlock/common/_crows*.so \
+		flintlock/runtime/state/_crocks*.so

@@ -43,6 +43,7 @@ import threading
 import uuid
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
+from types import ModuleType
 from typing import Any
 
 from rocksdict import Options, Rdict
@@ -52,6 +53,7 @@ from flintlock.common.canonical_keys import decode_key, encode_key
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.ids import CheckpointId
 from flintlock.common.key_encoding import pack_int64
+from flintlock.common.speedups import PURE_PYTHON_ENV
 from flintlock.common.state import (
     AggregatingStateDescriptor,
     ReducingStateDescriptor,
@@ -113,6 +115,22 @@ _INT_HEADS = tuple((2 + size).to_bytes(4, "big") + b"i" + bytes((size,)) for siz
 the canonical length (``canonical_keys.encode_key``'s int form)."""
 
 
+def _load_crocks() -> ModuleType | None:
+    """The compiled ``_crocks`` (``entry_keys`` in C), or None: not built, or
+    ``FLINTLOCK_PURE_PYTHON`` set."""
+    if os.environ.get(PURE_PYTHON_ENV, "").strip().lower() in ("1", "true", "yes"):
+        return None
+    try:
+        from flintlock.runtime.state import _crocks  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return _crocks  # type: ignore[no-any-return]
+
+
+_CROCKS = _load_crocks()
+
+
+
 class RocksDBKeyedStateBackend(KeyedStateBackend):
     """Keyed state in a private RocksDB; see the module docstring."""
 
@@ -156,15 +174,33 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                 self._key_cache[key] = encoded
         self.key_group_prefix, self.key_suffix = encoded
 
-    def entry_keys(self, state_id: bytes, keys: Iterable[Any]) -> list[bytes]:
+    def entry_keys(self, state_id: bytes, keys: Sequence[Any]) -> list[bytes]:
         """The RocksDB key of each key's entry in a state: ``set_current_key`` then
         ``entry_key`` for a whole batch, leaving the current key as it was. A 64-bit int key
-        is encoded inline (``_int_entry_parts``: the same bytes as ``encode_key`` and
-        ``key_group_index``, with no call; a state of a million keys misses any cache), any
-        other key through the cache."""
+        is encoded inline (the same bytes as ``encode_key`` and ``key_group_index``, with no
+        call; a state of a million keys misses any cache), in C where ``_crocks`` is built
+        (``_entry_keys_py`` is its Python twin), any other key through the cache."""
+        if _CROCKS is not None:
+            return _CROCKS.entry_keys(keys, state_id, self.max_parallelism,  # type: ignore[no-any-return]
+                                      self._cached_encoding)
+        return self._entry_keys_py(state_id, keys)
+
+    def _cached_encoding(self, key: Any) -> tuple[bytes, bytes]:
+        """``_encode_key(key)``, remembered for the cacheable key types."""
+        if type(key) not in _CACHEABLE_KEY_TYPES:
+            return self._encode_key(key)
         cache = self._key_cache
-        get, encode, cacheable = cache.get, self._encode_key, _CACHEABLE_KEY_TYPES
-        groups, heads = self._group_prefixes, _INT_HEADS
+        encoded = cache.get(key)
+        if encoded is None:
+            encoded = self._encode_key(key)
+            if len(cache) >= _KEY_CACHE_SIZE:
+                cache.clear()
+            cache[key] = encoded
+        return encoded
+
+    def _entry_keys_py(self, state_id: bytes, keys: Iterable[Any]) -> list[bytes]:
+        """``entry_keys`` in Python: the twin of ``_crocks.entry_keys``."""
+        groups, heads, cached = self._group_prefixes, _INT_HEADS, self._cached_encoding
         crc32, pack, max_parallelism = zlib.crc32, pack_int64, self.max_parallelism
         out: list[bytes] = []
         append = out.append
@@ -176,15 +212,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                 append(groups[(value ^ (value >> 16)) % max_parallelism] + state_id
                        + heads[len(data)] + data)
                 continue
-            if type(key) in cacheable:
-                encoded = get(key)
-                if encoded is None:
-                    encoded = encode(key)
-                    if len(cache) >= _KEY_CACHE_SIZE:
-                        cache.clear()
-                    cache[key] = encoded
-            else:
-                encoded = encode(key)
+            encoded = cached(key)
             append(encoded[0] + state_id + encoded[1])
         return out
 

@@ -87,10 +87,14 @@ class RocksValueState(_RocksState, ValueState[Any]):
         ``acc = value()``, ``acc = record if acc is None else reduce(acc, record)``,
         ``update(acc)`` would do (each read a fresh unpickled value, ``None`` clears), giving
         each record's ``acc`` — but one multi-get for the batch's distinct entries and one
-        write batch for their last values. The current key is then the last record's."""
+        write batch for their last values, both in key order (a memtable of a million
+        entries is a skiplist whose lookups and inserts are cache misses; in key order
+        neighbouring ones share cache lines and the insert's search hint: ~40 % cheaper
+        than in arrival order, docs/benchmarks.md). The current key is then the last
+        record's."""
         backend = self._backend
         entries = backend.entry_keys(self._id, keys)
-        distinct = list(dict.fromkeys(entries))
+        distinct = sorted(set(entries))
         stored: dict[bytes, bytes | None] = dict(zip(distinct, self._db.get(distinct), strict=True))
         out: list[Any] = []
         append = out.append

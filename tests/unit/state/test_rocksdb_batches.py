@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flintlock.common.state import ValueStateDescriptor
+from flintlock.runtime.state import rocksdb as rocksdb_module
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from tests.unit.state.key_recipes import EQUAL_PAIRS, build
@@ -102,3 +103,48 @@ def test_a_state_with_time_to_live_is_not_offered_for_batches(backend):
     descriptor.enable_time_to_live(StateTtlConfig.new_builder(Duration.of_seconds(5)).build())
     assert backend.batch_value_state(descriptor) is None
     assert backend.batch_value_state(DESCRIPTOR) is not None
+
+
+C_ENTRY_KEYS = pytest.mark.skipif(rocksdb_module._CROCKS is None,
+                                  reason="_crocks is not built (FLINTLOCK_PURE_PYTHON)")
+
+
+MAX_PARALLELISMS = (1, 2, 7, 128, 32768)
+
+
+@pytest.fixture(scope="module")
+def backends_by_max_parallelism(tmp_path_factory):
+    made = {n: RocksDBKeyedStateBackend(KeyGroupRange(0, n - 1), n,
+                                        local_dir=str(tmp_path_factory.mktemp("crocks")))
+            for n in MAX_PARALLELISMS}
+    yield made
+    for backend in made.values():
+        backend.dispose()
+
+
+@C_ENTRY_KEYS
+@settings(max_examples=40, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(ints=st.lists(st.integers(min_value=-(2**70), max_value=2**70)),
+       near=st.lists(st.integers(min_value=-(2**64), max_value=2**64)), pairs=st.lists(EQUAL_PAIRS),
+       max_parallelism=st.sampled_from(MAX_PARALLELISMS),
+       state_id=st.binary(min_size=2, max_size=2))
+def test_c_entry_keys_are_the_python_twins(backends_by_max_parallelism, ints, near, pairs,
+                                           max_parallelism, state_id):
+    backend = backends_by_max_parallelism[max_parallelism]
+    keys = INT_EDGES + ints + near + [build(part) for pair in pairs for part in pair]
+    assert (rocksdb_module._CROCKS.entry_keys(keys, state_id, max_parallelism,
+                                              backend._cached_encoding)
+            == backend._entry_keys_py(state_id, keys))
+
+
+@C_ENTRY_KEYS
+def test_c_entry_keys_reject_bad_arguments_with_typed_errors(backend):
+    entry_keys = rocksdb_module._CROCKS.entry_keys
+    with pytest.raises(TypeError):
+        entry_keys([1], "not bytes", 128, backend._cached_encoding)
+    with pytest.raises(ValueError):
+        entry_keys([1], b"\x00\x00", 0, backend._cached_encoding)
+    with pytest.raises(TypeError):
+        entry_keys(["a"], b"\x00\x00", 128, lambda key: "not a pair")
+    with pytest.raises(ZeroDivisionError):  # an error of the fallback passes through
+        entry_keys(["a"], b"\x00\x00", 128, lambda key: 1 / 0)
