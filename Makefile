@@ -14,7 +14,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 export MALLOC_ARENA_MAX ?= 2
 export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 
-.PHONY: run test test-fast soak lint typecheck bench clean
+.PHONY: run test test-fast soak lint typecheck bench bench-nexmark clean
 
 # flintlock's modules as bytecode, as an installed wheel has them: this checkout is an editable
 # install, and where PYTHONDONTWRITEBYTECODE is set every process of a job (driver, Spark's
@@ -72,6 +72,17 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml setup.py
 bench: $(BENCH_STAMP)
 	$(BYTECODE)
 	$(BIN)/python -m benchmarks.run
+
+# Nexmark on flintlock, PyFlink 2.3.0 (installed into .bench/pyflink-venv on first use) and
+# Spark SS, every query flintlock runs, interleaved rounds (docs/benchmarks.md, "Nexmark"):
+# about 40 minutes on two cores. Writes docs/benchmarks-nexmark.json and its plot.
+# 200,000 and 2,000,000 events: the marginal rate needs the JVM engines' difference between
+# the sizes to dominate their per-job noise (seconds), and the small size only cancels start-up.
+NEXMARK_ARGS ?= --sizes 200000 2000000 --rounds 2 --check-events 5000
+bench-nexmark: $(BENCH_STAMP)
+	$(BYTECODE)
+	SPARK_LOCAL_IP=127.0.0.1 $(BIN)/python -m benchmarks.nexmark.run $(NEXMARK_ARGS) \
+		--json docs/benchmarks-nexmark.json --plot docs/benchmarks-nexmark.png
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache flintlock/common/_speedups*.so flintlock/common/_crows*.so \

@@ -3,6 +3,11 @@
     flock /tmp/flintlock-spark.lock .venv/bin/python -m benchmarks.nexmark.run
         [--sizes 100000 500000] [--check-events 20000] [--rounds 3] [--queries q0 q1 ...]
         [--engines flintlock pyflink spark] [--pyflink-python PATH] [--data DIR] [--json FILE]
+        [--plot FILE.png]
+
+``make bench-nexmark`` runs every query flintlock runs on all three engines and writes
+docs/benchmarks-nexmark.json and its plot (``plot.py``); the JSON records the commit and the
+load average at the start and the end of the run.
 
 1. **Events.** ``generate.py`` writes each size's events once (CSV, one directory per event
    type, two files each) under ``--data`` (default ``.bench/nexmark``); every engine reads the
@@ -249,11 +254,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=ROOT / ".bench" / "nexmark")
     parser.add_argument("--skip-check", action="store_true")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--plot", type=Path, help="also draw the throughput (plot.py)")
     args = parser.parse_args(argv)
     queries = [BY_NAME[n] for n in args.queries] if args.queries else list(QUERIES)
     names = list(args.engines)
     output: dict[str, Any] = {"sizes": args.sizes, "rounds": args.rounds,
-                              "check_events": args.check_events}
+                              "check_events": args.check_events, "commit": commit(),
+                              "load_average": {"start": round(os.getloadavg()[0], 1)}}
     with tempfile.TemporaryDirectory(prefix="nexmark-bench-") as workdir:
         engines = Engines(Path(workdir), pyflink_python(args.pyflink_python))
         if not args.skip_check:
@@ -263,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.rounds > 0:
             def save(report: dict[str, dict[str, Any]]) -> None:
                 output["throughput"] = report
+                output["load_average"]["end"] = round(os.getloadavg()[0], 1)
                 print_table(report, names)
                 if args.json:
                     args.json.write_text(json.dumps(output, indent=2, sort_keys=True))
@@ -270,7 +278,21 @@ def main(argv: list[str] | None = None) -> int:
             measure(engines, names, queries, data, args.rounds, save)
     if args.json:
         args.json.write_text(json.dumps(output, indent=2, sort_keys=True))
+    if args.plot and "throughput" in output:
+        from benchmarks.nexmark.plot import plot
+
+        plot(output, args.plot)
     return 0
+
+
+def commit() -> str:
+    """The checkout's commit (with ``+changes`` when its tracked files differ from it)."""
+    def git(*command: str) -> str:
+        return subprocess.run(["git", *command], cwd=ROOT, capture_output=True, text=True,
+                              check=False).stdout.strip()
+
+    head = git("rev-parse", "HEAD") or "unknown"
+    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 if __name__ == "__main__":
