@@ -40,7 +40,8 @@ def _join(join_type=JoinType.INNER, lower=-5, upper=0, state=None, restored=Fals
 
 def _cached(harness, function, key):
     harness.backend.set_current_key(key)
-    return (sorted(function._left.rows.keys()), sorted(function._right.rows.keys()))
+    left, right = function._left.state.value(), function._right.state.value()
+    return (sorted(left[3]) if left else [], sorted(right[3]) if right else [])
 
 
 def test_rows_join_within_the_bounds_in_either_arrival_order():

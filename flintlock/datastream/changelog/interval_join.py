@@ -39,10 +39,10 @@ The task thread owns a function once opened.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from flintlock.common.state import MapStateDescriptor, ValueStateDescriptor
+from flintlock.common.state import ValueStateDescriptor
 from flintlock.datastream.changelog.errors import InvalidOperatorArgumentError, NotInsertOnlyError
 from flintlock.datastream.changelog.join import JoinType
 from flintlock.datastream.changelog.rows import INSERT, key_selector, new_row
@@ -61,51 +61,49 @@ def java_long_bucket(value: int, capacity: int) -> int:
     return (hashed ^ (hashed >> 16)) & (capacity - 1)
 
 
-class _Cache:
-    """One side's cached rows of the current key: ``MapState`` time -> (sequence, [(values,
-    joined), ...]) plus ``ValueState`` (capacity, size, next sequence) of the HashMap it
-    mirrors, and the side's clean-up timer."""
+_CAPACITY, _SEQUENCE, _TIMER, _ENTRIES = range(4)
 
-    __slots__ = ("layout", "outer", "rows", "timer")
+
+def _new_cache() -> list[Any]:
+    return [16, 0, None, {}]
+
+
+class _Side:
+    """One side of the join: its cached rows of the current key in one ``ValueState``, a
+    list ``[capacity, next sequence, clean-up timer, {time: (sequence, [(values, joined),
+    ...])}]`` — the capacity and insertion sequence of the HashMap it mirrors, the time of
+    the timer that cleans this side's rows up (None: none registered), the rows. One read and
+    at most one write per row and side; the list is changed in place between a ``value()``
+    and an ``update()`` (the heap backend copies a value a snapshot shares before it is
+    read, the others store what ``update`` gives)."""
+
+    __slots__ = ("outer", "state")
 
     def __init__(self, runtime_context: RuntimeContext, name: str, outer: bool) -> None:
-        self.rows = runtime_context.get_map_state(MapStateDescriptor(f"{name}-cache", None, None))
-        self.layout = runtime_context.get_state(ValueStateDescriptor(f"{name}-layout"))
-        self.timer = runtime_context.get_state(ValueStateDescriptor(f"{name}-timer"))
+        self.state = runtime_context.get_state(ValueStateDescriptor(f"{name}-cache"))
         self.outer = outer
 
-    def entries(self) -> list[tuple[int, Any]]:
-        """(time, (sequence, rows)) in the HashMap's iteration order."""
-        layout = self.layout.value()
-        if layout is None:
-            return []
-        items = list(self.rows.items())
-        if len(items) < 2:  # the common case of a short interval: no order to find
-            return items
-        capacity = layout[0]
-        items.sort(key=lambda entry: (java_long_bucket(entry[0], capacity), entry[1][0]))
-        return items
 
-    def add(self, time: int, values: tuple[Any, ...], joined: bool) -> None:
-        stored = self.rows.get(time)
-        if stored is not None:
-            self.rows.put(time, (stored[0], [*stored[1], (values, joined)]))
-            return
-        capacity, size, sequence = self.layout.value() or (16, 0, 0)
-        size += 1
-        if size > capacity * 3 // 4:
-            capacity *= 2
-        self.layout.update((capacity, size, sequence + 1))
-        self.rows.put(time, (sequence, [(values, joined)]))
+def _ordered(cache: list[Any]) -> list[tuple[int, Any]]:
+    """(time, (sequence, rows)) in the HashMap's iteration order."""
+    entries = cache[_ENTRIES]
+    if len(entries) < 2:  # the common case of a short interval: no order to find
+        return list(entries.items())
+    capacity = cache[_CAPACITY]
+    return sorted(entries.items(),
+                  key=lambda entry: (java_long_bucket(entry[0], capacity), entry[1][0]))
 
-    def remove(self, time: int) -> None:
-        self.rows.remove(time)
-        capacity, size, sequence = self.layout.value()
-        self.layout.update((capacity, size - 1, sequence))
 
-    def clear(self) -> None:
-        self.rows.clear()
-        self.layout.clear()
+def _add(cache: list[Any], time: int, values: tuple[Any, ...], joined: bool) -> None:
+    entries = cache[_ENTRIES]
+    stored = entries.get(time)
+    if stored is not None:
+        entries[time] = (stored[0], [*stored[1], (values, joined)])
+        return
+    if len(entries) + 1 > cache[_CAPACITY] * 3 // 4:
+        cache[_CAPACITY] *= 2
+    entries[time] = (cache[_SEQUENCE], [(values, joined)])
+    cache[_SEQUENCE] += 1
 
 
 class IntervalJoinFunction(KeyedCoProcessFunction):
@@ -158,14 +156,23 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         return key_selector(self.right_keys)
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self._left = _Cache(runtime_context, "left",
-                            self.join_type in (JoinType.LEFT, JoinType.FULL))
-        self._right = _Cache(runtime_context, "right",
-                             self.join_type in (JoinType.RIGHT, JoinType.FULL))
+        self._left = _Side(runtime_context, "left",
+                           self.join_type in (JoinType.LEFT, JoinType.FULL))
+        self._right = _Side(runtime_context, "right",
+                            self.join_type in (JoinType.RIGHT, JoinType.FULL))
         self._left_nulls = self._null_check(self.left_keys)
         self._right_nulls = self._null_check(self.right_keys)
         self._expirations = {True: 0, False: 0}
         """The last expiration time of the left (True) and right (False) rows, per operator."""
+        left_time, right_time = (None, None) if self.proctime else (self.left_time,
+                                                                    self.right_time)
+        self._sides = {
+            True: (self._left, self._right, left_time, self.left_relative_size,
+                   self.right_relative_size),
+            False: (self._right, self._left, right_time, self.right_relative_size,
+                    self.left_relative_size)}
+        """Per input (left: True): its side, the other side, its rowtime (None on processing
+        time), its relative size, the other side's."""
 
     def _null_check(self, keys: Sequence[int]) -> tuple[int, ...]:
         return tuple(k for k, f in zip(keys, self.filter_null_keys, strict=True) if f)
@@ -184,42 +191,60 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
             return operator_time - relative_size - 1
         return _END_OF_TIME
 
-    def _register_clean_up(self, ctx: Any, time: int, left_row: bool) -> None:
-        size = self.left_relative_size if left_row else self.right_relative_size
+    def _register_clean_up(self, ctx: Any, time: int, left_row: bool) -> int:
+        """Registers the clean-up timer of a side's rows from ``time`` on; its time."""
+        size = self._sides[left_row][3]
         clean_up = time + size + self.min_clean_up_interval + 1
         timers = ctx.timer_service()
         if self.proctime:
             timers.register_processing_time_timer(clean_up)
         else:
             timers.register_event_time_timer(clean_up)
-        # a left row's timer is kept in the right side's timer state, as Flink keeps it
-        (self._right if left_row else self._left).timer.update(clean_up)
+        return clean_up
 
     # -- rows ---------------------------------------------------------------------------------
 
     def process_element1(self, value: Any, ctx: Any) -> list[Any]:
-        return self._process(value, ctx, True)
+        out: list[Any] = []
+        self._process(value, ctx, True, self._operator_time(ctx), out)
+        return out
 
     def process_element2(self, value: Any, ctx: Any) -> list[Any]:
-        return self._process(value, ctx, False)
+        out: list[Any] = []
+        self._process(value, ctx, False, self._operator_time(ctx), out)
+        return out
 
-    def _process(self, row: Any, ctx: Any, is_left: bool) -> list[Any]:
+    def process_batch(self, index: int, records: list[Any], timestamps: list[int] | None,
+                      get_key: Callable[[Any], Any], set_key: Callable[[Any], None],
+                      ctx: Any) -> tuple[list[Any], list[int] | None]:
+        """A batch of input ``index`` (0: left), as ``process_element1/2`` per record with
+        its key set (``runtime.tasks.co_batch_operator``): the outputs in order, and each
+        output's record's timestamp when ``timestamps`` is given. On event time the
+        operator time (the watermark) is read once per batch."""
+        is_left = index == 0
+        out: list[Any] = []
+        stamps: list[int] | None = None if timestamps is None else []
+        operator_time = self._operator_time(ctx)
+        process = self._process
+        for position, row in enumerate(records):
+            set_key(get_key(row))
+            before = len(out)
+            if self.proctime:
+                operator_time = self._operator_time(ctx)
+            process(row, ctx, is_left, operator_time, out)
+            if stamps is not None and len(out) > before:
+                stamps.extend([timestamps[position]] * (len(out) - before))  # type: ignore[index]
+        return out, stamps
+
+    def _process(self, row: Any, ctx: Any, is_left: bool, operator_time: int,
+                 out: list[Any]) -> None:
         if row._row_kind is not INSERT:
             raise NotInsertOnlyError(type(self).__name__, row._row_kind.name)
-        operator_time = self._operator_time(ctx)
         values = tuple(row._values)
-        if self.proctime:
-            time = operator_time
-        else:
-            time = (self.left_time if is_left else self.right_time)(row)  # type: ignore[misc]
-        own, other = (self._left, self._right) if is_left else (self._right, self._left)
-        if is_left:
-            lower, upper = time - self.right_relative_size, time + self.left_relative_size
-            other_size = self.right_relative_size
-        else:
-            lower, upper = time - self.left_relative_size, time + self.right_relative_size
-            other_size = self.left_relative_size
-        out: list[Any] = []
+        own, other, time_of, own_size, other_size = self._sides[is_left]
+        time = operator_time if time_of is None else time_of(row)
+        # a left row joins right rows in [time - right size, time + left size]; and mirrored
+        lower, upper = time - other_size, time + own_size
         emitted = False
         # Flink skips the other side's rows while its last expiration time (a field of the
         # operator, shared by every key and not checkpointed) is not below this row's upper
@@ -229,72 +254,120 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
             self._expirations[not is_left] = expiration
             emitted = self._join_cached(values, is_left, other, lower, upper, expiration, out)
         if operator_time < upper:
-            own.add(time, values, emitted)
-            if other.timer.value() is None:
-                self._register_clean_up(ctx, time, is_left)
+            cache = own.state.value() or _new_cache()
+            _add(cache, time, values, emitted)
+            if cache[_TIMER] is None:
+                cache[_TIMER] = self._register_clean_up(ctx, time, is_left)
+            own.state.update(cache)
         elif not emitted and own.outer:
             out.append(self._padded(values, is_left))
-        return out
 
-    def _join_cached(self, values: tuple[Any, ...], is_left: bool, other: _Cache, lower: int,
+    def _join_cached(self, values: tuple[Any, ...], is_left: bool, other: _Side, lower: int,
                      upper: int, expiration: int, out: list[Any]) -> bool:
         """Joins the row with ``other``'s cached rows in its bounds and expires theirs;
         whether it joined any."""
+        cache = other.state.value()
+        if cache is None:
+            return False
+        entries = cache[_ENTRIES]
+        if not entries:
+            return False
         nulls = self._left_nulls if is_left else self._right_nulls
         joinable = all(values[i] is not None for i in nulls)
-        emitted = False
-        for other_time, (sequence, rows) in other.entries():
+        emitted = changed = False
+        ordered = list(entries.items()) if len(entries) < 2 else _ordered(cache)
+        for other_time, (sequence, rows) in ordered:
             if joinable and lower <= other_time <= upper:
-                marked: list[tuple[Any, bool]] | None = None
-                for index, (record, joined) in enumerate(rows):
-                    if not self._matches(values, record, is_left):
-                        continue
-                    out.append(self._joined(values, record, is_left))
+                marked = self._join_rows(values, is_left, other.outer, rows, out)
+                if marked is not None:
                     emitted = True
-                    if other.outer and not joined:
-                        if marked is None:
-                            marked = list(rows)
-                        marked[index] = (record, True)
-                if marked is not None:  # a new list: the stored one may be in a snapshot
-                    other.rows.put(other_time, (sequence, marked))
-                    rows = marked
+                    if marked is not rows:
+                        entries[other_time] = (sequence, marked)
+                        rows, changed = marked, True
             if other_time <= expiration:
                 if other.outer:
                     out.extend(self._padded(record, not is_left)
                                for record, joined in rows if not joined)
-                other.remove(other_time)
+                del entries[other_time]
+                changed = True
+        if changed:
+            other.state.update(cache)
         return emitted
 
+    def _join_rows(self, values: tuple[Any, ...], is_left: bool, outer: bool,
+                   rows: list[tuple[Any, bool]], out: list[Any]) -> list[tuple[Any, bool]] | None:
+        """Joins the row with one time's ``rows`` of the other side: None if none matched,
+        else ``rows`` with the matched ones marked joined (a new list if any changed, as the
+        stored one may be shared with a snapshot on some backends)."""
+        marked: list[tuple[Any, bool]] | None = None
+        matched = False
+        for index, (record, joined) in enumerate(rows):
+            if not self._matches(values, record, is_left):
+                continue
+            out.append(self._joined(values, record, is_left))
+            matched = True
+            if outer and not joined:
+                if marked is None:
+                    marked = list(rows)
+                marked[index] = (record, True)
+        if not matched:
+            return None
+        return rows if marked is None else marked
+
+    # -- clean-up timers ------------------------------------------------------------------
+
     def on_timer(self, timestamp: int, ctx: Any) -> list[Any]:
-        operator_time = self._operator_time(ctx)
         out: list[Any] = []
-        if self._left.timer.value() == timestamp:  # the right rows' clean-up
-            self._expirations[False] = self._expiration(operator_time, self.right_relative_size)
-            self._expire(ctx, out, self._right, self._left, self._expirations[False], False)
-        if self._right.timer.value() == timestamp:  # the left rows' clean-up
-            self._expirations[True] = self._expiration(operator_time, self.left_relative_size)
-            self._expire(ctx, out, self._left, self._right, self._expirations[True], True)
+        self._clean_up(timestamp, ctx, self._operator_time(ctx), out)
         return out
 
-    def _expire(self, ctx: Any, out: list[Any], cache: _Cache, timer_holder: _Cache,
+    def on_event_timers(self, timers: Iterable[tuple[int, Any, Any]], ctx: Any
+                        ) -> tuple[list[Any], list[int]]:
+        """A watermark's due timers, each with its key set (``runtime.tasks.
+        co_batch_operator``), as ``on_timer`` each: the outputs, and each one's timestamp
+        (its timer's)."""
+        out: list[Any] = []
+        stamps: list[int] = []
+        operator_time = -1  # read once the first timer set the watermark
+        for timestamp, _key, _namespace in timers:
+            if operator_time < 0:
+                operator_time = self._operator_time(ctx)
+            before = len(out)
+            self._clean_up(timestamp, ctx, operator_time, out)
+            if len(out) > before:
+                stamps.extend([timestamp] * (len(out) - before))
+        return out, stamps
+
+    def _clean_up(self, timestamp: int, ctx: Any, operator_time: int, out: list[Any]) -> None:
+        right = self._right.state.value()
+        if right is not None and right[_TIMER] == timestamp:  # the right rows' clean-up
+            self._expirations[False] = self._expiration(operator_time, self.right_relative_size)
+            self._expire(ctx, out, self._right, right, self._expirations[False], False)
+        left = self._left.state.value()
+        if left is not None and left[_TIMER] == timestamp:  # the left rows' clean-up
+            self._expirations[True] = self._expiration(operator_time, self.left_relative_size)
+            self._expire(ctx, out, self._left, left, self._expirations[True], True)
+
+    def _expire(self, ctx: Any, out: list[Any], side: _Side, cache: list[Any],
                 expiration: int, is_left: bool) -> None:
         earliest = -1
         expired = []
-        for time, (_sequence, rows) in cache.entries():
+        for time, (_sequence, rows) in _ordered(cache):
             if time <= expiration:
-                if cache.outer:
+                if side.outer:
                     out.extend(self._padded(record, is_left) for record, joined in rows
                                if not joined)
                 expired.append(time)
             elif time < earliest or earliest < 0:
                 earliest = time
         if earliest > 0:  # as Flink: a row left at time 0 does not keep the cache
+            entries = cache[_ENTRIES]
             for time in expired:
-                cache.remove(time)
-            self._register_clean_up(ctx, earliest, is_left)
+                del entries[time]
+            cache[_TIMER] = self._register_clean_up(ctx, earliest, is_left)
+            side.state.update(cache)
         else:  # nothing stays: one clear instead of a removal per time
-            timer_holder.timer.clear()
-            cache.clear()
+            side.state.clear()
 
     # -- output rows ----------------------------------------------------------------------------
 

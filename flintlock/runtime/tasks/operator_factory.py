@@ -23,6 +23,7 @@ from flintlock.runtime.tasks.bundle_process_operator import (
     KeyedBundleProcessOperator,
 )
 from flintlock.runtime.tasks.cache_operator import CacheOperator
+from flintlock.runtime.tasks.co_batch_operator import KeyedCoBatchOperator, takes_batches
 from flintlock.runtime.tasks.operator import StreamOperator
 from flintlock.runtime.tasks.operators import (
     CoOperator,
@@ -76,4 +77,6 @@ def create_operator(spec: OperatorSpec) -> StreamOperator:
     """The runtime operator for ``spec`` (sources and sinks included)."""
     if spec.keyed and spec.kind in _KEYED_FUNCTIONS:
         return KeyedFunctionOperator(spec)
+    if spec.kind is OperatorKind.KEYED_CO_PROCESS and takes_batches(spec.function):
+        return KeyedCoBatchOperator(spec)
     return _FACTORIES[spec.kind](spec)

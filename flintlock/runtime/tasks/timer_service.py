@@ -26,7 +26,7 @@ import heapq
 import itertools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -174,8 +174,10 @@ class _TimerQueue:
     """The timers of one time domain. ``_registered`` holds every live timer as a
     ``(timestamp, key, namespace)`` triple: registering a timer that exists is one set lookup
     (the per-record case: every element of a window registers the same timer). The map state
-    holds the same timers per key (what checkpoints carry), the heap orders them for firing.
-    A deleted timer stays in the heap and is skipped when it comes up."""
+    holds the same timers per key (what checkpoints carry), the heap orders them for firing:
+    its entries are ``(timestamp, sequence, timer)`` with ``timer`` the triple itself, so
+    firing one builds no tuple. A deleted timer stays in the heap and is skipped when it
+    comes up."""
 
     __slots__ = (
         "_backend",
@@ -193,8 +195,8 @@ class _TimerQueue:
         self._descriptor = descriptor
         self._namespaced = namespaced
         self._registered: set[tuple[int, Any, Any]] = set()
-        self._heap: list[tuple[int, int, Any, Any]] = []
-        self._held: list[tuple[int, int, Any, Any]] = []
+        self._heap: list[tuple[int, int, tuple[int, Any, Any]]] = []
+        self._held: list[tuple[int, int, tuple[int, Any, Any]]] = []
         self._sequence = 0  # ties fire in registration order; also marks "registered since"
         self._state: Any = None
 
@@ -214,25 +216,28 @@ class _TimerQueue:
             for entry, value in list(self._timers().items()):
                 timestamp, namespace = entry if self._namespaced else (entry, None)
                 key = value[0] if type(value) is tuple else stored_key
-                if (timestamp, key, namespace) not in self._registered:
-                    self._registered.add((timestamp, key, namespace))
-                    self._push(timestamp, key, namespace)
+                timer = (timestamp, key, namespace)
+                if timer not in self._registered:
+                    self._registered.add(timer)
+                    self._push(timer)
 
     def register(self, timestamp: int, namespace: Any, held: bool = False) -> bool:
         """Registers for the current key; False if that timer exists already. A ``held``
         timer is registered (and snapshotted) but does not fire before ``release_held``."""
         key = self._backend.get_current_key()
         timer = (timestamp, key, namespace)
-        if timer in self._registered:
+        registered = self._registered
+        if timer in registered:
             return False
-        self._registered.add(timer)
-        self._timers().put((timestamp, namespace) if self._namespaced else timestamp,
-                           _timer_value(key))
+        registered.add(timer)
+        state = self._state if self._state is not None else self._timers()
+        state.put((timestamp, namespace) if self._namespaced else timestamp,
+                  _timer_value(key))
         if held:
             self._sequence += 1
-            self._held.append((timestamp, self._sequence, key, namespace))
+            self._held.append((timestamp, self._sequence, timer))
         else:
-            self._push(timestamp, key, namespace)
+            self._push(timer)
         return True
 
     @property
@@ -260,28 +265,43 @@ class _TimerQueue:
         """Fires every timer at or before ``now``, earliest first, with its key set. With
         ``registered_before`` a timer registered while these fire waits for the next call,
         even if it is due already."""
-        backend, heap, registered = self._backend, self._heap, self._registered
-        limit = self._sequence
-        deferred: list[tuple[int, int, Any, Any]] = []
-        while heap and heap[0][0] <= now:
-            item = heapq.heappop(heap)
-            timestamp, sequence, key, namespace = item
-            if registered_before and sequence > limit:
-                deferred.append(item)
-                continue
-            timer = (timestamp, key, namespace)
-            if timer not in registered:
-                continue  # deleted, or fired already
-            registered.discard(timer)
-            backend.set_current_key(key)
-            self._timers().remove((timestamp, namespace) if self._namespaced else timestamp)
+        for timestamp, key, namespace in self.due(now, registered_before):
             on_fire(timestamp, key, namespace)
-        for item in deferred:
-            heapq.heappush(heap, item)
 
-    def _push(self, timestamp: int, key: Any, namespace: Any) -> None:
+    def due(self, now: int, registered_before: bool = False
+            ) -> Iterator[tuple[int, Any, Any]]:
+        """The timers at or before ``now`` as ``fire_due`` fires them: each is taken out of
+        the index and the state and its key set as the current key just before it is
+        yielded, so a timer registered while the caller handles one is seen at the next step
+        (if due, and not ``registered_before``). Stopping early keeps the timers not yet
+        yielded."""
+        backend, heap, registered = self._backend, self._heap, self._registered
+        state = self._timers()
+        namespaced = self._namespaced
+        limit = self._sequence
+        deferred: list[tuple[int, int, tuple[int, Any, Any]]] = []
+        pop = heapq.heappop
+        try:
+            while heap and heap[0][0] <= now:
+                item = pop(heap)
+                timer = item[2]
+                if registered_before and item[1] > limit:
+                    deferred.append(item)
+                    continue
+                if timer not in registered:
+                    continue  # deleted, or fired already
+                registered.discard(timer)
+                timestamp, key, namespace = timer
+                backend.set_current_key(key)
+                state.remove((timestamp, namespace) if namespaced else timestamp)
+                yield timer
+        finally:
+            for item in deferred:
+                heapq.heappush(heap, item)
+
+    def _push(self, timer: tuple[int, Any, Any]) -> None:
         self._sequence += 1
-        heapq.heappush(self._heap, (timestamp, self._sequence, key, namespace))
+        heapq.heappush(self._heap, (timer[0], self._sequence, timer))
 
 
 class InternalTimerService:
@@ -378,6 +398,15 @@ class InternalTimerService:
         self.watermark = watermark
         self._event.fire_due(watermark, self._triggerable.on_event_time,
                              self._defer_new_event_timers)
+        self._end_bundle(self._bundle)
+
+    def due_event_timers(self, watermark: int) -> Iterator[tuple[int, Any, Any]]:
+        """``advance_watermark`` for an operator that fires a watermark's timers itself, a
+        batch at a time (no ``Triggerable`` call per timer): yields each due ``(timestamp,
+        key, namespace)`` in the order ``advance_watermark`` fires them, its key the current
+        key, and ends the bundle once exhausted. The caller must exhaust it."""
+        self.watermark = watermark
+        yield from self._event.due(watermark, self._defer_new_event_timers)
         self._end_bundle(self._bundle)
 
     def _end_bundle(self, bundle: int) -> None:

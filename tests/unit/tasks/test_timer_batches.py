@@ -1,0 +1,102 @@
+"""A watermark's event-time timers taken a batch at a time (``InternalTimerService.
+due_event_timers``, issue 32): the same timers, in the same order, with the same key set and
+the same state left behind as ``advance_watermark`` firing them one ``Triggerable`` call at a
+time — timers registered while they fire included (due ones come up in order, or wait for the
+next watermark when the service defers new timers) — and the bundle of held processing-time
+timers ends after them."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from flintlock.runtime.state.heap import HeapKeyedStateBackend
+from flintlock.runtime.state.keygroups import KeyGroupRange
+from flintlock.runtime.tasks.timer_service import USER_TIMERS, WINDOW_TIMERS, InternalTimerService
+from flintlock.testing.operators import ManualTimers
+
+
+class _Chained:
+    """A ``Triggerable`` whose timers register more: a timer at ``t`` of key ``k`` registers
+    one at ``t + step[k]`` (due at once when the watermark is past it, before later timers still waiting)."""
+
+    def __init__(self, backend: HeapKeyedStateBackend, steps: dict[Any, int]) -> None:
+        self.backend = backend
+        self.steps = steps
+        self.service: InternalTimerService | None = None
+        self.fired: list[tuple[int, Any, Any, Any]] = []
+
+    def on_event_time(self, timestamp: int, key: Any, namespace: Any) -> None:
+        current = self.backend.get_current_key()
+        self.fired.append((timestamp, key, namespace, current))
+        if timestamp < 60:
+            assert self.service is not None
+            self.service.register_event_time_timer(namespace, timestamp + self.steps[key])
+
+    def on_processing_time(self, timestamp: int, key: Any, namespace: Any) -> None:
+        raise AssertionError("no processing-time timers here")
+
+
+def _service(seed: int, defer: bool, namespaced: bool) -> tuple[Any, _Chained, Any]:
+    backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
+    rng = random.Random(seed)
+    keys = ["a", "b", 3, (4, "x")]
+    chained = _Chained(backend, {key: rng.choice([1, 2, 7, 15]) for key in keys})
+    service = InternalTimerService(backend, ManualTimers(),
+                                   WINDOW_TIMERS if namespaced else USER_TIMERS, chained,
+                                   defer_new_event_timers=defer)
+    chained.service = service
+    for _ in range(30):
+        backend.set_current_key(rng.choice(keys))
+        service.register_event_time_timer(rng.choice(["w1", "w2"]) if namespaced else None,
+                                          rng.randrange(0, 50))
+    return backend, chained, service
+
+
+def _timer_table(backend: HeapKeyedStateBackend, namespaced: bool) -> dict[Any, Any]:
+    """Every key's event-time timer entries, as the snapshot would write them."""
+    descriptor = (WINDOW_TIMERS if namespaced else USER_TIMERS).event
+    state = backend.get_partitioned_state(descriptor)
+    table = {}
+    for key in list(backend.keys(descriptor.name)):
+        backend.set_current_key(key)
+        table[key] = dict(state.items())
+    return table
+
+
+@pytest.mark.parametrize("defer", [False, True])
+@pytest.mark.parametrize("namespaced", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_due_timers_in_batches_are_advance_watermarks_timers(seed: int, defer: bool,
+                                                             namespaced: bool) -> None:
+    one_backend, one, by_call = _service(seed, defer, namespaced)
+    batch_backend, batched, by_batch = _service(seed, defer, namespaced)
+    for watermark in (10, 25, 25, 40, 70, 100):
+        by_call.advance_watermark(watermark)
+        for timestamp, key, namespace in by_batch.due_event_timers(watermark):
+            batched.on_event_time(timestamp, key, namespace)
+        assert batched.fired == one.fired
+        assert by_batch.timer_counts() == by_call.timer_counts()
+        assert by_batch.watermark == by_call.watermark == watermark
+    assert one.fired, "the timers fired"
+    assert all(current == key for _, key, _, current in batched.fired)
+    assert _timer_table(batch_backend, namespaced) == _timer_table(one_backend, namespaced)
+
+
+def test_a_deleted_timer_is_not_yielded_and_stopping_early_keeps_the_rest() -> None:
+    backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
+    chained = _Chained(backend, {})
+    service = InternalTimerService(backend, ManualTimers(), USER_TIMERS, chained)
+    for key, timestamp in [("a", 1), ("b", 2), ("c", 3), ("d", 4)]:
+        backend.set_current_key(key)
+        service.register_event_time_timer(None, timestamp)
+    backend.set_current_key("b")
+    service.delete_event_time_timer(None, 2)
+    due = service.due_event_timers(10)
+    assert next(due) == (1, "a", None)
+    due.close()  # the consumer stopped: "c" and "d" stay registered
+    assert service.timer_counts() == (0, 2)
+    assert list(service.due_event_timers(10)) == [(3, "c", None), (4, "d", None)]
+    assert service.timer_counts() == (0, 0)
