@@ -18,6 +18,7 @@ from flintlock.table import types as t
 from flintlock.table.codegen.compiler import (
     compile_calc,
     compile_column_calc,
+    compile_projection,
     is_value_identity,
 )
 from flintlock.table.connectors.datagen import DataGenReader, _Splits, plan_of
@@ -138,6 +139,24 @@ def test_the_column_calc_gives_the_row_calcs_rows() -> None:
     assert got == expected and len(got) == 36
     assert compile_column_calc([Literal(BIG, 7)], None)(columns, 3, RowKind.INSERT) == [
         Row(7), Row(7), Row(7)]
+
+
+@pytest.mark.parametrize("kind", [RowKind.INSERT, RowKind.UPDATE_AFTER, RowKind.DELETE])
+def test_the_column_calc_without_a_filter_builds_the_row_calcs_rows_from_columns(
+        kind: RowKind) -> None:
+    nullable = InputRef(t.BigIntType(), 1)
+    doubled = Call(t.BigIntType(), "*", (nullable, Literal(BIG, 2)))
+    columns: list[Any] = [range(1, 41), [None if i % 7 == 0 else i for i in range(100, 140)]]
+    rows = [Row(a, b) for a, b in zip(*columns, strict=True)]
+    projections = [MOD, nullable, ID, doubled, Literal(BIG, 7), ID]
+    row_calc = compile_projection(projections)
+    calc = compile_column_calc(projections, None)
+    got = calc(columns, 40, kind)
+    assert [list(r) for r in got] == [list(row_calc(row)) for row in rows]
+    assert {r.get_row_kind() for r in got} == {kind} and len(got) == 40
+    assert "append([" not in calc.source  # output columns, no list per row in Python
+    assert calc([range(0), []], 0, kind) == []
+    assert [list(r) for r in compile_column_calc([], None)([range(2)], 2, kind)] == [[], []]
 
 
 def test_a_fused_filter_counts_generated_rows_against_the_rate() -> None:
