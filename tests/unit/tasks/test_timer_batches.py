@@ -20,7 +20,8 @@ from flintlock.testing.operators import ManualTimers
 
 class _Chained:
     """A ``Triggerable`` whose timers register more: a timer at ``t`` of key ``k`` registers
-    one at ``t + step[k]`` (due at once when the watermark is past it, before later timers still waiting)."""
+    one at ``t + step[k]`` (due at once when the watermark is past it, before later timers
+    still waiting)."""
 
     def __init__(self, backend: HeapKeyedStateBackend, steps: dict[Any, int]) -> None:
         self.backend = backend
@@ -66,6 +67,49 @@ def _timer_table(backend: HeapKeyedStateBackend, namespaced: bool) -> dict[Any, 
     return table
 
 
+class _Model:
+    """What the firing order must be, computed without a heap: among the registered timers
+    due at the watermark (registered before the firing started, when deferring), the earliest,
+    ties in registration order; each fired timer may register more."""
+
+    def __init__(self, defer: bool) -> None:
+        self.defer = defer
+        self.pending: dict[tuple[int, Any, Any], int] = {}
+        self.sequence = 0
+        self.fired: list[tuple[int, Any, Any, Any]] = []
+
+    def register(self, timestamp: int, key: Any, namespace: Any) -> None:
+        if (timestamp, key, namespace) not in self.pending:
+            self.sequence += 1
+            self.pending[(timestamp, key, namespace)] = self.sequence
+
+    def fire(self, watermark: int, steps: dict[Any, int]) -> None:
+        limit = self.sequence
+        while True:
+            due = [(timer[0], sequence, timer) for timer, sequence in self.pending.items()
+                   if timer[0] <= watermark and not (self.defer and sequence > limit)]
+            if not due:
+                return
+            timestamp, _, (_, key, namespace) = min(due, key=lambda entry: entry[:2])
+            del self.pending[(timestamp, key, namespace)]
+            self.fired.append((timestamp, key, namespace, key))
+            if timestamp < 60:
+                self.register(timestamp + steps[key], key, namespace)
+
+
+def _model(seed: int, defer: bool, namespaced: bool) -> tuple[_Model, dict[Any, int]]:
+    """``_service``'s timers (the same draws) in a ``_Model``."""
+    rng = random.Random(seed)
+    keys = ["a", "b", 3, (4, "x")]
+    steps = {key: rng.choice([1, 2, 7, 15]) for key in keys}
+    model = _Model(defer)
+    for _ in range(30):
+        key = rng.choice(keys)
+        namespace = rng.choice(["w1", "w2"]) if namespaced else None
+        model.register(rng.randrange(0, 50), key, namespace)
+    return model, steps
+
+
 @pytest.mark.parametrize("defer", [False, True])
 @pytest.mark.parametrize("namespaced", [False, True])
 @pytest.mark.parametrize("seed", range(6))
@@ -73,11 +117,13 @@ def test_due_timers_in_batches_are_advance_watermarks_timers(seed: int, defer: b
                                                              namespaced: bool) -> None:
     one_backend, one, by_call = _service(seed, defer, namespaced)
     batch_backend, batched, by_batch = _service(seed, defer, namespaced)
+    model, steps = _model(seed, defer, namespaced)
     for watermark in (10, 25, 25, 40, 70, 100):
         by_call.advance_watermark(watermark)
         for timestamp, key, namespace in by_batch.due_event_timers(watermark):
             batched.on_event_time(timestamp, key, namespace)
-        assert batched.fired == one.fired
+        model.fire(watermark, steps)
+        assert batched.fired == one.fired == model.fired
         assert by_batch.timer_counts() == by_call.timer_counts()
         assert by_batch.watermark == by_call.watermark == watermark
     assert one.fired, "the timers fired"
