@@ -126,7 +126,8 @@ def test_a_pandas_function_called_per_row_gets_one_row_series() -> None:
     assert parity.function(3) == 1 and type(parity.function(4)) is int
 
 
-def test_a_pandas_aggregate_gets_a_groups_series() -> None:
+def test_a_pandas_aggregate_gets_a_groups_series(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_thread_executor(monkeypatch)  # not marked spark: without it the job started Spark
     env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
     env.get_config().set("parallelism.default", "1")
     median = udaf(lambda v: v.median(), result_type=DataTypes.DOUBLE(), func_type="pandas")
