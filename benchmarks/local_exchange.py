@@ -34,9 +34,11 @@ from flintlock.runtime.network.partition import (
     ResultPartitionType,
     create_partition_pool,
 )
+from flintlock.runtime.network.request_backoff import RequestBackoff
 from flintlock.runtime.network.serialization import RecordDeserializer
 from flintlock.runtime.network.writer import RecordWriter
 from flintlock.runtime.state.keygroups import assign_key_to_operator
+from flintlock.testing.exchange import timer_scheduler
 
 MAX_PARALLELISM = 128
 
@@ -56,7 +58,8 @@ def end_to_end(records: int, timeout_ms: int, keys: int) -> float:
     gates = []
     for consumer in range(2):
         gate = SingleInputGate(consumer)
-        channel = LocalInputChannel(gate, ChannelIndex(0), partition_id, consumer, manager)
+        channel = LocalInputChannel(gate, ChannelIndex(0), partition_id, consumer, manager,
+                                    RequestBackoff(100, 10_000), timer_scheduler)
         gate.set_channels([channel])
         gates.append(gate)
     union = UnionInputGate(gates)

@@ -61,6 +61,7 @@ from flintlock.runtime.network.channel_selector import KeyGroupSelector
 from flintlock.runtime.network.event_time import RunDetectingSerializer
 from flintlock.runtime.network.gate import SingleInputGate
 from flintlock.runtime.network.local_channel import LocalInputChannel
+from flintlock.runtime.network.request_backoff import RequestBackoff
 from flintlock.runtime.network.serialization import PickleBatchSerializer, RecordDeserializer
 from flintlock.runtime.network.typed_serializer import TypedBatchSerializer
 from flintlock.runtime.network.writer import RecordWriter
@@ -70,6 +71,7 @@ from flintlock.runtime.state.operator import OperatorStateBackend
 from flintlock.runtime.tasks.operator import OperatorContext, StreamOperator
 from flintlock.runtime.tasks.operator_factory import create_operator
 from flintlock.spark.collector import tuned_collector
+from flintlock.testing.exchange import timer_scheduler
 from flintlock.testing.executor import ThreadExecutor
 
 KEYS = 100
@@ -206,7 +208,8 @@ def local_exchange(serializer: Any, key: Any, batch: list[Any]) -> Callable[[], 
     partition = partitions.ResultPartition(partition_id, kind, 2, pool)
     manager.register(partition)
     gate = SingleInputGate(0)
-    gate.set_channels([LocalInputChannel(gate, ids.ChannelIndex(c), partition_id, c, manager)
+    gate.set_channels([LocalInputChannel(gate, ids.ChannelIndex(c), partition_id, c, manager,
+                                         RequestBackoff(100, 10_000), timer_scheduler)
                        for c in range(2)])
     writer = keyed_writer(partition, serializer, key)
     readers = [RecordDeserializer(RunDetectingSerializer()) for _ in range(2)]

@@ -24,6 +24,8 @@
  *   start, then key (runtime/tasks/window_grouping.py); None when a timestamp or the window's
  *   size or offset does not fit 64-bit arithmetic, and the caller takes the Python twin.
  * - fold_added: an AggregateFunction's add over a window's values, in order.
+ * - reduce_into: the keyed reduce's loop on the heap backend's table
+ *   (runtime/tasks/keyed_reduce.py): key, fold, store, emit, with no interpreted code.
  * - pack_longs: the typed codec's 64-bit integer columns (the timestamps of a run, LONG
  *   fields in the columns layout), which array('q', values) converts at ~100 ns a value.
  *
@@ -852,6 +854,70 @@ pack_longs(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
     return packed;
 }
 
+/* -- reduce_into ------------------------------------------------------------------------ */
+
+/* One record of reduce_into: the key's accumulator folded with it, stored, and appended to
+ * out (a None accumulator removes the key's entry, as ValueState.update(None)). */
+static int
+reduce_one(PyObject *record, PyObject *get_key, PyObject *reduce, PyObject *table,
+           PyObject *out)
+{
+    PyObject *key = PyObject_CallOneArg(get_key, record);
+    if (key == NULL) {
+        return -1;
+    }
+    PyObject *previous = PyDict_GetItemWithError(table, key);
+    PyObject *accumulator = NULL;
+    if (previous == NULL && PyErr_Occurred()) {
+        Py_DECREF(key);
+        return -1;
+    }
+    if (previous == NULL || previous == Py_None) {
+        accumulator = Py_NewRef(record);
+    }
+    else {
+        PyObject *call[2] = {Py_NewRef(previous), record};  /* held: reduce may change table */
+        accumulator = PyObject_Vectorcall(reduce, call, 2, NULL);
+        Py_DECREF(call[0]);
+    }
+    int failed = accumulator == NULL ? -1 : 0;
+    if (!failed && accumulator == Py_None) {
+        if (PyDict_DelItem(table, key) < 0) {
+            failed = PyErr_ExceptionMatches(PyExc_KeyError) ? (PyErr_Clear(), 0) : -1;
+        }
+    }
+    else if (!failed) {
+        failed = PyDict_SetItem(table, key, accumulator);
+    }
+    if (!failed) {
+        failed = PyList_Append(out, accumulator);
+    }
+    Py_DECREF(key);
+    Py_XDECREF(accumulator);
+    return failed;
+}
+
+static PyObject *
+reduce_into(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyList_Check(args[0]) || !PyDict_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "reduce_into(records: list, get_key, reduce, table: dict)");
+        return NULL;
+    }
+    PyObject *records = args[0];
+    PyObject *out = PyList_New(0);
+    /* records is read again after each user call: user code could change it */
+    for (Py_ssize_t i = 0; out != NULL && i < PyList_GET_SIZE(records); i++) {
+        PyObject *record = Py_NewRef(PyList_GET_ITEM(records, i));
+        if (reduce_one(record, args[1], args[2], args[3], out) < 0) {
+            Py_CLEAR(out);
+        }
+        Py_DECREF(record);
+    }
+    return out;
+}
+
 /* -- module ----------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
@@ -865,6 +931,9 @@ static PyMethodDef module_methods[] = {
      "pack_longs(values) -> bytes | None: a list of ints as little-endian 64-bit integers "
      "(what array('q', values).tobytes() gives on a little-endian machine); None when a "
      "value is not exactly an int."},
+    {"reduce_into", (PyCFunction)(void (*)(void))reduce_into, METH_FASTCALL,
+     "reduce_into(records, get_key, reduce, table) -> list: per record, table[key] = record "
+     "or reduce(table[key], record) (None removes the entry); the accumulators in order."},
     {"route_by_key", (PyCFunction)(void (*)(void))route_by_key, METH_FASTCALL,
      "route_by_key(records, key_of, channels, on_miss, targets, stamps, stamp_targets): each "
      "record appended to targets[channel of key_of(record)] (channels[key], else "

@@ -37,6 +37,7 @@ from flintlock.runtime.tasks.contexts import (
     ProcessContext,
     RuntimeContextImpl,
 )
+from flintlock.runtime.tasks.keyed_reduce import reduce_direct
 from flintlock.runtime.tasks.operator import StreamOperator
 
 REDUCE_STATE = ValueStateDescriptor("_flintlock_reduce", None)
@@ -232,7 +233,7 @@ class ReduceOperator(FunctionOperator):
         else:
             copied = backend.copied_keys(REDUCE_STATE)
             if copied is None:
-                out = self._reduce_direct(records, get_key, reduce, table)
+                out = reduce_direct(records, get_key, reduce, table)
             else:
                 out = self._reduce_copy_on_write(records, get_key, reduce, table, copied)
         if not self._batch:
@@ -253,26 +254,11 @@ class ReduceOperator(FunctionOperator):
             self.output.collect_batch(finals)
 
     @staticmethod
-    def _reduce_direct(records: list[Any], get_key: Callable[[Any], Any],
-                       reduce: Callable[[Any, Any], Any], table: dict[Any, Any]) -> list[Any]:
-        out: list[Any] = []
-        append, get = out.append, table.get
-        for r in records:
-            key = get_key(r)
-            acc = get(key)
-            acc = r if acc is None else reduce(acc, r)
-            if acc is None:  # as ValueState.update(None): the entry goes
-                table.pop(key, None)
-            else:
-                table[key] = acc
-            append(acc)
-        return out
-
-    @staticmethod
     def _reduce_copy_on_write(records: list[Any], get_key: Callable[[Any], Any],
                               reduce: Callable[[Any, Any], Any], table: dict[Any, Any],
                               copied: set[Any]) -> list[Any]:
-        """``_reduce_direct`` while a snapshot shares the table's values (see the class)."""
+        """``keyed_reduce.reduce_direct`` while a snapshot shares the table's values (see the
+        class)."""
         out: list[Any] = []
         append, get = out.append, table.get
         for r in records:
