@@ -179,8 +179,8 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
 
     # -- times --------------------------------------------------------------------------------
 
-    def _operator_time(self, ctx: Any) -> int:
-        timers = ctx.timer_service()
+    def _operator_time(self, timers: Any) -> int:
+        """The operator's time from ``ctx.timer_service()``."""
         if self.proctime:
             return int(timers.current_processing_time())
         watermark = int(timers.current_watermark())
@@ -191,11 +191,11 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
             return operator_time - relative_size - 1
         return _END_OF_TIME
 
-    def _register_clean_up(self, ctx: Any, time: int, left_row: bool) -> int:
-        """Registers the clean-up timer of a side's rows from ``time`` on; its time."""
+    def _register_clean_up(self, timers: Any, time: int, left_row: bool) -> int:
+        """Registers the clean-up timer of a side's rows from ``time`` on (``timers``:
+        ``ctx.timer_service()``); its time."""
         size = self._sides[left_row][3]
         clean_up = time + size + self.min_clean_up_interval + 1
-        timers = ctx.timer_service()
         if self.proctime:
             timers.register_processing_time_timer(clean_up)
         else:
@@ -206,12 +206,14 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
 
     def process_element1(self, value: Any, ctx: Any) -> list[Any]:
         out: list[Any] = []
-        self._process(value, ctx, True, self._operator_time(ctx), out)
+        timers = ctx.timer_service()
+        self._process(value, timers, True, self._operator_time(timers), out)
         return out
 
     def process_element2(self, value: Any, ctx: Any) -> list[Any]:
         out: list[Any] = []
-        self._process(value, ctx, False, self._operator_time(ctx), out)
+        timers = ctx.timer_service()
+        self._process(value, timers, False, self._operator_time(timers), out)
         return out
 
     def process_batch(self, index: int, records: list[Any], timestamps: list[int] | None,
@@ -224,19 +226,20 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         is_left = index == 0
         out: list[Any] = []
         stamps: list[int] | None = None if timestamps is None else []
-        operator_time = self._operator_time(ctx)
+        timers = ctx.timer_service()
+        operator_time = self._operator_time(timers)
         process = self._process
         for position, row in enumerate(records):
             set_key(get_key(row))
             before = len(out)
             if self.proctime:
-                operator_time = self._operator_time(ctx)
-            process(row, ctx, is_left, operator_time, out)
+                operator_time = self._operator_time(timers)
+            process(row, timers, is_left, operator_time, out)
             if stamps is not None and len(out) > before:
                 stamps.extend([timestamps[position]] * (len(out) - before))  # type: ignore[index]
         return out, stamps
 
-    def _process(self, row: Any, ctx: Any, is_left: bool, operator_time: int,
+    def _process(self, row: Any, timers: Any, is_left: bool, operator_time: int,
                  out: list[Any]) -> None:
         if row._row_kind is not INSERT:
             raise NotInsertOnlyError(type(self).__name__, row._row_kind.name)
@@ -257,7 +260,7 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
             cache = own.state.value() or _new_cache()
             _add(cache, time, values, emitted)
             if cache[_TIMER] is None:
-                cache[_TIMER] = self._register_clean_up(ctx, time, is_left)
+                cache[_TIMER] = self._register_clean_up(timers, time, is_left)
             own.state.update(cache)
         elif not emitted and own.outer:
             out.append(self._padded(values, is_left))
@@ -272,8 +275,11 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         entries = cache[_ENTRIES]
         if not entries:
             return False
-        nulls = self._left_nulls if is_left else self._right_nulls
-        joinable = all(values[i] is not None for i in nulls)
+        joinable = True
+        for index in self._left_nulls if is_left else self._right_nulls:
+            if values[index] is None:
+                joinable = False
+                break
         emitted = changed = False
         ordered = list(entries.items()) if len(entries) < 2 else _ordered(cache)
         for other_time, (sequence, rows) in ordered:
@@ -299,12 +305,14 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         """Joins the row with one time's ``rows`` of the other side: None if none matched,
         else ``rows`` with the matched ones marked joined (a new list if any changed, as the
         stored one may be shared with a snapshot on some backends)."""
+        condition = self.condition
         marked: list[tuple[Any, bool]] | None = None
         matched = False
         for index, (record, joined) in enumerate(rows):
-            if not self._matches(values, record, is_left):
+            if condition is not None and not (condition(values, record) if is_left
+                                              else condition(record, values)):
                 continue
-            out.append(self._joined(values, record, is_left))
+            out.append(new_row([*values, *record] if is_left else [*record, *values], INSERT))
             matched = True
             if outer and not joined:
                 if marked is None:
@@ -318,7 +326,8 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
 
     def on_timer(self, timestamp: int, ctx: Any) -> list[Any]:
         out: list[Any] = []
-        self._clean_up(timestamp, ctx, self._operator_time(ctx), out)
+        timers = ctx.timer_service()
+        self._clean_up(timestamp, timers, self._operator_time(timers), out)
         return out
 
     def on_event_timers(self, timers: Iterable[tuple[int, Any, Any]], ctx: Any
@@ -328,27 +337,29 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         (its timer's)."""
         out: list[Any] = []
         stamps: list[int] = []
+        service = ctx.timer_service()
         operator_time = -1  # read once the first timer set the watermark
         for timestamp, _key, _namespace in timers:
             if operator_time < 0:
-                operator_time = self._operator_time(ctx)
+                operator_time = self._operator_time(service)
             before = len(out)
-            self._clean_up(timestamp, ctx, operator_time, out)
+            self._clean_up(timestamp, service, operator_time, out)
             if len(out) > before:
                 stamps.extend([timestamp] * (len(out) - before))
         return out, stamps
 
-    def _clean_up(self, timestamp: int, ctx: Any, operator_time: int, out: list[Any]) -> None:
+    def _clean_up(self, timestamp: int, timers: Any, operator_time: int,
+                  out: list[Any]) -> None:
         right = self._right.state.value()
         if right is not None and right[_TIMER] == timestamp:  # the right rows' clean-up
             self._expirations[False] = self._expiration(operator_time, self.right_relative_size)
-            self._expire(ctx, out, self._right, right, self._expirations[False], False)
+            self._expire(timers, out, self._right, right, self._expirations[False], False)
         left = self._left.state.value()
         if left is not None and left[_TIMER] == timestamp:  # the left rows' clean-up
             self._expirations[True] = self._expiration(operator_time, self.left_relative_size)
-            self._expire(ctx, out, self._left, left, self._expirations[True], True)
+            self._expire(timers, out, self._left, left, self._expirations[True], True)
 
-    def _expire(self, ctx: Any, out: list[Any], side: _Side, cache: list[Any],
+    def _expire(self, timers: Any, out: list[Any], side: _Side, cache: list[Any],
                 expiration: int, is_left: bool) -> None:
         earliest = -1
         expired = []
@@ -364,22 +375,12 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
             entries = cache[_ENTRIES]
             for time in expired:
                 del entries[time]
-            cache[_TIMER] = self._register_clean_up(ctx, earliest, is_left)
+            cache[_TIMER] = self._register_clean_up(timers, earliest, is_left)
             side.state.update(cache)
         else:  # nothing stays: one clear instead of a removal per time
             side.state.clear()
 
     # -- output rows ----------------------------------------------------------------------------
-
-    def _matches(self, values: tuple[Any, ...], record: tuple[Any, ...], is_left: bool) -> bool:
-        condition = self.condition
-        if condition is None:
-            return True
-        return bool(condition(values, record) if is_left else condition(record, values))
-
-    @staticmethod
-    def _joined(values: tuple[Any, ...], record: tuple[Any, ...], is_left: bool) -> Any:
-        return new_row([*values, *record] if is_left else [*record, *values], INSERT)
 
     def _padded(self, values: tuple[Any, ...], is_left: bool) -> Any:
         if is_left:
