@@ -66,22 +66,34 @@ class _General(WindowAggFunction):
     def open(self, runtime_context):
         super().open(runtime_context)
         self.__dict__.pop("process_element", None)
+        self.__dict__.pop("process_keyed_batch", None)
+
+
+class _PerRow(WindowAggFunction):
+    """The compiled per-row step, a record at a time (no batch step)."""
+
+    def open(self, runtime_context):
+        super().open(runtime_context)
+        self.__dict__.pop("process_keyed_batch", None)
 
 
 _WINDOWS = st.sampled_from([("TUMBLE", 10, 0, 0), ("TUMBLE", 7, 0, 3), ("HOP", 10, 5, 0),
                             ("HOP", 9, 3, 1), ("CUMULATE", 12, 4, 0)])
-_EVENTS = st.lists(st.one_of(
-    st.tuples(st.just("row"), st.sampled_from("ab"), st.integers(-30, 60), st.integers(0, 9)),
-    st.tuples(st.just("watermark"), st.integers(-40, 70))), max_size=40)
+_ROWS = st.lists(st.tuples(st.sampled_from("abc"), st.integers(-30, 60), st.integers(0, 9)),
+                min_size=1, max_size=8)
+_EVENTS = st.lists(st.one_of(st.tuples(st.just("rows"), _ROWS),
+                             st.tuples(st.just("watermark"), st.integers(-40, 70))), max_size=20)
 
 
 def _run(function, events) -> list[str]:
+    """Each ``rows`` event one batch, each watermark after the batch before it."""
     h = Harness(function, [function.key_selector()])
     out = []
     for event in events:
-        if event[0] == "row":
-            time = datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=event[2])
-            out += h.feed(r("+I", event[1], time, event[3]))
+        if event[0] == "rows":
+            out += h.feed(*[r("+I", key, datetime.datetime(1970, 1, 1)
+                              + datetime.timedelta(milliseconds=time), value)
+                            for key, time, value in event[1]])
         else:
             out += h.watermark(event[1])
     return out + h.watermark(2**63 - 1)
@@ -89,24 +101,32 @@ def _run(function, events) -> list[str]:
 
 @settings(max_examples=60, deadline=None)
 @given(_WINDOWS, _EVENTS, st.sampled_from([0, 4]), st.booleans())
-@example(("TUMBLE", 10, 0, 0), [("row", "a", 5, 1), ("watermark", 9), ("row", "a", 5, 2)],
+@example(("TUMBLE", 10, 0, 0), [("rows", [("a", 5, 1)]), ("watermark", 9),
+                                ("rows", [("b", 5, 2), ("a", 15, 1)])],
          0, False)  # a row of a window that fired at exactly this watermark is late
-def test_the_compiled_step_equals_the_general_path(window, events, shift, ltz) -> None:
+@example(("TUMBLE", 10, 0, 0), [("rows", [("a", 9, 1), ("a", 9, 2), ("b", 10, 3)])],
+         0, False)  # equal times in a row (converted once) at a window's last millisecond
+def test_the_compiled_steps_equal_the_general_path(window, events, shift, ltz) -> None:
+    """The batch step (whole batches), the per-row step and the general method: the same
+    rows in the same order (so timers registered and windows fired in the same order)."""
     def make(cls):
         calls = [AggregateCall(Count1()), AggregateCall(Sum(), (2,)),
                  AggregateCall(Max(), (2,), filter=lambda row: row._values[2] > 2),
                  AggregateCall(Count(), (2,), distinct=True)]
         return cls((0,), calls, window, RowtimeOf(1), shift, ltz)
 
-    compiled = make(WindowAggFunction)
-    assert _run(compiled, events) == _run(make(_General), events)
+    expected = _run(make(_General), events)
+    assert _run(make(_PerRow), events) == expected
+    assert _run(make(WindowAggFunction), events) == expected
 
 
-def test_the_compiled_step_is_what_runs_and_keeps_the_rowtime_errors() -> None:
+def test_the_compiled_steps_are_what_runs_and_keep_the_rowtime_errors() -> None:
     function = WindowAggFunction((0,), [AggregateCall(Count1())], ("TUMBLE", 10, 0, 0),
                                  RowtimeOf(1))
     h = Harness(function, [function.key_selector()])
     assert "EPOCH" in function.process_element.__source__
+    assert type(h.operator).__name__ == "KeyedRowsOperator"
+    assert "groups" in function.process_keyed_batch.__source__
     with pytest.raises(RowtimeNullError):
         h.feed(r("+I", "a", None))
     with pytest.raises(NotInsertOnlyError):

@@ -33,6 +33,11 @@ keyed by the grouping keys over an insert-only input.
   (``ValueState`` ``sessions``: ``[start, end, rows]``), aggregated when they fire, so merging
   needs no ``merge`` of accumulators. Timers are keyed state of the runtime.
 
+Event time over aligned windows runs compiled steps (``window_codegen``): a whole batch at a
+time where the runtime offers it (``process_keyed_batch``, ``runtime.tasks.keyed_rows_operator``:
+rows grouped by key and window, one key switch and state access per group), a row at a time
+otherwise; the same state, timers and output as the general methods below.
+
 Non-INSERT input raises ``NotInsertOnlyError``. The task thread owns a function once opened.
 """
 
@@ -53,6 +58,7 @@ from flintlock.datastream.changelog.window_assigners import (
 )
 from flintlock.datastream.changelog.window_codegen import (
     StepSpec,
+    compile_window_batch,
     compile_window_calls,
     compile_window_step,
 )
@@ -156,9 +162,12 @@ class WindowAggFunction(KeyedProcessFunction):
         else:
             self._windows = runtime_context.get_map_state(MapStateDescriptor("windows"))
             self._compiled = compile_window_calls(self.calls)
-            if not self.proctime:  # the compiled step shadows the general method below
+            if not self.proctime:  # the compiled steps shadow the general methods below
+                spec = self._step_spec(self._assigner)
                 self.process_element = compile_window_step(  # type: ignore[method-assign,assignment]
-                    self.calls, self._step_spec(self._assigner))
+                    self.calls, spec)
+                self.process_keyed_batch = compile_window_batch(  # type: ignore[method-assign]
+                    self.calls, spec)
 
     def _step_spec(self, assigner: WindowAssigner) -> StepSpec:
         field = getattr(self.rowtime, "index", None)
@@ -173,10 +182,17 @@ class WindowAggFunction(KeyedProcessFunction):
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.pop("process_element", None)  # the compiled step of an opened function
+        state.pop("process_element", None)  # the compiled steps of an opened function
+        state.pop("process_keyed_batch", None)
         return state
 
     # -- records ------------------------------------------------------------------------------
+
+    def process_keyed_batch(self, rows: list[Any], get_key: Any, set_key: Any, ctx: Any) -> bool:
+        """A whole batch (``runtime.tasks.keyed_rows_operator``): only an opened event-time
+        aligned aggregation takes one (its compiled batch step shadows this); the others
+        decline, and get their rows one at a time."""
+        return False
 
     def process_element(self, value: Any, ctx: Any) -> tuple[Any, ...]:
         if value._row_kind is not INSERT:

@@ -27,7 +27,18 @@ remainder, as ``window_assigners.window_start``; HOP and CUMULATE through the as
 calls' accumulate code pasted in. Same state, timers and drops as
 ``WindowAggFunction.process_element``'s general path (tests/table/test_window_codegen.py
 holds the two equal); it returns None (nothing to emit: the operator skips its output
-bookkeeping for the row). Compiled on the task thread; nothing here is pickled.
+bookkeeping for the row).
+
+``compile_window_batch(calls, spec)`` -> ``process_keyed_batch(rows, get_key, set_key, ctx)``:
+the same for a whole batch (``runtime.tasks.keyed_rows_operator``): the watermark read once
+(it cannot move within a batch), each row's windows computed and the row dropped from those
+that fired (a row's time converted once for a run of equal times), the rows grouped by
+(key, window end) in their order, then per group one key
+switch, one get and put, the timer when the window is new and the rows accumulated in order.
+Groups are applied in the order of their first row, so timers are registered (and windows
+fire) in the order the per-row step registers them.
+
+Compiled on the task thread; nothing here is pickled.
 """
 
 from __future__ import annotations
@@ -42,7 +53,8 @@ from flintlock.datastream.changelog.aggregates import Inline
 from flintlock.datastream.changelog.errors import NotInsertOnlyError
 from flintlock.datastream.changelog.rows import INSERT
 
-__all__ = ["StepSpec", "WindowCalls", "compile_window_calls", "compile_window_step"]
+__all__ = ["StepSpec", "WindowCalls", "compile_window_batch", "compile_window_calls",
+           "compile_window_step"]
 
 _EPOCH = datetime.datetime(1970, 1, 1)
 _ONE_MS = datetime.timedelta(milliseconds=1)
@@ -165,19 +177,29 @@ if fires > timers.current_watermark():
 """
 
 
+def _step_namespace(spec: StepSpec) -> dict[str, Any]:
+    return {"EPOCH": _EPOCH, "ONE_MS": _ONE_MS, "ROWTIME": spec.rowtime, "W": spec.windows,
+            "WINDOWS_OF": spec.windows_of, "INSERT": INSERT, "NOT_INSERT": NotInsertOnlyError,
+            "NAME": spec.name, "NEVER": object()}
+
+
+def _time_source(spec: StepSpec, of_field: str = _TIME_OF_FIELD) -> str:
+    """``t = `` the row's time in (shifted) epoch milliseconds (``of_field``: how a field's
+    time is read)."""
+    time = ("t = ROWTIME(row)\n" if spec.rowtime_field is None
+            else of_field.format(field=spec.rowtime_field))
+    if spec.shift:
+        time += f"t += {spec.shift}\n"
+    return time
+
+
 def compile_window_step(calls: Sequence[Any], spec: StepSpec) -> Callable[[Any, Any], Any]:
     """The generated ``process_element(row, ctx)`` of an event-time aligned window
     aggregation (see the module docstring); its source on ``__source__``."""
     kind, size, _, offset = spec.window
-    namespace: dict[str, Any] = {
-        "EPOCH": _EPOCH, "ONE_MS": _ONE_MS, "ROWTIME": spec.rowtime, "W": spec.windows,
-        "WINDOWS_OF": spec.windows_of, "INSERT": INSERT, "NOT_INSERT": NotInsertOnlyError,
-        "NAME": spec.name}
+    namespace = _step_namespace(spec)
     slots, steps, _ = _calls_source(calls, namespace)
-    time = ("t = ROWTIME(row)\n" if spec.rowtime_field is None
-            else _TIME_OF_FIELD.format(field=spec.rowtime_field))
-    if spec.shift:
-        time += f"t += {spec.shift}\n"
+    time = _time_source(spec)
     window = _WINDOW.format(shift=f" - {spec.shift}" if spec.shift else "",
                             slots=", ".join(slots),
                             accumulate=_indent("\n".join(steps) or "pass", 4))
@@ -194,3 +216,65 @@ def compile_window_step(calls: Sequence[Any], spec: StepSpec) -> Callable[[Any, 
     step: Callable[[Any, Any], Any] = namespace["process_element"]
     step.__source__ = source  # type: ignore[attr-defined]
     return step
+
+
+_BATCH_TIME_OF_FIELD = """value = V[{field}]
+if value == last:
+    t = last_time
+else:
+    try:
+        t = last_time = (value - EPOCH) // ONE_MS
+        last = value
+    except TypeError:
+        t = ROWTIME(row)
+"""
+
+_GROUP = """if end{shift} > watermark:
+    group = groups.get((key, end))
+    if group is None:
+        groups[(key, end)] = [start, row]
+    else:
+        group.append(row)
+"""
+
+_APPLY = """for (key, end), group in groups.items():
+    set_key(key)
+    E = W.get(end)
+    if E is None:
+        E = [group[0], {slots}]
+        timers.register_event_time_timer(end{shift})
+    for index in range(1, len(group)):
+        row = group[index]
+        V = row._values
+{accumulate}
+    W.put(end, E)
+return True
+"""
+
+
+def compile_window_batch(calls: Sequence[Any], spec: StepSpec) -> Callable[..., bool]:
+    """The generated ``process_keyed_batch(rows, get_key, set_key, ctx)`` of an event-time
+    aligned window aggregation (see the module docstring); its source on ``__source__``."""
+    namespace = _step_namespace(spec)
+    slots, steps, _ = _calls_source(calls, namespace)
+    shift = f" - 1 - {spec.shift}" if spec.shift else " - 1"
+    group = _GROUP.format(shift=shift)
+    kind, size, _, offset = spec.window
+    if kind == "TUMBLE":
+        windows = _TUMBLE.format(offset=offset, size=size) + group
+    else:
+        windows = "for start, end in WINDOWS_OF(t):\n" + _indent(group, 4)
+    time = _time_source(spec, _BATCH_TIME_OF_FIELD)  # equal times in a row: converted once
+    loop = ("last, last_time = NEVER, 0\nfor row in rows:\n"
+            "    if row._row_kind is not INSERT:\n"
+            "        raise NOT_INSERT(NAME, row._row_kind.name)\n    V = row._values\n"
+            "    key = get_key(row)\n" + _indent(time + windows, 4))
+    apply = _APPLY.format(slots=", ".join(slots), shift=shift,
+                          accumulate=_indent("\n".join(steps) or "pass", 8))
+    source = ("def process_keyed_batch(rows, get_key, set_key, ctx):\n"
+              "    timers = ctx.timer_service()\n    watermark = timers.current_watermark()\n"
+              "    groups = {}\n" + _indent(loop + apply, 4))
+    exec(compile(source, "<flintlock window aggregation batch>", "exec"), namespace)
+    batch: Callable[..., bool] = namespace["process_keyed_batch"]
+    batch.__source__ = source  # type: ignore[attr-defined]
+    return batch

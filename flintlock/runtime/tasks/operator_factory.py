@@ -24,6 +24,7 @@ from flintlock.runtime.tasks.bundle_process_operator import (
 )
 from flintlock.runtime.tasks.cache_operator import CacheOperator
 from flintlock.runtime.tasks.co_batch_operator import KeyedCoBatchOperator, takes_batches
+from flintlock.runtime.tasks.keyed_rows_operator import KeyedRowsOperator, takes_keyed_batches
 from flintlock.runtime.tasks.operator import StreamOperator
 from flintlock.runtime.tasks.operators import (
     CoOperator,
@@ -79,4 +80,6 @@ def create_operator(spec: OperatorSpec) -> StreamOperator:
         return KeyedFunctionOperator(spec)
     if spec.kind is OperatorKind.KEYED_CO_PROCESS and takes_batches(spec.function):
         return KeyedCoBatchOperator(spec)
+    if spec.kind is OperatorKind.KEYED_PROCESS and takes_keyed_batches(spec.function):
+        return KeyedRowsOperator(spec)
     return _FACTORIES[spec.kind](spec)
