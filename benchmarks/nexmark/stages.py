@@ -7,7 +7,9 @@ source's decoding with the Calc the planner fused into it for q1 and q2 (only th
 Calc reads are converted; q1's ``0.908 * price`` cast to DECIMAL(23, 3)), (4) that DECIMAL
 expression alone, and (5) the INNER join's step for a bid (q20: multiplicity in state, the
 auction side's matches, the joined rows) through the keyed two-input operator, with 1 in 9
-auctions of category 10 stored. Each is timed on batches of ``--batch`` lines.
+auctions of category 10 stored, a record at a time and on the join's batch path, and (6) a
+bid row through the exchange's serializer (``dumps`` + ``loads``), TIMESTAMP column packed
+or not. Each is timed on batches of ``--batch`` lines.
 
 How: CPU time (``time.process_time``) per line, median (and min) of ``--repeat`` repeats; the
 machine may be shared: read the figures as relative.
@@ -85,8 +87,15 @@ def rows_step(decoding: Decoding, chunks: list[list[str]]) -> Callable[[], None]
     return step
 
 
-def join_step(bids: list[list[Any]], batch: int) -> Callable[[], None]:
-    function = StreamingJoinFunction(JoinType.INNER, 7, 10, [0], [0])
+class _PerRecordJoin(StreamingJoinFunction):
+    """The join without its batch path (``CoOperator`` calls it a record at a time)."""
+
+    process_batch = None
+
+
+def join_step(bids: list[list[Any]], batch: int,
+              kind: type[StreamingJoinFunction] = StreamingJoinFunction) -> Callable[[], None]:
+    function = kind(JoinType.INNER, 7, 10, [0], [0])
     operator: Any
     operator, _ = set_up(OperatorSpec(OperatorKind.KEYED_CO_PROCESS, function, keyed=True),
                          (function.left_key_selector(), function.right_key_selector()))
@@ -99,6 +108,25 @@ def join_step(bids: list[list[Any]], batch: int) -> Callable[[], None]:
     def step() -> None:
         for start in range(0, len(rows), batch):
             operator.process_batch(rows[start:start + batch])
+    return step
+
+
+def exchange_step(rows: list[Any], batch: int, packed: bool) -> Callable[[], None]:
+    """The changelog serializer's ``dumps`` + ``loads`` of the rows, with TIMESTAMP columns
+    packed (now) or pickled a value at a time (``packed`` False: before 085fd91)."""
+    from flintlock.runtime.network import changelog_serializer
+    from flintlock.runtime.network.serialization import PickleBatchSerializer
+
+    serializer, reader = changelog_serializer.ChangelogRowSerializer(), PickleBatchSerializer()
+    pack = changelog_serializer.packed
+
+    def step() -> None:
+        changelog_serializer.packed = pack if packed else (lambda columns: columns)
+        try:
+            for start in range(0, len(rows), batch):
+                reader.loads(serializer.dumps(rows[start:start + batch]))
+        finally:
+            changelog_serializer.packed = pack
     return step
 
 
@@ -159,7 +187,14 @@ def main() -> None:
         lambda: [sql_functions.cast_to_decimal(k * p, 23, 3) for p in decoded[2]], n,
         args.repeat)
     bids = [list(values) for values in zip(*decoded, strict=True)]
-    results["q20: INNER join step per bid"] = timed(join_step(bids, args.batch), n, args.repeat)
+    bid_rows = rows_of([list(b) for b in bids], RowKind.INSERT)
+    for packed in (False, True):
+        results[f"q20: exchange of a bid, {'packed' if packed else 'per value'}"] = timed(
+            exchange_step(bid_rows, args.batch, packed), n, args.repeat)
+    results["q20: INNER join step per bid, per record"] = timed(
+        join_step(bids, args.batch, _PerRecordJoin), n, args.repeat)
+    results["q20: INNER join step per bid, batch path"] = timed(
+        join_step(bids, args.batch), n, args.repeat)
     for name, (median, low) in results.items():
         print(f"{name:45} {median:8.0f} ns/line  (min {low:.0f})", flush=True)
     for query in args.end_to_end:
