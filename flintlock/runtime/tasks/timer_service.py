@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from flintlock.common.clock import Clock
 from flintlock.common.state import MapStateDescriptor
 from flintlock.runtime.network.event_time import MIN_WATERMARK
+from flintlock.runtime.state.backend import NO_KEY, KeyedStateBackend
 from flintlock.runtime.tasks.mailbox import Mailbox
 from flintlock.runtime.tasks.operator import TimerScheduler
 
@@ -224,7 +225,9 @@ class _TimerQueue:
     def register(self, timestamp: int, namespace: Any, held: bool = False) -> bool:
         """Registers for the current key; False if that timer exists already. A ``held``
         timer is registered (and snapshotted) but does not fire before ``release_held``."""
-        key = self._backend.get_current_key()
+        key = self._backend.current_key
+        if key is NO_KEY:
+            key = self._backend.get_current_key()  # raises the backend's error
         timer = (timestamp, key, namespace)
         registered = self._registered
         if timer in registered:
@@ -232,12 +235,12 @@ class _TimerQueue:
         registered.add(timer)
         state = self._state if self._state is not None else self._timers()
         state.put((timestamp, namespace) if self._namespaced else timestamp,
-                  _timer_value(key))
+                  True if type(key) in _KEYS_GIVEN_BACK else (key,))  # _timer_value
+        self._sequence += 1
         if held:
-            self._sequence += 1
             self._held.append((timestamp, self._sequence, timer))
         else:
-            self._push(timer)
+            heapq.heappush(self._heap, (timestamp, self._sequence, timer))
         return True
 
     @property
@@ -278,6 +281,7 @@ class _TimerQueue:
         backend, heap, registered = self._backend, self._heap, self._registered
         state = self._timers()
         namespaced = self._namespaced
+        plain_key = type(backend).set_current_key is KeyedStateBackend.set_current_key
         limit = self._sequence
         deferred: list[tuple[int, int, tuple[int, Any, Any]]] = []
         pop = heapq.heappop
@@ -292,7 +296,10 @@ class _TimerQueue:
                     continue  # deleted, or fired already
                 registered.discard(timer)
                 timestamp, key, namespace = timer
-                backend.set_current_key(key)
+                if plain_key:
+                    backend.current_key = key
+                else:
+                    backend.set_current_key(key)
                 state.remove((timestamp, namespace) if namespaced else timestamp)
                 yield timer
         finally:
