@@ -623,6 +623,7 @@ typedef struct {
     PyObject *init;
     PyObject *kinds[4]; /* INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE */
     int update_before, suppress;
+    int counts_rows; /* a COUNT(*) call: its value changes with every row kept (no equal result) */
 } AggKernelObject;
 
 static PyObject *one_object = NULL, *zero_object = NULL;
@@ -640,8 +641,14 @@ static int
 add_slot(PyObject *list, Py_ssize_t i, PyObject *value, int subtract)
 {
     PyObject *old = PyList_GET_ITEM(list, i);
-    PyObject *result = subtract ? PyNumber_InPlaceSubtract(old, value)
-                                : PyNumber_InPlaceAdd(old, value);
+    PyObject *result;
+    if (PyLong_CheckExact(old) && PyLong_CheckExact(value)) {  /* int + int: no dispatch */
+        result = subtract ? PyLong_Type.tp_as_number->nb_subtract(old, value)
+                          : PyLong_Type.tp_as_number->nb_add(old, value);
+    } else {
+        result = subtract ? PyNumber_InPlaceSubtract(old, value)
+                          : PyNumber_InPlaceAdd(old, value);
+    }
     if (result == NULL) {
         return -1;
     }
@@ -932,7 +939,9 @@ step(AggKernelObject *self, PyObject *row, PyObject *table, PyObject *out, PyObj
         drop_values(self, after);
         goto done;
     }
-    if (all_values(self, accs, before) < 0) {
+    /* the old values: for -U, for -D, and to compare unless a COUNT(*) tells them apart */
+    int need_before = self->update_before || !accumulate || (self->suppress && !self->counts_rows);
+    if (need_before && all_values(self, accs, before) < 0) {
         goto done;
     }
     if (add_slot(accs, 0, one_object, !accumulate) < 0) {
@@ -961,7 +970,7 @@ step(AggKernelObject *self, PyObject *row, PyObject *table, PyObject *out, PyObj
     if (all_values(self, accs, after) < 0) {
         goto done;
     }
-    int same = self->suppress ? unchanged(self, before, after) : 0;
+    int same = self->suppress && !self->counts_rows ? unchanged(self, before, after) : 0;
     if (same < 0) {
         goto done;
     }
@@ -1142,6 +1151,9 @@ agg_kernel_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                      &self->min_values) < 0) {
             Py_DECREF(self);
             return NULL;
+        }
+        if (self->ops[i].code == OP_COUNT_STAR) {
+            self->counts_rows = 1;
         }
     }
     return (PyObject *)self;
