@@ -19,6 +19,7 @@ from flintlock.datastream.changelog.errors import NotInsertOnlyError
 from flintlock.datastream.changelog.group_agg import AggregateCall
 from flintlock.datastream.changelog.rows import INSERT, new_row
 from flintlock.datastream.changelog.window_agg import CallAccumulators, WindowAggFunction
+from flintlock.datastream.changelog.window_assigners import field_millis, to_millis
 from flintlock.datastream.changelog.window_codegen import compile_window_calls
 from flintlock.table.planner.windows import RowtimeNullError, RowtimeOf
 from tests.table.changelog_harness import Harness, r
@@ -135,3 +136,17 @@ def test_the_compiled_steps_are_what_runs_and_keep_the_rowtime_errors() -> None:
     assert h.watermark(2**63 - 1) == [
         "+I[a, 1, 1970-01-01 00:00:00.020000, 1970-01-01 00:00:00.030000, "
         "1970-01-01 00:00:00.029000]"]
+
+
+@given(st.lists(st.one_of(st.integers(-10**6, 10**6), st.sampled_from([0, 1, 999]))))
+def test_field_millis_is_to_millis_of_each_field(millis) -> None:
+    epoch = datetime.datetime(1970, 1, 1)
+    rows = [new_row([epoch + datetime.timedelta(milliseconds=m)], INSERT) for m in millis]
+    assert field_millis(rows, 0) == [to_millis(row._values[0]) for row in rows] == millis
+
+
+def test_field_millis_refuses_what_is_not_a_naive_datetime() -> None:
+    epoch = datetime.datetime(1970, 1, 1)
+    for odd in (None, 5, epoch.replace(tzinfo=datetime.UTC)):
+        with pytest.raises(TypeError):
+            field_millis([new_row([epoch], INSERT), new_row([odd], INSERT)], 0)

@@ -22,7 +22,9 @@ _UTC = datetime.UTC
 _ONE_MS = datetime.timedelta(milliseconds=1)
 _DATETIME = datetime.datetime
 
-__all__ = ["WindowAssigner", "from_millis", "merge_session", "to_millis"]
+__all__ = ["WindowAssigner", "field_millis", "from_millis", "merge_session", "to_millis"]
+
+_NEVER: Any = object()
 
 
 def _java_rem(a: int, b: int) -> int:
@@ -52,6 +54,24 @@ def to_millis(value: Any) -> int:
         return int(millis())
     raise TypeError(f"a rowtime value must be a timestamp, got {type(value).__name__} "
                     f"{value!r}")
+
+
+def field_millis(rows: Any, index: int) -> list[int]:
+    """The epoch milliseconds of field ``index`` of each row (``Row``s) holding a naive
+    datetime (TIMESTAMP), as ``to_millis`` gives them; a run of equal values is converted once
+    (rows of one event time often come together; the comparison costs a tenth of the
+    conversion). ``TypeError`` when a value is not a naive datetime (NULL, an aware one, an
+    int): the caller reads such a batch value by value."""
+    out: list[int] = []
+    append = out.append
+    last, millis = _NEVER, 0
+    for row in rows:
+        value = row._values[index]
+        if value != last:
+            millis = (value - _EPOCH) // _ONE_MS
+            last = value
+        append(millis)
+    return out
 
 
 def from_millis(millis: int) -> datetime.datetime:

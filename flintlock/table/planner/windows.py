@@ -32,7 +32,7 @@ from flintlock.datastream.changelog.group_agg import AggregateCall
 from flintlock.datastream.changelog.over_agg import OverAggFunction
 from flintlock.datastream.changelog.sort_keys import SortKeySelector
 from flintlock.datastream.changelog.window_agg import WindowAggFunction
-from flintlock.datastream.changelog.window_assigners import to_millis
+from flintlock.datastream.changelog.window_assigners import field_millis, to_millis
 from flintlock.datastream.changelog.window_join import WindowJoinFunction
 from flintlock.datastream.changelog.window_rank import WindowRankFunction
 from flintlock.datastream.changelog.window_tvf import (
@@ -83,10 +83,6 @@ class RowtimeOf:
         return to_millis(value)
 
 
-_EPOCH = datetime.datetime(1970, 1, 1)
-_ONE_MS = datetime.timedelta(milliseconds=1)
-
-
 class RowtimeAssigner(TimestampAssigner):
     def __init__(self, index: int) -> None:
         self.rowtime = RowtimeOf(index)
@@ -96,11 +92,11 @@ class RowtimeAssigner(TimestampAssigner):
 
     def extract_timestamps(self, values: Sequence[Any]) -> list[int]:
         """``extract_timestamp`` of each value, a batch at a time: naive datetimes (TIMESTAMP)
-        in one comprehension; a batch holding anything else (NULL, an aware value) row by
+        in one loop (``field_millis``); a batch holding anything else (NULL, an aware value) row by
         row, with ``RowtimeOf``'s errors."""
         index = self.rowtime.index
         try:
-            return [(row._values[index] - _EPOCH) // _ONE_MS for row in values]
+            return field_millis(values, index)
         except TypeError:
             return [self.rowtime(row) for row in values]
 
