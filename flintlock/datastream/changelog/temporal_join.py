@@ -26,14 +26,16 @@ right_time, condition=None, left_outer=False, state_retention_ms=0)``:
   the watermark's pass, a key with rows still waiting or versions kept pushes it again; a key
   left with nothing drops its clean-up timer and arrival counter.
 
-Output rows are the left fields then the right fields. The task thread owns a function once
-opened.
+Output rows are the left fields then the right fields. ``process_batch`` and
+``on_event_timers`` let ``runtime.tasks.co_batch_operator`` run it a batch, and a watermark's
+timers, at a time (the same calls per row and per timer, without the per-record operator
+around each). The task thread owns a function once opened.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from flintlock.common.state import MapStateDescriptor, ValueStateDescriptor
@@ -101,6 +103,30 @@ class TemporalRowTimeJoinFunction(KeyedCoProcessFunction):
         self._register_smallest(ctx, time)
         self._register_clean_up(ctx)
         return ()
+
+    def process_batch(self, index: int, records: list[Any], timestamps: list[int] | None,
+                      get_key: Callable[[Any], Any], set_key: Callable[[Any], None],
+                      ctx: Any) -> tuple[list[Any], list[int] | None]:
+        """``process_element1/2`` for each record of input ``index``, its key set: rows only
+        wait for the watermark, nothing is emitted."""
+        process = self.process_element1 if index == 0 else self.process_element2
+        for row in records:
+            set_key(get_key(row))
+            process(row, ctx)
+        return [], None if timestamps is None else []
+
+    def on_event_timers(self, timers: Iterable[tuple[int, Any, Any]], ctx: Any
+                        ) -> tuple[list[Any], list[int]]:
+        """``on_timer`` for each of a watermark's due event-time timers (its key set): the
+        rows in order, each with its timer's timestamp."""
+        out: list[Any] = []
+        stamps: list[int] = []
+        for timestamp, _key, _namespace in timers:
+            produced = self.on_timer(timestamp, ctx)
+            if produced:
+                out.extend(produced)
+                stamps.extend([timestamp] * len(produced))
+        return out, stamps
 
     # -- idle state retention (table.exec.state.ttl) ------------------------------------------
 

@@ -1,9 +1,10 @@
-"""The interval join a batch at a time (``runtime.tasks.co_batch_operator`` with
-``IntervalJoinFunction.process_batch`` / ``on_event_timers``, issue 32) emits exactly what the
-per-record path (``CoOperator``: ``process_element1/2`` and ``on_timer`` per timer) emits —
-the same rows in the same order, each with the same timestamp, the same watermarks — for
-every join type, on plain and timestamped batches, with late rows, several rows per key and
-time, and a snapshot restored into a new operator halfway (its cached rows and timers)."""
+"""The interval and temporal joins a batch at a time (``runtime.tasks.co_batch_operator`` with
+their ``process_batch`` / ``on_event_timers``, issue 32) emit exactly what the per-record path
+(``CoOperator``: ``process_element1/2`` and ``on_timer`` per timer) emits — the same rows in
+the same order, each with the same timestamp, the same watermarks — for every interval join
+type and both temporal join types, on plain and timestamped batches, with late rows, several
+rows per key and time, version updates and deletions, and a snapshot restored into a new
+operator halfway (cached rows, versions and timers)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec
 from flintlock.datastream.changelog.interval_join import IntervalJoinFunction
 from flintlock.datastream.changelog.join import JoinType
+from flintlock.datastream.changelog.temporal_join import TemporalRowTimeJoinFunction
 from flintlock.datastream.functions import KeyedCoProcessFunction
 from flintlock.runtime.network.event_time import TimestampedBatch
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
@@ -38,9 +40,9 @@ class _TimeOf:
 class _PerRecord(KeyedCoProcessFunction):
     """The same join without the batch methods: ``CoOperator`` runs it per record."""
 
-    def __init__(self, join: IntervalJoinFunction) -> None:
+    def __init__(self, join: Any) -> None:
         self.join = join
-        self.output_watermark_delay = join.output_watermark_delay
+        self.output_watermark_delay = getattr(join, "output_watermark_delay", 0)
 
     def open(self, runtime_context: Any) -> None:
         self.join.open(runtime_context)
@@ -55,10 +57,19 @@ class _PerRecord(KeyedCoProcessFunction):
         return self.join.on_timer(timestamp, ctx)
 
 
-def _open(join_type: JoinType, batched: bool, backend: HeapKeyedStateBackend,
+def _join(join_type: JoinType | str) -> Any:
+    """An interval join of that type, or a temporal join ("temporal" / "temporal-left")."""
+    condition = lambda left, right: left[2] != right[2] or left[2] == 0  # noqa: E731
+    if isinstance(join_type, JoinType):
+        return IntervalJoinFunction(join_type, 3, 3, (0,), (0,), -4, 2, _TimeOf(), _TimeOf(),
+                                    condition)
+    return TemporalRowTimeJoinFunction(3, 3, (0,), (0,), _TimeOf(), _TimeOf(), condition,
+                                       left_outer=join_type == "temporal-left")
+
+
+def _open(join_type: JoinType | str, batched: bool, backend: HeapKeyedStateBackend,
           restored: Any = False) -> tuple[Any, CollectingOutput]:
-    join = IntervalJoinFunction(join_type, 3, 3, (0,), (0,), -4, 2, _TimeOf(), _TimeOf(),
-                                lambda left, right: left[2] != right[2] or left[2] == 0)
+    join = _join(join_type)
     function = join if batched else _PerRecord(join)
     spec = OperatorSpec(OperatorKind.KEYED_CO_PROCESS, function=function, keyed=True)
     operator, out = open_operator(spec, keyed_backend=backend, restored=restored,
@@ -70,7 +81,8 @@ def _open(join_type: JoinType, batched: bool, backend: HeapKeyedStateBackend,
 
 
 def _steps(seed: int) -> list[tuple[str, Any]]:
-    """Batches of either side (timestamped or not) and watermarks, with late rows."""
+    """Batches of either side (timestamped or not) and watermarks, with late rows; right
+    rows are sometimes updates or deletions (the temporal join's versions)."""
     rng = random.Random(seed)
     steps: list[tuple[str, Any]] = []
     watermark = 0
@@ -79,13 +91,23 @@ def _steps(seed: int) -> list[tuple[str, Any]]:
             watermark += rng.randrange(0, 6)
             steps.append(("watermark", watermark))
             continue
-        rows = [r("+I", rng.randrange(4), max(0, watermark + rng.randrange(-6, 8)),
+        side = "left" if rng.random() < 0.5 else "right"
+        kinds = ["+I"] if side == "left" else ["+I", "+I", "+U", "-U", "-D"]
+        rows = [r(rng.choice(kinds), rng.randrange(4), max(0, watermark + rng.randrange(-6, 8)),
                   rng.randrange(3)) for _ in range(rng.randrange(1, 6))]
         if rng.random() < 0.5:
             rows = TimestampedBatch(rows, [row[1] for row in rows])
-        steps.append(("left" if rng.random() < 0.5 else "right", rows))
+        steps.append((side, rows))
     steps.append(("watermark", 2**63 - 1))
     return steps
+
+
+def _inserts(item: Any) -> Any:
+    """A batch's rows as inserts (a watermark as it is)."""
+    if not isinstance(item, list):
+        return item
+    rows = [r("+I", *row) for row in item]
+    return TimestampedBatch(rows, item.timestamps) if type(item) is TimestampedBatch else rows
 
 
 def _feed(operator: Any, steps: list[tuple[str, Any]]) -> None:
@@ -103,7 +125,8 @@ def _events(out: CollectingOutput) -> list[tuple[Any, ...]]:
             for event in out.events]
 
 
-def _run(join_type: JoinType, batched: bool, steps: list[tuple[str, Any]]) -> list[Any]:
+def _run(join_type: JoinType | str, batched: bool, steps: list[tuple[str, Any]]
+         ) -> list[Any]:
     """Half the steps, a snapshot restored into a new operator, the other half."""
     backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
     operator, out = _open(join_type, batched, backend)
@@ -118,10 +141,13 @@ def _run(join_type: JoinType, batched: bool, steps: list[tuple[str, Any]]) -> li
     return [*_events(out), "restored", *_events(second_out)]
 
 
-@pytest.mark.parametrize("join_type", list(JoinType))
+@pytest.mark.parametrize("join_type", [*JoinType, "temporal", "temporal-left"])
 @pytest.mark.parametrize("seed", range(8))
-def test_batches_emit_what_records_one_at_a_time_emit(join_type: JoinType, seed: int) -> None:
+def test_batches_emit_what_records_one_at_a_time_emit(join_type: JoinType | str,
+                                                      seed: int) -> None:
     steps = _steps(seed)
+    if isinstance(join_type, JoinType):  # insert-only inputs
+        steps = [(what, _inserts(item)) for what, item in steps]
     per_record = _run(join_type, False, steps)
     assert _run(join_type, True, steps) == per_record
     assert any(event[0] == "record" for event in per_record)
