@@ -157,6 +157,8 @@ def test_the_column_calc_without_a_filter_builds_the_row_calcs_rows_from_columns
     assert "append([" not in calc.source  # output columns, no list per row in Python
     assert calc([range(0), []], 0, kind) == []
     assert [list(r) for r in compile_column_calc([], None)([range(2)], 2, kind)] == [[], []]
+    once = calc([range(1, 41), iter(columns[1])], 40, kind)  # a one-pass column, read twice
+    assert [list(r) for r in once] == [list(r) for r in got]
 
 
 def test_a_fused_filter_counts_generated_rows_against_the_rate() -> None:

@@ -500,27 +500,31 @@ def _column_loop(expressions: Sequence[Rex], condition: Rex | None) -> str:
                                 input_refs(condition) if condition is not None else set()))
     if not read:
         return "for _ in range(count):"
+    source = "i{}" if condition is None else "columns[{}]"  # the projection's local lists
     if len(read) == 1:
-        return f"for c{read[0]} in columns[{read[0]}]:"
+        return f"for c{read[0]} in {source.format(read[0])}:"
     return (f"for {', '.join(f'c{i}' for i in read)} in zip("
-            f"{', '.join(f'columns[{i}]' for i in read)}):")
+            f"{', '.join(source.format(i) for i in read)}):")
 
 
 def _compile_projected_columns(expressions: Sequence[Rex], name: str) -> CompiledFunction:
-    """``compile_column_calc`` without a condition: output columns, then the rows."""
+    """``compile_column_calc`` without a condition: output columns, then the rows. Each input
+    column read is made a list first (a column may be a one-pass iterable, read twice here)."""
     block = _Block("c{}", depth=2, direct=True)
     emitter = _Emitter(block)
     outputs: list[str] = []
     computed: list[Rex] = []
     for index, expression in enumerate(expressions):
         if isinstance(expression, InputRef):
-            outputs.append(f"LIST_OF(columns[{expression.index}])")
+            outputs.append(f"i{expression.index}")
             continue
         block.add(f"a{index}({emitter.value(expression)})")
         outputs.append(f"o{index}")
         computed.append(expression)
-    head = "".join(f"    o{i} = []\n    a{i} = o{i}.append\n"
-                   for i, o in enumerate(outputs) if o == f"o{i}")
+    read = sorted(set().union(*(input_refs(e) for e in expressions)))
+    head = "".join(f"    i{i} = LIST_OF(columns[{i}])\n" for i in read)
+    head += "".join(f"    o{i} = []\n    a{i} = o{i}.append\n"
+                    for i, o in enumerate(outputs) if o == f"o{i}")
     loop = (f"    {_column_loop(computed, None)}\n" + "\n".join(block.lines) + "\n"
             if computed else "")
     source = (f"def {name}(columns, count, kind):\n{head}{loop}"
