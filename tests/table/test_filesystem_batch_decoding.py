@@ -263,3 +263,29 @@ def test_a_filter_keeping_nothing_reads_on_within_the_polls_time(tmp_path: Any,
     records, finished, state = one_poll()
     assert (records, finished) == ([], False)
     assert state == [FileSplit(str(path), len("".join(f"{i},n{i}\n" for i in range(4))))]
+
+
+@pytest.mark.parametrize("lines, options", [
+    (["1,x,2020-01-02 03:04:05.123,true,1.5", "-7,y z,2020-01-02T03:04:05,false,2"], {}),
+    (["1,N,2020-01-02 03:04:05,true,N", "N,y,N,N,1"], {"csv.null-literal": "N"}),
+    ([], {}),
+])
+def test_rows_without_a_calc_are_the_line_readers_rows_as_inserts(
+        lines: list[str], options: dict[str, str]) -> None:
+    """``Decoding.rows`` with no Calc builds its rows from the columns at once
+    (``rows_from_columns``), constant columns placed, falling back to a transpose for a column
+    that is not a list; either way the per-line reader's values, each row an INSERT."""
+    opts = Options(options)
+    expected = [list(v) for v in map(CSV.reader(FIELDS, opts, "csv"), lines) if v is not None]
+    read = CSV.batch_reader(FIELDS, opts, "csv")
+    plain = Decoding(read, tuple(range(5)), 5).rows(lines)
+    placed = Decoding(read, (0, 1, 2, 3, 4), 6, constants=((5, "p"),)).rows(lines)
+
+    def tupled(got: list[str]) -> Any:
+        columns, count = read(got)
+        return [tuple(c) for c in columns], count
+
+    fallback = Decoding(tupled, tuple(range(5)), 5).rows(lines)  # type: ignore[arg-type]
+    assert [list(r) for r in plain] == [list(r) for r in fallback] == expected
+    assert [list(r) for r in placed] == [[*v, "p"] for v in expected]
+    assert {r.get_row_kind() for r in [*plain, *placed, *fallback]} <= {RowKind.INSERT}

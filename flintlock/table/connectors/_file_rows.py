@@ -26,11 +26,14 @@ from itertools import groupby
 from operator import attrgetter
 from typing import Any
 
-from flintlock.common.row_batches import rows_of
+from flintlock.common.row_batches import rows_from_columns, rows_of
 from flintlock.common.types import Row, RowKind
 from flintlock.datastream.connectors._file_source import FileSplit, TextLineReader
 from flintlock.datastream.connectors.file_system import FileSource, StreamFormat
 from flintlock.table.formats._columns import BatchRead, Columns, transpose
+
+_KINDS = tuple(RowKind)
+_INSERT_CODE = bytes([_KINDS.index(RowKind.INSERT)])
 
 MAX_EMPTY_READ_S = 0.2
 """How long a poll reads on while a fused filter keeps none of the lines, before it returns
@@ -73,8 +76,12 @@ class Decoding:
             columns = self._placed(columns, count)
         if self.calc is not None:
             return self.calc(columns, count, RowKind.INSERT)  # type: ignore[no-any-return]
-        return rows_of(list(map(list, zip(*columns, strict=True))) if count else [],
-                       RowKind.INSERT)
+        if not count:
+            return []
+        try:  # each row's list built at its size from the columns (in C where built)
+            return rows_from_columns(_INSERT_CODE * count, _KINDS, columns)
+        except (ValueError, TypeError):  # a column that is not a list of ``count`` values
+            return rows_of(list(map(list, zip(*columns, strict=True))), RowKind.INSERT)
 
     def _placed(self, columns: Columns, count: int) -> Columns:
         placed: Columns = [None] * self.width
