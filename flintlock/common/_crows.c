@@ -265,19 +265,22 @@ rows_from_codes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return build_rows(args[2], &kinds);
 }
 
+/* The kind codes of rows (a bytes, code i the index of row i's kind in kinds), or Py_None
+ * (a new reference) when a record is not exactly a Row without field names, or its kind is
+ * not one of kinds; NULL with an exception for bad arguments. The first part of split_rows
+ * and split_columns: a batch is taken apart only when every record is a plain row. */
 static PyObject *
-split_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+codes_of(PyObject *const *args, Py_ssize_t nargs, const char *signature)
 {
     if (nargs != 2 || !PyList_Check(args[0]) || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "split_rows(rows: list, kinds: tuple)");
+        PyErr_SetString(PyExc_TypeError, signature);
         return NULL;
     }
     if (check_bound() < 0) {
         return NULL;
     }
     PyObject *rows = args[0], *kinds = args[1];
-    Py_ssize_t n = PyList_GET_SIZE(rows);
-    Py_ssize_t known = PyTuple_GET_SIZE(kinds);
+    Py_ssize_t n = PyList_GET_SIZE(rows), known = PyTuple_GET_SIZE(kinds);
     if (known > 256) {
         PyErr_SetString(PyExc_ValueError, "at most 256 row kinds");
         return NULL;
@@ -287,36 +290,47 @@ split_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     unsigned char *code = (unsigned char *)PyBytes_AS_STRING(codes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        if (!Py_IS_TYPE(row, row_type) || SLOT(row, off_fields) != Py_None
+            || SLOT(row, off_values) == NULL) {
+            Py_DECREF(codes);
+            Py_RETURN_NONE;
+        }
+        Py_ssize_t k = 0;
+        while (k < known && PyTuple_GET_ITEM(kinds, k) != SLOT(row, off_kind)) {
+            k++;
+        }
+        if (k == known) {
+            Py_DECREF(codes);
+            Py_RETURN_NONE;
+        }
+        code[i] = (unsigned char)k;
+    }
+    return codes;
+}
+
+static PyObject *
+split_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *codes = codes_of(args, nargs, "split_rows(rows: list, kinds: tuple)");
+    if (codes == NULL || codes == Py_None) {
+        return codes;
+    }
+    PyObject *rows = args[0];
+    Py_ssize_t n = PyList_GET_SIZE(rows);
     PyObject *lists = PyList_New(n);
     if (lists == NULL) {
         Py_DECREF(codes);
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = PyList_GET_ITEM(rows, i);
-        if (!Py_IS_TYPE(row, row_type) || SLOT(row, off_fields) != Py_None
-            || SLOT(row, off_values) == NULL) {
-            goto not_rows;
-        }
-        PyObject *kind = SLOT(row, off_kind);
-        Py_ssize_t k = 0;
-        while (k < known && PyTuple_GET_ITEM(kinds, k) != kind) {
-            k++;
-        }
-        if (k == known) {
-            goto not_rows;
-        }
-        code[i] = (unsigned char)k;
-        PyList_SET_ITEM(lists, i, Py_NewRef(SLOT(row, off_values)));
+        PyList_SET_ITEM(lists, i, Py_NewRef(SLOT(PyList_GET_ITEM(rows, i), off_values)));
     }
     PyObject *result = PyTuple_Pack(2, codes, lists);
     Py_DECREF(codes);
     Py_DECREF(lists);
     return result;
-not_rows:
-    Py_DECREF(codes);
-    Py_DECREF(lists);
-    Py_RETURN_NONE;
 }
 
 /* split_columns(rows, kinds): as split_rows, the values as columns: (codes, columns) with
@@ -324,56 +338,22 @@ not_rows:
  * there are none). rows_from_columns(codes, kinds, columns): the inverse. The changelog
  * serializer's wire form: a column of a batch unpickles at a fraction of a list per row's
  * cost, and a row's list is then built at its final size. */
-/* The code of row's kind among kinds (0..known), or -1 when row is not exactly a Row
- * without field names over a list, or its kind is not one of kinds. */
-static int
-plain_row_code(PyObject *row, PyObject *kinds, Py_ssize_t known)
-{
-    if (!Py_IS_TYPE(row, row_type) || SLOT(row, off_fields) != Py_None
-        || SLOT(row, off_values) == NULL) {
-        return -1;
-    }
-    PyObject *kind = SLOT(row, off_kind);
-    for (Py_ssize_t k = 0; k < known; k++) {
-        if (PyTuple_GET_ITEM(kinds, k) == kind) {
-            return (int)k;
-        }
-    }
-    return -1;
-}
-
 static PyObject *
 split_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || !PyList_Check(args[0]) || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "split_columns(rows: list, kinds: tuple)");
-        return NULL;
+    PyObject *codes = codes_of(args, nargs, "split_columns(rows: list, kinds: tuple)");
+    if (codes == NULL || codes == Py_None) {
+        return codes;
     }
-    if (check_bound() < 0) {
-        return NULL;
-    }
-    PyObject *rows = args[0], *kinds = args[1];
-    Py_ssize_t n = PyList_GET_SIZE(rows), known = PyTuple_GET_SIZE(kinds), width = -1;
-    if (known > 256) {
-        PyErr_SetString(PyExc_ValueError, "at most 256 row kinds");
-        return NULL;
-    }
-    PyObject *codes = PyBytes_FromStringAndSize(NULL, n);
-    if (codes == NULL) {
-        return NULL;
-    }
-    unsigned char *code = (unsigned char *)PyBytes_AS_STRING(codes);
-    for (Py_ssize_t i = 0; i < n; i++) {  /* first pass: all plain rows of one width */
-        PyObject *row = PyList_GET_ITEM(rows, i);
-        int k = plain_row_code(row, kinds, known);
-        PyObject *values = k < 0 ? NULL : SLOT(row, off_values);
-        if (values == NULL || !PyList_CheckExact(values)
-            || (width >= 0 && PyList_GET_SIZE(values) != width)) {
+    PyObject *rows = args[0];
+    Py_ssize_t n = PyList_GET_SIZE(rows), width = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {  /* value lists of one width */
+        PyObject *values = SLOT(PyList_GET_ITEM(rows, i), off_values);
+        if (!PyList_CheckExact(values) || (width >= 0 && PyList_GET_SIZE(values) != width)) {
             Py_DECREF(codes);
             Py_RETURN_NONE;
         }
         width = PyList_GET_SIZE(values);
-        code[i] = (unsigned char)k;
     }
     if (width < 0) {
         Py_DECREF(codes);
