@@ -21,18 +21,24 @@ Side by side, each run in a fresh interpreter, interleaved (the order rotates ev
   main unpickled, connected to the JM) and the map's first call (worker-side).
 
 flintlock's own part is ``flintlock`` (first record) minus ``tuned``, per round, then the
-median. An untimed ``tuned`` run comes first, so that the embedded session's class-data archive
-exists (``flintlock.spark.class_data``: the first JVM writes it at exit).
+median. Both also report the CPU seconds each process spent until the first record (``cpu:``
+keys: driver Python, driver JVM, Spark's Python daemon, its workers), which a loaded machine
+changes far less than the wall times. An untimed ``tuned`` run comes first, so that the
+embedded session's class-data archive exists (``flintlock.spark.class_data``: the first JVM
+writes it at exit).
 ``--bytecode-cache DIR`` runs every child with ``PYTHONPYCACHEPREFIX=DIR``, compiled
 beforehand (the standard library, site-packages and flintlock): what an installed flintlock
 costs where ``PYTHONDONTWRITEBYTECODE`` keeps an editable checkout from caching bytecode.
-``--baseline DIR`` adds ``tuned@baseline`` and ``flintlock@baseline``: the same two
-children run against another source tree (e.g. ``git archive`` of an older commit, which may
-lack the phase log records) in the same rounds, for before/after pairs.
+``--java-options OPTS`` adds ``tuned+java`` and ``flintlock+java``: the same two children
+with ``OPTS`` appended to the driver JVM's options (``spark.driver.extraJavaOptions``), for
+A/B pairs of a JVM setting. ``--baseline DIR`` adds ``tuned@baseline`` and
+``flintlock@baseline``: the same two children run against another source tree (e.g. ``git
+archive`` of an older commit, which may lack the phase log records) in the same rounds, for
+before/after pairs.
 
     .venv/bin/python benchmarks/startup.py [--rounds 5] [--records 1000] [--only KIND ...]
                                            [--baseline DIR] [--bytecode-cache DIR]
-                                           [--json FILE]
+                                           [--json FILE] [--java-options OPTS]
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ TUNED_DAEMON = "tuned_daemon"  # in startup_daemon/, on the tuned child's PYTHON
 TUNED_DAEMON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup_daemon")
 KINDS = ("jvm", "bare", "tuned", "flintlock")
 BASELINE = "@baseline"
+JAVA = "+java"  # the same child with --java-options added to the driver JVM's options
+JAVA_ENV = "STARTUP_JAVA_OPTIONS"
 _LOGGERS = ("flintlock.spark.session", "flintlock.spark.launcher", "flintlock.runtime.jobmanager")
 
 
@@ -90,6 +98,12 @@ def child_bare() -> dict[str, float]:
             "total": ended - started}
 
 
+def _java_options() -> dict[str, str]:
+    """``spark.driver.extraJavaOptions`` of a ``+java`` child (see ``--java-options``)."""
+    options = os.environ.get(JAVA_ENV)
+    return {"spark.driver.extraJavaOptions": options} if options else {}
+
+
 def child_tuned() -> dict[str, float]:
     started = time.time()
     from flintlock.common.config import Configuration
@@ -98,13 +112,42 @@ def child_tuned() -> dict[str, float]:
         from flintlock.spark.session import build_embedded_context as build
     except ImportError:  # a baseline from before the embedded session was a SparkContext
         from flintlock.spark.session import build_embedded_session as build  # type: ignore
-    built = build(Configuration({"spark.python.daemon.module": TUNED_DAEMON}), 2)
+    built = build(Configuration({"spark.python.daemon.module": TUNED_DAEMON,
+                                 **_java_options()}), 2)
     sc = getattr(built, "sparkContext", built)
     with_session = time.time()
     sc.parallelize(range(2), 2).barrier().mapPartitions(_one).collect()
     ended = time.time()
     return {"session": with_session - started, "stage": ended - with_session,
-            "total": ended - started}
+            "total": ended - started, **_cpu_by_process()}
+
+
+def _cpu_by_process() -> dict[str, float]:
+    """CPU seconds (user + system) spent so far by this driver, the driver JVM (with the
+    launcher JVM that Spark's scripts ran and waited for), Spark's Python daemon and its
+    workers: the load-independent side of start-up (``cpu:`` keys)."""
+    import psutil
+
+    def spent(process: psutil.Process, reaped: bool = False) -> float:
+        times = process.cpu_times()
+        extra = times.children_user + times.children_system if reaped else 0.0
+        return float(times.user + times.system + extra)
+
+    me = psutil.Process()
+    totals = {"cpu: driver python": spent(me), "cpu: driver JVM": 0.0,
+              "cpu: Python daemon": 0.0, "cpu: Python workers": 0.0}
+    for process in me.children(recursive=True):
+        try:
+            if "java" in process.name():
+                totals["cpu: driver JVM"] += spent(process, reaped=True)
+            elif "java" in psutil.Process(process.ppid()).name():  # the JVM started it
+                totals["cpu: Python daemon"] += spent(process)
+            else:  # forked from the daemon
+                totals["cpu: Python workers"] += spent(process)
+        except psutil.Error:  # ended meanwhile
+            continue
+    totals["cpu: all"] = sum(totals.values())
+    return totals
 
 
 class FirstCall:
@@ -142,7 +185,9 @@ def child_flintlock(records: int) -> dict[str, float]:
         logger.setLevel(logging.DEBUG)
         logger.addHandler(recorder)
     stamps = tempfile.mktemp(prefix="flintlock-startup-")
-    env = StreamExecutionEnvironment.get_execution_environment()
+    from flintlock.common.config import Configuration
+
+    env = StreamExecutionEnvironment.get_execution_environment(Configuration(_java_options()))
     env.set_parallelism(2)
     stream = env.from_source(NumberSequenceSource(0, records - 1),
                              WatermarkStrategy.no_watermarks(), "numbers").map(FirstCall(stamps))
@@ -150,6 +195,7 @@ def child_flintlock(records: int) -> dict[str, float]:
     iterator = iter(stream.execute_and_collect())
     first = next(iterator)
     first_at = time.time()
+    cpu = _cpu_by_process()
     count = 1 + sum(1 for _ in iterator)
     ended = time.time()
     assert count == records and isinstance(first, int), (count, first)
@@ -158,7 +204,8 @@ def child_flintlock(records: int) -> dict[str, float]:
     os.unlink(stamps)
     phases = _phases(recorder.records, started)
     phases.update({"first record emitted (worker)": emitted - started,
-                   "first record at the driver": first_at - started, "end": ended - started})
+                   "first record at the driver": first_at - started, "end": ended - started,
+                   **cpu})
     return phases
 
 
@@ -209,8 +256,11 @@ def _compile_bytecode(cache: str, trees: list[str]) -> None:
 
 
 def _run_child(kind: str, records: int, baseline: str | None,
-               bytecode: str | None) -> dict[str, float] | None:
+               bytecode: str | None, java_options: str = "") -> dict[str, float] | None:
     env = dict(os.environ)
+    kind, with_java, _ = kind.partition(JAVA)
+    if with_java:
+        env[JAVA_ENV] = java_options
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     env.setdefault("PYSPARK_PYTHON", sys.executable)
     if bytecode:
@@ -267,6 +317,8 @@ def main() -> None:
     parser.add_argument("--baseline", help="another source tree to run tuned and flintlock of")
     parser.add_argument("--bytecode-cache", help="run with bytecode compiled under this prefix")
     parser.add_argument("--json", help="also write every run's figures to this file")
+    parser.add_argument("--java-options", help="adds tuned+java and flintlock+java: the same "
+                        "children with these driver JVM options added, in the same rounds")
     parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -282,6 +334,8 @@ def main() -> None:
     kinds = list(args.only or KINDS)
     if args.baseline:
         kinds += [kind + BASELINE for kind in kinds if kind in ("tuned", "flintlock")]
+    if args.java_options:
+        kinds += [kind + JAVA for kind in kinds if kind in ("tuned", "flintlock")]
     results: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
     own: dict[str, list[float]] = {}
     # Untimed: where no class-data archive exists yet, this run's JVM writes it at exit.
@@ -291,11 +345,12 @@ def main() -> None:
         order = kinds[shift:] + kinds[:shift]
         this_round: dict[str, dict[str, float]] = {}
         for kind in order:
-            result = _run_child(kind, args.records, args.baseline, args.bytecode_cache)
+            result = _run_child(kind, args.records, args.baseline, args.bytecode_cache,
+                                args.java_options or "")
             if result is not None:
                 this_round[kind] = result
                 results[kind].append(result)
-        for suffix in ("", BASELINE):
+        for suffix in ("", BASELINE, JAVA):
             if f"flintlock{suffix}" in this_round and f"tuned{suffix}" in this_round:
                 own.setdefault(suffix, []).append(
                     this_round[f"flintlock{suffix}"]["first record at the driver"]
