@@ -2,9 +2,11 @@
 
 ``StandaloneCluster`` starts one master and N workers (1 core each by default) from the
 pyspark package's own ``bin/spark-class``, on free loopback ports, with logs and work
-directories under one temporary directory; ``start`` waits (bounded) until the master's JSON
-status lists every worker ALIVE, and ``stop`` ends every process it started (each daemon runs
-in its own process group, so executors and their Python workers go with it).
+directories under one temporary directory; ``start`` waits (bounded) until the master answers
+(a worker that finds no master retries only 5-15 s later), then starts the workers and waits
+until the master's JSON status lists every worker ALIVE; ``stop`` ends every process it
+started (each daemon runs in its own process group, so executors and their Python workers go
+with it).
 
     with StandaloneCluster(workers=2) as cluster:
         config.set("flintlock.spark.master", cluster.master_url)
@@ -28,6 +30,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -113,6 +116,9 @@ class StandaloneCluster:
             self._spawn("master", [MASTER_CLASS, "--host", LOOPBACK, "--port",
                                    str(self.master_port), "--webui-port",
                                    str(self.master_ui_port)])
+            # A worker that finds no master yet retries only 5-15 s later (Spark's fuzzed
+            # initial registration interval): start the workers once the master answers.
+            self._wait_until(self.master_answers, "the master did not answer")
             for index in range(self.workers):
                 work_dir = self.base_dir / f"worker-{index}"
                 work_dir.mkdir()
@@ -121,32 +127,42 @@ class StandaloneCluster:
                     "--memory", self.worker_memory, "--work-dir", str(work_dir),
                     "--webui-port", str(free_port()), self.master_url,
                 ])
-            self._wait_until_registered()
+            self._wait_until(lambda: self.alive_workers() >= self.workers,
+                             f"not all {self.workers} workers registered")
         except BaseException:
             self.stop()
             raise
         return self
 
-    def alive_workers(self) -> int:
+    def _status(self) -> dict[str, object] | None:
         try:
             with urllib.request.urlopen(self.status_url, timeout=2) as response:
-                status = json.load(response)
+                status: dict[str, object] = json.load(response)
         except (OSError, urllib.error.URLError, ValueError):
-            return 0
-        return sum(1 for worker in status.get("workers", []) if worker.get("state") == "ALIVE")
+            return None
+        return status
 
-    def _wait_until_registered(self) -> None:
+    def master_answers(self) -> bool:
+        """Whether the master's JSON status answers (its RPC endpoint is up by then)."""
+        return self._status() is not None
+
+    def alive_workers(self) -> int:
+        workers = (self._status() or {}).get("workers", [])
+        assert isinstance(workers, list)
+        return sum(1 for worker in workers if worker.get("state") == "ALIVE")
+
+    def _wait_until(self, done: Callable[[], bool], failure: str) -> None:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             exited = [name for name, p in self._processes.items() if p.poll() is not None]
             if exited:
                 raise ClusterStartError(f"{exited} exited; logs in {self.base_dir}")
-            if self.alive_workers() >= self.workers:
+            if done():
                 return
-            time.sleep(0.5)
+            time.sleep(0.2)
         raise ClusterStartError(
-            f"{self.alive_workers()} of {self.workers} workers registered within "
-            f"{self.start_timeout_s:g} s; logs in {self.base_dir}"
+            f"{failure} within {self.start_timeout_s:g} s ({self.alive_workers()} of "
+            f"{self.workers} workers registered); logs in {self.base_dir}"
         )
 
     def stop(self, keep_logs: bool = False) -> None:

@@ -25,9 +25,8 @@ _attempts = itertools.count()
 
 @pytest.fixture(scope="module")
 def context() -> Iterator[object]:
-    sc = context_for_job(Configuration(), slots_needed=2)
-    yield sc
-    sc.stop()
+    # not stopped at the end: the next module reuses it instead of starting another JVM
+    yield context_for_job(Configuration(), slots_needed=2)
 
 
 @pytest.fixture
