@@ -151,3 +151,30 @@ def test_batches_emit_what_records_one_at_a_time_emit(join_type: JoinType | str,
     per_record = _run(join_type, False, steps)
     assert _run(join_type, True, steps) == per_record
     assert any(event[0] == "record" for event in per_record)
+
+
+@pytest.mark.parametrize("join_type", [JoinType.FULL, "temporal-left"])
+@pytest.mark.parametrize("seed", range(4))
+def test_rows_handled_while_a_snapshot_is_in_flight_do_not_reach_it(join_type: JoinType | str,
+                                                                     seed: int) -> None:
+    steps = _steps(seed)
+    if isinstance(join_type, JoinType):
+        steps = [(what, _inserts(item)) for what, item in steps]
+    half = len(steps) // 2
+
+    def continued(rows_in_flight: bool) -> list[Any]:
+        backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
+        operator, _ = _open(join_type, True, backend)
+        _feed(operator, steps[:half])
+        snapshot = backend.snapshot()
+        if rows_in_flight:  # the cache lists are changed in place between value and update
+            _feed(operator, steps[half:])
+        writer = MemoryStateWriter()
+        handle = snapshot.write(writer, "keyed")
+        restored = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
+        restored.restore([handle], writer.read)
+        second, out = _open(join_type, True, restored, restored=True)
+        _feed(second, steps[half:])
+        return _events(out)
+
+    assert continued(True) == continued(False)
