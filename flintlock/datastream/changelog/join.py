@@ -196,14 +196,18 @@ class StreamingJoinFunction(KeyedCoProcessFunction):
 
     def _inner_batch(self, records: list[Any], side: _Side, other: _Side,
                      get_key: Callable[[Any], Any], set_key: Callable[[Any], None]) -> list[Any]:
-        """``_inner`` for each record of a plain batch, in one loop."""
+        """``_inner`` for each record of a plain batch, in one loop. The other side's state
+        does not change during the batch, so its rows are read once per key (without TTL,
+        whose reads depend on the time)."""
         get, put, remove = side.state.get, side.state.put, side.state.remove
         matches_of, null_key = other.state.items, side.null_key
         condition, left = self.condition, side.is_left
+        read: dict[Any, Any] | None = {} if self.state_retention_ms <= 0 else None
         out: list[Any] = []
         append = out.append
         for row in records:
-            set_key(get_key(row))
+            key = get_key(row)
+            set_key(key)
             values, kind = tuple(row._values), row._row_kind
             stored = get(values)
             if kind is INSERT or kind is UPDATE_AFTER:
@@ -213,7 +217,12 @@ class StreamingJoinFunction(KeyedCoProcessFunction):
                     put(values, stored - 1)
                 else:
                     remove(values)
-            matches = matches_of()
+            if read is None:
+                matches = matches_of()
+            else:
+                matches = read.get(key)
+                if matches is None:
+                    matches = read[key] = matches_of()
             if not matches or any(values[i] is None for i in null_key):
                 continue
             for record, count in matches:
