@@ -21,6 +21,13 @@ So while a job runs, a TaskManager process (``tuned_collector``):
 * at the end restores the thresholds and unfreezes, so that a reused Spark worker collects the
   job's leftovers as before (the leaked-loader check depends on that collection).
 
+A worker forked from flintlock's daemon (``daemon``) starts with the daemon's imports already
+frozen; there the job neither freezes nor unfreezes (``gc.unfreeze`` is all or nothing): it
+would unfreeze the daemon's objects too, and the reused worker's next full collection would
+write to their pages, copying them out of the memory it shares with the daemon (14 MB a
+worker, measured by forking a frozen process: docs/known-issues.md, "Memory of a long-lived
+process running many jobs"). The runtime and PySpark are already among the frozen objects.
+
 ``flintlock.python.gc.tuned: false`` leaves CPython's defaults alone.
 
 Owned by the thread that runs the TaskManager's main (the process's one TaskManager); the
@@ -44,10 +51,13 @@ def tuned_collector(config: Configuration) -> Iterator[None]:
         yield
         return
     thresholds = gc.get_threshold()
-    gc.freeze()
+    freezing = gc.get_freeze_count() == 0  # else forked from a daemon that froze (module doc)
+    if freezing:
+        gc.freeze()
     gc.set_threshold(config.get(python_options.GC_YOUNG_THRESHOLD), *thresholds[1:])
     try:
         yield
     finally:
         gc.set_threshold(*thresholds)
-        gc.unfreeze()
+        if freezing:
+            gc.unfreeze()
