@@ -21,6 +21,8 @@ from flintlock.datastream.changelog.rows import INSERT, new_row
 from flintlock.datastream.changelog.window_agg import CallAccumulators, WindowAggFunction
 from flintlock.datastream.changelog.window_assigners import field_millis, to_millis
 from flintlock.datastream.changelog.window_codegen import compile_window_calls
+from flintlock.runtime.state.keygroups import KeyGroupRange
+from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from flintlock.table.planner.windows import RowtimeNullError, RowtimeOf
 from tests.table.changelog_harness import Harness, r
 
@@ -150,3 +152,23 @@ def test_field_millis_refuses_what_is_not_a_naive_datetime() -> None:
     for odd in (None, 5, epoch.replace(tzinfo=datetime.UTC)):
         with pytest.raises(TypeError):
             field_millis([new_row([epoch], INSERT), new_row([odd], INSERT)], 0)
+
+
+def test_the_batch_step_on_rocksdb_gives_what_it_gives_on_the_heap(tmp_path) -> None:
+    events = [("rows", [("a", 1, 1), ("b", 3, 2), ("a", 12, 3), ("a", 2, 4)]),
+              ("watermark", 9), ("rows", [("a", 5, 5), ("b", 14, 6), ("a", 13, 7)])]
+
+    def make():
+        return WindowAggFunction((0,), [AggregateCall(Count1()), AggregateCall(Sum(), (2,))],
+                                 ("HOP", 10, 5, 0), RowtimeOf(1))
+
+    rocks = RocksDBKeyedStateBackend(KeyGroupRange(0, 127), 128, local_dir=str(tmp_path))
+    function = make()
+    h = Harness(function, [function.key_selector()], state=rocks)
+    out = []
+    for kind, item in events:
+        out += (h.feed(*[r("+I", k, datetime.datetime(1970, 1, 1)
+                           + datetime.timedelta(milliseconds=t), v) for k, t, v in item])
+                if kind == "rows" else h.watermark(item))
+    assert type(h.operator).__name__ == "KeyedRowsOperator"
+    assert out + h.watermark(2**63 - 1) == _run(make(), events)
