@@ -225,7 +225,16 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         return state if isinstance(state, RocksValueState) else None
 
     def _encode_key(self, key: Any) -> tuple[bytes, bytes]:
-        """(2-byte key group, length-prefixed canonical bytes) of ``key``."""
+        """(2-byte key group, length-prefixed canonical bytes) of ``key``; an int in C where
+        ``_crocks`` is built (a state of a million keys misses the cache on most records)."""
+        if _CROCKS is not None and type(key) is int:
+            entry: bytes = _CROCKS.entry_keys((key,), b"", self.max_parallelism,
+                                              self._encode_key_py)[0]
+            return entry[:2], entry[2:]
+        return self._encode_key_py(key)
+
+    def _encode_key_py(self, key: Any) -> tuple[bytes, bytes]:
+        """``_encode_key`` through ``encode_key`` and ``assign_to_key_group``, for any key."""
         encoded = encode_key(key)
         group = assign_to_key_group(key, self.max_parallelism)
         return group.to_bytes(2, "big"), len(encoded).to_bytes(4, "big") + encoded

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flintlock.common.canonical_keys import encode_key
 from flintlock.common.state import ValueStateDescriptor
 from flintlock.runtime.state import rocksdb as rocksdb_module
-from flintlock.runtime.state.keygroups import KeyGroupRange
+from flintlock.runtime.state.keygroups import KeyGroupRange, assign_to_key_group
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from tests.unit.state.key_recipes import EQUAL_PAIRS, build
 
@@ -148,3 +149,14 @@ def test_c_entry_keys_reject_bad_arguments_with_typed_errors(backend):
         entry_keys(["a"], b"\x00\x00", 128, lambda key: "not a pair")
     with pytest.raises(ZeroDivisionError):  # an error of the fallback passes through
         entry_keys(["a"], b"\x00\x00", 128, lambda key: 1 / 0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(ints=st.lists(st.integers(min_value=-(2**70), max_value=2**70)), pairs=st.lists(EQUAL_PAIRS))
+def test_a_keys_encoding_is_encode_key_and_its_key_group(backend, ints, pairs):
+    """``_encode_key`` (C for ints where built) against the canonical functions themselves."""
+    for key in INT_EDGES + ints + [build(part) for pair in pairs for part in pair]:
+        encoded = encode_key(key)
+        group = assign_to_key_group(key, backend.max_parallelism)
+        assert backend._encode_key(key) == (group.to_bytes(2, "big"),
+                                            len(encoded).to_bytes(4, "big") + encoded)
