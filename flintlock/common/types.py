@@ -66,10 +66,9 @@ def _track_again(row: Row) -> None:
     """Puts a row the C accelerator built untracked (over values that hold no container:
     ``common/_crows.c``) back on the cycle collector's lists, now that it holds a container
     that may refer back to it (issue 28)."""
-    from flintlock.common.row_batches import accelerator
+    import flintlock.common._crows as crows  # built, since it untracked the row
 
-    if accelerator is not None:
-        accelerator.track_row(row)
+    crows.track_row(row)
 
 
 def _rebuild_row(values: list[Any], fields: list[str] | None, kind_value: int) -> Row:
