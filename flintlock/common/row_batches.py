@@ -118,7 +118,7 @@ def _load() -> ModuleType | None:
     if os.environ.get(PURE_PYTHON_ENV, "").strip().lower() in ("1", "true", "yes"):
         return None
     try:
-        from flintlock.common import _crows  # type: ignore[attr-defined]
+        from flintlock.common import _crows
     except ImportError:
         return None
     _crows.bind(Row, _SLOTS["_values"], _SLOTS["_fields"], _SLOTS["_row_kind"])
