@@ -179,7 +179,8 @@ def _collector_during_run(jm: FakeJobManager, config: dict[str, str]) -> tuple[o
     return run_task_manager(payload, tm_index=0)  # type: ignore[return-value]
 
 
-def test_a_job_runs_with_a_tuned_collector_and_leaves_it_as_it_was(jm: FakeJobManager):
+def test_a_job_runs_with_a_tuned_collector_and_leaves_it_as_it_was(jm: FakeJobManager,
+                                                                   unfrozen_collector: None):
     before = gc.get_threshold()
     threshold, frozen = _collector_during_run(jm, {})
     assert threshold == (50_000, *before[1:])
@@ -188,7 +189,7 @@ def test_a_job_runs_with_a_tuned_collector_and_leaves_it_as_it_was(jm: FakeJobMa
     assert gc.get_freeze_count() == 0
 
 
-def test_the_collector_can_be_left_alone(jm: FakeJobManager):
+def test_the_collector_can_be_left_alone(jm: FakeJobManager, unfrozen_collector: None):
     before = gc.get_threshold()
     assert _collector_during_run(jm, {"flintlock.python.gc.tuned": "false"}) == (before, False)
     during = _collector_during_run(jm, {"flintlock.python.gc.young-threshold": "1234"})

@@ -12,7 +12,7 @@ from flintlock.spark.collector import tuned_collector
 
 
 @pytest.fixture
-def frozen_before():
+def frozen_before(unfrozen_collector):
     """The test process frozen as the daemon freezes before forking; unfrozen afterwards."""
     assert gc.get_freeze_count() == 0, "the test process was frozen before the test"
     gc.freeze()
@@ -33,7 +33,7 @@ def test_a_daemon_forked_worker_keeps_the_daemons_freeze(frozen_before):
     assert made_during_the_job
 
 
-def test_a_process_frozen_by_nobody_is_frozen_during_the_job_only():
+def test_a_process_frozen_by_nobody_is_frozen_during_the_job_only(unfrozen_collector):
     with tuned_collector(Configuration()):
         assert gc.get_freeze_count() > 0
     assert gc.get_freeze_count() == 0
