@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from flintlock.common.time_domain import TimeDomain
-from flintlock.runtime.network.event_time import MAX_WATERMARK, TimestampedBatch
+from flintlock.runtime.network.event_time import TimestampedBatch
 from flintlock.runtime.tasks.operators import CoOperator
 
 
@@ -78,11 +78,7 @@ class KeyedCoBatchOperator(CoOperator):
         finally:
             ctx.time_domain_value = None
         self._emit(out, stamps)
-        # the output's watermark held back as TimerOperator.process_watermark holds it
-        delay = getattr(self.function, "output_watermark_delay", 0)
-        if delay and timestamp < MAX_WATERMARK:
-            timestamp -= delay
-        self.emit_watermark(timestamp)
+        self._emit_held_watermark(timestamp)
 
     def _emit(self, out: list[Any], stamps: list[int] | None) -> None:
         if out:

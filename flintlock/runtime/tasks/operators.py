@@ -320,8 +320,12 @@ class TimerOperator(FunctionOperator):
             self._timers.advance_watermark(timestamp)
         elif self._time_only is not None:
             self._time_only.advance_watermark(timestamp)
-        # a function whose output rows may lag its input's watermark holds the output's back by
-        # that much (Flink's KeyedCoProcessOperatorWithWatermarkDelay: interval joins)
+        self._emit_held_watermark(timestamp)
+
+    def _emit_held_watermark(self, timestamp: int) -> None:
+        """Emit the watermark once its timers fired. A function whose output rows may lag its
+        input's watermark holds the output's back by that much (Flink's
+        KeyedCoProcessOperatorWithWatermarkDelay: interval joins)."""
         delay = getattr(self.function, "output_watermark_delay", 0)
         if delay and timestamp < MAX_WATERMARK:
             timestamp -= delay
