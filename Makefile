@@ -75,7 +75,9 @@ bench: $(BENCH_STAMP)
 
 # Nexmark on flintlock, PyFlink 2.3.0 (installed into .bench/pyflink-venv on first use) and
 # Spark SS, every query flintlock runs, interleaved rounds (docs/benchmarks.md, "Nexmark"):
-# about 40 minutes on two cores. Writes docs/benchmarks-nexmark.json and its plot.
+# the check alone took 14 minutes and one round more than 30 on two cores (Spark's q20 at
+# 2,000,000 events over 9 minutes): budget two hours.
+# Writes docs/benchmarks-nexmark.json and its plot.
 # 200,000 and 2,000,000 events: the marginal rate needs the JVM engines' difference between
 # the sizes to dominate their per-job noise (seconds), and the small size only cancels start-up.
 NEXMARK_ARGS ?= --sizes 200000 2000000 --rounds 2 --check-events 5000
