@@ -59,10 +59,17 @@ def _registry() -> Mapping[str, type]:
     return registry
 
 
-_FOUND: dict[tuple[str, str], tuple[weakref.ref[type], str | None, int]] = {}
-"""(module, qualname) → (the class found, its tracker id or None, the registry's size then):
-reused while the registry has not grown and still holds it (a restore unpickles a value per
-read, each naming its class)."""
+_FOUND: dict[tuple[str, str], tuple[weakref.ref[type], str | None, object]] = {}
+"""(module, qualname) → (the class found, its tracker id or None, the registry's newest entry
+then): reused while nothing was added to the registry since and it still holds the class (a
+restore unpickles a value per read, each naming its class). Not the registry's size: the
+registry is weak, so a class added while another one died leaves the size as it was."""
+
+
+def _newest(registry: Mapping[str, type]) -> object:
+    """A mark that changes whenever a class is added to the registry: its newest tracker id."""
+    entries = getattr(registry, "data", registry)  # a WeakValueDictionary's dict, in order
+    return next(reversed(entries), None)  # type: ignore[call-overload]
 
 
 def _imported(module: str, qualname: str) -> Any:
@@ -78,15 +85,15 @@ def find_class(module: str, qualname: str) -> type:
     """The class named ``module.qualname`` in this process (see the module docstring);
     ``UnknownClassError`` if there is none."""
     registry = _registry()
-    size = len(registry)
+    newest = _newest(registry)
     known = _FOUND.get((module, qualname))
     if known is not None:
-        found, tracker_id, known_size = known[0](), known[1], known[2]
-        if found is not None and known_size == size and (
+        found, tracker_id, known_newest = known[0](), known[1], known[2]
+        if found is not None and known_newest == newest and (
                 tracker_id is None or registry.get(tracker_id) is found):
             return found
     found, tracker_id = _search(registry, module, qualname)
-    _FOUND[(module, qualname)] = (weakref.ref(found), tracker_id, size)
+    _FOUND[(module, qualname)] = (weakref.ref(found), tracker_id, newest)
     return found
 
 

@@ -212,3 +212,25 @@ def test_operator_state_holds_values_of_the_script(run1, tmp_path):
     restored.restore((handle,), read_state=None)
     (element,) = restored.get_list_state(ListStateDescriptor("positions")).get()
     assert type(element) is count2 and element == count2("ann", 1, 2)
+
+
+def _dynamic_class(qualname: str) -> type:
+    """A class cloudpickle tracks by value in this process, as the job script's classes are."""
+    cls = type(qualname, (), {"__module__": "__main__", "__qualname__": qualname})
+    cloudpickle.dumps(cls)  # enters it in cloudpickle's registry of dynamic classes
+    return cls
+
+
+def test_a_class_added_while_another_died_is_found_though_the_registry_kept_its_size():
+    """The registry is weak: when one class dies as another arrives its size stays the same,
+    and the newer class of the same name must still win over the one found before (the CI
+    failure of 2026-11-29: a restore got the first run's class)."""
+    import gc
+
+    first = _dynamic_class("RegistryProbe")
+    passing = _dynamic_class("SomethingElse")
+    assert find_class("__main__", "RegistryProbe") is first
+    del passing
+    gc.collect()
+    second = _dynamic_class("RegistryProbe")
+    assert find_class("__main__", "RegistryProbe") is second
