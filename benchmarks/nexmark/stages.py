@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.nexmark.queries import BY_NAME, TABLE_COLUMNS
+from benchmarks.nexmark.queries import BY_NAME, TABLE_COLUMNS, table_columns, write_side_input
 from benchmarks.nexmark.run import ROOT, dataset
 from benchmarks.stage_costs import captured_stream_graphs, set_up
 from flintlock.common.operator_spec import OperatorKind, OperatorSpec
@@ -143,8 +143,10 @@ def end_to_end(query: str, data: Path) -> float:
         spec = BY_NAME[query]
         t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
         t_env.get_config().set("parallelism.default", "2")
-        for table in spec.tables:
-            t_env.execute_sql(f"CREATE TABLE {table} ({TABLE_COLUMNS[table]}) WITH ("
+        if "side_input" in spec.tables:
+            write_side_input(data)
+        for table, columns in table_columns(spec).items():
+            t_env.execute_sql(f"CREATE TABLE {table} ({columns}) WITH ("
                               f"'connector' = 'filesystem', 'path' = '{data}/{table}', "
                               "'format' = 'csv')")
         t_env.execute_sql(f"CREATE TABLE sink ({spec.sink}) WITH ('connector' = 'blackhole')")

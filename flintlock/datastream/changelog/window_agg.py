@@ -242,6 +242,20 @@ class WindowAggFunction(KeyedProcessFunction):
         results = self._compiled.results(entry)
         return (self._output(ctx.get_current_key(), results, entry[0], end),)
 
+    def on_event_timers(self, timers: Any, ctx: Any) -> tuple[list[Any], list[int]]:
+        """A watermark's due event-time timers at once (``runtime.tasks.keyed_rows_operator``,
+        each timer's key current as it comes up): what ``on_timer`` emits for each, in order,
+        each output with its timer's timestamp."""
+        out: list[Any] = []
+        stamps: list[int] = []
+        on_timer, extend, add = self.on_timer, out.extend, stamps.extend
+        for timestamp, _key, _namespace in timers:
+            rows = on_timer(timestamp, ctx)
+            if rows:
+                extend(rows)
+                add([timestamp] * len(rows))
+        return out, stamps
+
     def _fire_session(self, end: int, ctx: Any) -> tuple[Any, ...]:
         firing, rest = take_session(self._sessions.value() or [], end)
         if not firing:

@@ -66,20 +66,30 @@ class KeyedCoBatchOperator(CoOperator):
         self._emit(out, stamps)
 
     def process_watermark(self, timestamp: int) -> None:
-        timers = self._timers
-        if timers is None:  # no keyed backend: no keyed timers either
+        if not fire_event_timers(self, timestamp):
             super().process_watermark(timestamp)
-            return
-        ctx = self._ctx
-        ctx.time_domain_value = TimeDomain.EVENT_TIME
-        try:
-            out, stamps = self.function.on_event_timers(
-                timers.internal.due_event_timers(timestamp), ctx)
-        finally:
-            ctx.time_domain_value = None
-        self._emit(out, stamps)
-        self._emit_held_watermark(timestamp)
 
     def _emit(self, out: list[Any], stamps: list[int] | None) -> None:
         if out:
             self.output.collect_batch(out if stamps is None else TimestampedBatch(out, stamps))
+
+
+def fire_event_timers(operator: Any, timestamp: int) -> bool:
+    """``process_watermark`` of a ``TimerOperator`` whose function offers ``on_event_timers``:
+    the watermark's due event-time timers handed over at once, their outputs sent as one
+    timestamped batch, then the (held) watermark. False, having done nothing, without keyed
+    timers (no keyed backend): the caller then advances the watermark as usual."""
+    timers = operator._timers
+    if timers is None:
+        return False
+    ctx = operator._ctx
+    ctx.time_domain_value = TimeDomain.EVENT_TIME
+    try:
+        out, stamps = operator.function.on_event_timers(
+            timers.internal.due_event_timers(timestamp), ctx)
+    finally:
+        ctx.time_domain_value = None
+    if out:
+        operator.output.collect_batch(TimestampedBatch(out, stamps))
+    operator._emit_held_watermark(timestamp)
+    return True

@@ -17,13 +17,18 @@ it; same state, timers and key groups as ``ProcessOperator``, which this class i
   fires, the watermark does not move), which is what lets the function group a batch's rows
   by key before it applies them, in their order.
 
-Timers fire through ``on_timer`` as with ``ProcessOperator``. Task thread only.
+Processing-time timers fire through ``on_timer`` as with ``ProcessOperator``; event-time
+timers too, unless the function offers ``on_event_timers(timers, ctx)`` (as
+``co_batch_operator``'s functions do): then a watermark's due timers go to it at once and their
+outputs leave as one batch (issue 33: a window aggregation's firing, a row per key and window,
+cost a batch through the chain and the exchange per row). Task thread only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from flintlock.runtime.tasks.co_batch_operator import fire_event_timers
 from flintlock.runtime.tasks.operators import ProcessOperator
 
 
@@ -38,6 +43,11 @@ class KeyedRowsOperator(ProcessOperator):
     def open(self) -> None:
         super().open()
         self._set_key = self.context.keyed_backend.set_current_key
+        self._fires_batches = callable(getattr(self.function, "on_event_timers", None))
+
+    def process_watermark(self, timestamp: int) -> None:
+        if not (self._fires_batches and fire_event_timers(self, timestamp)):
+            super().process_watermark(timestamp)
 
     def process_batch(self, records: list[Any]) -> None:
         if records:
