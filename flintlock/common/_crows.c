@@ -581,7 +581,8 @@ static PyType_Spec field_key_spec = {
  *
  * kernel(records, table) returns the output rows of the batch in order, or None (and changes
  * nothing) when a record is not exactly a ``Row`` over a list long enough: the caller then
- * runs the Python step. Only while no snapshot is in flight (no copy-on-write here). */
+ * runs the Python step. Only while no snapshot is in flight (no copy-on-write here).
+ * kernel.columns(codes, columns, table) is the same over a batch as columns (no rows). */
 
 enum { OP_COUNT_STAR, OP_COUNT, OP_SUM, OP_SUM0, OP_AVG, OP_MIN, OP_MAX, OP_FIRST, OP_LAST };
 
@@ -875,12 +876,12 @@ new_accumulator(const AggKernelObject *self)
     return accs;
 }
 
-/* One row of the batch: 0, or -1 with an exception set. */
+/* One row of the batch (its value list and kind): 0, or -1 with an exception set. Reads
+ * ``values`` only (never keeps it): the column path hands it one scratch list per batch. */
 static int
-step(AggKernelObject *self, PyObject *row, PyObject *table, PyObject *out, PyObject **before,
-     PyObject **after)
+step(AggKernelObject *self, PyObject *values, PyObject *kind, PyObject *table, PyObject *out,
+     PyObject **before, PyObject **after)
 {
-    PyObject *values = SLOT(row, off_values), *kind = SLOT(row, off_kind);
     int result = -1;
     PyObject *key = key_of(self, values);
     if (key == NULL) {
@@ -1004,7 +1005,8 @@ agg_kernel_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObje
     for (Py_ssize_t i = 0; i < n; i++) {
         /* a row's own reference: the step may drop the last other one (a key's values) */
         PyObject *row = Py_NewRef(PyList_GET_ITEM(records, i));
-        int failed = step(self, row, table, out, scratch, scratch + self->n_ops);
+        int failed = step(self, SLOT(row, off_values), SLOT(row, off_kind), table, out, scratch,
+                          scratch + self->n_ops);
         Py_DECREF(row);
         if (failed) {
             Py_DECREF(out);
@@ -1015,6 +1017,78 @@ agg_kernel_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObje
     PyMem_Free(scratch);
     return out;
 }
+
+/* kernel.columns(codes, columns, table): the same step over a batch sent as columns (the
+ * changelog serializer's wire form: row i of kind ``kinds[codes[i]]``, its field j
+ * ``columns[j][i]``), with no row objects: row i's values are put into one scratch list in
+ * turn, which the step reads and never keeps. The output rows, or None (nothing changed) when
+ * a column is not a list of len(codes) values, there are fewer columns than the step reads,
+ * or a code is not one of the four kinds: the caller then builds the rows. */
+static PyObject *
+agg_kernel_columns(AggKernelObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyBytes_Check(args[0]) || !PyList_Check(args[1])
+        || !PyDict_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "columns(codes: bytes, columns: list, table: dict) of a GroupAggKernel");
+        return NULL;
+    }
+    if (check_bound() < 0) {
+        return NULL;
+    }
+    PyObject *columns = args[1], *table = args[2];
+    const unsigned char *codes = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+    Py_ssize_t n = PyBytes_GET_SIZE(args[0]), width = PyList_GET_SIZE(columns);
+    if (width < self->min_values) {
+        Py_RETURN_NONE;
+    }
+    for (Py_ssize_t j = 0; j < width; j++) {
+        PyObject *column = PyList_GET_ITEM(columns, j);
+        if (!PyList_CheckExact(column) || PyList_GET_SIZE(column) != n) {
+            Py_RETURN_NONE;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (codes[i] > 3) {
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *out = PyList_New(0);
+    PyObject *values = PyList_New(width);
+    PyObject **scratch = PyMem_New(PyObject *, 2 * self->n_ops + 1);
+    if (out == NULL || values == NULL || scratch == NULL) {
+        Py_XDECREF(out);
+        Py_XDECREF(values);
+        PyMem_Free(scratch);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t j = 0; j < width; j++) {
+        PyList_SET_ITEM(values, j, Py_NewRef(Py_None));
+    }
+    for (Py_ssize_t i = 0; i < 2 * self->n_ops; i++) {
+        scratch[i] = NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        for (Py_ssize_t j = 0; j < width; j++) { /* the column keeps its value alive */
+            PyObject **item = &((PyListObject *)values)->ob_item[j];
+            Py_SETREF(*item, Py_NewRef(PyList_GET_ITEM(PyList_GET_ITEM(columns, j), i)));
+        }
+        if (step(self, values, self->kinds[codes[i]], table, out, scratch,
+                 scratch + self->n_ops) < 0) {
+            Py_CLEAR(out);
+            break;
+        }
+    }
+    Py_DECREF(values);
+    PyMem_Free(scratch);
+    return out;
+}
+
+static PyMethodDef agg_kernel_methods[] = {
+    {"columns", (PyCFunction)(void (*)(void))agg_kernel_columns, METH_FASTCALL,
+     "columns(codes, columns, table): the batch step over a batch sent as columns, or None."},
+    {NULL, NULL, 0, NULL},
+};
 
 static int
 parse_op(PyObject *given, AggOp *op, Py_ssize_t width, Py_ssize_t *min_values)
@@ -1149,6 +1223,7 @@ static PyType_Slot agg_kernel_slots[] = {
     {Py_tp_dealloc, agg_kernel_dealloc},
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_members, agg_kernel_members},
+    {Py_tp_methods, agg_kernel_methods},
     {Py_tp_doc, "GroupAggKernel(grouping, ops, init, kinds, generate_update_before, "
                 "suppress_unchanged): (records, table) -> output rows, or None."},
     {0, NULL},

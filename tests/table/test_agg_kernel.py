@@ -1,6 +1,7 @@
 """The group aggregation's C kernel (``agg_kernel``, ``_crows.GroupAggKernel``) against its
 Python twin, the compiled batch step of ``agg_codegen``: the same output rows (values and
-kinds, in order) and the same accumulators per key, on random changelogs."""
+kinds, in order) and the same accumulators per key, on random changelogs — the kernel over
+rows and over the same batches as columns (``GroupAggKernel.columns``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from flintlock.common import row_batches
+from flintlock.common.column_batches import KINDS, ColumnBatch
 from flintlock.common.types import Row, RowKind, row_of
 from flintlock.datastream.changelog import aggregates as a
 from flintlock.datastream.changelog.agg_codegen import (
@@ -51,17 +53,28 @@ def changelog(rng: random.Random, count: int, retract: bool, value: Any) -> list
     return rows
 
 
+def as_columns(batch: list[Row]) -> ColumnBatch:
+    """The batch as the column decoder hands it to the kernel (``kernel.columns``)."""
+    split = row_batches.split_columns(batch, KINDS)
+    return ColumnBatch(*split) if split is not None else ColumnBatch(b"", [[], [], []])
+
+
 def run_both(spec: StepSpec, batches: list[list[Row]]) -> None:
-    tables: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
+    """The Python step over rows, the kernel over the same rows and over their columns."""
+    tables: tuple[dict[Any, Any], ...] = ({}, {}, {})
     python, native = python_step(spec), c_step(spec)
     for batch in batches:
         expected = python(batch, tables[0], None, None)
-        got = native(batch, tables[1], None, None)
-        # repr: NaN equals NaN, -0.0 differs from 0.0, a Decimal's digits count
-        assert repr([(r._row_kind, r._values) for r in got]) == repr([
-            (r._row_kind, r._values) for r in expected])
-        assert all(type(r) is Row and r._fields is None for r in got)
-        assert repr(tables[1]) == repr(tables[0])
+        columns = as_columns(batch)
+        by_rows = native(batch, tables[1], None, None)
+        by_columns = native.kernel.columns(columns.kinds, columns.columns, tables[2])
+        assert by_columns is not None  # the kernel took the batch, no fall-back
+        for table, got in ((tables[1], by_rows), (tables[2], by_columns)):
+            # repr: NaN equals NaN, -0.0 differs from 0.0, a Decimal's digits count
+            assert repr([(r._row_kind, r._values) for r in got]) == repr([
+                (r._row_kind, r._values) for r in expected])
+            assert all(type(r) is Row and r._fields is None for r in got)
+            assert repr(table) == repr(tables[0])
 
 
 def spec(calls: list[AggregateCall], grouping: tuple[int, ...] = (0,), before: bool = True,

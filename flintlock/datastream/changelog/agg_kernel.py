@@ -2,11 +2,13 @@
 
 ``native_batch(spec, python_step)`` returns a ``process_batch(records, table, copied, own)``
 that hands a batch to the C kernel (``_crows.GroupAggKernel``) while no snapshot is in flight
-and the batch holds plain rows, and to ``python_step`` (``agg_codegen``'s compiled batch step,
-the kernel's Python twin) otherwise; or None when the kernel cannot run ``spec``: the C
-accelerator is not built (or ``FLINTLOCK_PURE_PYTHON`` is set), ``spec.inline`` is off, or a
-call is not one of COUNT(*), COUNT(x), SUM, SUM0, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE
-(exactly those classes of ``aggregates``) over one argument field without FILTER or DISTINCT.
+and the batch holds plain rows (or columns: a ``ColumnBatch``, read by
+``GroupAggKernel.columns`` with no row built), and to ``python_step`` (``agg_codegen``'s
+compiled batch step, the kernel's Python twin) otherwise; or None when the kernel cannot
+run ``spec``: the C accelerator is not built (or ``FLINTLOCK_PURE_PYTHON`` is set),
+``spec.inline`` is off, or a call is not one of COUNT(*), COUNT(x), SUM, SUM0, AVG, MIN, MAX,
+FIRST_VALUE, LAST_VALUE (exactly those classes of ``aggregates``) over one argument field
+without FILTER or DISTINCT.
 
 What the kernel does is what the compiled Python does, statement for statement: the same
 accumulator list per key ([record count, the calls' slots]), the same slot layout as
@@ -26,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from flintlock.common.column_batches import KINDS, ColumnBatch
 from flintlock.common.row_batches import accelerator
 from flintlock.datastream.changelog import aggregates as a
 from flintlock.datastream.changelog.rows import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
@@ -79,14 +82,24 @@ def native_batch(spec: Any, python_step: Callable[..., list[Any]]
     if shape is None:
         return None
     ops, init = shape
+    if KINDS != (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE):  # the kernel's codes 0-3
+        return None
     kernel = accelerator.GroupAggKernel(
         tuple(spec.grouping), ops, init, (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE),
         spec.generate_update_before, spec.suppress_unchanged)
 
-    def process_batch(records: list[Any], table: dict[Any, Any], copied: Any,
+    def process_batch(records: Any, table: dict[Any, Any], copied: Any,
                       own: Any) -> list[Any]:
+        out: list[Any] | None
+        if type(records) is ColumnBatch:
+            columns = records.columns
+            if copied is None and columns is not None and type(table) is dict:
+                out = kernel.columns(records.kinds, columns, table)
+                if out is not None:
+                    return out
+            records = records.rows()
         if copied is None and type(records) is list and type(table) is dict:
-            out: list[Any] | None = kernel(records, table)
+            out = kernel(records, table)
             if out is not None:
                 return out
         return python_step(records, table, copied, own)

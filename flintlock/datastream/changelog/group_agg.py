@@ -50,6 +50,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flintlock.common.column_batches import ColumnBatch
 from flintlock.common.state import StateTtlConfig, ValueStateDescriptor
 from flintlock.common.types import Row
 from flintlock.datastream.changelog.agg_codegen import (
@@ -149,10 +150,18 @@ class GroupAggFunction(KeyedProcessFunction):
         when the backend has one (heap, no TTL)."""
         return self._descriptor
 
-    def process_batch(self, records: list[Any], access: Any) -> list[Any]:
-        """The output rows of a batch, in order, as ``process_element`` per record would give
-        them (``batch_step``, compiled in ``open``, over ``access.table``)."""
-        return self._batch(records, access.table, access.copied, access.own)
+    takes_column_batches = True
+    """``process_batch`` also takes a ``ColumnBatch`` (the keyed batch operator then has its
+    input decoded as columns, ``common.column_batches``)."""
+
+    def process_batch(self, records: Any, access: Any) -> list[Any]:
+        """The output rows of a batch (a list, or a ``ColumnBatch``), in order, as
+        ``process_element`` per record would give them (``batch_step``, compiled in ``open``,
+        over ``access.table``; the C kernel reads a ``ColumnBatch``'s columns)."""
+        batch = self._batch
+        if type(records) is ColumnBatch and getattr(batch, "kernel", None) is None:
+            records = records.rows()
+        return batch(records, access.table, access.copied, access.own)
 
     def close(self) -> None:
         for call in self.calls:

@@ -21,16 +21,24 @@ the values' constructor arguments (what each value's own pickle holds), rebuilt 
 ``starmap``: a pickler in fast mode keeps no memo, so it otherwise writes and looks up the
 class's global once per value (about 10 µs a ``datetime`` each way; issue 33, q20's bids).
 
-Owned by the writer that holds it.
+Reading as columns (issue 28): an input whose head operator takes ``ColumnBatch``es (the
+group aggregation's keyed batch operator) reads through ``ColumnDecodingSerializer``, under
+which a batch sent as columns decodes to a ``ColumnBatch`` (``common.column_batches``) the
+aggregation's C kernel reads without a row per record; everywhere else it decodes to rows.
+
+Owned by the writer that holds it (``ColumnDecodingSerializer``: the reading task's thread).
 """
 
 from __future__ import annotations
 
 import datetime
 import decimal
+import pickle
+import threading
 from itertools import starmap
 from typing import Any
 
+from flintlock.common.column_batches import ColumnBatch
 from flintlock.common.row_batches import (
     rows_from_codes,
     rows_from_columns,
@@ -38,8 +46,9 @@ from flintlock.common.row_batches import (
     split_rows,
 )
 from flintlock.common.types import Row, RowKind
-from flintlock.runtime.network.event_time import StampedRun
+from flintlock.runtime.network.event_time import RunDetectingSerializer, StampedRun
 from flintlock.runtime.network.serialization import CorruptChannelDataError, PickleBatchSerializer
+from flintlock.runtime.network.typed_codec import MAGIC
 
 _KINDS = tuple(RowKind)
 _PACKED: tuple[type, ...] = (datetime.datetime, datetime.date, datetime.time, decimal.Decimal)
@@ -94,8 +103,21 @@ def rows_from(kinds: bytes, values: list[list[Any]]) -> list[Row]:
         raise CorruptChannelDataError("a changelog batch holds an unknown row kind") from None
 
 
-def rows_from_columns_of(kinds: bytes, columns: list[list[Any]]) -> list[Row]:
-    """The rows of a changelog batch sent as columns (what its pickle calls)."""
+def rows_from_columns_of(kinds: bytes, columns: list[list[Any]]) -> list[Row] | ColumnBatch:
+    """The rows of a changelog batch sent as columns (what its pickle calls); while a
+    ``ColumnDecodingSerializer`` reads on this thread, the batch as a ``ColumnBatch``."""
+    if getattr(_decoding, "columns", False):
+        if (type(kinds) is not bytes or type(columns) is not list
+                or not all(type(c) is list and len(c) == len(kinds) for c in columns)
+                or (kinds and max(kinds) >= len(_KINDS))):
+            raise CorruptChannelDataError(
+                f"a changelog batch of {len(kinds)} rows holds an unknown row kind or a "
+                "column of another length")
+        return ColumnBatch(kinds, columns)
+    return _rows_of_columns(kinds, columns)
+
+
+def _rows_of_columns(kinds: bytes, columns: list[list[Any]]) -> list[Row]:
     try:
         return rows_from_columns(kinds, _KINDS, columns)
     except (ValueError, TypeError):
@@ -107,7 +129,7 @@ def rows_from_columns_of(kinds: bytes, columns: list[list[Any]]) -> list[Row]:
 def stamped_run_from_columns(kinds: bytes, columns: list[list[Any]],
                              timestamps: list[int]) -> StampedRun:
     """The event-time run of a changelog batch sent as columns (what its pickle calls)."""
-    rows = rows_from_columns_of(kinds, columns)
+    rows = _rows_of_columns(kinds, columns)
     if len(rows) != len(timestamps):
         raise CorruptChannelDataError(
             f"an event-time run holds {len(rows)} rows for {len(timestamps)} timestamps")
@@ -140,6 +162,35 @@ class _Batch:
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (self.rebuild, (self.kinds, self.values))
+
+
+_decoding = threading.local()
+"""``columns`` True while a ``ColumnDecodingSerializer`` of this thread unpickles."""
+
+
+class ColumnDecodingSerializer(RunDetectingSerializer):
+    """The reading side of an input whose head operator takes ``ColumnBatch``es
+    (``takes_column_batches``): a changelog batch sent as columns decodes to a
+    ``ColumnBatch`` (no rows built); every other chunk as ``RunDetectingSerializer`` reads it.
+    Task thread only (the switch is thread-local, on only inside ``loads``)."""
+
+    __slots__ = ()
+
+    def loads(self, data: memoryview | bytes | bytearray) -> Any:
+        if len(data) and data[0] == MAGIC:
+            return super().loads(data)
+        _decoding.columns = True
+        try:
+            records = pickle.loads(data)
+        finally:
+            _decoding.columns = False
+        if type(records) is ColumnBatch:
+            return records
+        if not isinstance(records, list):
+            raise CorruptChannelDataError(f"a batch decoded to {type(records).__name__}, not list")
+        if records and type(records[-1]) is StampedRun:
+            self.saw_runs = True
+        return records
 
 
 class ChangelogRowSerializer(PickleBatchSerializer):

@@ -12,7 +12,9 @@ function:
   the state's name and key groups are those of the per-record path: checkpoints, restores
   and rescaling see no difference).
 * ``function.process_batch(records, access)`` — handles a plain batch and returns its output
-  list in order; ``access`` is a ``DirectValueAccess``: ``table`` (key → value, the state's
+  list in order (``records`` a ``ColumnBatch`` when the function says
+  ``takes_column_batches``: the input side then decodes columns); ``access`` is a
+  ``DirectValueAccess``: ``table`` (key → value, the state's
   own dict), ``copied`` and ``own`` (the heap backend's copy-on-write protocol while a snapshot
   is in flight: a key not in ``copied`` is added to it and its value replaced by
   ``own(value)`` before it is read or changed; ``copied`` None: no snapshot in flight). The
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flintlock.common.column_batches import ColumnBatch
 from flintlock.runtime.network.event_time import TimestampedBatch
 from flintlock.runtime.state.heap_states import own_value
 from flintlock.runtime.tasks.operators import ProcessOperator
@@ -64,8 +67,16 @@ class KeyedBatchProcessOperator(ProcessOperator):
             self._descriptor = descriptor
             self._access = DirectValueAccess(table)
 
-    def process_batch(self, records: list[Any]) -> None:
+    @property
+    def takes_column_batches(self) -> bool:
+        """Whether the input side may hand ``process_batch`` a ``ColumnBatch`` (the function
+        reads one: the group aggregation, issue 28); every other path gets its rows."""
+        return bool(getattr(self.function, "takes_column_batches", False))
+
+    def process_batch(self, records: Any) -> None:
         access = self._access
+        if type(records) is ColumnBatch and access is None:
+            records = records.rows()
         if access is None or type(records) is TimestampedBatch:
             super().process_batch(records)
             return

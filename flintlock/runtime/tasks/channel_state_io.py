@@ -68,8 +68,8 @@ class CheckpointableDeserializer(RecordDeserializer):
 
     __slots__ = ("_runs",)
 
-    def __init__(self) -> None:
-        self._runs = RunDetectingSerializer()
+    def __init__(self, runs: RunDetectingSerializer | None = None) -> None:
+        self._runs = runs if runs is not None else RunDetectingSerializer()
         super().__init__(self._runs)
 
     def deserialize(self, data: memoryview | bytes | bytearray) -> list[Any]:

@@ -30,6 +30,7 @@ from flintlock.runtime.network.barriers import (
     EndOfPartitionEvent,
 )
 from flintlock.runtime.network.buffer import DataType
+from flintlock.runtime.network.changelog_serializer import ColumnDecodingSerializer
 from flintlock.runtime.network.event_time import Watermark, WatermarkStatus
 from flintlock.runtime.network.events import decode_event
 from flintlock.runtime.network.gate import SingleInputGate, UnionInputGate
@@ -61,7 +62,9 @@ class StreamInputProcessor:
         self.gate: SingleInputGate | UnionInputGate = (
             gates[0] if len(gates) == 1 else UnionInputGate(gates))
         self._channel_input, self._open_channels = _channel_inputs(gates, io.gate_inputs)
-        self._deserializers = [CheckpointableDeserializer() for _ in self._channel_input]
+        columns = getattr(chain.head, "takes_column_batches", False)  # issue 28
+        self._deserializers = [CheckpointableDeserializer(
+            ColumnDecodingSerializer() if columns else None) for _ in self._channel_input]
         self._valve = WatermarkValve(len(self._channel_input))
         self._channels = self.gate.channels
         head = chain.head
