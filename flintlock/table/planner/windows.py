@@ -82,6 +82,15 @@ class RowtimeOf:
             raise RowtimeNullError()
         return to_millis(value)
 
+    def of_rows(self, rows: Sequence[Any]) -> list[int]:
+        """This of each row, a batch at a time: naive datetimes (TIMESTAMP) in one loop
+        (``field_millis``), anything else (NULL, an aware value) row by row, with the errors
+        above (the interval join's batch path, issue 32)."""
+        try:
+            return field_millis(rows, self.index)
+        except TypeError:
+            return [self(row) for row in rows]
+
 
 class RowtimeAssigner(TimestampAssigner):
     def __init__(self, index: int) -> None:
