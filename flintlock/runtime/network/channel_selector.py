@@ -25,6 +25,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from flintlock.common.errors import FlintlockError
+from flintlock.runtime.network.key_getters import plain_key_getter
 from flintlock.runtime.state.keygroups import key_group_index
 
 KeySelector = Callable[[Any], Any]
@@ -127,7 +128,7 @@ class KeyGroupSelector(ChannelSelector):
         self, key_selector: KeySelector, max_parallelism: int, cache_size: int = 65_536
     ) -> None:
         super().__init__()
-        self.key_selector = key_selector
+        self.key_selector = plain_key_getter(key_selector)  # a field getter in C if it is one
         self.max_parallelism = max_parallelism
         self._cache: dict[Hashable, int] = {}
         self.cache_size = cache_size

@@ -29,6 +29,7 @@ from flintlock.common.output_tag import OutputTag
 from flintlock.common.state import ValueStateDescriptor
 from flintlock.common.time_domain import TimeDomain
 from flintlock.runtime.network.event_time import MAX_WATERMARK, NO_TIMESTAMP, TimestampedBatch
+from flintlock.runtime.network.key_getters import plain_key_getter
 from flintlock.runtime.state.backend import KeyedStateBackend
 from flintlock.runtime.state.heap_states import own_value
 from flintlock.runtime.tasks.contexts import (
@@ -50,6 +51,7 @@ class FunctionOperator(StreamOperator):
         self.spec = spec
         self.function = spec.function
         self._key_checked = False
+        self._key_getters: dict[int, Callable[[Any], Any]] = {}
 
     def open(self) -> None:
         opener = getattr(self.function, "open", None)
@@ -62,11 +64,18 @@ class FunctionOperator(StreamOperator):
             closer()
 
     def _key_selector(self, index: int = 0) -> Callable[[Any], Any]:
-        selectors = self.context.key_selectors
-        selector = selectors[index] if index < len(selectors) else None
-        if selector is None:
-            raise TypeError(f"operator {self.context.operator_name!r} is keyed but has no key")
-        return getattr(selector, "get_key", selector)  # type: ignore[no-any-return]
+        """The key selector of input ``index``, as a C field getter where it is one
+        (``plain_key_getter``; recognised once per operator)."""
+        getter = self._key_getters.get(index)
+        if getter is None:
+            selectors = self.context.key_selectors
+            selector = selectors[index] if index < len(selectors) else None
+            if selector is None:
+                raise TypeError(
+                    f"operator {self.context.operator_name!r} is keyed but has no key")
+            getter = plain_key_getter(getattr(selector, "get_key", selector))
+            self._key_getters[index] = getter
+        return getter
 
     def _first_key(self, key: Any) -> None:
         check_key(key, self.context.operator_name)
