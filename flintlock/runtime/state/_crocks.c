@@ -1,4 +1,4 @@
-/* The RocksDB backend's entry keys for a batch of keys, in C (issue 31).
+/* The RocksDB backend's entry keys for a batch of keys, and its state values, in C (issue 31).
  *
  * entry_keys(keys, state_id, max_parallelism, other) -> list[bytes]
  *
@@ -188,15 +188,393 @@ failed:
     return NULL;
 }
 
+/* ---- State values (issue 31): the compact format of runtime/state/values.py ----
+ *
+ * encode_value(value, fallback) -> bytes   compact form, else fallback(value)
+ * decode_value(data, fallback) -> object   compact decoded here, else fallback(data)
+ * fold(entries, records, stored, reduce, dumps, loads) -> list   values.fold_py in C
+ *
+ * The format is in values.py's docstring; values.encode_value_py / decode_value_py / fold_py
+ * are the twins, held equal by tests/unit/state/test_rocksdb_values.py.
+ */
+
+static PyObject *format_error = NULL;
+
+static void
+set_format_error(const char *detail)
+{
+    if (format_error == NULL) {
+        PyObject *errors = PyImport_ImportModule("flintlock.runtime.state.errors");
+        if (errors != NULL) {
+            format_error = PyObject_GetAttrString(errors, "StateValueFormatError");
+            Py_DECREF(errors);
+        }
+        if (format_error == NULL) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, detail);
+            return;
+        }
+    }
+    PyObject *text = PyUnicode_FromString(detail);
+    if (text == NULL) {
+        return;
+    }
+    PyObject *error = PyObject_CallOneArg(format_error, text);
+    Py_DECREF(text);
+    if (error != NULL) {
+        PyErr_SetObject(format_error, error);
+        Py_DECREF(error);
+    }
+}
+
+/* The size of one scalar's compact form, or -1 if it has none (no error set). A str's UTF-8
+ * goes to *utf8 (owned by the str). */
+static Py_ssize_t
+field_size(PyObject *v, const char **utf8, Py_ssize_t *utf8_len)
+{
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return -1;
+        }
+        return 9;
+    }
+    if (PyFloat_CheckExact(v)) {
+        return 9;
+    }
+    if (PyUnicode_CheckExact(v)) {
+        *utf8 = PyUnicode_AsUTF8AndSize(v, utf8_len);
+        if (*utf8 == NULL || *utf8_len > (Py_ssize_t)0xFFFFFFFF) {
+            PyErr_Clear();
+            return -1;
+        }
+        return 5 + *utf8_len;
+    }
+    if (v == Py_None) {
+        return 1;
+    }
+    return -1;
+}
+
+static void
+put_u64(unsigned char *p, uint64_t u)
+{
+    for (int i = 0; i < 8; i++) {
+        p[i] = (unsigned char)(u & 0xFF);
+        u >>= 8;
+    }
+}
+
+static uint64_t
+get_u64(const unsigned char *p)
+{
+    uint64_t u = 0;
+    for (int i = 7; i >= 0; i--) {
+        u = (u << 8) | p[i];
+    }
+    return u;
+}
+
+/* Writes one scalar whose field_size was checked; returns the end. */
+static unsigned char *
+write_field(unsigned char *p, PyObject *v, const char *utf8, Py_ssize_t utf8_len)
+{
+    if (PyLong_CheckExact(v)) {
+        *p = 'i';
+        put_u64(p + 1, (uint64_t)PyLong_AsLongLong(v));
+        return p + 9;
+    }
+    if (PyFloat_CheckExact(v)) {
+        double d = PyFloat_AS_DOUBLE(v);
+        uint64_t u;
+        memcpy(&u, &d, 8);
+        *p = 'd';
+        put_u64(p + 1, u);
+        return p + 9;
+    }
+    if (v == Py_None) {
+        *p = 'n';
+        return p + 1;
+    }
+    *p = 's';
+    p[1] = (unsigned char)(utf8_len & 0xFF);
+    p[2] = (unsigned char)((utf8_len >> 8) & 0xFF);
+    p[3] = (unsigned char)((utf8_len >> 16) & 0xFF);
+    p[4] = (unsigned char)((utf8_len >> 24) & 0xFF);
+    memcpy(p + 5, utf8, (size_t)utf8_len);
+    return p + 5 + utf8_len;
+}
+
+/* The compact bytes of v, or NULL with no error set if it has none. */
+static PyObject *
+compact(PyObject *v)
+{
+    const char *utf8 = NULL;
+    Py_ssize_t utf8_len = 0;
+    if (!PyTuple_CheckExact(v)) {
+        Py_ssize_t size = field_size(v, &utf8, &utf8_len);
+        if (size < 0) {
+            return NULL;
+        }
+        PyObject *out = PyBytes_FromStringAndSize(NULL, 1 + size);
+        if (out != NULL) {
+            unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
+            p[0] = 0x01;
+            write_field(p + 1, v, utf8, utf8_len);
+        }
+        return out;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(v), total = 3;
+    if (n > 255) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t size = field_size(PyTuple_GET_ITEM(v, i), &utf8, &utf8_len);
+        if (size < 0) {
+            return NULL;
+        }
+        total += size;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, total);
+    if (out == NULL) {
+        return NULL;
+    }
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
+    p[0] = 0x01;
+    p[1] = 't';
+    p[2] = (unsigned char)n;
+    p += 3;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(v, i);
+        if (PyUnicode_CheckExact(item)) {
+            utf8 = PyUnicode_AsUTF8AndSize(item, &utf8_len);  /* cached: cannot fail now */
+        }
+        p = write_field(p, item, utf8, utf8_len);
+    }
+    return out;
+}
+
+static PyObject *
+encode(PyObject *v, PyObject *fallback)
+{
+    PyObject *out = compact(v);
+    if (out == NULL && !PyErr_Occurred()) {
+        out = PyObject_CallOneArg(fallback, v);
+    }
+    return out;
+}
+
+/* Decodes one scalar at data[*at]; advances *at. NULL with the format error on bad data. */
+static PyObject *
+scalar(const unsigned char *data, Py_ssize_t len, Py_ssize_t *at)
+{
+    Py_ssize_t i = *at;
+    if (i < len && data[i] == 'i' && i + 9 <= len) {
+        *at = i + 9;
+        return PyLong_FromLongLong((long long)get_u64(data + i + 1));
+    }
+    if (i < len && data[i] == 'd' && i + 9 <= len) {
+        uint64_t u = get_u64(data + i + 1);
+        double d;
+        memcpy(&d, &u, 8);
+        *at = i + 9;
+        return PyFloat_FromDouble(d);
+    }
+    if (i < len && data[i] == 's' && i + 5 <= len) {
+        Py_ssize_t size = (Py_ssize_t)data[i + 1] | ((Py_ssize_t)data[i + 2] << 8)
+                          | ((Py_ssize_t)data[i + 3] << 16) | ((Py_ssize_t)data[i + 4] << 24);
+        if (i + 5 + size <= len) {
+            PyObject *s = PyUnicode_DecodeUTF8((const char *)data + i + 5, size, "strict");
+            if (s == NULL) {
+                PyErr_Clear();
+                set_format_error("a string field is not UTF-8");
+                return NULL;
+            }
+            *at = i + 5 + size;
+            return s;
+        }
+    }
+    if (i < len && data[i] == 'n') {
+        *at = i + 1;
+        Py_RETURN_NONE;
+    }
+    char detail[64];
+    snprintf(detail, sizeof detail, "bad or truncated field at byte %zd", i);
+    set_format_error(detail);
+    return NULL;
+}
+
+static PyObject *decode_bytes(PyObject *bytes, PyObject *fallback);
+
+static PyObject *
+decode(PyObject *data, PyObject *fallback)
+{
+    if (PyBytes_Check(data)) {
+        return decode_bytes(data, fallback);
+    }
+    PyObject *bytes = PyBytes_FromObject(data);  /* a memoryview, a bytearray */
+    if (bytes == NULL) {
+        return NULL;
+    }
+    PyObject *out = decode_bytes(bytes, fallback);
+    Py_DECREF(bytes);
+    return out;
+}
+
+static PyObject *
+decode_bytes(PyObject *bytes, PyObject *fallback)
+{
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(bytes);
+    Py_ssize_t len = PyBytes_GET_SIZE(bytes), at;
+    if (len == 0 || data[0] != 0x01) {
+        return PyObject_CallOneArg(fallback, bytes);
+    }
+    PyObject *value;
+    if (len >= 3 && data[1] == 't') {
+        Py_ssize_t n = data[2];
+        value = PyTuple_New(n);
+        if (value == NULL) {
+            return NULL;
+        }
+        at = 3;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *item = scalar(data, len, &at);
+            if (item == NULL) {
+                Py_DECREF(value);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(value, k, item);
+        }
+    } else {
+        at = 1;
+        value = scalar(data, len, &at);
+        if (value == NULL) {
+            return NULL;
+        }
+    }
+    if (at != len) {
+        Py_DECREF(value);
+        char detail[64];
+        snprintf(detail, sizeof detail, "%zd bytes after the value", len - at);
+        set_format_error(detail);
+        return NULL;
+    }
+    return value;
+}
+
+static PyObject *
+encode_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "encode_value(value, fallback) takes 2 arguments");
+        return NULL;
+    }
+    return encode(args[0], args[1]);
+}
+
+static PyObject *
+decode_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "decode_value(data, fallback) takes 2 arguments");
+        return NULL;
+    }
+    return decode(args[0], args[1]);
+}
+
+/* One record of fold: the new accumulator (a new reference), stored[entry] updated. */
+static PyObject *
+fold_one(PyObject *entry, PyObject *record, PyObject *stored, PyObject *reduce,
+         PyObject *dumps, PyObject *loads)
+{
+    PyObject *data = PyDict_GetItemWithError(stored, entry), *acc, *encoded;
+    if (data == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetObject(PyExc_KeyError, entry);
+        }
+        return NULL;
+    }
+    if (data == Py_None) {
+        acc = Py_NewRef(record);
+    } else {
+        PyObject *previous = decode(data, loads);
+        if (previous == NULL) {
+            return NULL;
+        }
+        PyObject *call_args[2] = {previous, record};
+        acc = PyObject_Vectorcall(reduce, call_args, 2, NULL);
+        Py_DECREF(previous);
+        if (acc == NULL) {
+            return NULL;
+        }
+    }
+    encoded = acc == Py_None ? Py_NewRef(Py_None) : encode(acc, dumps);
+    if (encoded == NULL || PyDict_SetItem(stored, entry, encoded) < 0) {
+        Py_XDECREF(encoded);
+        Py_DECREF(acc);
+        return NULL;
+    }
+    Py_DECREF(encoded);
+    return acc;
+}
+
+static PyObject *
+fold(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1])
+            || !PyDict_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fold(entries: list, records: list, stored: dict, reduce, dumps, loads)");
+        return NULL;
+    }
+    PyObject *entries = args[0], *records = args[1];
+    Py_ssize_t n = PyList_GET_SIZE(entries);
+    if (PyList_GET_SIZE(records) != n) {
+        PyErr_SetString(PyExc_ValueError, "entries and records differ in length");
+        return NULL;
+    }
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* the reduce may change the lists: re-check the bounds, hold the items */
+        if (i >= PyList_GET_SIZE(entries) || i >= PyList_GET_SIZE(records)) {
+            PyErr_SetString(PyExc_RuntimeError, "entries or records changed during fold");
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyObject *entry = Py_NewRef(PyList_GET_ITEM(entries, i));
+        PyObject *record = Py_NewRef(PyList_GET_ITEM(records, i));
+        PyObject *acc = fold_one(entry, record, args[2], args[3], args[4], args[5]);
+        Py_DECREF(entry);
+        Py_DECREF(record);
+        if (acc == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, acc);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"entry_keys", (PyCFunction)(void (*)(void))entry_keys, METH_FASTCALL,
      "entry_keys(keys, state_id, max_parallelism, other) -> list of RocksDB entry keys"},
+    {"encode_value", (PyCFunction)(void (*)(void))encode_value, METH_FASTCALL,
+     "encode_value(value, fallback) -> the stored bytes (values.encode_value_py)"},
+    {"decode_value", (PyCFunction)(void (*)(void))decode_value, METH_FASTCALL,
+     "decode_value(data, fallback) -> the stored value (values.decode_value_py)"},
+    {"fold", (PyCFunction)(void (*)(void))fold, METH_FASTCALL,
+     "fold(entries, records, stored, reduce, dumps, loads) -> accumulators (values.fold_py)"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_crocks",
-    "The RocksDB backend's entry keys for a batch, in C (see the source's header).", -1,
+    "The RocksDB backend's entry keys and state values, in C (see the source's header).", -1,
     methods,
 };
 

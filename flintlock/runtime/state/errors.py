@@ -136,3 +136,14 @@ class SnapshotReleasedError(StateError):
 
     def __str__(self) -> str:
         return f"the {self.backend} snapshot was released before its asynchronous part finished"
+
+
+class StateValueFormatError(StateError, ValueError):
+    """A stored RocksDB value in the compact format (``values``) is malformed or truncated."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"corrupt compact state value: {self.detail}"

@@ -13,7 +13,8 @@ Key layout (raw bytes, so that one key group is one contiguous key range)::
 ``canonical`` is ``common.canonical_keys``: equal keys are equal bytes in every process and
 under every hash seed (``1``, ``1.0`` and ``True`` are one key, as in the heap backend's dict),
 and the bytes decode (snapshots, rescaling, ``keys``). The user-key suffix exists only for
-map state (one RocksDB entry per map entry). Values are pickles (``pickles.dumps``) of the
+map state (one RocksDB entry per map entry). Values are in ``values``' format (compact for
+plain ints, floats, strs and flat tuples of them, else pickles, ``pickles.dumps``) of the
 stored value (the value, the whole list, the accumulator, or for a map entry the pair of user
 key and value). Unlike the heap backend, this backend hashes the key to its key group in
 ``set_current_key``, because the key group is part of every RocksDB key; the encodings of
@@ -43,7 +44,6 @@ import threading
 import uuid
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from types import ModuleType
 from typing import Any
 
 from rocksdict import Options, Rdict
@@ -53,7 +53,6 @@ from flintlock.common.canonical_keys import decode_key, encode_key
 from flintlock.common.clock import SYSTEM_CLOCK, Clock
 from flintlock.common.ids import CheckpointId
 from flintlock.common.key_encoding import pack_int64
-from flintlock.common.speedups import PURE_PYTHON_ENV
 from flintlock.common.state import (
     AggregatingStateDescriptor,
     ReducingStateDescriptor,
@@ -67,6 +66,7 @@ from flintlock.runtime.state.backend import (
     KeyedStateBackend,
     KeyedStateStatistics,
 )
+from flintlock.runtime.state.crocks import load_crocks
 from flintlock.runtime.state.errors import (
     NoCurrentKeyError,
     SnapshotReleasedError,
@@ -115,19 +115,7 @@ _INT_HEADS = tuple((2 + size).to_bytes(4, "big") + b"i" + bytes((size,)) for siz
 the canonical length (``canonical_keys.encode_key``'s int form)."""
 
 
-def _load_crocks() -> ModuleType | None:
-    """The compiled ``_crocks`` (``entry_keys`` in C), or None: not built, or
-    ``FLINTLOCK_PURE_PYTHON`` set."""
-    if os.environ.get(PURE_PYTHON_ENV, "").strip().lower() in ("1", "true", "yes"):
-        return None
-    try:
-        from flintlock.runtime.state import _crocks  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return _crocks  # type: ignore[no-any-return]
-
-
-_CROCKS = _load_crocks()
+_CROCKS = load_crocks()  # entry keys in C, or None
 
 
 

@@ -1,11 +1,12 @@
 """State objects of the RocksDB backend: each call reads or writes the current key's entries.
 
-Every value is stored pickled (``pickles.dumps``: the job script's classes too); a map state's
-user keys are in their canonical byte form (``user_keys.encode_user_key``); reads return
-fresh objects, so (unlike the heap backend) a
-value the user mutates without ``update`` does not change the state. List state keeps the
-whole list in one entry (read, append, write); map state keeps one entry per map key under
-the current key's prefix. Owned by the task thread.
+Every value is stored in ``values``' format: plain ints, floats, strs and flat tuples of
+them compactly, anything else pickled (``pickles.dumps``: the job script's classes too); a
+map state's user keys are in their canonical byte form (``user_keys.encode_user_key``);
+reads return fresh objects, so (unlike the heap backend) a value the user mutates without
+``update`` does not change the state. List state keeps the whole list in one entry (read,
+append, write); map state keeps one entry per map key under the current key's prefix. Owned
+by the task thread.
 """
 
 from __future__ import annotations
@@ -17,15 +18,39 @@ from typing import TYPE_CHECKING, Any
 from rocksdict import WriteBatch, WriteOptions
 
 from flintlock.common.state import AggregatingState, ListState, MapState, ReducingState, ValueState
-from flintlock.runtime.state import pickles
+from flintlock.runtime.state import pickles, values
+from flintlock.runtime.state.crocks import load_crocks
 from flintlock.runtime.state.user_keys import encode_user_key
 
 if TYPE_CHECKING:
     from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 
 
-dumps = pickles.dumps
-loads = pickle.loads  # values in the working database: plain pickle, as always (hot path)
+def _codec() -> tuple[Callable[[Any], bytes], Callable[[bytes], Any], Callable[..., list[Any]]]:
+    """``values``' encode, decode and fold: in C where ``_crocks`` is built, else the twins."""
+    crocks = load_crocks()
+    if crocks is None:
+        return values.encode_value_py, values.decode_value_py, values.fold_py
+    encode_c, decode_c, fold_c = crocks.encode_value, crocks.decode_value, crocks.fold
+
+    def encode(value: Any) -> bytes:
+        return encode_c(value, pickles.dumps)  # type: ignore[no-any-return]
+
+    def decode(data: bytes) -> Any:
+        return decode_c(data, pickle.loads)
+
+    def fold(entries: list[bytes], records: list[Any], stored: dict[bytes, bytes | None],
+             reduce: Callable[[Any, Any], Any]) -> list[Any]:
+        return fold_c(entries, records, stored, reduce,  # type: ignore[no-any-return]
+                      pickles.dumps, pickle.loads)
+
+    return encode, decode, fold
+
+
+dumps, loads, fold = _codec()
+"""A state value's stored bytes and back (``values``: compact for plain ints, floats, strs
+and flat tuples of them, plain pickle otherwise — as every value was before, and still
+read), and the keyed reduce's fold over a batch."""
 
 
 def _no_wal() -> Any:
@@ -96,13 +121,7 @@ class RocksValueState(_RocksState, ValueState[Any]):
         entries = backend.entry_keys(self._id, keys)
         distinct = sorted(set(entries))
         stored: dict[bytes, bytes | None] = dict(zip(distinct, self._db.get(distinct), strict=True))
-        out: list[Any] = []
-        append = out.append
-        for entry, record in zip(entries, records, strict=True):
-            data = stored[entry]
-            acc = record if data is None else reduce(loads(data), record)
-            stored[entry] = None if acc is None else dumps(acc)
-            append(acc)
+        out = fold(entries, list(records), stored, reduce)
         batch = WriteBatch(raw_mode=True)
         for entry, data in stored.items():
             if data is None:
