@@ -7,10 +7,11 @@ own virtualenv and on flintlock with the imports changed to ``flintlock`` and no
     python flink_program.py SPEC.json RESULT.json
 
 SPEC: ``{"mode": "check"|"time"|"print", "parallelism": 2, "runs": [{"query", "sql", "sink",
-"tables": {name: columns}, "data", "events", "key"}]}``. RESULT: per run the elapsed seconds of
-the INSERT job (``time``), or the final rows of the query's changelog (``check``; applied by
-``key`` when the query has one), each row normalised to JSON text (decimals normalised,
-timestamps with milliseconds); or the error a run raised.
+"tables": {name: columns}, "data", "events", "key", "time_limit"}]}``. RESULT: per run the
+elapsed seconds of the INSERT job (``time``; with a ``time_limit`` in seconds, a job still
+running then is cancelled and reported as ``{"timed_out": limit}``), or the final rows of the
+query's changelog (``check``; applied by ``key`` when the query has one), each row normalised
+to JSON text (decimals normalised, timestamps with milliseconds); or the error a run raised.
 
 ``print`` runs every query in few jobs: one statement set per group of runs whose tables agree
 (event-time queries read the tables with a watermark, the others without), each query
@@ -72,8 +73,35 @@ def one_run(run, mode, parallelism):
         return {"rows": final_rows(t_env.execute_sql(run["sql"]), run.get("key"))}
     t_env.execute_sql(f"CREATE TABLE sink ({run['sink']}) WITH ('connector' = 'blackhole')")
     start = time.perf_counter()
-    t_env.execute_sql(f"INSERT INTO sink {run['sql']}").wait()
+    result = t_env.execute_sql(f"INSERT INTO sink {run['sql']}")
+    limit = run.get("time_limit")
+    if not limit:
+        result.wait()
+        return {"elapsed": time.perf_counter() - start}
+    try:
+        result.wait(int(limit * 1000))
+    except Exception as error:  # the limit passed (else the job's own error is raised)
+        if not timed_out(error):
+            raise
+        cancel(result)
+        return {"timed_out": limit}
     return {"elapsed": time.perf_counter() - start}
+
+
+def timed_out(error):
+    """Whether ``wait(timeout)`` raised because the time ran out: Python's ``TimeoutError``
+    (flintlock) or Java's ``TimeoutException`` through py4j (PyFlink)."""
+    return isinstance(error, TimeoutError) or "java.util.concurrent.TimeoutException" in str(error)
+
+
+def cancel(result):
+    """Cancels a timed-out job and waits (at most a minute) for it to end, so that the next
+    run does not share the machine with it."""
+    try:
+        result.get_job_client().cancel().result()
+        result.wait(60_000)
+    except Exception:  # a cancelled job's wait raises: ended either way
+        pass
 
 
 def _groups(runs):

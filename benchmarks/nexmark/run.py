@@ -40,10 +40,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.nexmark import generate
+from benchmarks.nexmark import check, generate, printed
 from benchmarks.nexmark.queries import (
     BY_NAME,
     QUERIES,
@@ -102,6 +103,12 @@ class Engines:
         self.count = 0
 
     def run(self, engine: str, spec: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.run_printing(engine, spec)[0]
+
+    def run_printing(self, engine: str, spec: dict[str, Any]
+                     ) -> tuple[list[dict[str, Any]], str]:
+        """The per-run results and the print tables' lines the program wrote to stdout
+        (other lines are its progress, echoed)."""
         self.count += 1
         spec_file = self.workdir / f"spec-{self.count}.json"
         result_file = self.workdir / f"result-{self.count}.json"
@@ -115,12 +122,16 @@ class Engines:
                                         str(result_file)], stdout=subprocess.PIPE,
                                        stderr=errors, text=True, env=env, cwd=self.workdir)
             assert process.stdout is not None
+            printed_lines = []
             for line in process.stdout:  # the program's progress, one line per run
-                print(f"  {engine}: {line.rstrip()}", flush=True)
+                if printed.LINE.match(line.strip()):
+                    printed_lines.append(line)
+                else:
+                    print(f"  {engine}: {line.rstrip()}", flush=True)
             code = process.wait(timeout=7200)
         if code != 0 or not result_file.exists():
             raise RuntimeError(f"{engine} failed (exit {code}):\n{log.read_text()[-4000:]}")
-        return json.loads(result_file.read_text())  # type: ignore[no-any-return]
+        return json.loads(result_file.read_text()), "".join(printed_lines)
 
 
 def runs_for(engine: str, queries: list[Query], data: dict[int, Path]) -> list[dict[str, Any]]:
@@ -137,48 +148,6 @@ def runs_for(engine: str, queries: list[Query], data: dict[int, Path]) -> list[d
     return runs
 
 
-def compare(query: Query, results: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """Per engine: ``equal``, ``differs (...)``, ``error: ...`` or ``not run``."""
-    verdicts: dict[str, str] = {}
-    reference = results.get("pyflink", {}).get(query.name)
-    for engine, by_query in results.items():
-        got = by_query.get(query.name)
-        if got is None:
-            verdicts[engine] = "not run: " + (query.spark_gap or "engine not selected")
-        elif "error" in got:
-            verdicts[engine] = "error: " + got["error"].splitlines()[0][:300]
-        elif reference is None or "rows" not in reference:
-            verdicts[engine] = f"{len(got['rows'])} rows (no PyFlink reference)"
-        elif query.result == "keys":
-            same = len(got["rows"]) == len(reference["rows"])
-            verdicts[engine] = (f"same row count ({len(got['rows'])})" if same else
-                                f"differs: {len(got['rows'])} rows vs {len(reference['rows'])}")
-        elif got["rows"] == reference["rows"]:
-            verdicts[engine] = f"equal ({len(got['rows'])} rows)"
-        else:
-            missing = len(set(reference["rows"]) - set(got["rows"]))
-            extra = len(set(got["rows"]) - set(reference["rows"]))
-            verdicts[engine] = (f"differs: {len(got['rows'])} rows vs {len(reference['rows'])}, "
-                                f"{missing} missing, {extra} extra")
-    return verdicts
-
-
-def check(engines: Engines, names: list[str], queries: list[Query], data: Path, events: int
-          ) -> dict[str, Any]:
-    results: dict[str, dict[str, Any]] = {}
-    for engine in names:
-        spec = {"mode": "check", "parallelism": 2,
-                "runs": runs_for(engine, queries, {events: data})}
-        results[engine] = {r["query"]: r for r in engines.run(engine, spec)}
-    verdicts = {query.name: compare(query, results) for query in queries}
-    for name, by_engine in verdicts.items():
-        print(f"check {name}: " + "; ".join(f"{e} {v}" for e, v in by_engine.items()),
-              flush=True)
-    digests = {engine: {q: digest(r["rows"]) for q, r in by_query.items() if "rows" in r}
-               for engine, by_query in results.items()}
-    return {"verdicts": verdicts, "digests": digests}
-
-
 def digest(rows: list[str]) -> dict[str, Any]:
     """A query's final rows in short: their number and the SHA-256 of the sorted rows."""
     text = "\n".join(sorted(rows)).encode()
@@ -193,61 +162,142 @@ def rates(times: dict[int, list[float]]) -> float | None:
     return (large - small) / (t_large - t_small) if t_large > t_small else None
 
 
+def rate_at_most(times: dict[int, list[float]], timed_out: dict[int, float]) -> float | None:
+    """Where the large size timed out after ``limit`` s and the small one ran: the marginal rate
+    is below ``(N2 - N1) / (limit - t(N1))`` (the large run would have taken longer)."""
+    (small, short), (large, _) = sorted(times.items())
+    limit = timed_out.get(large)
+    if limit is None or not short or small in timed_out:
+        return None
+    t_small = statistics.median(short)
+    return (large - small) / (limit - t_small) if limit > t_small else None
+
+
+class _Times:
+    """Every timed run's outcome so far: times, errors, and the runs that timed out."""
+
+    def __init__(self, names: list[str], queries: list[Query], data: dict[int, Path]) -> None:
+        self.names, self.queries = names, queries
+        self.times: dict[str, dict[str, dict[int, list[float]]]] = {
+            e: {q.name: {n: [] for n in data} for q in queries} for e in names}
+        self.errors: dict[str, dict[str, str]] = {e: {} for e in names}
+        self.timeouts: dict[str, dict[str, dict[int, float]]] = {
+            e: {q.name: {} for q in queries} for e in names}
+
+    def wanted(self, engine: str, run: dict[str, Any]) -> bool:
+        """A run is not repeated at a size at or above one that timed out before."""
+        return not any(n <= run["events"] for n in self.timeouts[engine][run["query"]])
+
+    def add(self, engine: str, result: dict[str, Any]) -> None:
+        query, events = result["query"], result["events"]
+        if "error" in result:
+            self.errors[engine][query] = result["error"].splitlines()[0][:300]
+        elif "timed_out" in result:
+            self.timeouts[engine][query][events] = result["timed_out"]
+        else:
+            self.times[engine][query][events].append(result["elapsed"])
+
+    def report(self) -> dict[str, dict[str, Any]]:
+        report: dict[str, dict[str, Any]] = {}
+        for query in self.queries:
+            entry: dict[str, Any] = {}
+            for engine in self.names:
+                times, timeouts = self.times[engine][query.name], self.timeouts[engine][query.name]
+                entry[engine] = {"times": {str(n): t for n, t in times.items()},
+                                 "rate": rates(times),
+                                 "timed_out": {str(n): s for n, s in timeouts.items()},
+                                 "rate_at_most": rate_at_most(times, timeouts),
+                                 "error": self.errors[engine].get(query.name)}
+            report[query.name] = entry
+        return report
+
+
 def measure(engines: Engines, names: list[str], queries: list[Query], data: dict[int, Path],
-            rounds: int, after_round: Any = None) -> dict[str, dict[str, Any]]:
-    """Timed rounds; ``after_round(report)`` gets the report so far after every round."""
-    times: dict[str, dict[str, dict[int, list[float]]]] = {
-        e: {q.name: {n: [] for n in data} for q in queries} for e in names}
-    errors: dict[str, dict[str, str]] = {e: {} for e in names}
+            rounds: int, after_round: Any = None, time_limit: float | None = None
+            ) -> dict[str, dict[str, Any]]:
+    """Timed rounds; ``after_round(report)`` gets the report so far after every round. A run
+    still going after ``time_limit`` s is cancelled and recorded as timed out."""
+    outcome = _Times(names, queries, data)
     for round_number in range(rounds):
         order = names[round_number % len(names):] + names[:round_number % len(names)]
         for engine in order:
-            runs = runs_for(engine, queries, data)
+            runs = [dict(r, time_limit=time_limit) for r in runs_for(engine, queries, data)
+                    if outcome.wanted(engine, r)]
+            if not runs:
+                continue
             warm_up = dict(runs[0], query="warm-up")  # the process's first job pays start-up
             spec = {"mode": "time", "parallelism": 2, "runs": [warm_up, *runs]}
             for result in engines.run(engine, spec)[1:]:
-                if "error" in result:
-                    errors[engine][result["query"]] = result["error"].splitlines()[0][:300]
-                else:
-                    times[engine][result["query"]][result["events"]].append(result["elapsed"])
+                outcome.add(engine, result)
             print(f"round {round_number + 1} {engine} done", flush=True)
         if after_round is not None:
-            after_round(_report(names, queries, times, errors))
-    return _report(names, queries, times, errors)
-
-
-def _report(names: list[str], queries: list[Query],
-            times: dict[str, dict[str, dict[int, list[float]]]],
-            errors: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
-    report: dict[str, dict[str, Any]] = {}
-    for query in queries:
-        entry: dict[str, Any] = {}
-        for engine in names:
-            entry[engine] = {"times": {str(n): t for n, t in times[engine][query.name].items()},
-                             "rate": rates(times[engine][query.name]),
-                             "error": errors[engine].get(query.name)}
-        report[query.name] = entry
-    return report
+            after_round(outcome.report())
+    return outcome.report()
 
 
 def print_table(report: dict[str, dict[str, Any]], names: list[str]) -> None:
-    def fmt(rate: float | None) -> str:
-        return "-" if rate is None else f"{rate / 1e3:8.1f}k"
+    def fmt(entry: dict[str, Any]) -> str:
+        if entry.get("rate"):
+            return f"{entry['rate'] / 1e3:8.1f}k"
+        if entry.get("timed_out"):
+            bound = entry.get("rate_at_most")
+            return "timed out" + (f" <{bound / 1e3:.0f}k" if bound else "")
+        return "-"
 
-    print("\nquery  " + "  ".join(f"{e:>10}" for e in names) + "   ratios", flush=True)
+    print("\nquery  " + "  ".join(f"{e:>16}" for e in names) + "   ratios", flush=True)
     for query, entry in report.items():
         by = {e: entry[e]["rate"] for e in names}
         ratios = [f"{e}/{o} {by[e] / by[o]:.2f}" for e in names[:1] for o in names[1:]
                   if by.get(e) and by.get(o)]
-        print(f"{query:6} " + "  ".join(f"{fmt(by[e]):>10}" for e in names) + "   "
+        print(f"{query:6} " + "  ".join(f"{fmt(entry[e]):>16}" for e in names) + "   "
               + ", ".join(ratios), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    queries = [BY_NAME[n] for n in args.queries] if args.queries else list(QUERIES)
+    names = list(args.engines)
+    output: dict[str, Any] = {"sizes": args.sizes, "rounds": args.rounds,
+                              "check_events": args.check_events, "commit": commit(),
+                              "time_limit_s": args.time_limit or None, "wall_s": {},
+                              "load_average": {"start": round(os.getloadavg()[0], 1)}}
+
+    def save(report: dict[str, dict[str, Any]] | None = None) -> None:
+        if report is not None:
+            output["throughput"] = report
+            print_table(report, names)
+        output["load_average"]["end"] = round(os.getloadavg()[0], 1)
+        output["wall_s"]["total"] = round(time.monotonic() - began, 1)
+        if args.json:
+            args.json.write_text(json.dumps(output, indent=2, sort_keys=True))
+
+    began = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="nexmark-bench-") as workdir:
+        engines = Engines(Path(workdir), pyflink_python(args.pyflink_python))
+        if not args.skip_check:
+            output["check"] = check.check(engines, names, queries,
+                                          dataset(args.data, args.check_events),
+                                          args.check_events)
+            output["wall_s"]["check"] = round(time.monotonic() - began, 1)
+        data = {n: dataset(args.data, n) for n in args.sizes}
+        if args.rounds > 0:
+            measure(engines, names, queries, data, args.rounds, save, args.time_limit or None)
+    save()
+    if args.plot and "throughput" in output:
+        from benchmarks.nexmark.plot import plot
+
+        plot(output, args.plot)
+    return 0
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs=2, default=[100_000, 500_000])
     parser.add_argument("--check-events", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--time-limit", type=float, default=180.0,
+                        help="seconds a timed run may take before it is cancelled and "
+                             "recorded as timed out (0: no limit)")
     parser.add_argument("--queries", nargs="*", choices=sorted(BY_NAME))
     parser.add_argument("--engines", nargs="*", choices=ENGINES, default=list(ENGINES))
     parser.add_argument("--pyflink-python")
@@ -255,34 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-check", action="store_true")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path, help="also draw the throughput (plot.py)")
-    args = parser.parse_args(argv)
-    queries = [BY_NAME[n] for n in args.queries] if args.queries else list(QUERIES)
-    names = list(args.engines)
-    output: dict[str, Any] = {"sizes": args.sizes, "rounds": args.rounds,
-                              "check_events": args.check_events, "commit": commit(),
-                              "load_average": {"start": round(os.getloadavg()[0], 1)}}
-    with tempfile.TemporaryDirectory(prefix="nexmark-bench-") as workdir:
-        engines = Engines(Path(workdir), pyflink_python(args.pyflink_python))
-        if not args.skip_check:
-            output["check"] = check(engines, names, queries,
-                                    dataset(args.data, args.check_events), args.check_events)
-        data = {n: dataset(args.data, n) for n in args.sizes}
-        if args.rounds > 0:
-            def save(report: dict[str, dict[str, Any]]) -> None:
-                output["throughput"] = report
-                output["load_average"]["end"] = round(os.getloadavg()[0], 1)
-                print_table(report, names)
-                if args.json:
-                    args.json.write_text(json.dumps(output, indent=2, sort_keys=True))
-
-            measure(engines, names, queries, data, args.rounds, save)
-    if args.json:
-        args.json.write_text(json.dumps(output, indent=2, sort_keys=True))
-    if args.plot and "throughput" in output:
-        from benchmarks.nexmark.plot import plot
-
-        plot(output, args.plot)
-    return 0
+    return parser.parse_args(argv)
 
 
 def commit() -> str:

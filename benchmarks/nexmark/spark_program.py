@@ -5,7 +5,8 @@ files, the query in Spark SQL, one ``availableNow`` trigger (every file in one m
 
 SPEC and RESULT as ``flink_program.py``'s, each run with ``spark_sql`` and ``spark_mode``
 (``append`` or ``complete``). ``check`` writes to the memory sink and reads its final table;
-``time`` writes to the ``noop`` sink and times from ``start()`` to the end of the query.
+``time`` writes to the ``noop`` sink and times from ``start()`` to the end of the query (a
+query still running after the run's ``time_limit`` seconds is stopped: ``{"timed_out": limit}``).
 Timestamps are TIMESTAMP_NTZ (the files' UTC wall times, as Flink's TIMESTAMP(3)); local[2]
 with two shuffle partitions, for parallelism 2. A table declared with Flink's
 ``WATERMARK FOR `dateTime` AS `dateTime` - INTERVAL 'n' SECOND`` (the event-time queries) gets
@@ -67,6 +68,10 @@ def one_run(spark, run, mode, checkpoints, index):
         return {"rows": sorted(rows.elements())}
     start = time.perf_counter()
     query = writer.format("noop").start()
+    limit = run.get("time_limit")
+    if limit and not query.awaitTermination(limit):
+        query.stop()  # still running at the limit: stopped, reported as timed out
+        return {"timed_out": limit}
     query.awaitTermination()
     return {"elapsed": time.perf_counter() - start}
 
