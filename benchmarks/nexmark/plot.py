@@ -5,9 +5,10 @@
 
 Reads the JSON ``run.py --json`` writes (``throughput``: per query and engine the marginal
 ``rate``, or null where the engine did not run the query or its large size was not slower
-than its small one) and draws one group of bars per query, one bar per engine, on a log
-scale, with flintlock's ratio to PyFlink over each group and the geometric mean of those
-ratios in the title. A missing rate is a gap with its reason under the axis ("—"). The
+than its small one; ``rate_at_most`` where its large size timed out) and draws one group of
+bars per query, one bar per engine, on a log scale (a timed-out run hatched up to its bound),
+with flintlock's ratio to PyFlink over each group and the geometric mean of those ratios in the
+title. A missing rate is a gap with its reason under the axis ("—"). The
 figure's footer names the commit, the sizes, the rounds and the load average of the run.
 matplotlib comes with the ``bench`` extra.
 """
@@ -44,8 +45,18 @@ def footer(report: dict[str, Any]) -> str:
     parts = [f"commit {report.get('commit', '?')[:10]}",
              f"sizes {' / '.join(f'{n:,}' for n in report.get('sizes', []))} events",
              f"{report.get('rounds', '?')} interleaved rounds, medians",
+             f"time limit {report.get('time_limit_s') or 'none'} s a run",
              f"load average {load.get('start', '?')} -> {load.get('end', '?')}"]
     return "; ".join(parts)
+
+
+def _timed_out_bars(axes: Any, xs: list[float], bounds: list[float], width: float,
+                    colour: str) -> None:
+    """A timed-out run's bar: hatched and unfilled up to the upper bound of its rate, marked
+    "t/o" (the rate is below the bar's top)."""
+    axes.bar(xs, bounds, width, fill=False, hatch="///", edgecolor=colour)
+    for x, bound in zip(xs, bounds, strict=True):
+        axes.annotate("t/o", (x, bound), ha="center", va="bottom", fontsize=6, color=colour)
 
 
 def plot(report: dict[str, Any], out: Path) -> None:
@@ -60,13 +71,18 @@ def plot(report: dict[str, Any], out: Path) -> None:
     width = 0.8 / max(1, len(engines))
     figure, axes = plt.subplots(figsize=(max(8.0, 0.75 * len(queries) + 2), 5.0))
     for number, engine in enumerate(engines):
-        xs, ys = [], []
+        xs, ys, bound_xs, bounds = [], [], [], []
         for index, query in enumerate(queries):
-            rate = (throughput[query].get(engine) or {}).get("rate")
-            if rate:
-                xs.append(index + (number - (len(engines) - 1) / 2) * width)
-                ys.append(rate)
+            entry = throughput[query].get(engine) or {}
+            x = index + (number - (len(engines) - 1) / 2) * width
+            if entry.get("rate"):
+                xs.append(x)
+                ys.append(entry["rate"])
+            elif entry.get("rate_at_most"):
+                bound_xs.append(x)
+                bounds.append(entry["rate_at_most"])
         axes.bar(xs, ys, width, label=engine, color=ENGINE_COLOURS[engine])
+        _timed_out_bars(axes, bound_xs, bounds, width, ENGINE_COLOURS[engine])
     by_query = ratios(throughput)
     for index, query in enumerate(queries):
         if query in by_query:
@@ -82,7 +98,8 @@ def plot(report: dict[str, Any], out: Path) -> None:
         title += f"\ngeometric mean flintlock / PyFlink {mean:.2f}x over {len(by_query)} queries"
     axes.set_title(title, fontsize=10, pad=14)
     axes.legend(fontsize=8)
-    figure.text(0.01, 0.01, footer(report) + "; a missing bar: no rate (see the JSON)",
+    figure.text(0.01, 0.01, footer(report) + "; a missing bar: no rate (see the JSON); "
+                "hatched, t/o: the large size timed out, the rate is below the bar's top",
                 fontsize=7)
     figure.tight_layout(rect=(0, 0.03, 1, 1))
     figure.savefig(out, dpi=110)
