@@ -4,10 +4,12 @@ of a shared machine does not move.
 What: the stages of ``benchmarks.table_sql``'s pure-SQL job on one thread, each over
 ``--batches`` batches of 1,000 rows, each batch's output freed: the fused source Calc
 (``MOD(id, 100) AS k, id`` compiled as the planner compiles it), encode
-(``ChangelogRowSerializer``), decode (``RunDetectingSerializer``), the group aggregation's
-batch step (``COUNT(*)``, ``SUM(id)`` through ``agg_kernel.native_batch``: the C kernel where
-built) and the four in a row. The cycle collector runs with a TaskManager's settings (what
-exists frozen, young collections every 50,000 net allocations). One batch is live at a time,
+(``ChangelogRowSerializer``), decode (``ColumnDecodingSerializer``, as the aggregation's
+input is read: a ``ColumnBatch``, no rows; ``RunDetectingSerializer``, rows, in a tree without
+it), the group aggregation's batch step (``COUNT(*)``, ``SUM(id)`` through
+``agg_kernel.native_batch``: the C kernel where built) and the four in a row. The cycle
+collector runs with a TaskManager's settings (what exists frozen, young collections every
+50,000 net allocations). One batch is live at a time,
 so the collector's walks over the batches in flight of a real job do not show here: for
 those, ``benchmarks.table_sql_stages --end-to-end``.
 
@@ -43,8 +45,8 @@ def run_stages(batches: int) -> None:
     from flintlock.datastream.changelog.agg_codegen import StepSpec, compile_group_batch
     from flintlock.datastream.changelog.agg_kernel import native_batch
     from flintlock.datastream.changelog.group_agg import AggregateCall
+    from flintlock.runtime.network import changelog_serializer, event_time
     from flintlock.runtime.network.changelog_serializer import ChangelogRowSerializer
-    from flintlock.runtime.network.event_time import RunDetectingSerializer
     from flintlock.table import types as t
     from flintlock.table.codegen.compiler import compile_column_calc
     from flintlock.table.plan.rex import Call, InputRef, Literal
@@ -56,7 +58,10 @@ def run_stages(batches: int) -> None:
     calc = compile_column_calc([key, InputRef(big, 0)], None)
     columns = [list(range(10**6, 10**6 + ROWS))]
     rows = calc(columns, ROWS, RowKind.INSERT)
-    encoder, decoder = ChangelogRowSerializer(), RunDetectingSerializer()
+    # the aggregation's input as columns (issue 28); an older tree decodes rows
+    reader = getattr(changelog_serializer, "ColumnDecodingSerializer",
+                     event_time.RunDetectingSerializer)
+    encoder, decoder = ChangelogRowSerializer(), reader()
     data = bytes(encoder.dumps(rows))
     spec = StepSpec((0,), (AggregateCall(aggregates.Count1()),
                            AggregateCall(aggregates.Sum(64), (1,))), False, True, True)
