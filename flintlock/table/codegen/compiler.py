@@ -45,6 +45,7 @@ _BASE_GLOBALS: dict[str, Any] = {
     "F": F, "math": math, "datetime": datetime, "decimal": decimal, "random": random,
     "uuid": uuid, "row_of": row_of, "Row": Row, "RowKind": RowKind, "NEW_ROW": new_row,
     "NEW_ROWS": rows_of,
+    "NO_VALUE": object(),  # no argument seen yet (a run memo's start): equal to nothing
 }
 _SIMPLE_LITERALS = (bool, int, float, str, type(None))
 
@@ -103,6 +104,8 @@ class _Block:
         self.scopes: list[dict[Any, str]] = [{}]
         self.counter = itertools.count()
         self.constants: dict[str, Any] = {}
+        self.prelude: list[str] = []
+        """Lines run once before a column loop (``direct``): the run memos' locals."""
 
     def add(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
@@ -196,12 +199,31 @@ class _Emitter:
         checks = list(dict.fromkeys(checks))
         if any(arg == "None" for arg in args) and builtin.strict:
             self.b.add(f"{name} = None")
-        elif checks:
+            return name
+        if checks:
             self.b.add(f"if {' or '.join(f'{c} is None' for c in checks)}: {name} = None")
+        varying = self._run_argument(rex, args)
+        if varying is not None:  # a run of equal arguments is computed once (column loops)
+            memo = f"_m{len(self.b.prelude)}"
+            self.b.prelude.append(f"{memo}a = {memo}v = NO_VALUE")
+            self.b.add(f"{'elif' if checks else 'if'} {varying} == {memo}a: {name} = {memo}v")
+            self.b.add(f"else: {name} = {memo}v = {source}; {memo}a = {varying}")
+        elif checks:
             self.b.add(f"else: {name} = {source}")
         else:
             self.b.add(f"{name} = {source}")
         return name
+
+    def _run_argument(self, rex: Call, args: Sequence[str]) -> str | None:
+        """In a column loop, the one argument of a ``_RUN_MEMO`` call that is no constant,
+        if it is an integer (``==`` then means the same value, so the same result)."""
+        if not self.b.direct or rex.function.upper() not in _RUN_MEMO:
+            return None
+        varying = [(arg, operand) for arg, operand in zip(args, rex.operands, strict=True)
+                   if not (_is_constant(arg) or arg.startswith("_k"))]
+        if len(varying) != 1 or not tr.is_integral(varying[0][1].type):
+            return None
+        return varying[0][0]
 
     # -- special forms ----------------------------------------------------------------------
 
@@ -321,6 +343,10 @@ class _Emitter:
         self.b.add(f"{name} = None if {container} is None else len({container})")
         return name
 
+
+_RUN_MEMO = frozenset({"TIMESTAMPADD"})
+"""Pure calls dear enough (a datetime built per value) that a column loop keeps the last
+argument and result: event times computed from a sequence repeat for a run of rows."""
 
 _SPECIAL = {
     "CASE": _Emitter.case,
@@ -485,8 +511,10 @@ def compile_column_calc(expressions: Sequence[Rex], condition: Rex | None,
     else:
         loop = (f"for {', '.join(f'c{i}' for i in read)} in zip("
                 f"{', '.join(f'columns[{i}]' for i in read)}):")
+    prelude = "".join(f"    {line}\n" for line in block.prelude)
     source = (f"def {name}(columns, count, kind):\n    out = []\n    append = out.append\n"
-              f"    {loop}\n" + "\n".join(block.lines) + "\n    return NEW_ROWS(out, kind)\n")
+              f"{prelude}    {loop}\n" + "\n".join(block.lines)
+              + "\n    return NEW_ROWS(out, kind)\n")
     return CompiledFunction(name, source, block.constants)
 
 

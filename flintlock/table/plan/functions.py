@@ -104,6 +104,9 @@ def _emit_plus(a: Sequence[str], types: Sequence[t.DataType], o: tuple[Any, ...]
 def _emit_div(a: Sequence[str], types: Sequence[t.DataType], o: tuple[Any, ...]) -> str:
     result = tr.arithmetic_result("/", types[0], types[1])
     if tr.is_integral(result):
+        if a[0].isidentifier() and a[1].isdigit() and int(a[1]) > 0:
+            # Java's division by a positive constant (toward zero), inline: no call per row
+            return f"({a[0]} // {a[1]} if {a[0]} >= 0 else -(-{a[0]} // {a[1]}))"
         return f"F.int_div({a[0]}, {a[1]})"
     if isinstance(result, t.DecimalType):
         return f"F.decimal_div({a[0]}, {a[1]}, {result.scale})"
@@ -159,8 +162,11 @@ def _rand_integer_infer(types: Sequence[t.DataType], options: tuple[Any, ...]) -
 
 define("RAND_INTEGER", (1, 2), _rand_integer_infer,
        lambda a, ty, o: "None")  # compiled as a special form (codegen.compiler.random)
-define("FLOOR", 1, _same_as_first, lambda a, ty, o: f"F.sql_floor({a[0]})")
-define("CEIL", 1, _same_as_first, lambda a, ty, o: f"F.sql_ceil({a[0]})", aliases=("CEILING",))
+define("FLOOR", 1, _same_as_first,  # an integer is its own floor and ceiling
+       lambda a, ty, o: a[0] if tr.is_integral(ty[0]) else f"F.sql_floor({a[0]})")
+define("CEIL", 1, _same_as_first,
+       lambda a, ty, o: a[0] if tr.is_integral(ty[0]) else f"F.sql_ceil({a[0]})",
+       aliases=("CEILING",))
 define("ROUND", (1, 2), _same_as_first, lambda a, ty, o: f"F.sql_round({', '.join(a)})")
 define("SIGN", 1, _same_as_first, lambda a, ty, o: f"(({a[0]} > 0) - ({a[0]} < 0))")
 
