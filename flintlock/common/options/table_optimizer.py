@@ -38,3 +38,9 @@ DISTINCT_AGG_SPLIT_BUCKET_NUM = ConfigOption(
     "How many buckets a split distinct aggregation spreads each key's distinct values over "
     "(with table.optimizer.distinct-agg.split.enabled).", minimum=1,
 )
+REUSE_SUB_PLAN_ENABLED = ConfigOption(
+    "table.optimizer.reuse-sub-plan-enabled", OptionType.BOOLEAN, True,
+    "Whether sub-plans written more than once in a job (the same scan, aggregation or join "
+    "over the same inputs) are built once and their output read by every consumer; never for "
+    "a sub-plan calling a nondeterministic function (planner/subplan_reuse.py).",
+)

@@ -12,7 +12,7 @@ One ``Translator`` per job: it memoizes the stream of each node, so a sub-plan u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +64,7 @@ from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.changelog import ChangelogKind, mode
 from flintlock.table.plan.rewrite import fuse_calcs
 from flintlock.table.plan.rex import InputRef, Rex
+from flintlock.table.planner.subplan_reuse import ReuseKeys
 
 
 class _UserFunctions:
@@ -176,18 +177,26 @@ class Translator:
         self.streaming = streaming
         self.state_retention_ms = state_retention_ms
         self.mini_batch = mini_batch if streaming else None
-        self._streams: dict[int, DataStream] = {}
+        self._streams: dict[Hashable, DataStream] = {}
         self.no_update_before: frozenset[int] = frozenset()
         """Ids of the Aggregate nodes built without -U rows (``update_kinds``)."""
+        configuration = getattr(getattr(connectors, "context", None), "configuration", None)
+        self.reuse_sub_plans = configuration is None or bool(
+            configuration.get(optimizer_options.REUSE_SUB_PLAN_ENABLED))
+        """Equal sub-plans built once (``table.optimizer.reuse-sub-plan-enabled``)."""
+        self._reuse: ReuseKeys | None = None
 
     def stream(self, node: n.PlanNode) -> DataStream:
-        known = self._streams.get(id(node))
+        if self._reuse is None or self._reuse.no_update_before is not self.no_update_before:
+            self._reuse = ReuseKeys(self.no_update_before, self.reuse_sub_plans)
+        key = self._reuse.of(node)  # equal sub-plans: one stream (subplan_reuse, issue 33)
+        known = self._streams.get(key)
         if known is None:
             handler = getattr(self, f"_t_{type(node).__name__}", None)
             if handler is None:
                 raise UnsupportedFeatureError(f"the plan node {type(node).__name__}")
             known = handler(node)
-            self._streams[id(node)] = known
+            self._streams[key] = known
         return known
 
     # -- leaves -------------------------------------------------------------------------------
