@@ -10,6 +10,9 @@ setup(ext_modules=[Extension("flintlock.common._speedups", ["flintlock/common/_s
                    Extension("flintlock.common._crows",
                              ["flintlock/common/_crows.c"],
                              optional=True, extra_compile_args=["-O2"]),
+                   Extension("flintlock.common._cformats",
+                             ["flintlock/common/_cformats.c"],
+                             optional=True, extra_compile_args=["-O2"]),
                    Extension("flintlock.runtime.state._crocks",
                              ["flintlock/runtime/state/_crocks.c"],
                              optional=True, extra_compile_args=["-O2"])])
