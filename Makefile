@@ -24,7 +24,7 @@ BYTECODE := $(BIN)/python -m compileall -q -j 0 flintlock
 
 # setup.py builds flintlock's optional C accelerator (flintlock/common/_speedups.c) in place.
 $(STAMP): pyproject.toml setup.py flintlock/common/_speedups.c flintlock/common/_crows.c \
-		flintlock/runtime/state/_crocks.c
+		flintlock/runtime/state/_crocks.c flintlock/common/_cformats.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
@@ -88,4 +88,4 @@ bench-nexmark: $(BENCH_STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache flintlock/common/_speedups*.so flintlock/common/_crows*.so \
-		flintlock/runtime/state/_crocks*.so
+		flintlock/runtime/state/_crocks*.so flintlock/common/_cformats*.so
