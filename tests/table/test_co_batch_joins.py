@@ -8,6 +8,7 @@ operator halfway (cached rows, versions and timers)."""
 
 from __future__ import annotations
 
+import datetime
 import random
 from typing import Any
 
@@ -23,6 +24,7 @@ from flintlock.runtime.state.heap import HeapKeyedStateBackend
 from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.tasks.co_batch_operator import KeyedCoBatchOperator
 from flintlock.runtime.tasks.operators import CoOperator
+from flintlock.table.planner.windows import RowtimeNullError, RowtimeOf
 from flintlock.testing.operators import (
     CollectingOutput,
     ManualTimers,
@@ -57,9 +59,17 @@ class _PerRecord(KeyedCoProcessFunction):
         return self.join.on_timer(timestamp, ctx)
 
 
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
 def _join(join_type: JoinType | str) -> Any:
-    """An interval join of that type, or a temporal join ("temporal" / "temporal-left")."""
+    """An interval join of that type, or a temporal join ("temporal" / "temporal-left");
+    "rowtime-<type>": the interval join on a TIMESTAMP rowtime read as the planner reads it
+    (``RowtimeOf``, a batch at a time through ``of_rows``)."""
     condition = lambda left, right: left[2] != right[2] or left[2] == 0  # noqa: E731
+    if isinstance(join_type, str) and join_type.startswith("rowtime-"):
+        return IntervalJoinFunction(JoinType[join_type[8:]], 3, 3, (0,), (0,), -4, 2,
+                                    RowtimeOf(1), RowtimeOf(1), condition)
     if isinstance(join_type, JoinType):
         return IntervalJoinFunction(join_type, 3, 3, (0,), (0,), -4, 2, _TimeOf(), _TimeOf(),
                                     condition)
@@ -178,3 +188,31 @@ def test_rows_handled_while_a_snapshot_is_in_flight_do_not_reach_it(join_type: J
         return _events(out)
 
     assert continued(True) == continued(False)
+
+
+def _timestamps(item: Any) -> Any:
+    """A batch's rows as inserts with their times as TIMESTAMP values (ms after the epoch)."""
+    if not isinstance(item, list):
+        return item
+    rows = [r("+I", row[0], _EPOCH + datetime.timedelta(milliseconds=row[1]), row[2])
+            for row in item]
+    return TimestampedBatch(rows, item.timestamps) if type(item) is TimestampedBatch else rows
+
+
+@pytest.mark.parametrize("join_type", ["rowtime-INNER", "rowtime-FULL"])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_planners_rowtime_a_batch_at_a_time_joins_as_per_record(join_type: str,
+                                                                    seed: int) -> None:
+    steps = [(what, _timestamps(item)) for what, item in _steps(seed)]
+    per_record = _run(join_type, False, steps)
+    assert _run(join_type, True, steps) == per_record
+    assert any(event[0] == "record" for event in per_record)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_null_rowtime_in_a_batch_fails_as_one_row_does(batched: bool) -> None:
+    operator, _ = _open("rowtime-INNER", batched,
+                        HeapKeyedStateBackend(KeyGroupRange(0, 127), 128))
+    rows = [r("+I", 1, _EPOCH, 0), r("+I", 2, None, 0)]
+    with pytest.raises(RowtimeNullError):
+        operator.process_batch(rows)

@@ -106,6 +106,24 @@ def _add(cache: list[Any], time: int, values: tuple[Any, ...], joined: bool) -> 
     cache[_SEQUENCE] += 1
 
 
+def _rowtimes(time_of: Any, records: list[Any]) -> list[Any]:
+    """Each record's rowtime: a batch at a time when ``time_of`` offers ``of_rows`` (the
+    planner's ``RowtimeOf``), else a call per record."""
+    of_rows = getattr(time_of, "of_rows", None)
+    if of_rows is not None:
+        return of_rows(records)  # type: ignore[no-any-return]
+    return [time_of(row) for row in records]
+
+
+def _event_registrar(timers: Any) -> Callable[[int, Any], Any]:
+    """``(timestamp, namespace)`` registering an event-time timer for the current key: the
+    internal timer queue's own method when ``timers`` (``ctx.timer_service()``) gives it."""
+    registrar = getattr(getattr(timers, "internal", None), "event_timer_registrar", None)
+    if registrar is not None:
+        return registrar()  # type: ignore[no-any-return]
+    return lambda timestamp, _namespace: timers.register_event_time_timer(timestamp)
+
+
 class IntervalJoinFunction(KeyedCoProcessFunction):
     """INNER / LEFT / RIGHT / FULL interval join; see the module docstring."""
 
@@ -222,19 +240,60 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         """A batch of input ``index`` (0: left), as ``process_element1/2`` per record with
         its key set (``runtime.tasks.co_batch_operator``): the outputs in order, and each
         output's record's timestamp when ``timestamps`` is given. On event time the
-        operator time (the watermark) is read once per batch."""
+        operator time (the watermark) is read once per batch, the rowtimes a batch at a time
+        (``of_rows``, when the rowtime offers it) and the rows joined in ``_event_rows``."""
+        if not self.proctime:
+            return self._event_rows(index == 0, records, timestamps, get_key, set_key,
+                                    ctx.timer_service())
         is_left = index == 0
         out: list[Any] = []
         stamps: list[int] | None = None if timestamps is None else []
         timers = ctx.timer_service()
-        operator_time = self._operator_time(timers)
         process = self._process
         for position, row in enumerate(records):
             set_key(get_key(row))
             before = len(out)
-            if self.proctime:
-                operator_time = self._operator_time(timers)
-            process(row, timers, is_left, operator_time, out)
+            process(row, timers, is_left, self._operator_time(timers), out)
+            if stamps is not None and len(out) > before:
+                stamps.extend([timestamps[position]] * (len(out) - before))  # type: ignore[index]
+        return out, stamps
+
+    def _event_rows(self, is_left: bool, records: list[Any], timestamps: list[int] | None,
+                    get_key: Callable[[Any], Any], set_key: Callable[[Any], None],
+                    timers: Any) -> tuple[list[Any], list[int] | None]:
+        """``_process`` of each row on event time, its steps inline: the operator time, the
+        other side's expiration and the timer registration looked up once per batch."""
+        own, other, time_of, own_size, other_size = self._sides[is_left]
+        operator_time = self._operator_time(timers)
+        times = _rowtimes(time_of, records)
+        register = _event_registrar(timers)
+        own_value, own_update, other_value = own.state.value, own.state.update, other.state.value
+        expirations, other_key = self._expirations, not is_left
+        expiration = self._expiration(operator_time, other_size)
+        clean_up_after = own_size + self.min_clean_up_interval + 1
+        out: list[Any] = []
+        stamps: list[int] | None = None if timestamps is None else []
+        for position, row in enumerate(records):
+            set_key(get_key(row))
+            if row._row_kind is not INSERT:
+                raise NotInsertOnlyError(type(self).__name__, row._row_kind.name)
+            values, time, before = tuple(row._values), times[position], len(out)
+            upper, emitted = time + own_size, False
+            if expirations[other_key] < upper:
+                expirations[other_key] = expiration
+                cached = other_value()
+                if cached is not None:
+                    emitted = self._join_cached(cached, values, is_left, other,
+                                                time - other_size, upper, expiration, out)
+            if operator_time < upper:
+                cache = own_value() or [16, 0, None, {}]  # _new_cache()
+                _add(cache, time, values, emitted)
+                if cache[_TIMER] is None:
+                    cache[_TIMER] = clean_up = int(time + clean_up_after)
+                    register(clean_up, None)
+                own_update(cache)
+            elif not emitted and own.outer:
+                out.append(self._padded(values, is_left))
             if stamps is not None and len(out) > before:
                 stamps.extend([timestamps[position]] * (len(out) - before))  # type: ignore[index]
         return out, stamps
@@ -255,7 +314,10 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         if self._expirations[not is_left] < upper:
             expiration = self._expiration(operator_time, other_size)
             self._expirations[not is_left] = expiration
-            emitted = self._join_cached(values, is_left, other, lower, upper, expiration, out)
+            cached = other.state.value()
+            if cached is not None:
+                emitted = self._join_cached(cached, values, is_left, other, lower, upper,
+                                            expiration, out)
         if operator_time < upper:
             cache = own.state.value() or _new_cache()
             _add(cache, time, values, emitted)
@@ -265,13 +327,11 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         elif not emitted and own.outer:
             out.append(self._padded(values, is_left))
 
-    def _join_cached(self, values: tuple[Any, ...], is_left: bool, other: _Side, lower: int,
-                     upper: int, expiration: int, out: list[Any]) -> bool:
-        """Joins the row with ``other``'s cached rows in its bounds and expires theirs;
-        whether it joined any."""
-        cache = other.state.value()
-        if cache is None:
-            return False
+    def _join_cached(self, cache: list[Any], values: tuple[Any, ...], is_left: bool,
+                     other: _Side, lower: int, upper: int, expiration: int,
+                     out: list[Any]) -> bool:
+        """Joins the row with ``other``'s cached rows (``cache``, its state's value) in its
+        bounds and expires theirs; whether it joined any."""
         entries = cache[_ENTRIES]
         if not entries:
             return False
@@ -338,12 +398,25 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         out: list[Any] = []
         stamps: list[int] = []
         service = ctx.timer_service()
-        operator_time = -1  # read once the first timer set the watermark
+        right_side, left_side = self._right, self._left
+        right_value, left_value = right_side.state.value, left_side.state.value
+        expirations = self._expirations
+        right_expiration = left_expiration = 0  # set once the first timer set the watermark
+        started = False
         for timestamp, _key, _namespace in timers:
-            if operator_time < 0:
-                operator_time = self._operator_time(service)
+            if not started:
+                operator_time, started = self._operator_time(service), True
+                right_expiration = self._expiration(operator_time, self.right_relative_size)
+                left_expiration = self._expiration(operator_time, self.left_relative_size)
             before = len(out)
-            self._clean_up(timestamp, service, operator_time, out)
+            right = right_value()
+            if right is not None and right[_TIMER] == timestamp:  # the right rows' clean-up
+                expirations[False] = right_expiration
+                self._expire(service, out, right_side, right, right_expiration, False)
+            left = left_value()
+            if left is not None and left[_TIMER] == timestamp:  # the left rows' clean-up
+                expirations[True] = left_expiration
+                self._expire(service, out, left_side, left, left_expiration, True)
             if len(out) > before:
                 stamps.extend([timestamp] * (len(out) - before))
         return out, stamps
@@ -361,6 +434,12 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
 
     def _expire(self, timers: Any, out: list[Any], side: _Side, cache: list[Any],
                 expiration: int, is_left: bool) -> None:
+        entries = cache[_ENTRIES]
+        if len(entries) == 1 and not side.outer:  # the common case: one time, expired
+            for time in entries:
+                if time <= expiration:
+                    side.state.clear()
+                    return
         earliest = -1
         expired = []
         for time, (_sequence, rows) in _ordered(cache):
@@ -372,7 +451,6 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
             elif time < earliest or earliest < 0:
                 earliest = time
         if earliest > 0:  # as Flink: a row left at time 0 does not keep the cache
-            entries = cache[_ENTRIES]
             for time in expired:
                 del entries[time]
             cache[_TIMER] = self._register_clean_up(timers, earliest, is_left)

@@ -395,6 +395,11 @@ class InternalTimerService:
     def delete_event_time_timer(self, namespace: Any, timestamp: int) -> None:
         self._event.delete(timestamp, namespace)
 
+    def event_timer_registrar(self) -> Callable[[int, Any], bool]:
+        """``register_event_time_timer`` without its layers, for a batch path: a callable
+        ``(timestamp, namespace)`` registering for the current key (an int timestamp)."""
+        return self._event.register
+
     def timer_counts(self) -> tuple[int, int]:
         """(processing-time, event-time) timers registered and not fired yet."""
         return len(self._processing), len(self._event)

@@ -146,3 +146,30 @@ def test_a_deleted_timer_is_not_yielded_and_stopping_early_keeps_the_rest() -> N
     assert service.timer_counts() == (0, 2)
     assert list(service.due_event_timers(10)) == [(3, "c", None), (4, "d", None)]
     assert service.timer_counts() == (0, 0)
+
+
+@pytest.mark.parametrize("namespaced", [False, True])
+def test_the_registrar_registers_as_register_event_time_timer(namespaced: bool) -> None:
+    """``event_timer_registrar()`` (the interval join's batch path) keeps the same timers, in
+    the state a snapshot writes and in the firing order, as ``register_event_time_timer``."""
+    rng = random.Random(7)
+    draws = [(rng.choice(["a", "b", 3]), rng.choice(["w1", "w2"]) if namespaced else None,
+              rng.randrange(0, 30)) for _ in range(40)]
+    backends, services = [], []
+    for direct in (False, True):
+        backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
+        service = InternalTimerService(backend, ManualTimers(),
+                                       WINDOW_TIMERS if namespaced else USER_TIMERS,
+                                       _Chained(backend, {}))
+        register = service.event_timer_registrar() if direct else None
+        for key, namespace, timestamp in draws:
+            backend.set_current_key(key)
+            if register is None:
+                service.register_event_time_timer(namespace, timestamp)
+            else:
+                register(timestamp, namespace)
+        backends.append(backend)
+        services.append(service)
+    assert services[1].timer_counts() == services[0].timer_counts()
+    assert _timer_table(backends[1], namespaced) == _timer_table(backends[0], namespaced)
+    assert list(services[1].due_event_timers(20)) == list(services[0].due_event_timers(20))
