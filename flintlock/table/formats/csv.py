@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import csv
 import decimal
+import importlib
+import os
 from collections.abc import Callable, Collection
 from itertools import repeat
 from typing import Any
 
+from flintlock.common.speedups import PURE_PYTHON_ENV
 from flintlock.common.types import row_of
 from flintlock.table import types as t
 from flintlock.table.connectors._options import Options
@@ -250,16 +253,12 @@ def batch_reader(fields: list[Field], settings: CsvSettings,
     """Lines as columns (``_columns``): where no line holds the quote or escape character
     or a NUL, none is empty or a comment, and every line has the schema's number of columns,
     the lines are split at the delimiter at once (what the ``csv`` module reads from such a
-    line) and the wanted columns are converted whole; any other batch, or one where a column
-    does not convert, is read line by line (``line_reader``), which gives its errors and
-    skips."""
-    width = len(fields)
-    per_line = _columns.per_line(line_reader(fields, settings, wanted), width, wanted)
-    converters = [(i, _columns.column_converter(
-        f.type, column_reader(f.type, settings), settings.null_literal))
-        for i, f in enumerate(fields) if wanted is None or i in wanted]
-    delimiter, specials = settings.delimiter, [c for c in (settings.quote, settings.escape,
-                                                           "\0") if c]
+    line) and the wanted columns are converted whole (``_split``: in C where built, else
+    ``_python_split``); any other batch, or one where a column does not convert, is read line
+    by line (``line_reader``), which gives its errors and skips."""
+    per_line = _columns.per_line(line_reader(fields, settings, wanted), len(fields), wanted)
+    split = _split(fields, settings, wanted)
+    specials = [c for c in (settings.quote, settings.escape, "\0") if c]
     comments = settings.comments
 
     def decode(lines: list[str]) -> tuple[_columns.Columns, int]:
@@ -267,17 +266,98 @@ def batch_reader(fields: list[Field], settings: CsvSettings,
         if (any(c in text for c in specials) or "" in lines
                 or (comments and ("\n#" in text or text.startswith("#")))):
             return per_line(lines)
-        if set(map(str.count, lines, repeat(delimiter))) != {width - 1}:
-            return per_line(lines)
-        fields = text.replace("\n", delimiter).split(delimiter)  # line after line
-        columns: _columns.Columns = [None] * width
         try:
-            for i, convert in converters:
-                columns[i] = convert(fields[i::width])
+            columns = split(text, lines)
         except _columns.Irregular:
             return per_line(lines)
         return columns, len(lines)
     return decode
+
+
+Split = Callable[[str, list[str]], _columns.Columns]
+
+
+def _python_split(fields: list[Field], settings: CsvSettings,
+                  wanted: Collection[int] | None) -> Split:
+    """``(text, lines) -> columns`` of a batch of plain lines (``batch_reader``), raising
+    ``_columns.Irregular`` where a line has another number of columns or a column does not
+    convert: the Python twin of ``_c_split``."""
+    width, delimiter = len(fields), settings.delimiter
+    converters = [(i, _columns.column_converter(
+        f.type, column_reader(f.type, settings), settings.null_literal))
+        for i, f in enumerate(fields) if wanted is None or i in wanted]
+
+    def split(text: str, lines: list[str]) -> _columns.Columns:
+        if set(map(str.count, lines, repeat(delimiter))) != {width - 1}:
+            raise _columns.Irregular
+        pieces = text.replace("\n", delimiter).split(delimiter)  # line after line
+        columns: _columns.Columns = [None] * width
+        for i, convert in converters:
+            columns[i] = convert(pieces[i::width])
+        return columns
+    return split
+
+
+_INTEGERS = (t.TinyIntType, t.SmallIntType, t.IntType, t.BigIntType)
+
+
+def _c_split(fields: list[Field], settings: CsvSettings, wanted: Collection[int] | None,
+             twin: Split) -> Split | None:
+    """``_python_split`` with the split, the integer and the plain TIMESTAMP columns in C
+    (``common/_cformats.c``; the other wanted columns converted from their texts as the twin
+    does); the twin reads a batch the C split finds not plain. None where the C module is not
+    built (or ``FLINTLOCK_PURE_PYTHON``), a NULL literal is set (a column equal to it is the
+    twin's case) or the delimiter is not one character."""
+    if (_cformats is None or settings.null_literal is not None
+            or len(settings.delimiter) != 1 or settings.delimiter == "\n"):
+        return None
+    kinds, after = bytearray(len(fields)), []
+    for i, f in enumerate(fields):
+        if wanted is not None and i not in wanted:
+            continue
+        if isinstance(f.type, _INTEGERS):
+            kinds[i] = 2
+        elif isinstance(f.type, t.TimestampType):
+            kinds[i] = 3
+        else:
+            kinds[i] = 1
+            if not isinstance(f.type, (t.CharType, t.VarCharType)):
+                after.append((i, _columns.column_converter(
+                    f.type, column_reader(f.type, settings), None)))
+    split_columns, delimiter, width, codes = (
+        _cformats.split_columns, settings.delimiter, len(fields), bytes(kinds))
+
+    def split(text: str, lines: list[str]) -> _columns.Columns:
+        columns: _columns.Columns | None = split_columns(text, delimiter, width, len(lines),
+                                                          codes)
+        if columns is None:
+            return twin(text, lines)
+        for i, convert in after:
+            columns[i] = convert(columns[i])
+        return columns
+    return split
+
+
+def _split(fields: list[Field], settings: CsvSettings, wanted: Collection[int] | None
+           ) -> Split:
+    twin = _python_split(fields, settings, wanted)
+    fast = _c_split(fields, settings, wanted, twin)
+    if fast is None:
+        return twin
+    return lambda text, lines: fast(text, lines) if lines else twin(text, lines)
+
+
+def _load_cformats() -> Any:
+    if os.environ.get(PURE_PYTHON_ENV, "").strip().lower() in ("1", "true", "yes"):
+        return None
+    try:
+        return importlib.import_module("flintlock.common._cformats")
+    except ImportError:
+        return None
+
+
+_cformats = _load_cformats()
+"""The compiled ``common/_cformats`` module, or None (``_python_split`` reads every batch)."""
 
 
 __all__ = ["OPTION_KEYS", "CsvSettings", "batch_reader", "line_reader", "row_writer"]
