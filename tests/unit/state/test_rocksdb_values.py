@@ -161,3 +161,14 @@ def test_a_database_of_pickled_values_reads_and_continues_in_the_new_format(tmp_
         assert state.value() == (1, 42)
     finally:
         backend.dispose()
+
+
+def test_the_working_database_has_bloom_filters_for_point_reads(tmp_path):
+    backend = RocksDBKeyedStateBackend(KeyGroupRange(0, 127), 128, local_dir=str(tmp_path))
+    try:
+        written = (tmp_path / backend._directory / "db").glob("OPTIONS-*")
+        options = {line.strip() for path in written for line in path.read_text().splitlines()}
+    finally:
+        backend.dispose()
+    assert {"memtable_whole_key_filtering=true", "memtable_prefix_bloom_size_ratio=0.100000",
+            "filter_policy=bloomfilter", "whole_key_filtering=true"} <= options
