@@ -30,8 +30,9 @@ def word_of(r: Any) -> Any:
 
 
 class Word:
-    def __init__(self, word: object) -> None:
+    def __init__(self, word: object, count: object = 0) -> None:
         self.word = word
+        self.count = count
 
 
 INDEX = 0
@@ -67,14 +68,50 @@ def closure(i: int) -> Any:
 
 
 class Selector:
-    def get_key(self, t: Any) -> Any:
-        return t[0]
+    """A user's KeySelector: get_key reads only its value."""
+
+    def get_key(self, value: Any) -> Any:
+        return value[0]
+
+
+class ReadsSelf:
+    def __init__(self) -> None:
+        self.i = 0
+
+    def get_key(self, value: Any) -> Any:
+        return value[self.i]
+
+    def own_field(self, value: Any) -> Any:
+        return self.i
+
+
+def pair_key(t: Any) -> Any:
+    return (t[0], t[-1])
+
+
+def names_key(r: Any) -> Any:
+    return (r.word, r.count)
+
+
+def one_tuple(t: Any) -> Any:
+    return (t[0],)
+
+
+def mixed(r: Any) -> Any:
+    return (r[0], r.word)
+
+
+def same_field_twice(t: Any) -> Any:
+    return (t[0], t[0])
 
 
 @pytest.mark.parametrize(("function", "expected"), [
     (first_field, operator.itemgetter(0)), (last_field, operator.itemgetter(-1)),
     (by_name, operator.itemgetter("word")), (word_of, operator.attrgetter("word")),
     (lambda t: t[1], operator.itemgetter(1)), (lambda r: r.key, operator.attrgetter("key")),
+    (Selector().get_key, operator.itemgetter(0)), (pair_key, operator.itemgetter(0, -1)),
+    (names_key, operator.attrgetter("word", "count")),
+    (same_field_twice, operator.itemgetter(0, 0)),
 ])
 def test_plain_field_getters_become_c_getters(function: Any, expected: Any) -> None:
     getter = plain_key_getter(function)
@@ -84,8 +121,9 @@ def test_plain_field_getters_become_c_getters(function: Any, expected: Any) -> N
 
 @pytest.mark.parametrize("function", [
     through_global, nested, with_default, two_steps, of_float, of_tuple, closure(0),
-    Selector().get_key, operator.itemgetter(0), len, lambda *t: t[0], lambda t, u=1: t[0],
-    lambda t: t.word.upper,
+    operator.itemgetter(0), len, lambda *t: t[0], lambda t, u=1: t[0],
+    lambda t: t.word.upper, ReadsSelf().get_key, ReadsSelf().own_field, Selector.get_key,
+    one_tuple, mixed,
 ])
 def test_anything_else_is_left_unchanged(function: Any) -> None:
     assert plain_key_getter(function) is function
@@ -102,11 +140,13 @@ values = st.one_of(
     st.tuples(st.integers()), st.tuples(st.text(), st.integers()),
     st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=4), st.integers()),
     st.integers(), st.none(), st.text(max_size=3), st.builds(Word, st.integers()),
+    st.builds(Word, st.integers(), st.integers()), st.tuples(),
 )
 
 
 @settings(max_examples=60)
 @given(values)
 def test_same_key_or_same_error_as_the_function(value: Any) -> None:
-    for function in (first_field, last_field, by_name, word_of):
+    for function in (first_field, last_field, by_name, word_of, Selector().get_key, pair_key,
+                     names_key):
         assert _outcome(plain_key_getter(function), value) == _outcome(function, value)
