@@ -17,7 +17,9 @@ compiler (``-XX:TieredStopAtLevel=1``: the driver schedules and never runs recor
 peak speed is not worth its start-up CPU); options the user sets under that key come after
 these, so they win. Python workers fork from ``flintlock.spark.daemon``, which has the
 TaskManager's modules imported already. Every ``spark.*`` key of the flintlock configuration
-is passed to the builder (and may override all of these).
+is passed to the builder (and may override all of these). Before the first Py4J call, PySpark's
+NumPy argument converters are guarded (``py4j_converters``): unguarded, the first call imports
+pandas and PyArrow into the driver (about 1 CPU-s of start-up).
 Building a context costs seconds (a JVM starts), so a context is reused for as long as the
 process lives; only an embedded ``local[N]`` context that is too small, and runs no Spark job
 at the moment, is replaced (a busy one is kept; the capacity check then fails).
@@ -58,6 +60,7 @@ from flintlock.common.options.cluster import (
 from flintlock.common.options.execution import NAME
 from flintlock.spark import class_data
 from flintlock.spark.errors import BarrierModeUnsupportedError, InsufficientSlotsError
+from flintlock.spark.py4j_converters import guard_numpy_converters
 
 LOG = logging.getLogger(__name__)
 LOOPBACK = "127.0.0.1"
@@ -116,6 +119,7 @@ def _is_idle(sc: SparkContext) -> bool:
 def build_embedded_context(config: Configuration, slots_needed: int) -> SparkContext:
     """A new SparkContext configured for running flintlock on this machine (see module doc)."""
     started = time.monotonic()
+    guard_numpy_converters()
     os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     ui = str(config.get(SPARK_UI)).lower()
@@ -186,6 +190,7 @@ def _quiet_task_failure_logs(sc: SparkContext) -> None:
 
 def context_for_job(config: Configuration, slots_needed: int) -> SparkContext:
     """The active context, or the embedded one sized for ``slots_needed`` (see module doc)."""
+    guard_numpy_converters()
     sc = active_context()
     if sc is None and launched_by_spark_submit() and not config.get(SPARK_MASTER):
         # spark-submit chose the master, deploy mode and resources: use them as they are.
