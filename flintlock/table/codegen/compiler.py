@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from flintlock.common.row_batches import new_row, rows_of
+from flintlock.common.row_batches import new_row, rows_from_columns, rows_of
 from flintlock.common.types import Row, RowKind, row_of
 from flintlock.table import types as t
 from flintlock.table.codegen import sql_functions as F
@@ -41,13 +41,33 @@ from flintlock.table.plan import functions
 from flintlock.table.plan import type_rules as tr
 from flintlock.table.plan.rex import Call, InputRef, Literal, Rex, UdfCall, input_refs
 
+_KINDS = tuple(RowKind)
+_KIND_CODES = {kind: bytes([code]) for code, kind in enumerate(_KINDS)}
+
+
+def picked_rows(columns: list[Any], count: int, kind: RowKind) -> list[Row]:
+    """The rows of the values of ``columns`` (a Calc fused into a source that only picks
+    columns), built at once (in C where built). A column that is not a list is read once into
+    one (it may be a one-pass iterator named twice); columns of another length than ``count``
+    give as many rows as the shortest, as the loop of ``compile_column_calc`` does."""
+    lists: dict[int, list[Any]] = {}
+    for column in columns:
+        if id(column) not in lists:
+            lists[id(column)] = column if type(column) is list else list(column)
+    picked = [lists[id(column)] for column in columns]
+    if all(len(column) == count for column in picked):
+        return rows_from_columns(_KIND_CODES[kind] * count, _KINDS, picked)
+    return rows_of([list(values) for values in zip(*picked, strict=False)], kind)
+
+
 _BASE_GLOBALS: dict[str, Any] = {
     "F": F, "math": math, "datetime": datetime, "decimal": decimal, "random": random,
     "uuid": uuid, "row_of": row_of, "Row": Row, "RowKind": RowKind, "NEW_ROW": new_row,
-    "NEW_ROWS": rows_of,
+    "NEW_ROWS": rows_of, "PICKED_ROWS": picked_rows,
     "NO_VALUE": object(),  # no argument seen yet (a run memo's start): equal to nothing
 }
 _SIMPLE_LITERALS = (bool, int, float, str, type(None))
+_COLUMN = re.compile(r"c[0-9]+")
 
 
 class CompiledFunction:
@@ -493,7 +513,8 @@ def compile_column_calc(expressions: Sequence[Rex], condition: Rex | None,
     """``(columns, count, kind) -> list[Row]``: a Calc fused into a source that builds its
     batches column-wise (``columns[i]`` holds field i of the ``count`` rows): one loop over
     the columns the expressions read, the projection of the rows where ``condition`` (if
-    any) is TRUE, their rows built at once (``rows_of``) with ``kind``. Same values as
+    any) is TRUE, their rows built at once (``rows_of``) with ``kind``; a Calc that only
+    picks columns builds its rows from them with no loop (``picked_rows``). Same values as
     ``compile_calc`` / ``compile_projection`` on the rows the columns make."""
     block = _Block("c{}", depth=2, direct=True)
     emitter = _Emitter(block)
@@ -501,6 +522,11 @@ def compile_column_calc(expressions: Sequence[Rex], condition: Rex | None,
         test = emitter.value(condition)
         block.add(f"if {test} is not True: continue")
     values = [emitter.value(e) for e in expressions]
+    if (condition is None and values and not block.lines
+            and all(_COLUMN.fullmatch(v) for v in values)):
+        picked = ", ".join(f"columns[{v[1:]}]" for v in values)  # a projection of columns
+        return CompiledFunction(name, f"def {name}(columns, count, kind):\n"
+                                f"    return PICKED_ROWS([{picked}], count, kind)\n", {})
     block.add(f"append([{', '.join(values)}])")
     read = sorted(set().union(*(input_refs(e) for e in expressions),
                                 input_refs(condition) if condition is not None else set()))

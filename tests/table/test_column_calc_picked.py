@@ -1,0 +1,52 @@
+"""A Calc fused into a source that only picks columns (issue 33: q0's ``SELECT auction,
+bidder, price, dateTime, extra FROM bid``) builds its rows from the columns with no loop
+(``compiler.picked_rows``): the same rows, kinds and values as the row-at-a-time projection,
+columns named twice, reordered, as ranges and one-pass iterators, of other lengths."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from flintlock.common.types import Row, RowKind
+from flintlock.table import types as t
+from flintlock.table.codegen.compiler import compile_column_calc, compile_projection
+from flintlock.table.connectors._file_rows import calc_columns
+from flintlock.table.plan.rex import Call, InputRef, Literal
+
+BIG = t.BigIntType(False)
+TEXT = t.VarCharType(100)
+PICKS = [InputRef(TEXT, 2), InputRef(BIG, 0), InputRef(TEXT, 2)]
+
+
+def test_a_calc_that_only_picks_columns_has_no_loop_and_says_what_it_reads() -> None:
+    calc = compile_column_calc(PICKS, None)
+    assert "for " not in calc.source and "PICKED_ROWS" in calc.source
+    assert calc_columns(calc) == frozenset({0, 2})  # the source reads only these columns
+    computed = compile_column_calc([Call(BIG, "+", (InputRef(BIG, 0), Literal(BIG, 1)))], None)
+    assert "PICKED_ROWS" not in computed.source
+
+
+@pytest.mark.parametrize("kind", [RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.DELETE])
+def test_picked_rows_are_the_projections_rows(kind: RowKind) -> None:
+    columns: list[Any] = [list(range(30)), list(range(100, 130)),
+                          [None if i % 4 == 0 else f"x{i}" for i in range(30)]]
+    row_projection = compile_projection(PICKS)
+    rows = [Row(*values) for values in zip(*columns, strict=True)]
+    for row in rows:
+        row.set_row_kind(kind)
+    expected = [row_projection(row) for row in rows]
+    got = compile_column_calc(PICKS, None)(columns, 30, kind)
+    assert [list(r) for r in got] == [list(r) for r in expected]
+    assert {r.get_row_kind() for r in got} == {kind}
+    assert got[1]._values is not got[2]._values  # each row its own list
+
+
+def test_ranges_iterators_and_short_columns() -> None:
+    calc = compile_column_calc([InputRef(BIG, 0), InputRef(BIG, 0), InputRef(BIG, 1)], None)
+    once = calc([iter(range(5)), range(10, 15)], 5, RowKind.INSERT)  # one-pass, named twice
+    assert [list(r) for r in once] == [[i, i, 10 + i] for i in range(5)]
+    short = calc([list(range(3)), list(range(10, 15))], 5, RowKind.INSERT)
+    assert [list(r) for r in short] == [[i, i, 10 + i] for i in range(3)]
+    assert calc([[], []], 0, RowKind.INSERT) == []
