@@ -97,11 +97,13 @@ def plot(report: dict[str, Any], out: Path) -> None:
     if mean is not None:
         title += f"\ngeometric mean flintlock / PyFlink {mean:.2f}x over {len(by_query)} queries"
     axes.set_title(title, fontsize=10, pad=14)
-    axes.legend(fontsize=8)
-    figure.text(0.01, 0.01, footer(report) + "; a missing bar: no rate (see the JSON); "
+    from matplotlib.patches import Patch
+
+    axes.legend(handles=[Patch(color=ENGINE_COLOURS[e], label=e) for e in engines], fontsize=8)
+    figure.text(0.01, 0.01, footer(report) + "\na missing bar: no rate (see the JSON); "
                 "hatched, t/o: the large size timed out, the rate is below the bar's top",
                 fontsize=7)
-    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    figure.tight_layout(rect=(0, 0.05, 1, 1))
     figure.savefig(out, dpi=110)
     plt.close(figure)
 
