@@ -2,27 +2,34 @@
 
     flock /tmp/flintlock-spark.lock .venv/bin/python -m benchmarks.nexmark.run
         [--sizes 100000 500000] [--check-events 20000] [--rounds 3] [--queries q0 q1 ...]
-        [--engines flintlock pyflink spark] [--pyflink-python PATH] [--data DIR] [--json FILE]
-        [--plot FILE.png]
+        [--time-limit 180] [--engines flintlock pyflink spark] [--pyflink-python PATH]
+        [--data DIR] [--json FILE] [--plot FILE.png]
 
 ``make bench-nexmark`` runs every query flintlock runs on all three engines and writes
-docs/benchmarks-nexmark.json and its plot (``plot.py``); the JSON records the commit and the
-load average at the start and the end of the run.
+docs/benchmarks-nexmark.json and its plot (``plot.py``); the JSON records the commit, the time
+limit, the wall time of the check and of the whole run, and the load average at the start and
+the end of the run.
 
 1. **Events.** ``generate.py`` writes each size's events once (CSV, one directory per event
    type, two files each) under ``--data`` (default ``.bench/nexmark``); every engine reads the
    same files: flintlock and PyFlink through the ``filesystem`` connector, Spark as CSV file
    streams.
-2. **Results.** Each engine runs every query on ``--check-events`` events and returns the
-   final rows (``flink_program.py`` / ``spark_program.py``); for each query, every engine's
-   rows must equal PyFlink's (``rows``), or have as many rows where ties make the chosen row
-   engine-dependent (``keys``).
+2. **Results** (``check.py``). flintlock and PyFlink run every query on ``--check-events``
+   events in one process each, into ``print`` tables (``flink_program.py``'s ``print`` mode);
+   Spark collects each query into its memory sink and its rows are written as the print
+   connector writes them; for each query, every engine's rows must give PyFlink's digest
+   (``rows``), or as many rows where ties make the chosen row engine-dependent (``keys``).
 3. **Throughput.** In each round, each engine runs every query at both sizes in one process
    (the engines in turn, their order rotating by round), after one untimed warm-up job (the
    first job of a process pays the engine's start-up); a run is timed from the job's
    submission to its end. The marginal rate ``(N2 - N1) / (t(N2) - t(N1))`` over the medians
    cancels start-up; events/s counts every event of the stream (people, auctions and bids),
    as Nexmark reports it, although a query reads only the files of the types it names.
+   A run still going after ``--time-limit`` seconds is cancelled and recorded as timed out
+   (``timed_out``: size -> limit; ``rate_at_most``: the rate's upper bound
+   ``(N2 - N1) / (limit - t(N1))``), not repeated in later rounds, and shown as such in the
+   table and the plot; the limit keeps one slow engine-query pair (Spark's q20 at 2,000,000
+   events once ran over nine minutes) from taking the run's hour.
 
 PyFlink runs from ``--pyflink-python`` or ``.bench/pyflink-venv`` (created with
 ``pip install apache-flink==2.3.0`` when missing); Spark is the PySpark of this virtualenv.
