@@ -227,6 +227,15 @@ set_format_error(const char *detail)
     }
 }
 
+/* (bit_length + 8) // 8 of v: the bytes of its minimal two's complement form, 1..8. */
+static int
+int_size(int64_t v)
+{
+    uint64_t magnitude = v < 0 ? ~(uint64_t)v : (uint64_t)v;
+    int bits = magnitude == 0 ? 0 : 64 - __builtin_clzll(magnitude);
+    return (bits + 8) / 8;
+}
+
 /* The size of one scalar's compact form, or -1 if it has none (no error set). A str's UTF-8
  * goes to *utf8 (owned by the str). */
 static Py_ssize_t
@@ -239,7 +248,7 @@ field_size(PyObject *v, const char **utf8, Py_ssize_t *utf8_len)
             PyErr_Clear();
             return -1;
         }
-        return 9;
+        return 2 + int_size((int64_t)x);
     }
     if (PyFloat_CheckExact(v)) {
         return 9;
@@ -282,9 +291,16 @@ static unsigned char *
 write_field(unsigned char *p, PyObject *v, const char *utf8, Py_ssize_t utf8_len)
 {
     if (PyLong_CheckExact(v)) {
-        *p = 'i';
-        put_u64(p + 1, (uint64_t)PyLong_AsLongLong(v));
-        return p + 9;
+        int64_t x = (int64_t)PyLong_AsLongLong(v);
+        int n = int_size(x);
+        uint64_t u = (uint64_t)x;
+        p[0] = 'i';
+        p[1] = (unsigned char)n;
+        for (int k = 0; k < n; k++) {
+            p[2 + k] = (unsigned char)(u & 0xFF);
+            u >>= 8;
+        }
+        return p + 2 + n;
     }
     if (PyFloat_CheckExact(v)) {
         double d = PyFloat_AS_DOUBLE(v);
@@ -371,9 +387,18 @@ static PyObject *
 scalar(const unsigned char *data, Py_ssize_t len, Py_ssize_t *at)
 {
     Py_ssize_t i = *at;
-    if (i < len && data[i] == 'i' && i + 9 <= len) {
-        *at = i + 9;
-        return PyLong_FromLongLong((long long)get_u64(data + i + 1));
+    if (i + 2 <= len && data[i] == 'i' && data[i + 1] >= 1 && data[i + 1] <= 8
+            && i + 2 + data[i + 1] <= len) {
+        int n = data[i + 1];
+        uint64_t u = 0;
+        for (int k = n - 1; k >= 0; k--) {
+            u = (u << 8) | data[i + 2 + k];
+        }
+        if (n < 8 && (data[i + 1 + n] & 0x80)) {  /* sign-extend */
+            u |= ~(uint64_t)0 << (8 * n);
+        }
+        *at = i + 2 + n;
+        return PyLong_FromLongLong((long long)u);
     }
     if (i < len && data[i] == 'd' && i + 9 <= len) {
         uint64_t u = get_u64(data + i + 1);

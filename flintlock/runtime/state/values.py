@@ -5,7 +5,8 @@ reduce's Python time. The working database's value bytes are now one of::
 
     value   := pickle                      (pickles.dumps, protocol 5: first byte 0x80)
              | 0x01 item                   (compact, format 1)
-    item    := 'i' int64 little endian     (an exact int in [-2**63, 2**63))
+    item    := 'i' u8 n, n bytes           (an exact int in [-2**63, 2**63): its minimal
+                                            two's complement, little endian, n = 1..8)
              | 'd' float64 little endian   (an exact float; NaN and -0.0 bit for bit)
              | 's' u32 little endian n, n bytes of UTF-8   (an exact str that encodes)
              | 'n'                         (None)
@@ -47,8 +48,9 @@ def _field(value: Any) -> bytes | None:
     kind = type(value)
     if kind is int:
         if _INT_MIN <= value < _INT_END:
-            packed: bytes = value.to_bytes(8, "little", signed=True)
-            return b"i" + packed
+            size = (value.bit_length() + 8) // 8
+            packed: bytes = value.to_bytes(size, "little", signed=True)
+            return b"i" + bytes((size,)) + packed
         return None
     if kind is float:
         return b"d" + _DOUBLE.pack(value)
@@ -87,8 +89,10 @@ def encode_value_py(value: Any, fallback: Callable[[Any], bytes] = pickles.dumps
 
 def _scalar(data: bytes, at: int) -> tuple[Any, int]:
     kind = data[at:at + 1]
-    if kind == b"i" and at + 9 <= len(data):
-        return int.from_bytes(data[at + 1:at + 9], "little", signed=True), at + 9
+    if kind == b"i" and at + 2 <= len(data) and 1 <= data[at + 1] <= 8:
+        end = at + 2 + data[at + 1]
+        if end <= len(data):
+            return int.from_bytes(data[at + 2:end], "little", signed=True), end
     if kind == b"d" and at + 9 <= len(data):
         return _DOUBLE.unpack_from(data, at + 1)[0], at + 9
     if kind == b"s" and at + 5 <= len(data):

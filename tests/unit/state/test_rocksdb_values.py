@@ -53,7 +53,8 @@ def test_every_value_round_trips_with_its_types(value):
 
 
 @pytest.mark.parametrize("value, compact", [
-    ((7, 1), True), (-(2**63), True), (2**63 - 1, True), (2.5, True), ("é", True), (None, True),
+    ((7, 1), True), ((0, 127, 128, -128, -129, 255, -256, 2**31, -(2**31) - 1), True),
+    (-(2**63), True), (2**63 - 1, True), (2.5, True), ("é", True), (None, True),
     ((), True), ((1, "a", None, 0.5), True),
     (2**63, False), (True, False), ((True, 1), False), ([1], False), (((1,), 2), False),
     ("\ud800", False), (tuple(range(256)), False), (b"x", False)])
