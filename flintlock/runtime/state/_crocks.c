@@ -190,9 +190,11 @@ failed:
 
 /* ---- State values (issue 31): the compact format of runtime/state/values.py ----
  *
- * encode_value(value, fallback) -> bytes   compact form, else fallback(value)
- * decode_value(data, fallback) -> object   compact decoded here, else fallback(data)
+ * encode_value(fallback, value) -> bytes   compact form, else fallback(value)
+ * decode_value(fallback, data) -> object   compact decoded here, else fallback(data)
+ * (the fallback first, so that functools.partial binds it)
  * fold(entries, records, stored, reduce, dumps, loads) -> list   values.fold_py in C
+ * fill_batch(stored, put, delete) -> None   values.fill_batch_py in C
  *
  * The format is in values.py's docstring; values.encode_value_py / decode_value_py / fold_py
  * are the twins, held equal by tests/unit/state/test_rocksdb_values.py.
@@ -493,20 +495,20 @@ static PyObject *
 encode_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "encode_value(value, fallback) takes 2 arguments");
+        PyErr_SetString(PyExc_TypeError, "encode_value(fallback, value) takes 2 arguments");
         return NULL;
     }
-    return encode(args[0], args[1]);
+    return encode(args[1], args[0]);
 }
 
 static PyObject *
 decode_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "decode_value(data, fallback) takes 2 arguments");
+        PyErr_SetString(PyExc_TypeError, "decode_value(fallback, data) takes 2 arguments");
         return NULL;
     }
-    return decode(args[0], args[1]);
+    return decode(args[1], args[0]);
 }
 
 /* One record of fold: the new accumulator (a new reference), stored[entry] updated. */
@@ -585,15 +587,49 @@ fold(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* fill_batch(stored, put, delete): put(key, data) for each entry of the dict stored, or
+ * delete(key) where data is None, in the dict's order (values.fill_batch_py is the twin). */
+static PyObject *
+fill_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyDict_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "fill_batch(stored: dict, put, delete)");
+        return NULL;
+    }
+    PyObject *stored = args[0], *key, *data;
+    Py_ssize_t pos = 0;
+    Py_ssize_t size = PyDict_GET_SIZE(stored);
+    while (PyDict_Next(stored, &pos, &key, &data)) {
+        PyObject *call_args[2] = {key, data}, *result;
+        Py_INCREF(key);
+        Py_INCREF(data);
+        result = data == Py_None ? PyObject_Vectorcall(args[2], call_args, 1, NULL)
+                                 : PyObject_Vectorcall(args[1], call_args, 2, NULL);
+        Py_DECREF(key);
+        Py_DECREF(data);
+        if (result == NULL) {
+            return NULL;
+        }
+        Py_DECREF(result);
+        if (PyDict_GET_SIZE(stored) != size) {
+            PyErr_SetString(PyExc_RuntimeError, "stored changed size during fill_batch");
+            return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"entry_keys", (PyCFunction)(void (*)(void))entry_keys, METH_FASTCALL,
      "entry_keys(keys, state_id, max_parallelism, other) -> list of RocksDB entry keys"},
     {"encode_value", (PyCFunction)(void (*)(void))encode_value, METH_FASTCALL,
-     "encode_value(value, fallback) -> the stored bytes (values.encode_value_py)"},
+     "encode_value(fallback, value) -> the stored bytes (values.encode_value_py)"},
     {"decode_value", (PyCFunction)(void (*)(void))decode_value, METH_FASTCALL,
-     "decode_value(data, fallback) -> the stored value (values.decode_value_py)"},
+     "decode_value(fallback, data) -> the stored value (values.decode_value_py)"},
     {"fold", (PyCFunction)(void (*)(void))fold, METH_FASTCALL,
      "fold(entries, records, stored, reduce, dumps, loads) -> accumulators (values.fold_py)"},
+    {"fill_batch", (PyCFunction)(void (*)(void))fill_batch, METH_FASTCALL,
+     "fill_batch(stored, put, delete): each entry to put or delete (values.fill_batch_py)"},
     {NULL, NULL, 0, NULL},
 };
 

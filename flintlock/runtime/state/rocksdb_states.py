@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rocksdict import WriteBatch, WriteOptions
@@ -26,31 +27,29 @@ if TYPE_CHECKING:
     from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 
 
-def _codec() -> tuple[Callable[[Any], bytes], Callable[[bytes], Any], Callable[..., list[Any]]]:
-    """``values``' encode, decode and fold: in C where ``_crocks`` is built, else the twins."""
+def _codec() -> tuple[Callable[[Any], bytes], Callable[[bytes], Any], Callable[..., list[Any]],
+                      Callable[..., None]]:
+    """``values``' encode, decode, fold and fill_batch: in C where ``_crocks`` is built (the
+    fallbacks bound by ``partial``: no Python frame per call), else the twins."""
     crocks = load_crocks()
     if crocks is None:
-        return values.encode_value_py, values.decode_value_py, values.fold_py
-    encode_c, decode_c, fold_c = crocks.encode_value, crocks.decode_value, crocks.fold
-
-    def encode(value: Any) -> bytes:
-        return encode_c(value, pickles.dumps)  # type: ignore[no-any-return]
-
-    def decode(data: bytes) -> Any:
-        return decode_c(data, pickle.loads)
+        return (values.encode_value_py, values.decode_value_py, values.fold_py,
+                values.fill_batch_py)
+    fold_c = crocks.fold
 
     def fold(entries: list[bytes], records: list[Any], stored: dict[bytes, bytes | None],
              reduce: Callable[[Any, Any], Any]) -> list[Any]:
         return fold_c(entries, records, stored, reduce,  # type: ignore[no-any-return]
                       pickles.dumps, pickle.loads)
 
-    return encode, decode, fold
+    return (partial(crocks.encode_value, pickles.dumps), partial(crocks.decode_value, pickle.loads),
+            fold, crocks.fill_batch)
 
 
-dumps, loads, fold = _codec()
+dumps, loads, fold, fill_batch = _codec()
 """A state value's stored bytes and back (``values``: compact for plain ints, floats, strs
 and flat tuples of them, plain pickle otherwise — as every value was before, and still
-read), and the keyed reduce's fold over a batch."""
+read), the keyed reduce's fold over a batch, and a write batch filled from a dict."""
 
 
 def _no_wal() -> Any:
@@ -123,11 +122,7 @@ class RocksValueState(_RocksState, ValueState[Any]):
         stored: dict[bytes, bytes | None] = dict(zip(distinct, self._db.get(distinct), strict=True))
         out = fold(entries, list(records), stored, reduce)
         batch = WriteBatch(raw_mode=True)
-        for entry, data in stored.items():
-            if data is None:
-                batch.delete(entry)
-            else:
-                batch.put(entry, data)
+        fill_batch(stored, batch.put, batch.delete)
         self._db.write(batch, NO_WAL)
         if keys:
             backend.set_current_key(keys[-1])

@@ -22,7 +22,7 @@ surrogate — is pickled. Decoding gives values equal to the encoded ones and of
 types. Savepoints and full snapshots are not affected: they hold the decoded values
 (``format``).
 
-``encode_value`` / ``decode_value`` / ``fold`` run in C where ``_crocks`` is built
+``encode_value`` / ``decode_value`` / ``fold`` / ``fill_batch`` run in C where ``_crocks`` is built
 (``_crocks.encode_value`` etc.); the functions below are their Python twins, held equal by
 ``tests/unit/state/test_rocksdb_values.py``. Pure functions; safe from any thread.
 """
@@ -143,3 +143,14 @@ def fold_py(entries: list[bytes], records: list[Any], stored: dict[bytes, bytes 
         stored[entry] = None if acc is None else encode_value_py(acc, dumps)
         append(acc)
     return out
+
+
+def fill_batch_py(stored: dict[bytes, bytes | None], put: Callable[[bytes, bytes], Any],
+                  delete: Callable[[bytes], Any]) -> None:
+    """``put(key, data)`` for each entry of ``stored``, ``delete(key)`` where data is None,
+    in the dict's order (a write batch's contents). The twin of ``_crocks.fill_batch``."""
+    for key, data in stored.items():
+        if data is None:
+            delete(key)
+        else:
+            put(key, data)

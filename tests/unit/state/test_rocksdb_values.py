@@ -72,7 +72,7 @@ def test_values_stored_as_pickles_before_the_format_still_read(value):
     assert old[0] == 0x80  # protocol 5: never the compact tag
     assert _same(values.decode_value_py(old), value)
     if CROCKS is not None:
-        assert _same(CROCKS.decode_value(old, pickle.loads), value)
+        assert _same(CROCKS.decode_value(pickle.loads, old), value)
 
 
 @pytest.mark.parametrize("data", [
@@ -83,16 +83,16 @@ def test_corrupt_compact_bytes_are_a_typed_error(data):
         values.decode_value_py(data)
     if CROCKS is not None:
         with pytest.raises(StateValueFormatError):
-            CROCKS.decode_value(data, pickle.loads)
+            CROCKS.decode_value(pickle.loads, data)
 
 
 @NEEDS_C
 @settings(max_examples=120, deadline=None)
 @given(VALUES)
 def test_c_encode_and_decode_are_the_python_twins(value):
-    data = CROCKS.encode_value(value, pickles.dumps)
+    data = CROCKS.encode_value(pickles.dumps, value)
     assert data == values.encode_value_py(value)
-    assert _same(CROCKS.decode_value(data, pickle.loads), values.decode_value_py(data))
+    assert _same(CROCKS.decode_value(pickle.loads, data), values.decode_value_py(data))
 
 
 @NEEDS_C
@@ -104,9 +104,9 @@ def test_c_decode_of_any_bytes_is_the_python_twins(tail):
         want = values.decode_value_py(data)
     except StateValueFormatError:
         with pytest.raises(StateValueFormatError):
-            CROCKS.decode_value(data, pickle.loads)
+            CROCKS.decode_value(pickle.loads, data)
         return
-    assert _same(CROCKS.decode_value(data, pickle.loads), want)
+    assert _same(CROCKS.decode_value(pickle.loads, data), want)
 
 
 def _add_or_clear(acc, record):
@@ -173,3 +173,18 @@ def test_the_working_database_has_bloom_filters_for_point_reads(tmp_path):
         backend.dispose()
     assert {"memtable_whole_key_filtering=true", "memtable_prefix_bloom_size_ratio=0.100000",
             "filter_policy=bloomfilter", "whole_key_filtering=true"} <= options
+
+
+@NEEDS_C
+@given(st.dictionaries(st.binary(max_size=4), st.one_of(st.none(), st.binary(max_size=4)),
+                       max_size=8))
+@settings(max_examples=60, deadline=None)
+def test_c_fill_batch_is_the_python_twin(stored):
+    calls: list[tuple] = []
+    twin: list[tuple] = []
+    CROCKS.fill_batch(stored, lambda k, v: calls.append(("put", k, v)),
+                      lambda k: calls.append(("delete", k)))
+    values.fill_batch_py(stored, lambda k, v: twin.append(("put", k, v)),
+                         lambda k: twin.append(("delete", k)))
+    assert calls == twin
+    assert len(calls) == len(stored)
