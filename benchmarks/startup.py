@@ -31,14 +31,17 @@ beforehand (the standard library, site-packages and flintlock): what an installe
 costs where ``PYTHONDONTWRITEBYTECODE`` keeps an editable checkout from caching bytecode.
 ``--java-options OPTS`` adds ``tuned+java`` and ``flintlock+java``: the same two children
 with ``OPTS`` appended to the driver JVM's options (``spark.driver.extraJavaOptions``), for
-A/B pairs of a JVM setting. ``--baseline DIR`` adds ``tuned@baseline`` and
-``flintlock@baseline``: the same two children run against another source tree (e.g. ``git
-archive`` of an older commit, which may lack the phase log records) in the same rounds, for
-before/after pairs.
+A/B pairs of a JVM setting; ``--variant-conf KEY=VALUE`` (repeatable) adds the same two kinds
+with that flintlock or Spark setting (alone or with ``--java-options``). ``--baseline DIR``
+adds ``tuned@DIRNAME`` and ``flintlock@DIRNAME``: the same two children run against another
+source tree (e.g. ``git archive`` of an older commit, which may lack the phase log records)
+in the same rounds, for before/after pairs; it may be given more than once (one pair of kinds
+per tree).
 
     .venv/bin/python benchmarks/startup.py [--rounds 5] [--records 1000] [--only KIND ...]
                                            [--baseline DIR] [--bytecode-cache DIR]
                                            [--json FILE] [--java-options OPTS]
+                                           [--variant-conf KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -59,9 +62,10 @@ RESULT = "STARTUP-RESULT "
 TUNED_DAEMON = "tuned_daemon"  # in startup_daemon/, on the tuned child's PYTHONPATH
 TUNED_DAEMON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup_daemon")
 KINDS = ("jvm", "bare", "tuned", "flintlock")
-BASELINE = "@baseline"
+BASELINE = "@"  # kind@NAME: the kind run against the --baseline tree named NAME
 JAVA = "+java"  # the same child with --java-options added to the driver JVM's options
 JAVA_ENV = "STARTUP_JAVA_OPTIONS"
+CONF_ENV = "STARTUP_VARIANT_CONF"  # JSON: the settings of --variant-conf, in the +java child
 _LOGGERS = ("flintlock.spark.session", "flintlock.spark.launcher", "flintlock.runtime.jobmanager")
 
 
@@ -99,9 +103,11 @@ def child_bare() -> dict[str, float]:
 
 
 def _java_options() -> dict[str, str]:
-    """``spark.driver.extraJavaOptions`` of a ``+java`` child (see ``--java-options``)."""
+    """The settings of a ``+java`` child: ``--variant-conf``'s, and ``--java-options`` as
+    ``spark.driver.extraJavaOptions``."""
+    settings: dict[str, str] = json.loads(os.environ.get(CONF_ENV) or "{}")
     options = os.environ.get(JAVA_ENV)
-    return {"spark.driver.extraJavaOptions": options} if options else {}
+    return {**settings, "spark.driver.extraJavaOptions": options} if options else settings
 
 
 def child_tuned() -> dict[str, float]:
@@ -255,19 +261,21 @@ def _compile_bytecode(cache: str, trees: list[str]) -> None:
                    stdout=subprocess.DEVNULL, check=False)
 
 
-def _run_child(kind: str, records: int, baseline: str | None,
-               bytecode: str | None, java_options: str = "") -> dict[str, float] | None:
+def _run_child(kind: str, records: int, baselines: dict[str, str],
+               bytecode: str | None, variant: dict[str, str] | None = None,
+               ) -> dict[str, float] | None:
     env = dict(os.environ)
     kind, with_java, _ = kind.partition(JAVA)
     if with_java:
-        env[JAVA_ENV] = java_options
+        env.update(variant or {})
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     env.setdefault("PYSPARK_PYTHON", sys.executable)
     if bytecode:
         env["PYTHONPYCACHEPREFIX"] = bytecode
-    kind, on_baseline, _ = kind.partition(BASELINE)
-    if on_baseline and baseline:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (baseline, env.get("PYTHONPATH")) if p)
+    kind, _, tree = kind.partition(BASELINE)
+    if tree:
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (baselines[tree], env.get("PYTHONPATH")) if p)
     if kind == "tuned":
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (env.get("PYTHONPATH"), TUNED_DAEMON_DIR) if p)
@@ -314,11 +322,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--records", type=int, default=1000)
     parser.add_argument("--only", nargs="*", choices=KINDS)
-    parser.add_argument("--baseline", help="another source tree to run tuned and flintlock of")
+    parser.add_argument("--baseline", action="append", default=[],
+                        help="another source tree to run tuned and flintlock of (repeatable)")
     parser.add_argument("--bytecode-cache", help="run with bytecode compiled under this prefix")
     parser.add_argument("--json", help="also write every run's figures to this file")
     parser.add_argument("--java-options", help="adds tuned+java and flintlock+java: the same "
                         "children with these driver JVM options added, in the same rounds")
+    parser.add_argument("--variant-conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="adds tuned+java and flintlock+java with this setting (repeatable)")
     parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -330,27 +341,31 @@ def main() -> None:
     if args.bytecode_cache:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         _compile_bytecode(args.bytecode_cache, [os.path.join(here, "flintlock"),
-                                                *([args.baseline] if args.baseline else [])])
+                                                *args.baseline])
     kinds = list(args.only or KINDS)
-    if args.baseline:
-        kinds += [kind + BASELINE for kind in kinds if kind in ("tuned", "flintlock")]
-    if args.java_options:
+    baselines = {os.path.basename(os.path.normpath(tree)): tree for tree in args.baseline}
+    kinds += [kind + BASELINE + name for name in baselines for kind in list(kinds)
+              if kind in ("tuned", "flintlock")]
+    variant = {JAVA_ENV: args.java_options or "", CONF_ENV: json.dumps(
+        dict(setting.split("=", 1) for setting in args.variant_conf))}
+    if args.java_options or args.variant_conf:
         kinds += [kind + JAVA for kind in kinds if kind in ("tuned", "flintlock")]
     results: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
     own: dict[str, list[float]] = {}
     # Untimed: where no class-data archive exists yet, this run's JVM writes it at exit.
-    _run_child("tuned", args.records, None, args.bytecode_cache)
+    # Also the first to probe and cache the driver's launch command (flintlock.spark.gateway).
+    for warm_up in ("tuned", *(f"tuned{BASELINE}{name}" for name in baselines)):
+        _run_child(warm_up, args.records, baselines, args.bytecode_cache)
     for round_number in range(args.rounds):
         shift = round_number % len(kinds)
         order = kinds[shift:] + kinds[:shift]
         this_round: dict[str, dict[str, float]] = {}
         for kind in order:
-            result = _run_child(kind, args.records, args.baseline, args.bytecode_cache,
-                                args.java_options or "")
+            result = _run_child(kind, args.records, baselines, args.bytecode_cache, variant)
             if result is not None:
                 this_round[kind] = result
                 results[kind].append(result)
-        for suffix in ("", BASELINE, JAVA):
+        for suffix in ("", *(BASELINE + name for name in baselines), JAVA):
             if f"flintlock{suffix}" in this_round and f"tuned{suffix}" in this_round:
                 own.setdefault(suffix, []).append(
                     this_round[f"flintlock{suffix}"]["first record at the driver"]

@@ -19,7 +19,10 @@ these, so they win. Python workers fork from ``flintlock.spark.daemon``, which h
 TaskManager's modules imported already. Every ``spark.*`` key of the flintlock configuration
 is passed to the builder (and may override all of these). Before the first Py4J call, PySpark's
 NumPy argument converters are guarded (``py4j_converters``): unguarded, the first call imports
-pandas and PyArrow into the driver (about 1 CPU-s of start-up).
+pandas and PyArrow into the driver (about 1 CPU-s of start-up). The driver JVM starts from
+the command Spark's launcher computed for an earlier session (``gateway``; unless
+``flintlock.spark.direct-launch`` is false), not through ``spark-submit``'s scripts and
+launcher JVM.
 Building a context costs seconds (a JVM starts), so a context is reused for as long as the
 process lives; only an embedded ``local[N]`` context that is too small, and runs no Spark job
 at the moment, is replaced (a busy one is kept; the capacity check then fails).
@@ -54,11 +57,12 @@ from flintlock.common.options.cluster import (
     JM_ADDRESS,
     SPARK_CACHE_DIR,
     SPARK_CLASS_DATA_SHARING,
+    SPARK_DIRECT_LAUNCH,
     SPARK_MASTER,
     SPARK_UI,
 )
 from flintlock.common.options.execution import NAME
-from flintlock.spark import class_data
+from flintlock.spark import class_data, gateway
 from flintlock.spark.errors import BarrierModeUnsupportedError, InsufficientSlotsError
 from flintlock.spark.py4j_converters import guard_numpy_converters
 
@@ -135,12 +139,32 @@ def build_embedded_context(config: Configuration, slots_needed: int) -> SparkCon
     conf.setAll([(key, str(value)) for key, value in config.raw_items().items()
                  if key.startswith("spark.")])
     conf.set(_DRIVER_JAVA_OPTIONS, driver_java_options(config))
+    if config.get(SPARK_DIRECT_LAUNCH) and SparkContext._gateway is None:
+        _start_driver_directly(conf, config)
     sc = SparkContext.getOrCreate(conf)
     sc.setLogLevel("WARN")
     _quiet_task_failure_logs(sc)
     LOG.debug("embedded Spark session %s started in %.2f s", sc.master,
               time.monotonic() - started)
     return sc
+
+
+def _start_driver_directly(conf: SparkConf, config: Configuration) -> None:
+    """The driver JVM from the cached launch command (``gateway``), made the gateway PySpark's
+    context uses; where that is unsupported or fails, PySpark launches it instead."""
+    try:
+        from pyspark.find_spark_home import _find_spark_home
+
+        spark_home = _find_spark_home()
+    except (OSError, SystemExit) as exc:  # _find_spark_home exits when it finds nothing
+        LOG.debug("driver JVM through spark-submit: %s", exc)
+        return
+    settings = conf.getAll()
+    cache_dir = config.get(SPARK_CACHE_DIR) or class_data.default_cache_dir()
+    command = gateway.driver_command(spark_home, settings, os.environ, cache_dir)
+    if command is not None:
+        started = gateway.start_driver(command, settings, spark_home)
+        SparkContext._ensure_initialized(gateway=started)
 
 
 def driver_java_options(config: Configuration) -> str:

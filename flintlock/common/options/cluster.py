@@ -60,6 +60,12 @@ SPARK_CLASS_DATA_SHARING = ConfigOption(
     "classes (seconds faster). The archive is written when the first such process exits, "
     "under flintlock.spark.cache-dir (about 120 MB per JDK and Spark version).",
 )
+SPARK_DIRECT_LAUNCH = ConfigOption(
+    "flintlock.spark.direct-launch", OptionType.BOOLEAN, False,
+    "Start the embedded session's driver JVM from the command Spark's launcher computed for "
+    "an earlier session (cached under flintlock.spark.cache-dir), skipping spark-submit's "
+    "scripts and launcher JVM; false: always through spark-submit.",
+)
 SPARK_CACHE_DIR = ConfigOption(
     "flintlock.spark.cache-dir", OptionType.STRING, None,
     "Where flintlock keeps what speeds up the embedded session's start (the class-data "
