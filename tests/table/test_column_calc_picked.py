@@ -50,3 +50,37 @@ def test_ranges_iterators_and_short_columns() -> None:
     short = calc([list(range(3)), list(range(10, 15))], 5, RowKind.INSERT)
     assert [list(r) for r in short] == [[i, i, 10 + i] for i in range(3)]
     assert calc([[], []], 0, RowKind.INSERT) == []
+
+
+TS = t.TimestampType(3)
+DATE = t.DateType()
+
+
+def test_date_functions_of_a_run_of_equal_timestamps_are_computed_once_and_equal() -> None:
+    """DATE_FORMAT, HOUR, EXTRACT over a TIMESTAMP or DATE column keep the last argument and
+    result in a column loop (event times read in order repeat): same values as the
+    row-at-a-time projection, NULLs, runs and changes included."""
+    import datetime
+    import random
+
+    rng = random.Random(7)
+    base = datetime.datetime(2015, 7, 15, 7, 59, 59, 998000)
+    stamps: list[Any] = []
+    while len(stamps) < 200:
+        value = None if rng.random() < 0.1 else base + datetime.timedelta(
+            milliseconds=rng.randint(0, 5) * 700)
+        stamps.extend([value] * rng.randint(1, 4))
+    days = [None if s is None else s.date() for s in stamps]
+    columns: list[Any] = [stamps, days]
+    expressions = [Call(t.VarCharType(20), "DATE_FORMAT",
+                        (InputRef(TS, 0), Literal(t.VarCharType(20), "yyyy-MM-dd HH:mm"))),
+                   Call(BIG, "HOUR", (InputRef(TS, 0),)),
+                   Call(BIG, "SECOND", (InputRef(TS, 0),)),
+                   Call(BIG, "EXTRACT", (InputRef(TS, 0),), ("MINUTE",)),
+                   Call(BIG, "DAYOFMONTH", (InputRef(DATE, 1),))]
+    calc = compile_column_calc(expressions, None)
+    assert calc.source.count("NO_VALUE") == len(expressions)  # each one memoised
+    row_projection = compile_projection(expressions)
+    got = calc(columns, len(stamps), RowKind.INSERT)
+    expected = [row_projection(Row(*values)) for values in zip(*columns, strict=True)]
+    assert [list(r) for r in got] == [list(r) for r in expected]

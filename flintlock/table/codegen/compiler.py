@@ -236,12 +236,14 @@ class _Emitter:
 
     def _run_argument(self, rex: Call, args: Sequence[str]) -> str | None:
         """In a column loop, the one argument of a ``_RUN_MEMO`` call that is no constant,
-        if it is an integer (``==`` then means the same value, so the same result)."""
+        if it is an integer, a TIMESTAMP or a DATE (``==`` then means the same value, so the
+        same result)."""
         if not self.b.direct or rex.function.upper() not in _RUN_MEMO:
             return None
         varying = [(arg, operand) for arg, operand in zip(args, rex.operands, strict=True)
                    if not (_is_constant(arg) or arg.startswith("_k"))]
-        if len(varying) != 1 or not tr.is_integral(varying[0][1].type):
+        if len(varying) != 1 or not (tr.is_integral(varying[0][1].type) or isinstance(
+                varying[0][1].type, (t.TimestampType, t.DateType))):
             return None
         return varying[0][0]
 
@@ -364,9 +366,13 @@ class _Emitter:
         return name
 
 
-_RUN_MEMO = frozenset({"TIMESTAMPADD"})
-"""Pure calls dear enough (a datetime built per value) that a column loop keeps the last
-argument and result: event times computed from a sequence repeat for a run of rows."""
+_RUN_MEMO = frozenset({"TIMESTAMPADD", "DATE_FORMAT", "EXTRACT", "YEAR", "QUARTER", "MONTH",
+                       "WEEK", "DAYOFYEAR", "DAYOFMONTH", "DAYOFWEEK", "HOUR", "MINUTE",
+                       "SECOND"})
+"""Pure calls dear enough (a datetime built or formatted per value) that a column loop keeps
+the last argument and result: event times computed from a sequence, or read from a file in
+event order, repeat for a run of rows. The argument is an integer, a TIMESTAMP (naive: ``==``
+is the same wall time) or a DATE."""
 
 _SPECIAL = {
     "CASE": _Emitter.case,
