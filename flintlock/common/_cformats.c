@@ -23,7 +23,9 @@ typedef struct {
     const void *data;
 } Text;
 
-#define AT(t, i) PyUnicode_READ((t).kind, (t).data, (i))
+#define AT(t, i)                                                                          \
+    ((t).kind == PyUnicode_1BYTE_KIND ? (Py_UCS4)((const Py_UCS1 *)(t).data)[i]             \
+                                      : PyUnicode_READ((t).kind, (t).data, (i)))
 
 static int digits(Text t, Py_ssize_t at, int n, int *out) {
     int value = 0;
@@ -109,6 +111,23 @@ static PyObject *read_field(Text t, char kind, PyObject *text, Py_ssize_t start,
     }
 }
 
+/* The end of the field starting at ``at``: the next delimiter, "\n" or the end of the text
+ * (a tight loop over the bytes of a one-byte-per-character text, the common case). */
+static inline Py_ssize_t field_end(Text t, Py_ssize_t at, Py_ssize_t length,
+                                   Py_UCS4 delimiter) {
+    if (t.kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *bytes = (const Py_UCS1 *)t.data;
+        while (at < length && bytes[at] != delimiter && bytes[at] != '\n') at++;
+        return at;
+    }
+    while (at < length) {
+        Py_UCS4 c = AT(t, at);
+        if (c == delimiter || c == '\n') break;
+        at++;
+    }
+    return at;
+}
+
 /* Fills ``columns`` row by row; 1 when done, 0 when the batch is not plain, -1 on an error. */
 static int split_into(PyObject *text, Py_UCS4 delimiter, Py_ssize_t width, Py_ssize_t count,
                       const char *kinds, PyObject *columns) {
@@ -119,11 +138,7 @@ static int split_into(PyObject *text, Py_UCS4 delimiter, Py_ssize_t width, Py_ss
     for (Py_ssize_t row = 0; row < count && outcome == 1; row++) {
         for (Py_ssize_t column = 0; column < width; column++) {
             Py_ssize_t start = at;
-            while (at < length) {
-                Py_UCS4 c = AT(t, at);
-                if (c == delimiter || c == '\n') break;
-                at++;
-            }
+            at = field_end(t, at, length, delimiter);
             int last_column = column == width - 1;
             Py_UCS4 ender = at < length ? AT(t, at) : 0;
             int ends_line = at == length ? row == count - 1 : ender == '\n' && row < count - 1;

@@ -260,10 +260,11 @@ def batch_reader(fields: list[Field], settings: CsvSettings,
     split = _split(fields, settings, wanted)
     specials = [c for c in (settings.quote, settings.escape, "\0") if c]
     comments = settings.comments
+    one_column = len(fields) == 1  # else an empty line has too few columns: per line anyway
 
     def decode(lines: list[str]) -> tuple[_columns.Columns, int]:
         text = "\n".join(lines)
-        if (any(c in text for c in specials) or "" in lines
+        if (any(c in text for c in specials) or (one_column and "" in lines)
                 or (comments and ("\n#" in text or text.startswith("#")))):
             return per_line(lines)
         try:
