@@ -519,8 +519,10 @@ def compile_column_calc(expressions: Sequence[Rex], condition: Rex | None,
     """``(columns, count, kind) -> list[Row]``: a Calc fused into a source that builds its
     batches column-wise (``columns[i]`` holds field i of the ``count`` rows): one loop over
     the columns the expressions read, the projection of the rows where ``condition`` (if
-    any) is TRUE, their rows built at once (``rows_of``) with ``kind``; a Calc that only
-    picks columns builds its rows from them with no loop (``picked_rows``). Same values as
+    any) is TRUE, their rows built at once (``rows_of``) with ``kind``; without a condition
+    the computed values are gathered as columns and the rows built from the columns
+    (``_computed_columns``); a Calc that only picks columns builds its rows from them with no
+    loop (``picked_rows``). Same values as
     ``compile_calc`` / ``compile_projection`` on the rows the columns make."""
     block = _Block("c{}", depth=2, direct=True)
     emitter = _Emitter(block)
@@ -533,7 +535,6 @@ def compile_column_calc(expressions: Sequence[Rex], condition: Rex | None,
         picked = ", ".join(f"columns[{v[1:]}]" for v in values)  # a projection of columns
         return CompiledFunction(name, f"def {name}(columns, count, kind):\n"
                                 f"    return PICKED_ROWS([{picked}], count, kind)\n", {})
-    block.add(f"append([{', '.join(values)}])")
     read = sorted(set().union(*(input_refs(e) for e in expressions),
                                 input_refs(condition) if condition is not None else set()))
     if not read:
@@ -544,9 +545,38 @@ def compile_column_calc(expressions: Sequence[Rex], condition: Rex | None,
         loop = (f"for {', '.join(f'c{i}' for i in read)} in zip("
                 f"{', '.join(f'columns[{i}]' for i in read)}):")
     prelude = "".join(f"    {line}\n" for line in block.prelude)
+    if condition is None and read:
+        return _computed_columns(name, values, block, prelude, read)
+    block.add(f"append([{', '.join(values)}])")
     source = (f"def {name}(columns, count, kind):\n    out = []\n    append = out.append\n"
               f"{prelude}    {loop}\n" + "\n".join(block.lines)
               + "\n    return NEW_ROWS(out, kind)\n")
+    return CompiledFunction(name, source, block.constants)
+
+
+def _computed_columns(name: str, values: list[str], block: _Block, prelude: str,
+                      read: list[int]) -> CompiledFunction:
+    """``compile_column_calc`` without a condition: each computed output gathered as a column
+    (one append a row), each output that is an input column passed on as that column, the
+    rows built from the columns at once (``picked_rows``; issue 28: no list built per row in
+    Python, a third less time a row for ``MOD(id, 100), id``). A column read that is not a
+    list is read into one first (the loop and the rows both read it); columns not read are
+    not touched (a source may not have made them)."""
+    lines = [f"    k{i} = columns[{i}]\n    if type(k{i}) is not list: k{i} = list(k{i})\n"
+             for i in read]
+    outputs = []
+    for index, value in enumerate(values):
+        if _COLUMN.fullmatch(value):
+            outputs.append(f"k{value[1:]}")
+            continue
+        outputs.append(f"o{index}")
+        lines.append(f"    o{index} = []\n    a{index} = o{index}.append\n")
+        block.add(f"a{index}({value})")
+    loop = (f"for c{read[0]} in k{read[0]}:" if len(read) == 1 else
+            f"for {', '.join(f'c{i}' for i in read)} in zip({', '.join(f'k{i}' for i in read)}):")
+    source = (f"def {name}(columns, count, kind):\n{''.join(lines)}{prelude}    {loop}\n"
+              + "\n".join(block.lines)
+              + f"\n    return PICKED_ROWS([{', '.join(outputs)}], count, kind)\n")
     return CompiledFunction(name, source, block.constants)
 
 
