@@ -354,8 +354,9 @@ def main() -> None:
     own: dict[str, list[float]] = {}
     # Untimed: where no class-data archive exists yet, this run's JVM writes it at exit.
     # Also the first to probe and cache the driver's launch command (flintlock.spark.gateway).
-    for warm_up in ("tuned", *(f"tuned{BASELINE}{name}" for name in baselines)):
-        _run_child(warm_up, args.records, baselines, args.bytecode_cache)
+    for warm_up in ("tuned", *(f"tuned{BASELINE}{name}" for name in baselines),
+                    *((f"tuned{JAVA}",) if args.java_options or args.variant_conf else ())):
+        _run_child(warm_up, args.records, baselines, args.bytecode_cache, variant)
     for round_number in range(args.rounds):
         shift = round_number % len(kinds)
         order = kinds[shift:] + kinds[:shift]

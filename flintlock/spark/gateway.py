@@ -71,6 +71,10 @@ exec "$RUNNER" -Xmx128m $SPARK_LAUNCHER_OPTS -cp "$SPARK_HOME/jars/*" \
 """
 
 
+class DriverStartFailed(RuntimeError):
+    """The directly started driver JVM ended, or never wrote its gateway's port."""
+
+
 @dataclass(frozen=True, slots=True)
 class DriverCommand:
     """The driver JVM's command up to SparkSubmit's class, and the environment it adds."""
@@ -178,12 +182,16 @@ def driver_command(spark_home: str, settings: Sequence[tuple[str, str]],
 
 
 def _read(path: str) -> DriverCommand | None:
+    """The cached command, or None: none cached, or an unreadable entry (probed again)."""
     try:
         with open(path) as handle:
             data = json.load(handle)
+        return DriverCommand(tuple(data["prefix"]), dict(data["environment"]))
     except FileNotFoundError:
         return None
-    return DriverCommand(tuple(data["prefix"]), dict(data["environment"]))
+    except (ValueError, KeyError, TypeError) as exc:
+        LOG.debug("unreadable launch command %s: %r", path, exc)
+        return None
 
 
 def _write(path: str, command: DriverCommand) -> None:
@@ -224,8 +232,8 @@ def _connection_info(proc: subprocess.Popen[bytes], info: str) -> tuple[int, str
     while not os.path.isfile(info):  # the JVM renames a complete file into place
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            raise RuntimeError(f"the driver JVM exited ({proc.returncode}) or did not start "
-                               f"its gateway within {CONNECT_TIMEOUT_S} s")
+            raise DriverStartFailed(f"the driver JVM exited ({proc.returncode}) or did not "
+                                    f"start its gateway within {CONNECT_TIMEOUT_S} s")
         time.sleep(0.01)
     with open(info, "rb") as handle:  # a 4-byte port, then the secret's length and UTF-8
         port, length = struct.unpack(">ii", handle.read(8))

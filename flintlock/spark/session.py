@@ -162,9 +162,15 @@ def _start_driver_directly(conf: SparkConf, config: Configuration) -> None:
     settings = conf.getAll()
     cache_dir = config.get(SPARK_CACHE_DIR) or class_data.default_cache_dir()
     command = gateway.driver_command(spark_home, settings, os.environ, cache_dir)
-    if command is not None:
+    if command is None:
+        return
+    try:
         started = gateway.start_driver(command, settings, spark_home)
-        SparkContext._ensure_initialized(gateway=started)
+    except (OSError, gateway.DriverStartFailed) as exc:  # PySpark's launch reports its own
+        LOG.warning("the driver JVM did not start from the cached command (%s); starting it "
+                    "through spark-submit", exc)
+        return
+    SparkContext._ensure_initialized(gateway=started)
 
 
 def driver_java_options(config: Configuration) -> str:
