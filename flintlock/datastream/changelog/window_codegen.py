@@ -51,10 +51,10 @@ from typing import Any
 
 from flintlock.datastream.changelog.aggregates import Inline
 from flintlock.datastream.changelog.errors import NotInsertOnlyError
-from flintlock.datastream.changelog.rows import INSERT
+from flintlock.datastream.changelog.rows import INSERT, new_row
 
-__all__ = ["StepSpec", "WindowCalls", "compile_window_batch", "compile_window_calls",
-           "compile_window_step"]
+__all__ = ["StepSpec", "WindowCalls", "compile_local_fold", "compile_window_batch",
+           "compile_window_calls", "compile_window_step"]
 
 _EPOCH = datetime.datetime(1970, 1, 1)
 _ONE_MS = datetime.timedelta(milliseconds=1)
@@ -278,3 +278,56 @@ def compile_window_batch(calls: Sequence[Any], spec: StepSpec) -> Callable[..., 
     batch: Callable[..., bool] = namespace["process_keyed_batch"]
     batch.__source__ = source  # type: ignore[attr-defined]
     return batch
+
+
+_LOCAL_FOLD = """def fold(B, rows):
+    last, lowest = NEVER, NO_END
+    for row in rows:
+        if row._row_kind is not INSERT:
+            raise NOT_INSERT(NAME, row._row_kind.name)
+        V = row._values
+        value = V[{field}]
+        if value != last:
+            try:
+                t = (value - EPOCH) // ONE_MS
+            except TypeError:
+                t = ROWTIME(row)
+            last = value
+{tumble}
+            if end < lowest:
+                lowest = end
+        k = (end, {keys})
+        E = B.get(k)
+        if E is None:
+            B[k] = E = [start, {slots}]
+{accumulate}
+    return lowest
+
+
+def finish(B, FROM_MILLIS):
+    return [NEW_ROW([{key_values}{values}FROM_MILLIS(k[0] - 1)], INSERT) for k, E in B.items()]
+"""
+
+
+def compile_local_fold(calls: Sequence[Any], grouping: Sequence[int],
+                       window: tuple[str, int, int, int], rowtime_field: int,
+                       rowtime: Callable[[Any], int], name: str
+                       ) -> tuple[Callable[[dict[Any, Any], list[Any]], int], Callable[..., Any]]:
+    """The local phase of a two-phase TUMBLE aggregation (``window_local``): ``fold(bundle,
+    rows) -> lowest window end`` puts each row into its entry ``bundle[(end, keys...)]``
+    (created at its first row: ``[start, slots...]``) and accumulates it; ``finish(bundle,
+    from_millis)`` gives one ``+I[keys..., results..., window_time]`` per entry, in order."""
+    _, size, _, offset = window
+    namespace: dict[str, Any] = {
+        "EPOCH": _EPOCH, "ONE_MS": _ONE_MS, "ROWTIME": rowtime, "INSERT": INSERT,
+        "NOT_INSERT": NotInsertOnlyError, "NAME": name, "NEVER": object(), "NO_END": 1 << 63,
+        "NEW_ROW": new_row}
+    slots, steps, values = _calls_source(calls, namespace)
+    source = _LOCAL_FOLD.format(
+        field=rowtime_field, tumble=_indent(_TUMBLE.format(offset=offset, size=size), 12),
+        keys="".join(f"V[{i}], " for i in grouping), slots=", ".join(slots),
+        accumulate=_indent("\n".join(steps) or "pass", 8),
+        key_values="".join(f"k[{j + 1}], " for j in range(len(grouping))),
+        values="".join(f"{v}, " for v in values))
+    exec(compile(source, "<flintlock local window aggregation>", "exec"), namespace)
+    return namespace["fold"], namespace["finish"]

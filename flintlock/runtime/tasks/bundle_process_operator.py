@@ -27,7 +27,11 @@ BUNDLE_PROCESS (``BundleProcessOperator``) is the non-keyed form, for work done 
 shuffle (Flink's local aggregation): the bundle is a dict ``key -> value`` that the function
 folds each record into (``function.add_input(value or None, record) -> value``, the key from
 ``function.key_selector()``), and at the bundle's end ``function.finish_bundle(bundle)``
-returns the outputs. It ends its bundles where the keyed form does.
+returns the outputs. It ends its bundles where the keyed form does. A function may fold a
+whole batch at once (``function.add_batch(bundle, records)``; the bundle may then pass its
+size by less than a batch) and say which watermarks end a bundle
+(``function.ends_bundle_at(watermark) -> bool``; without it, every one does): the two-phase
+window aggregation's local phase (``datastream.changelog.window_local``).
 
 Task thread only: the bundle timer's action comes through the task's mailbox.
 """
@@ -81,7 +85,9 @@ class _Bundles(ProcessOperator):
         raise NotImplementedError
 
     def process_watermark(self, timestamp: int) -> None:
-        self.finish_bundle()
+        ends_at = getattr(self.function, "ends_bundle_at", None)
+        if ends_at is None or ends_at(timestamp):
+            self.finish_bundle()
         super().process_watermark(timestamp)
 
     def end_input(self, input_index: int = 0) -> None:
@@ -140,11 +146,18 @@ class BundleProcessOperator(_Bundles):
     def open(self) -> None:
         super().open()
         self._get_key = self.function.key_selector()
+        self._add_batch = getattr(self.function, "add_batch", None)
 
     def process_batch(self, records: list[Any]) -> None:
         bundle, get_key, add = self._bundle, self._get_key, self.function.add_input
         if not bundle and records:
             self._start_bundle_timer()
+        if self._add_batch is not None:  # the function folds a whole batch in one call
+            self._add_batch(bundle, records)
+            self._bundle_records += len(records)
+            if self._bundle_records >= self._bundle_size:
+                self.finish_bundle()
+            return
         for record in records:
             key = get_key(record)
             bundle[key] = add(bundle.get(key), record)

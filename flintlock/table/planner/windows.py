@@ -34,6 +34,7 @@ from flintlock.datastream.changelog.sort_keys import SortKeySelector
 from flintlock.datastream.changelog.window_agg import WindowAggFunction
 from flintlock.datastream.changelog.window_assigners import field_millis, to_millis
 from flintlock.datastream.changelog.window_join import WindowJoinFunction
+from flintlock.datastream.changelog.window_local import LocalWindowAggFunction, split_calls
 from flintlock.datastream.changelog.window_rank import WindowRankFunction
 from flintlock.datastream.changelog.window_tvf import (
     AlignedWindowTableFunction,
@@ -218,11 +219,33 @@ def translate_window_aggregate(translator: Any, node: WindowAggregate,
     translator builds them as for a group aggregation over an insert-only input)."""
     stream: DataStream = translator.stream(node.input)
     shift, ltz = _shift(translator, node.input.fields[node.time_field].type)
-    function = WindowAggFunction(node.group, calls, _description(node.window),
-                                 RowtimeOf(node.time_field), shift, ltz,
-                                 is_proctime(node.input.fields[node.time_field].type))
+    proctime = is_proctime(node.input.fields[node.time_field].type)
+    merged = (None if proctime or shift or node.window.kind != "TUMBLE"
+              or not _two_phase(translator) else split_calls(calls, len(node.group)))
+    if merged is not None:  # Flink's LocalWindowAggregate -> GlobalWindowAggregate
+        local = LocalWindowAggFunction(node.group, calls, _description(node.window),
+                                       node.time_field, RowtimeOf(node.time_field))
+        stream = stream._fold_bundles(local, ROWS)
+        width = len(node.group)
+        function = WindowAggFunction(range(width), merged, _description(node.window),
+                                     RowtimeOf(width + len(calls)))
+    else:
+        function = WindowAggFunction(node.group, calls, _description(node.window),
+                                     RowtimeOf(node.time_field), shift, ltz, proctime)
     aggregated: DataStream = stream.key_by(function.key_selector()).process(function, ROWS)
     return aggregated
+
+
+def _two_phase(translator: Any) -> bool:
+    """``table.optimizer.agg-phase-strategy`` is not ONE_PHASE (Flink splits a window
+    aggregation in two wherever its calls merge, with or without mini-batch)."""
+    from flintlock.common.options import table_optimizer
+
+    configuration = getattr(getattr(translator.connectors, "context", None),
+                            "configuration", None)
+    if configuration is None:
+        return True
+    return str(configuration.get(table_optimizer.AGG_PHASE_STRATEGY)).upper() != "ONE_PHASE"
 
 
 def translate_window_rank(translator: Any, node: WindowRank) -> DataStream:
