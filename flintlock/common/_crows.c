@@ -378,6 +378,19 @@ split_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* Whether every item of the list ``columns`` is a list of ``n`` values. */
+static int
+columns_of_length(PyObject *columns, Py_ssize_t n)
+{
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(columns); j++) {
+        PyObject *column = PyList_GET_ITEM(columns, j);
+        if (!PyList_Check(column) || PyList_GET_SIZE(column) != n) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static PyObject *
 rows_from_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -392,13 +405,10 @@ rows_from_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *columns = args[2];
     Py_ssize_t n = PyBytes_GET_SIZE(args[0]), width = PyList_GET_SIZE(columns);
-    for (Py_ssize_t j = 0; j < width; j++) {
-        PyObject *column = PyList_GET_ITEM(columns, j);
-        if (!PyList_Check(column) || PyList_GET_SIZE(column) != n) {
-            PyErr_Format(PyExc_ValueError, "%zd row kinds for a column that is not a list of "
-                         "%zd values", n, n);
-            return NULL;
-        }
+    if (!columns_of_length(columns, n)) {
+        PyErr_Format(PyExc_ValueError, "%zd row kinds for a column that is not a list of "
+                     "%zd values", n, n);
+        return NULL;
     }
     KindSource kinds = {.codes = (const unsigned char *)PyBytes_AS_STRING(args[0]),
                         .table = args[1]};
@@ -1039,14 +1049,8 @@ agg_kernel_columns(AggKernelObject *self, PyObject *const *args, Py_ssize_t narg
     PyObject *columns = args[1], *table = args[2];
     const unsigned char *codes = (const unsigned char *)PyBytes_AS_STRING(args[0]);
     Py_ssize_t n = PyBytes_GET_SIZE(args[0]), width = PyList_GET_SIZE(columns);
-    if (width < self->min_values) {
+    if (width < self->min_values || !columns_of_length(columns, n)) {
         Py_RETURN_NONE;
-    }
-    for (Py_ssize_t j = 0; j < width; j++) {
-        PyObject *column = PyList_GET_ITEM(columns, j);
-        if (!PyList_CheckExact(column) || PyList_GET_SIZE(column) != n) {
-            Py_RETURN_NONE;
-        }
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         if (codes[i] > 3) {
