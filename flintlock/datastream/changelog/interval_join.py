@@ -286,12 +286,17 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
                     emitted = self._join_cached(cached, values, is_left, other,
                                                 time - other_size, upper, expiration, out)
             if operator_time < upper:
-                cache = own_value() or [16, 0, None, {}]  # _new_cache()
-                _add(cache, time, values, emitted)
-                if cache[_TIMER] is None:
-                    cache[_TIMER] = clean_up = int(time + clean_up_after)
+                cache = own_value()
+                if cache is None:  # _add to a _new_cache(), and its clean-up timer
+                    clean_up = int(time + clean_up_after)
+                    own_update([16, 1, clean_up, {time: (0, [(values, emitted)])}])
                     register(clean_up, None)
-                own_update(cache)
+                else:
+                    _add(cache, time, values, emitted)
+                    if cache[_TIMER] is None:
+                        cache[_TIMER] = clean_up = int(time + clean_up_after)
+                        register(clean_up, None)
+                    own_update(cache)
             elif not emitted and own.outer:
                 out.append(self._padded(values, is_left))
             if stamps is not None and len(out) > before:

@@ -27,10 +27,12 @@ Task thread only.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from flintlock.common.time_domain import TimeDomain
 from flintlock.runtime.network.event_time import TimestampedBatch
+from flintlock.runtime.state.backend import KeyedStateBackend
 from flintlock.runtime.tasks.operators import CoOperator
 
 
@@ -45,7 +47,11 @@ class KeyedCoBatchOperator(CoOperator):
 
     def open(self) -> None:
         super().open()
-        self._set_key = self.context.keyed_backend.set_current_key
+        backend = self.context.keyed_backend
+        # a backend whose set_current_key only stores the key: stored by a C call, no frame
+        plain = type(backend).set_current_key is KeyedStateBackend.set_current_key
+        self._set_key = (partial(setattr, backend, "current_key") if plain
+                         else backend.set_current_key)
         self._get_keys = (self._key_selector(0), self._key_selector(1))
 
     def process_batch(self, records: list[Any]) -> None:
