@@ -197,6 +197,28 @@ def test_watermarks_from_the_timestamps_are_the_per_row_ones() -> None:
     assert plain._emitted > 50_000  # the watermarks moved all along
 
 
+def test_watermarks_of_batches_in_time_order_are_the_per_row_ones() -> None:
+    import random
+
+    rng = random.Random(11)
+    plain = WatermarkEmitter(WatermarkStrategy.for_watermark_expression(lambda v: v - 3),
+                             _Output(), lambda: 0, 200)
+    batched = WatermarkEmitter(WatermarkStrategy.for_watermark_expression(_MinusThree()),
+                               _Output(), lambda: 0, 200)
+    base, due = 0, 0
+    for _ in range(300):  # in order within a batch (runs, steps under and over the interval)
+        base += rng.choice([-2000, 0, 5, 150, 1000])
+        batch = []
+        for _ in range(rng.randint(1, 40)):
+            base += rng.choice([0, 0, 100, 199, 200, 201, 450])
+            batch.append(base)
+        expected = plain.eager_watermarks(batch)
+        assert batched.eager_watermarks(batch, batch) == expected
+        assert (batched._largest, batched._emitted) == (plain._largest, plain._emitted)
+        due += len(expected) > 1
+    assert due > 30  # batches with several watermarks due were among them
+
+
 def test_the_watermark_offset_is_found_only_for_rowtime_minus_a_constant() -> None:
     import datetime
 
