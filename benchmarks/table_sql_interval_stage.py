@@ -13,6 +13,12 @@ How: CPU time (``time.process_time``) of a fresh operator per repeat, median (mi
 trees in interleaved runs rather than reading the figure alone.
 
     .venv/bin/python -m benchmarks.table_sql_interval_stage [--rows 20000] [--repeat 3]
+
+``--callgrind``: instructions per input row instead, which the load of a shared machine does
+not move: this script under ``valgrind --tool=callgrind`` twice — building the input and
+running the operator once (after a 2,000-row warm-up), and the same without the measured
+run — the difference over the input rows (an A/B: run it in each tree; ``--rows 4000`` takes
+about a minute a run).
 """
 
 from __future__ import annotations
@@ -20,7 +26,11 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
+import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from typing import Any
 
@@ -87,12 +97,39 @@ def run(data: list[tuple[TimestampedBatch, int]]) -> float:
     return spent
 
 
+def instructions(rows: int, measured: bool) -> int:
+    """Instructions callgrind counts for this script's ``--under-callgrind`` run."""
+    with tempfile.TemporaryDirectory(prefix="interval-stage-") as directory:
+        result = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={directory}/out",
+             sys.executable, "-m", "benchmarks.table_sql_interval_stage", "--rows", str(rows),
+             "--under-callgrind", "run" if measured else "build"],
+            capture_output=True, text=True, check=True)
+    found = re.search(r"Collected : (\d+)", result.stderr)
+    if found is None:
+        raise SystemExit(f"no instruction count from callgrind: {result.stderr[-500:]}")
+    return int(found.group(1))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=20_000, help="rows of each input")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--callgrind", action="store_true",
+                        help="instructions per input row (valgrind) instead of CPU time")
+    parser.add_argument("--under-callgrind", choices=("build", "run"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.callgrind:
+        spent = instructions(args.rows, True) - instructions(args.rows, False)
+        print(f"interval join operator: {spent // (2 * args.rows):,} instructions per input row")
+        return 0
     data = batches(args.rows)
+    if args.under_callgrind:
+        run(batches(2_000))  # warm-up: first calls, caches
+        gc.freeze()
+        if args.under_callgrind == "run":
+            run(data)
+        return 0
     gc.freeze()  # the input lives through every repeat
     costs = [run(data) / (2 * args.rows) * 1e9 for _ in range(args.repeat)]
     print(f"interval join operator: {statistics.median(costs):,.0f} ({min(costs):,.0f}) "
