@@ -84,3 +84,20 @@ def test_date_functions_of_a_run_of_equal_timestamps_are_computed_once_and_equal
     got = calc(columns, len(stamps), RowKind.INSERT)
     expected = [row_projection(Row(*values)) for values in zip(*columns, strict=True)]
     assert [list(r) for r in got] == [list(r) for r in expected]
+
+
+def test_a_cast_of_a_number_literal_to_decimal_is_computed_once() -> None:
+    """q14's ``0.908 * price > 1000000``: the literal's CAST to DECIMAL is a constant of the
+    function, not a call per row; a literal that does not fit stays a call (NULL per row)."""
+    import decimal
+
+    dec = t.DecimalType(22, 3)
+    fits = Call(dec, "CAST", (Literal(BIG, 1000000),))
+    too_big = Call(t.DecimalType(4, 3), "CAST", (Literal(BIG, 1000000),))
+    above = Call(t.BooleanType(), ">", (Call(dec, "CAST", (InputRef(BIG, 0),)), fits))
+    calc = compile_column_calc([above, too_big], None)
+    assert "cast_to_decimal(1000000, 22, 3)" not in calc.source
+    assert "cast_to_decimal(1000000, 4, 3)" in calc.source
+    got = calc([[999999, 1000000, 1000001]], 3, RowKind.INSERT)
+    assert [list(r) for r in got] == [[False, None], [False, None], [True, None]]
+    assert decimal.Decimal("1000000.000") in calc.constants.values()

@@ -288,6 +288,9 @@ class _Emitter:
             expression = cast_source(source, operand.type, rex.type)
             if expression == source:  # the value as it is (a widening integer CAST)
                 return source
+            folded = _folded_decimal_cast(operand, rex.type, expression)
+            if folded is not None:
+                return self.b.constant(folded)
         self.b.add(f"{name} = {self._unless_null(source, operand)}{expression}")
         return name
 
@@ -364,6 +367,19 @@ class _Emitter:
         name = self.b.fresh()
         self.b.add(f"{name} = None if {container} is None else len({container})")
         return name
+
+
+def _folded_decimal_cast(operand: Rex, target: t.DataType, expression: str) -> Any:
+    """The value of a CAST of a number literal to DECIMAL, computed once here (q14's
+    ``0.908 * price > 1000000`` cast the literal per row), or None where it is not such a
+    cast or gives no value (NULL, an error: left to run per row as before)."""
+    if not (isinstance(target, t.DecimalType) and isinstance(operand, Literal)
+            and type(operand.value) in (int, decimal.Decimal)):
+        return None
+    try:
+        return eval(expression, {"F": F, "decimal": decimal})  # our own generated source
+    except Exception:  # the per-row code raises it, as before
+        return None
 
 
 _RUN_MEMO = frozenset({"TIMESTAMPADD", "DATE_FORMAT", "EXTRACT", "YEAR", "QUARTER", "MONTH",
