@@ -141,19 +141,27 @@ def add_to_sessions(sessions: list[list[Any]], values: list[Any], time: int, gap
                     shift: int, timers: Any) -> list[list[Any]] | None:
     """The sessions of one key (``[start, end, rows]``) after a row at ``time`` joined them,
     with the timers moved to the merged session's end - 1 (``timers``: the key's timer
-    service; ``shift`` as in ``WindowAssigner``); None when that session has fired (late)."""
+    service; ``shift`` as in ``WindowAssigner``); None when that session has fired (late).
+    The first merged session's row list is extended in place (``sessions`` is the key's state
+    value, private to the caller: a heap snapshot in flight copies it first), so a session of
+    n rows costs O(n), not O(n^2) (issue 33, q11)."""
     (start, end), merged = merge_session([(s[0], s[1]) for s in sessions], time, time + gap)
     if end - 1 - shift <= timers.current_watermark():
         return None
-    rows: list[Any] = []
+    rows: list[Any] | None = None
     kept = []
     for session in sessions:
         if (session[0], session[1]) in merged:
-            rows.extend(session[2])
+            if rows is None:  # the first merged session's list grows in place: no copy a row
+                rows = session[2]
+            else:
+                rows.extend(session[2])
             if session[1] != end:
                 timers.delete_event_time_timer(session[1] - 1 - shift)
         else:
             kept.append(session)
+    if rows is None:
+        rows = []
     rows.append(list(values))
     kept.append([start, end, rows])
     timers.register_event_time_timer(end - 1 - shift)
