@@ -65,11 +65,18 @@ _EPOCH = datetime.datetime(1970, 1, 1)
 def _join(join_type: JoinType | str) -> Any:
     """An interval join of that type, or a temporal join ("temporal" / "temporal-left");
     "rowtime-<type>": the interval join on a TIMESTAMP rowtime read as the planner reads it
-    (``RowtimeOf``, a batch at a time through ``of_rows``)."""
+    (``RowtimeOf``, a batch at a time through ``of_rows``); "plain-<type>": without a
+    condition beyond the keys and times (its one-time join path)."""
     condition = lambda left, right: left[2] != right[2] or left[2] == 0  # noqa: E731
     if isinstance(join_type, str) and join_type.startswith("rowtime-"):
         return IntervalJoinFunction(JoinType[join_type[8:]], 3, 3, (0,), (0,), -4, 2,
                                     RowtimeOf(1), RowtimeOf(1), condition)
+    if isinstance(join_type, str) and join_type.startswith("plain-"):  # no other condition
+        return IntervalJoinFunction(JoinType[join_type[6:]], 3, 3, (0,), (0,), -4, 2,
+                                    _TimeOf(), _TimeOf())
+    if isinstance(join_type, str) and join_type.startswith("true-"):  # a condition, always met
+        return IntervalJoinFunction(JoinType[join_type[5:]], 3, 3, (0,), (0,), -4, 2,
+                                    _TimeOf(), _TimeOf(), lambda left, right: True)
     if isinstance(join_type, JoinType):
         return IntervalJoinFunction(join_type, 3, 3, (0,), (0,), -4, 2, _TimeOf(), _TimeOf(),
                                     condition)
@@ -216,3 +223,15 @@ def test_a_null_rowtime_in_a_batch_fails_as_one_row_does(batched: bool) -> None:
     rows = [r("+I", 1, _EPOCH, 0), r("+I", 2, None, 0)]
     with pytest.raises(RowtimeNullError):
         operator.process_batch(rows)
+
+
+@pytest.mark.parametrize("join_type", ["plain-INNER", "plain-LEFT", "plain-RIGHT"])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_join_without_a_condition_joins_as_with_one_always_met(join_type: str,
+                                                                  seed: int) -> None:
+    """The one-time path against the general one (a condition always met takes it)."""
+    steps = [(what, _inserts(item)) for what, item in _steps(seed)]
+    general = _run(join_type.replace("plain-", "true-"), False, steps)
+    assert _run(join_type, False, steps) == general
+    assert _run(join_type, True, steps) == general
+    assert any(event[0] == "record" for event in general)

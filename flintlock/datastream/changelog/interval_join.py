@@ -340,6 +340,9 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         entries = cache[_ENTRIES]
         if not entries:
             return False
+        if len(entries) == 1 and not other.outer and self.condition is None:
+            return self._join_one_time(cache, values, is_left, other, lower, upper,
+                                       expiration, out)
         joinable = True
         for index in self._left_nulls if is_left else self._right_nulls:
             if values[index] is None:
@@ -362,6 +365,29 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
                 del entries[other_time]
                 changed = True
         if changed:
+            other.state.update(cache)
+        return emitted
+
+    def _join_one_time(self, cache: list[Any], values: tuple[Any, ...], is_left: bool,
+                       other: _Side, lower: int, upper: int, expiration: int,
+                       out: list[Any]) -> bool:
+        """``_join_cached`` when the other side holds one time, is not an outer side and no
+        condition is left: its rows all join when the time is in bounds (no row to mark),
+        and the time is dropped when it expired."""
+        entries = cache[_ENTRIES]
+        ((other_time, (_sequence, rows)),) = entries.items()
+        emitted = False
+        if lower <= other_time <= upper:
+            for index in self._left_nulls if is_left else self._right_nulls:
+                if values[index] is None:
+                    break
+            else:
+                out.extend([new_row([*values, *record], INSERT) for record, _ in rows]
+                           if is_left else
+                           [new_row([*record, *values], INSERT) for record, _ in rows])
+                emitted = True
+        if other_time <= expiration:
+            del entries[other_time]
             other.state.update(cache)
         return emitted
 
