@@ -7,6 +7,8 @@
   ``collector``: the cycle collector's settings while a TaskManager process runs a job;
 - ``errors``: typed errors; ``executor``: the DataStream API's entry to all of the above;
 - ``class_data``: the class-data-sharing archive that starts the embedded driver JVM faster;
+  ``gateway``: that JVM started from a cached launch command, without ``spark-submit``;
+  ``py4j_converters``: PySpark's NumPy argument converters, kept from importing pandas;
   ``daemon``: the embedded session's Python daemon, with the TaskManager's modules imported;
 - ``startup_probe``: ``python -m flintlock.spark.startup_probe`` measures start-up costs.
 
