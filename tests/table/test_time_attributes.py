@@ -180,14 +180,19 @@ class _MinusThree:
         return value - 3
 
 
+def _emitters() -> tuple[WatermarkEmitter, WatermarkEmitter]:
+    """(per row, from the timestamps) emitters of the watermark ``ts - 3``."""
+    return (WatermarkEmitter(WatermarkStrategy.for_watermark_expression(lambda v: v - 3),
+                             _Output(), lambda: 0, 200),
+            WatermarkEmitter(WatermarkStrategy.for_watermark_expression(_MinusThree()),
+                             _Output(), lambda: 0, 200))
+
+
 def test_watermarks_from_the_timestamps_are_the_per_row_ones() -> None:
     import random
 
     rng = random.Random(7)
-    plain = WatermarkEmitter(WatermarkStrategy.for_watermark_expression(lambda v: v - 3),
-                             _Output(), lambda: 0, 200)
-    batched = WatermarkEmitter(WatermarkStrategy.for_watermark_expression(_MinusThree()),
-                               _Output(), lambda: 0, 200)
+    plain, batched = _emitters()
     base = 0
     for _ in range(300):  # batches that stay below the interval, jump it, go back in time
         base += rng.choice([0, 5, 150, 1000])
@@ -201,10 +206,7 @@ def test_watermarks_of_batches_in_time_order_are_the_per_row_ones() -> None:
     import random
 
     rng = random.Random(11)
-    plain = WatermarkEmitter(WatermarkStrategy.for_watermark_expression(lambda v: v - 3),
-                             _Output(), lambda: 0, 200)
-    batched = WatermarkEmitter(WatermarkStrategy.for_watermark_expression(_MinusThree()),
-                               _Output(), lambda: 0, 200)
+    plain, batched = _emitters()
     base, due = 0, 0
     for _ in range(300):  # in order within a batch (runs, steps under and over the interval)
         base += rng.choice([-2000, 0, 5, 150, 1000])
