@@ -201,6 +201,7 @@ class StreamingJoinFunction(KeyedCoProcessFunction):
         whose reads depend on the time)."""
         get, put, remove = side.state.get, side.state.put, side.state.remove
         matches_of, null_key = other.state.items, side.null_key
+        single = null_key[0] if len(null_key) == 1 else -1  # one key column: no generator
         condition, left = self.condition, side.is_left
         read: dict[Any, Any] | None = {} if self.state_retention_ms <= 0 else None
         out: list[Any] = []
@@ -223,7 +224,8 @@ class StreamingJoinFunction(KeyedCoProcessFunction):
                 matches = read.get(key)
                 if matches is None:
                     matches = read[key] = matches_of()
-            if not matches or any(values[i] is None for i in null_key):
+            if not matches or (values[single] is None if single >= 0 else
+                               any(values[i] is None for i in null_key)):
                 continue
             for record, count in matches:
                 if condition is not None and not (condition(values, record) if left
