@@ -271,6 +271,7 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         expirations, other_key = self._expirations, not is_left
         expiration = self._expiration(operator_time, other_size)
         clean_up_after = own_size + self.min_clean_up_interval + 1
+        one_time, join_one = not other.outer and self.condition is None, self._join_one_time
         out: list[Any] = []
         stamps: list[int] | None = None if timestamps is None else []
         for position, row in enumerate(records):
@@ -283,8 +284,9 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
                 expirations[other_key] = expiration
                 cached = other_value()
                 if cached is not None:
-                    emitted = self._join_cached(cached, values, is_left, other,
-                                                time - other_size, upper, expiration, out)
+                    emitted = (join_one if one_time and len(cached[_ENTRIES]) == 1
+                               else self._join_cached)(cached, values, is_left, other,
+                                                       time - other_size, upper, expiration, out)
             if operator_time < upper:
                 cache = own_value()
                 if cache is None:  # _add to a _new_cache(), and its clean-up timer
@@ -431,7 +433,7 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
         service = ctx.timer_service()
         right_side, left_side = self._right, self._left
         right_value, left_value = right_side.state.value, left_side.state.value
-        expirations = self._expirations
+        expirations, inner = self._expirations, (not right_side.outer, not left_side.outer)
         right_expiration = left_expiration = 0  # set once the first timer set the watermark
         started = False
         for timestamp, _key, _namespace in timers:
@@ -443,11 +445,19 @@ class IntervalJoinFunction(KeyedCoProcessFunction):
             right = right_value()
             if right is not None and right[_TIMER] == timestamp:  # the right rows' clean-up
                 expirations[False] = right_expiration
-                self._expire(service, out, right_side, right, right_expiration, False)
+                entries = right[_ENTRIES]  # _expire's common case inline: one time, expired
+                if inner[0] and len(entries) == 1 and min(entries) <= right_expiration:
+                    right_side.state.clear()
+                else:
+                    self._expire(service, out, right_side, right, right_expiration, False)
             left = left_value()
             if left is not None and left[_TIMER] == timestamp:  # the left rows' clean-up
                 expirations[True] = left_expiration
-                self._expire(service, out, left_side, left, left_expiration, True)
+                entries = left[_ENTRIES]
+                if inner[1] and len(entries) == 1 and min(entries) <= left_expiration:
+                    left_side.state.clear()
+                else:
+                    self._expire(service, out, left_side, left, left_expiration, True)
             if len(out) > before:
                 stamps.extend([timestamp] * (len(out) - before))
         return out, stamps

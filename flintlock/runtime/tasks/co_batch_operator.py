@@ -47,11 +47,7 @@ class KeyedCoBatchOperator(CoOperator):
 
     def open(self) -> None:
         super().open()
-        backend = self.context.keyed_backend
-        # a backend whose set_current_key only stores the key: stored by a C call, no frame
-        plain = type(backend).set_current_key is KeyedStateBackend.set_current_key
-        self._set_key = (partial(setattr, backend, "current_key") if plain
-                         else backend.set_current_key)
+        self._set_key = key_setter(self.context.keyed_backend)
         self._get_keys = (self._key_selector(0), self._key_selector(1))
 
     def process_batch(self, records: list[Any]) -> None:
@@ -78,6 +74,14 @@ class KeyedCoBatchOperator(CoOperator):
     def _emit(self, out: list[Any], stamps: list[int] | None) -> None:
         if out:
             self.output.collect_batch(out if stamps is None else TimestampedBatch(out, stamps))
+
+
+def key_setter(backend: Any) -> Any:
+    """``backend.set_current_key``, or for a backend whose ``set_current_key`` only stores the
+    key, the same by a C call (``setattr``): no Python frame per record."""
+    if type(backend).set_current_key is KeyedStateBackend.set_current_key:
+        return partial(setattr, backend, "current_key")
+    return backend.set_current_key
 
 
 def fire_event_timers(operator: Any, timestamp: int) -> bool:

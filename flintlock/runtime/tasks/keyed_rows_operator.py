@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flintlock.runtime.tasks.co_batch_operator import fire_event_timers
+from flintlock.runtime.tasks.co_batch_operator import fire_event_timers, key_setter
 from flintlock.runtime.tasks.operators import ProcessOperator
 
 
@@ -42,7 +42,7 @@ class KeyedRowsOperator(ProcessOperator):
 
     def open(self) -> None:
         super().open()
-        self._set_key = self.context.keyed_backend.set_current_key
+        self._set_key = key_setter(self.context.keyed_backend)
         self._fires_batches = callable(getattr(self.function, "on_event_timers", None))
 
     def process_watermark(self, timestamp: int) -> None:
