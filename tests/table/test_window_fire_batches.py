@@ -24,6 +24,7 @@ from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.state.rocksdb import RocksDBKeyedStateBackend
 from flintlock.table.planner.windows import RowtimeOf
 from tests.table.changelog_harness import Harness, r
+from tests.table.test_window_codegen import _EVENTS
 
 
 class _PerTimer(WindowAggFunction):
@@ -34,10 +35,6 @@ class _PerTimer(WindowAggFunction):
 
 _WINDOWS = st.sampled_from([("TUMBLE", 10, 0, 0), ("HOP", 10, 5, 0), ("HOP", 9, 3, 1),
                             ("CUMULATE", 12, 4, 0), ("SESSION", 5, 0, 0)])
-_ROWS = st.lists(st.tuples(st.sampled_from("abcd"), st.integers(-30, 60), st.integers(0, 9)),
-                 min_size=1, max_size=8)
-_EVENTS = st.lists(st.one_of(st.tuples(st.just("rows"), _ROWS),
-                             st.tuples(st.just("watermark"), st.integers(-40, 70))), max_size=20)
 
 
 def _make(cls: type, window: Any) -> Any:
