@@ -28,6 +28,7 @@ from typing import Any
 from flintlock.common.state import StateTtlConfig, ValueStateDescriptor
 from flintlock.datastream.changelog.errors import NotInsertOnlyError
 from flintlock.datastream.changelog.rows import INSERT, UPDATE_AFTER, UPDATE_BEFORE, new_row
+from flintlock.datastream.changelog.timer_batches import RowsThenTimers
 from flintlock.datastream.functions import KeyedProcessFunction, RuntimeContext
 
 
@@ -74,9 +75,10 @@ class RowTimeKeepLastRowFunction(KeyedProcessFunction):
         return (new_row(list(values), UPDATE_AFTER),)
 
 
-class RowTimeKeepFirstRowFunction(KeyedProcessFunction):
+class RowTimeKeepFirstRowFunction(RowsThenTimers, KeyedProcessFunction):
     """Keep the row with the earliest rowtime per key, emitted once the watermark passes it;
-    see the module docstring."""
+    see the module docstring. Rows are taken a batch at a time and a watermark's timers at
+    once (``timer_batches``)."""
 
     def __init__(self, rowtime: Callable[[Any], int], state_retention_ms: int = 0) -> None:
         self.rowtime = rowtime

@@ -36,14 +36,16 @@ from flintlock.common.state import MapStateDescriptor, ValueStateDescriptor
 from flintlock.datastream.changelog.errors import NotInsertOnlyError
 from flintlock.datastream.changelog.group_agg import AggregateCall
 from flintlock.datastream.changelog.rows import INSERT, key_selector, new_row
+from flintlock.datastream.changelog.timer_batches import RowsThenTimers
 from flintlock.datastream.changelog.window_agg import CallAccumulators, aggregate_rows
 from flintlock.datastream.functions import KeyedProcessFunction, RuntimeContext
 
 __all__ = ["OverAggFunction"]
 
 
-class OverAggFunction(KeyedProcessFunction):
-    """Event-time over aggregation; see the module docstring."""
+class OverAggFunction(RowsThenTimers, KeyedProcessFunction):
+    """Event-time over aggregation; see the module docstring. On event time its rows are
+    taken a batch at a time and a watermark's timers at once (``timer_batches``)."""
 
     def __init__(self, partition: Sequence[int], calls: Sequence[AggregateCall],
                  rowtime: Callable[[Any], int], rows: bool, preceding: int | None = None,
@@ -57,6 +59,9 @@ class OverAggFunction(KeyedProcessFunction):
 
     def key_selector(self) -> Callable[[Any], Any]:
         return key_selector(self.partition)
+
+    def takes_keyed_batches(self) -> bool:
+        return not self.proctime  # processing time emits on rows
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self._helper = CallAccumulators(self.calls)
