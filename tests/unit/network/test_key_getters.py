@@ -150,3 +150,20 @@ def test_same_key_or_same_error_as_the_function(value: Any) -> None:
     for function in (first_field, last_field, by_name, word_of, Selector().get_key, pair_key,
                      names_key):
         assert _outcome(plain_key_getter(function), value) == _outcome(function, value)
+
+
+def test_the_keyed_writer_and_keyed_operators_call_the_c_getter() -> None:
+    from types import SimpleNamespace
+
+    from flintlock.runtime.network.channel_selector import KeyGroupSelector
+    from flintlock.runtime.tasks.operators import MapOperator
+
+    assert repr(KeyGroupSelector(first_field, 128).key_selector) == "operator.itemgetter(0)"
+    assert KeyGroupSelector(through_global, 128).key_selector is through_global
+    operator_ = MapOperator(SimpleNamespace(function=None))  # type: ignore[arg-type]
+    operator_.context = SimpleNamespace(  # type: ignore[assignment]
+        key_selectors=(SimpleNamespace(get_key=word_of), nested), operator_name="keyed")
+    getter = operator_._key_selector()
+    assert repr(getter) == "operator.attrgetter('word')"
+    assert operator_._key_selector() is getter  # recognised once per operator
+    assert operator_._key_selector(1) is nested
