@@ -7,8 +7,10 @@ unique key, so the change is an update of that key, not a delete and an insert);
 of a partition is ``+I``; a row that does not sort before the current one (a tie keeps the
 earlier row) changes nothing.
 
-Constructor: ``Top1Function(partition_keys, sort_key)`` (as ``topn_base``, rank end 1, no row
-number); key the input with ``key_selector()``. The task thread owns it once opened.
+Constructor: ``Top1Function(partition_keys, sort_key, generate_update_before=True)`` (as
+``topn_base``, rank end 1, no row number; without ``generate_update_before`` a replacement is
+``+U[new]`` alone, for a consumer that needs no -U); key the input with ``key_selector()``.
+The task thread owns it once opened.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from flintlock.datastream.functions import RuntimeContext
 
 
 class Top1Function(TopNFunction):
-    def __init__(self, partition_keys: Any, sort_key: Any) -> None:
-        super().__init__(partition_keys, sort_key, 1, 1, False)
+    def __init__(self, partition_keys: Any, sort_key: Any,
+                 generate_update_before: bool = True) -> None:
+        super().__init__(partition_keys, sort_key, 1, 1, False, generate_update_before)
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self._state = runtime_context.get_state(ValueStateDescriptor("top1-state"))
@@ -41,4 +44,6 @@ class Top1Function(TopNFunction):
         if not key < current[0]:
             return []
         self._state.update((key, values))
+        if not self.generate_update_before:
+            return [new_row(values, UPDATE_AFTER)]
         return [new_row(list(current[1]), UPDATE_BEFORE), new_row(values, UPDATE_AFTER)]

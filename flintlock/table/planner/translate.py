@@ -179,7 +179,7 @@ class Translator:
         self.mini_batch = mini_batch if streaming else None
         self._streams: dict[Hashable, DataStream] = {}
         self.no_update_before: frozenset[int] = frozenset()
-        """Ids of the Aggregate nodes built without -U rows (``update_kinds``)."""
+        """Ids of the Aggregate and Rank nodes built without -U rows (``update_kinds``)."""
         configuration = getattr(getattr(connectors, "context", None), "configuration", None)
         self.reuse_sub_plans = configuration is None or bool(
             configuration.get(optimizer_options.REUSE_SUB_PLAN_ENABLED))
@@ -370,15 +370,15 @@ class Translator:
 
     def _top_n(self, stream: DataStream, partition: tuple[int, ...],
                order: tuple[n.SortKey, ...], rank_start: int, rank_end: int,
-               output_number: bool, insert_only: bool) -> DataStream:
+               output_number: bool, insert_only: bool, before: bool = True) -> DataStream:
         sort_key = SortKeySelector([k.index for k in order], [k.ascending for k in order],
                                    [k.effective_nulls_first() for k in order])
         function: Any
         if insert_only and rank_start == rank_end == 1 and not output_number and partition:
-            function = Top1Function(partition, sort_key)  # Flink's FastTop1Function
+            function = Top1Function(partition, sort_key, before)  # Flink's FastTop1Function
         else:
             kind = AppendOnlyTopNFunction if insert_only else RetractableTopNFunction
-            function = kind(partition, sort_key, rank_end, rank_start, output_number)
+            function = kind(partition, sort_key, rank_end, rank_start, output_number, before)
         return stream.key_by(function.key_selector()).process(function, ROWS)
 
     def _t_Rank(self, node: n.Rank) -> DataStream:
@@ -388,7 +388,8 @@ class Translator:
         if bundled is not None:
             return bundled
         return self._top_n(self.stream(node.input), node.partition, node.order, 1, node.limit,
-                           node.output_number, mode(node.input) is ChangelogKind.INSERT_ONLY)
+                           node.output_number, mode(node.input) is ChangelogKind.INSERT_ONLY,
+                           id(node) not in self.no_update_before)
 
     def _t_Deduplicate(self, node: n.Deduplicate) -> DataStream:
         stream = self.stream(node.input)

@@ -13,8 +13,9 @@ other consumer — an aggregation retracting its input, a join, a rank — is ta
 consumer needs). A node reached by several paths (a statement set) drops ``-U`` only if no
 path needs it.
 
-``aggregates_without_update_before(sinks)`` returns the ids of the ``Aggregate`` nodes whose
-``-U`` no consumer needs; the translator builds those with ``generate_update_before=False``.
+``aggregates_without_update_before(sinks)`` returns the ids of the ``Aggregate`` and ``Rank``
+nodes (Top-N: Flink's rank honours the trait too) whose ``-U`` no consumer needs; the
+translator builds those with ``generate_update_before=False``.
 Pure function of the plan.
 """
 
@@ -35,7 +36,8 @@ def sink_needs_update_before(sink: n.Sink) -> bool:
 
 
 def aggregates_without_update_before(sinks: Iterable[n.Sink]) -> frozenset[int]:
-    """The ids of the ``Aggregate`` nodes under ``sinks`` that no consumer needs ``-U`` from."""
+    """The ids of the ``Aggregate`` and ``Rank`` nodes under ``sinks`` that no consumer needs
+    ``-U`` from."""
     needs: dict[int, bool] = {}
     aggregates: set[int] = set()
     pending: list[tuple[n.PlanNode, bool]] = [
@@ -46,7 +48,7 @@ def aggregates_without_update_before(sinks: Iterable[n.Sink]) -> frozenset[int]:
         if seen is not None and (seen or not need):
             continue  # already visited with this requirement or a stronger one
         needs[id(node)] = need
-        if type(node) is n.Aggregate:
+        if type(node) is n.Aggregate or type(node) is n.Rank:  # Rank: issue 33 (q19)
             aggregates.add(id(node))
         passes = (isinstance(node, n.Calc) and node.condition is None) or isinstance(
             node, n.Union)
