@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -125,33 +123,6 @@ def test_the_real_launcher_gives_the_driver_its_options_and_the_scripts_environm
     assert "-XX:TieredStopAtLevel=1" in command.prefix and "-Xmx1g" in command.prefix
     assert command.environment.get("PYTHONHASHSEED") == "0"  # spark-submit's export
     assert "SHLVL" not in command.environment and "PWD" not in command.environment
-
-
-_DIRECT_SESSION = """
-from flintlock.common.config import Configuration
-from flintlock.spark.session import build_embedded_context
-
-sc = build_embedded_context(Configuration({"flintlock.spark.direct-launch": "true"}), 2)
-
-def seed(partition):
-    import os
-    yield os.environ.get("PYTHONHASHSEED")
-
-print(sc._gateway.proc.args[0])
-print(sorted(sc.parallelize(range(2), 2).barrier().mapPartitions(seed).collect()))
-"""
-
-
-@pytest.mark.spark
-def test_a_directly_started_driver_runs_a_barrier_stage_with_spark_submits_environment() -> None:
-    # A fresh interpreter: this process may already hold a session started either way.
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    done = subprocess.run([sys.executable, "-c", _DIRECT_SESSION], capture_output=True,
-                          text=True, timeout=300, env=env, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    program, seeds = done.stdout.strip().splitlines()[-2:]
-    assert os.path.basename(program) == "java"  # not bin/spark-submit
-    assert seeds == "['0', '0']"  # PYTHONHASHSEED reached the workers, as under spark-submit
 
 
 @pytest.mark.parametrize("entry", ["{not json", "{}", '{"prefix": 3, "environment": []}'])
