@@ -13,27 +13,12 @@ from flintlock.datastream.changelog.sort_keys import SortKeySelector
 from flintlock.datastream.changelog.top1 import Top1Function
 from flintlock.datastream.changelog.topn_append import AppendOnlyTopNFunction
 from flintlock.datastream.changelog.topn_base import TopNFunction
-from flintlock.table import EnvironmentSettings, TableEnvironment
-from flintlock.testing.executor import use_thread_executor
 from tests.table.changelog_harness import Harness, r
 from tests.table.test_calc_fusion import graphs
+from tests.table.test_update_kinds import t_env  # noqa: F401 - the fixture
 
-TOP3 = ("SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) "
-        "AS rn FROM src) WHERE rn <= {n}")
-
-
-@pytest.fixture
-def t_env(monkeypatch: pytest.MonkeyPatch) -> Any:
-    use_thread_executor(monkeypatch)
-    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
-    env.get_config().set("parallelism.default", "1")
-    env.execute_sql("CREATE TABLE src (k BIGINT, v BIGINT) WITH ('connector' = 'datagen', "
-                    "'number-of-rows' = '20', 'fields.k.min' = '1', 'fields.k.max' = '2')")
-    for name in ("hole", "shown"):
-        connector = "blackhole" if name == "hole" else "print"
-        env.execute_sql(f"CREATE TABLE {name} (k BIGINT, v BIGINT) "
-                        f"WITH ('connector' = '{connector}')")
-    return env
+TOP3 = ("SELECT k, c FROM (SELECT k, c, ROW_NUMBER() OVER (PARTITION BY k ORDER BY c DESC) "
+        "AS rn FROM (SELECT MOD(id, 2) AS k, id AS c FROM src)) WHERE rn <= {n}")
 
 
 def _flags(monkeypatch: pytest.MonkeyPatch, run: Any) -> list[tuple[str, bool]]:
@@ -44,7 +29,7 @@ def _flags(monkeypatch: pytest.MonkeyPatch, run: Any) -> list[tuple[str, bool]]:
             if isinstance(getattr(node.operator, "function", None), TopNFunction)]
 
 
-def test_a_blackhole_sink_gets_a_top_n_without_update_before(t_env, monkeypatch) -> None:
+def test_a_blackhole_sink_gets_a_top_n_without_update_before(t_env, monkeypatch) -> None:  # noqa: F811
     assert _flags(monkeypatch, lambda: t_env.execute_sql(
         f"INSERT INTO hole {TOP3.format(n=3)}")) == [("AppendOnlyTopNFunction", False)]
     assert _flags(monkeypatch, lambda: t_env.execute_sql(
@@ -52,7 +37,7 @@ def test_a_blackhole_sink_gets_a_top_n_without_update_before(t_env, monkeypatch)
     assert _flags(monkeypatch, lambda: t_env.execute_sql(
         f"INSERT INTO shown {TOP3.format(n=3)}")) == [("AppendOnlyTopNFunction", True)]
     assert _flags(monkeypatch, lambda: t_env.execute_sql(
-        f"INSERT INTO hole SELECT * FROM ({TOP3.format(n=3)}) WHERE v > 0")) == [
+        f"INSERT INTO hole SELECT * FROM ({TOP3.format(n=3)}) WHERE c > 0")) == [
         ("AppendOnlyTopNFunction", True)]  # a filter on an updated row needs its -U
 
 
