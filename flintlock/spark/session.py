@@ -19,10 +19,10 @@ these, so they win. Python workers fork from ``flintlock.spark.daemon``, which h
 TaskManager's modules imported already. Every ``spark.*`` key of the flintlock configuration
 is passed to the builder (and may override all of these). Before the first Py4J call, PySpark's
 NumPy argument converters are guarded (``py4j_converters``): unguarded, the first call imports
-pandas and PyArrow into the driver (about 1 CPU-s of start-up). The driver JVM starts from
-the command Spark's launcher computed for an earlier session (``gateway``; unless
-``flintlock.spark.direct-launch`` is false), not through ``spark-submit``'s scripts and
-launcher JVM.
+pandas and PyArrow into the driver (about 1 CPU-s of start-up). With
+``flintlock.spark.direct-launch`` (default false until measured end to end), the driver JVM
+starts from the command Spark's launcher computed for an earlier session (``gateway``), not
+through ``spark-submit``'s scripts and launcher JVM.
 Building a context costs seconds (a JVM starts), so a context is reused for as long as the
 process lives; only an embedded ``local[N]`` context that is too small, and runs no Spark job
 at the moment, is replaced (a busy one is kept; the capacity check then fails).
