@@ -31,7 +31,8 @@ beforehand (the standard library, site-packages and flintlock): what an installe
 costs where ``PYTHONDONTWRITEBYTECODE`` keeps an editable checkout from caching bytecode.
 ``--java-options OPTS`` adds ``tuned+java`` and ``flintlock+java``: the same two children
 with ``OPTS`` appended to the driver JVM's options (``spark.driver.extraJavaOptions``), for
-A/B pairs of a JVM setting; ``--variant-conf KEY=VALUE`` (repeatable) adds the same two kinds
+A/B pairs of a JVM setting (write ``--java-options=-Xint``: argparse takes a value that starts
+with ``-`` only after ``=``); ``--variant-conf KEY=VALUE`` (repeatable) adds the same two kinds
 with that flintlock or Spark setting (alone or with ``--java-options``). ``--baseline DIR``
 adds ``tuned@DIRNAME`` and ``flintlock@DIRNAME``: the same two children run against another
 source tree (e.g. ``git archive`` of an older commit, which may lack the phase log records)
