@@ -53,6 +53,7 @@ from flintlock.spark import class_data
 LOG = logging.getLogger(__name__)
 SUBMIT_CLASS = "org.apache.spark.deploy.SparkSubmit"
 CONNECT_TIMEOUT_S = 120.0
+CACHE_FORMAT = "2"  # in the key: entries of an earlier format (or parser) are never read
 _ENV_PREFIXES = ("SPARK_", "JAVA_", "HADOOP_", "YARN_", "PYSPARK_")
 _DRIVER_SETTINGS = ("spark.master", "spark.submit.", "spark.driver.")
 _UNSUPPORTED_ENV = ("PYSPARK_SUBMIT_ARGS", "PYSPARK_GATEWAY_PORT", "SPARK_PREPEND_CLASSES",
@@ -109,7 +110,8 @@ def _conf_dir(spark_home: str, environ: Mapping[str, str]) -> str:
 def command_key(java: str, spark_home: str, settings: Sequence[tuple[str, str]],
                 environ: Mapping[str, str]) -> str:
     """What the launcher's answer depends on, hashed (see module doc)."""
-    digest = hashlib.sha256(class_data.archive_key(java, spark_home, "", environ).encode())
+    digest = hashlib.sha256(f"format {CACHE_FORMAT}\0".encode())
+    digest.update(class_data.archive_key(java, spark_home, "", environ).encode())
     conf_dir = _conf_dir(spark_home, environ)
     if os.path.isdir(conf_dir):
         for entry in sorted(os.scandir(conf_dir), key=lambda e: e.name):
@@ -182,16 +184,29 @@ def driver_command(spark_home: str, settings: Sequence[tuple[str, str]],
 
 
 def _read(path: str) -> DriverCommand | None:
-    """The cached command, or None: none cached, or an unreadable entry (probed again)."""
+    """The cached command, or None: none cached, or an entry that is unreadable or names no
+    runnable program and SparkSubmit last (probed again)."""
     try:
         with open(path) as handle:
             data = json.load(handle)
-        return DriverCommand(tuple(data["prefix"]), dict(data["environment"]))
+        command = DriverCommand(tuple(data["prefix"]), dict(data["environment"]))
     except FileNotFoundError:
         return None
     except (ValueError, KeyError, TypeError) as exc:
         LOG.debug("unreadable launch command %s: %r", path, exc)
         return None
+    if not _runnable(command):
+        LOG.debug("unusable launch command %s: %r", path, command.prefix[:1])
+        return None
+    return command
+
+
+def _runnable(command: DriverCommand) -> bool:
+    prefix = command.prefix
+    if len(prefix) < 2 or prefix[-1] != SUBMIT_CLASS or not isinstance(prefix[0], str):
+        return False
+    program = prefix[0] if os.path.isabs(prefix[0]) else shutil.which(prefix[0])
+    return program is not None and os.access(program, os.X_OK)
 
 
 def _write(path: str, command: DriverCommand) -> None:

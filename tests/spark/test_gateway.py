@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from flintlock.spark.gateway import (
     unsupported_reason,
 )
 
+JAVA = sys.executable  # a program that exists: cached commands must name one
 SETTINGS = [("spark.master", "local[2]"), ("spark.app.name", "flintlock"),
             ("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")]
 
@@ -92,7 +95,7 @@ def test_the_command_is_probed_once_then_read_from_the_cache(
 
     def probe(*args: object) -> DriverCommand:
         probed.append(args)
-        return DriverCommand(("/opt/java/bin/java", SUBMIT_CLASS), {"PYTHONHASHSEED": "0"})
+        return DriverCommand((JAVA, SUBMIT_CLASS), {"PYTHONHASHSEED": "0"})
 
     monkeypatch.setattr(gateway, "_probe", probe)
     first = driver_command(home, SETTINGS, _environ(), str(tmp_path / "cache"))
@@ -125,10 +128,14 @@ def test_the_real_launcher_gives_the_driver_its_options_and_the_scripts_environm
     assert "SHLVL" not in command.environment and "PWD" not in command.environment
 
 
-@pytest.mark.parametrize("entry", ["{not json", "{}", '{"prefix": 3, "environment": []}'])
+@pytest.mark.parametrize("entry", [
+    "{not json", "{}", '{"prefix": 3, "environment": []}',
+    # what an earlier parser cached: the launcher's leading newline in the program's name
+    json.dumps({"prefix": [f"\n{JAVA}", SUBMIT_CLASS], "environment": {}}),
+    json.dumps({"prefix": [JAVA, "-Xmx1g"], "environment": {}})])
 def test_an_unreadable_cache_entry_is_probed_again_and_replaced(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
-    good = DriverCommand(("/opt/java/bin/java", SUBMIT_CLASS), {})
+    good = DriverCommand((JAVA, SUBMIT_CLASS), {})
     monkeypatch.setattr(gateway, "_probe", lambda *args: good)
     home = _fake_spark_home(tmp_path / "spark")
     key = command_key("/opt/java/bin/java", home, SETTINGS, _environ())
