@@ -195,6 +195,7 @@ failed:
  * (the fallback first, so that functools.partial binds it)
  * fold(entries, records, stored, reduce, dumps, loads) -> list   values.fold_py in C
  * fill_batch(stored, put, delete) -> None   values.fill_batch_py in C
+ * sorted_distinct(entries) -> list   sorted(set(entries)), values.sorted_distinct_py
  *
  * The format is in values.py's docstring; values.encode_value_py / decode_value_py / fold_py
  * are the twins, held equal by tests/unit/state/test_rocksdb_values.py.
@@ -619,6 +620,53 @@ fill_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* sorted_distinct(entries: list[bytes]) -> list[bytes]: sorted(set(entries)) (the twin is
+ * values.sorted_distinct_py), with memcmp instead of rich comparisons. */
+static int
+compare_bytes(const void *a, const void *b)
+{
+    PyObject *x = *(PyObject *const *)a, *y = *(PyObject *const *)b;
+    Py_ssize_t nx = PyBytes_GET_SIZE(x), ny = PyBytes_GET_SIZE(y);
+    int c = memcmp(PyBytes_AS_STRING(x), PyBytes_AS_STRING(y), (size_t)(nx < ny ? nx : ny));
+    return c != 0 ? c : (nx > ny) - (nx < ny);
+}
+
+static PyObject *
+sorted_distinct(PyObject *module, PyObject *entries)
+{
+    if (!PyList_CheckExact(entries)) {
+        PyErr_SetString(PyExc_TypeError, "sorted_distinct(entries: list of bytes)");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(entries), kept = 0;
+    PyObject **items = PyMem_New(PyObject *, n > 0 ? n : 1);
+    if (items == NULL) {
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        items[i] = PyList_GET_ITEM(entries, i);
+        if (!PyBytes_CheckExact(items[i])) {
+            PyMem_Free(items);
+            PyErr_SetString(PyExc_TypeError, "sorted_distinct: every entry must be bytes");
+            return NULL;
+        }
+    }
+    qsort(items, (size_t)n, sizeof(PyObject *), compare_bytes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (kept == 0 || compare_bytes(&items[kept - 1], &items[i]) != 0) {
+            items[kept++] = items[i];
+        }
+    }
+    PyObject *out = PyList_New(kept);
+    if (out != NULL) {
+        for (Py_ssize_t i = 0; i < kept; i++) {
+            PyList_SET_ITEM(out, i, Py_NewRef(items[i]));
+        }
+    }
+    PyMem_Free(items);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"entry_keys", (PyCFunction)(void (*)(void))entry_keys, METH_FASTCALL,
      "entry_keys(keys, state_id, max_parallelism, other) -> list of RocksDB entry keys"},
@@ -628,6 +676,8 @@ static PyMethodDef methods[] = {
      "decode_value(fallback, data) -> the stored value (values.decode_value_py)"},
     {"fold", (PyCFunction)(void (*)(void))fold, METH_FASTCALL,
      "fold(entries, records, stored, reduce, dumps, loads) -> accumulators (values.fold_py)"},
+    {"sorted_distinct", (PyCFunction)sorted_distinct, METH_O,
+     "sorted_distinct(entries) -> sorted(set(entries)) for a list of bytes"},
     {"fill_batch", (PyCFunction)(void (*)(void))fill_batch, METH_FASTCALL,
      "fill_batch(stored, put, delete): each entry to put or delete (values.fill_batch_py)"},
     {NULL, NULL, 0, NULL},

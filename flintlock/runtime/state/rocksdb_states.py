@@ -28,13 +28,14 @@ if TYPE_CHECKING:
 
 
 def _codec() -> tuple[Callable[[Any], bytes], Callable[[bytes], Any], Callable[..., list[Any]],
-                      Callable[..., None]]:
-    """``values``' encode, decode, fold and fill_batch: in C where ``_crocks`` is built (the
-    fallbacks bound by ``partial``: no Python frame per call), else the twins."""
+                      Callable[..., None], Callable[[list[bytes]], list[bytes]]]:
+    """``values``' encode, decode, fold, fill_batch and sorted_distinct: in C where
+    ``_crocks`` is built (the fallbacks bound by ``partial``: no Python frame per call), else
+    the twins."""
     crocks = load_crocks()
     if crocks is None:
         return (values.encode_value_py, values.decode_value_py, values.fold_py,
-                values.fill_batch_py)
+                values.fill_batch_py, values.sorted_distinct_py)
     fold_c = crocks.fold
 
     def fold(entries: list[bytes], records: list[Any], stored: dict[bytes, bytes | None],
@@ -43,10 +44,10 @@ def _codec() -> tuple[Callable[[Any], bytes], Callable[[bytes], Any], Callable[.
                       pickles.dumps, pickle.loads)
 
     return (partial(crocks.encode_value, pickles.dumps), partial(crocks.decode_value, pickle.loads),
-            fold, crocks.fill_batch)
+            fold, crocks.fill_batch, crocks.sorted_distinct)
 
 
-dumps, loads, fold, fill_batch = _codec()
+dumps, loads, fold, fill_batch, sorted_distinct = _codec()
 """A state value's stored bytes and back (``values``: compact for plain ints, floats, strs
 and flat tuples of them, plain pickle otherwise — as every value was before, and still
 read), the keyed reduce's fold over a batch, and a write batch filled from a dict."""
@@ -118,7 +119,7 @@ class RocksValueState(_RocksState, ValueState[Any]):
         record's."""
         backend = self._backend
         entries = backend.entry_keys(self._id, keys)
-        distinct = sorted(set(entries))
+        distinct = sorted_distinct(entries)
         stored: dict[bytes, bytes | None] = dict(zip(distinct, self._db.get(distinct), strict=True))
         out = fold(entries, list(records), stored, reduce)
         batch = WriteBatch(raw_mode=True)

@@ -22,9 +22,10 @@ surrogate — is pickled. Decoding gives values equal to the encoded ones and of
 types. Savepoints and full snapshots are not affected: they hold the decoded values
 (``format``).
 
-``encode_value`` / ``decode_value`` / ``fold`` / ``fill_batch`` run in C where ``_crocks`` is built
-(``_crocks.encode_value`` etc.); the functions below are their Python twins, held equal by
-``tests/unit/state/test_rocksdb_values.py``. Pure functions; safe from any thread.
+``encode_value`` / ``decode_value`` / ``fold`` / ``fill_batch`` / ``sorted_distinct`` run in
+C where ``_crocks`` is built (``_crocks.encode_value`` etc.); the functions below are their
+Python twins, held equal by ``tests/unit/state/test_rocksdb_values.py``. Pure functions; safe
+from any thread.
 """
 
 from __future__ import annotations
@@ -154,3 +155,8 @@ def fill_batch_py(stored: dict[bytes, bytes | None], put: Callable[[bytes, bytes
             delete(key)
         else:
             put(key, data)
+
+
+def sorted_distinct_py(entries: list[bytes]) -> list[bytes]:
+    """The distinct entry keys in key order. The twin of ``_crocks.sorted_distinct``."""
+    return sorted(set(entries))

@@ -188,3 +188,18 @@ def test_c_fill_batch_is_the_python_twin(stored):
                          lambda k: twin.append(("delete", k)))
     assert calls == twin
     assert len(calls) == len(stored)
+
+
+@NEEDS_C
+@given(st.lists(st.binary(max_size=5), max_size=40))
+@settings(max_examples=80, deadline=None)
+def test_c_sorted_distinct_is_the_python_twin(entries):
+    assert CROCKS.sorted_distinct(entries) == values.sorted_distinct_py(entries)
+
+
+@NEEDS_C
+def test_c_sorted_distinct_rejects_other_than_a_list_of_bytes():
+    with pytest.raises(TypeError):
+        CROCKS.sorted_distinct((b"a",))
+    with pytest.raises(TypeError):
+        CROCKS.sorted_distinct([b"a", "b"])
