@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_check:
             output["check"] = check.check(engines, names, queries,
                                           dataset(args.data, args.check_events),
-                                          args.check_events)
+                                          args.check_events, args.check_by == "collect")
             output["wall_s"]["check"] = round(time.monotonic() - began, 1)
         data = {n: dataset(args.data, n) for n in args.sizes}
         if args.rounds > 0:
@@ -310,6 +310,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pyflink-python")
     parser.add_argument("--data", type=Path, default=ROOT / ".bench" / "nexmark")
     parser.add_argument("--skip-check", action="store_true")
+    parser.add_argument("--check-by", choices=["print", "collect"], default="print",
+                        help="collect: each query's rows collected, one job each (check.py)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path, help="also draw the throughput (plot.py)")
     return parser.parse_args(argv)

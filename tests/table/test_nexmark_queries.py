@@ -4,7 +4,8 @@ threads at parallelism 2 through the filesystem connector — the same program
 ``benchmarks/nexmark/flink_program.py`` runs on both engines — and its final rows compared
 with the digest (row count and SHA-256 of the sorted rows) of what PyFlink returned for the
 same files, recorded in ``tests/table/fixtures/nexmark_pyflink_1000.json`` by
-``python -m benchmarks.nexmark.run --engines pyflink --check-events 1000 --rounds 0 --json F``.
+``python -m benchmarks.nexmark.run --engines pyflink --check-events 1000 --rounds 0
+--check-by collect --json F``.
 
 Queries where ties let the engines pick different rows (``result = "keys"``) compare the row
 count only; q2 selects nothing from 1,000 events (test_connector_nexmark checks it on 3,000).
