@@ -6,19 +6,26 @@ irregular ones (where it hands the batch to the twin) alike."""
 from __future__ import annotations
 
 import datetime
+import os
 import random
 from typing import Any
 
 import pytest
 
+from flintlock.common.speedups import PURE_PYTHON_ENV
 from flintlock.table import types as t
 from flintlock.table.connectors._options import Options
 from flintlock.table.formats import csv as csv_format
 from flintlock.table.formats._base import FormatParseError
 from flintlock.table.plan.nodes import Field
 
-pytestmark = pytest.mark.skipif(csv_format._cformats is None,
-                                reason="the C extension is not built (pure Python install)")
+built = pytest.mark.skipif(csv_format._cformats is None,
+                           reason="the C extension is not built (pure Python install)")
+
+
+def test_the_c_split_is_built_here() -> None:
+    pure = os.environ.get(PURE_PYTHON_ENV, "").strip().lower() in ("1", "true", "yes")
+    assert (csv_format._cformats is None) == pure  # the checkout builds it (setup.py)
 
 FIELDS = [Field("a", t.BigIntType()), Field("s", t.VarCharType(2147483647)),
           Field("ts", t.TimestampType(3)), Field("i", t.IntType()),
@@ -88,6 +95,7 @@ def readers(wanted: Any, ignore: bool) -> tuple[Any, Any]:
     return _READERS[key]
 
 
+@built
 @pytest.mark.parametrize("seed", range(4))
 def test_the_c_split_reads_what_the_python_twin_reads(seed):
     rng = random.Random(seed)
@@ -101,6 +109,7 @@ def test_the_c_split_reads_what_the_python_twin_reads(seed):
         assert outcome(with_c, lines) == outcome(twin, lines), lines
 
 
+@built
 def test_plain_batches_are_split_in_c():
     """The C split decides plain batches itself (the twin is not called) and reuses equal
     timestamps; a batch it cannot read goes to the twin."""
@@ -122,6 +131,7 @@ def test_plain_batches_are_split_in_c():
     assert called == [odd]
 
 
+@built
 def test_a_null_literal_leaves_the_batch_to_the_twin():
     settings_ = csv_format.CsvSettings(Options({"csv.null-literal": "7"}), "csv")
     assert csv_format._c_split(FIELDS, settings_, None, lambda text, ls: []) is None
