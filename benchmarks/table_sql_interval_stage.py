@@ -65,12 +65,12 @@ class Count:
         pass
 
 
-def batches(rows: int) -> list[tuple[TimestampedBatch, int]]:
-    """The input: (batch, the watermark after it) for ids 1..rows."""
+def batches(rows: int, size: int = BATCH) -> list[tuple[TimestampedBatch, int]]:
+    """The input: (batch of ``size`` rows, the watermark after it) for ids 1..rows."""
     out = []
-    for start in range(1, rows + 1, BATCH):
+    for start in range(1, rows + 1, size):
         values = [new_row([i, i % 1000, _START + datetime.timedelta(seconds=i // 100)], INSERT)
-                  for i in range(start, min(rows, start + BATCH - 1) + 1)]
+                  for i in range(start, min(rows, start + size - 1) + 1)]
         stamps = [(v._values[2] - _EPOCH) // datetime.timedelta(milliseconds=1) for v in values]
         out.append((TimestampedBatch(values, stamps), max(stamps) - 1000))
     return out
@@ -97,13 +97,13 @@ def run(data: list[tuple[TimestampedBatch, int]]) -> float:
     return spent
 
 
-def instructions(rows: int, measured: bool) -> int:
+def instructions(rows: int, batch: int, measured: bool) -> int:
     """Instructions callgrind counts for this script's ``--under-callgrind`` run."""
     with tempfile.TemporaryDirectory(prefix="interval-stage-") as directory:
         result = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={directory}/out",
              sys.executable, "-m", "benchmarks.table_sql_interval_stage", "--rows", str(rows),
-             "--under-callgrind", "run" if measured else "build"],
+             "--batch", str(batch), "--under-callgrind", "run" if measured else "build"],
             capture_output=True, text=True, check=True)
     found = re.search(r"Collected : (\d+)", result.stderr)
     if found is None:
@@ -115,15 +115,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=20_000, help="rows of each input")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=BATCH,
+                        help="rows a batch (the real job's join sees ~100, a watermark per "
+                             "pair of batches)")
     parser.add_argument("--callgrind", action="store_true",
                         help="instructions per input row (valgrind) instead of CPU time")
     parser.add_argument("--under-callgrind", choices=("build", "run"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.callgrind:
-        spent = instructions(args.rows, True) - instructions(args.rows, False)
+        spent = (instructions(args.rows, args.batch, True)
+                 - instructions(args.rows, args.batch, False))
         print(f"interval join operator: {spent // (2 * args.rows):,} instructions per input row")
         return 0
-    data = batches(args.rows)
+    data = batches(args.rows, args.batch)
     if args.under_callgrind:
         run(batches(2_000))  # warm-up: first calls, caches
         gc.freeze()
