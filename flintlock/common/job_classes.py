@@ -68,8 +68,8 @@ registry is weak, so a class added while another one died leaves the size as it 
 
 def _newest(registry: Mapping[str, type]) -> object:
     """A mark that changes whenever a class is added to the registry: its newest tracker id."""
-    entries = getattr(registry, "data", registry)  # a WeakValueDictionary's dict, in order
-    return next(reversed(entries), None)  # type: ignore[call-overload]
+    entries: Any = getattr(registry, "data", registry)  # a WeakValueDictionary's dict, in order
+    return next(reversed(entries), None)
 
 
 def _imported(module: str, qualname: str) -> Any:
