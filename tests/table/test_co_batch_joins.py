@@ -32,6 +32,7 @@ from flintlock.testing.operators import (
     open_operator,
 )
 from tests.table.changelog_harness import r, show
+from tests.table.restored_runs import run_restored
 
 
 class _TimeOf:
@@ -145,16 +146,9 @@ def _events(out: CollectingOutput) -> list[tuple[Any, ...]]:
 def _run(join_type: JoinType | str, batched: bool, steps: list[tuple[str, Any]]
          ) -> list[Any]:
     """Half the steps, a snapshot restored into a new operator, the other half."""
-    backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
-    operator, out = _open(join_type, batched, backend)
-    half = len(steps) // 2
-    _feed(operator, steps[:half])
-    writer = MemoryStateWriter()
-    handle = backend.snapshot().write(writer, "keyed")
-    restored = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
-    restored.restore([handle], writer.read)
-    second, second_out = _open(join_type, batched, restored, restored=True)
-    _feed(second, steps[half:])
+    out, second_out = run_restored(
+        lambda backend, restored: _open(join_type, batched, backend, restored=restored),
+        _feed, steps)
     return [*_events(out), "restored", *_events(second_out)]
 
 

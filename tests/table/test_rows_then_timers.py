@@ -22,10 +22,10 @@ from flintlock.datastream.changelog.timer_batches import RowsEmittedError
 from flintlock.datastream.functions import KeyedProcessFunction
 from flintlock.runtime.network.event_time import TimestampedBatch
 from flintlock.runtime.state.heap import HeapKeyedStateBackend
-from flintlock.runtime.state.keygroups import KeyGroupRange
 from flintlock.runtime.tasks.keyed_rows_operator import KeyedRowsOperator
-from flintlock.testing.operators import ManualTimers, MemoryStateWriter, open_operator
+from flintlock.testing.operators import ManualTimers, open_operator
 from tests.table.changelog_harness import r, show
+from tests.table.restored_runs import run_restored
 
 
 def _time(row: Any) -> int:
@@ -95,16 +95,9 @@ def _feed(operator: Any, steps: list[tuple[str, Any]]) -> None:
 
 
 def _run(kind: str, batched: bool, steps: list[tuple[str, Any]]) -> list[Any]:
-    backend = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
-    operator, out = _open(kind, batched, backend)
-    half = len(steps) // 2
-    _feed(operator, steps[:half])
-    writer = MemoryStateWriter()
-    handle = backend.snapshot().write(writer, "keyed")
-    restored = HeapKeyedStateBackend(KeyGroupRange(0, 127), 128)
-    restored.restore([handle], writer.read)
-    second, second_out = _open(kind, batched, restored, restored=True)
-    _feed(second, steps[half:])
+    out, second_out = run_restored(
+        lambda backend, restored: _open(kind, batched, backend, restored=restored),
+        _feed, steps)
     return [*out.events, "restored", *second_out.events]
 
 
