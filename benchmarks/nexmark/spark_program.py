@@ -94,9 +94,14 @@ def main():
             results.append({"query": run["query"], "events": run["events"], **outcome})
             print(run["query"], run["events"],
                   {k: v for k, v in outcome.items() if k != "rows"}, flush=True)
-    spark.stop()
+    # Written before stop(): a JVM that died in a run (an OutOfMemoryError) makes stop() fail,
+    # and the runs before it must still be reported.
     with open(sys.argv[2], "w") as out:
         json.dump(results, out)
+    try:
+        spark.stop()
+    except Exception as error:  # the JVM is already gone: its runs are reported above
+        print(f"spark.stop() failed: {type(error).__name__}", file=sys.stderr)
 
 
 if __name__ == "__main__":
